@@ -1,0 +1,93 @@
+// Where things live: mam's per-user state, the workspace, and the herdr server a caller runs in.
+import { existsSync, realpathSync, statSync } from "node:fs";
+import { dirname, join, resolve, sep } from "node:path";
+import { usageError } from "./errors.ts";
+import { checkName, isValidName } from "./names.ts";
+
+export type Env = Record<string, string | undefined>;
+
+/** HOME_DIR if set, else HOME (SPEC §1) */
+export function homeDir(env: Env = process.env): string {
+  const h = env.HOME_DIR || env.HOME;
+  if (!h) throw usageError("neither HOME_DIR nor HOME is set", "set HOME");
+  return h;
+}
+
+export function stateDir(env: Env = process.env): string {
+  return join(homeDir(env), ".local", "state", "mam");
+}
+
+export function paneLockDir(env: Env = process.env): string {
+  return join(stateDir(env), "pane-lock");
+}
+
+/** herdr's config base: XDG_CONFIG_HOME, else <home>/.config */
+export function configBase(env: Env = process.env): string {
+  return env.XDG_CONFIG_HOME || join(homeDir(env), ".config");
+}
+
+/**
+ * The herdr server a caller runs in (SPEC §4.1, the "ambient" target): HERDR_SESSION if set and
+ * non-empty (must be a valid name), else the name in HERDR_SOCKET_PATH when it is
+ * <config>/herdr/sessions/<name>/herdr.sock, else "default".
+ */
+export function ambientHerdrServer(env: Env = process.env): string {
+  const s = env.HERDR_SESSION;
+  if (s !== undefined && s !== "") {
+    if (s === "default") return "default";
+    return checkName(s, "herdr server name in HERDR_SESSION");
+  }
+  const sock = env.HERDR_SOCKET_PATH;
+  if (sock) {
+    const herdrDir = join(configBase(env), "herdr");
+    const norm = resolve(sock);
+    if (norm === join(herdrDir, "herdr.sock")) return "default";
+    const prefix = join(herdrDir, "sessions") + sep;
+    if (norm.startsWith(prefix) && norm.endsWith(`${sep}herdr.sock`)) {
+      const name = norm.slice(prefix.length, -`${sep}herdr.sock`.length);
+      if (!name.includes(sep) && isValidName(name)) return name;
+    }
+  }
+  return "default";
+}
+
+/** a server target: a named one (valid name, not "default"), or the ambient one */
+export function resolveHerdrServer(target: string | undefined, env: Env = process.env): string {
+  if (target === undefined || target === "" || target === "default") return ambientHerdrServer(env);
+  return checkName(target, "herdr server name");
+}
+
+export function paneLockPath(server: string, env: Env = process.env): string {
+  return join(paneLockDir(env), `${checkName(server, "herdr server name")}.lock`);
+}
+
+/**
+ * The workspace (SPEC §1): --workspace DIR, else MAM_WORKSPACE, else the nearest ancestor of the
+ * cwd holding .mam/, else the cwd. Always an absolute real path; a missing one is a usage error.
+ */
+export function resolveWorkspace(flag: string | undefined, env: Env = process.env, cwd: string = process.cwd()): string {
+  const given = flag !== undefined && flag !== "" ? flag : env.MAM_WORKSPACE || undefined;
+  if (given !== undefined) {
+    const abs = resolve(cwd, given);
+    let st;
+    try {
+      st = statSync(abs);
+    } catch {
+      throw usageError(`workspace '${given}' does not exist`, "pass an existing folder with --workspace");
+    }
+    if (!st.isDirectory()) throw usageError(`workspace '${given}' is not a folder`);
+    return realpathSync(abs);
+  }
+  let dir = realpathSync(cwd);
+  for (;;) {
+    if (existsSync(join(dir, ".mam"))) return dir;
+    const up = dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+  return realpathSync(cwd);
+}
+
+export function mamDir(workspace: string): string {
+  return join(workspace, ".mam");
+}

@@ -1,0 +1,45 @@
+// Run mam as users and bash shims do: the compiled binary (MAM_BIN), else `bun mam.ts`.
+import { join } from "node:path";
+
+export const ROOT = join(import.meta.dir, "..", "..");
+export const MAM_BIN = process.env.MAM_BIN;
+export const MAM_CMD: string[] = MAM_BIN ? [MAM_BIN] : [process.execPath, join(ROOT, "mam.ts")];
+/** a command line prefix usable from bash */
+export const MAM_SH = MAM_CMD.map((a) => `'${a}'`).join(" ");
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+export interface RunOptions {
+  env: Record<string, string>;
+  cwd?: string;
+  stdin?: string;
+  timeoutMs?: number;
+}
+
+export async function runMam(args: string[], opts: RunOptions): Promise<RunResult> {
+  return run([...MAM_CMD, ...args], opts);
+}
+
+export async function run(argv: string[], opts: RunOptions): Promise<RunResult> {
+  const t0 = performance.now();
+  const p = Bun.spawn(argv, {
+    cwd: opts.cwd,
+    env: opts.env,
+    stdin: opts.stdin !== undefined ? new TextEncoder().encode(opts.stdin) : "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: opts.timeoutMs ?? 60_000,
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { code, stdout, stderr, ms: performance.now() - t0 };
+}
+
+/** run a bash snippet; $MAM is the mam command */
+export async function bash(script: string, opts: RunOptions, ...args: string[]): Promise<RunResult> {
+  return run(["bash", "-c", `MAM=(${MAM_SH}); ${script}`, "bash", ...args], opts);
+}

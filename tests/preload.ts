@@ -1,0 +1,6 @@
+// Runs in the bun test process before any test file. Children only see the env a test passes
+// them (tests/helpers/sandbox.ts builds it from scratch), so this only tidies the test process.
+process.env.NO_COLOR = "1";
+delete process.env.TMUX;
+delete process.env.TMUX_PANE;
+delete process.env.BUN_BE_BUN;
