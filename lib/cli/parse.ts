@@ -10,8 +10,9 @@ export interface Parsed {
   rest: string[];
 }
 
-function aliases(def: { alias?: string | string[] }): string[] {
-  return def.alias === undefined ? [] : Array.isArray(def.alias) ? def.alias : [def.alias];
+function aliases(def: object): string[] {
+  const a = (def as { alias?: string | string[] }).alias;
+  return a === undefined ? [] : Array.isArray(a) ? a : [a];
 }
 
 export function parseCommandArgs(cmd: MamCommand, argv: string[], cmdName: string): Parsed {
