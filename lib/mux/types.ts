@@ -1,0 +1,105 @@
+// The multiplexer backend interface (SPEC §3). Commands never talk to herdr or tmux directly;
+// they get a Mux for (backend, server) from lib/mux/index.ts.
+
+/** herdr's agent status; "done" counts as idle. tmux reports "unknown" for a live pane. */
+export type LiveStatus = "idle" | "working" | "blocked" | "done" | "unknown";
+
+export type Backend = "herdr" | "tmux";
+
+export interface MuxPane {
+  /** herdr: the public pane id ("w1:p2"); tmux: the pane id ("%3") */
+  id: string;
+  /** herdr workspace / tab ids; tmux: the tmux session name in workspaceId */
+  workspaceId?: string;
+  tabId?: string;
+  cwd?: string;
+  /** herdr pane label ("mam:<name>"); tmux: "mam:<name>" read back from the session's @mam_name option */
+  label?: string;
+  /** detected agent kind (herdr PaneInfo.agent) */
+  agent?: string;
+  /** herdr agent name (AgentInfo.name), when the pane hosts a named agent */
+  agentName?: string;
+  status: LiveStatus;
+  /** the agent's conversation id as herdr reports it (PaneInfo.agent_session.value) */
+  agentSessionId?: string;
+  /** process facts: tmux fills them from list-panes; herdr only from processInfo() */
+  pid?: number;
+  cmd?: string;
+  cmdFull?: string;
+}
+
+/** the outcome of one listing call for a server (SPEC §6.1 step 1) */
+export type Listing =
+  | { state: "ok"; panes: MuxPane[] }
+  /** definitely not running (herdr server_not_running; tmux "no server running"): owns no panes */
+  | { state: "not-running"; detail: string }
+  /** failed in any other way (timeout, garbage, protocol mismatch, permission): nothing is known */
+  | { state: "unreachable"; detail: string };
+
+export interface ForegroundProcess {
+  pid: number;
+  name: string;
+  argv: string[];
+  cwd?: string;
+}
+
+export interface ProcessInfo {
+  shellPid?: number;
+  /** the pane's foreground processes; empty (or only the shell) when the pane is a free shell */
+  foreground: ForegroundProcess[];
+}
+
+export interface StartSpec {
+  /** the mam session name (label `mam:<name>`, tmux session name) */
+  session: string;
+  /** herdr agent name ([a-z][a-z0-9_-]{0,31}); only for kinds herdr knows */
+  agentName?: string;
+  /** herdr --kind, for kinds herdr knows; absent → the command is typed with `pane run` */
+  herdrKind?: string;
+  /** the full command line: executable and its arguments */
+  argv: string[];
+  cwd: string;
+  /** extra environment for the agent (PATH with <ws>/.mam/bin first, MAM_* vars) */
+  env: Record<string, string>;
+  /** how long a typed (non-herdr-kind / tmux) agent must stay in the foreground to count as started */
+  settleMs: number;
+  /** herdr agent start readiness timeout */
+  readyTimeoutMs?: number;
+}
+
+export interface Mux {
+  readonly backend: Backend;
+  readonly server: string;
+  /** every pane of the server with its agent status and labels: ONE call to the multiplexer */
+  list(): Promise<Listing>;
+  /** make sure the server runs; without `start`, a stopped server is a MamError naming the fix */
+  ensureRunning(start: boolean): Promise<void>;
+  /**
+   * herdr: find the workspace whose folder is cwd (create one with --no-focus if none), pick a
+   * free pane in it (plain shell, no agent, not taken), else split one. tmux: no-op placeholder
+   * (start() creates the session). Returns undefined for tmux.
+   */
+  claimPane(cwd: string, taken: (paneId: string) => boolean): Promise<MuxPane | undefined>;
+  label(paneId: string, label: string): Promise<void>;
+  /**
+   * start the agent and verify it started (herdr: agent start's readiness; typed kinds and tmux:
+   * the agent is the foreground process and stays up for settleMs). On failure the claimed pane is
+   * closed and a MamError "…exited right after start in <pane>; last output: …" is thrown.
+   * herdr agent_pane_busy → AgentPaneBusy (the caller picks another pane).
+   */
+  start(pane: MuxPane | undefined, spec: StartSpec): Promise<MuxPane>;
+  /** type text; with enter, submit it (herdr pane run / send-text; tmux send-keys -l + Enter) */
+  sendText(paneId: string, text: string, enter: boolean): Promise<void>;
+  sendKeys(paneId: string, keys: string[]): Promise<void>;
+  read(paneId: string, lines: number): Promise<string>;
+  processInfo(paneId: string): Promise<ProcessInfo>;
+  close(paneId: string): Promise<void>;
+}
+
+/** herdr said agent_pane_busy: another client claimed the pane first */
+export class AgentPaneBusy extends Error {
+  constructor(readonly paneId: string) {
+    super(`pane ${paneId} is busy`);
+    this.name = "AgentPaneBusy";
+  }
+}
