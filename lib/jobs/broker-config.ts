@@ -1,6 +1,7 @@
 // MQTT broker configuration from the environment (SPEC §7.3). No public default broker.
 import { readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
+import { isIP } from "node:net";
 import { MamError, usageError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 
@@ -89,7 +90,8 @@ export function mqttOptions(cfg: BrokerConfig, o: ConnectOptions): Record<string
   if (cfg.username !== undefined) opts.username = cfg.username;
   if (cfg.password !== undefined) opts.password = cfg.password;
   if (cfg.tls) {
-    opts.servername = cfg.host;
+    // SNI takes host names only; for an IP the certificate's IP SAN is checked
+    if (isIP(cfg.host) === 0) opts.servername = cfg.host;
     opts.rejectUnauthorized = true;
     if (cfg.caFile) opts.ca = readPem(cfg.caFile, "CA bundle");
     if (cfg.certFile) opts.cert = readPem(cfg.certFile, "client certificate");

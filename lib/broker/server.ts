@@ -1,0 +1,94 @@
+// The embedded MQTT 3.1.1 broker (aedes) behind `mam broker` and `mam demo` (SPEC §8).
+import { readFileSync } from "node:fs";
+import { timingSafeEqual } from "node:crypto";
+import type { AddressInfo, Server } from "node:net";
+import { MamError } from "../sys/errors.ts";
+
+export interface BrokerOptions {
+  host: string;
+  /** 0 = any free port */
+  port: number;
+  username?: string;
+  password?: string;
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
+  log?: (line: string) => void;
+}
+
+export interface RunningBroker {
+  host: string;
+  port: number;
+  tls: boolean;
+  close(): Promise<void>;
+}
+
+function same(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+export async function startBroker(o: BrokerOptions): Promise<RunningBroker> {
+  if ((o.username === undefined) !== (o.password === undefined)) {
+    throw new MamError("--username and --password go together", 2);
+  }
+  if ((o.tlsCertFile === undefined) !== (o.tlsKeyFile === undefined)) {
+    throw new MamError("--tls-cert and --tls-key go together", 2);
+  }
+  const { Aedes } = (await import("aedes")) as unknown as { Aedes: { createBroker(opts: object): Promise<AedesLike> } };
+  const aedes = await Aedes.createBroker({ drainTimeout: 30_000, heartbeatInterval: 3_600_000 });
+  const log = o.log ?? (() => {});
+  if (o.username !== undefined) {
+    aedes.authenticate = (client, username, password, cb) => {
+      const ok = username !== undefined && password !== undefined && same(username, o.username!) && same(password.toString(), o.password!);
+      if (!ok) {
+        log(`refused client ${client?.id ?? "?"}: bad username or password`);
+        const e = Object.assign(new Error("bad username or password"), { returnCode: 4 });
+        cb(e, false);
+        return;
+      }
+      cb(null, true);
+    };
+  }
+  aedes.on("clientError", (client: { id?: string } | null, e: Error) => log(`client ${client?.id ?? "?"} error: ${e.message}`));
+
+  let server: Server;
+  const tls = o.tlsCertFile !== undefined;
+  if (tls) {
+    let cert: Buffer, key: Buffer;
+    try {
+      cert = readFileSync(o.tlsCertFile!);
+      key = readFileSync(o.tlsKeyFile!);
+    } catch (e) {
+      throw new MamError(`cannot read the TLS certificate or key (${(e as Error).message})`, 1);
+    }
+    const { createServer } = await import("node:tls");
+    server = createServer({ cert, key }, aedes.handle as never) as unknown as Server;
+  } else {
+    const { createServer } = await import("node:net");
+    server = createServer(aedes.handle as never);
+  }
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (e: NodeJS.ErrnoException) =>
+      reject(new MamError(`cannot listen on ${o.host}:${o.port} (${e.code ?? e.message})`, 1, e.code === "EADDRINUSE" ? "pick another --port" : undefined)),
+    );
+    server.listen(o.port, o.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    host: o.host,
+    port,
+    tls,
+    async close() {
+      await new Promise<void>((r) => server.close(() => r()));
+      await new Promise<void>((r) => aedes.close(() => r()));
+    },
+  };
+}
+
+interface AedesLike {
+  handle: unknown;
+  authenticate: (client: { id?: string } | null, username: string | undefined, password: Buffer | undefined, cb: (e: Error | null, ok: boolean) => void) => void;
+  on(ev: string, fn: (...a: never[]) => void): void;
+  close(cb: () => void): void;
+}
