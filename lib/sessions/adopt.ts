@@ -15,13 +15,18 @@ export function rowServer(row: Row, section: Section): string {
   return String(row.tmux_server ?? "mam");
 }
 
+/** when the row was registered: herdr_session_epoch (tmux rows: tmux_session_epoch) */
+export function rowEpoch(row: Row, section: Section): number | undefined {
+  const v = section === "tmux_sessions" ? (row.tmux_session_epoch ?? row.herdr_session_epoch) : row.herdr_session_epoch;
+  return typeof v === "number" ? v : undefined;
+}
+
 /** a running row of create's name that create may replace with its own row */
 export function adoptable(row: Row, section: Section, t0: number, target: Target): boolean {
   return (
     row.status === "running" &&
     row.last_visible_note === MONITOR_NOTE &&
-    typeof row.herdr_session_epoch === "number" &&
-    row.herdr_session_epoch >= t0 &&
+    (rowEpoch(row, section) ?? -1) >= t0 &&
     (row.delegate_job_id === undefined || row.delegate_job_id === null || row.delegate_job_id === "") &&
     section === target.section &&
     rowServer(row, section) === target.server
