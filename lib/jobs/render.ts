@@ -15,10 +15,10 @@ export function dataText(ev: JobEvent): string {
   return Object.keys(data).length ? JSON.stringify(data) : "";
 }
 
-/** one journal line, human readable: `<time> #<seq> <event> <source>: <detail> <data>` */
+/** one journal line, human readable: `<time>  #<seq>  <event>  <source>: <detail>  <data>` */
 export function eventLine(ev: JobEvent): string {
   const d = dataText(ev);
-  return `${ev.timestamp}  #${ev.seq}  ${ev.event}  ${ev.source}: ${ev.detail}${d ? `  ${d}` : ""}`;
+  return `${ev.timestamp}  #${ev.seq}  ${ev.event}  ${ev.source}${ev.detail ? `: ${ev.detail}` : ""}${d ? `  ${d}` : ""}`;
 }
 
 export function statusText(v: JobView): string {
