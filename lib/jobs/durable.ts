@@ -2,7 +2,7 @@
 // fsynced line append whose torn tail (a writer killed mid-append) is repaired before the next
 // append and skipped by readers. (lib/sys/atomic.ts does the same for the registry; the lead
 // folds the two.)
-import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { basename, dirname, join } from "node:path";
 
@@ -40,6 +40,22 @@ export function atomicWriteFile(path: string, data: string | Buffer, opts: { mod
     throw e;
   }
   fsyncDir(dir);
+}
+
+/** remove temp files of atomicWriteFile left by killed writers (older than maxAgeMs) */
+export function sweepTempFiles(dir: string, maxAgeMs = 60_000, now = Date.now()): void {
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    if (!/^\..+\.\d+\.[0-9a-f]{8}\.tmp$/.test(n)) continue;
+    try {
+      if (now - statSync(join(dir, n)).mtimeMs > maxAgeMs) rmSync(join(dir, n), { force: true });
+    } catch {}
+  }
 }
 
 /** the complete lines of a file, and the trailing fragment after the last newline ("" if none) */

@@ -10,7 +10,7 @@ import { isValidJobId } from "../sys/names.ts";
 import { isoUtc } from "../sys/time.ts";
 import type { Json } from "./canonical.ts";
 import { canonicalJson } from "./canonical.ts";
-import { appendLineDurable, atomicWriteFile, splitLines } from "./durable.ts";
+import { appendLineDurable, atomicWriteFile, splitLines, sweepTempFiles } from "./durable.ts";
 import { type EventName, foldStatus, type JobEvent, JOB_STATUSES, type JobStatus, MAX_EVENT_BYTES, signEvent, isEventName } from "./event.ts";
 
 export interface JobRecord {
@@ -224,6 +224,7 @@ export interface JobSpec {
 /** register a new pending job with a fresh id (retried on collision) and token */
 export async function registerJob(ws: string, spec: JobSpec, now: number = Date.now() / 1000): Promise<JobRecord> {
   return withJobsLock(ws, () => {
+    sweepTempFiles(jobsDir(ws));
     let id = newJobId();
     for (let i = 0; existsSync(recordPath(ws, id)) || existsSync(journalPath(ws, id)); i++) {
       if (i >= 50) throw new MamError(`could not find a free job id in ${jobsDir(ws)}`, 1);

@@ -78,6 +78,17 @@ describe("records and journal", () => {
     expect(readJournal(ws, r.job_id).map((e) => e.seq)).toEqual([1, 2]);
   });
 
+  test("temp files of killed writers are swept at the next registration", async () => {
+    const ws = tempWs();
+    const r = await registerJob(ws, spec());
+    const stale = join(ws, ".mam", "jobs", `.${r.job_id}.json.123.abcdef01.tmp`);
+    writeFileSync(stale, "{");
+    const { utimesSync } = await import("node:fs");
+    utimesSync(stale, new Date(Date.now() - 120_000), new Date(Date.now() - 120_000));
+    await registerJob(ws, spec());
+    expect(existsSync(stale)).toBe(false);
+  });
+
   test("a record that is not JSON: exit 1, never overwritten", async () => {
     const ws = tempWs();
     const r = await registerJob(ws, spec());
