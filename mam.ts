@@ -17,6 +17,7 @@ export const root: MamCommand = defineCommand({
     "pane-lock": lazy(() => import("./lib/cli/pane-lock.ts")),
     broker: lazy(() => import("./lib/cli/broker.ts")),
     skills: lazy(() => import("./lib/cli/skills.ts")),
+    job: lazy(() => import("./lib/cli/job.ts")),
   },
 });
 

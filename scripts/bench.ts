@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, openSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build } from "./build.ts";
+import { benchJobs } from "./bench-jobs.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const BIN = process.env.MAM_BIN ?? join(ROOT, "dist", "mam");
@@ -58,6 +59,7 @@ const benches: Record<string, () => Promise<Row[]> | Row[]> = {
       rmSync(dir, { recursive: true, force: true });
     }
   },
+  jobs: () => benchJobs(BIN, { pct, ms }),
 };
 
 if (import.meta.main) {
