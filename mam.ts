@@ -18,6 +18,7 @@ export const root: MamCommand = defineCommand({
     broker: lazy(() => import("./lib/cli/broker.ts")),
     skills: lazy(() => import("./lib/cli/skills.ts")),
     job: lazy(() => import("./lib/cli/job.ts")),
+    "demo-agent": lazy(() => import("./lib/cli/demo-agent.ts")),
   },
 });
 

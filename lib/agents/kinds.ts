@@ -1,12 +1,15 @@
 // The agent kinds (SPEC §5.1): one entry per kind. Adding a kind is one entry here (and, when
 // it keeps conversations on disk, a store in stores.ts).
 import { usageError } from "../sys/errors.ts";
+import { selfCommand } from "../sys/self.ts";
 import { type ConversationStore, STORES } from "./stores.ts";
 
 export interface AgentKind {
   kind: string;
   /** the executable typed into the pane */
   exe: string;
+  /** the command prefix when it is not just `exe` (the demo agent is mam itself) */
+  command?: () => string[];
   /** herdr --kind for kinds herdr knows (started with `agent start`); absent → typed with `pane run` */
   herdrKind?: string;
   /** arguments of a fresh start; `id` is set when the kind can take an assigned session id */
@@ -100,6 +103,14 @@ export const KINDS: Record<string, AgentKind> = {
     assignsId: false,
     exitText: "/exit",
   },
+  demo: {
+    kind: "demo",
+    exe: "mam",
+    command: () => [...selfCommand(), "demo-agent"],
+    freshArgs: () => [],
+    assignsId: false,
+    exitText: "/exit",
+  },
   shell: {
     kind: "shell",
     exe: "bash",
@@ -117,6 +128,11 @@ export function agentKind(name: string): AgentKind {
   const k = Object.hasOwn(KINDS, name) ? KINDS[name] : undefined;
   if (!k) throw usageError(`unknown agent kind '${name.slice(0, 40)}'`, `use one of: ${kindNames().join(", ")}`);
   return k;
+}
+
+/** the command line that starts a kind: its prefix, then `args` */
+export function commandLine(k: AgentKind, args: string[]): string[] {
+  return [...(k.command ? k.command() : [k.exe]), ...args];
 }
 
 /** the registry field holding a row's own conversation id (SPEC §2.1: <agent>_session_id_own) */

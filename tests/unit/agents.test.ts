@@ -125,3 +125,34 @@ describe("stores are scoped to the workspace", () => {
     expect(STORES.hermes.find("h3", ws, env)).toBeUndefined();
   });
 });
+
+describe("the demo agent's plan", () => {
+  const { plan, jobOf } = require("../../lib/agents/demo-agent.ts") as typeof import("../../lib/agents/demo-agent.ts");
+  const header = [
+    "[mam] Job deadbeef delegated to you (w) by the user.",
+    "Task: add a greeting",
+    "Expected artifacts: hello.txt",
+    "Report with these commands, exactly as written (replace the text in quotes):",
+    `  mam job event deadbeef started --source w --workspace '/tmp/my ws' --detail "what you are starting"`,
+  ].join("\n");
+  test("finds the job in a header, with quoted workspaces", () => {
+    expect(jobOf(header)).toEqual({ id: "deadbeef", source: "w", ws: "/tmp/my ws" });
+    expect(jobOf("hello")).toBeUndefined();
+  });
+  test("a worker starts, writes the artifacts, completes", () => {
+    expect(plan(header, { role: "worker", passOn: 2 }, 0)).toEqual([
+      { event: "started", detail: "demo agent on it" },
+      { event: "progress", detail: "working" },
+      { write: "hello.txt" },
+      { event: "completed", detail: "done: add a greeting" },
+    ]);
+  });
+  test("a reviewer sends feedback before its pass-on review, then PASS", () => {
+    const review = header.replace("delegated to you", "review");
+    expect(plan(review, { role: "reviewer", passOn: 2 }, 0).at(-1)).toEqual({ event: "completed", detail: "feedback: please also handle the empty input" });
+    expect(plan(review, { role: "reviewer", passOn: 2 }, 1).at(-1)).toEqual({ event: "completed", detail: "PASS: looks good" });
+  });
+  test("anything else gets a ready", () => {
+    expect(plan("You are x, a demo agent…", { role: "worker", passOn: 2 }, 0)).toEqual([{ say: "ready" }]);
+  });
+});
