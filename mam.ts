@@ -16,6 +16,8 @@ export const root: MamCommand = defineCommand({
   subCommands: {
     "pane-lock": lazy(() => import("./lib/cli/pane-lock.ts")),
     broker: lazy(() => import("./lib/cli/broker.ts")),
+    reconcile: lazy(() => import("./lib/cli/reconcile.ts")),
+    daemon: lazy(() => import("./lib/cli/daemon.ts")),
   },
 });
 
