@@ -10,7 +10,7 @@
 // What it does with events and polls is not decided here: that is DaemonHooks (lib/monitor/hooks.ts).
 import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, readlinkSync, rmSync, statSync, writeSync, constants as C } from "node:fs";
 import { type BrokerConfig, brokerConfigFromEnv, describeBroker } from "../jobs/broker-config.ts";
-import { errCode } from "../sys/errors.ts";
+import { MamError, errCode } from "../sys/errors.ts";
 import { flockWait } from "../sys/flock.ts";
 import { out } from "../sys/io.ts";
 import { type Env, mamDir } from "../sys/paths.ts";
@@ -188,10 +188,21 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
   const lockPath = monitorLockPath(ws);
   try {
     const cfg: BrokerConfig = brokerConfigFromEnv(env); // a bad MQTT_* is a usage error before any file is touched
-    mkdirSync(mamDir(ws), { recursive: true, mode: 0o700 });
-    fd = openSync(lockPath, C.O_RDWR | C.O_CREAT | C.O_NOFOLLOW, 0o600);
+    try {
+      mkdirSync(mamDir(ws), { recursive: true, mode: 0o700 });
+      fd = openSync(lockPath, C.O_RDWR | C.O_CREAT | C.O_NOFOLLOW, 0o600);
+    } catch (e) {
+      throw new MamError(`cannot open ${lockPath} (${(e as Error).message})`, 1, "check the workspace's permissions");
+    }
     // a short wait, not one try: `mam daemon status|ensure` probe with a shared lock for a moment
-    if ((await flockWait(fd, { budgetMs: 500, maxPollMs: 10, signal: stop.signal })) === "timeout") {
+    let got: "locked" | "timeout";
+    try {
+      got = await flockWait(fd, { budgetMs: 500, maxPollMs: 10, signal: stop.signal });
+    } catch (e) {
+      if (stop.signal.aborted) return exitCode;
+      throw e;
+    }
+    if (got === "timeout") {
       let holder = "?";
       try {
         holder = String(parsePid(readFileSync(lockPath, "utf8")) ?? "?");

@@ -53,7 +53,12 @@ function logTail(ws: string): string {
 function spawnDetached(ws: string, env: Env) {
   const childEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (v !== undefined && k !== "BUN_BE_BUN") childEnv[k] = v;
-  const logFd = openSync(monitorLogPath(ws), "a", 0o600);
+  let logFd: number;
+  try {
+    logFd = openSync(monitorLogPath(ws), "a", 0o600);
+  } catch (e) {
+    throw new MamError(`cannot open ${monitorLogPath(ws)} (${(e as Error).message})`, 1);
+  }
   const nullFd = openSync("/dev/null", "r");
   try {
     const child = Bun.spawn(daemonArgv(ws), {
@@ -90,7 +95,11 @@ export async function ensureDaemonDetailed(ws: string, env: Env = process.env, w
   }
   const known = probeDaemon(ws);
   if (known.running && known.pid !== undefined) return { pid: known.pid, started: false, disabled: false };
-  mkdirSync(mamDir(ws), { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(mamDir(ws), { recursive: true, mode: 0o700 });
+  } catch (e) {
+    throw new MamError(`cannot create ${mamDir(ws)} (${(e as Error).message})`, 1, "check the workspace's permissions");
+  }
   return withLock(spawnLockPath(ws), "subscriber daemon start", 3 * START_TIMEOUT_MS, async () => {
     const p = probeDaemon(ws);
     if (p.running) return { pid: p.pid ?? (await runningPid(ws, START_TIMEOUT_MS)), started: false, disabled: false };
