@@ -33,6 +33,13 @@ export function kill(pids: number[], sig: NodeJS.Signals = "SIGKILL"): void {
   }
 }
 
+/** SIGKILL and wait until they are gone (or zombies): the sandbox cleanup fails on anything still running */
+export async function killAndWait(pids: number[], ms = 5000): Promise<void> {
+  kill(pids);
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline && pids.some(alive)) await Bun.sleep(20);
+}
+
 export const logText = (log: string) => (existsSync(log) ? readFileSync(log, "utf8") : "");
 
 /** wait until the log matches pattern */

@@ -10,7 +10,7 @@ import { existsSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { daemonDisabled } from "../../lib/monitor/spawn.ts";
 import { startMamBroker, startMosquitto, type TestBroker } from "../helpers/brokers.ts";
-import { alive, daemonPids, kill, logText, startSubscriber, unreachableBrokerEnv, waitForLog } from "../helpers/daemon.ts";
+import { alive, daemonPids, killAndWait, logText, startSubscriber, unreachableBrokerEnv, waitForLog } from "../helpers/daemon.ts";
 import { runMam } from "../helpers/mam.ts";
 import { makeSandbox, reap, type Sandbox } from "../helpers/sandbox.ts";
 
@@ -63,7 +63,7 @@ describe("1. the sandbox opt-out", () => {
       expect(again.stderr).toContain("MAM_NO_SUBSCRIBER_DAEMON=1");
       expect(daemonPids(sb.ws)).toEqual([pid]);
     } finally {
-      kill(spawned);
+      await killAndWait(spawned);
     }
   });
 
@@ -94,7 +94,7 @@ describe("1. the sandbox opt-out", () => {
       for (const p of pids) expect(reaped).toContain(p);
       expect(await waitDead(pids, 5000)).toBe(true);
     } finally {
-      kill(pids);
+      await killAndWait(pids);
     }
   });
 
@@ -118,7 +118,7 @@ describe("2. the sandbox reaper", () => {
       expect(await waitDead([pid], 5000)).toBe(true);
       expect(daemonPids(sb.ws)).toEqual([]);
     } finally {
-      kill([pid]);
+      await killAndWait([pid]);
     }
   });
 });

@@ -6,7 +6,7 @@ import mqtt from "mqtt";
 import { existsSync, readFileSync, readlinkSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { freePort, startMosquitto } from "../helpers/brokers.ts";
-import { alive, daemonPids, kill, logText, startSubscriber, unreachableBrokerEnv, waitForLog } from "../helpers/daemon.ts";
+import { alive, daemonPids, killAndWait, logText, startSubscriber, unreachableBrokerEnv, waitForLog } from "../helpers/daemon.ts";
 import { runMam } from "../helpers/mam.ts";
 import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
 
@@ -131,7 +131,7 @@ describe("mam daemon status and stop", () => {
       expect((await daemon("stop")).code).toBe(3);
       expect(existsSync(join(sb.ws, ".mam", "monitor.state.json"))).toBe(false);
     } finally {
-      kill([pid]);
+      await killAndWait([pid]);
     }
   });
 
@@ -239,6 +239,46 @@ describe("mam reconcile --subscribe", () => {
     } finally {
       await p.kill();
       await broker?.stop();
+    }
+  }, 60_000);
+
+  test("a broker that accepts but never answers: polling after 5 s; SIGTERM while connecting still exits 143 at once", async () => {
+    const { createServer } = await import("node:net");
+    const held: import("node:net").Socket[] = [];
+    const silent = createServer((c) => void held.push(c));
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", () => r()));
+    const port = (silent.address() as { port: number }).port;
+    const env = noOptOut({ MQTT_BROKER: "127.0.0.1", MQTT_PORT: String(port), MQTT_TLS: "0" });
+    try {
+      const log = join(sb.root, "a.log");
+      const a = startSubscriber(sb, log, env);
+      try {
+        expect(await waitForLog(log, /monitor started/, 10_000)).toBe(true);
+        const t0 = Date.now();
+        expect(await waitForLog(log, /unreachable \(.*\); falling back to polling/, 15_000)).toBe(true);
+        expect(Date.now() - t0).toBeGreaterThanOrEqual(4000); // it waited for the broker's answer
+        a.proc.kill("SIGTERM");
+        expect(await a.waitExit(5000)).toBe(143);
+      } finally {
+        await a.kill();
+      }
+      const log2 = join(sb.root, "b.log");
+      const b = startSubscriber(sb, log2, env);
+      try {
+        expect(await waitForLog(log2, /monitor started/, 10_000)).toBe(true);
+        expect((await statusJson()).mode).toBe("connecting");
+        const t0 = Date.now();
+        b.proc.kill("SIGTERM");
+        expect(await b.waitExit(5000)).toBe(143);
+        expect(Date.now() - t0).toBeLessThan(5000);
+        expect(logText(log2)).toContain("signal 15 received, exiting");
+        expect(logText(log2)).not.toContain("falling back to polling");
+      } finally {
+        await b.kill();
+      }
+    } finally {
+      for (const c of held) c.destroy();
+      silent.close();
     }
   }, 60_000);
 
