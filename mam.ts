@@ -19,6 +19,8 @@ export const root: MamCommand = defineCommand({
     skills: lazy(() => import("./lib/cli/skills.ts")),
     job: lazy(() => import("./lib/cli/job.ts")),
     "demo-agent": lazy(() => import("./lib/cli/demo-agent.ts")),
+    reconcile: lazy(() => import("./lib/cli/reconcile.ts")),
+    daemon: lazy(() => import("./lib/cli/daemon.ts")),
   },
 });
 
