@@ -16,6 +16,7 @@ export const root: MamCommand = defineCommand({
   subCommands: {
     "pane-lock": lazy(() => import("./lib/cli/pane-lock.ts")),
     broker: lazy(() => import("./lib/cli/broker.ts")),
+    registry: lazy(() => import("./lib/cli/registry.ts")),
   },
 });
 

@@ -73,7 +73,7 @@ class DocEditor {
         map.items.splice(map.items.indexOf(pair), 1);
         continue;
       }
-      if (top && isSection(k)) this.applySection(pair as Pair<unknown, unknown>, b[k], a[k] as unknown[]);
+      if (top && isSection(k)) this.applySection(pair as Pair<unknown, unknown>, b[k], a[k]);
       else if (!deepEqual(b[k], a[k])) this.applyValue(pair as Pair<unknown, unknown>, b[k], a[k]);
     }
     for (const k of definedKeys(a)) if (b[k] === undefined) map.add(this.doc.createPair(k, this.node(a[k])));
@@ -100,10 +100,11 @@ class DocEditor {
     this.replace(pair, a);
   }
 
-  private applySection(pair: Pair<unknown, unknown>, b: unknown, a: unknown[]): void {
+  private applySection(pair: Pair<unknown, unknown>, b: unknown, a: unknown): void {
     const { isSeq, isMap } = this.Y;
+    if (deepEqual(b, a)) return;
+    if (!Array.isArray(a)) return this.replace(pair, a);
     const before = Array.isArray(b) ? b : [];
-    if (deepEqual(before, a) && (b !== null || a.length === 0)) return;
     const seq = pair.value;
     const match = this.matches[String((pair.key as { value: unknown }).value)];
     if (!isSeq(seq) || !match || seq.items.length !== before.length) {

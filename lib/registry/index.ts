@@ -58,3 +58,4 @@ export { backendOf, DEFAULT_SERVER, emptyRegistry, type FindOptions, findRows, r
 export type { PaneBlock, RegistryData, Row, Section, SessionStatus } from "./types.ts";
 export { SECTIONS, STATUSES } from "./types.ts";
 export { roleChanges, validateRegistry, type ValidateOptions } from "./validate.ts";
+export { diffRegistries, type RegistryDiff, type RowId } from "./diff.ts";

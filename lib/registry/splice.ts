@@ -149,6 +149,7 @@ class Splicer {
   }
 
   private editSection(ops: Op[], e: OEntry, b: unknown, a: unknown): void {
+    if (a === b) return; // null kept as null
     if (!Array.isArray(a)) throw new Bail("a section that is not a list");
     const v = e.value;
     const match = this.matches[e.key];
@@ -164,7 +165,7 @@ class Splicer {
       const regionEnd = bodyEnd(items.length - 1);
       if (a.length === 0) {
         const first = this.lines[e.line]!;
-        ops.push({ from: e.line, to: regionEnd, lines: [`${first.slice(0, e.colon + 1)} []${e.comment ? ` ${e.comment}` : ""}`] });
+        ops.push({ from: e.line, to: regionEnd, lines: [`${first.slice(0, e.colon + 1)} []${first.slice(e.colon + 1)}`] });
         return;
       }
       const out: string[] = [];
@@ -184,10 +185,12 @@ class Splicer {
       return;
     }
     if (deepEqual(b, a)) return;
-    if (v.t === "none" || (v.t === "flow" && before.length === 0)) {
+    if (v.t === "none" || (v.t === "flow" && before.length === 0 && v.endLine === e.line)) {
+      // `key:` or `key: []` (and its comment) becomes `key:` with block rows under it
       const first = this.lines[e.line]!;
-      const keyLine = `${first.slice(0, e.colon + 1)}${a.length === 0 ? " []" : ""}${e.comment ? ` ${e.comment}` : ""}`;
-      ops.push({ from: e.line, to: e.last + 1, lines: [keyLine, ...renderRows(a, this.dashIndent)] });
+      const keyLine = v.t === "none" ? first : first.slice(0, v.start).trimEnd() + first.slice(v.end);
+      if (a.length === 0) ops.push({ from: e.line, to: e.line + 1, lines: [`${first.slice(0, e.colon + 1)} []${first.slice(e.colon + 1)}`] });
+      else ops.push({ from: e.line, to: e.last + 1, lines: [keyLine, ...renderRows(a, this.dashIndent)] });
       return;
     }
     this.rerenderEntry(ops, e, a, 0);

@@ -10,6 +10,7 @@
 import {
   closeSync,
   copyFileSync,
+  existsSync,
   fchmodSync,
   fsyncSync,
   fstatSync,
@@ -70,7 +71,10 @@ function backUp(path: string, backupPath: string, mode: number): boolean {
     linkSync(path, tmp);
   } catch (e) {
     const code = errCode(e);
-    if (code === "ENOENT") return false;
+    if (code === "ENOENT") {
+      if (!existsSync(path)) return false; // no current file: nothing to keep
+      throw e; // the backup's folder is missing
+    }
     // no hard links here (some FUSE / network filesystems): copy, fsync, then rename
     try {
       copyFileSync(path, tmp);
@@ -82,7 +86,7 @@ function backUp(path: string, backupPath: string, mode: number): boolean {
       }
     } catch (e2) {
       tryUnlink(tmp);
-      if (errCode(e2) === "ENOENT") return false;
+      if (errCode(e2) === "ENOENT" && !existsSync(path)) return false;
       throw e2;
     }
   }
