@@ -101,12 +101,12 @@ const restore = defineCommand({
       if (!existsSync(bakPath)) throw notFound(`no backup to restore: ${bakPath} does not exist`, left);
       let f;
       try {
-        f = loadRegistryFile(bakPath, left);
+        f = loadRegistryFile(bakPath, { hint: left });
       } catch (e) {
         if (e instanceof MamError) throw new MamError(`cannot restore: ${e.message}`, e.exitCode, left);
         throw e;
       }
-      const problems = validateRegistry(f.raw);
+      const problems = validateRegistry(f.raw, undefined, { parsed: true });
       if (problems.length) throw new MamError(`cannot restore: ${bakPath}: ${problems[0]}`, 1, left);
       return { bytes: Buffer.from(f.text, "utf8"), data: normalize(f.raw), mode: f.mode ?? 0o600 };
     };

@@ -7,7 +7,7 @@
 //   registryBackupPath(yaml)        <yaml>.bak (the previous version, kept by every write)
 //
 // Reading (no lock, creates nothing):
-//   readRegistry(path): RegistryData
+//   readRegistry(path, {duplicateKeys?}): RegistryData
 //     A missing or empty file is {herdr_sessions: [], tmux_sessions: []}; absent / null sections
 //     are empty lists; unknown fields and top-level keys are kept. A file that does not parse →
 //     MamError exit 1 "<path> is not valid YAML (line L: reason)" with hint "fix it or restore
@@ -51,7 +51,7 @@
 // only what changed; files the outline cannot describe (anchors, tags, …) are edited through the
 // yaml library's Document (document.ts); the result is parsed again and must equal the intended
 // data, else the next way is tried, and in the end the file is written anew (never wrong data).
-export { inspectRegistry, type Inspection, loadRegistryFile, MAX_REGISTRY_BYTES, normalize, readRegistry, type RegistryFile } from "./load.ts";
+export { inspectRegistry, type Inspection, loadRegistryFile, type LoadOptions, MAX_REGISTRY_BYTES, normalize, type ReadOptions, readRegistry, type RegistryFile } from "./load.ts";
 export { HEADER, matchRows, mutateRegistry, type MutateOptions, type RegistryTx, renderRegistry } from "./mutate.ts";
 export { registryBackupPath, registryLockPath, registryPath } from "./paths.ts";
 export { backendOf, DEFAULT_SERVER, emptyRegistry, type FindOptions, findRows, rowCounts, type RowRef, sectionOf, serverOf } from "./rows.ts";

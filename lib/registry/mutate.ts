@@ -142,7 +142,7 @@ export async function mutateRegistry<T>(
 ): Promise<{ result: T; changed: boolean }> {
   return withLock(registryLockPath(path), "registry", opts.lockBudgetMs ?? 60_000, async () => {
     const file = loadRegistryFile(path);
-    const problems = validateRegistry(file.raw);
+    const problems = validateRegistry(file.raw, undefined, { parsed: true });
     if (problems.length) throw invalidRegistry(path, problems);
     const before = normalize(file.raw);
     const data = structuredClone(before);

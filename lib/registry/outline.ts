@@ -111,21 +111,39 @@ export function indentOf(s: string): number {
 }
 
 const isSpace = (c: string | undefined) => c === " " || c === "\t";
+/** the common key: a plain word, then ':' and a space or the line end */
+const KEY_FAST = /([A-Za-z_][A-Za-z0-9_./-]*)([ \t]*):(?=[ \t]|$)/y;
 const atEnd = (s: string, i: number) => i >= s.length || (s[i] === "#" && (i === 0 || isSpace(s[i - 1])));
 
 class Scanner {
   readonly lines: string[];
   private readonly kinds: Uint8Array;
+  private readonly indents: Int32Array;
 
   constructor(text: string) {
-    this.lines = text.split("\n");
-    this.kinds = new Uint8Array(this.lines.length);
-    for (let i = 0; i < this.lines.length; i++) {
-      const s = this.lines[i]!;
-      const k = lineKind(s);
-      this.kinds[i] = k;
-      if (k !== BLANK && s.charCodeAt(indentOf(s)) === 9) throw unsupported("tab in indentation", i);
+    const lines = text.split("\n");
+    const n = lines.length;
+    const kinds = new Uint8Array(n);
+    const indents = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      const s = lines[i]!;
+      let j = 0;
+      while (s.charCodeAt(j) === 32) j++;
+      indents[i] = j;
+      if (j === s.length) continue; // BLANK
+      const c = s.charCodeAt(j);
+      if (c === 35) kinds[i] = COMMENT;
+      else if (c === 9) {
+        if (/^[ \t]*$/.test(s)) continue;
+        throw unsupported("tab in indentation", i);
+      } else {
+        kinds[i] = CONTENT;
+        if (j === 0 && (c === 45 || c === 46) && /^(?:---|\.\.\.)(?:[ \t]|$)/.test(s)) throw unsupported("document marker", i);
+      }
     }
+    this.lines = lines;
+    this.kinds = kinds;
+    this.indents = indents;
   }
 
   kind(i: number): number {
@@ -151,9 +169,8 @@ class Scanner {
     const first = this.nextContent(0);
     if (first < 0) return { root: null };
     const s = this.lines[first]!;
-    if (/^(?:%|---|\.\.\.)/.test(s)) throw unsupported("directive or document marker", first);
-    for (let i = first + 1; i < this.lines.length; i++) if (/^(?:---|\.\.\.)(?:\s|$)/.test(this.lines[i]!)) throw unsupported("document marker", i);
-    if (indentOf(s) !== 0) throw unsupported("indented top level", first);
+    if (s.startsWith("%")) throw unsupported("directive", first);
+    if (this.indents[first] !== 0) throw unsupported("indented top level", first);
     const key = this.key(first, 0);
     if (key === null) return { root: null, other: true };
     const map = this.map(first, 0, 0);
@@ -164,6 +181,9 @@ class Scanner {
   /** a key at (line, col): its text and the column of its ':'; null when the line holds no key there */
   key(line: number, col: number): { key: string; colon: number } | null {
     const s = this.lines[line]!;
+    KEY_FAST.lastIndex = col;
+    const m = KEY_FAST.exec(s);
+    if (m) return { key: m[1]!, colon: col + m[1]!.length + m[2]!.length };
     const c = s[col];
     let key: string;
     let i: number;
@@ -180,15 +200,14 @@ class Scanner {
     if (c === "-" && (col + 1 >= s.length || isSpace(s[col + 1]))) return null;
     if (c === "{" || c === "[" || c === "|" || c === ">" || c === "#") return null;
     if (c === "&" || c === "*" || c === "!" || c === "%" || c === "@" || c === "`") throw unsupported("anchor, alias, tag or reserved indicator", line);
-    for (i = col; i < s.length; i++) {
-      const ch = s[i];
-      if (ch === "#" && isSpace(s[i - 1])) return null;
-      if (ch === ":" && (i + 1 >= s.length || isSpace(s[i + 1]))) {
-        key = s.slice(col, i).trimEnd();
-        if (key === "") return null;
-        if (/[{}[\],]/.test(key)) throw unsupported("flow indicator in a plain key", line);
-        return { key, colon: i };
-      }
+    // the first ':' followed by a space or the line end, unless a comment starts before it
+    const hash = commentStart(s, col);
+    for (i = s.indexOf(":", col); i >= 0 && i < hash; i = s.indexOf(":", i + 1)) {
+      if (i + 1 < s.length && !isSpace(s[i + 1])) continue;
+      key = s.slice(col, i).trimEnd();
+      if (key === "") return null;
+      if (/[{}[\],]/.test(key)) throw unsupported("flow indicator in a plain key", line);
+      return { key, colon: i };
     }
     return null;
   }
@@ -208,7 +227,7 @@ class Scanner {
       entries.push({ key: k.key, line: L, col: C, colon: k.colon, value, last, comment });
       const next = this.nextContent(last + 1);
       if (next < 0) break;
-      const ind = indentOf(this.lines[next]!);
+      const ind = this.indents[next]!;
       if (ind < indent) break;
       if (ind > indent) throw bad("bad indentation of a mapping entry", next);
       if (isDash(this.lines[next]!, ind)) break;
@@ -226,7 +245,7 @@ class Scanner {
       const comment = i < s.length ? s.slice(i) : undefined;
       const M = this.nextContent(line + 1);
       if (M < 0) return { value: { t: "none" }, last: line, comment };
-      const ind = indentOf(this.lines[M]!);
+      const ind = this.indents[M]!;
       if (ind > indent) {
         const r = this.node(M, ind, indent);
         return { ...r, comment };
@@ -265,8 +284,8 @@ class Scanner {
       let last: number;
       if (atEnd(s, c)) {
         const N = this.nextContent(L + 1);
-        if (N >= 0 && indentOf(this.lines[N]!) > indent) {
-          const r = this.node(N, indentOf(this.lines[N]!), indent);
+        if (N >= 0 && this.indents[N]! > indent) {
+          const r = this.node(N, this.indents[N]!, indent);
           value = r.value;
           last = r.last;
         } else {
@@ -287,7 +306,7 @@ class Scanner {
       items.push({ line: L, col: indent, value, last });
       const next = this.nextContent(last + 1);
       if (next < 0) break;
-      const ind = indentOf(this.lines[next]!);
+      const ind = this.indents[next]!;
       if (ind < indent) break;
       if (ind > indent) throw bad("bad indentation of a sequence item", next);
       if (!isDash(this.lines[next]!, ind)) break;
@@ -340,13 +359,9 @@ class Scanner {
     if (c === "?" && isSpace(s[col + 1] ?? " ")) throw unsupported("complex key", line);
     if (c === "-" && isSpace(s[col + 1] ?? " ")) throw bad("unexpected sequence item", line);
     // plain scalar: up to a comment or the end of the line, maybe continued on deeper lines
-    let end = s.length;
-    for (let i = col; i < s.length; i++) {
-      if (s[i] === "#" && isSpace(s[i - 1])) {
-        end = i;
-        break;
-      }
-      if (s[i] === ":" && (i + 1 >= s.length || isSpace(s[i + 1]))) throw bad("a plain value cannot contain ': '", line);
+    let end = s.indexOf("#", col) < 0 && s.indexOf(":", col) < 0 ? s.length : commentStart(s, col);
+    for (let i = s.indexOf(":", col); i >= 0 && i < end; i = s.indexOf(":", i + 1)) {
+      if (i + 1 >= s.length || isSpace(s[i + 1])) throw bad("a plain value cannot contain ': '", line);
     }
     const comment = end < s.length ? s.slice(end) : undefined;
     while (end > col && isSpace(s[end - 1])) end--;
@@ -356,13 +371,19 @@ class Scanner {
         const k = this.kinds[L];
         if (k === BLANK) continue;
         if (k === COMMENT) break;
-        if (indentOf(this.lines[L]!) <= parentIndent) break;
+        if (this.indents[L]! <= parentIndent) break;
         last = L;
       }
       if (last > line) return { value: { t: "opaque", line, start: col, endLine: last }, last };
     }
     return { value: { t: "scalar", line, start: col, end, style: "plain" }, last: line, comment };
   }
+}
+
+/** where a comment starts on s at or after col (a '#' after a space or tab), else s.length */
+function commentStart(s: string, col: number): number {
+  for (let i = s.indexOf("#", col); i >= 0; i = s.indexOf("#", i + 1)) if (i === 0 || isSpace(s[i - 1])) return i;
+  return s.length;
 }
 
 function isDash(s: string, col: number): boolean {
@@ -396,6 +417,11 @@ function decodeDq(tok: string, line: number): string {
   }
 }
 
+// one token of a flow collection: space, comment, indicator, ':' as a value indicator, quoted
+// scalars, anchors/aliases/tags/complex keys, a plain scalar, or anything else
+const FLOW_TOKEN =
+  /([ \t]+)|(#.*)|([{}[\],])|(:)(?=[ \t,{}[\]]|$)|("(?:[^"\\]|\\.)*")|('(?:[^']|'')*')|([&*!]|\?(?=[ \t]|$))|((?:[^\s,{}[\]#"':]|:(?![ \t,{}[\]]|$))(?:[^\s,{}[\]:#]|[ \t]+(?![ \t#]|$)|#|:(?![ \t,{}[\]]|$))*)|([^])/y;
+
 /** the end of a flow collection opened at (line, col); checks its maps for duplicate keys */
 function scanFlow(lines: string[], line: number, col: number): { endLine: number; end: number; json: boolean } {
   interface Level {
@@ -405,70 +431,50 @@ function scanFlow(lines: string[], line: number, col: number): { endLine: number
   }
   const stack: Level[] = [];
   let json = false;
-  let L = line;
-  let i = col;
   let firstToken = true;
-  while (L < lines.length) {
+  for (let L = line; L < lines.length; L++) {
     const s = lines[L]!;
-    while (i < s.length) {
-      const c = s[i]!;
-      if (c === " " || c === "\t") {
-        i++;
-        continue;
+    FLOW_TOKEN.lastIndex = L === line ? col : 0;
+    while (FLOW_TOKEN.lastIndex < s.length) {
+      const m = FLOW_TOKEN.exec(s)!;
+      if (m[1] !== undefined) continue;
+      if (m[2] !== undefined) {
+        if (m.index > 0 && !isSpace(s[m.index - 1])) throw new Stop("error", "a comment must follow a space", L);
+        break;
       }
-      if (c === "#" && (i === 0 || isSpace(s[i - 1]))) break;
       const top = stack[stack.length - 1];
-      if (c === "{" || c === "[") {
-        stack.push({ map: c === "{", keys: new Set() });
-        i++;
+      const ind = m[3];
+      if (ind !== undefined) {
+        if (ind === "{" || ind === "[") stack.push({ map: ind === "{", keys: new Set() });
+        else if (ind === ",") {
+          if (top) top.pending = undefined;
+        } else {
+          const lvl = stack.pop();
+          if (!lvl || lvl.map !== (ind === "}")) throw new Stop("error", "unbalanced flow collection", L);
+          if (stack.length === 0) return { endLine: L, end: FLOW_TOKEN.lastIndex, json };
+        }
         continue;
       }
-      if (c === "}" || c === "]") {
-        const lvl = stack.pop();
-        if (!lvl || lvl.map !== (c === "}")) throw new Stop("error", "unbalanced flow collection", L);
-        i++;
-        if (stack.length === 0) return { endLine: L, end: i, json };
-        continue;
-      }
-      if (c === ",") {
-        if (top) top.pending = undefined;
-        i++;
-        continue;
-      }
-      if (c === ":") {
+      if (m[4] !== undefined) {
         if (top?.map && top.pending !== undefined) {
           if (top.keys.has(top.pending)) throw new Stop("error", "map keys must be unique", L);
           top.keys.add(top.pending);
           top.pending = undefined;
         }
-        i++;
         continue;
       }
-      if (c === "&" || c === "*" || c === "!" || c === "?") throw unsupported("anchor, alias, tag or complex key in a flow collection", L);
+      if (m[7] !== undefined) throw unsupported("anchor, alias, tag or complex key in a flow collection", L);
       let tok: string;
-      if (c === '"' || c === "'") {
-        const end = c === '"' ? dqEnd(s, i) : sqEnd(s, i);
-        if (end < 0) throw unsupported("multi-line quoted scalar in a flow collection", L);
-        tok = c === '"' ? decodeDq(s.slice(i, end), L) : s.slice(i + 1, end - 1).replace(/''/g, "'");
-        if (firstToken && stack.length === 1 && stack[0]!.map && c === '"') json = true;
-        i = end;
-      } else {
-        let j = i;
-        while (j < s.length) {
-          const d = s[j]!;
-          if (d === "," || d === "{" || d === "}" || d === "[" || d === "]") break;
-          if (d === ":" && (j + 1 >= s.length || isSpace(s[j + 1]) || ",{}[]".includes(s[j + 1]!))) break;
-          if (d === "#" && isSpace(s[j - 1])) break;
-          j++;
-        }
-        tok = s.slice(i, j).trim();
-        i = j;
-      }
+      if (m[5] !== undefined) {
+        tok = decodeDq(m[5], L);
+        if (firstToken && stack.length === 1 && stack[0]!.map) json = true;
+      } else if (m[6] !== undefined) tok = m[6].slice(1, -1).replace(/''/g, "'");
+      else if (m[8] !== undefined) tok = m[8].trim();
+      else if (m[9] === '"' || m[9] === "'") throw unsupported("multi-line quoted scalar in a flow collection", L);
+      else throw new Stop("error", `unexpected '${m[9]}' in a flow collection`, L);
       firstToken = false;
       if (top?.map) top.pending = tok;
     }
-    L++;
-    i = 0;
   }
   throw new Stop("error", "unclosed flow collection", line);
 }

@@ -157,11 +157,18 @@ class Splicer {
     if (v.t === "seq") {
       const items = v.items;
       if (items.length !== before.length || !match || match.length !== a.length) throw new Bail("the file's rows differ from its data");
-      const identity = match.every((j, k) => j === k) && a.length === before.length;
-      if (identity && a.every((row, k) => deepEqual(before[k], row))) return;
       const d = v.indent;
       const leadStart = (j: number) => (j === 0 ? e.line + 1 : tailEnd(this.lines, items[j - 1]!.last, d) + 1);
       const bodyEnd = (j: number) => tailEnd(this.lines, items[j]!.last, d) + 1;
+      if (a.length >= before.length && before.length > 0 && before.every((_, k) => match[k] === k)) {
+        // the rows stay where they are (new ones at the end): edit the changed ones in place
+        for (let k = 0; k < before.length; k++) if (!deepEqual(before[k], a[k])) this.editRow(ops, items[k]!, before[k], a[k]);
+        if (a.length > before.length) {
+          const at = bodyEnd(items.length - 1);
+          ops.push({ from: at, to: at, lines: renderRows(a.slice(before.length), d) });
+        }
+        return;
+      }
       const regionEnd = bodyEnd(items.length - 1);
       if (a.length === 0) {
         const first = this.lines[e.line]!;

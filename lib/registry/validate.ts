@@ -9,6 +9,8 @@ import { isPlainObject, repr, unstorable } from "./values.ts";
 export interface ValidateOptions {
   /** names whose role may change in this write (create replacing a stopped row or adopting a monitor row) */
   allowRoleChange?: ReadonlySet<string> | readonly string[];
+  /** the data comes straight from a YAML parser: skip the check for values YAML cannot store */
+  parsed?: boolean;
 }
 
 const identity = (section: Section, server: string, name: string) => `${section}\u0000${server}\u0000${name}`;
@@ -48,8 +50,10 @@ export function validateRegistry(data: unknown, before?: RegistryData, opts: Val
       else if (!STATUSES.includes(status as never)) problems.push(`${id} bad status ${repr(status)}`);
       if (row.role !== undefined && (typeof row.role !== "string" || row.role.trim() === "")) problems.push(`${id} role must be a non-empty string`);
       if (row.pane !== undefined && !isPlainObject(row.pane)) problems.push(`${id} pane is not a mapping`);
-      const bad = unstorable(row);
-      if (bad) problems.push(`${id} cannot be stored: ${bad}`);
+      if (!opts.parsed) {
+        const bad = unstorable(row);
+        if (bad) problems.push(`${id} cannot be stored: ${bad}`);
+      }
       if (status === "running") {
         const server = serverOf(row as never, section);
         const key = identity(section, server, name);
@@ -59,7 +63,7 @@ export function validateRegistry(data: unknown, before?: RegistryData, opts: Val
       }
     }
   }
-  for (const k of Object.keys(data)) {
+  for (const k of opts.parsed ? [] : Object.keys(data)) {
     if ((SECTIONS as readonly string[]).includes(k)) continue;
     const bad = unstorable(data[k]);
     if (bad) problems.push(`top-level key ${repr(k)} cannot be stored: ${bad}`);
