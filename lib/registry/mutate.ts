@@ -33,9 +33,8 @@ export interface MutateOptions {
 }
 
 export const HEADER = [
-  "# mam agent registry: one row per agent session (SPEC §2.1).",
-  "# Written by mam under .mam/agent-sessions.lock; the previous version is kept in agent-sessions.yaml.bak.",
-  "# Check it with: mam registry check",
+  "# mam agent registry: one row per agent session, written by mam under a lock.",
+  "# The previous version is kept in the .bak file next to this one. Check it with: mam registry check",
 ];
 
 /** which strategy produced the last write (for tests and MAM_DEBUG) */
