@@ -146,10 +146,6 @@ class Scanner {
     this.indents = indents;
   }
 
-  kind(i: number): number {
-    return this.kinds[i]!;
-  }
-
   nextContent(from: number): number {
     for (let i = from; i < this.lines.length; i++) if (this.kinds[i] === CONTENT) return i;
     return -1;

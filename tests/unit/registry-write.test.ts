@@ -287,6 +287,15 @@ tmux_sessions: []
     expect(file()).toBe("agent_identities:\n  claude: {session_id: a}\n  codex: {session_id: b}\nherdr_sessions:\n  - name: a\n    status: running\n    custom: [1, 2, 3]\n");
   });
 
+  test("deleting the key a row starts with goes through the yaml Document too", async () => {
+    put("herdr_sessions:\n  # row a\n  - agent: claude\n    name: a\n    status: running\n  - name: b\n    status: stopped\n");
+    await mutateRegistry(yaml, (d) => {
+      delete d.herdr_sessions[0]!.agent;
+    });
+    expect(strategy()).toBe("document");
+    expect(file()).toBe("herdr_sessions:\n  # row a\n  - name: a\n    status: running\n  - name: b\n    status: stopped\n");
+  });
+
   test("a file the outline cannot describe (anchors) is edited through the yaml Document, comments kept", async () => {
     put("# team\ndefaults: &d {cmd: claude}\nherdr_sessions:\n  # row a\n  - name: a\n    status: running\n    pane: *d\n  - name: b # bee\n    status: stopped\n");
     await mutateRegistry(yaml, (d) => {
