@@ -21,6 +21,7 @@ export const root: MamCommand = defineCommand({
     "demo-agent": lazy(() => import("./lib/cli/demo-agent.ts")),
     reconcile: lazy(() => import("./lib/cli/reconcile.ts")),
     daemon: lazy(() => import("./lib/cli/daemon.ts")),
+    registry: lazy(() => import("./lib/cli/registry.ts")),
   },
 });
 
