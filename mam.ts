@@ -17,6 +17,11 @@ export const root: MamCommand = defineCommand({
     "pane-lock": lazy(() => import("./lib/cli/pane-lock.ts")),
     broker: lazy(() => import("./lib/cli/broker.ts")),
     shim: lazy(() => import("./lib/cli/shim.ts")),
+    skills: lazy(() => import("./lib/cli/skills.ts")),
+    job: lazy(() => import("./lib/cli/job.ts")),
+    "demo-agent": lazy(() => import("./lib/cli/demo-agent.ts")),
+    reconcile: lazy(() => import("./lib/cli/reconcile.ts")),
+    daemon: lazy(() => import("./lib/cli/daemon.ts")),
   },
 });
 

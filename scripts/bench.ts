@@ -1,11 +1,12 @@
 // bun run bench [--json] [--only NAME]: measures the SPEC §10 table in one run and prints it.
-import { existsSync, mkdtempSync, openSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { build } from "./build.ts";
+import { benchJobs } from "./bench-jobs.ts";
 
 const ROOT = join(import.meta.dir, "..");
-const BIN = process.env.MAM_BIN ?? join(ROOT, "dist", "mam");
+const BIN = process.env.MAM_BIN ? resolve(process.env.MAM_BIN) : join(ROOT, "dist", "mam");
 
 export interface Row {
   what: string;
@@ -38,6 +39,43 @@ function timeProcess(argv: string[], n: number, extraFd?: number): number[] {
   return times;
 }
 
+/** utime+stime of pid in clock ticks, and its resident set in KiB */
+function procUsage(pid: number): { ticks: number; rssKiB: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ticks = Number(f[11]) + Number(f[12]); // fields 14 and 15 of proc(5)
+  const rss = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return { ticks, rssKiB: Number(rss?.[1] ?? NaN) };
+}
+
+const clockTicks = () => Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100;
+
+/** an idle daemon started by `mam daemon ensure`, measured over `seconds` once it settled in `mode` */
+async function idleDaemon(env: Record<string, string>, mode: "mqtt" | "polling", seconds: number): Promise<{ rssMiB: number; cpuPct: number }> {
+  const ws = mkdtempSync(join(tmpdir(), "mam-bench-d-"));
+  const e: Record<string, string> = { ...env, NO_COLOR: "1" }; // no MAM_NO_SUBSCRIBER_DAEMON here
+  try {
+    const r = Bun.spawnSync([BIN, "daemon", "ensure", "--workspace", ws], { env: e, cwd: ws });
+    if (r.exitCode !== 0) throw new Error(`mam daemon ensure failed: ${r.stderr}`);
+    const pid = Number(r.stdout.toString().trim());
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const st = Bun.spawnSync([BIN, "daemon", "status", "--json", "--workspace", ws], { env: e });
+      if (st.exitCode === 0 && JSON.parse(st.stdout.toString()).mode === mode) break;
+      if (Date.now() > deadline) throw new Error(`the daemon did not reach ${mode} mode: ${readFileSync(join(ws, ".mam", "monitor.log"), "utf8")}`);
+      await Bun.sleep(100);
+    }
+    await Bun.sleep(2000); // settle: start-up work is not idle work
+    const a = procUsage(pid);
+    await Bun.sleep(seconds * 1000);
+    const b = procUsage(pid);
+    Bun.spawnSync([BIN, "daemon", "stop", "--workspace", ws], { env: e });
+    return { rssMiB: b.rssKiB / 1024, cpuPct: ((b.ticks - a.ticks) / clockTicks() / seconds) * 100 };
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+}
+
 const benches: Record<string, () => Promise<Row[]> | Row[]> = {
   startup() {
     const t = timeProcess([BIN, "--version"], 40);
@@ -55,6 +93,32 @@ const benches: Record<string, () => Promise<Row[]> | Row[]> = {
         { what: "reference: the same flock from python3 (median / p90)", target: "-", measured: `${ms(pct(py, 50))} / ${ms(pct(py, 90))}`, ok: null },
       ];
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+  jobs: () => benchJobs(BIN, { pct, ms }),
+  async daemon() {
+    // BENCH_DAEMON_SECONDS shortens the 30 s window for a quick look
+    const seconds = Number(process.env.BENCH_DAEMON_SECONDS) > 0 ? Number(process.env.BENCH_DAEMON_SECONDS) : 30;
+    const { startMosquitto } = await import("../tests/helpers/brokers.ts");
+    const dir = mkdtempSync(join(tmpdir(), "mam-bench-mq-"));
+    mkdirSync(dir, { recursive: true });
+    const broker = await startMosquitto(dir);
+    try {
+      const base = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir };
+      const [mq, poll] = await Promise.all([
+        idleDaemon({ ...base, ...broker.env }, "mqtt", seconds),
+        idleDaemon({ ...base, MQTT_BROKER: "127.0.0.1", MQTT_PORT: "9", MQTT_TLS: "0" }, "polling", seconds),
+      ]);
+      const row = (what: string, m: { rssMiB: number; cpuPct: number }): Row => ({
+        what: `idle subscriber daemon, ${what}: RSS / CPU over ${seconds} s`,
+        target: "≤ 60 MiB RSS, ≤ 1 % of one core",
+        measured: `${m.rssMiB.toFixed(1)} MiB / ${m.cpuPct.toFixed(2)} %`,
+        ok: m.rssMiB <= 60 && m.cpuPct <= 1,
+      });
+      return [row("MQTT (local Mosquitto)", mq), row("polling (no broker, RECONCILE_POLL_INTERVAL 15 s)", poll)];
+    } finally {
+      await broker.stop();
       rmSync(dir, { recursive: true, force: true });
     }
   },

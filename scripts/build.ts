@@ -14,14 +14,14 @@ function gitSha(): string {
   return dirty.stdout.toString().trim() ? `${sha}-dirty` : sha;
 }
 
-export async function build(opts: { target?: string; outfile: string; version?: string; sha?: string }): Promise<void> {
+export async function build(opts: { target?: string; outfile: string; version?: string; sha?: string; bytecode?: boolean }): Promise<void> {
   const version = opts.version ?? process.env.MAM_VERSION ?? pkg.version;
   const sha = opts.sha ?? gitSha();
   mkdirSync(join(opts.outfile, ".."), { recursive: true });
   const result = await Bun.build({
     entrypoints: [join(import.meta.dir, "..", "mam.ts")],
     // bytecode halves start-up (every `mam` call pays it); it needs ESM output with top-level await
-    bytecode: true,
+    bytecode: opts.bytecode ?? true,
     format: "esm",
     minify: false,
     sourcemap: "none",
@@ -49,7 +49,7 @@ if (import.meta.main) {
   if (argv.includes("--all")) {
     for (const target of TARGETS) {
       const out = join(dist, `mam-${target.replace(/^bun-/, "")}`);
-      await build({ target, outfile: out });
+      await build({ target, outfile: out, bytecode: false });
       console.error(`built ${out}`);
     }
   }

@@ -63,10 +63,14 @@ export async function startMosquitto(dir: string, o: MosquittoOptions = {}): Pro
   mkdirSync(dir, { recursive: true });
   const port = o.port ?? (await freePort());
   const lines = [`listener ${port} 127.0.0.1`, "persistence false", "log_dest stderr", "log_type error", "log_type warning"];
+  // started as root, mosquitto drops to the `mosquitto` user, who cannot read files in a 0700 temp dir
+  if (process.getuid?.() === 0) lines.push("user root");
   if (o.username) {
     const pw = join(dir, "passwd");
     writeFileSync(pw, "");
-    const r = Bun.spawnSync([bin.replace(/mosquitto$/, "mosquitto_passwd"), "-b", pw, o.username, o.password ?? ""]);
+    // Debian ships mosquitto in /usr/sbin but mosquitto_passwd in /usr/bin
+    const pwBin = [bin.replace(/mosquitto$/, "mosquitto_passwd"), "/usr/bin/mosquitto_passwd", "/usr/local/bin/mosquitto_passwd"].find((p) => existsSync(p)) ?? Bun.which("mosquitto_passwd") ?? "mosquitto_passwd";
+    const r = Bun.spawnSync([pwBin, "-b", pw, o.username, o.password ?? ""]);
     if (r.exitCode !== 0) throw new Error(`mosquitto_passwd failed: ${r.stderr}`);
     lines.push("allow_anonymous false", `password_file ${pw}`);
   } else {

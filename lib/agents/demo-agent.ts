@@ -1,0 +1,142 @@
+// The built-in demo agent (SPEC §8): reads prompts from its terminal and reports job events the
+// way a real agent following mam's job header would, by running `mam job event …`.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { isAbsolute, join, normalize } from "node:path";
+import { childEnv, selfCommand } from "../sys/self.ts";
+
+export interface DemoOptions {
+  role: "worker" | "reviewer";
+  /** a reviewer passes on this review (earlier ones send feedback) */
+  passOn: number;
+  thinkMs: number;
+  print: (line: string) => void;
+}
+
+export interface JobRef {
+  id: string;
+  source: string;
+  ws: string;
+}
+
+const EVENT_CMD = /mam job event ([0-9a-f]{8}) [a-z_]+ --source ('(?:[^']|'\\'')*'|\S+) --workspace ('(?:[^']|'\\'')*'|\S+)/;
+
+function unquote(s: string): string {
+  return s.startsWith("'") ? s.slice(1, -1).replaceAll(`'\\''`, "'") : s;
+}
+
+/** the job a prompt is about: its id, the source to report as, the workspace */
+export function jobOf(prompt: string): JobRef | undefined {
+  const m = EVENT_CMD.exec(prompt);
+  return m ? { id: m[1]!, source: unquote(m[2]!), ws: unquote(m[3]!) } : undefined;
+}
+
+export type DemoStep = { event: string; detail: string } | { write: string } | { say: string };
+
+function isReview(prompt: string, o: Pick<DemoOptions, "role">): boolean {
+  return o.role === "reviewer" || /\[mam\] Review for job/.test(prompt);
+}
+
+/** what the demo agent does with one prompt (pure, so tests can pin it) */
+export function plan(prompt: string, o: Pick<DemoOptions, "role" | "passOn">, reviewsSoFar: number): DemoStep[] {
+  const job = jobOf(prompt);
+  if (!job) return [{ say: "ready" }];
+  if (isReview(prompt, o)) {
+    const review = reviewsSoFar + 1;
+    return review >= o.passOn
+      ? [{ event: "progress", detail: `reviewing (review ${review})` }, { event: "completed", detail: "PASS: looks good" }]
+      : [{ event: "progress", detail: `reviewing (review ${review})` }, { event: "completed", detail: "feedback: please also handle the empty input" }];
+  }
+  const steps: DemoStep[] = [];
+  if (/delegated to you/.test(prompt)) steps.push({ event: "started", detail: "demo agent on it" });
+  const artifacts = /^Expected artifacts: (.+)$/m.exec(prompt)?.[1]?.split(",").map((s) => s.trim()).filter(Boolean) ?? [];
+  steps.push({ event: "progress", detail: /asks for changes/.test(prompt) ? "addressing the feedback" : "working" });
+  for (const a of artifacts) steps.push({ write: a });
+  const task = /^Task: (.+)$/m.exec(prompt)?.[1] ?? "the job";
+  steps.push({ event: "completed", detail: /asks for changes/.test(prompt) ? "feedback addressed" : `done: ${task.slice(0, 60)}` });
+  return steps;
+}
+
+async function reportHerdr(state: "idle" | "working"): Promise<void> {
+  const bin = process.env.HERDR_BIN_PATH;
+  const pane = process.env.HERDR_PANE_ID;
+  if (!bin || !pane) return;
+  const p = Bun.spawn([bin, "pane", "report-agent", pane, "--source", "custom:mam-demo", "--agent", "demo", "--state", state], {
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "ignore",
+  });
+  await p.exited;
+}
+
+async function runEvent(job: JobRef, event: string, detail: string, print: (l: string) => void): Promise<void> {
+  const args = ["job", "event", job.id, event, "--source", job.source, "--workspace", job.ws, "--detail", detail];
+  print(`$ mam ${args.join(" ")}`);
+  const p = Bun.spawn([...selfCommand(), ...args], { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: childEnv() });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  for (const l of `${out}${err}`.split("\n").filter(Boolean)) print(`  ${l}`);
+  if (code !== 0) print(`  (exit ${code})`);
+}
+
+function writeArtifact(ws: string, rel: string, print: (l: string) => void): void {
+  const n = normalize(rel);
+  if (isAbsolute(n) || n.startsWith("..")) {
+    print(`skipping artifact outside the workspace: ${rel}`);
+    return;
+  }
+  const p = join(ws, n);
+  mkdirSync(join(p, ".."), { recursive: true });
+  writeFileSync(p, `written by the mam demo agent at ${new Date().toISOString()}\n`);
+  print(`wrote ${n}`);
+}
+
+export async function runDemoAgent(o: DemoOptions): Promise<number> {
+  const reviews = new Map<string, number>();
+  o.print(`demo agent (${o.role}) ready; type /exit to leave`);
+  await reportHerdr("idle");
+  let buf: string[] = [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let queue = Promise.resolve();
+  const handle = (prompt: string) => {
+    queue = queue.then(async () => {
+      const job = jobOf(prompt);
+      await reportHerdr("working");
+      const steps = plan(prompt, o, job ? (reviews.get(job.id) ?? 0) : 0);
+      if (job && isReview(prompt, o)) reviews.set(job.id, (reviews.get(job.id) ?? 0) + 1);
+      for (const s of steps) {
+        if ("say" in s) o.print(s.say);
+        else if ("write" in s) writeArtifact(job!.ws, s.write, o.print);
+        else {
+          await Bun.sleep(o.thinkMs);
+          await runEvent(job!, s.event, s.detail, o.print);
+        }
+      }
+      await reportHerdr("idle");
+      o.print("> ");
+    });
+  };
+  const decoder = new TextDecoder();
+  let pending = "";
+  for await (const chunk of Bun.stdin.stream()) {
+    pending += decoder.decode(chunk, { stream: true });
+    let nl: number;
+    while ((nl = pending.indexOf("\n")) >= 0) {
+      const line = pending.slice(0, nl).replace(/\r$/, "").replace(/\u001b\[20[01]~/g, "");
+      pending = pending.slice(nl + 1);
+      if (line.trim() === "/exit") {
+        await queue;
+        o.print("bye");
+        return 0;
+      }
+      buf.push(line);
+      // a prompt is the lines that arrive together; it ends after a short quiet spell
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        const text = buf.join("\n").trim();
+        buf = [];
+        if (text) handle(text);
+      }, 200);
+    }
+  }
+  await queue;
+  return 0;
+}

@@ -1,0 +1,49 @@
+// mam reconcile --subscribe [--idle-timeout S] [--timeout S] [--workspace DIR] (SPEC §6.2): the
+// per-workspace subscriber daemon in the foreground (`mam daemon ensure` starts it detached).
+// The one-shot pass (`mam reconcile [--once] [--dry-run] [--json]`, SPEC §6.1) goes in runOnce.
+import { usageError } from "../sys/errors.ts";
+import { resolveWorkspace } from "../sys/paths.ts";
+import { type ParsedArgs, bool, defineCommand, str, workspaceArg } from "./command.ts";
+
+/** a non-negative number of seconds given on the command line */
+export function parseSecondsFlag(raw: string, flag: string): number {
+  if (!/^\d+(\.\d+)?$/.test(raw)) throw usageError(`--${flag} must be a number of seconds >= 0 (got '${raw}')`);
+  return Number(raw);
+}
+
+async function runSubscribe(args: ParsedArgs): Promise<number> {
+  const idleTimeoutS = parseSecondsFlag(str(args, "idle-timeout") ?? "3600", "idle-timeout");
+  const timeoutS = parseSecondsFlag(str(args, "timeout") ?? "0", "timeout");
+  const ws = resolveWorkspace(str(args, "workspace"));
+  const { runDaemon } = await import("../monitor/daemon.ts");
+  const { defaultHooks } = await import("../monitor/hooks.ts");
+  return runDaemon({ ws, idleTimeoutS, timeoutS, hooks: defaultHooks() });
+}
+
+async function runOnce(args: ParsedArgs): Promise<number> {
+  for (const f of ["idle-timeout", "timeout"]) {
+    if (str(args, f) !== undefined) throw usageError(`--${f} goes with --subscribe`, "see: mam reconcile --help");
+  }
+  throw usageError("one-shot reconcile is not available yet", "use mam reconcile --subscribe, or mam daemon ensure");
+}
+
+export default defineCommand({
+  meta: {
+    name: "reconcile",
+    description: "keep the registry true: with --subscribe, run the workspace's subscriber daemon in the foreground",
+    examples: [
+      "mam reconcile --subscribe                       # the daemon in the foreground (idle exit after 3600 s)",
+      "mam reconcile --subscribe --idle-timeout 0      # never idle out (what mam daemon ensure starts)",
+      "mam reconcile --subscribe --timeout 60 --workspace ~/proj",
+    ],
+  },
+  args: {
+    subscribe: { type: "boolean", description: "run the subscriber daemon: MQTT job events, else polling; one per workspace (.mam/monitor.lock)" },
+    "idle-timeout": { type: "string", description: "with --subscribe: exit after S seconds without an event or running work (default 3600; 0 = never)", valueHint: "S" },
+    timeout: { type: "string", description: "with --subscribe: exit after S seconds in any case (default 0 = no limit)", valueHint: "S" },
+    ...workspaceArg,
+  },
+  run({ args }) {
+    return bool(args, "subscribe") ? runSubscribe(args) : runOnce(args);
+  },
+});

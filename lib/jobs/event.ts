@@ -1,0 +1,159 @@
+// Job events (SPEC §7.2): the payload, its signature, the status fold, and the receiver's
+// accept/drop decision. Pure: no I/O.
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { canonicalJson, CanonicalJsonError, type Json } from "./canonical.ts";
+
+export const EVENT_NAMES = ["started", "permission_required", "progress", "completed", "error", "cancelled", "timeout"] as const;
+export type EventName = (typeof EVENT_NAMES)[number];
+export const TERMINAL_EVENTS: readonly EventName[] = ["completed", "error", "cancelled", "timeout"];
+
+export const JOB_STATUSES = ["pending", "running", "completed", "error", "cancelled", "timeout"] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+export const FINAL_STATUSES: readonly JobStatus[] = ["completed", "error", "cancelled", "timeout"];
+
+/** payloads above this are dropped by receivers and refused by publishers */
+export const MAX_EVENT_BYTES = 256 * 1024;
+
+export interface JobEvent {
+  schema_version: 1;
+  seq: number;
+  job_id: string;
+  event: EventName;
+  timestamp: string;
+  detail: string;
+  source: string;
+  data: { [k: string]: Json };
+}
+
+export const isEventName = (s: string): s is EventName => (EVENT_NAMES as readonly string[]).includes(s);
+export const isFinal = (s: JobStatus): boolean => FINAL_STATUSES.includes(s);
+
+/** the roles of a loop job: a `completed` is final only when it is the reviewer's PASS (§7.4) */
+export interface LoopRoles {
+  type: "single" | "loop";
+  reviewer_session: string | null;
+}
+
+/** true when this event ends the job (loop jobs: the worker's and a failing reviewer's `completed` are steps) */
+export function endsJob(ev: Pick<JobEvent, "event" | "source" | "detail">, job?: LoopRoles): boolean {
+  if (!TERMINAL_EVENTS.includes(ev.event)) return false;
+  if (ev.event === "completed" && job?.type === "loop") return ev.source === job.reviewer_session && reviewPassed(ev.detail);
+  return true;
+}
+
+/** a reviewer's verdict: the detail contains PASS (§7.4) */
+export const reviewPassed = (detail: string): boolean => detail.includes("PASS");
+
+/**
+ * A job's status as a pure fold of its journal, in journal order: the first `started` → running,
+ * the first event that ends the job → its final status; nothing after that changes it.
+ */
+export function foldStatus(events: readonly Pick<JobEvent, "event" | "source" | "detail">[], job?: LoopRoles): JobStatus {
+  let status: JobStatus = "pending";
+  for (const ev of events) {
+    if (endsJob(ev, job)) return ev.event as JobStatus;
+    if (status === "pending" && ev.event !== "cancelled") status = "running";
+  }
+  return status;
+}
+
+/** the event that decided a final status, if any */
+export function finalEvent<E extends Pick<JobEvent, "event" | "source" | "detail">>(events: readonly E[], job?: LoopRoles): E | undefined {
+  return events.find((e) => endsJob(e, job));
+}
+
+// ---- signing -------------------------------------------------------------------------------
+
+/** the payload without data.hmac_sig (what the signature covers) */
+export function unsigned(ev: JobEvent): JobEvent {
+  const { hmac_sig: _drop, ...data } = ev.data ?? {};
+  return { ...ev, data };
+}
+
+/** hex HMAC-SHA256 keyed by the token's UTF-8 bytes over the canonical JSON of the unsigned payload */
+export function signature(ev: JobEvent, token: string): string {
+  return createHmac("sha256", Buffer.from(token, "utf8")).update(canonicalJson(unsigned(ev)), "utf8").digest("hex");
+}
+
+export function signEvent(ev: JobEvent, token: string): JobEvent {
+  const u = unsigned(ev);
+  return { ...u, data: { ...u.data, hmac_sig: signature(u, token) } };
+}
+
+export function signatureValid(ev: JobEvent, token: string): boolean {
+  const sig = ev.data?.hmac_sig;
+  if (typeof sig !== "string" || !/^[0-9a-f]{64}$/.test(sig)) return false;
+  let want: string;
+  try {
+    want = signature(ev, token);
+  } catch {
+    return false;
+  }
+  return timingSafeEqual(Buffer.from(sig), Buffer.from(want));
+}
+
+// ---- receiving -----------------------------------------------------------------------------
+
+export type Verdict =
+  | { ok: true; event: JobEvent; gap?: { expected: number; got: number }; log?: string }
+  | { ok: false; reason: DropReason; jobId?: string; seq?: number; log: string };
+
+export type DropReason = "oversized" | "not-json" | "wrong-schema" | "malformed" | "unknown-job" | "bad-signature" | "seen-seq";
+
+/** what the receiver knows: the job's token (undefined = unknown job) and the seqs it already has */
+export type TokenLookup = (jobId: string) => string | undefined;
+export type SeenSeqs = (jobId: string) => Iterable<number>;
+
+function shape(v: unknown): string | undefined {
+  const o = v as Record<string, unknown>;
+  if (!Number.isSafeInteger(o.seq) || (o.seq as number) < 1) return "seq is not a positive integer";
+  if (typeof o.event !== "string" || !isEventName(o.event)) return `unknown event '${String(o.event).slice(0, 40)}'`;
+  for (const k of ["timestamp", "detail", "source"]) if (typeof o[k] !== "string") return `${k} is not a string`;
+  if (typeof o.data !== "object" || o.data === null || Array.isArray(o.data)) return "data is not an object";
+  return undefined;
+}
+
+/**
+ * Decide whether a received payload is accepted (SPEC §7.2): drop oversized, non-JSON, wrong
+ * schema_version, unknown job, bad or missing signature, and seqs already seen; a gap is
+ * accepted and logged. Every drop comes with its log line.
+ */
+export function verifyEvent(raw: Uint8Array | string, tokenOf: TokenLookup, seenSeqs: SeenSeqs): Verdict {
+  const size = typeof raw === "string" ? Buffer.byteLength(raw) : raw.byteLength;
+  if (size > MAX_EVENT_BYTES) return { ok: false, reason: "oversized", log: `dropped event: payload of ${size} bytes exceeds ${MAX_EVENT_BYTES}` };
+  let v: unknown;
+  try {
+    v = JSON.parse(typeof raw === "string" ? raw : Buffer.from(raw).toString("utf8"));
+  } catch {
+    return { ok: false, reason: "not-json", log: "dropped event: payload is not JSON" };
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return { ok: false, reason: "not-json", log: "dropped event: payload is not a JSON object" };
+  const o = v as Record<string, unknown>;
+  const jobId = typeof o.job_id === "string" && /^[0-9a-f]{8}$/.test(o.job_id) ? o.job_id : undefined;
+  const tag = `job ${jobId ?? "?"}${Number.isSafeInteger(o.seq) ? ` seq ${o.seq}` : ""}`;
+  if (o.schema_version !== 1) {
+    return { ok: false, reason: "wrong-schema", jobId, log: `dropped event (${tag}): schema_version ${JSON.stringify(o.schema_version)?.slice(0, 20)} is not 1` };
+  }
+  if (!jobId) return { ok: false, reason: "malformed", log: "dropped event: job_id is not 8 hex digits" };
+  const token = tokenOf(jobId);
+  if (token === undefined) return { ok: false, reason: "unknown-job", jobId, log: `dropped event (${tag}): unknown job` };
+  const bad = shape(o);
+  if (bad) return { ok: false, reason: "malformed", jobId, log: `dropped event (${tag}): ${bad}` };
+  const ev = o as unknown as JobEvent;
+  try {
+    canonicalJson(ev);
+  } catch (e) {
+    if (!(e instanceof CanonicalJsonError)) throw e;
+    return { ok: false, reason: "malformed", jobId, log: `dropped event (${tag}): ${e.message}` };
+  }
+  if (!signatureValid(ev, token)) return { ok: false, reason: "bad-signature", jobId, seq: ev.seq, log: `HMAC verify failed (${tag}): event dropped` };
+  let max = 0;
+  for (const s of seenSeqs(jobId)) {
+    if (s === ev.seq) return { ok: false, reason: "seen-seq", jobId, seq: ev.seq, log: `dropped event (${tag}): seq ${ev.seq} already seen` };
+    if (s > max) max = s;
+  }
+  if (ev.seq > max + 1) {
+    return { ok: true, event: ev, gap: { expected: max + 1, got: ev.seq }, log: `gap in job ${jobId}: expected seq ${max + 1}, got ${ev.seq}` };
+  }
+  return { ok: true, event: ev };
+}

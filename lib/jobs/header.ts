@@ -1,0 +1,71 @@
+// The texts agents receive: the job header (submit), the review request and the feedback of a
+// loop job. Each names the exact `mam job event` commands to run, with the workspace flag.
+import type { EventName } from "./event.ts";
+import type { JobRecord } from "./store.ts";
+
+/** quote for a POSIX shell only when needed */
+export function shq(s: string): string {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+/** the exact command an agent runs to report `event` */
+export function eventCommand(job: Pick<JobRecord, "job_id">, ws: string, event: EventName, source: string, detail: string): string {
+  return `mam job event ${job.job_id} ${event} --source ${shq(source)} --workspace ${shq(ws)} --detail "${detail}"`;
+}
+
+function taskLine(job: JobRecord): string {
+  return job.brief_file !== undefined ? `Task: read the brief in ${job.brief_file} and do what it asks.` : `Task: ${job.prompt ?? ""}`;
+}
+
+function artifactsLine(job: JobRecord): string | undefined {
+  return job.expected_artifacts.length ? `Expected artifacts: ${job.expected_artifacts.join(", ")}` : undefined;
+}
+
+/** the header the target agent receives when a job is submitted to it */
+export function jobHeader(job: JobRecord, session: string, ws: string): string {
+  const from = job.delegator ? `session ${job.delegator}` : "the user";
+  const lines = [
+    `[mam] Job ${job.job_id} delegated to you (${session}) by ${from}.`,
+    taskLine(job),
+    artifactsLine(job),
+    job.type === "loop"
+      ? `This is a review loop: when you report completed, reviewer ${job.reviewer_session} checks your work; feedback comes back to you (at most ${job.max_iterations} iterations).`
+      : undefined,
+    "Report with these commands, exactly as written (replace the text in quotes):",
+    `  ${eventCommand(job, ws, "started", session, "what you are starting")}`,
+    `  ${eventCommand(job, ws, "progress", session, "short status")}`,
+    `  ${eventCommand(job, ws, "completed", session, "summary of the result")}`,
+    `  ${eventCommand(job, ws, "error", session, "what went wrong")}`,
+    `Run started now, progress at least every ${job.idle_timeout_sec} s while you work, and completed or error once at the end.`,
+  ];
+  return lines.filter((l): l is string => l !== undefined).join("\n");
+}
+
+/** what the reviewer of a loop job receives when the worker completes */
+export function reviewRequest(job: JobRecord, ws: string, workerDetail: string): string {
+  const r = job.reviewer_session!;
+  return [
+    `[mam] Review for job ${job.job_id} (iteration ${job.iteration} of ${job.max_iterations}): ${job.agent_session} reports completed: ${workerDetail}`,
+    taskLine(job),
+    artifactsLine(job),
+    "Review the work, then run exactly one of these commands:",
+    `  ${eventCommand(job, ws, "completed", r, "PASS")}`,
+    `  ${eventCommand(job, ws, "completed", r, "your feedback: what must change")}`,
+    `While reviewing, report progress at least every ${job.idle_timeout_sec} s with:`,
+    `  ${eventCommand(job, ws, "progress", r, "short status")}`,
+  ]
+    .filter((l): l is string => l !== undefined)
+    .join("\n");
+}
+
+/** what the worker of a loop job receives when the reviewer asks for changes */
+export function feedbackRequest(job: JobRecord, ws: string, reviewerDetail: string, iteration: number): string {
+  const w = job.agent_session;
+  return [
+    `[mam] Job ${job.job_id} iteration ${iteration} of ${job.max_iterations}: reviewer ${job.reviewer_session} asks for changes: ${reviewerDetail}`,
+    "Address the feedback, then report with:",
+    `  ${eventCommand(job, ws, "progress", w, "short status")}`,
+    `  ${eventCommand(job, ws, "completed", w, "summary of the changes")}`,
+    `  ${eventCommand(job, ws, "error", w, "what went wrong")}`,
+  ].join("\n");
+}

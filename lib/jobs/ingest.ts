@@ -1,0 +1,156 @@
+// What the subscriber daemon does with job events (SPEC §7.4): ingest a received payload
+// (verify, journal once, move the status) and scan for timeouts. The daemon owns the broker
+// connection, the notifications and the loop prompts; these functions own the files.
+import { canonicalJson } from "./canonical.ts";
+import { endsJob, isFinal, type JobEvent, type JobStatus, MAX_EVENT_BYTES, verifyEvent, type DropReason } from "./event.ts";
+import { type Appended, appendEvent, effectiveStatus, journalAndUpdate, listJobIds, readJournal, readRecord, type JobRecord, withJobsLock } from "./store.ts";
+import { MamError } from "../sys/errors.ts";
+
+export type Ingested =
+  /** verified and appended: the daemon notifies the delegator when `terminal` */
+  | { outcome: "appended"; job: JobRecord; event: JobEvent; statusBefore: JobStatus; status: JobStatus; terminal: boolean; gap?: string }
+  /** byte-identical to the journal's copy (the publisher on this machine appended it first) */
+  | { outcome: "duplicate"; job: JobRecord; event: JobEvent; status: JobStatus; terminal: boolean }
+  | { outcome: "dropped"; reason: DropReason | "topic-mismatch" | "bad-record"; log: string };
+
+const TOPIC_RE = /^(.*)\/([0-9a-f]{8})\/events$/;
+
+/**
+ * Verify a payload received on `topic`, append it once to the job's journal (dedupe by seq under
+ * the jobs lock) and move the record's status. `log` gets one line per drop, gap or append.
+ * `terminal` is true when this event is the one that ended the job (notify the delegator once).
+ */
+export async function ingestEvent(ws: string, topic: string, payload: Buffer, log: (line: string) => void): Promise<Ingested> {
+  const drop = (reason: Ingested & { outcome: "dropped" }): Ingested => {
+    log(reason.log);
+    return reason;
+  };
+  if (payload.byteLength > MAX_EVENT_BYTES) {
+    return drop({ outcome: "dropped", reason: "oversized", log: `dropped event on ${topic}: payload of ${payload.byteLength} bytes exceeds ${MAX_EVENT_BYTES}` });
+  }
+  const m = TOPIC_RE.exec(topic);
+  // unknown jobs never touch the disk (and never create .mam/jobs)
+  const id0 = m?.[2];
+  if (id0 === undefined || !readRecordSafe(ws, id0)) {
+    const v = verifyEvent(payload, () => undefined, () => []);
+    return drop({ outcome: "dropped", reason: v.ok ? "unknown-job" : v.reason, log: v.ok ? `dropped event on ${topic}: unknown job` : v.log });
+  }
+  return withJobsLock(ws, () => {
+    let rec: JobRecord | undefined;
+    try {
+      rec = readRecord(ws, id0);
+    } catch (e) {
+      if (!(e instanceof MamError)) throw e;
+      return drop({ outcome: "dropped", reason: "bad-record", log: `dropped event on ${topic}: ${e.message}` });
+    }
+    const prior = readJournal(ws, id0);
+    const v = verifyEvent(
+      payload,
+      (id) => (rec && id === rec.job_id ? rec.auth_token : undefined),
+      () => prior.map((e) => e.seq),
+    );
+    if (!v.ok) {
+      if (v.reason === "seen-seq" && rec) {
+        const line = canonicalJson(JSON.parse(payload.toString("utf8")));
+        const same = prior.find((e) => e.seq === v.seq);
+        if (same && canonicalJson(same) === line) {
+          const status = effectiveStatus(rec, prior);
+          return { outcome: "duplicate", job: rec, event: same, status, terminal: isFinal(status) && endsJob(same, rec) && firstEnd(prior, rec) === same };
+        }
+      }
+      return drop({ outcome: "dropped", reason: v.reason, log: v.log });
+    }
+    if (v.event.job_id !== id0) {
+      return drop({ outcome: "dropped", reason: "topic-mismatch", log: `dropped event on ${topic}: it names job ${v.event.job_id}` });
+    }
+    if (v.log) log(v.log);
+    const a: Appended = journalAndUpdate(ws, id0, rec, prior, v.event, canonicalJson(v.event), Date.now() / 1000);
+    log(`job ${id0} seq ${v.event.seq} ${v.event.event} from ${v.event.source}: ${a.statusBefore} -> ${a.statusAfter}`);
+    return {
+      outcome: "appended",
+      job: a.record!,
+      event: v.event,
+      statusBefore: a.statusBefore,
+      status: a.statusAfter,
+      terminal: !isFinal(a.statusBefore) && isFinal(a.statusAfter),
+      ...(v.gap ? { gap: v.log } : {}),
+    };
+  });
+}
+
+function firstEnd(events: JobEvent[], rec: JobRecord): JobEvent | undefined {
+  return events.find((e) => endsJob(e, rec));
+}
+
+function readRecordSafe(ws: string, id: string): boolean {
+  try {
+    return readRecord(ws, id) !== undefined;
+  } catch {
+    return true; // exists but broken: reported under the lock
+  }
+}
+
+// ---- timeouts ------------------------------------------------------------------------------
+
+export interface TimeoutDecision {
+  job_id: string;
+  detail: string;
+}
+
+const epochOf = (iso: string): number => Math.floor(Date.parse(iso) / 1000);
+
+/**
+ * Pure: should this job time out now? Overall: `timeout_sec` since created_at (pending or
+ * running). Idle: running and no event for `idle_timeout_sec` (the record's updated_at is the
+ * local time of the last event appended). 0 disables either limit.
+ */
+export function decideTimeout(job: JobRecord, events: readonly JobEvent[], now: number): TimeoutDecision | undefined {
+  const status = effectiveStatus(job, events);
+  if (isFinal(status)) return undefined;
+  const created = epochOf(job.created_at);
+  if (job.timeout_sec > 0 && now - created >= job.timeout_sec) {
+    return { job_id: job.job_id, detail: `no final event within ${job.timeout_sec} s` };
+  }
+  if (status === "running" && job.idle_timeout_sec > 0) {
+    const last = epochOf(job.updated_at);
+    if (now - last >= job.idle_timeout_sec) return { job_id: job.job_id, detail: `no event for ${job.idle_timeout_sec} s` };
+  }
+  return undefined;
+}
+
+export interface ScanResult {
+  /** timeout events appended (publish them: `${job.topic_prefix}/events`, payload `line`) */
+  timedOut: Appended[];
+  /** job files that could not be read (named in the log) */
+  broken: string[];
+}
+
+/** decide and apply timeouts for every job of the workspace; re-decided under the lock before appending */
+export async function scanJobs(ws: string, now: number = Date.now() / 1000, log: (line: string) => void = () => {}): Promise<ScanResult> {
+  const res: ScanResult = { timedOut: [], broken: [] };
+  for (const id of listJobIds(ws)) {
+    let rec: JobRecord | undefined;
+    try {
+      rec = readRecord(ws, id);
+    } catch (e) {
+      res.broken.push(id);
+      log(`job ${id}: ${(e as Error).message}`);
+      continue;
+    }
+    if (!rec || !decideTimeout(rec, readJournal(ws, id), now)) continue;
+    const a = await appendEvent(
+      ws,
+      id,
+      (r, evs) => {
+        const d = r ? decideTimeout(r, evs, now) : undefined;
+        return d ? { event: "timeout", detail: d.detail, source: "monitor" } : undefined;
+      },
+      { now },
+    );
+    if (a) {
+      log(`job ${id} timeout: ${a.payload.detail}`);
+      res.timedOut.push(a);
+    }
+  }
+  return res;
+}

@@ -1,0 +1,61 @@
+// Human-readable renderings of jobs and events (job status, list, logs, wait).
+import { table } from "../sys/io.ts";
+import type { JobEvent } from "./event.ts";
+import type { JobView } from "./store.ts";
+import type { WaitJob } from "./wait.ts";
+
+const oneLine = (s: string, max = 200) => {
+  const t = s.replace(/\s+/g, " ").trim();
+  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
+};
+
+/** the data of an event without its signature, or "" */
+export function dataText(ev: JobEvent): string {
+  const { hmac_sig: _s, ...data } = ev.data ?? {};
+  return Object.keys(data).length ? JSON.stringify(data) : "";
+}
+
+/** one journal line, human readable: `<time>  #<seq>  <event>  <source>: <detail>  <data>` */
+export function eventLine(ev: JobEvent): string {
+  const d = dataText(ev);
+  return `${ev.timestamp}  #${ev.seq}  ${ev.event}  ${ev.source}${ev.detail ? `: ${ev.detail}` : ""}${d ? `  ${d}` : ""}`;
+}
+
+export function statusText(v: JobView): string {
+  const task = v.brief_file !== undefined ? `brief ${v.brief_file}` : oneLine(v.prompt ?? "");
+  const rows: [string, string][] = [
+    ["job", v.job_id],
+    ["status", v.status],
+    ["type", v.type === "loop" ? `loop (reviewer ${v.reviewer_session}, iteration ${v.iteration} of ${v.max_iterations})` : "single"],
+    ["to", `${v.agent_session}${v.agent ? ` (${v.agent})` : ""}`],
+    ["from", v.delegator ?? "-"],
+    ["task", task],
+    ["expects", v.expected_artifacts.length ? v.expected_artifacts.join(", ") : "-"],
+    ["created", v.created_at],
+    ["updated", v.updated_at],
+    ["timeouts", `${v.timeout_sec} s overall, ${v.idle_timeout_sec} s idle`],
+    ["topic", `${v.topic_prefix}/events`],
+    ["events", v.last_event ? `${v.events} (last: #${v.last_event.seq} ${v.last_event.event}: ${oneLine(v.last_event.detail, 120)})` : "0"],
+  ];
+  return rows.map(([k, val]) => `${k.padEnd(9)}${val}`).join("\n");
+}
+
+export function listText(views: JobView[]): string {
+  return table(
+    ["JOB", "STATUS", "TYPE", "TO", "FROM", "CREATED", "EVENTS", "LAST"],
+    views.map((v) => [
+      v.job_id,
+      v.status,
+      v.type,
+      v.agent_session,
+      v.delegator ?? "-",
+      v.created_at,
+      String(v.events),
+      v.last_event ? oneLine(`${v.last_event.event}: ${v.last_event.detail}`, 60) : "-",
+    ]),
+  );
+}
+
+export function waitLine(j: WaitJob): string {
+  return `${j.job_id} ${j.status}${j.last_event && j.last_event.detail ? `: ${oneLine(j.last_event.detail)}` : ""}`;
+}

@@ -1,0 +1,343 @@
+// Job records and journals on disk (SPEC §7.1): .mam/jobs/<id>.json (0600, atomic replace) and
+// .mam/jobs/<id>.events.ndjson (append-only, fsynced). Every read-modify-write runs under the
+// flock on .mam/jobs/.lock; readers take no lock and create nothing.
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import { errCode, MamError, notFound } from "../sys/errors.ts";
+import { withLock } from "../sys/flock.ts";
+import { isValidJobId } from "../sys/names.ts";
+import { isoUtc } from "../sys/time.ts";
+import type { Json } from "./canonical.ts";
+import { canonicalJson } from "./canonical.ts";
+import { appendLineDurable, atomicWriteFile, splitLines, sweepTempFiles } from "./durable.ts";
+import { type EventName, foldStatus, type JobEvent, JOB_STATUSES, type JobStatus, MAX_EVENT_BYTES, signEvent, isEventName } from "./event.ts";
+
+export interface JobRecord {
+  schema_version: 1;
+  job_id: string;
+  status: JobStatus;
+  created_at: string;
+  updated_at: string;
+  prompt?: string;
+  brief_file?: string;
+  /** the target session's agent kind */
+  agent: string | null;
+  agent_session: string;
+  delegator: string | null;
+  type: "single" | "loop";
+  reviewer_session: string | null;
+  max_iterations: number | null;
+  iteration: number;
+  topic_prefix: string;
+  timeout_sec: number;
+  idle_timeout_sec: number;
+  expected_artifacts: string[];
+  last_seq: number;
+  auth_token: string;
+}
+
+export type PublicRecord = Omit<JobRecord, "auth_token">;
+
+export const DEFAULT_TIMEOUT_SEC = 3600;
+export const DEFAULT_IDLE_TIMEOUT_SEC = 120;
+export const DEFAULT_MAX_ITERATIONS = 3;
+const LOCK_BUDGET_MS = 30_000;
+
+export const jobsDir = (ws: string) => join(ws, ".mam", "jobs");
+export const recordPath = (ws: string, id: string) => join(jobsDir(ws), `${id}.json`);
+export const journalPath = (ws: string, id: string) => join(jobsDir(ws), `${id}.events.ndjson`);
+export const jobsLockPath = (ws: string) => join(jobsDir(ws), ".lock");
+
+export const newJobId = () => randomBytes(4).toString("hex");
+export const newToken = () => randomBytes(32).toString("base64url");
+
+export function publicRecord(r: JobRecord): PublicRecord {
+  const { auth_token: _t, ...rest } = r;
+  return rest;
+}
+
+// ---- reading -------------------------------------------------------------------------------
+
+const isInt = (v: unknown) => Number.isSafeInteger(v);
+const isStrOrNull = (v: unknown) => v === null || typeof v === "string";
+
+function malformed(path: string, what: string): MamError {
+  return new MamError(`job file ${path} is malformed (${what})`, 1, "fix or remove it; mam never overwrites it");
+}
+
+/** parse and check a record; a file that is not JSON or not a record is an error (exit 1) */
+export function parseRecord(text: string, path: string, id: string): JobRecord {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new MamError(`job file ${path} is not valid JSON (${(e as Error).message})`, 1, "fix or remove it; mam never overwrites it");
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v)) throw malformed(path, "not a JSON object");
+  const r = v as Record<string, unknown>;
+  if (r.schema_version !== 1) throw malformed(path, `schema_version ${JSON.stringify(r.schema_version)} is not 1`);
+  if (r.job_id !== id) throw malformed(path, `job_id ${JSON.stringify(r.job_id)} does not match the file name`);
+  if (!(JOB_STATUSES as readonly unknown[]).includes(r.status)) throw malformed(path, `unknown status ${JSON.stringify(r.status)}`);
+  if (r.type !== "single" && r.type !== "loop") throw malformed(path, `unknown type ${JSON.stringify(r.type)}`);
+  for (const k of ["created_at", "updated_at", "agent_session", "topic_prefix", "auth_token"]) {
+    if (typeof r[k] !== "string" || r[k] === "") throw malformed(path, `${k} is not a string`);
+  }
+  for (const k of ["agent", "delegator", "reviewer_session"]) if (!isStrOrNull(r[k])) throw malformed(path, `${k} is not a string or null`);
+  for (const k of ["iteration", "timeout_sec", "idle_timeout_sec", "last_seq"]) if (!isInt(r[k])) throw malformed(path, `${k} is not an integer`);
+  if (!(r.max_iterations === null || isInt(r.max_iterations))) throw malformed(path, "max_iterations is not an integer or null");
+  if (!Array.isArray(r.expected_artifacts) || !r.expected_artifacts.every((x) => typeof x === "string")) throw malformed(path, "expected_artifacts is not a list of strings");
+  if (typeof r.prompt !== "string" && typeof r.brief_file !== "string") throw malformed(path, "neither prompt nor brief_file");
+  return r as unknown as JobRecord;
+}
+
+/** the record, or undefined when the job has no record here */
+export function readRecord(ws: string, id: string): JobRecord | undefined {
+  const p = recordPath(ws, id);
+  let text: string;
+  try {
+    text = readFileSync(p, "utf8");
+  } catch (e) {
+    if (errCode(e) === "ENOENT") return undefined;
+    throw new MamError(`cannot read job file ${p} (${(e as Error).message})`, 1);
+  }
+  return parseRecord(text, p, id);
+}
+
+/** the record, or exit 3 */
+export function requireRecord(ws: string, id: string): JobRecord {
+  const r = readRecord(ws, id);
+  if (!r) throw notFound(`no job ${id} in ${jobsDir(ws)}`, "see: mam job list");
+  return r;
+}
+
+/** a journal line is an event when it is a JSON object with a positive integer seq and a known event */
+export function parseEventLine(line: string): JobEvent | undefined {
+  if (!line.startsWith("{")) return undefined;
+  try {
+    const v = JSON.parse(line) as JobEvent;
+    if (typeof v !== "object" || v === null || !isInt(v.seq) || v.seq < 1 || typeof v.event !== "string" || !isEventName(v.event)) return undefined;
+    if (typeof v.detail !== "string") v.detail = String(v.detail ?? "");
+    if (typeof v.source !== "string") v.source = String(v.source ?? "");
+    return v;
+  } catch {
+    return undefined;
+  }
+}
+
+/** the events of a journal text; a torn last line (a killed writer) and any garbage line are skipped */
+export function parseJournal(text: string): { events: JobEvent[]; skipped: number } {
+  const { lines, tail } = splitLines(text);
+  if (tail !== "") lines.push(tail);
+  const events: JobEvent[] = [];
+  let skipped = 0;
+  for (const l of lines) {
+    if (l === "") continue;
+    const ev = parseEventLine(l);
+    if (ev) events.push(ev);
+    else skipped++;
+  }
+  return { events, skipped };
+}
+
+export function readJournal(ws: string, id: string): JobEvent[] {
+  let text: string;
+  try {
+    text = readFileSync(journalPath(ws, id), "utf8");
+  } catch (e) {
+    if (errCode(e) === "ENOENT") return [];
+    throw new MamError(`cannot read job journal ${journalPath(ws, id)} (${(e as Error).message})`, 1);
+  }
+  return parseJournal(text).events;
+}
+
+/** ids of the jobs with a record here, sorted */
+export function listJobIds(ws: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(jobsDir(ws));
+  } catch (e) {
+    if (errCode(e) === "ENOENT" || errCode(e) === "ENOTDIR") return [];
+    throw new MamError(`cannot list ${jobsDir(ws)} (${(e as Error).message})`, 1);
+  }
+  return names
+    .map((n) => /^([0-9a-f]{8})\.json$/.exec(n)?.[1])
+    .filter((x): x is string => x !== undefined)
+    .sort();
+}
+
+/** status from the journal (the truth); the record's own status only when nothing is journalled */
+export function effectiveStatus(r: JobRecord, events: readonly JobEvent[]): JobStatus {
+  return events.length ? foldStatus(events, r) : r.status;
+}
+
+export interface JobView extends PublicRecord {
+  events: number;
+  last_event: JobEvent | null;
+}
+
+/** what `job status --json` prints: the record without its token, with the folded status */
+export function jobView(r: JobRecord, events: readonly JobEvent[]): JobView {
+  const last = events.length ? events[events.length - 1]! : null;
+  let lastShown: JobEvent | null = null;
+  if (last) {
+    const { hmac_sig: _s, ...data } = last.data ?? {};
+    lastShown = { ...last, data };
+  }
+  return { ...publicRecord(r), status: effectiveStatus(r, events), events: events.length, last_event: lastShown };
+}
+
+// ---- writing -------------------------------------------------------------------------------
+
+function ensureJobsDir(ws: string): void {
+  mkdirSync(join(ws, ".mam"), { recursive: true, mode: 0o700 });
+  mkdirSync(jobsDir(ws), { recursive: true, mode: 0o700 });
+}
+
+/** run fn under the exclusive jobs lock (creates .mam/jobs/) */
+export async function withJobsLock<T>(ws: string, fn: () => T | Promise<T>): Promise<T> {
+  ensureJobsDir(ws);
+  return withLock(jobsLockPath(ws), "jobs", LOCK_BUDGET_MS, fn);
+}
+
+/** replace a record (call under the jobs lock) */
+export function writeRecord(ws: string, r: JobRecord): void {
+  atomicWriteFile(recordPath(ws, r.job_id), `${JSON.stringify(r, null, 2)}\n`, { mode: 0o600 });
+}
+
+export interface JobSpec {
+  agent_session: string;
+  agent: string | null;
+  prompt?: string;
+  brief_file?: string;
+  delegator: string | null;
+  type: "single" | "loop";
+  reviewer_session: string | null;
+  max_iterations: number | null;
+  timeout_sec: number;
+  idle_timeout_sec: number;
+  expected_artifacts: string[];
+  /** MAM_MQTT_TOPIC_PREFIX; the record keeps <prefix>/<id> */
+  topic_prefix_base: string;
+}
+
+/** register a new pending job with a fresh id (retried on collision) and token */
+export async function registerJob(ws: string, spec: JobSpec, now: number = Date.now() / 1000): Promise<JobRecord> {
+  return withJobsLock(ws, () => {
+    sweepTempFiles(jobsDir(ws));
+    let id = newJobId();
+    for (let i = 0; existsSync(recordPath(ws, id)) || existsSync(journalPath(ws, id)); i++) {
+      if (i >= 50) throw new MamError(`could not find a free job id in ${jobsDir(ws)}`, 1);
+      id = newJobId();
+    }
+    const t = isoUtc(Math.floor(now));
+    const r: JobRecord = {
+      schema_version: 1,
+      job_id: id,
+      status: "pending",
+      created_at: t,
+      updated_at: t,
+      ...(spec.brief_file !== undefined ? { brief_file: spec.brief_file } : { prompt: spec.prompt ?? "" }),
+      agent: spec.agent,
+      agent_session: spec.agent_session,
+      delegator: spec.delegator,
+      type: spec.type,
+      reviewer_session: spec.reviewer_session,
+      max_iterations: spec.max_iterations,
+      iteration: 1,
+      topic_prefix: `${spec.topic_prefix_base}/${id}`,
+      timeout_sec: spec.timeout_sec,
+      idle_timeout_sec: spec.idle_timeout_sec,
+      expected_artifacts: spec.expected_artifacts,
+      last_seq: 0,
+      auth_token: newToken(),
+    };
+    writeRecord(ws, r);
+    return r;
+  });
+}
+
+export interface EventInput {
+  event: EventName;
+  detail: string;
+  source: string;
+  data?: { [k: string]: Json };
+}
+
+export interface Appended {
+  /** the signed payload, as journalled (and to be published) */
+  payload: JobEvent;
+  /** its canonical JSON text (the journal line and the wire payload) */
+  line: string;
+  /** the record after the update (undefined: a worker on another machine, journal only) */
+  record?: JobRecord;
+  statusBefore: JobStatus;
+  statusAfter: JobStatus;
+}
+
+/** keep a torn tail only if it is a whole event */
+const keepTail = (tail: string) => parseEventLine(tail) !== undefined;
+
+/** append one journal line and move the record's cached status (call under the jobs lock) */
+export function journalAndUpdate(ws: string, id: string, rec: JobRecord | undefined, prior: JobEvent[], ev: JobEvent, line: string, now: number): Appended {
+  appendLineDurable(journalPath(ws, id), line, { mode: 0o600, keepTail });
+  const events = [...prior, ev];
+  const before = rec ? effectiveStatus(rec, prior) : foldStatus(prior);
+  let record: JobRecord | undefined;
+  if (rec) {
+    record = {
+      ...rec,
+      status: foldStatus(events, rec),
+      last_seq: Math.max(rec.last_seq, ev.seq),
+      updated_at: isoUtc(Math.floor(now)),
+    };
+    writeRecord(ws, record);
+  }
+  return { payload: ev, line, record, statusBefore: before, statusAfter: record ? record.status : foldStatus(events) };
+}
+
+/** an event, or a decision taken under the jobs lock from the fresh record and journal (undefined = none) */
+export type EventDecision = EventInput | ((rec: JobRecord | undefined, events: JobEvent[]) => EventInput | undefined);
+
+/**
+ * Append a new event of ours: under the jobs lock take the next seq, sign with the record's token
+ * (or the given one when this machine has no record: a remote worker keeps a journal only),
+ * append + fsync, update the record. Returns undefined when a decision function said no.
+ */
+export async function appendEvent(ws: string, id: string, decide: EventDecision, opts: { token?: string; now?: number } = {}): Promise<Appended | undefined> {
+  if (!isValidJobId(id)) throw new MamError(`invalid job id '${id}'`, 2);
+  // fail before creating anything when the job is unknown here
+  const pre = readRecord(ws, id);
+  if (!pre && opts.token === undefined) throw notFound(`no job ${id} in ${jobsDir(ws)}`, "pass --token (or MAM_JOB_TOKEN) when the job was submitted on another machine");
+  return withJobsLock(ws, () => {
+    const now = opts.now ?? Date.now() / 1000;
+    const rec = readRecord(ws, id);
+    const token = rec?.auth_token ?? opts.token;
+    if (token === undefined) throw notFound(`no job ${id} in ${jobsDir(ws)}`);
+    const prior = readJournal(ws, id);
+    const input = typeof decide === "function" ? decide(rec, prior) : decide;
+    if (input === undefined) return undefined;
+    const seq = Math.max(rec?.last_seq ?? 0, ...prior.map((e) => e.seq)) + 1;
+    const ev = signEvent(
+      { schema_version: 1, seq, job_id: id, event: input.event, timestamp: isoUtc(Math.floor(now)), detail: input.detail, source: input.source, data: input.data ?? {} },
+      token,
+    );
+    const line = canonicalJson(ev);
+    if (Buffer.byteLength(line) > MAX_EVENT_BYTES) {
+      throw new MamError(`event of ${Buffer.byteLength(line)} bytes is larger than ${MAX_EVENT_BYTES} (receivers drop it)`, 2, "shorten --detail / --data");
+    }
+    return journalAndUpdate(ws, id, rec, prior, ev, line, now);
+  });
+}
+
+/** update a record under the jobs lock (fn returns the new record, or undefined for no change) */
+export async function mutateRecord(ws: string, id: string, fn: (r: JobRecord) => JobRecord | undefined): Promise<JobRecord> {
+  return withJobsLock(ws, () => {
+    const r = requireRecord(ws, id);
+    const next = fn(r);
+    if (next === undefined) return r;
+    const out = { ...next, updated_at: isoUtc() };
+    writeRecord(ws, out);
+    return out;
+  });
+}

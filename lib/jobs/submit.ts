@@ -1,0 +1,100 @@
+// Submitting a job (SPEC §7.4 `job submit`): validate, find the target session, register the
+// job (pending), ensure the daemon, prompt the agent with its header. Used by `mam job submit`
+// and by `mam create --submit-job`.
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import { MamError, notFound, usageError } from "../sys/errors.ts";
+import { checkName } from "../sys/names.ts";
+import { warn } from "../sys/io.ts";
+import { jobHeader } from "./header.ts";
+import type { JobRuntime } from "./runtime.ts";
+import { appendEvent, DEFAULT_IDLE_TIMEOUT_SEC, DEFAULT_MAX_ITERATIONS, DEFAULT_TIMEOUT_SEC, type JobRecord, type JobSpec, registerJob } from "./store.ts";
+
+export interface SubmitOptions {
+  to: string;
+  prompt?: string;
+  briefFile?: string;
+  from?: string;
+  timeoutSec?: number;
+  idleTimeoutSec?: number;
+  expect?: string[];
+  type?: "single" | "loop";
+  reviewer?: string;
+  maxIterations?: number;
+  /** MAM_MQTT_TOPIC_PREFIX */
+  topicPrefix: string;
+  /** resolves a relative --brief-file */
+  cwd?: string;
+}
+
+/** the job spec of valid options; usage errors (exit 2) otherwise, before any side effect */
+export function jobSpecOf(o: SubmitOptions): JobSpec {
+  checkName(o.to, "session name (--to)");
+  if (o.from !== undefined) checkName(o.from, "session name (--from)");
+  if ((o.prompt === undefined) === (o.briefFile === undefined)) throw usageError("give exactly one of --prompt and --brief-file");
+  if (o.prompt !== undefined && o.prompt.trim() === "") throw usageError("--prompt is empty");
+  let brief: string | undefined;
+  if (o.briefFile !== undefined) {
+    brief = resolve(o.cwd ?? process.cwd(), o.briefFile);
+    let ok = false;
+    try {
+      ok = statSync(brief).isFile();
+    } catch {}
+    if (!ok) throw usageError(`brief file '${o.briefFile}' does not exist or is not a file`);
+  }
+  const type = o.type ?? "single";
+  if (type === "loop") {
+    if (o.reviewer === undefined) throw usageError("--type loop needs --reviewer NAME");
+    checkName(o.reviewer, "session name (--reviewer)");
+    if (o.reviewer === o.to) throw usageError("the reviewer must be another session than the worker (--to)");
+  } else {
+    if (o.reviewer !== undefined) throw usageError("--reviewer goes with --type loop");
+    if (o.maxIterations !== undefined) throw usageError("--max-iterations goes with --type loop");
+  }
+  if (o.maxIterations !== undefined && o.maxIterations < 1) throw usageError("--max-iterations must be at least 1");
+  for (const a of o.expect ?? []) if (a === "" || a.includes("\n")) throw usageError(`invalid --expect '${a}'`);
+  return {
+    agent_session: o.to,
+    agent: null,
+    ...(brief !== undefined ? { brief_file: brief } : { prompt: o.prompt! }),
+    delegator: o.from ?? null,
+    type,
+    reviewer_session: type === "loop" ? o.reviewer! : null,
+    max_iterations: type === "loop" ? (o.maxIterations ?? DEFAULT_MAX_ITERATIONS) : null,
+    timeout_sec: o.timeoutSec ?? DEFAULT_TIMEOUT_SEC,
+    idle_timeout_sec: o.idleTimeoutSec ?? DEFAULT_IDLE_TIMEOUT_SEC,
+    expected_artifacts: o.expect ?? [],
+    topic_prefix_base: o.topicPrefix,
+  };
+}
+
+export interface Submitted {
+  record: JobRecord;
+  /** the daemon's PID, when one runs */
+  daemonPid?: string;
+}
+
+/** submit: nothing is written unless the target (and reviewer) sessions exist */
+export async function submitJob(ws: string, o: SubmitOptions, runtime: JobRuntime): Promise<Submitted> {
+  const spec = jobSpecOf(o);
+  const target = await runtime.findSession(o.to);
+  if (!target) throw notFound(`no running session named '${o.to}' in this workspace (${ws})`, "see: mam status");
+  if (spec.reviewer_session !== null && !(await runtime.findSession(spec.reviewer_session))) {
+    throw notFound(`no running session named '${spec.reviewer_session}' (the reviewer) in this workspace (${ws})`, "see: mam status");
+  }
+  const record = await registerJob(ws, { ...spec, agent: target.agent });
+  let daemonPid: string | undefined;
+  try {
+    daemonPid = await runtime.ensureDaemon();
+  } catch (e) {
+    warn(`could not start the subscriber daemon (${(e as Error).message}); job ${record.job_id} is tracked through its journal`);
+  }
+  try {
+    await runtime.prompt(target, jobHeader(record, o.to, ws));
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    await appendEvent(ws, record.job_id, { event: "error", detail: `could not prompt ${o.to}: ${why}`.slice(0, 2000), source: "mam" });
+    throw new MamError(`job ${record.job_id}: could not prompt session ${o.to} (${why})`, 1, `the job is marked error; see: mam job status ${record.job_id}`);
+  }
+  return { record, daemonPid };
+}

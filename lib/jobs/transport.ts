@@ -1,0 +1,114 @@
+// MQTT transport for job events (SPEC §7.3): one-shot QoS 1 publishes (not retained, no
+// automatic reconnect, short connect timeout) and a per-job subscription for `job wait`.
+// mqtt is imported inside the functions: light commands never load it.
+import type { MqttClient } from "mqtt";
+import { type BrokerConfig, clientId, describeBroker, mqttOptions } from "./broker-config.ts";
+
+export const PUBLISH_CONNECT_TIMEOUT_MS = 3000;
+
+export type PublishResult = { ok: true } | { ok: false; reason: string };
+
+function reasonOf(e: unknown): string {
+  const o = e as { code?: unknown; message?: unknown };
+  if (typeof o?.code === "string") return o.code;
+  return String(o?.message ?? e).split("\n")[0]!.slice(0, 200);
+}
+
+/** connect once, without retries; rejects with the reason */
+export async function connectOnce(cfg: BrokerConfig, role: string, timeoutMs: number, opts: { clean?: boolean; stableKey?: string } = {}): Promise<MqttClient> {
+  const mqtt = await import("mqtt");
+  const o = mqttOptions(cfg, { clientId: clientId(cfg, role, opts.stableKey), clean: opts.clean ?? true, connectTimeoutMs: timeoutMs, reconnectPeriodMs: 0 });
+  const client = mqtt.connect(o as never);
+  return await new Promise<MqttClient>((resolve, reject) => {
+    let done = false;
+    const fail = (e: unknown) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      client.end(true);
+      reject(e);
+    };
+    // mqtt.js's own connectTimeout does not always fire for TLS handshakes that stall
+    const timer = setTimeout(() => fail(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs + 500);
+    client.once("connect", () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      resolve(client);
+    });
+    client.once("error", fail);
+    client.once("close", () => fail(new Error("connection closed")));
+  });
+}
+
+/** publish payloads to their topics over one connection (QoS 1, not retained) */
+export async function publishAll(cfg: BrokerConfig, items: { topic: string; payload: string }[], timeoutMs = PUBLISH_CONNECT_TIMEOUT_MS): Promise<PublishResult> {
+  if (items.length === 0) return { ok: true };
+  let client: MqttClient;
+  try {
+    client = await connectOnce(cfg, "pub", timeoutMs);
+  } catch (e) {
+    return { ok: false, reason: `broker ${describeBroker(cfg)} unreachable (${reasonOf(e)})` };
+  }
+  try {
+    for (const it of items) {
+      await withTimeout(client.publishAsync(it.topic, it.payload, { qos: 1, retain: false }), timeoutMs, "no PUBACK");
+    }
+    return { ok: true };
+  } catch (e) {
+    return { ok: false, reason: `publish to ${describeBroker(cfg)} failed (${reasonOf(e)})` };
+  } finally {
+    await withTimeout(client.endAsync(), 1000, "end").catch(() => client.end(true));
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms);
+    p.then(
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(t);
+        reject(e);
+      },
+    );
+  });
+}
+
+export interface Subscription {
+  close(): Promise<void>;
+}
+
+/**
+ * Subscribe to topics (QoS 1) and hand every message to onMessage. Resolves undefined when no
+ * broker answers (the caller carries on from the journals); never throws for broker trouble.
+ */
+export async function subscribeTopics(
+  cfg: BrokerConfig,
+  topics: string[],
+  onMessage: (topic: string, payload: Buffer) => void,
+  timeoutMs = PUBLISH_CONNECT_TIMEOUT_MS,
+): Promise<Subscription | undefined> {
+  let client: MqttClient;
+  try {
+    client = await connectOnce(cfg, "wait", timeoutMs);
+  } catch {
+    return undefined;
+  }
+  client.on("message", (t, p) => onMessage(t, p));
+  client.on("error", () => {});
+  try {
+    await withTimeout(client.subscribeAsync(topics, { qos: 1 }), timeoutMs, "no SUBACK");
+  } catch {
+    client.end(true);
+    return undefined;
+  }
+  return {
+    async close() {
+      await withTimeout(client.endAsync(), 1000, "end").catch(() => client.end(true));
+    },
+  };
+}

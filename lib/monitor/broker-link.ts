@@ -1,0 +1,124 @@
+// The daemon's one connection to the broker: connect with a persistent session (clean:false,
+// a client id stable per workspace), subscribe to <prefix>/+/events at QoS 1, and hand every
+// message to a handler before it is acknowledged (PUBACK after the handler returns, so an event
+// the daemon had no time to journal is redelivered). No automatic reconnect: the daemon decides
+// when to retry (MAM_BROKER_RETRY_S). mqtt is imported here, lazily, never by light commands.
+import type { MqttClient } from "mqtt";
+import { type BrokerConfig, clientId, mqttOptions, wildcardTopic } from "../jobs/broker-config.ts";
+
+export interface BrokerLink {
+  topic: string;
+  /** the broker kept our session (subscription and queued events) */
+  sessionPresent: boolean;
+  /** resolves with the reason once the connection is gone */
+  closed: Promise<string>;
+  /** disconnect; resolves within timeoutMs whatever the broker does */
+  close(timeoutMs?: number): Promise<void>;
+}
+
+export type MessageHandler = (topic: string, payload: Buffer) => Promise<void>;
+
+/** the daemon's client id: the same for every daemon of one workspace, ≤ 23 characters */
+export const daemonClientId = (cfg: BrokerConfig, ws: string) => clientId(cfg, "mon", `monitor:${ws}`);
+
+export function reasonOf(e: unknown): string {
+  if (e instanceof Error) {
+    const code = (e as { code?: unknown }).code;
+    const msg = e.message || String(code ?? "error");
+    return typeof code === "string" && !msg.includes(code) ? `${code}: ${msg}` : msg;
+  }
+  return String(e);
+}
+
+function endClient(c: MqttClient, timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(() => {
+      try {
+        c.end(true);
+      } catch {}
+      resolve();
+    }, timeoutMs);
+    try {
+      c.end(false, {}, () => {
+        clearTimeout(t);
+        resolve();
+      });
+    } catch {
+      clearTimeout(t);
+      resolve();
+    }
+  });
+}
+
+/**
+ * Connect and subscribe within timeoutMs, or reject with the reason. `signal` aborts the attempt
+ * at once (the daemon is stopping).
+ */
+export async function openBrokerLink(
+  cfg: BrokerConfig,
+  ws: string,
+  onMessage: MessageHandler,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<BrokerLink> {
+  const topic = wildcardTopic(cfg);
+  const opts = mqttOptions(cfg, { clientId: daemonClientId(cfg, ws), clean: false, connectTimeoutMs: timeoutMs, reconnectPeriodMs: 0 });
+  if (signal.aborted) throw new Error("stopping");
+  const mqtt = await import("mqtt");
+  const client = mqtt.connect(opts as never);
+  // PUBACK only once the handler is done; a failing handler is the handler's business to log
+  client.handleMessage = (packet, done) => {
+    const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
+    onMessage(packet.topic, payload).then(
+      () => done(),
+      () => done(),
+    );
+  };
+  let lastError: unknown;
+  let closedResolve: (r: string) => void = () => {};
+  const closed = new Promise<string>((r) => (closedResolve = r));
+  client.on("error", (e) => {
+    lastError = e;
+  });
+  client.on("close", () => closedResolve(lastError === undefined ? "connection closed" : reasonOf(lastError)));
+
+  let sessionPresent = false;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no answer within ${Math.round(timeoutMs / 1000)} s`)), timeoutMs);
+      const onAbort = () => reject(new Error("stopping"));
+      signal.addEventListener("abort", onAbort, { once: true });
+      const settle = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", onAbort);
+      };
+      client.once("connect", (connack) => {
+        sessionPresent = !!connack.sessionPresent;
+        client.subscribeAsync(topic, { qos: 1 }).then(
+          (granted) => {
+            settle();
+            if (granted.some((g) => g.qos === 128)) reject(new Error(`the broker refused the subscription to ${topic}`));
+            else resolve();
+          },
+          (e) => {
+            settle();
+            reject(e);
+          },
+        );
+      });
+      closed.then((why) => {
+        settle();
+        reject(lastError ?? new Error(why));
+      });
+    });
+  } catch (e) {
+    await endClient(client, 200);
+    throw e;
+  }
+  return {
+    topic,
+    sessionPresent,
+    closed,
+    close: (timeoutMs = 500) => endClient(client, timeoutMs),
+  };
+}

@@ -1,0 +1,378 @@
+// The per-workspace subscriber daemon, `mam reconcile --subscribe` (SPEC §6.2, Issue #19).
+//
+// One daemon per workspace, known by the exclusive flock on .mam/monitor.lock. It hears job events
+// over MQTT (persistent session) or, when no broker answers, polls; and it never outlives its
+// workspace: every WATCH_MS it checks that the lock file is still the one it holds and that the
+// workspace still exists. Every wait is a timer raced against one AbortSignal, so SIGTERM/SIGINT
+// end it within a second whatever it was doing; hooks run with a deadline and are never awaited
+// on the way out.
+//
+// What it does with events and polls is not decided here: that is DaemonHooks (lib/monitor/hooks.ts).
+import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, readlinkSync, rmSync, statSync, writeSync, constants as C } from "node:fs";
+import { type BrokerConfig, brokerConfigFromEnv, describeBroker } from "../jobs/broker-config.ts";
+import { MamError, errCode } from "../sys/errors.ts";
+import { flockWait } from "../sys/flock.ts";
+import { out } from "../sys/io.ts";
+import { type Env, mamDir } from "../sys/paths.ts";
+import { epochNow, isoUtc, logStamp } from "../sys/time.ts";
+import type { BrokerLink } from "./broker-link.ts";
+import { type DaemonMode, type DaemonState, monitorLockPath, monitorLogPath, monitorStatePath, parsePid, readState, writeFileAtomic } from "./files.ts";
+
+export interface HookContext {
+  ws: string;
+  /** the mode the daemon is in when the hook starts */
+  mode: DaemonMode;
+  /** aborted when the daemon stops or the hook overruns its deadline */
+  signal: AbortSignal;
+  log(message: string): void;
+  /** logged only with MAM_DEBUG=1 */
+  debug(message: string): void;
+}
+
+/**
+ * What the daemon does; the loop only decides when. Hooks run one at a time, in order, each with
+ * a deadline (HOOK_DEADLINE_MS). They must stay asynchronous: a synchronous wait (spawnSync,
+ * sleepSync) would also hold up signal handling.
+ */
+export interface DaemonHooks {
+  /** a full resync: once at start, and again whenever the daemon switches from polling to MQTT */
+  reconcile(ctx: HookContext): Promise<void>;
+  /** one message on <prefix>/+/events; the broker gets its PUBACK when this returns */
+  onEvent(topic: string, payload: Buffer, ctx: HookContext): Promise<void>;
+  /** every RECONCILE_POLL_INTERVAL seconds, in both modes (ctx.mode says which) */
+  poll(ctx: HookContext): Promise<void>;
+  /** true while there is running work (holds the idle timeout off) */
+  busy(ctx: HookContext): Promise<boolean>;
+}
+
+export interface DaemonTimings {
+  pollMs: number;
+  retryMs: number;
+  connectTimeoutMs: number;
+  watchMs: number;
+  hookDeadlineMs: number;
+}
+
+export const WATCH_MS = 500;
+export const CONNECT_TIMEOUT_MS = 5000;
+export const HOOK_DEADLINE_MS = 60_000;
+
+/** a positive number of seconds from the environment, else the default */
+export function envSeconds(raw: string | undefined, def: number): number {
+  if (raw === undefined || !/^\d+(\.\d+)?$/.test(raw.trim())) return def;
+  const n = Number(raw.trim());
+  return n > 0 ? n : def;
+}
+
+export function daemonTimings(env: Env): DaemonTimings {
+  return {
+    pollMs: envSeconds(env.RECONCILE_POLL_INTERVAL, 15) * 1000,
+    retryMs: envSeconds(env.MAM_BROKER_RETRY_S, 60) * 1000,
+    connectTimeoutMs: CONNECT_TIMEOUT_MS,
+    watchMs: WATCH_MS,
+    hookDeadlineMs: HOOK_DEADLINE_MS,
+  };
+}
+
+export interface FileId {
+  dev: number;
+  ino: number;
+}
+
+/** is the lock file at path still the one we hold open on fd? */
+export function lockFileState(path: string, held: FileId, fd: number): "ok" | "gone" | "replaced" {
+  let st;
+  try {
+    st = statSync(path);
+  } catch (e) {
+    if (errCode(e) === "ENOENT" || errCode(e) === "ENOTDIR") return "gone";
+    return "ok"; // EACCES and friends: not proof of anything
+  }
+  if (st.dev !== held.dev || st.ino !== held.ino) return "replaced";
+  try {
+    if (fstatSync(fd).nlink === 0) return "gone";
+  } catch {}
+  return "ok";
+}
+
+export function workspaceExists(ws: string): boolean {
+  try {
+    return statSync(ws).isDirectory();
+  } catch (e) {
+    return !(errCode(e) === "ENOENT" || errCode(e) === "ENOTDIR");
+  }
+}
+
+/** resolves after ms, or as soon as signal aborts */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+/** the file our stdout goes to (the daemon's log), if any */
+function stdoutPath(ws: string): string | null {
+  try {
+    const o = fstatSync(1);
+    if (!o.isFile()) return null;
+    try {
+      const l = statSync(monitorLogPath(ws));
+      if (l.dev === o.dev && l.ino === o.ino) return monitorLogPath(ws);
+    } catch {}
+    const p = readlinkSync("/proc/self/fd/1");
+    return p.startsWith("/") ? p.replace(/ \(deleted\)$/, "") : null;
+  } catch {
+    return null;
+  }
+}
+
+export interface DaemonOptions {
+  ws: string;
+  /** exit after this many seconds without an event or running work; 0 = never */
+  idleTimeoutS: number;
+  /** exit after this many seconds whatever happens; 0 = never */
+  timeoutS: number;
+  hooks: DaemonHooks;
+  env?: Env;
+  /** a log line sink; default `<ISO time> <message>` on stdout */
+  write?: (line: string) => void;
+  /** handle SIGTERM/SIGINT (default true) */
+  handleSignals?: boolean;
+  /** stop from outside (tests); the daemon then exits 0 */
+  stopSignal?: AbortSignal;
+  timings?: Partial<DaemonTimings>;
+}
+
+/** run the daemon until something ends it; returns the exit status (0, 130, 143) */
+export async function runDaemon(o: DaemonOptions): Promise<number> {
+  const env = o.env ?? process.env;
+  const t: DaemonTimings = { ...daemonTimings(env), ...o.timings };
+  const ws = o.ws;
+  const write = o.write ?? ((line: string) => out(line));
+  const log = (m: string) => write(`${logStamp()} ${m}`);
+  const debug = (m: string) => {
+    if (env.MAM_DEBUG === "1") log(`debug: ${m}`);
+  };
+
+  const stop = new AbortController();
+  let exitCode = 0;
+  const finish = (code: number, message?: string) => {
+    if (stop.signal.aborted) return;
+    if (message) log(message);
+    exitCode = code;
+    stop.abort();
+  };
+  const stopped = new Promise<void>((r) => stop.signal.addEventListener("abort", () => r(), { once: true }));
+  // first thing: a signal that arrives while we start must still give 143/130, not a kill
+  const onTerm = () => finish(143, "signal 15 received, exiting");
+  const onInt = () => finish(130, "signal 2 received, exiting");
+  if (o.handleSignals !== false) {
+    process.on("SIGTERM", onTerm);
+    process.on("SIGINT", onInt);
+  }
+  const onOuter = () => finish(0, "stop requested, exiting");
+  o.stopSignal?.addEventListener("abort", onOuter, { once: true });
+
+  let fd = -1;
+  let held: FileId | undefined;
+  const timers: ReturnType<typeof setInterval>[] = [];
+  let link: BrokerLink | undefined;
+  const pid = process.pid;
+  const lockPath = monitorLockPath(ws);
+  try {
+    const cfg: BrokerConfig = brokerConfigFromEnv(env); // a bad MQTT_* is a usage error before any file is touched
+    try {
+      mkdirSync(mamDir(ws), { recursive: true, mode: 0o700 });
+      fd = openSync(lockPath, C.O_RDWR | C.O_CREAT | C.O_NOFOLLOW, 0o600);
+    } catch (e) {
+      throw new MamError(`cannot open ${lockPath} (${(e as Error).message})`, 1, "check the workspace's permissions");
+    }
+    // a short wait, not one try: `mam daemon status|ensure` probe with a shared lock for a moment
+    let got: "locked" | "timeout";
+    try {
+      got = await flockWait(fd, { budgetMs: 500, maxPollMs: 10, signal: stop.signal });
+    } catch (e) {
+      if (stop.signal.aborted) return exitCode;
+      throw e;
+    }
+    if (got === "timeout") {
+      let holder = "?";
+      try {
+        holder = String(parsePid(readFileSync(lockPath, "utf8")) ?? "?");
+      } catch {}
+      log(`another monitor is running (pid ${holder}); exiting`);
+      return 0;
+    }
+    ftruncateSync(fd, 0);
+    writeSync(fd, `${pid}\n`, 0);
+    const st = fstatSync(fd);
+    held = { dev: st.dev, ino: st.ino };
+    if (stop.signal.aborted) return exitCode;
+
+    const broker = describeBroker(cfg);
+    const logPath = stdoutPath(ws);
+    const startedAt = isoUtc();
+    let mode: DaemonMode = "connecting";
+    let stateBroken = false;
+    const setMode = (m: DaemonMode) => {
+      mode = m;
+      const now = epochNow();
+      const s: DaemonState = { pid, mode: m, since: isoUtc(now), since_epoch: now, log: logPath, broker, started_at: startedAt };
+      try {
+        writeFileAtomic(monitorStatePath(ws), `${JSON.stringify(s, null, 2)}\n`);
+      } catch (e) {
+        if (!stateBroken) log(`cannot write ${monitorStatePath(ws)} (${(e as Error).message})`);
+        stateBroken = true;
+      }
+    };
+    setMode("connecting");
+    log(`monitor started for ${ws} (pid ${pid}, broker ${broker})`);
+
+    // ---- hooks: one at a time, in order, each with a deadline ------------------------------
+    let chain: Promise<unknown> = Promise.resolve();
+    const runHook = <T>(name: string, fn: (ctx: HookContext) => Promise<T>): Promise<T | undefined> => {
+      const next = chain.then(async () => {
+        if (stop.signal.aborted) return undefined;
+        const ac = new AbortController();
+        const onStop = () => ac.abort();
+        stop.signal.addEventListener("abort", onStop, { once: true });
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const overrun = new Promise<undefined>((r) => {
+          timer = setTimeout(() => {
+            log(`${name} did not finish within ${t.hookDeadlineMs / 1000} s; moving on`);
+            ac.abort();
+            r(undefined);
+          }, t.hookDeadlineMs);
+        });
+        try {
+          return await Promise.race([fn({ ws, mode, signal: ac.signal, log, debug }), overrun, stopped.then(() => undefined)]);
+        } catch (e) {
+          if (!stop.signal.aborted) log(`${name} failed: ${(e as Error)?.message ?? String(e)}`);
+          return undefined;
+        } finally {
+          clearTimeout(timer);
+          stop.signal.removeEventListener("abort", onStop);
+        }
+      });
+      chain = next.catch(() => {});
+      return next;
+    };
+
+    // ---- self-termination, idle and overall timeouts ---------------------------------------
+    const startMs = Date.now();
+    let lastActivity = Date.now();
+    let eventsInFlight = 0;
+    let busyCheck = false;
+    const watch = () => {
+      if (stop.signal.aborted) return;
+      if (!workspaceExists(ws)) return finish(0, `workspace ${ws} is gone; exiting`);
+      const ls = lockFileState(lockPath, held!, fd);
+      if (ls === "gone") return finish(0, "monitor.lock is gone: monitor.lock no longer exists; exiting");
+      if (ls === "replaced") return finish(0, "monitor.lock was replaced; exiting");
+      const now = Date.now();
+      if (o.timeoutS > 0 && now - startMs >= o.timeoutS * 1000) return finish(0, `timeout of ${o.timeoutS} s reached; exiting`);
+      if (eventsInFlight > 0) lastActivity = now;
+      if (o.idleTimeoutS > 0 && now - lastActivity >= o.idleTimeoutS * 1000 && !busyCheck) {
+        busyCheck = true;
+        void runHook("busy", (ctx) => o.hooks.busy(ctx)).then((busy) => {
+          busyCheck = false;
+          if (busy) lastActivity = Date.now();
+          else if (Date.now() - lastActivity >= o.idleTimeoutS * 1000) {
+            finish(0, `idle for ${o.idleTimeoutS} s (no event, no running work); exiting`);
+          }
+        });
+      }
+    };
+    timers.push(setInterval(watch, t.watchMs));
+
+    // ---- polling: every pollMs, in both modes ----------------------------------------------
+    let pollQueued = false;
+    timers.push(
+      setInterval(() => {
+        if (stop.signal.aborted || mode === "connecting" || pollQueued) return;
+        pollQueued = true;
+        void runHook("poll", (ctx) => o.hooks.poll(ctx)).finally(() => (pollQueued = false));
+      }, t.pollMs),
+    );
+
+    void runHook("reconcile", (ctx) => o.hooks.reconcile(ctx));
+
+    // ---- the broker: connect, or poll and retry every retryMs ------------------------------
+    const onMessage = async (topic: string, payload: Buffer) => {
+      lastActivity = Date.now();
+      eventsInFlight++;
+      try {
+        await runHook("event", (ctx) => o.hooks.onEvent(topic, payload, ctx));
+      } finally {
+        eventsInFlight--;
+        lastActivity = Date.now();
+      }
+    };
+    const brokerLoop = async () => {
+      const { openBrokerLink, reasonOf } = await import("./broker-link.ts");
+      let lastFailure: string | undefined;
+      while (!stop.signal.aborted) {
+        try {
+          link = await openBrokerLink(cfg, ws, onMessage, t.connectTimeoutMs, stop.signal);
+        } catch (e) {
+          if (stop.signal.aborted) return;
+          const why = reasonOf(e);
+          if (mode !== "polling") {
+            log(`MQTT Monitor: broker ${broker} unreachable (${why}); falling back to polling`);
+            setMode("polling");
+          } else if (why !== lastFailure) {
+            log(`MQTT Monitor: broker ${broker} still unreachable (${why}); retrying every ${t.retryMs / 1000} s`);
+          }
+          lastFailure = why;
+          await pause(t.retryMs, stop.signal);
+          continue;
+        }
+        if (stop.signal.aborted) {
+          await link.close(200);
+          link = undefined;
+          return;
+        }
+        const wasPolling = mode === "polling";
+        setMode("mqtt");
+        lastFailure = undefined;
+        log(`MQTT Monitor: subscribed to ${link.topic}`);
+        if (wasPolling) void runHook("reconcile", (ctx) => o.hooks.reconcile(ctx));
+        const why = await Promise.race([link.closed, stopped.then(() => undefined)]);
+        if (why === undefined || stop.signal.aborted) return;
+        link = undefined;
+        log(`MQTT Monitor: lost the broker ${broker} (${why}); falling back to polling`);
+        setMode("polling");
+        lastFailure = why;
+        await pause(t.retryMs, stop.signal);
+      }
+    };
+    void brokerLoop().catch((e) => finish(1, `MQTT Monitor: ${(e as Error).message}; exiting`));
+
+    await stopped;
+    return exitCode;
+  } finally {
+    for (const x of timers) clearInterval(x);
+    if (o.handleSignals !== false) {
+      process.off("SIGTERM", onTerm);
+      process.off("SIGINT", onInt);
+    }
+    o.stopSignal?.removeEventListener("abort", onOuter);
+    if (link) await link.close(500);
+    if (fd >= 0) {
+      // our state file goes with us, unless the folder is someone else's by now
+      try {
+        if (held && lockFileState(lockPath, held, fd) === "ok" && readState(ws)?.pid === pid) {
+          rmSync(monitorStatePath(ws), { force: true });
+        }
+      } catch {}
+      closeSync(fd);
+    }
+  }
+}

@@ -1,0 +1,91 @@
+// create's conflict check and adoption rule (SPEC §5.2; seeds test_issue50_pane_lock.py A1/A2).
+import type { RegistryData, Row, Section } from "../registry/types.ts";
+import { SECTIONS } from "../registry/types.ts";
+
+export const MONITOR_NOTE = "auto-registered by monitor";
+
+export interface Target {
+  section: Section;
+  server: string;
+}
+
+/** the server a row lives on: herdr_server, else herdr_session, else tmux_server, else the default */
+export function rowServer(row: Row, section: Section): string {
+  if (section === "herdr_sessions") return String(row.herdr_server ?? row.herdr_session ?? "default");
+  return String(row.tmux_server ?? "mam");
+}
+
+/** when the row was registered: herdr_session_epoch (tmux rows: tmux_session_epoch) */
+export function rowEpoch(row: Row, section: Section): number | undefined {
+  const v = section === "tmux_sessions" ? (row.tmux_session_epoch ?? row.herdr_session_epoch) : row.herdr_session_epoch;
+  return typeof v === "number" ? v : undefined;
+}
+
+/** a running row of create's name that create may replace with its own row */
+export function adoptable(row: Row, section: Section, t0: number, target: Target): boolean {
+  return (
+    row.status === "running" &&
+    row.last_visible_note === MONITOR_NOTE &&
+    (rowEpoch(row, section) ?? -1) >= t0 &&
+    (row.delegate_job_id === undefined || row.delegate_job_id === null || row.delegate_job_id === "") &&
+    section === target.section &&
+    rowServer(row, section) === target.server
+  );
+}
+
+export type Decision =
+  | { kind: "free" }
+  /** every running row of that name is the monitor's registration of create's own pane */
+  | { kind: "adopt"; rows: { section: Section; index: number }[] }
+  | { kind: "conflict"; row: Row };
+
+/** what create must do about existing rows named `name` (stopped/terminated/archived ones are just replaced) */
+export function decide(data: RegistryData, name: string, t0: number, target: Target): Decision {
+  const adopt: { section: Section; index: number }[] = [];
+  for (const section of SECTIONS) {
+    const rows = data[section];
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i]!;
+      if (row.name !== name || row.status !== "running") continue;
+      if (!adoptable(row, section, t0, target)) return { kind: "conflict", row };
+      adopt.push({ section, index: i });
+    }
+  }
+  return adopt.length ? { kind: "adopt", rows: adopt } : { kind: "free" };
+}
+
+/** keys of a row that are history, kept in `previous` when a new session replaces it */
+const HISTORY_KEYS = ["status", "role", "agent", "pane", "stopped_at", "stop_reason", "terminated_at", "termination_mode", "archived_at", "herdr_session_created_at", "start_command"];
+
+/**
+ * replace every row named `name` with `fresh` (in place of the first one, so the file's order
+ * is kept); rows that were not running leave a summary in fresh.previous
+ */
+export function placeRow(data: RegistryData, section: Section, fresh: Row): { adopted: boolean; replaced: number } {
+  let at: { section: Section; index: number } | undefined;
+  const previous: Record<string, unknown>[] = [];
+  let adopted = false;
+  let replaced = 0;
+  for (const s of SECTIONS) {
+    const rows = data[s];
+    for (let i = rows.length - 1; i >= 0; i--) {
+      const row = rows[i]!;
+      if (row.name !== fresh.name) continue;
+      if (row.status === "running") adopted = true;
+      else {
+        const summary: Record<string, unknown> = {};
+        for (const k of HISTORY_KEYS) if (row[k] !== undefined) summary[k] = row[k];
+        for (const k of Object.keys(row)) if (k.endsWith("_session_id_own") || k.endsWith("_conversation_id_own")) summary[k] = row[k];
+        previous.unshift(summary);
+        if (Array.isArray(row.previous)) previous.unshift(...(row.previous as Record<string, unknown>[]));
+      }
+      rows.splice(i, 1);
+      replaced++;
+      at = { section: s, index: i };
+    }
+  }
+  if (previous.length) fresh.previous = previous.slice(-10);
+  if (at && at.section === section) data[section].splice(at.index, 0, fresh);
+  else data[section].push(fresh);
+  return { adopted, replaced };
+}

@@ -1,0 +1,44 @@
+// Looking at reality: one listing per server, then the pure classification. Shared by
+// `mam status` (read-only) and `mam reconcile` (which then applies the actions).
+import type { Backend, Mux } from "../mux/types.ts";
+import type { RegistryData } from "../registry/types.ts";
+import { type Classification, type ServerView, classify, serverKey, serversOf } from "../monitor/classify.ts";
+import { agentKind } from "../agents/kinds.ts";
+import type { Env } from "../sys/paths.ts";
+
+export type MuxFactory = (backend: Backend, server: string) => Mux;
+
+export interface Observation extends Classification {
+  views: ServerView[];
+}
+
+/** list every server the rows name (plus `extra`), one call each, in parallel */
+export async function listServers(data: RegistryData, muxFor: MuxFactory, extra: { backend: Backend; server: string }[] = []): Promise<ServerView[]> {
+  const wanted = new Map<string, { backend: Backend; server: string }>();
+  for (const s of [...serversOf(data), ...extra]) wanted.set(serverKey(s.backend, s.server), s);
+  return Promise.all(
+    [...wanted.values()].map(async ({ backend, server }): Promise<ServerView> => {
+      try {
+        return { backend, server, listing: await muxFor(backend, server).list() };
+      } catch (e) {
+        return { backend, server, listing: { state: "unreachable", detail: (e as Error).message } };
+      }
+    }),
+  );
+}
+
+/** conversation discovery for classify: this workspace's newest, newer than the row, not owned */
+export function discoverer(ws: string, env: Env) {
+  return (kind: string, sinceEpoch: number | undefined, exclude: Set<string>): string | undefined => {
+    const store = agentKind(kind).store;
+    const c = store?.newest(ws, env);
+    if (!c || exclude.has(c.id)) return undefined;
+    if (sinceEpoch !== undefined && c.mtimeMs > 0 && c.mtimeMs < sinceEpoch * 1000 - 1000) return undefined;
+    return c.id;
+  };
+}
+
+export async function observe(data: RegistryData, ws: string, muxFor: MuxFactory, env: Env, now: number, extra: { backend: Backend; server: string }[] = []): Promise<Observation> {
+  const views = await listServers(data, muxFor, extra);
+  return { ...classify({ data, views, workspace: ws, now, discover: discoverer(ws, env) }), views };
+}

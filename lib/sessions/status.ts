@@ -1,0 +1,75 @@
+// mam status: the registry next to the multiplexers' view of it (SPEC §5.5). Read-only.
+import type { Row } from "../registry/types.ts";
+import type { Observation } from "./observe.ts";
+import { paint, table } from "../sys/io.ts";
+
+export interface JobRef {
+  id: string;
+  status: string;
+}
+
+export interface SessionStatus {
+  name: string;
+  agent: string | null;
+  role: string | null;
+  status: string;
+  live: string;
+  mux: string;
+  server: string;
+  pane: string | null;
+  job: JobRef | null;
+  drift: string[];
+}
+
+export interface StatusDoc {
+  workspace: string;
+  registry: string;
+  sessions: SessionStatus[];
+}
+
+export function statusDoc(ws: string, registry: string, obs: Observation, jobOf: (row: Row) => JobRef | null): StatusDoc {
+  return {
+    workspace: ws,
+    registry,
+    sessions: obs.rows.map((v) => ({
+      name: v.row.name,
+      agent: typeof v.row.agent === "string" ? v.row.agent : null,
+      role: typeof v.row.role === "string" ? v.row.role : null,
+      status: v.row.status,
+      live: v.live,
+      mux: v.backend,
+      server: v.server,
+      pane: v.pane?.id ?? (typeof v.row.pane?.id === "string" ? v.row.pane.id : null),
+      job: jobOf(v.row),
+      drift: [...new Set(v.drifts.map((d) => d.kind))],
+    })),
+  };
+}
+
+const LIVE_STYLE: Record<string, Parameters<typeof paint>[0]> = { working: "cyan", blocked: "yellow", idle: "green", dead: "red", unreachable: "red", unknown: "gray" };
+
+export function renderStatus(doc: StatusDoc, color: boolean): string {
+  if (doc.sessions.length === 0) return `no agent sessions in ${doc.registry}`;
+  const rows = doc.sessions.map((s) => [
+    s.name,
+    s.agent ?? "-",
+    s.role ?? "-",
+    s.status,
+    s.live,
+    s.pane ?? "-",
+    s.mux === "tmux" ? `tmux:${s.server}` : s.server,
+    s.job ? `${s.job.id}:${s.job.status}` : "-",
+    s.drift.length ? s.drift.join(",") : "-",
+  ]);
+  const text = table(["NAME", "AGENT", "ROLE", "STATUS", "LIVE", "PANE", "SERVER", "JOB", "DRIFT"], rows);
+  if (!color) return text;
+  // colour the LIVE column only; widths were computed on plain text
+  return text
+    .split("\n")
+    .map((line, i) => {
+      if (i === 0) return paint("bold", line, true);
+      const live = doc.sessions[i - 1]!.live;
+      return line.replace(new RegExp(`(?<=\\s)${live}(?=\\s)`), paint(LIVE_STYLE[live] ?? "gray", live, true));
+    })
+    .join("\n");
+}

@@ -1,0 +1,12 @@
+// How mam runs itself: the compiled binary, or `bun mam.ts` from source. Never process.argv[0/1]
+// (in a compiled binary they are "bun" and a virtual /$bunfs path).
+export function selfCommand(): string[] {
+  return Bun.isStandaloneExecutable ? [process.execPath] : [process.execPath, Bun.main];
+}
+
+/** the environment for a child mam, without the switch that turns any Bun binary into bun */
+export function childEnv(env: Record<string, string | undefined> = process.env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && k !== "BUN_BE_BUN") out[k] = v;
+  return out;
+}

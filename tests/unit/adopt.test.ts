@@ -1,0 +1,90 @@
+// The adoption rule as a pure function (SPEC §5.2, seeds A1/A2); the binary tests live in
+// tests/integration/create-adoption.test.ts.
+import { describe, expect, test } from "bun:test";
+import { decide, MONITOR_NOTE, placeRow } from "../../lib/sessions/adopt.ts";
+import type { RegistryData, Row } from "../../lib/registry/types.ts";
+import { defaultSessionName, guessRole, workspaceSlug } from "../../lib/sessions/naming.ts";
+
+const T0 = 1_800_000_000;
+const target = { section: "herdr_sessions" as const, server: "t50-srv" };
+
+function seed(extra: Partial<Row> = {}): RegistryData {
+  const row: Row = {
+    name: "n",
+    status: "running",
+    role: "creator",
+    herdr_session_epoch: T0 + 60,
+    herdr_session: "t50-srv",
+    herdr_server: "t50-srv",
+    last_visible_note: MONITOR_NOTE,
+    ...extra,
+  };
+  return { herdr_sessions: [row], tmux_sessions: [] };
+}
+
+describe("decide", () => {
+  test("A1: a monitor row registered after create began, same server, no job → adopt", () => {
+    expect(decide(seed(), "n", T0, target).kind).toBe("adopt");
+    expect(decide(seed({ herdr_session_epoch: T0 }), "n", T0, target).kind).toBe("adopt");
+  });
+  test("A2 real: a row without the monitor's note → conflict", () => {
+    expect(decide(seed({ last_visible_note: undefined }), "n", T0, target).kind).toBe("conflict");
+    expect(decide(seed({ last_visible_note: "something else" }), "n", T0, target).kind).toBe("conflict");
+  });
+  test("A2 old-adoption: registered before create began → conflict", () => {
+    expect(decide(seed({ herdr_session_epoch: T0 - 3600 }), "n", T0, target).kind).toBe("conflict");
+    expect(decide(seed({ herdr_session_epoch: T0 - 1 }), "n", T0, target).kind).toBe("conflict");
+  });
+  test("A2 adoption-with-job → conflict", () => {
+    expect(decide(seed({ delegate_job_id: "deadbeef" }), "n", T0, target).kind).toBe("conflict");
+  });
+  test("A2 other-server → conflict; herdr_server wins over herdr_session", () => {
+    expect(decide(seed({ herdr_server: "different-server", herdr_session: "different-server" }), "n", T0, target).kind).toBe("conflict");
+    expect(decide(seed({ herdr_server: "different-server" }), "n", T0, target).kind).toBe("conflict");
+    expect(decide(seed({ herdr_server: undefined }), "n", T0, target).kind).toBe("adopt");
+  });
+  test("a tmux monitor row is not create's herdr pane", () => {
+    const d: RegistryData = { herdr_sessions: [], tmux_sessions: [seed().herdr_sessions[0]!] };
+    expect(decide(d, "n", T0, target).kind).toBe("conflict");
+  });
+  test("stopped / terminated / archived rows do not block; other names do not matter", () => {
+    for (const status of ["stopped", "terminated", "archived"] as const) expect(decide(seed({ status }), "n", T0, target).kind).toBe("free");
+    expect(decide(seed({ last_visible_note: undefined }), "other", T0, target).kind).toBe("free");
+  });
+});
+
+describe("placeRow", () => {
+  test("replaces stopped rows and keeps their history in previous", () => {
+    const d = seed({ status: "stopped", role: "old", claude_session_id_own: "abc", stopped_at: "x" });
+    d.herdr_sessions.unshift({ name: "before", status: "running" });
+    d.herdr_sessions.push({ name: "after", status: "running" });
+    const fresh: Row = { name: "n", status: "running", role: "new" };
+    const r = placeRow(d, "herdr_sessions", fresh);
+    expect(r).toEqual({ adopted: false, replaced: 1 });
+    expect(d.herdr_sessions.map((x) => x.name)).toEqual(["before", "n", "after"]);
+    expect(fresh.previous).toEqual([{ status: "stopped", role: "old", stopped_at: "x", claude_session_id_own: "abc" }]);
+  });
+  test("adoption leaves exactly one row of the name", () => {
+    const d = seed();
+    const fresh: Row = { name: "n", status: "running", role: "Creator", session_id_source: "assigned" };
+    expect(placeRow(d, "herdr_sessions", fresh).adopted).toBe(true);
+    expect(d.herdr_sessions).toEqual([fresh]);
+  });
+});
+
+describe("naming", () => {
+  test("the original's <slug>-creator-<agent>", () => {
+    expect(workspaceSlug("/x/landing_page/refer_landing_page")).toBe("landing-page-refer-landing-page");
+    expect(defaultSessionName("/x/landing_page/refer_landing_page", "creator", "claude")).toBe("landing-page-refer-landing-page-creator-claude");
+    expect(defaultSessionName("/Work/API", "worker", "codex")).toBe("work-api-worker-codex");
+  });
+  test("long workspaces still give a valid name", () => {
+    const n = defaultSessionName(`/a/${"x".repeat(100)}`, "creator", "claude");
+    expect(n.length).toBeLessThanOrEqual(64);
+    expect(n.endsWith("-creator-claude")).toBe(true);
+  });
+  test("role guess", () => {
+    expect(guessRole("ws-creator-claude")).toBe("creator");
+    expect(guessRole("w1-p2-claude")).toBe("unknown");
+  });
+});

@@ -1,0 +1,158 @@
+// The kinds table and the workspace-scoped conversation stores (SPEC §5.1).
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Database } from "bun:sqlite";
+import { agentKind, idField, KINDS, ownId } from "../../lib/agents/kinds.ts";
+import { claudeProjectKey, STORES } from "../../lib/agents/stores.ts";
+
+const root = realpathSync(mkdtempSync(join(tmpdir(), "mam-agents-")));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+const home = join(root, "home");
+const env = { HOME: home };
+const ws = "/work/proj_a";
+const other = "/work/proj_b";
+
+function put(p: string, text: string, ageS = 0) {
+  mkdirSync(join(p, ".."), { recursive: true });
+  writeFileSync(p, text);
+  const t = Date.now() / 1000 - ageS;
+  utimesSync(p, t, t);
+}
+
+describe("kinds", () => {
+  test("every SPEC kind is there", () => {
+    for (const k of ["claude", "codex", "gemini", "agy", "hermes", "cline", "aider", "opencode", "shell"]) expect(KINDS[k]).toBeDefined();
+  });
+  test("claude gets an assigned id and resumes with --resume", () => {
+    const c = agentKind("claude");
+    expect(c.assignsId).toBe(true);
+    expect(c.freshArgs("abc")).toEqual(["--session-id", "abc"]);
+    expect(c.resumeArgs!("abc")).toEqual(["--resume", "abc"]);
+    expect(c.exitText).toBe("/exit");
+  });
+  test("resume args of the others", () => {
+    expect(agentKind("codex").resumeArgs!("x")).toEqual(["resume", "x"]);
+    expect(agentKind("agy").resumeArgs!("x")).toEqual(["--conversation", "x"]);
+    expect(agentKind("gemini").resumeArgs!("x")).toEqual(["--resume", "x"]);
+    expect(agentKind("agy").exitText).toBe("Exit");
+    expect(agentKind("codex").exitText).toBe("/quit");
+  });
+  test("aider and shell are typed with pane run (no herdr kind)", () => {
+    expect(agentKind("aider").herdrKind).toBeUndefined();
+    expect(agentKind("shell").herdrKind).toBeUndefined();
+    expect(agentKind("claude").herdrKind).toBe("claude");
+  });
+  test("an unknown kind is a usage error", () => {
+    expect(() => agentKind("gpt")).toThrow(/unknown agent kind 'gpt'/);
+    expect(() => agentKind("constructor")).toThrow(/unknown agent kind/);
+  });
+  test("own id field, and the original's field name", () => {
+    expect(idField("claude")).toBe("claude_session_id_own");
+    expect(ownId({ claude_session_id_own: "a" }, "claude")).toBe("a");
+    expect(ownId({ agy_conversation_id_own: "b" }, "agy")).toBe("b");
+    expect(ownId({}, "agy")).toBeUndefined();
+  });
+});
+
+describe("stores are scoped to the workspace", () => {
+  test("claude", () => {
+    expect(claudeProjectKey("/work/proj_a")).toBe("-work-proj-a");
+    const dir = join(home, ".claude", "projects", "-work-proj-a");
+    put(join(dir, "old.jsonl"), `${JSON.stringify({ sessionId: "old", cwd: ws })}\n`, 100);
+    put(join(dir, "new.jsonl"), `${JSON.stringify({ type: "summary" })}\n${JSON.stringify({ sessionId: "new" })}\n`, 1);
+    put(join(home, ".claude", "projects", "-work-proj-b", "theirs.jsonl"), `${JSON.stringify({ sessionId: "theirs" })}\n`, 0);
+    expect(STORES.claude.newest(ws, env)!.id).toBe("new");
+    expect(STORES.claude.find("old", ws, env)!.files).toEqual([join(dir, "old.jsonl")]);
+    expect(STORES.claude.find("theirs", ws, env)).toBeUndefined();
+    expect(STORES.claude.newest(other, env)!.id).toBe("theirs");
+    expect(STORES.claude.newest(ws, { ...env, CLAUDE_CONFIG_DIR: join(root, "elsewhere") })).toBeUndefined();
+  });
+
+  test("codex", () => {
+    const d = join(home, ".codex", "sessions", "2026", "11", "30");
+    put(join(d, "rollout-1-a.jsonl"), `${JSON.stringify({ type: "session_meta", payload: { id: "ca", cwd: ws } })}\n`, 50);
+    put(join(d, "rollout-2-b.jsonl"), `${JSON.stringify({ type: "session_meta", payload: { id: "cb", cwd: other } })}\n`, 0);
+    put(join(d, "rollout-3-c.jsonl"), `${JSON.stringify({ type: "session_meta", payload: { id: "cc", cwd: ws } })}\n`, 10);
+    expect(STORES.codex.newest(ws, env)!.id).toBe("cc");
+    expect(STORES.codex.find("cb", ws, env)).toBeUndefined();
+    expect(STORES.codex.find("ca", ws, env)).toBeDefined();
+  });
+
+  test("gemini", () => {
+    const d = join(home, ".gemini", "tmp", createHash("sha256").update(ws).digest("hex"), "chats");
+    put(join(d, "session-1.json"), JSON.stringify({ sessionId: "g1" }), 5);
+    expect(STORES.gemini.newest(ws, env)!.id).toBe("g1");
+    expect(STORES.gemini.newest(other, env)).toBeUndefined();
+  });
+
+  test("agy", () => {
+    const d = join(home, ".gemini", "antigravity-cli");
+    put(join(d, "cache", "last_conversations.json"), JSON.stringify({ [ws]: "a1", [other]: { conversation_id: "a2" } }));
+    put(join(d, "conversations", "a1.db"), "x");
+    expect(STORES.agy.newest(ws, env)!.id).toBe("a1");
+    expect(STORES.agy.find("a2", ws, env)).toBeUndefined();
+    expect(STORES.agy.newest(other, env)).toBeUndefined(); // no .db on disk
+  });
+
+  test("cline", () => {
+    const d = join(home, ".cline", "data", "sessions");
+    put(join(d, "s1", "s1.json"), JSON.stringify({ session_id: "s1", cwd: ws }), 20);
+    put(join(d, "s2", "s2.json"), JSON.stringify({ session_id: "s2", workspace_root: ws }), 2);
+    put(join(d, "s3", "s3.json"), JSON.stringify({ session_id: "s3", cwd: other }), 0);
+    expect(STORES.cline.newest(ws, env)!.id).toBe("s2");
+    expect(STORES.cline.find("s3", ws, env)).toBeUndefined();
+  });
+
+  test("opencode", () => {
+    const d = join(home, ".local", "share", "opencode", "storage", "session", "proj1");
+    put(join(d, "ses_1.json"), JSON.stringify({ id: "ses_1", directory: ws }), 3);
+    put(join(d, "ses_2.json"), JSON.stringify({ id: "ses_2", directory: other }), 0);
+    expect(STORES.opencode.newest(ws, env)!.id).toBe("ses_1");
+    expect(STORES.opencode.find("ses_2", ws, env)).toBeUndefined();
+  });
+
+  test("hermes (SQLite state.db)", () => {
+    mkdirSync(join(home, ".hermes"), { recursive: true });
+    const db = new Database(join(home, ".hermes", "state.db"));
+    db.run("CREATE TABLE sessions (id TEXT, cwd TEXT, updated_at INTEGER)");
+    db.run("INSERT INTO sessions VALUES ('h1', ?, 1), ('h2', ?, 2), ('h3', ?, 3)", [ws, ws, other]);
+    db.close();
+    expect(STORES.hermes.newest(ws, env)!.id).toBe("h2");
+    expect(STORES.hermes.find("h1", ws, env)).toBeDefined();
+    expect(STORES.hermes.find("h3", ws, env)).toBeUndefined();
+  });
+});
+
+describe("the demo agent's plan", () => {
+  const { plan, jobOf } = require("../../lib/agents/demo-agent.ts") as typeof import("../../lib/agents/demo-agent.ts");
+  const header = [
+    "[mam] Job deadbeef delegated to you (w) by the user.",
+    "Task: add a greeting",
+    "Expected artifacts: hello.txt",
+    "Report with these commands, exactly as written (replace the text in quotes):",
+    `  mam job event deadbeef started --source w --workspace '/tmp/my ws' --detail "what you are starting"`,
+  ].join("\n");
+  test("finds the job in a header, with quoted workspaces", () => {
+    expect(jobOf(header)).toEqual({ id: "deadbeef", source: "w", ws: "/tmp/my ws" });
+    expect(jobOf("hello")).toBeUndefined();
+  });
+  test("a worker starts, writes the artifacts, completes", () => {
+    expect(plan(header, { role: "worker", passOn: 2 }, 0)).toEqual([
+      { event: "started", detail: "demo agent on it" },
+      { event: "progress", detail: "working" },
+      { write: "hello.txt" },
+      { event: "completed", detail: "done: add a greeting" },
+    ]);
+  });
+  test("a reviewer sends feedback before its pass-on review, then PASS", () => {
+    const review = header.replace("delegated to you", "review");
+    expect(plan(review, { role: "reviewer", passOn: 2 }, 0).at(-1)).toEqual({ event: "completed", detail: "feedback: please also handle the empty input" });
+    expect(plan(review, { role: "reviewer", passOn: 2 }, 1).at(-1)).toEqual({ event: "completed", detail: "PASS: looks good" });
+  });
+  test("anything else gets a ready", () => {
+    expect(plan("You are x, a demo agent…", { role: "worker", passOn: 2 }, 0)).toEqual([{ say: "ready" }]);
+  });
+});

@@ -1,0 +1,91 @@
+// Status fold, signing and the receiver's drop rules (SPEC §7.2), as pure functions.
+import { describe, expect, test } from "bun:test";
+import { canonicalJson } from "../../lib/jobs/canonical.ts";
+import { foldStatus, type JobEvent, MAX_EVENT_BYTES, signEvent, verifyEvent, type EventName } from "../../lib/jobs/event.ts";
+
+const TOKEN = "t0ken-of-the-job";
+let seq = 0;
+function ev(event: EventName, over: Partial<JobEvent> = {}): JobEvent {
+  return { schema_version: 1, seq: ++seq, job_id: "abc12345", event, timestamp: "2026-01-01T00:00:00Z", detail: "", source: "worker", data: {}, ...over };
+}
+const fold = (names: EventName[], job?: Parameters<typeof foldStatus>[1]) => foldStatus(names.map((n) => ev(n)), job);
+
+describe("foldStatus", () => {
+  test("pending until started, running after, final at the first terminal event", () => {
+    expect(fold([])).toBe("pending");
+    expect(fold(["started"])).toBe("running");
+    expect(fold(["started", "progress", "permission_required"])).toBe("running");
+    for (const t of ["completed", "error", "cancelled", "timeout"] as const) {
+      expect(fold(["started", t])).toBe(t);
+      expect(fold([t])).toBe(t);
+    }
+  });
+
+  test("nothing after a terminal event changes it", () => {
+    expect(fold(["started", "cancelled", "completed"])).toBe("cancelled");
+    expect(fold(["started", "completed", "error", "started", "progress"])).toBe("completed");
+    expect(fold(["timeout", "started"])).toBe("timeout");
+  });
+
+  test("loop jobs: only the reviewer's PASS completes; steps keep it running", () => {
+    const job = { type: "loop" as const, reviewer_session: "rev" };
+    const evs = [ev("started"), ev("completed", { detail: "done, PASS please" }), ev("completed", { source: "rev", detail: "needs work" })];
+    expect(foldStatus(evs, job)).toBe("running");
+    expect(foldStatus([...evs, ev("completed", { source: "rev", detail: "PASS" })], job)).toBe("completed");
+    expect(foldStatus([...evs, ev("error", { source: "mam", detail: "max iterations reached" })], job)).toBe("error");
+    // the same journal read as a single job ends at the worker's completed
+    expect(foldStatus(evs)).toBe("completed");
+  });
+});
+
+describe("verifyEvent", () => {
+  const known = (id: string) => (id === "abc12345" ? TOKEN : undefined);
+  const none = () => [];
+  const good = signEvent(ev("progress", { seq: 3, detail: "héllo" }), TOKEN);
+  const raw = (e: unknown) => Buffer.from(JSON.stringify(e));
+
+  test("accepts a signed event, from bytes or text, in any key order", () => {
+    const v = verifyEvent(raw(good), known, () => [1, 2]);
+    expect(v.ok).toBe(true);
+    if (v.ok) expect(v.gap).toBeUndefined();
+    const reordered = Object.fromEntries(Object.entries(good).reverse());
+    expect(verifyEvent(JSON.stringify(reordered, null, 2), known, none).ok).toBe(true);
+  });
+
+  test("logs a gap but accepts the event", () => {
+    const v = verifyEvent(raw(good), known, () => [1]);
+    expect(v).toMatchObject({ ok: true, gap: { expected: 2, got: 3 } });
+    if (v.ok) expect(v.log).toBe("gap in job abc12345: expected seq 2, got 3");
+  });
+
+  const drops: [string, Uint8Array | string, string, RegExp][] = [
+    ["not JSON", "{nope", "not-json", /not JSON/],
+    ["a JSON array", "[1,2]", "not-json", /not a JSON object/],
+    ["wrong schema_version", canonicalJson({ ...good, schema_version: 2 }), "wrong-schema", /schema_version 2 is not 1/],
+    ["missing schema_version", JSON.stringify({ ...good, schema_version: undefined }), "wrong-schema", /schema_version/],
+    ["unknown job", canonicalJson(signEvent({ ...good, job_id: "deadbeef" }, TOKEN)), "unknown-job", /unknown job/],
+    ["missing signature", canonicalJson({ ...good, data: {} }), "bad-signature", /^HMAC verify failed/],
+    ["signature of another token", canonicalJson(signEvent(good, "spoofed")), "bad-signature", /^HMAC verify failed/],
+    ["tampered detail", canonicalJson({ ...good, detail: "completed!" }), "bad-signature", /^HMAC verify failed/],
+    ["float in data", canonicalJson({ ...good, data: { ...good.data } }).replace('"data":{', '"data":{"x":1.5,'), "malformed", /not an integer/],
+    ["unknown event name", canonicalJson(signEvent({ ...good, event: "exploded" as never }, TOKEN)), "malformed", /unknown event/],
+    ["seq 0", canonicalJson(signEvent({ ...good, seq: 0 }, TOKEN)), "malformed", /seq/],
+    ["oversized", canonicalJson(signEvent({ ...good, detail: "x".repeat(MAX_EVENT_BYTES) }, TOKEN)), "oversized", /exceeds 262144/],
+  ];
+  for (const [name, payload, reason, log] of drops) {
+    test(`drops ${name}`, () => {
+      const v = verifyEvent(payload, known, none);
+      expect(v.ok).toBe(false);
+      if (!v.ok) {
+        expect(v.reason).toBe(reason as never);
+        expect(v.log).toMatch(log);
+      }
+    });
+  }
+
+  test("drops a seq already seen (replay)", () => {
+    const v = verifyEvent(raw(good), known, () => [1, 2, 3]);
+    expect(v).toMatchObject({ ok: false, reason: "seen-seq", seq: 3 });
+    if (!v.ok) expect(v.log).toContain("seq 3 already seen");
+  });
+});
