@@ -80,16 +80,22 @@ export function shJoin(argv: string[]): string {
 
 const ANSI_RE = /\u001b\[[0-9;?]*[ -\/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]/g;
 
+/** a line that is only a shell prompt ("$ ", "user@host:~/ws$ ", "ws % ", "❯ ") */
+const PROMPT_ONLY = /^.{0,80}[$#%>❯›]\s*$/;
+
 /**
- * The last lines of a pane's output for an error message: ANSI stripped, blank lines and the
- * multiplexer's own "Pane is dead" notice dropped, the last `n` lines joined with " | ".
+ * The last lines of a pane's output for an error message: ANSI stripped, blank lines, the
+ * multiplexer's own "Pane is dead" notice, trailing prompt-only lines and the echo of the typed
+ * command (`typed`) dropped; the last `n` lines joined with " | ".
  */
-export function lastOutput(text: string, n = 5, maxChars = 400): string {
+export function lastOutput(text: string, n = 5, typed?: string, maxChars = 400): string {
   const lines = text
     .replace(ANSI_RE, "")
     .split(/\r?\n/)
     .map((l) => l.replace(/\r/g, "").trimEnd())
-    .filter((l) => l.trim() !== "" && !/^Pane is dead \(/.test(l));
+    .filter((l) => l.trim() !== "" && !/^Pane is dead \(/.test(l))
+    .filter((l) => !typed || !l.endsWith(typed));
+  while (lines.length > 0 && PROMPT_ONLY.test(lines[lines.length - 1]!)) lines.pop();
   if (lines.length === 0) return "(no output)";
   let s = lines.slice(-n).join(" | ");
   if (s.length > maxChars) s = `…${s.slice(s.length - maxChars)}`;

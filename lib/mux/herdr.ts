@@ -231,7 +231,7 @@ export class HerdrMux implements Mux {
       } catch (e) {
         if (e instanceof HerdrError && START_FAILED.has(e.code)) {
           const how = e.code === "timeout" ? `did not become ready within ${Math.round(readyMs / 1000)} s` : "exited right after start";
-          return this.failStart(pane.id, agent, how);
+          return this.failStart(pane.id, agent, how, shJoin([spec.herdrKind, ...spec.argv.slice(1)]));
         }
         throw e;
       }
@@ -240,7 +240,7 @@ export class HerdrMux implements Mux {
     }
     await this.call(["pane", "run", pane.id, shJoin(spec.argv)], { paneId: pane.id });
     const fg = await this.verifyForeground(pane.id, spec.settleMs);
-    if (!fg) return this.failStart(pane.id, agent, "exited right after start");
+    if (!fg) return this.failStart(pane.id, agent, "exited right after start", shJoin(spec.argv));
     return { ...pane, pid: fg.pid, cmd: fg.name || basename(exe), cmdFull: shJoin(spec.argv) };
   }
 
@@ -272,7 +272,7 @@ export class HerdrMux implements Mux {
   }
 
   /** read the pane's last lines, close it, throw the start failure of SPEC §5.2 */
-  private async failStart(paneId: string, agent: string, how: string): Promise<never> {
+  private async failStart(paneId: string, agent: string, how: string, typed: string): Promise<never> {
     let text = "";
     try {
       text = await this.read(paneId, 50);
@@ -280,7 +280,7 @@ export class HerdrMux implements Mux {
     try {
       await this.close(paneId);
     } catch {}
-    throw new MamError(`${agent} ${how} in ${paneId}; last output: ${lastOutput(text)}`, 1);
+    throw new MamError(`${agent} ${how} in ${paneId}; last output: ${lastOutput(text, 5, typed)}`, 1);
   }
 
   async sendText(paneId: string, text: string, enter: boolean): Promise<void> {

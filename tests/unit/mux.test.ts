@@ -254,6 +254,9 @@ describe("small helpers", () => {
     expect(lastOutput("boom\nPane is dead (status 1, Mon)\n")).toBe("boom");
     expect(lastOutput("  \n")).toBe("(no output)");
     expect(lastOutput("x".repeat(1000)).length).toBeLessThanOrEqual(401);
+    // the echo of the typed command and the shell prompt that came back are not output
+    expect(lastOutput("$ claude --x\nUnable to connect\n$ ", 5, "claude --x")).toBe("Unable to connect");
+    expect(lastOutput("me@box:~/ws$ aider\nboom\nme@box:~/ws$ \n", 5, "aider")).toBe("boom");
   });
   test("shJoin quotes only what needs it", () => {
     expect(shJoin(["claude", "--session-id", "3f0c-1", "it's a b", ""])).toBe(`claude --session-id 3f0c-1 'it'\\''s a b' ''`);
