@@ -16,6 +16,7 @@ export const root: MamCommand = defineCommand({
   subCommands: {
     "pane-lock": lazy(() => import("./lib/cli/pane-lock.ts")),
     broker: lazy(() => import("./lib/cli/broker.ts")),
+    shim: lazy(() => import("./lib/cli/shim.ts")),
     skills: lazy(() => import("./lib/cli/skills.ts")),
     job: lazy(() => import("./lib/cli/job.ts")),
     "demo-agent": lazy(() => import("./lib/cli/demo-agent.ts")),

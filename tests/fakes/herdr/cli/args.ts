@@ -1,0 +1,139 @@
+// Argument parsing in the style of herdr 0.8.0's hand-written parser: the positional ids first,
+// then `--flag value` pairs. `--flag=value`, flags before a positional, and unknown flags are
+// usage errors (exit 2), with herdr's messages ("usage: …", "unknown option: …",
+// "missing value for …", "missing required …").
+
+export class CliUsage extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "CliUsage";
+  }
+}
+
+/** a bad option value that herdr reports as a raw Rust error ("Error: …", exit 1) */
+export class CliRawError extends Error {}
+
+export type FlagKind = "value" | "bool" | "multi";
+
+export interface Spec {
+  usage: string;
+  /** positional names, in order; a trailing "?" marks an optional one */
+  positional?: string[];
+  /** after the positionals, every remaining word is text (joined or kept as a list) */
+  rest?: { name: string; min: number };
+  flags?: Record<string, FlagKind>;
+  /** positionals are taken verbatim even when they look like flags (agent prompt) */
+  literal?: boolean;
+}
+
+export interface Parsed {
+  pos: Record<string, string | undefined>;
+  rest: string[];
+  flags: Record<string, string | undefined>;
+  multi: Record<string, string[]>;
+  bools: Set<string>;
+}
+
+export function parseArgs(args: string[], spec: Spec): Parsed {
+  const out: Parsed = { pos: {}, rest: [], flags: {}, multi: {}, bools: new Set() };
+  let i = 0;
+  for (const name of spec.positional ?? []) {
+    const optional = name.endsWith("?");
+    const key = optional ? name.slice(0, -1) : name;
+    const a = args[i];
+    if (a === undefined || (!spec.literal && a.startsWith("--") && a.length > 2)) {
+      if (optional) continue;
+      throw new CliUsage(spec.usage);
+    }
+    out.pos[key] = a;
+    i++;
+  }
+  if (spec.rest) {
+    out.rest = args.slice(i);
+    if (out.rest.length < spec.rest.min) throw new CliUsage(spec.usage);
+    return out;
+  }
+  const flags = spec.flags ?? {};
+  while (i < args.length) {
+    const a = args[i]!;
+    const kind = flags[a];
+    if (!kind) {
+      if (a === "--help" || a === "-h") throw new CliUsage(spec.usage);
+      throw new CliUsage(a.startsWith("-") ? `unknown option: ${a}` : `unexpected argument: ${a}\n${spec.usage}`);
+    }
+    if (kind === "bool") {
+      out.bools.add(a);
+      i++;
+      continue;
+    }
+    const v = args[i + 1];
+    if (v === undefined) throw new CliUsage(`missing value for ${a}`);
+    if (kind === "multi") (out.multi[a] ??= []).push(v);
+    else out.flags[a] = v;
+    i += 2;
+  }
+  return out;
+}
+
+export function parseU32(flag: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v) || Number(v) > 4294967295) throw new CliUsage(`invalid value for ${flag}: ${v}`);
+  return Number(v);
+}
+
+export function parseU64(flag: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v))) throw new CliUsage(`invalid value for ${flag}: ${v}`);
+  return Number(v);
+}
+
+export function parseFloatFlag(flag: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (v.trim() === "" || !Number.isFinite(n)) throw new CliUsage(`invalid value for ${flag}: ${v}`);
+  return n;
+}
+
+export function parseEnv(values: string[] | undefined): Record<string, string> | undefined {
+  if (!values?.length) return undefined;
+  const env: Record<string, string> = {};
+  for (const kv of values) {
+    const eq = kv.indexOf("=");
+    if (eq <= 0) throw new CliUsage(`invalid --env value: ${kv} (expected KEY=VALUE)`);
+    env[kv.slice(0, eq)] = kv.slice(eq + 1);
+  }
+  return env;
+}
+
+export function parseSource(v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  if (v === "visible" || v === "recent" || v === "detection") return v;
+  if (v === "recent-unwrapped" || v === "recent_unwrapped") return "recent_unwrapped";
+  throw new CliRawError(`invalid read source: ${v}`);
+}
+
+export function parseFormat(v: string | undefined): "text" | "ansi" | undefined {
+  if (v === undefined) return undefined;
+  if (v === "text" || v === "ansi") return v;
+  throw new CliRawError(`invalid read format: ${v}`);
+}
+
+export function parseDirection(v: string | undefined): "right" | "down" | undefined {
+  if (v === undefined) return undefined;
+  if (v === "right" || v === "down") return v;
+  throw new CliUsage(`invalid split direction: ${v}`);
+}
+
+const STATUSES = ["idle", "working", "blocked", "done", "unknown"];
+
+export function parseStatuses(values: string[] | undefined): string[] | undefined {
+  if (!values?.length) return undefined;
+  for (const v of values) if (!STATUSES.includes(v)) throw new CliUsage(`invalid agent status: ${v} (expected idle, working, blocked, done, or unknown)`);
+  return values;
+}
+
+export function parseState(v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  if (!["idle", "working", "blocked", "unknown"].includes(v)) throw new CliUsage(`invalid pane agent state: ${v} (expected idle, working, blocked, or unknown)`);
+  return v;
+}

@@ -1,0 +1,129 @@
+// `herdr session list [--json]`, `herdr session stop NAME [--json]`, `herdr server stop`,
+// `herdr status [server] [--json]` (herdr.md §1.3).
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { isListening, NotRunningError, request } from "../common/client.ts";
+import { apiSocketPath, configDir, DEFAULT_SESSION, sessionDir, serverNotRunningMessage, validateSessionName } from "../common/session.ts";
+import { CliUsage } from "./args.ts";
+import { type CliCtx, cliProtocol, cliVersion, err, failWith, line, out, ping } from "./io.ts";
+
+export const STOP_WAIT_MS = 15_000;
+
+interface SessionInfo {
+  name: string;
+  default: boolean;
+  running: boolean;
+  socket_path: string;
+  session_dir: string;
+}
+
+async function info(env: CliCtx["env"], name?: string): Promise<SessionInfo> {
+  const socket = apiSocketPath(env, name);
+  return { name: name ?? DEFAULT_SESSION, default: !name, running: await isListening(socket), socket_path: socket, session_dir: sessionDir(env, name) };
+}
+
+async function waitGone(socket: string, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (!(await isListening(socket))) return true;
+    await Bun.sleep(25);
+  }
+  return !(await isListening(socket));
+}
+
+export async function sessionList(ctx: CliCtx, args: string[]): Promise<number> {
+  const json = args.length === 1 && args[0] === "--json";
+  if (args.length > 1 || (args.length === 1 && !json)) throw new CliUsage("usage: herdr session list [--json]");
+  const names: string[] = [];
+  try {
+    for (const e of readdirSync(join(configDir(ctx.env), "sessions"), { withFileTypes: true }))
+      if (e.isDirectory() && e.name !== DEFAULT_SESSION && !validateSessionName(e.name)) names.push(e.name);
+  } catch {}
+  names.sort();
+  const sessions = [await info(ctx.env), ...(await Promise.all(names.map((n) => info(ctx.env, n))))];
+  if (json) await out(line({ sessions }));
+  else {
+    const rows = [`${"name".padEnd(20)} ${"status".padEnd(8)} ${"directory".padEnd(48)} socket`];
+    for (const s of sessions) rows.push(`${s.name.padEnd(20)} ${(s.running ? "running" : "stopped").padEnd(8)} ${s.session_dir.padEnd(48)} ${s.socket_path}`);
+    await out(`${rows.join("\n")}\n`);
+  }
+  return 0;
+}
+
+export async function sessionStop(ctx: CliCtx, args: string[]): Promise<number> {
+  const usage = "usage: herdr session stop <name> [--json]";
+  let name: string | undefined;
+  let json = false;
+  for (const a of args) {
+    if (a === "--json") json = true;
+    else if (name === undefined) name = a;
+    else throw new CliUsage(usage);
+  }
+  if (name === undefined) throw new CliUsage(usage);
+  const sessionErr = async (code: string, message: string) => {
+    await err(line({ error: { code, message } }));
+    return 1;
+  };
+  const target = name === DEFAULT_SESSION ? undefined : name;
+  if (target !== undefined) {
+    const bad = validateSessionName(target);
+    if (bad) return sessionErr("invalid_session_name", bad);
+  }
+  const socket = apiSocketPath(ctx.env, target);
+  let resp;
+  try {
+    resp = await request(socket, { id: "cli:session:stop", method: "server.stop", params: {} }, { timeoutMs: 10_000 });
+  } catch (e) {
+    return sessionErr("session_stop_failed", `session ${name} is not running or cannot be reached at ${socket}: ${(e as Error).message}`);
+  }
+  if (resp.error) return sessionErr("session_stop_failed", JSON.stringify(resp.error));
+  if (!(await waitGone(socket, STOP_WAIT_MS))) return sessionErr("session_stop_failed", `session ${name} did not stop within ${STOP_WAIT_MS}ms; socket is still reachable at ${socket}`);
+  const session = await info(ctx.env, target);
+  if (json) await out(line({ stopped: true, session }));
+  else await out(`stopped session ${session.name}\n`);
+  return 0;
+}
+
+export async function serverStop(ctx: CliCtx, args: string[]): Promise<number> {
+  if (args.length) throw new CliUsage("usage: herdr server stop");
+  const id = "cli:server:stop";
+  const t = ctx.target();
+  let resp;
+  try {
+    resp = await request(t.socket, { id, method: "server.stop", params: {} }, { timeoutMs: 10_000 });
+  } catch (e) {
+    if (e instanceof NotRunningError) return failWith(id, "server_not_running", serverNotRunningMessage(t));
+    throw e;
+  }
+  if (resp.error) {
+    await err(line(resp));
+    return 1;
+  }
+  if (!(await waitGone(t.socket, STOP_WAIT_MS))) return failWith(id, "server_stop_failed", `server did not stop within ${STOP_WAIT_MS}ms; socket is still reachable at ${t.socket}`);
+  await out(line(resp));
+  return 0;
+}
+
+export async function status(ctx: CliCtx, args: string[]): Promise<number> {
+  const rest = args.filter((a) => a !== "--json");
+  const json = rest.length !== args.length;
+  if (rest.length > 1 || (rest.length === 1 && rest[0] !== "server")) throw new CliUsage("usage: herdr status [server] [--json]");
+  const t = ctx.target();
+  if (json) {
+    const pong = await ping(ctx, "cli:status");
+    await out(line({ ...pong, id: "cli:status" }));
+    return 0;
+  }
+  const client = `client:  version: ${cliVersion(ctx.env)}  channel: stable  protocol: ${cliProtocol(ctx.env)}\n`;
+  let pong;
+  try {
+    pong = await request(t.socket, { id: "cli:status", method: "ping", params: {} });
+  } catch {
+    await out(`${client}server:  status: not running\n         socket: ${t.socket}\n`);
+    return 1;
+  }
+  const r = pong.result as Record<string, unknown>;
+  const compatible = r.protocol === cliProtocol(ctx.env) ? "yes" : "no";
+  await out(`${client}server:  status: running  version: ${r.version}  protocol: ${r.protocol}  compatible: ${compatible}\n         socket: ${t.socket}\n`);
+  return 0;
+}

@@ -1,0 +1,62 @@
+// Test controls, in a namespace real herdr does not have (it would answer invalid_request):
+//   fake.inputs {pane_id}            → {type:"fake_inputs", pane_id, inputs:[{at, kind, text?|keys?}]}
+//   fake.pane.write {pane_id, text}  → ok; text appended to the pane's output as if printed
+//   fake.pane.exit {pane_id}         → ok; the pane's processes are killed (a crash): pane_exited
+//   fake.state {}                    → {type:"fake_state", …} internals for debugging
+import type { MethodDef } from "../context.ts";
+import type { FakeHerdr } from "../core.ts";
+import { ApiError } from "../model.ts";
+
+function needString(p: Record<string, unknown>, k: string): string {
+  const v = p[k];
+  if (typeof v !== "string") throw new ApiError("invalid_params", `missing string param ${k}`);
+  return v;
+}
+
+export const fakeMethods: Record<string, MethodDef> = {
+  "fake.inputs": {
+    run: (h: FakeHerdr, p) => {
+      const id = needString(p, "pane_id");
+      const log = h.inputLogs.get(id);
+      if (!log) throw new ApiError("pane_not_found", `pane ${id} not found`);
+      return { type: "fake_inputs", pane_id: id, inputs: log };
+    },
+  },
+  "fake.pane.write": {
+    run: (h: FakeHerdr, p) => {
+      const pane = h.state.pane(needString(p, "pane_id"));
+      pane.term.screen.write(needString(p, "text"));
+      h.notify();
+      return { type: "ok" };
+    },
+  },
+  "fake.pane.exit": {
+    run: (h: FakeHerdr, p) => {
+      const pane = h.state.pane(needString(p, "pane_id"));
+      pane.term.killNow();
+      return { type: "ok" };
+    },
+  },
+  "fake.state": {
+    run: (h: FakeHerdr) => ({
+      type: "fake_state",
+      pid: process.pid,
+      settle_ms: h.cfg.settleMs,
+      panes: h.state.allPanes().map((p) => ({
+        pane_id: p.id,
+        shell_pid: p.term.pid,
+        running: p.term.running,
+        queued: p.term.queued,
+        starts: p.term.starts,
+        ends: p.term.ends,
+        agent: p.agent ?? null,
+        internal: p.internal,
+        status: p.status,
+        unseen: p.unseen,
+        name: p.name ?? null,
+        pending: p.pending ?? null,
+        authority: p.authority ?? null,
+      })),
+    }),
+  },
+};

@@ -1,0 +1,100 @@
+// `herdr [--session NAME] server`: the fake server in the foreground (herdr.md §1.3). Binds the
+// session's API socket (mode 0600; a stale socket is removed, a live one means "already
+// running"), runs until server.stop or SIGTERM/SIGINT/SIGHUP, then kills every pane's processes.
+import { chmodSync, existsSync, mkdirSync, unlinkSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { basename, dirname, join } from "node:path";
+import { isListening } from "../common/client.ts";
+import type { Target } from "../common/session.ts";
+import { HerdrSchema } from "../schema/herdr-schema.ts";
+import { FakeHerdr } from "./core.ts";
+import { SHELL_LOOP } from "./terminal.ts";
+import { Transport } from "./transport.ts";
+
+function intEnv(name: string, dflt: number): number {
+  const v = process.env[name];
+  if (v === undefined || v === "") return dflt;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got '${v}'`);
+  return n;
+}
+
+function compiled(): boolean {
+  return !/\/(bun|bun-debug|node)$/.test(process.execPath);
+}
+
+export async function runServer(target: Target, explicitDefault: boolean): Promise<number> {
+  // a server started for a named session carries HERDR_SESSION, and its panes inherit it
+  if (target.via === "flag") {
+    if (target.name) process.env.HERDR_SESSION = target.name;
+    else if (explicitDefault) delete process.env.HERDR_SESSION;
+  }
+  const socket = target.socket;
+  const dir = dirname(socket);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (existsSync(socket)) {
+    if (await isListening(socket)) {
+      process.stderr.write(`herdr server already running at ${socket}\n`);
+      return 1;
+    }
+    unlinkSync(socket);
+  }
+  const loopFile = join(dir, "fake-herdr-shell.sh");
+  writeFileSync(loopFile, `${SHELL_LOOP}\n`, { mode: 0o600 });
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  const h = new FakeHerdr({
+    version: process.env.FAKE_HERDR_VERSION || "0.8.0",
+    protocol: intEnv("FAKE_HERDR_PROTOCOL", 19),
+    settleMs: intEnv("FAKE_HERDR_SETTLE_MS", 3000),
+    pollMs: Math.max(10, intEnv("FAKE_HERDR_POLL_MS", 50)),
+    socket,
+    binPath: process.env.FAKE_HERDR_BIN || (compiled() ? process.execPath : process.argv[1]!),
+    env,
+    cwd: process.cwd(),
+    loopFile,
+  });
+  const transport = new Transport(h, HerdrSchema.load());
+  if (process.env.FAKE_HERDR_TRACE) transport.trace = (d, l) => process.stderr.write(`${d} ${l}\n`);
+  const oldMask = process.umask(0o177);
+  try {
+    await transport.listen(socket);
+  } finally {
+    process.umask(oldMask);
+  }
+  chmodSync(socket, 0o600);
+  // a stand-in for the TUI client socket (session stop waits for both to go)
+  let client: ReturnType<typeof createServer> | undefined;
+  const clientSock = join(dir, "herdr-client.sock");
+  if (basename(socket) === "herdr.sock") {
+    try {
+      if (existsSync(clientSock)) unlinkSync(clientSock);
+      client = createServer((s) => s.destroy());
+      client.listen(clientSock);
+    } catch {
+      client = undefined;
+    }
+  }
+  h.start();
+
+  let resolveDone!: (code: number) => void;
+  const done = new Promise<number>((r) => (resolveDone = r));
+  let stopping = false;
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    await h.shutdown();
+    await Promise.race([transport.close(), Bun.sleep(1000)]);
+    client?.close();
+    for (const s of [socket, clientSock, loopFile]) {
+      try {
+        if (s !== clientSock || client) unlinkSync(s);
+      } catch {}
+    }
+    resolveDone(code);
+  };
+  // answer server.stop first, then go
+  h.requestStop = () => setTimeout(() => void stop(0), 20);
+  for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(sig, () => void stop(0));
+  return done;
+}
