@@ -14,6 +14,10 @@ export const root: MamCommand = defineCommand({
     examples: ["mam pane-lock path --session mam", "mam --version"],
   },
   subCommands: {
+    create: lazy(() => import("./lib/cli/sessions.ts").then((m) => ({ default: m.create }))),
+    stop: lazy(() => import("./lib/cli/sessions.ts").then((m) => ({ default: m.stop }))),
+    resume: lazy(() => import("./lib/cli/sessions.ts").then((m) => ({ default: m.resume }))),
+    status: lazy(() => import("./lib/cli/sessions.ts").then((m) => ({ default: m.status }))),
     "pane-lock": lazy(() => import("./lib/cli/pane-lock.ts")),
     broker: lazy(() => import("./lib/cli/broker.ts")),
     shim: lazy(() => import("./lib/cli/shim.ts")),
