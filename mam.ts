@@ -23,6 +23,7 @@ export const root: MamCommand = defineCommand({
     shim: lazy(() => import("./lib/cli/shim.ts")),
     skills: lazy(() => import("./lib/cli/skills.ts")),
     job: lazy(() => import("./lib/cli/job.ts")),
+    demo: lazy(() => import("./lib/cli/demo.ts")),
     "demo-agent": lazy(() => import("./lib/cli/demo-agent.ts")),
     reconcile: lazy(() => import("./lib/cli/reconcile.ts")),
     daemon: lazy(() => import("./lib/cli/daemon.ts")),

@@ -170,7 +170,7 @@ export function classify(input: ClassifyInput): Classification {
       }
       // step 4: the conversation id
       const agent = typeof row.agent === "string" ? row.agent : pane.agent;
-      if (agent && KINDS[agent] && !ownId(row, agent)) {
+      if (agent && KINDS[agent]?.store && !ownId(row, agent)) {
         let value: string | undefined;
         let source: "herdr" | "store" = "herdr";
         if (pane.agentSessionId && !ownedIds.has(pane.agentSessionId)) value = pane.agentSessionId;

@@ -28,7 +28,7 @@ export interface HookContext {
   log(message: string): void;
   /** logged only with MAM_DEBUG=1 */
   debug(message: string): void;
-  /** publish on the daemon's broker connection; false in polling mode or on failure */
+  /** queue a publish on the daemon's broker connection (not awaited); false in polling mode */
   publish(topic: string, payload: string): Promise<boolean>;
 }
 
@@ -257,7 +257,13 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
           }, t.hookDeadlineMs);
         });
         try {
-          const publish = async (topic: string, payload: string) => (link ? link.publish(topic, payload) : false);
+          // fire and forget: an event hook runs inside MQTT.js's message handling, so awaiting a
+          // PUBACK here would wait behind our own unfinished message (and starve keep-alives)
+          const publish = async (topic: string, payload: string) => {
+            if (!link) return false;
+            void link.publish(topic, payload).then((ok) => ok || debug(`publish on ${topic} failed`));
+            return true;
+          };
           return await Promise.race([fn({ ws, mode, signal: ac.signal, log, debug, publish }), overrun, stopped.then(() => undefined)]);
         } catch (e) {
           if (!stop.signal.aborted) log(`${name} failed: ${(e as Error)?.message ?? String(e)}`);

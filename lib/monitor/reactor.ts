@@ -75,7 +75,6 @@ async function tellDelegator(ctx: ReactorContext, rec: JobRecord, ev: JobEvent):
 /** react to every journal event not reacted to yet (all jobs, or the given ones) */
 export async function reactToJobs(ctx: ReactorContext, only?: string[]): Promise<void> {
   const cursor = readCursor(ctx.ws);
-  let moved = false;
   for (const id of only ?? listJobIds(ctx.ws)) {
     let rec: JobRecord | undefined;
     try {
@@ -97,11 +96,11 @@ export async function reactToJobs(ctx: ReactorContext, only?: string[]): Promise
         await publishAppended(ctx, current, r.appended);
         if (r.undelivered) ctx.log(`job ${id}: ${r.undelivered}`);
       }
+      // saved after every event: a hook abandoned half-way must not redo what it already did
       cursor[id] = ev.seq;
-      moved = true;
+      writeFileAtomic(cursorPath(ctx.ws), `${JSON.stringify(cursor)}\n`);
     }
   }
-  if (moved) writeFileAtomic(cursorPath(ctx.ws), `${JSON.stringify(cursor)}\n`);
 }
 
 /**

@@ -14,10 +14,11 @@ function jobReader(ws: string) {
   return (row: Row): JobRef | null => {
     const id = row.delegate_job_id;
     if (typeof id !== "string" || !isValidJobId(id)) return null;
-    const { readRecord } = require("../jobs/store.ts") as typeof import("../jobs/store.ts");
+    const { effectiveStatus, readJournal, readRecord } = require("../jobs/store.ts") as typeof import("../jobs/store.ts");
     try {
       const rec = readRecord(ws, id);
-      return rec ? { id, status: rec.status } : { id, status: "unknown" };
+      // the journal is the truth; the record's status is a cache
+      return rec ? { id, status: effectiveStatus(rec, readJournal(ws, id)) } : { id, status: "unknown" };
     } catch {
       return { id, status: "unreadable" };
     }
@@ -27,7 +28,7 @@ function jobReader(ws: string) {
 /** the newest job per session (agent_session), when the row names none */
 function latestJobs(ws: string): Map<string, JobRef> {
   const m = new Map<string, JobRef>();
-  const { jobsDir, listJobIds, readRecord } = require("../jobs/store.ts") as typeof import("../jobs/store.ts");
+  const { effectiveStatus, jobsDir, listJobIds, readJournal, readRecord } = require("../jobs/store.ts") as typeof import("../jobs/store.ts");
   if (!existsSync(jobsDir(ws))) return m;
   const recs = listJobIds(ws)
     .map((id) => {
@@ -39,7 +40,7 @@ function latestJobs(ws: string): Map<string, JobRef> {
     })
     .filter((r) => r !== undefined)
     .sort((a, b) => (a!.created_at < b!.created_at ? -1 : 1));
-  for (const r of recs) m.set(r!.agent_session, { id: r!.job_id, status: r!.status });
+  for (const r of recs) m.set(r!.agent_session, { id: r!.job_id, status: effectiveStatus(r!, readJournal(ws, r!.job_id)) });
   return m;
 }
 

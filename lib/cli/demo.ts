@@ -1,0 +1,23 @@
+// mam demo: the hello-world (SPEC §8)
+import { usageError } from "../sys/errors.ts";
+import { out } from "../sys/io.ts";
+import { bool, defineCommand, str } from "./command.ts";
+
+export default defineCommand({
+  meta: {
+    name: "demo",
+    description: "the hello-world: two demo agents, a broker and a loop job in a temporary workspace; prints the timeline and the status table, then cleans up",
+    examples: ["mam demo", "mam demo --keep            # leave it running and say how to look", "mam demo --mux herdr       # on a private herdr server"],
+  },
+  args: {
+    mux: { type: "enum", options: ["tmux", "herdr"], default: "tmux", description: "multiplexer for the two agents" },
+    keep: { type: "boolean", description: "keep the sessions, daemon, broker and workspace, and print how to look and clean up" },
+    timeout: { type: "string", default: "120", description: "seconds the job may take", valueHint: "S" },
+  },
+  async run({ args }) {
+    const t = str(args, "timeout")!;
+    if (!/^\d+$/.test(t) || Number(t) < 1) throw usageError(`--timeout must be a whole number of seconds (got '${t}')`);
+    const { runDemo } = await import("../demo/run.ts");
+    return runDemo({ backend: str(args, "mux") as "tmux" | "herdr", keep: bool(args, "keep"), print: (l) => out(l), env: process.env, timeoutMs: Number(t) * 1000 });
+  },
+});

@@ -1,0 +1,182 @@
+// mam demo (SPEC §8): the hello-world. A temporary workspace, an embedded broker on a free
+// loopback port, a private multiplexer server, a worker and a reviewer of the built-in `demo`
+// kind, one loop job, its timeline and the status table — then everything is torn down.
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { RunningBroker } from "../broker/server.ts";
+import type { JobEvent } from "../jobs/event.ts";
+import type { Backend } from "../mux/types.ts";
+import { MamError } from "../sys/errors.ts";
+import type { Env } from "../sys/paths.ts";
+import { childEnv, selfCommand } from "../sys/self.ts";
+
+export interface DemoOptions {
+  backend: Backend;
+  keep: boolean;
+  print: (line: string) => void;
+  /** the environment (PATH decides herdr/tmux) */
+  env: Env;
+  /** how long the job may take */
+  timeoutMs: number;
+}
+
+const WORKER = "demo-worker";
+const REVIEWER = "demo-reviewer";
+
+/** one timeline line per event, seconds since the first */
+export function timeline(events: JobEvent[], t0: number): string[] {
+  return events.map((e) => {
+    const at = (Date.parse(e.timestamp) - t0) / 1000;
+    return `  ${`+${Math.max(0, at).toFixed(0)}s`.padStart(5)}  #${String(e.seq).padEnd(3)} ${e.event.padEnd(20)} ${e.source.padEnd(14)} ${e.detail}`;
+  });
+}
+
+async function freePort(): Promise<number> {
+  const { createServer } = await import("node:net");
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export async function runDemo(o: DemoOptions): Promise<number> {
+  const p = o.print;
+  const ws = realpathSync(mkdtempSync(join(tmpdir(), "mam-demo-")));
+  const server = `mam-demo-${process.pid}`;
+  const cleanups: { what: string; run: () => Promise<unknown> | unknown }[] = [];
+  let broker: RunningBroker | undefined;
+  let brokerProc: ReturnType<typeof Bun.spawn> | undefined;
+  let ok = false;
+  try {
+    // 1. the broker
+    const port = await freePort();
+    if (o.keep) {
+      // it must outlive this process: a detached `mam broker`
+      brokerProc = Bun.spawn([...selfCommand(), "broker", "--port", String(port)], { detached: true, stdio: ["ignore", "ignore", "ignore"], env: childEnv(o.env) });
+      brokerProc.unref();
+      const { connect } = await import("node:net");
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const up = await new Promise<boolean>((r) => {
+          const c = connect(port, "127.0.0.1");
+          c.once("connect", () => (c.destroy(), r(true)));
+          c.once("error", () => r(false));
+        });
+        if (up) break;
+        if (Date.now() > deadline) throw new MamError("the demo broker did not start", 1);
+        await Bun.sleep(50);
+      }
+    } else {
+      const { startBroker } = await import("../broker/server.ts");
+      broker = await startBroker({ host: "127.0.0.1", port });
+      cleanups.push({ what: "broker", run: () => broker!.close() });
+    }
+    const env: Env = { ...o.env, MQTT_BROKER: "127.0.0.1", MQTT_PORT: String(port), MQTT_TLS: "0", MAM_WORKSPACE: ws };
+    delete env.MAM_NO_SUBSCRIBER_DAEMON;
+    delete env.MQTT_USERNAME;
+    delete env.MQTT_PASSWORD;
+    p(`mam demo: workspace ${ws}`);
+    p(`  broker mqtt://127.0.0.1:${port} (embedded), ${o.backend} server '${server}'`);
+
+    // 2. two demo agents
+    const { createSession } = await import("../sessions/create.ts");
+    const choice = o.backend === "herdr" ? { herdrSession: server } : { mux: "tmux", tmuxServer: server };
+    if (!o.keep) {
+      cleanups.unshift({
+        what: `${o.backend} server`,
+        run: async () => {
+          if (o.backend === "tmux") {
+            Bun.spawnSync(["tmux", "-L", server, "kill-server"], { env: childEnv({ ...env, TMUX: undefined }), stdio: ["ignore", "ignore", "ignore"] });
+          } else {
+            const { findHerdr } = await import("../mux/herdr.ts");
+            Bun.spawnSync([findHerdr(env), "--session", server, "server", "stop"], { env: childEnv(env), stdio: ["ignore", "ignore", "ignore"] });
+          }
+        },
+      });
+    }
+    for (const [name, role, extra] of [
+      [WORKER, "worker", []],
+      [REVIEWER, "reviewer", ["--pass-on", "2"]],
+    ] as const) {
+      const c = await createSession({
+        ws,
+        agent: "demo",
+        role,
+        name,
+        choice,
+        startServer: true,
+        onboard: false,
+        agentArgs: ["--role", role, ...extra],
+        env,
+      });
+      p(`  created ${c.name} (demo, role ${c.role}) in pane ${c.pane}`);
+    }
+
+    // 3. the daemon hears the events and moves the loop on
+    const { ensureDaemon, stopDaemon } = await import("../monitor/spawn.ts");
+    const pid = await ensureDaemon(ws, env);
+    if (!o.keep) cleanups.unshift({ what: "daemon", run: () => stopDaemon(ws) });
+    p(`  subscriber daemon pid ${pid}`);
+
+    // 4. a loop job
+    const [{ submitJob }, { loadJobRuntime }, { waitJobs }, { readJournal }] = await Promise.all([
+      import("../jobs/submit.ts"),
+      import("../jobs/runtime.ts"),
+      import("../jobs/wait.ts"),
+      import("../jobs/store.ts"),
+    ]);
+    const { record } = await submitJob(
+      ws,
+      {
+        to: WORKER,
+        type: "loop",
+        reviewer: REVIEWER,
+        maxIterations: 3,
+        prompt: "write hello.txt with a greeting for the team",
+        expect: ["hello.txt"],
+        topicPrefix: "mam/jobs",
+        timeoutSec: Math.ceil(o.timeoutMs / 1000),
+        idleTimeoutSec: 60,
+      },
+      await loadJobRuntime(ws, env),
+    );
+    p(`\njob ${record.job_id}: loop, worker ${WORKER}, reviewer ${REVIEWER} (the reviewer asks for one change, then passes)`);
+    const t0 = Date.now();
+    const res = await waitJobs(ws, [record], { any: false, timeoutMs: o.timeoutMs });
+    const events = readJournal(ws, record.job_id);
+    p(timeline(events, Date.parse(events[0]?.timestamp ?? new Date(t0).toISOString())).join("\n"));
+    const status = res.jobs[0]?.status ?? "unknown";
+    ok = res.outcome === "done" && status === "completed";
+    p(res.outcome === "timeout" ? `job ${record.job_id} did not finish within ${o.timeoutMs / 1000} s` : `job ${record.job_id} ${status} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+
+    // 5. the status table
+    const { sessionStatus } = await import("../sessions/status-run.ts");
+    p(`\n${(await sessionStatus(ws, env)).text(false)}`);
+    if (o.keep) {
+      p(`\nkept everything. Look around:`);
+      p(`  mam status --workspace ${ws}`);
+      p(`  mam job logs ${record.job_id} --workspace ${ws}`);
+      p(o.backend === "tmux" ? `  tmux -L ${server} attach -t ${WORKER}` : `  herdr --session ${server}`);
+      p(`clean up:`);
+      p(`  mam daemon stop --workspace ${ws}; ${o.backend === "tmux" ? `tmux -L ${server} kill-server` : `herdr --session ${server} server stop`}; kill ${brokerProc?.pid}; rm -rf ${ws}`);
+    }
+    return ok ? 0 : 1;
+  } finally {
+    if (!o.keep) {
+      for (const c of cleanups) {
+        try {
+          await c.run();
+        } catch (e) {
+          p(`  (cleaning up the ${c.what} failed: ${(e as Error).message})`);
+        }
+      }
+      rmSync(ws, { recursive: true, force: true });
+      p(`cleaned up: sessions, ${o.backend} server, daemon, broker, ${ws}`);
+    }
+  }
+}
