@@ -1,0 +1,40 @@
+// mam demo (SPEC §8): the loop job completes on a fresh tmux, and on the fake herdr; everything
+// it started is gone afterwards.
+import { afterEach, beforeEach, expect, test } from "bun:test";
+import { readdirSync } from "node:fs";
+import { installFakeHerdr } from "../helpers/herdr.ts";
+import { runMam } from "../helpers/mam.ts";
+import { anchoredPids, makeSandbox, type Sandbox } from "../helpers/sandbox.ts";
+
+let sb: Sandbox;
+beforeEach(() => {
+  sb = makeSandbox("mam-demo-t-");
+});
+afterEach(async () => {
+  await sb.cleanup();
+});
+
+function check(r: { code: number; stdout: string; stderr: string }) {
+  expect(r.code, r.stdout + r.stderr).toBe(0);
+  expect(r.stdout).toMatch(/job [0-9a-f]{8} completed in /);
+  expect(r.stdout).toContain("started");
+  expect(r.stdout).toContain("PASS");
+  expect(r.stdout).toMatch(/NAME\s+AGENT\s+ROLE\s+STATUS\s+LIVE/);
+  expect(r.stdout).toContain("cleaned up:");
+  // the temp workspace lives under TMPDIR (the sandbox) and is gone, and so is every process
+  expect(readdirSync(sb.root).filter((f) => f.startsWith("mam-demo-"))).toEqual([]);
+  expect(anchoredPids(sb.root)).toEqual([]);
+}
+
+test("mam demo on tmux: the loop job completes, nothing is left behind", async () => {
+  const r = await runMam(["demo"], { env: sb.with({ TMPDIR: sb.root, MAM_NO_SUBSCRIBER_DAEMON: "1" }), cwd: sb.ws, timeoutMs: 120_000 });
+  check(r);
+  expect(r.stdout).toContain("tmux server 'mam-demo-");
+}, 130_000);
+
+test("mam demo --mux herdr on the fake herdr", async () => {
+  installFakeHerdr(sb.bin);
+  const r = await runMam(["demo", "--mux", "herdr"], { env: sb.with({ TMPDIR: sb.root, FAKE_HERDR_SETTLE_MS: "100" }), cwd: sb.ws, timeoutMs: 120_000 });
+  check(r);
+  expect(r.stdout).toContain("herdr server 'mam-demo-");
+}, 130_000);
