@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { createConnection } from "node:net";
 import { join } from "node:path";
-import { isListening } from "../fakes/herdr/common/client.ts";
+import { isListening, openStream } from "../fakes/herdr/common/client.ts";
 import { type FakeHerdrServer, herdrSchemaErrors, installFakeHerdr, startFakeHerdr } from "../helpers/herdr.ts";
 import { type RunResult, run } from "../helpers/mam.ts";
 import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
@@ -224,6 +224,16 @@ describe("the socket protocol", () => {
     expect(JSON.parse(lines[0]!)).toMatchObject({ id: "", error: { code: "invalid_request" } });
   });
 
+  test("the schema self-check: a line that fails the schema is recorded and stop() fails", async () => {
+    const c = await startFakeHerdr(sb, { session: "selfcheck" });
+    const r = await c.request("fake.respond", { result: { type: "pane_info", pane: { pane_id: "w1:p1" } } });
+    expect(r.result).toEqual({ type: "pane_info", pane: { pane_id: "w1:p1" } });
+    const v = await c.violations();
+    expect(v).toHaveLength(1);
+    expect(v[0]).toContain("missing required property 'terminal_id'");
+    await expect(c.stop()).rejects.toThrow("fail herdr's schema");
+  });
+
   test("fake.* controls exist only in the fake; errors use herdr's codes", async () => {
     expect((await a.request("pane.get", { pane_id: "w9:p9" })).error).toEqual({ code: "pane_not_found", message: "pane w9:p9 not found" });
     expect(((await a.request("pane.send_keys", { pane_id: "w1:p1", keys: ["Enter", "bogus"] })).error as any).code).toBe("invalid_key");
@@ -298,6 +308,47 @@ describe("panes", () => {
     expect((await cli(["--session", "a", "pane", "send-keys", pane, "ctrl+c"])).code).toBe(0);
     expect(await waitFor(async () => (await fg()).join() === "bash", 5000)).toBe(true);
     await a.call("workspace.close", { workspace_id: ws.workspace.workspace_id });
+  });
+});
+
+describe("long-lived requests", () => {
+  const waitReq = (pane: string) => ({ id: "w", method: "pane.wait_for_output", params: { pane_id: pane, source: "recent", match: { type: "substring", value: "never-printed-xyz" } } });
+
+  test("a client that disconnects cancels its wait", async () => {
+    const waiting = async () => (await a.state()).waiting as number;
+    const before = await waiting();
+    const s = await openStream(a.socket, waitReq("w1:p1"));
+    expect(await waitFor(async () => (await waiting()) === before + 1, 3000)).toBe(true);
+    s.close();
+    expect(await waitFor(async () => (await waiting()) === before, 3000)).toBe(true);
+  });
+
+  test("server.stop closes pending waits and subscriptions without a response", async () => {
+    const c = await startFakeHerdr(sb, { session: "waits" });
+    await c.call("workspace.create", { cwd: sb.ws });
+    const w = await openStream(c.socket, waitReq("w1:p1"));
+    const sub = await c.subscribe([{ type: "pane.closed" }]);
+    expect((await sub.next(3000))?.result).toEqual({ type: "subscription_started" });
+    await c.stop();
+    expect(await w.next(3000)).toBeUndefined();
+    expect(await sub.next(3000)).toBeUndefined();
+  });
+});
+
+describe("api", () => {
+  test("api snapshot: the whole session, schema-valid, with layouts and the focus path", async () => {
+    const v = json(await cli(["--session", "a", "api", "snapshot"]));
+    const snap = v.result.snapshot;
+    expect(snap).toMatchObject({ version: "0.8.0", protocol: 19, focused_workspace_id: "w1", focused_tab_id: "w1:t1", focused_pane_id: "w1:p1" });
+    expect(snap.workspaces.map((w: any) => w.workspace_id)).toEqual(["w1"]);
+    expect(snap.layouts[0]).toMatchObject({ workspace_id: "w1", tab_id: "w1:t1", zoomed: false, focused_pane_id: "w1:p1" });
+    expect(snap.layouts[0].panes.map((p: any) => p.pane_id)).toEqual(snap.panes.filter((p: any) => p.tab_id === "w1:t1").map((p: any) => p.pane_id));
+  });
+
+  test("api schema --json prints the vendored schema", async () => {
+    const r = await cli(["api", "schema", "--json"]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual(JSON.parse(readFileSync(join(import.meta.dir, "..", "fakes", "herdr", "herdr-api.schema.json"), "utf8")));
   });
 });
 

@@ -39,6 +39,8 @@ export class FakeHerdr {
   private watchers = new Set<() => void>();
   private notifyQueued = false;
   private timer: ReturnType<typeof setInterval> | undefined;
+  /** lines that failed the schema self-check (FAKE_HERDR_CHECK_SCHEMA=1) */
+  readonly violations: string[] = [];
   /** input logs outlive their panes (fake.inputs on a closed pane) */
   readonly inputLogs = new Map<string, Terminal["inputs"]>();
 
@@ -69,6 +71,11 @@ export class FakeHerdr {
       this.notifyQueued = false;
       for (const w of [...this.watchers]) w();
     });
+  }
+
+  /** how many waits are pending (fake.state) */
+  get waiting(): number {
+    return this.watchers.size;
   }
 
   watch(fn: () => void): () => void {

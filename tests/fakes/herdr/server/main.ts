@@ -56,6 +56,7 @@ export async function runServer(target: Target, explicitDefault: boolean): Promi
   });
   const transport = new Transport(h, HerdrSchema.load());
   if (process.env.FAKE_HERDR_TRACE) transport.trace = (d, l) => process.stderr.write(`${d} ${l}\n`);
+  transport.checkSchema = process.env.FAKE_HERDR_CHECK_SCHEMA === "1";
   const oldMask = process.umask(0o177);
   try {
     await transport.listen(socket);

@@ -2,7 +2,8 @@
 //   fake.inputs {pane_id}            → {type:"fake_inputs", pane_id, inputs:[{at, kind, text?|keys?}]}
 //   fake.pane.write {pane_id, text}  → ok; text appended to the pane's output as if printed
 //   fake.pane.exit {pane_id}         → ok; the pane's processes are killed (a crash): pane_exited
-//   fake.state {}                    → {type:"fake_state", …} internals for debugging
+//   fake.state {}                    → {type:"fake_state", schema_violations, panes, …} internals
+//   fake.respond {result}            → {id, result}: the given result, as is (tests the schema self-check)
 import type { MethodDef } from "../context.ts";
 import type { FakeHerdr } from "../core.ts";
 import { ApiError } from "../model.ts";
@@ -37,11 +38,16 @@ export const fakeMethods: Record<string, MethodDef> = {
       return { type: "ok" };
     },
   },
+  "fake.respond": {
+    run: (_h: FakeHerdr, p) => p.result,
+  },
   "fake.state": {
     run: (h: FakeHerdr) => ({
       type: "fake_state",
       pid: process.pid,
       settle_ms: h.cfg.settleMs,
+      schema_violations: h.violations,
+      waiting: h.waiting,
       panes: h.state.allPanes().map((p) => ({
         pane_id: p.id,
         shell_pid: p.term.pid,
