@@ -222,6 +222,21 @@ describe("agents at work", () => {
     await h.call("workspace.close", { workspace_id: w2.workspace.workspace_id });
   });
 
+  test("events.wait matches the next pane_agent_status_changed of a pane", async () => {
+    const bad = await h.request("events.wait", { match_event: { event: "pane_closed", pane_id: pane }, timeout_ms: 100 });
+    expect((bad.error as any).code).toBe("unsupported_event_wait_match");
+    const before = (await h.state()).waiting as number;
+    const waiting = h.request("events.wait", { match_event: { event: "pane_agent_status_changed", pane_id: pane, agent_status: "working" }, timeout_ms: 10_000 });
+    expect(await waitFor(async () => ((await h.state()).waiting as number) > before, 10_000)).toBe(true);
+    json(await h.herdr(["agent", "prompt", "worker", "for events.wait"]));
+    const r = (await waiting) as any;
+    expect(herdrSchemaErrors(r)).toBe("");
+    expect(r.result).toMatchObject({ type: "wait_matched", event: { event: "pane_agent_status_changed", data: { type: "pane_agent_status_changed", pane_id: pane, agent_status: "working" } } });
+    const t = await h.request("events.wait", { match_event: { event: "pane_agent_status_changed", pane_id: pane, agent_status: "blocked" }, timeout_ms: 200 });
+    expect((t.error as any).code).toBe("timeout");
+    json(await h.herdr(["agent", "wait", "worker", "--timeout", "10000"]));
+  });
+
   test("an agent that never changes state stalls agent prompt --wait after 5 s", async () => {
     const dir = join(sb.root, "silent-bin");
     mkdirSync(dir, { recursive: true });
@@ -240,8 +255,9 @@ describe("agents at work", () => {
   test("the agent exits while waited on: agent_not_running; released event; the pane is free", async () => {
     const sub = await h.subscribe([{ type: "pane.agent_detected" }]);
     expect((await sub.next(5000))?.result).toEqual({ type: "subscription_started" });
+    const before = (await h.state()).waiting as number;
     const wait = h.herdr(["agent", "wait", "worker", "--until", "working", "--timeout", "20000"]);
-    await Bun.sleep(200);
+    expect(await waitFor(async () => ((await h.state()).waiting as number) > before, 10_000)).toBe(true);
     await h.herdr(["pane", "run", pane, "/exit"]);
     const w = apiErr(await wait, "agent_not_running");
     expect(w.error.message).toBe("agent is no longer running in the target pane");

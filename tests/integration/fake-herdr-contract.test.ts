@@ -311,6 +311,34 @@ describe("panes", () => {
   });
 });
 
+describe("tabs and focus", () => {
+  test("tab create/list/close; a split by workspace uses its focused pane; focus moves with --focus", async () => {
+    const w = (await a.call("workspace.create", { cwd: sb.ws })) as any;
+    const wid = w.workspace.workspace_id;
+    const t = json(await cli(["--session", "a", "tab", "create", "--workspace", wid, "--cwd", sb.ws, "--label", "second"]));
+    expect(t.result.tab).toMatchObject({ tab_id: `${wid}:t2`, number: 2, label: "second", focused: false, pane_count: 1 });
+    expect(t.result.root_pane.pane_id).toBe(`${wid}:p2`);
+    const tabs = json(await cli(["--session", "a", "tab", "list", "--workspace", wid])).result.tabs;
+    expect(tabs.map((x: any) => [x.tab_id, x.label])).toEqual([
+      [`${wid}:t1`, "1"],
+      [`${wid}:t2`, "second"],
+    ]);
+    // no target: the focused pane of that workspace (its active tab t1 → p1)
+    const split = (await a.call("pane.split", { workspace_id: wid, direction: "right" })) as any;
+    expect(split.pane).toMatchObject({ pane_id: `${wid}:p3`, tab_id: `${wid}:t1` });
+    const focused = json(await cli(["--session", "a", "pane", "split", `${wid}:p2`, "--direction", "down", "--focus"])).result.pane;
+    expect(focused).toMatchObject({ pane_id: `${wid}:p4`, tab_id: `${wid}:t2`, focused: true });
+    const ws = json(await cli(["--session", "a", "workspace", "get", wid])).result.workspace;
+    expect(ws).toMatchObject({ focused: true, active_tab_id: `${wid}:t2`, tab_count: 2, pane_count: 4 });
+    expect(json(await cli(["--session", "a", "tab", "close", `${wid}:t2`])).result).toEqual({ type: "ok" });
+    expect(json(await cli(["--session", "a", "workspace", "get", wid])).result.workspace).toMatchObject({ active_tab_id: `${wid}:t1`, tab_count: 1, pane_count: 2 });
+    apiErr(await cli(["--session", "a", "pane", "get", `${wid}:p4`]), "pane_not_found");
+    json(await cli(["--session", "a", "workspace", "focus", "w1"]));
+    expect(json(await cli(["--session", "a", "workspace", "rename", wid, "renamed", "ws"])).result.workspace.label).toBe("renamed ws");
+    expect(json(await cli(["--session", "a", "workspace", "close", wid])).result.type).toBe("ok");
+  });
+});
+
 describe("long-lived requests", () => {
   const waitReq = (pane: string) => ({ id: "w", method: "pane.wait_for_output", params: { pane_id: pane, source: "recent", match: { type: "substring", value: "never-printed-xyz" } } });
 
