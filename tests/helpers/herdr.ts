@@ -91,6 +91,9 @@ export interface FakeHerdrServer {
   write(paneId: string, text: string): Promise<void>;
   /** fake.pane.exit: kill a pane's processes (a crash) */
   exitPane(paneId: string): Promise<void>;
+  /** fake.restart: as if the server restarted (ids, layout, labels kept; fresh shells, new
+   * terminal ids, no agent names; waits and subscriptions dropped) */
+  restart(): Promise<void>;
   /** fake.state: internals for debugging */
   state(): Promise<Json>;
   /** lines the server wrote that failed the schema (with checkSchema) */
@@ -156,6 +159,7 @@ export async function startFakeHerdr(sb: Sandbox, o: StartOptions = {}): Promise
     inputs: async (paneId) => (await call("fake.inputs", { pane_id: paneId })).inputs as never,
     write: async (paneId, text) => void (await call("fake.pane.write", { pane_id: paneId, text })),
     exitPane: async (paneId) => void (await call("fake.pane.exit", { pane_id: paneId })),
+    restart: async () => void (await call("fake.restart")),
     state: () => call("fake.state"),
     violations: async () => ((await call("fake.state")).schema_violations as string[]) ?? [],
     async stop() {

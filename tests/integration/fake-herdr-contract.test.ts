@@ -6,7 +6,7 @@ import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { createConnection } from "node:net";
 import { join } from "node:path";
 import { isListening, openStream } from "../fakes/herdr/common/client.ts";
-import { type FakeHerdrServer, herdrSchemaErrors, installFakeHerdr, startFakeHerdr } from "../helpers/herdr.ts";
+import { type FakeHerdrServer, herdrSchemaErrors, installFakeAgents, installFakeHerdr, startFakeHerdr } from "../helpers/herdr.ts";
 import { type RunResult, run } from "../helpers/mam.ts";
 import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
 
@@ -360,6 +360,38 @@ describe("long-lived requests", () => {
     await c.stop();
     expect(await w.next(3000)).toBeUndefined();
     expect(await sub.next(3000)).toBeUndefined();
+  });
+});
+
+describe("fake.restart", () => {
+  test("keeps ids, labels and cwd; fresh shells with new terminal ids; names and waits gone; the workspace counter quirk", async () => {
+    installFakeAgents(sb.bin, ["claude"]);
+    const c = await startFakeHerdr(sb, { session: "restart" });
+    const w1 = (await c.call("workspace.create", { cwd: sb.ws })) as any;
+    const p1 = w1.root_pane.pane_id;
+    await c.call("pane.rename", { pane_id: p1, label: "mam:keep" });
+    await c.call("workspace.create", { cwd: sb.home });
+    const w3 = (await c.call("workspace.create", { cwd: sb.root })) as any;
+    await c.call("workspace.close", { workspace_id: w3.workspace.workspace_id });
+    json(await cli(["--session", "restart", "agent", "start", "keeper", "--kind", "claude", "--pane", p1]));
+    const before = ((await c.call("pane.get", { pane_id: p1 })) as any).pane;
+    const shellBefore = ((await c.call("pane.process_info", { pane_id: p1 })) as any).process_info.shell_pid;
+    const w = await openStream(c.socket, { id: "w", method: "pane.wait_for_output", params: { pane_id: p1, source: "recent", match: { type: "substring", value: "never-xyz" } } });
+    await c.restart();
+    expect(await w.next(3000)).toBeUndefined();
+    const after = ((await c.call("pane.get", { pane_id: p1 })) as any).pane;
+    expect(after).toMatchObject({ pane_id: p1, label: "mam:keep", cwd: sb.ws, agent_status: "unknown" });
+    expect(after.terminal_id).not.toBe(before.terminal_id);
+    expect("agent" in after).toBe(false);
+    expect(((await c.request("agent.get", { target: "keeper" })).error as any).code).toBe("agent_not_found");
+    const pi = ((await c.call("pane.process_info", { pane_id: p1 })) as any).process_info;
+    expect(pi.shell_pid).not.toBe(shellBefore);
+    expect(pi.foreground_processes.map((p: any) => p.name)).toEqual(["bash"]);
+    // the highest workspace (w3) was closed before the restart: its id is issued again
+    expect(((await c.call("workspace.create", { cwd: sb.ws })) as any).workspace.workspace_id).toBe("w3");
+    // the input log runs on across the restart
+    expect((await c.inputs(p1)).filter((i) => i.text === "claude")).toHaveLength(1);
+    await c.stop();
   });
 });
 

@@ -96,6 +96,7 @@ export async function runServer(target: Target, explicitDefault: boolean): Promi
   };
   // answer server.stop first, then go
   h.requestStop = () => setTimeout(() => void stop(0), 20);
+  h.dropConnections = (keep) => transport.dropAll(keep);
   for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(sig, () => void stop(0));
   return done;
 }

@@ -59,7 +59,7 @@ class Connection implements Conn {
 
 export class Transport {
   private server: Server;
-  private conns = new Set<Socket>();
+  private conns = new Map<Socket, Connection>();
   trace: ((dir: "<" | ">", line: string) => void) | undefined;
   /** check every line written against the schema (FAKE_HERDR_CHECK_SCHEMA); violations are kept */
   checkSchema = false;
@@ -83,15 +83,20 @@ export class Transport {
 
   /** stop accepting, drop every open connection (waits and subscriptions end) */
   close(): Promise<void> {
-    for (const s of this.conns) s.destroy();
+    for (const s of this.conns.keys()) s.destroy();
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 
+  /** drop every connection but keep (a restart ends waits and subscriptions) */
+  dropAll(keep?: unknown): void {
+    for (const [s, c] of this.conns) if (c !== keep) s.destroy();
+  }
+
   private accept(sock: Socket): void {
-    this.conns.add(sock);
     sock.on("close", () => this.conns.delete(sock));
     sock.on("error", () => {});
     const conn = new Connection(sock, this.checkSchema ? (o) => this.checkLine(o) : undefined);
+    this.conns.set(sock, conn);
     let buf = "";
     let taken = false;
     const timer = setTimeout(() => {

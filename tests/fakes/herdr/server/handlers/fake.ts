@@ -4,6 +4,7 @@
 //   fake.pane.exit {pane_id}         → ok; the pane's processes are killed (a crash): pane_exited
 //   fake.state {}                    → {type:"fake_state", schema_violations, panes, …} internals
 //   fake.respond {result}            → {id, result}: the given result, as is (tests the schema self-check)
+//   fake.restart {}                  → ok; as if the server restarted (core.ts restart())
 import type { MethodDef } from "../context.ts";
 import type { FakeHerdr } from "../core.ts";
 import { ApiError } from "../model.ts";
@@ -35,6 +36,13 @@ export const fakeMethods: Record<string, MethodDef> = {
     run: (h: FakeHerdr, p) => {
       const pane = h.state.pane(needString(p, "pane_id"));
       pane.term.killNow();
+      return { type: "ok" };
+    },
+  },
+  "fake.restart": {
+    run: (h: FakeHerdr, _p, ctx) => {
+      h.dropConnections(ctx.conn);
+      h.restart();
       return { type: "ok" };
     },
   },
