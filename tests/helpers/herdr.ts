@@ -175,7 +175,9 @@ export async function startFakeHerdr(sb: Sandbox, o: StartOptions = {}): Promise
         await proc.exited;
         clearTimeout(t);
       }
-      killBySocket(socket);
+      // sweep until nothing of this server is left (a dying process may still fork once)
+      const until = Date.now() + 3000;
+      while (killBySocket(socket).length && Date.now() < until) await Bun.sleep(50);
       if (violations.length) throw new Error(`the fake herdr '${session}' wrote lines that fail herdr's schema:\n${violations.join("\n")}`);
     },
   };
