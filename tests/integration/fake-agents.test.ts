@@ -8,7 +8,7 @@ import { KINDS } from "../../lib/agents/kinds.ts";
 import { STORES } from "../../lib/agents/stores.ts";
 import { installFakeAgents } from "../helpers/herdr.ts";
 import { run } from "../helpers/mam.ts";
-import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
+import { anchoredPids, makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
 
 let sb: Sandbox;
 
@@ -112,6 +112,8 @@ describe("in a real tmux pane (no HERDR_* environment)", () => {
       expect(await waitFor(async () => (await tmux("has-session", "-t", "fa")).code !== 0, 5000)).toBe(true);
     } finally {
       await tmux("kill-server");
+      // kill-server returns before the server process is gone
+      await waitFor(() => anchoredPids(sb.root).length === 0, 5000);
     }
   });
 });
