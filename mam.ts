@@ -14,13 +14,19 @@ export const root: MamCommand = defineCommand({
     examples: ["mam pane-lock path --session mam", "mam --version"],
   },
   subCommands: {
+    create: lazy(() => import("./lib/cli/sessions.ts").then((m) => ({ default: m.create }))),
+    stop: lazy(() => import("./lib/cli/sessions.ts").then((m) => ({ default: m.stop }))),
+    resume: lazy(() => import("./lib/cli/sessions.ts").then((m) => ({ default: m.resume }))),
+    status: lazy(() => import("./lib/cli/sessions.ts").then((m) => ({ default: m.status }))),
     "pane-lock": lazy(() => import("./lib/cli/pane-lock.ts")),
     broker: lazy(() => import("./lib/cli/broker.ts")),
+    shim: lazy(() => import("./lib/cli/shim.ts")),
     skills: lazy(() => import("./lib/cli/skills.ts")),
     job: lazy(() => import("./lib/cli/job.ts")),
     "demo-agent": lazy(() => import("./lib/cli/demo-agent.ts")),
     reconcile: lazy(() => import("./lib/cli/reconcile.ts")),
     daemon: lazy(() => import("./lib/cli/daemon.ts")),
+    registry: lazy(() => import("./lib/cli/registry.ts")),
   },
 });
 

@@ -1,5 +1,5 @@
 // bun run bench [--json] [--only NAME]: measures the SPEC §10 table in one run and prints it.
-import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { build } from "./build.ts";
@@ -122,6 +122,85 @@ const benches: Record<string, () => Promise<Row[]> | Row[]> = {
       rmSync(dir, { recursive: true, force: true });
     }
   },
+};
+
+const WRITER = join(ROOT, "tests", "fixtures", "registry-writer.ts");
+
+/** a registry with n rows of the usual shape */
+function registryText(n: number): string {
+  const rows: string[] = [];
+  for (let i = 0; i < n; i++) {
+    rows.push(
+      `  - name: api-worker-${i}`,
+      "    status: running",
+      "    role: worker",
+      "    agent: claude",
+      "    herdr_session: mam",
+      "    herdr_server: mam",
+      '    herdr_session_created_at: "2026-10-11T00:00:00Z"',
+      "    herdr_session_epoch: 1791590400",
+      `    pane: {id: "w1:p${i}", index: ${i}, pid: ${4000 + i}, cmd: claude, cmd_full: claude --session-id 3f0c, cwd: /abs/workspace}`,
+      "    session_id_source: assigned",
+      `    claude_session_id_own: 3f0c1b2a-${String(i).padStart(4, "0")}-4bbb-8ccc-dddddddddddd`,
+      "    last_visible_status: running",
+    );
+  }
+  return `herdr_sessions:\n${rows.join("\n")}\ntmux_sessions: []\n`;
+}
+
+/** the test writer compiled like mam (bytecode, one file), so a whole-process update costs what a mam command would */
+async function compiledWriter(dir: string): Promise<string> {
+  const outfile = join(dir, "registry-writer");
+  const r = (await Bun.build({ entrypoints: [WRITER], bytecode: true, format: "esm", compile: { outfile }, throw: false } as never)) as unknown as { success: boolean; logs: unknown[] };
+  if (!r.success) throw new Error(`cannot compile ${WRITER}: ${r.logs.join("\n")}`);
+  return outfile;
+}
+
+benches.registry = async () => {
+  const dir = mkdtempSync(join(tmpdir(), "mam-bench-"));
+  try {
+    const yaml = join(dir, ".mam", "agent-sessions.yaml");
+    const env = { ...process.env, NO_COLOR: "1" };
+    const w = await compiledWriter(dir);
+    const t0 = performance.now();
+    const procs = Array.from({ length: 20 }, (_, i) => Bun.spawn([w, yaml, "incr", String(i), "25"], { env, stdout: "ignore", stderr: "inherit" }));
+    const codes = await Promise.all(procs.map((p) => p.exited));
+    const secs = (performance.now() - t0) / 1000;
+    if (codes.some((c) => c !== 0)) throw new Error(`registry writers exited ${codes.join(",")}`);
+    const { readRegistry } = await import("../lib/registry/load.ts");
+    const count = Number(readRegistry(yaml).herdr_sessions.find((r) => r.name === "counter")?.count ?? 0);
+    const rate = 500 / secs;
+    const lost = 500 - count;
+    const single = timeProcess([w, yaml, "once"], 20);
+    const big = join(dir, "big", ".mam", "agent-sessions.yaml");
+    mkdirSync(join(dir, "big", ".mam"), { recursive: true });
+    writeFileSync(big, registryText(200));
+    const singleBig = timeProcess([w, big, "once"], 20);
+    const check = timeProcess([BIN, "registry", "check", "--workspace", join(dir, "big"), "--json"], 20);
+    const check500 = join(dir, "big500", ".mam", "agent-sessions.yaml");
+    mkdirSync(join(dir, "big500", ".mam"), { recursive: true });
+    writeFileSync(check500, registryText(500));
+    const checkBig = timeProcess([BIN, "registry", "check", "--workspace", join(dir, "big500"), "--json"], 20);
+    const { mutateRegistry } = await import("../lib/registry/mutate.ts");
+    const inproc: number[] = [];
+    for (let i = 0; i < 23; i++) {
+      const t = performance.now();
+      await mutateRegistry(big, (d) => {
+        d.herdr_sessions[i % 200]!.last_visible_note = `bench ${i}`;
+      });
+      if (i >= 3) inproc.push(performance.now() - t);
+    }
+    return [
+      { what: "registry: 20 processes × 25 updates at once (compiled writer, process start included)", target: "0 lost, ≥ 150 updates/s", measured: `${lost} lost, ${Math.round(rate)} updates/s (${secs.toFixed(2)} s)`, ok: lost === 0 && rate >= 150 },
+      { what: "registry: one update, whole compiled process, 21 rows (median / p90)", target: "-", measured: `${ms(pct(single, 50))} / ${ms(pct(single, 90))}`, ok: null },
+      { what: "registry: one update, whole compiled process, 200 rows (median / p90)", target: "-", measured: `${ms(pct(singleBig, 50))} / ${ms(pct(singleBig, 90))}`, ok: null },
+      { what: "registry: one update in a warm process, 200 rows (median)", target: "-", measured: ms(pct(inproc, 50)), ok: null },
+      { what: "`mam registry check --json` (a full read), 200 rows, whole process (median / p90)", target: "-", measured: `${ms(pct(check, 50))} / ${ms(pct(check, 90))}`, ok: null },
+      { what: "`mam registry check --json` (a full read), 500 rows, whole process (median / p90)", target: "-", measured: `${ms(pct(checkBig, 50))} / ${ms(pct(checkBig, 90))}`, ok: null },
+    ];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 };
 
 if (import.meta.main) {

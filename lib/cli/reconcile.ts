@@ -3,6 +3,7 @@
 // The one-shot pass (`mam reconcile [--once] [--dry-run] [--json]`, SPEC §6.1) goes in runOnce.
 import { usageError } from "../sys/errors.ts";
 import { resolveWorkspace } from "../sys/paths.ts";
+import { out, outJson } from "../sys/io.ts";
 import { type ParsedArgs, bool, defineCommand, str, workspaceArg } from "./command.ts";
 
 /** a non-negative number of seconds given on the command line */
@@ -24,26 +25,47 @@ async function runOnce(args: ParsedArgs): Promise<number> {
   for (const f of ["idle-timeout", "timeout"]) {
     if (str(args, f) !== undefined) throw usageError(`--${f} goes with --subscribe`, "see: mam reconcile --help");
   }
-  throw usageError("one-shot reconcile is not available yet", "use mam reconcile --subscribe, or mam daemon ensure");
+  const ws = resolveWorkspace(str(args, "workspace"));
+  const { reconcileOnce, describeAction } = await import("../monitor/reconcile.ts");
+  const r = await reconcileOnce(ws, process.env, { dryRun: bool(args, "dry-run") });
+  if (bool(args, "json")) {
+    outJson(r);
+    return 0;
+  }
+  const lines: string[] = [];
+  for (const [name, s] of Object.entries(r.servers)) if (s.state !== "ok") lines.push(`server ${name}: ${s.state}${s.detail ? ` (${s.detail})` : ""}`);
+  for (const d of r.drifts) lines.push(`drift ${d.name}: ${d.kind} (${d.detail})`);
+  for (const a of r.actions) lines.push(`${r.dry_run ? "would do" : "done"}: ${describeAction(a)}`);
+  out(lines.length ? lines.join("\n") : `nothing to do (${Object.keys(r.servers).length} server(s), registry ${r.yaml_path})`);
+  return 0;
 }
 
 export default defineCommand({
   meta: {
     name: "reconcile",
-    description: "keep the registry true: with --subscribe, run the workspace's subscriber daemon in the foreground",
+    description: "keep the registry true: one reconcile pass, or with --subscribe the workspace's subscriber daemon in the foreground",
     examples: [
+      "mam reconcile                                   # one pass: mark dead panes terminated, register unknown agent panes, …",
+      "mam reconcile --dry-run --json                  # what a pass would do, as JSON",
       "mam reconcile --subscribe                       # the daemon in the foreground (idle exit after 3600 s)",
       "mam reconcile --subscribe --idle-timeout 0      # never idle out (what mam daemon ensure starts)",
       "mam reconcile --subscribe --timeout 60 --workspace ~/proj",
     ],
   },
   args: {
+    once: { type: "boolean", description: "one pass, then exit (the default without --subscribe)" },
+    "dry-run": { type: "boolean", description: "compute drift and actions, write nothing" },
+    json: { type: "boolean", description: "print the pass as one JSON document: {timestamp, yaml_path, servers, drifts, actions}" },
     subscribe: { type: "boolean", description: "run the subscriber daemon: MQTT job events, else polling; one per workspace (.mam/monitor.lock)" },
     "idle-timeout": { type: "string", description: "with --subscribe: exit after S seconds without an event or running work (default 3600; 0 = never)", valueHint: "S" },
     timeout: { type: "string", description: "with --subscribe: exit after S seconds in any case (default 0 = no limit)", valueHint: "S" },
     ...workspaceArg,
   },
   run({ args }) {
-    return bool(args, "subscribe") ? runSubscribe(args) : runOnce(args);
+    if (bool(args, "subscribe")) {
+      for (const f of ["once", "dry-run", "json"]) if (bool(args, f)) throw usageError(`--${f} does not go with --subscribe`);
+      return runSubscribe(args);
+    }
+    return runOnce(args);
   },
 });

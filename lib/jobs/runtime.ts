@@ -1,7 +1,8 @@
-// What job submission needs from the rest of mam, behind one small interface: find a session's
-// pane in the registry, type a prompt into it, make sure the subscriber daemon runs. Tests pass
-// their own; `loadJobRuntime` is the one place that wires the real registry, mux and daemon.
+// What job submission and the daemon need from the rest of mam, behind one small interface: find
+// a session's pane in the registry, type a prompt into it, make sure the subscriber daemon runs.
+// Tests pass their own; `loadJobRuntime` wires the real registry, multiplexers and daemon.
 import type { Backend } from "../mux/types.ts";
+import type { Env } from "../sys/paths.ts";
 
 export interface SessionRef {
   name: string;
@@ -13,7 +14,7 @@ export interface SessionRef {
 }
 
 export interface JobRuntime {
-  /** the running session of that name in this workspace's registry, or undefined */
+  /** the running session of that name in this workspace's registry, with a live pane, or undefined */
   findSession(name: string): Promise<SessionRef | undefined>;
   /** type text into the session's pane and submit it */
   prompt(session: SessionRef, text: string): Promise<void>;
@@ -21,23 +22,36 @@ export interface JobRuntime {
   ensureDaemon(): Promise<string | undefined>;
 }
 
-/**
- * The runtime of the real binary. The registry (lib/registry) and the mux drivers (lib/mux) are
- * not wired yet: no session can be found, so `job submit` fails with "not found" (exit 3).
- * Wiring them is this one function: findSession → readRegistry(registryPath(ws)) running row of
- * that name; prompt → mux(row).sendText(pane, text, true); ensureDaemon → the daemon's ensure.
- */
-export async function loadJobRuntime(ws: string): Promise<JobRuntime> {
-  void ws;
+/** the runtime of the real binary: the registry, the multiplexer drivers, the daemon */
+export async function loadJobRuntime(ws: string, env: Env = process.env): Promise<JobRuntime> {
+  const [{ readRegistry, registryPath }, { backendOf, serverOf }, { muxFor }, { findPane }, { ensureDaemon }] = await Promise.all([
+    import("../registry/index.ts"),
+    import("../registry/rows.ts"),
+    import("../mux/index.ts"),
+    import("../monitor/classify.ts"),
+    import("../monitor/spawn.ts"),
+  ]);
   return {
-    async findSession() {
+    async findSession(name) {
+      const data = readRegistry(registryPath(ws, env));
+      for (const section of ["herdr_sessions", "tmux_sessions"] as const) {
+        const row = data[section].find((r) => r.name === name && r.status === "running");
+        if (!row) continue;
+        const backend = backendOf(section);
+        const server = serverOf(row, section);
+        const l = await muxFor(backend, server, env).list();
+        const pane = l.state === "ok" ? findPane(row, l.panes) : undefined;
+        if (!pane) return undefined;
+        return { name, backend, server, paneId: pane.id, agent: typeof row.agent === "string" ? row.agent : "unknown" };
+      }
       return undefined;
     },
-    async prompt(s) {
-      throw new Error(`cannot prompt ${s.name}: no multiplexer driver is wired yet`);
+    async prompt(s, text) {
+      await muxFor(s.backend, s.server, env).sendText(s.paneId, text, true);
     },
     async ensureDaemon() {
-      return undefined;
+      const pid = await ensureDaemon(ws, env);
+      return pid === undefined ? undefined : String(pid);
     },
   };
 }

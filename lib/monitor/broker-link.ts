@@ -14,6 +14,8 @@ export interface BrokerLink {
   closed: Promise<string>;
   /** disconnect; resolves within timeoutMs whatever the broker does */
   close(timeoutMs?: number): Promise<void>;
+  /** publish at QoS 1 (not retained) on this connection; false when it failed */
+  publish(topic: string, payload: string): Promise<boolean>;
 }
 
 export type MessageHandler = (topic: string, payload: Buffer) => Promise<void>;
@@ -120,5 +122,10 @@ export async function openBrokerLink(
     sessionPresent,
     closed,
     close: (timeoutMs = 500) => endClient(client, timeoutMs),
+    publish: (t, payload) =>
+      client.publishAsync(t, payload, { qos: 1, retain: false }).then(
+        () => true,
+        () => false,
+      ),
   };
 }

@@ -3,6 +3,7 @@
 import type { Backend, Listing, MuxPane } from "../mux/types.ts";
 import type { RegistryData, Row, Section } from "../registry/types.ts";
 import { SECTIONS } from "../registry/types.ts";
+import { backendOf, sectionOf } from "../registry/rows.ts";
 import { idField, KINDS, ownId } from "../agents/kinds.ts";
 import { isValidName } from "../sys/names.ts";
 import { isoUtc } from "../sys/time.ts";
@@ -33,8 +34,7 @@ export type Action =
   | { type: "fill-session-id"; section: Section; name: string; server: string; field: string; value: string; source: "herdr" | "store" }
   | { type: "update-pane"; section: Section; name: string; server: string; pane: Record<string, unknown> };
 
-export const backendOf = (section: Section): Backend => (section === "herdr_sessions" ? "herdr" : "tmux");
-export const sectionOf = (backend: Backend): Section => (backend === "herdr" ? "herdr_sessions" : "tmux_sessions");
+export { backendOf, sectionOf };
 export const serverKey = (backend: Backend, server: string) => `${backend}:${server}`;
 
 export interface ServerView {

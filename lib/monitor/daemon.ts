@@ -8,7 +8,8 @@
 // on the way out.
 //
 // What it does with events and polls is not decided here: that is DaemonHooks (lib/monitor/hooks.ts).
-import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, readlinkSync, rmSync, statSync, writeSync, constants as C } from "node:fs";
+import { type FSWatcher, closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, readlinkSync, rmSync, statSync, watch as watchFs, writeSync, constants as C } from "node:fs";
+import { join } from "node:path";
 import { type BrokerConfig, brokerConfigFromEnv, describeBroker } from "../jobs/broker-config.ts";
 import { MamError, errCode } from "../sys/errors.ts";
 import { flockWait } from "../sys/flock.ts";
@@ -27,6 +28,8 @@ export interface HookContext {
   log(message: string): void;
   /** logged only with MAM_DEBUG=1 */
   debug(message: string): void;
+  /** publish on the daemon's broker connection; false in polling mode or on failure */
+  publish(topic: string, payload: string): Promise<boolean>;
 }
 
 /**
@@ -39,6 +42,8 @@ export interface DaemonHooks {
   reconcile(ctx: HookContext): Promise<void>;
   /** one message on <prefix>/+/events; the broker gets its PUBACK when this returns */
   onEvent(topic: string, payload: Buffer, ctx: HookContext): Promise<void>;
+  /** .mam/jobs changed (a journal was appended by a local worker, …), debounced */
+  jobsChanged?(ctx: HookContext): Promise<void>;
   /** every RECONCILE_POLL_INTERVAL seconds, in both modes (ctx.mode says which) */
   poll(ctx: HookContext): Promise<void>;
   /** true while there is running work (holds the idle timeout off) */
@@ -252,7 +257,8 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
           }, t.hookDeadlineMs);
         });
         try {
-          return await Promise.race([fn({ ws, mode, signal: ac.signal, log, debug }), overrun, stopped.then(() => undefined)]);
+          const publish = async (topic: string, payload: string) => (link ? link.publish(topic, payload) : false);
+          return await Promise.race([fn({ ws, mode, signal: ac.signal, log, debug, publish }), overrun, stopped.then(() => undefined)]);
         } catch (e) {
           if (!stop.signal.aborted) log(`${name} failed: ${(e as Error)?.message ?? String(e)}`);
           return undefined;
@@ -303,6 +309,41 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
     );
 
     void runHook("reconcile", (ctx) => o.hooks.reconcile(ctx));
+
+    // ---- .mam/jobs changes (journals written by local workers): react within ~100 ms ---------
+    let jobsQueued = false;
+    const jobsChanged = o.hooks.jobsChanged;
+    const onJobsChange = () => {
+      if (!jobsChanged || stop.signal.aborted || jobsQueued) return;
+      jobsQueued = true;
+      setTimeout(() => {
+        void runHook("jobs", (ctx) => {
+          jobsQueued = false;
+          return jobsChanged(ctx);
+        });
+      }, 50);
+    };
+    if (jobsChanged) {
+      const dir = join(mamDir(ws), "jobs");
+      let watcher: FSWatcher | undefined;
+      const arm = () => {
+        if (watcher || !existsSync(dir)) return;
+        try {
+          watcher = watchFs(dir, { persistent: false }, onJobsChange);
+          watcher.on("error", () => {
+            watcher?.close();
+            watcher = undefined;
+          });
+          onJobsChange();
+        } catch {
+          watcher = undefined;
+        }
+      };
+      arm();
+      // the folder may appear later (the first job), and fs.watch can go deaf: re-arm, and a slow tick
+      timers.push(setInterval(() => (arm(), onJobsChange()), 2000));
+      stop.signal.addEventListener("abort", () => watcher?.close(), { once: true });
+    }
 
     // ---- the broker: connect, or poll and retry every retryMs ------------------------------
     const onMessage = async (topic: string, payload: Buffer) => {

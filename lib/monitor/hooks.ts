@@ -1,29 +1,94 @@
 // What the subscriber daemon does, wired in one place. The loop (daemon.ts) decides when; these
-// decide what. Each plug point below is one line:
-//
-//   reconcile  → the reconcile pass of lib/monitor/reconcile.ts (SPEC §6.1), applied
-//   onEvent    → ingestEvent(ws, topic, payload, log) from lib/jobs (verify, journal, status,
-//                tell the delegator; SPEC §7.4)
-//   poll       → polling mode: the reconcile pass + scanJobs(ws, now) (journals written while no
-//                broker carried them); MQTT mode: scanJobs only (job timeouts, blocked/dead panes)
-//   busy       → any running row or non-terminal job (holds the idle timeout off)
-//
-// Until those land, the hooks only log, so the daemon's lifecycle can be built and tested alone.
-import type { DaemonHooks } from "./daemon.ts";
+// decide what:
+//   reconcile   → the reconcile pass (SPEC §6.1), applied; then react to the journals
+//   onEvent     → ingestEvent (verify, journal once, move the status), then react to that job
+//   jobsChanged → react to journals written on this machine (works with no broker at all)
+//   poll        → polling mode: the reconcile pass; both modes: job timeouts, blocked / dead agents
+//   busy        → a running row or an unfinished job holds the idle timeout off
+import type { JobRuntime } from "../jobs/runtime.ts";
+import type { Env } from "../sys/paths.ts";
+import type { DaemonHooks, HookContext } from "./daemon.ts";
+import type { AgentState, ReactorContext } from "./reactor.ts";
 
-export function defaultHooks(): DaemonHooks {
+export function defaultHooks(env: Env = process.env): DaemonHooks {
+  let runtime: JobRuntime | undefined;
+  const blocked = new Set<string>();
+  const reactor = async (ctx: HookContext): Promise<ReactorContext> => {
+    const { loadJobRuntime } = await import("../jobs/runtime.ts");
+    runtime ??= await loadJobRuntime(ctx.ws, env);
+    return { ws: ctx.ws, runtime, log: ctx.log, publish: ctx.publish };
+  };
+  const pass = async (ctx: HookContext) => {
+    const { reconcileOnce, describeAction } = await import("./reconcile.ts");
+    const r = await reconcileOnce(ctx.ws, env, { dryRun: false });
+    for (const a of r.actions) ctx.log(`reconcile: ${describeAction(a)}`);
+  };
+  const react = async (ctx: HookContext, only?: string[]) => {
+    const { reactToJobs } = await import("./reactor.ts");
+    await reactToJobs(await reactor(ctx), only);
+  };
   return {
     async reconcile(ctx) {
-      ctx.debug("reconcile pass (not wired yet)"); // lead: await reconcilePass(ctx.ws, { log: ctx.log })
+      await pass(ctx);
+      await react(ctx);
     },
     async onEvent(topic, payload, ctx) {
-      ctx.log(`event ${topic} (${payload.length} bytes)`); // lead: await ingestEvent(ctx.ws, topic, payload, ctx.log)
+      const { ingestEvent } = await import("../jobs/ingest.ts");
+      const r = await ingestEvent(ctx.ws, topic, payload, ctx.log);
+      if (r.outcome !== "dropped") await react(ctx, [r.job.job_id]);
+    },
+    async jobsChanged(ctx) {
+      await react(ctx);
     },
     async poll(ctx) {
-      ctx.debug(`poll in ${ctx.mode} mode (not wired yet)`); // lead: if (ctx.mode === "polling") await reconcilePass(…); await scanJobs(ctx.ws, Date.now())
+      if (ctx.mode === "polling") await pass(ctx);
+      const [{ scanJobs }, { publishAppended, watchAgents }] = await Promise.all([import("../jobs/ingest.ts"), import("./reactor.ts")]);
+      const rc = await reactor(ctx);
+      const scan = await scanJobs(ctx.ws, Date.now() / 1000, ctx.log);
+      for (const a of scan.timedOut) await publishAppended(rc, a.record, [a]);
+      await watchAgents(rc, await agentStates(ctx.ws, env), blocked);
+      await react(ctx);
     },
-    async busy() {
-      return false; // lead: return (await hasRunningWork(ctx.ws))
+    async busy(ctx) {
+      const [{ readRegistry, registryPath }, { listJobIds, readRecord }, { isFinal }] = await Promise.all([
+        import("../registry/index.ts"),
+        import("../jobs/store.ts"),
+        import("../jobs/event.ts"),
+      ]);
+      const data = readRegistry(registryPath(ctx.ws, env));
+      if ([...data.herdr_sessions, ...data.tmux_sessions].some((r) => r.status === "running")) return true;
+      return listJobIds(ctx.ws).some((id) => {
+        try {
+          const r = readRecord(ctx.ws, id);
+          return r !== undefined && !isFinal(r.status);
+        } catch {
+          return false;
+        }
+      });
     },
+  };
+}
+
+/** the state of each session's pane, from one listing per server */
+async function agentStates(ws: string, env: Env): Promise<(session: string) => Promise<AgentState>> {
+  const [{ readRegistry, registryPath }, { muxFor }, { observe }, { epochNow }] = await Promise.all([
+    import("../registry/index.ts"),
+    import("../mux/index.ts"),
+    import("../sessions/observe.ts"),
+    import("../sys/time.ts"),
+  ]);
+  let cache: Map<string, AgentState> | undefined;
+  return async (session) => {
+    if (!cache) {
+      cache = new Map();
+      const data = readRegistry(registryPath(ws, env));
+      const obs = await observe(data, ws, (b, s) => muxFor(b, s, env), env, epochNow());
+      for (const v of obs.rows) {
+        if (v.row.status !== "running" && cache.has(v.row.name)) continue;
+        const st: AgentState = v.live === "blocked" ? "blocked" : v.live === "dead" ? "gone" : v.live === "unreachable" ? "unknown" : "alive";
+        cache.set(v.row.name, v.row.status === "running" ? st : "gone");
+      }
+    }
+    return cache.get(session) ?? "unknown";
   };
 }

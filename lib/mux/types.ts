@@ -1,5 +1,6 @@
 // The multiplexer backend interface (SPEC §3). Commands never talk to herdr or tmux directly;
 // they get a Mux for (backend, server) from lib/mux/index.ts.
+import { MamError } from "../sys/errors.ts";
 
 /** herdr's agent status; "done" counts as idle. tmux reports "unknown" for a live pane. */
 export type LiveStatus = "idle" | "working" | "blocked" | "done" | "unknown";
@@ -26,6 +27,11 @@ export interface MuxPane {
   pid?: number;
   cmd?: string;
   cmdFull?: string;
+  /**
+   * herdr: the pane was created by this claimPane() (workspace create / split), so the env given
+   * to claimPane reached its shell. A reused free pane keeps the env it was created with.
+   */
+  fresh?: boolean;
 }
 
 /** the outcome of one listing call for a server (SPEC §6.1 step 1) */
@@ -52,14 +58,23 @@ export interface ProcessInfo {
 export interface StartSpec {
   /** the mam session name (label `mam:<name>`, tmux session name) */
   session: string;
+  /** the agent kind, as named in error messages; default: herdrKind, else the executable's basename */
+  agent?: string;
   /** herdr agent name ([a-z][a-z0-9_-]{0,31}); only for kinds herdr knows */
   agentName?: string;
   /** herdr --kind, for kinds herdr knows; absent → the command is typed with `pane run` */
   herdrKind?: string;
-  /** the full command line: executable and its arguments */
+  /**
+   * the full command line: executable and its arguments. For herdr kinds herdr types the kind's
+   * own executable, so only argv.slice(1) is used.
+   */
   argv: string[];
   cwd: string;
-  /** extra environment for the agent (PATH with <ws>/.mam/bin first, MAM_* vars) */
+  /**
+   * extra environment for the agent (PATH with <ws>/.mam/bin first, MAM_* vars). tmux: given to
+   * the session (-e). herdr: `agent start` and `pane run` cannot carry env; pass the same env to
+   * claimPane(), which gives it to the panes it creates (reused free panes keep their own env).
+   */
   env: Record<string, string>;
   /** how long a typed (non-herdr-kind / tmux) agent must stay in the foreground to count as started */
   settleMs: number;
@@ -76,10 +91,11 @@ export interface Mux {
   ensureRunning(start: boolean): Promise<void>;
   /**
    * herdr: find the workspace whose folder is cwd (create one with --no-focus if none), pick a
-   * free pane in it (plain shell, no agent, not taken), else split one. tmux: no-op placeholder
-   * (start() creates the session). Returns undefined for tmux.
+   * free pane in it (plain shell, no agent, not taken), else split one. Panes it creates get
+   * `env` (herdr's only way to hand env to an agent). Call it under the server's pane-claim lock.
+   * tmux: no-op (start() creates the session); returns undefined.
    */
-  claimPane(cwd: string, taken: (paneId: string) => boolean): Promise<MuxPane | undefined>;
+  claimPane(cwd: string, taken: (paneId: string) => boolean, env?: Record<string, string>): Promise<MuxPane | undefined>;
   label(paneId: string, label: string): Promise<void>;
   /**
    * start the agent and verify it started (herdr: agent start's readiness; typed kinds and tmux:
@@ -90,16 +106,22 @@ export interface Mux {
   start(pane: MuxPane | undefined, spec: StartSpec): Promise<MuxPane>;
   /** type text; with enter, submit it (herdr pane run / send-text; tmux send-keys -l + Enter) */
   sendText(paneId: string, text: string, enter: boolean): Promise<void>;
+  /**
+   * keys in herdr's names, case-insensitive: enter, esc, tab, shift+tab, backspace, space, up,
+   * down, left, right, home, end, pageup, pagedown, delete, f1…f12, ctrl+<x>, alt+<x> (tmux maps them)
+   */
   sendKeys(paneId: string, keys: string[]): Promise<void>;
+  /** the last `lines` lines of the pane's output (soft wraps joined) */
   read(paneId: string, lines: number): Promise<string>;
   processInfo(paneId: string): Promise<ProcessInfo>;
+  /** close the pane (tmux: kill its session); a pane that is already gone is not an error */
   close(paneId: string): Promise<void>;
 }
 
-/** herdr said agent_pane_busy: another client claimed the pane first */
-export class AgentPaneBusy extends Error {
+/** herdr said agent_pane_busy: another client claimed the pane first (exit 1 if it escapes) */
+export class AgentPaneBusy extends MamError {
   constructor(readonly paneId: string) {
-    super(`pane ${paneId} is busy`);
+    super(`pane ${paneId} is busy: another client claimed it first`, 1);
     this.name = "AgentPaneBusy";
   }
 }

@@ -1,6 +1,7 @@
 // create's conflict check and adoption rule (SPEC §5.2; seeds test_issue50_pane_lock.py A1/A2).
 import type { RegistryData, Row, Section } from "../registry/types.ts";
 import { SECTIONS } from "../registry/types.ts";
+import { serverOf } from "../registry/rows.ts";
 
 export const MONITOR_NOTE = "auto-registered by monitor";
 
@@ -9,11 +10,8 @@ export interface Target {
   server: string;
 }
 
-/** the server a row lives on: herdr_server, else herdr_session, else tmux_server, else the default */
-export function rowServer(row: Row, section: Section): string {
-  if (section === "herdr_sessions") return String(row.herdr_server ?? row.herdr_session ?? "default");
-  return String(row.tmux_server ?? "mam");
-}
+/** the server a row lives on (herdr_server, else herdr_session; tmux_server for tmux rows) */
+export const rowServer = serverOf;
 
 /** when the row was registered: herdr_session_epoch (tmux rows: tmux_session_epoch) */
 export function rowEpoch(row: Row, section: Section): number | undefined {

@@ -1,8 +1,8 @@
 // Run mam as users and bash shims do: the compiled binary (MAM_BIN), else `bun mam.ts`.
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 
 export const ROOT = join(import.meta.dir, "..", "..");
-export const MAM_BIN = process.env.MAM_BIN;
+export const MAM_BIN = process.env.MAM_BIN ? resolve(process.env.MAM_BIN) : undefined;
 export const MAM_CMD: string[] = MAM_BIN ? [MAM_BIN] : [process.execPath, join(ROOT, "mam.ts")];
 /** a command line prefix usable from bash */
 export const MAM_SH = MAM_CMD.map((a) => `'${a}'`).join(" ");

@@ -1,0 +1,191 @@
+// mam create | stop | resume | status (SPEC §5): parse → call → render.
+import { kindNames } from "../agents/kinds.ts";
+import { MamError, usageError } from "../sys/errors.ts";
+import { err, out, outJson, useColor } from "../sys/io.ts";
+import { resolveWorkspace } from "../sys/paths.ts";
+import { bool, defineCommand, jsonArg, str, workspaceArg } from "./command.ts";
+
+const startServerArg = {
+  "start-server": { type: "boolean" as const, description: "start the herdr server (headless, detached) when it is not running" },
+};
+
+export const create = defineCommand({
+  meta: {
+    name: "create",
+    description: "start an agent in its own pane (herdr) or session (tmux) and register it in .mam/agent-sessions.yaml",
+    passthrough: true,
+    examples: [
+      "mam create --agent claude --role worker",
+      "mam create --agent codex --role reviewer --session api-review --herdr-session mam --start-server",
+      "mam create --agent gemini --mux tmux --role worker",
+      'mam create --agent claude --role worker --submit-job "Fix the failing test in api/"',
+      "mam create --agent claude --role worker -- --model opus     # after --: the agent's own arguments",
+    ],
+  },
+  args: {
+    agent: { type: "string", required: true, description: `agent kind: ${kindNames().join(", ")}`, valueHint: "KIND" },
+    ...workspaceArg,
+    role: { type: "string", default: "creator", description: "the session's role (free text, immutable once set)", valueHint: "ROLE" },
+    session: { type: "string", description: "session name (default <workspace slug>-<role>-<agent>)", valueHint: "NAME" },
+    "herdr-session": { type: "string", description: "herdr server to create the pane on (default: the one you run in, else default)", valueHint: "SERVER" },
+    mux: { type: "string", description: "herdr or tmux (default: MAM_MUX, else herdr when installed, else tmux)", valueHint: "herdr|tmux" },
+    "tmux-server": { type: "string", description: "private tmux server (tmux -L NAME; default mam)", valueHint: "NAME" },
+    ...startServerArg,
+    "no-onboard": { type: "boolean", description: "do not type the onboarding message into the new agent" },
+    "submit-job": { type: "string", description: "submit this job to the new session right away", valueHint: "TEXT" },
+    ...jsonArg,
+  },
+  async run({ args, rest }) {
+    const ws = resolveWorkspace(str(args, "workspace"));
+    const { createSession } = await import("../sessions/create.ts");
+    const env = process.env;
+    const c = await createSession({
+      ws,
+      agent: str(args, "agent")!,
+      role: str(args, "role")!,
+      name: str(args, "session"),
+      choice: { herdrSession: str(args, "herdr-session"), mux: str(args, "mux"), tmuxServer: str(args, "tmux-server") },
+      startServer: bool(args, "start-server"),
+      onboard: !bool(args, "no-onboard"),
+      agentArgs: rest,
+      env,
+    });
+    const lines: string[] = [];
+    if (c.adopted) lines.push(`NOTE: the monitor registered ${c.name} while it was being created`);
+    // 6. a job for the new session
+    let jobId: string | null = null;
+    const jobText = str(args, "submit-job");
+    if (jobText !== undefined) {
+      const [{ submitJob }, { loadJobRuntime }, { brokerConfigFromEnv }, { mutateRegistry, registryPath }] = await Promise.all([
+        import("../jobs/submit.ts"),
+        import("../jobs/runtime.ts"),
+        import("../jobs/broker-config.ts"),
+        import("../registry/index.ts"),
+      ]);
+      const s = await submitJob(ws, { to: c.name, prompt: jobText, topicPrefix: brokerConfigFromEnv(env).topicPrefix, cwd: process.cwd() }, await loadJobRuntime(ws, env));
+      jobId = s.record.job_id;
+      await mutateRegistry(registryPath(ws, env), (d) => {
+        const r = d[c.backend === "herdr" ? "herdr_sessions" : "tmux_sessions"].find((x) => x.name === c.name && x.status === "running");
+        if (r) r.delegate_job_id = jobId!;
+      });
+      lines.push(`job ${jobId} submitted to ${c.name}`);
+    }
+    // 7. one reconcile pass; a failure here does not undo the create
+    const { reconcileOnce } = await import("../monitor/reconcile.ts");
+    try {
+      await reconcileOnce(ws, env, { dryRun: false });
+    } catch (e) {
+      err(`WARNING: the end-of-create reconcile failed (${e instanceof MamError ? e.message : (e as Error).message})`);
+    }
+    // 8. the subscriber daemon
+    const { ensureDaemon } = await import("../monitor/spawn.ts");
+    const pid = await ensureDaemon(ws, env);
+    if (bool(args, "json")) {
+      outJson({ ...c, mux: c.backend, job_id: jobId, watchdog_pid: pid ?? null });
+      return;
+    }
+    lines.push(`watchdog PID: ${pid ?? ""}`);
+    lines.push(`created ${c.name} (${c.agent}, role ${c.role}) in pane ${c.pane} on ${c.backend} server ${c.server}`);
+    out(lines.join("\n"));
+  },
+});
+
+export const stop = defineCommand({
+  meta: {
+    name: "stop",
+    description: "stop an agent session: graceful (resumable), --hard, or --soft (archive, leave the pane)",
+    examples: [
+      "mam stop api-worker-claude",
+      'mam stop api-worker-claude --reason "done for today"',
+      "mam stop api-worker-claude --hard",
+      "mam stop api-worker-claude --soft",
+      "mam stop api-worker-claude --hard --purge-conversation --yes",
+    ],
+  },
+  args: {
+    name: { type: "positional", description: "session name", valueHint: "NAME" },
+    ...workspaceArg,
+    hard: { type: "boolean", description: "close the pane at once (status terminated)" },
+    soft: { type: "boolean", description: "leave the pane running, archive the row (status archived)" },
+    "purge-conversation": { type: "boolean", description: "with --hard: delete this session's own conversation files in this workspace" },
+    yes: { type: "boolean", description: "confirm --purge-conversation" },
+    reason: { type: "string", default: "requested", description: "why (stored as stop_reason)", valueHint: "TEXT" },
+    ...jsonArg,
+  },
+  async run({ args }) {
+    const name = str(args, "name")!;
+    const { checkName } = await import("../sys/names.ts");
+    checkName(name, "session name");
+    if (bool(args, "hard") && bool(args, "soft")) throw usageError("--hard and --soft contradict each other");
+    if (bool(args, "purge-conversation") && !bool(args, "hard")) throw usageError("--purge-conversation goes with --hard");
+    if (bool(args, "purge-conversation") && !bool(args, "yes")) throw usageError("--purge-conversation deletes conversation files; add --yes to confirm");
+    const ws = resolveWorkspace(str(args, "workspace"));
+    const { stopSession } = await import("../sessions/stop.ts");
+    const r = await stopSession({
+      ws,
+      name,
+      mode: bool(args, "hard") ? "hard" : bool(args, "soft") ? "soft" : "graceful",
+      purge: bool(args, "purge-conversation"),
+      reason: str(args, "reason")!,
+      env: process.env,
+    });
+    if (bool(args, "json")) return outJson(r);
+    if (r.already) return out(`${name} is already ${r.status}`);
+    out(`${name} ${r.status}${r.session_id ? ` (conversation ${r.session_id})` : ""}${r.purged.length ? `; purged ${r.purged.length} file(s)` : ""}`);
+  },
+});
+
+export const resume = defineCommand({
+  meta: {
+    name: "resume",
+    description: "bring a stopped session back with its own conversation (else this workspace's newest)",
+    examples: ["mam resume api-worker-claude", "mam resume api-worker-claude --fresh"],
+  },
+  args: {
+    name: { type: "positional", description: "session name", valueHint: "NAME" },
+    ...workspaceArg,
+    fresh: { type: "boolean", description: "start a fresh conversation when none is found" },
+    ...startServerArg,
+    ...jsonArg,
+  },
+  async run({ args }) {
+    const name = str(args, "name")!;
+    const { checkName } = await import("../sys/names.ts");
+    checkName(name, "session name");
+    const ws = resolveWorkspace(str(args, "workspace"));
+    const { resumeSession } = await import("../sessions/resume.ts");
+    const r = await resumeSession({ ws, name, fresh: bool(args, "fresh"), startServer: bool(args, "start-server"), env: process.env });
+    if (bool(args, "json")) return outJson(r);
+    if (r.already) return out(`${name} is already running (pane ${r.pane})`);
+    out(`resumed ${name} in pane ${r.pane}${r.session_id ? ` (${r.from === "fresh" ? "fresh conversation" : "conversation"} ${r.session_id})` : ""}`);
+  },
+});
+
+export const status = defineCommand({
+  meta: {
+    name: "status",
+    alias: "ls",
+    description: "every agent session of the workspace: registry status, live state, job, drift (read-only)",
+    examples: ["mam status", "mam ls --json", "mam status --watch 5"],
+  },
+  args: {
+    ...workspaceArg,
+    ...jsonArg,
+    watch: { type: "string", optionalValue: "2", description: "redraw every SECS seconds (default 2) until Ctrl-C", valueHint: "SECS" },
+  },
+  async run({ args }) {
+    const ws = resolveWorkspace(str(args, "workspace"));
+    const watch = str(args, "watch");
+    const json = bool(args, "json");
+    if (watch !== undefined && (!/^\d+(\.\d+)?$/.test(watch) || Number(watch) <= 0)) throw usageError(`--watch takes a number of seconds > 0 (got '${watch}')`);
+    if (watch !== undefined && json) throw usageError("--watch and --json do not go together");
+    const { sessionStatus } = await import("../sessions/status-run.ts");
+    if (watch === undefined) {
+      const doc = await sessionStatus(ws, process.env);
+      if (json) return outJson(doc.doc);
+      return out(doc.text(useColor()));
+    }
+    const { watchStatus } = await import("../sessions/status-run.ts");
+    return watchStatus(ws, process.env, Number(watch) * 1000);
+  },
+});

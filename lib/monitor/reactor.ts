@@ -1,0 +1,138 @@
+// The daemon's reaction to job events (SPEC §7.4). Every event a job gets — carried by the
+// broker and journalled by ingestEvent, or appended to the journal by a worker on this machine
+// with no broker at all — is reacted to once, in journal order: the delegator hears about the
+// end of a job, and loop jobs move on. "Once" survives daemon restarts: the daemon (the only
+// writer) keeps, per job, the last seq it reacted to in .mam/monitor.cursor.json.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { endsJob, finalEvent, isFinal, type JobEvent } from "../jobs/event.ts";
+import { applyLoop, loopNext } from "../jobs/loop.ts";
+import type { JobRuntime, SessionRef } from "../jobs/runtime.ts";
+import { type Appended, appendEvent, type JobRecord, listJobIds, readJournal, readRecord } from "../jobs/store.ts";
+import { mamDir } from "../sys/paths.ts";
+import { writeFileAtomic } from "./files.ts";
+
+export const cursorPath = (ws: string) => join(mamDir(ws), "monitor.cursor.json");
+
+export interface ReactorContext {
+  ws: string;
+  runtime: JobRuntime;
+  log(line: string): void;
+  /** publish an event the daemon appended (on the daemon's broker connection, when there is one) */
+  publish(topic: string, payload: string): Promise<boolean>;
+}
+
+/** what a pane the daemon watches for a running job looks like now */
+export type AgentState = "blocked" | "alive" | "gone" | "unknown";
+
+function readCursor(ws: string): Record<string, number> {
+  try {
+    const v = JSON.parse(readFileSync(cursorPath(ws), "utf8"));
+    return v && typeof v === "object" ? (v as Record<string, number>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** the one line the delegator gets when its job ends */
+export function endLine(ev: JobEvent): string {
+  return `[mam] job ${ev.job_id} ${ev.event}: ${ev.detail.replace(/\s+/g, " ").trim()}`;
+}
+
+export async function publishAppended(ctx: ReactorContext, rec: JobRecord | undefined, appended: Appended[]): Promise<void> {
+  for (const a of appended) {
+    const prefix = rec?.topic_prefix ?? a.record?.topic_prefix;
+    if (prefix) await ctx.publish(`${prefix}/events`, a.line);
+  }
+}
+
+async function tellDelegator(ctx: ReactorContext, rec: JobRecord, ev: JobEvent): Promise<void> {
+  const line = endLine(ev);
+  const who = rec.delegator;
+  if (!who) {
+    ctx.log(`job ${rec.job_id} ended (${ev.event}); no delegator session to tell`);
+    return;
+  }
+  let s: SessionRef | undefined;
+  try {
+    s = await ctx.runtime.findSession(who);
+  } catch (e) {
+    ctx.log(`job ${rec.job_id}: cannot look up delegator ${who} (${(e as Error).message})`);
+    return;
+  }
+  if (!s) {
+    ctx.log(`job ${rec.job_id} ended (${ev.event}); delegator ${who} is not a running session, not told`);
+    return;
+  }
+  try {
+    await ctx.runtime.prompt(s, line);
+    ctx.log(`job ${rec.job_id}: told ${who}: ${line}`);
+  } catch (e) {
+    ctx.log(`job ${rec.job_id}: could not tell ${who} (${(e as Error).message})`);
+  }
+}
+
+/** react to every journal event not reacted to yet (all jobs, or the given ones) */
+export async function reactToJobs(ctx: ReactorContext, only?: string[]): Promise<void> {
+  const cursor = readCursor(ctx.ws);
+  let moved = false;
+  for (const id of only ?? listJobIds(ctx.ws)) {
+    let rec: JobRecord | undefined;
+    try {
+      rec = readRecord(ctx.ws, id);
+    } catch {
+      continue; // a broken record is reported by `job status`; nothing to react to
+    }
+    if (!rec) continue;
+    const events = readJournal(ctx.ws, id);
+    const done = cursor[id] ?? 0;
+    const fresh = events.filter((e) => e.seq > done).sort((a, b) => a.seq - b.seq);
+    if (fresh.length === 0) continue;
+    for (const ev of fresh) {
+      const ending = finalEvent(events, rec);
+      if (ending === ev) await tellDelegator(ctx, rec, ev);
+      else if (rec.type === "loop" && ev.event === "completed" && !endsJob(ev, rec)) {
+        const current = readRecord(ctx.ws, id) ?? rec;
+        const r = await applyLoop(ctx.ws, current, loopNext(current, ev, ctx.ws), ctx.runtime);
+        await publishAppended(ctx, current, r.appended);
+        if (r.undelivered) ctx.log(`job ${id}: ${r.undelivered}`);
+      }
+      cursor[id] = ev.seq;
+      moved = true;
+    }
+  }
+  if (moved) writeFileAtomic(cursorPath(ctx.ws), `${JSON.stringify(cursor)}\n`);
+}
+
+/**
+ * Watch the agents of running jobs: a pane that turns blocked gives one `permission_required`
+ * per blocked spell; a pane that died while its job runs gives `error` ("agent exited").
+ */
+export async function watchAgents(ctx: ReactorContext, stateOf: (session: string) => Promise<AgentState>, blocked: Set<string>): Promise<void> {
+  for (const id of listJobIds(ctx.ws)) {
+    let rec: JobRecord | undefined;
+    try {
+      rec = readRecord(ctx.ws, id);
+    } catch {
+      continue;
+    }
+    if (!rec || isFinal(rec.status)) {
+      blocked.delete(id);
+      continue;
+    }
+    // the job's agent (in a loop, the worker)
+    const state = await stateOf(rec.agent_session);
+    let input: { event: "permission_required" | "error"; detail: string } | undefined;
+    if (state === "blocked" && !blocked.has(id)) {
+      blocked.add(id);
+      input = { event: "permission_required", detail: `${rec.agent_session} is waiting for a decision (blocked)` };
+    } else if (state !== "blocked" && state !== "unknown") blocked.delete(id);
+    if (state === "gone" && rec.status === "running") input = { event: "error", detail: "agent exited" };
+    if (!input) continue;
+    const a = await appendEvent(ctx.ws, id, (r, evs) => (r && !evs.some((e) => endsJob(e, r)) ? { ...input!, source: "monitor" } : undefined));
+    if (a) {
+      ctx.log(`job ${id}: ${input.event} (${input.detail})`);
+      await publishAppended(ctx, rec, [a]);
+    }
+  }
+}

@@ -1,0 +1,70 @@
+// One reconcile pass (SPEC §6.1): list the servers, classify, apply under the registry lock.
+import { muxFor } from "../mux/index.ts";
+import { onPath } from "../mux/index.ts";
+import type { Backend } from "../mux/types.ts";
+import { mutateRegistry, readRegistry, registryPath } from "../registry/index.ts";
+import { ambientHerdrServer, type Env } from "../sys/paths.ts";
+import { epochNow, isoUtc } from "../sys/time.ts";
+import { observe } from "../sessions/observe.ts";
+import { applyActions } from "./apply.ts";
+import type { Action, Drift } from "./classify.ts";
+
+export interface ReconcileReport {
+  timestamp: string;
+  yaml_path: string;
+  /** herdr servers by name; tmux servers as "tmux:<name>" */
+  servers: Record<string, { reachable: boolean; state: string; panes: number; detail?: string }>;
+  drifts: Drift[];
+  /** what was done (dry run: what would be done) */
+  actions: Action[];
+  dry_run: boolean;
+}
+
+/** the herdr server of the pane the caller runs in, when it runs in one */
+export function callerServers(env: Env): { backend: Backend; server: string }[] {
+  if (!env.HERDR_SOCKET_PATH && !env.HERDR_SESSION) return [];
+  if (!env.MAM_HERDR_BIN && !onPath("herdr", env)) return [];
+  try {
+    return [{ backend: "herdr", server: ambientHerdrServer(env) }];
+  } catch {
+    return [];
+  }
+}
+
+export async function reconcileOnce(ws: string, env: Env, opts: { dryRun: boolean }): Promise<ReconcileReport> {
+  const path = registryPath(ws, env);
+  const data = readRegistry(path);
+  const now = epochNow();
+  const obs = await observe(data, ws, (b, s) => muxFor(b, s, env), env, now, callerServers(env));
+  let actions = obs.actions;
+  if (!opts.dryRun && actions.length > 0) {
+    const planned = actions;
+    const r = await mutateRegistry(path, (d) => applyActions(d, planned, now));
+    actions = r.result;
+  }
+  const servers: ReconcileReport["servers"] = {};
+  for (const v of obs.views) {
+    const key = v.backend === "herdr" ? v.server : `tmux:${v.server}`;
+    servers[key] = {
+      reachable: v.listing.state !== "unreachable",
+      state: v.listing.state,
+      panes: v.listing.state === "ok" ? v.listing.panes.length : 0,
+      ...(v.listing.state !== "ok" ? { detail: v.listing.detail } : {}),
+    };
+  }
+  return { timestamp: isoUtc(now), yaml_path: path, servers, drifts: obs.drifts, actions, dry_run: opts.dryRun };
+}
+
+/** one line per action, for humans and the daemon's log */
+export function describeAction(a: Action): string {
+  switch (a.type) {
+    case "terminate":
+      return `${a.name}: running → terminated (${a.reason})`;
+    case "register":
+      return `${a.row.name}: registered (${a.section === "herdr_sessions" ? "herdr" : "tmux"} pane ${a.row.pane?.id} on '${a.server}')`;
+    case "fill-session-id":
+      return `${a.name}: ${a.field} = ${a.value} (from ${a.source})`;
+    case "update-pane":
+      return `${a.name}: pane ${Object.entries(a.pane).map(([k, v]) => `${k}=${v}`).join(" ")}`;
+  }
+}

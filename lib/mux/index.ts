@@ -1,0 +1,89 @@
+// Which multiplexer and which server (SPEC §3), and the Mux for them.
+import { MamError, usageError } from "../sys/errors.ts";
+import { checkName } from "../sys/names.ts";
+import { ambientHerdrServer, type Env } from "../sys/paths.ts";
+import { HerdrMux, type HerdrOptions } from "./herdr.ts";
+import { TmuxMux, type TmuxOptions } from "./tmux.ts";
+import type { Backend, Mux } from "./types.ts";
+
+export const DEFAULT_TMUX_SERVER = "mam";
+
+export interface MuxChoice {
+  /** --herdr-session S */
+  herdrSession?: string;
+  /** --mux herdr|tmux */
+  mux?: string;
+  /** --tmux-server NAME */
+  tmuxServer?: string;
+}
+
+export interface MuxTarget {
+  backend: Backend;
+  server: string;
+}
+
+function backendName(v: string, from: string): Backend {
+  if (v === "herdr" || v === "tmux") return v;
+  throw usageError(`${from} must be herdr or tmux (got '${v}')`);
+}
+
+/** is `cmd` an executable on the env's PATH */
+export function onPath(cmd: string, env: Env): boolean {
+  return Bun.which(cmd, { PATH: env.PATH ?? "" }) !== null;
+}
+
+/**
+ * The backend of a create (SPEC §3): --herdr-session S → herdr; --mux (--tmux-server alone means
+ * tmux) or MAM_MUX; else herdr when
+ * herdr is on PATH (or MAM_HERDR_BIN is set), else tmux when tmux is on PATH, else exit 1.
+ */
+export function chooseBackend(choice: MuxChoice, env: Env, has: (cmd: string) => boolean = (c) => onPath(c, env)): Backend {
+  const flag = choice.mux !== undefined && choice.mux !== "" ? backendName(choice.mux, "--mux") : undefined;
+  if (choice.herdrSession !== undefined && choice.herdrSession !== "") {
+    if (flag === "tmux") throw usageError("--herdr-session and --mux tmux contradict each other", "give one of them");
+    return "herdr";
+  }
+  if (choice.tmuxServer !== undefined && choice.tmuxServer !== "" && flag === "herdr") {
+    throw usageError("--tmux-server and --mux herdr contradict each other", "give one of them");
+  }
+  if (flag) return flag;
+  if (choice.tmuxServer !== undefined && choice.tmuxServer !== "") return "tmux";
+  const fromEnv = env.MAM_MUX;
+  if (fromEnv !== undefined && fromEnv !== "") return backendName(fromEnv, "MAM_MUX");
+  if (env.MAM_HERDR_BIN || has("herdr")) return "herdr";
+  if (has("tmux")) return "tmux";
+  throw new MamError("neither herdr nor tmux is on PATH", 1, "install herdr (or set MAM_HERDR_BIN) or tmux, or pass --mux");
+}
+
+/**
+ * The server: herdr → --herdr-session S ("default" is the default server), else the caller's own
+ * (ambient, SPEC §4.1; "default" outside herdr); tmux → --tmux-server, else "mam".
+ */
+export function chooseServer(backend: Backend, choice: MuxChoice, env: Env): string {
+  if (backend === "herdr") {
+    const s = choice.herdrSession;
+    if (s !== undefined && s !== "") return s === "default" ? "default" : checkName(s, "herdr server name");
+    return ambientHerdrServer(env);
+  }
+  const t = choice.tmuxServer;
+  return t !== undefined && t !== "" ? checkName(t, "tmux server name") : DEFAULT_TMUX_SERVER;
+}
+
+/** backend and server of a create, in one call */
+export function resolveMuxTarget(choice: MuxChoice, env: Env, has?: (cmd: string) => boolean): MuxTarget {
+  const backend = chooseBackend(choice, env, has);
+  return { backend, server: chooseServer(backend, choice, env) };
+}
+
+export interface MuxOptions {
+  herdr?: HerdrOptions;
+  tmux?: TmuxOptions;
+}
+
+/** the Mux of (backend, server); env is the environment its CLI calls get (PATH decides the binary) */
+export function muxFor(backend: Backend, server: string, env: Env = process.env, opts: MuxOptions = {}): Mux {
+  checkName(server, `${backend} server name`);
+  return backend === "herdr" ? new HerdrMux(server, env, opts.herdr) : new TmuxMux(server, env, opts.tmux);
+}
+
+export type { Backend, Mux } from "./types.ts";

@@ -1,0 +1,257 @@
+// The tmux backend: one tmux session per agent on a private server `tmux -L <server>` (default
+// `mam`), named after the mam session, the exact mam name kept in the session option @mam_name.
+import { basename } from "node:path";
+import { MamError, usageError } from "../sys/errors.ts";
+import type { Env } from "../sys/paths.ts";
+import { execCapture, lastOutput, shJoin, type ExecResult } from "./exec.ts";
+import { foregroundOf, hasProcfs } from "./procfs.ts";
+import type { Listing, Mux, MuxPane, ProcessInfo, StartSpec } from "./types.ts";
+
+/** tmux turns "." and ":" in session names into "_" */
+export function tmuxSessionName(session: string): string {
+  return session.replace(/[.:]/g, "_");
+}
+
+/** an argument as tmux should see it: a trailing ";" would end the command, so it is escaped */
+export function tmuxArg(a: string): string {
+  return a.endsWith(";") ? `${a.slice(0, -1)}\\;` : a;
+}
+
+/** a ";" between chained tmux commands */
+const SEP = Symbol("tmux command separator");
+type Arg = string | typeof SEP;
+
+const KEYS: Record<string, string> = {
+  enter: "Enter", return: "Enter", esc: "Escape", escape: "Escape", tab: "Tab", "shift+tab": "BTab", backtab: "BTab",
+  backspace: "BSpace", space: "Space", up: "Up", down: "Down", left: "Left", right: "Right", home: "Home", end: "End",
+  pageup: "PPage", pgup: "PPage", pagedown: "NPage", pgdn: "NPage", delete: "DC", del: "DC", insert: "IC",
+  minus: "-", plus: "+", slash: "/", backslash: "\\", comma: ",", period: ".", semicolon: "\\;", colon: ":",
+  equal: "=", equals: "=", quote: "'", doublequote: '"', backtick: "`", tilde: "~", pipe: "|",
+};
+
+/** herdr key names (case-insensitive; ctrl+c, C-c, alt+x, f5, enter, …) → tmux key names */
+export function tmuxKey(key: string): string {
+  const k = key.trim().toLowerCase();
+  if (KEYS[k]) return KEYS[k]!;
+  if (/^f([1-9]|1[0-2])$/.test(k)) return k.toUpperCase();
+  const mod = /^(ctrl|control|c|alt|meta|m)[+-](.+)$/.exec(k);
+  if (mod) {
+    const inner = mod[2]!.length === 1 ? mod[2]! : tmuxKey(mod[2]!);
+    return `${mod[1]!.startsWith("c") ? "C" : "M"}-${inner}`;
+  }
+  if ([...key].length === 1) return key === ";" ? "\\;" : key;
+  throw usageError(`unknown key '${key}'`, "use enter, esc, tab, backspace, space, arrows, f1-f12, ctrl+<x>, alt+<x> or one character");
+}
+
+/** how a failed tmux call is classified (SPEC §6.1: not running vs anything else) */
+export function tmuxNotRunning(stderr: string): boolean {
+  return /no server running|error connecting to .*\((No such file or directory|Connection refused)\)/i.test(stderr);
+}
+
+export function tmuxMissingTarget(stderr: string): boolean {
+  return /can't find (pane|session|window)|no such (pane|session|window)|session not found/i.test(stderr);
+}
+
+export class TmuxError extends MamError {
+  constructor(
+    message: string,
+    readonly kind: "not-running" | "missing" | "failed",
+  ) {
+    super(message, 1);
+    this.name = "TmuxError";
+  }
+}
+
+/** list-panes fields, cwd last (it is the one field that may hold a tab) */
+const LIST_FORMAT = ["#{pane_id}", "#{pane_pid}", "#{pane_dead}", "#{session_name}", "#{@mam_name}", "#{pane_current_command}", "#{pane_current_path}"].join("\t");
+
+/** one line of LIST_FORMAT output → a pane (dead panes: undefined, they hold no agent) */
+export function parsePaneLine(line: string): MuxPane | undefined {
+  const f = line.split("\t");
+  if (f.length < 7 || !f[0]!.startsWith("%")) return undefined;
+  const [id, pid, dead, session, mamName, cmd] = f as [string, string, string, string, string, string];
+  if (dead === "1") return undefined;
+  const cwd = f.slice(6).join("\t");
+  const pane: MuxPane = { id, workspaceId: session, status: "unknown" };
+  if (mamName) pane.label = `mam:${mamName}`;
+  if (/^\d+$/.test(pid)) pane.pid = Number(pid);
+  if (cmd) pane.cmd = cmd;
+  if (cwd) pane.cwd = cwd;
+  return pane;
+}
+
+export interface TmuxOptions {
+  /** deadline of one tmux call (default 10 s) */
+  timeoutMs?: number;
+}
+
+export class TmuxMux implements Mux {
+  readonly backend = "tmux" as const;
+  private binPath?: string;
+
+  constructor(
+    readonly server: string,
+    private readonly env: Env,
+    private readonly opts: TmuxOptions = {},
+  ) {}
+
+  get bin(): string {
+    if (this.binPath) return this.binPath;
+    const p = Bun.which("tmux", { PATH: this.env.PATH ?? "" });
+    if (!p) throw new MamError("tmux not found on PATH", 1, "install tmux (3.0 or newer) or use --mux herdr");
+    return (this.binPath = p);
+  }
+
+  /** run tmux -L <server> <args…>; TMUX is unset so a caller inside tmux never reaches its own server */
+  private async run(args: Arg[], stdin?: string): Promise<ExecResult> {
+    const argv = [this.bin, "-L", this.server, ...args.map((a) => (a === SEP ? ";" : tmuxArg(a)))];
+    const env = { ...this.env, TMUX: undefined, TMUX_PANE: undefined };
+    try {
+      return await execCapture(argv, { env, timeoutMs: this.opts.timeoutMs ?? 10_000, stdin });
+    } catch (e) {
+      throw new MamError(`cannot run ${argv[0]}: ${(e as Error).message}`, 1, "install tmux (3.0 or newer) or use --mux herdr");
+    }
+  }
+
+  /** run and throw a TmuxError on failure; returns stdout */
+  private async tmux(args: Arg[], stdin?: string): Promise<string> {
+    const r = await this.run(args, stdin);
+    if (r.code === 0 && !r.timedOut) return r.stdout;
+    const what = `tmux ${typeof args[0] === "string" ? args[0] : ""}`;
+    const why = r.timedOut ? "did not answer in time" : r.stderr.trim().split("\n")[0] || `exit ${r.code}`;
+    const kind = r.timedOut ? "failed" : tmuxNotRunning(r.stderr) ? "not-running" : tmuxMissingTarget(r.stderr) ? "missing" : "failed";
+    if (kind === "not-running") throw new TmuxError(`tmux server '${this.server}' is not running (${why})`, kind);
+    throw new TmuxError(`${what} failed on tmux server '${this.server}': ${why}`, kind);
+  }
+
+  async list(): Promise<Listing> {
+    try {
+      const outText = await this.tmux(["list-panes", "-a", "-F", LIST_FORMAT]);
+      const panes = outText.split("\n").map(parsePaneLine).filter((p): p is MuxPane => p !== undefined);
+      return { state: "ok", panes };
+    } catch (e) {
+      const detail = (e as Error).message;
+      if (e instanceof TmuxError && e.kind === "not-running") return { state: "not-running", detail };
+      return { state: "unreachable", detail };
+    }
+  }
+
+  async ensureRunning(_start: boolean): Promise<void> {
+    // a tmux server starts with its first session
+  }
+
+  async claimPane(): Promise<undefined> {
+    return undefined;
+  }
+
+  async label(paneId: string, label: string): Promise<void> {
+    if (!label.startsWith("mam:") || label.length === 4) throw new MamError(`tmux panes carry only mam:<name> labels (got '${label}')`, 1);
+    await this.tmux(["set-option", "-t", paneId, "@mam_name", label.slice(4)]);
+  }
+
+  /** the panes of a tmux session ([] when there is no such session) */
+  private async sessionPanes(name: string): Promise<{ id: string; dead: boolean }[]> {
+    const r = await this.run(["list-panes", "-s", "-t", `=${name}:`, "-F", "#{pane_id}\t#{pane_dead}"]);
+    if (r.code !== 0) return [];
+    return r.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => ({ id: l.split("\t")[0]!, dead: l.split("\t")[1] === "1" }));
+  }
+
+  async start(_pane: MuxPane | undefined, spec: StartSpec): Promise<MuxPane> {
+    const name = tmuxSessionName(spec.session);
+    const exe = spec.argv[0];
+    if (!exe) throw new MamError("tmux start needs a command (a bug in mam)", 1);
+    const agent = spec.agent ?? spec.herdrKind ?? basename(exe);
+    const old = await this.sessionPanes(name);
+    if (old.length > 0) {
+      if (old.some((p) => !p.dead)) {
+        throw new MamError(`tmux session '${name}' already exists on tmux server '${this.server}'`, 4, `stop it first, or pick another --session name`);
+      }
+      await this.run(["kill-session", "-t", `=${name}`]);
+    }
+    const envArgs = Object.entries(spec.env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
+    // sh execs the agent (so the pane's process is the agent) and says so when it cannot
+    const t0 = Date.now();
+    const created = await this.tmux([
+      "new-session", "-d", "-s", name, "-c", spec.cwd, "-x", "200", "-y", "50", ...envArgs, "-P", "-F", "#{pane_id}\t#{pane_pid}",
+      "--", "/bin/sh", "-c", 'exec "$@"', "sh", ...spec.argv,
+      SEP, "set-option", "-w", "-t", `=${name}:`, "remain-on-exit", "on",
+      SEP, "set-option", "-t", `=${name}:`, "@mam_name", spec.session,
+    ]);
+    const [paneId, pidText] = created.trim().split("\t");
+    if (!paneId?.startsWith("%")) throw new MamError(`tmux new-session printed no pane id: ${created.slice(0, 80)}`, 1);
+    // verify: the agent stays up (the pane is not dead) for settleMs
+    for (;;) {
+      const panes = await this.sessionPanes(name);
+      const p = panes.find((x) => x.id === paneId);
+      if (!p || p.dead) return this.failStart(name, paneId, agent);
+      if (Date.now() - t0 >= spec.settleMs) break;
+      await Bun.sleep(Math.min(100, Math.max(10, spec.settleMs - (Date.now() - t0))));
+    }
+    await this.run(["set-option", "-w", "-t", `=${name}:`, "remain-on-exit", "off"]);
+    const pane: MuxPane = { id: paneId, workspaceId: name, label: `mam:${spec.session}`, status: "unknown", cwd: spec.cwd, cmd: basename(exe), cmdFull: shJoin(spec.argv) };
+    if (pidText && /^\d+$/.test(pidText)) pane.pid = Number(pidText);
+    return pane;
+  }
+
+  private async failStart(name: string, paneId: string, agent: string): Promise<never> {
+    let text = "";
+    try {
+      text = await this.tmux(["capture-pane", "-p", "-J", "-t", paneId, "-S", "-50"]);
+    } catch {}
+    await this.run(["kill-session", "-t", `=${name}`]);
+    throw new MamError(`${agent} exited right after start in ${paneId}; last output: ${lastOutput(text)}`, 1);
+  }
+
+  async sendText(paneId: string, text: string, enter: boolean): Promise<void> {
+    const enterArgs: Arg[] = enter ? [SEP, "send-keys", "-t", paneId, "Enter"] : [];
+    if (text === "") {
+      if (enter) await this.tmux(["send-keys", "-t", paneId, "Enter"]);
+      return;
+    }
+    if (!text.includes("\n") && Buffer.byteLength(text) <= 8000) {
+      await this.tmux(["send-keys", "-t", paneId, "-l", "--", text, ...enterArgs]);
+      return;
+    }
+    // long or multi-line text: a paste (bracketed when the program asked for it), so embedded
+    // newlines do not submit early and the client→server message limit is never hit
+    const buf = `mam-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+    await this.tmux(["load-buffer", "-b", buf, "-"], text);
+    await this.tmux(["paste-buffer", "-d", "-p", "-b", buf, "-t", paneId, ...enterArgs]);
+  }
+
+  async sendKeys(paneId: string, keys: string[]): Promise<void> {
+    if (keys.length === 0) return;
+    await this.tmux(["send-keys", "-t", paneId, ...keys.map(tmuxKey)]);
+  }
+
+  async read(paneId: string, lines: number): Promise<string> {
+    const n = Math.max(1, Math.floor(lines));
+    const text = await this.tmux(["capture-pane", "-p", "-J", "-t", paneId, "-S", `-${n}`]);
+    const all = text.split("\n");
+    while (all.length && all[all.length - 1]!.trim() === "") all.pop();
+    return all.slice(-n).join("\n") + (all.length ? "\n" : "");
+  }
+
+  async processInfo(paneId: string): Promise<ProcessInfo> {
+    const outText = await this.tmux(["list-panes", "-t", paneId, "-F", "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_current_command}"]);
+    const line = outText.split("\n").find((l) => l.startsWith(`${paneId}\t`));
+    if (!line) throw new TmuxError(`tmux pane ${paneId} not found on tmux server '${this.server}'`, "missing");
+    const [, pidText, dead, cmd] = line.split("\t");
+    const pid = Number(pidText);
+    if (dead === "1" || !Number.isInteger(pid) || pid <= 0) return { foreground: [] };
+    if (hasProcfs()) return foregroundOf(pid);
+    return { foreground: [{ pid, name: cmd ?? "", argv: [] }] };
+  }
+
+  async close(paneId: string): Promise<void> {
+    try {
+      await this.tmux(["kill-session", "-t", paneId]);
+    } catch (e) {
+      if (e instanceof TmuxError && (e.kind === "missing" || e.kind === "not-running")) return;
+      throw e;
+    }
+  }
+}

@@ -1,0 +1,102 @@
+// Registry validation (SPEC §2.1): what a write must satisfy. Returns problems as lines, e.g.
+//   herdr_sessions[2] 'api-worker' bad status 'runing'
+//   role of session 'api-worker' cannot be modified from 'worker' to 'reviewer'
+import type { RegistryData, Section } from "./types.ts";
+import { SECTIONS, STATUSES } from "./types.ts";
+import { backendOf, serverOf } from "./rows.ts";
+import { isPlainObject, repr, unstorable } from "./values.ts";
+
+export interface ValidateOptions {
+  /** names whose role may change in this write (create replacing a stopped row or adopting a monitor row) */
+  allowRoleChange?: ReadonlySet<string> | readonly string[];
+  /** the data comes straight from a YAML parser: skip the check for values YAML cannot store */
+  parsed?: boolean;
+}
+
+const identity = (section: Section, server: string, name: string) => `${section}\u0000${server}\u0000${name}`;
+
+/**
+ * The problems of `data` (empty when it may be written). With `before` (the file as read) also
+ * the role rule: a row keeps the role of the row of the same name and server in `before`.
+ * `data` may be anything parsed from a file: null/undefined is an empty registry.
+ */
+export function validateRegistry(data: unknown, before?: RegistryData, opts: ValidateOptions = {}): string[] {
+  const problems: string[] = [];
+  if (data === null || data === undefined) return problems;
+  if (!isPlainObject(data)) return ["the top level is not a mapping"];
+  for (const section of SECTIONS) {
+    const rows = data[section];
+    if (rows === undefined || rows === null) continue;
+    if (!Array.isArray(rows)) {
+      problems.push(`${section} is not a list`);
+      continue;
+    }
+    const running = new Map<string, number>();
+    for (let i = 0; i < rows.length; i++) {
+      const row: unknown = rows[i];
+      const at = `${section}[${i}]`;
+      if (!isPlainObject(row)) {
+        problems.push(`${at} is not a mapping`);
+        continue;
+      }
+      const name = row.name;
+      if (typeof name !== "string" || name.trim() === "") {
+        problems.push(`${at} missing name`);
+        continue;
+      }
+      const id = `${at} ${repr(name)}`;
+      const status = row.status;
+      if (status === undefined || status === null || status === "") problems.push(`${id} missing status`);
+      else if (!STATUSES.includes(status as never)) problems.push(`${id} bad status ${repr(status)}`);
+      if (row.role !== undefined && (typeof row.role !== "string" || row.role.trim() === "")) problems.push(`${id} role must be a non-empty string`);
+      if (row.pane !== undefined && !isPlainObject(row.pane)) problems.push(`${id} pane is not a mapping`);
+      if (!opts.parsed) {
+        const bad = unstorable(row);
+        if (bad) problems.push(`${id} cannot be stored: ${bad}`);
+      }
+      if (status === "running") {
+        const server = serverOf(row as never, section);
+        const key = identity(section, server, name);
+        const first = running.get(key);
+        if (first === undefined) running.set(key, i);
+        else problems.push(`${id} is running twice on ${backendOf(section)} server ${repr(server)} (also ${section}[${first}])`);
+      }
+    }
+  }
+  for (const k of opts.parsed ? [] : Object.keys(data)) {
+    if ((SECTIONS as readonly string[]).includes(k)) continue;
+    const bad = unstorable(data[k]);
+    if (bad) problems.push(`top-level key ${repr(k)} cannot be stored: ${bad}`);
+  }
+  if (before) problems.push(...roleChanges(data as RegistryData, before, opts));
+  return problems;
+}
+
+/** rows whose role differs from every role the same name and server had in `before` */
+export function roleChanges(data: RegistryData, before: RegistryData, opts: ValidateOptions = {}): string[] {
+  const allowed = new Set(opts.allowRoleChange ?? []);
+  const had = new Map<string, string[]>();
+  for (const section of SECTIONS) {
+    for (const row of before[section] ?? []) {
+      if (!isPlainObject(row) || typeof row.name !== "string" || typeof row.role !== "string" || row.role === "") continue;
+      const key = identity(section, serverOf(row, section), row.name);
+      const roles = had.get(key);
+      if (roles) roles.push(row.role);
+      else had.set(key, [row.role]);
+    }
+  }
+  const problems = new Set<string>();
+  for (const section of SECTIONS) {
+    const rows = data[section];
+    if (!Array.isArray(rows)) continue;
+    for (const row of rows) {
+      if (!isPlainObject(row) || typeof row.name !== "string" || allowed.has(row.name)) continue;
+      const roles = had.get(identity(section, serverOf(row as never, section), row.name));
+      if (!roles) continue;
+      const role = typeof row.role === "string" ? row.role : undefined;
+      if (role !== undefined && roles.includes(role)) continue;
+      problems.add(`role of session ${repr(row.name)} cannot be modified from ${repr(roles[0])} to ${role === undefined ? "nothing" : repr(role)}`);
+    }
+  }
+  return [...problems];
+}

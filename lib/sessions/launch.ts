@@ -1,0 +1,109 @@
+// Claiming a pane and starting an agent in it, verified (SPEC §5.2 step 3): shared by create and
+// resume. The caller writes its row and only then releases the pane-claim lock.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { type AgentKind, commandLine } from "../agents/kinds.ts";
+import { muxFor } from "../mux/index.ts";
+import { installShim } from "../mux/shim.ts";
+import { AgentPaneBusy, type Backend, type Mux, type MuxPane } from "../mux/types.ts";
+import { herdrAgentName } from "../mux/herdr-proto.ts";
+import type { HeldLock } from "../sys/flock.ts";
+import { claimPaneLock } from "../sys/pane-lock.ts";
+import { type Env, mamDir } from "../sys/paths.ts";
+import { labelFor } from "./naming.ts";
+
+export const PICK_ATTEMPTS = 3;
+
+export interface LaunchSpec {
+  ws: string;
+  name: string;
+  kind: AgentKind;
+  /** arguments after the kind's command (fresh or resume args, then the user's) */
+  args: string[];
+  backend: Backend;
+  server: string;
+  startServer: boolean;
+  /** pane ids that running rows of this server hold (never picked) */
+  taken: Set<string>;
+  env: Env;
+}
+
+export interface Launched {
+  mux: Mux;
+  pane: MuxPane;
+  /** the pane-claim lock, still held: release it once the row is written */
+  lock: HeldLock;
+  argv: string[];
+  agentName?: string;
+  pid?: number;
+  cmd?: string;
+  cmdFull: string;
+}
+
+/** seconds an agent typed into a pane (or tmux) must stay up to count as started */
+export function settleMs(env: Env): number {
+  const v = Number(env.MAM_AGENT_SETTLE_S);
+  return Number.isFinite(v) && v >= 0 && env.MAM_AGENT_SETTLE_S !== "" && env.MAM_AGENT_SETTLE_S !== undefined ? v * 1000 : 2000;
+}
+
+/** the environment agents get: <ws>/.mam/bin first on PATH (the herdr shim), and who they are */
+export function agentEnv(ws: string, name: string, env: Env): Record<string, string> {
+  return { PATH: `${join(mamDir(ws), "bin")}:${env.PATH ?? "/usr/bin:/bin"}`, MAM_SESSION: name, MAM_WORKSPACE: ws };
+}
+
+/** the lock that serialises claims on one multiplexer server (herdr: SPEC §4's per-server lock) */
+export function claimLockName(backend: Backend, server: string): string {
+  return backend === "herdr" ? server : `tmux.${server}`;
+}
+
+export async function launch(s: LaunchSpec): Promise<Launched> {
+  const mux = muxFor(s.backend, s.server, s.env);
+  await mux.ensureRunning(s.startServer);
+  if (s.backend === "herdr" && !existsSync(join(mamDir(s.ws), "bin", "herdr"))) installShim(join(mamDir(s.ws), "bin"));
+  const lock = await claimPaneLock(claimLockName(s.backend, s.server), s.env);
+  try {
+    const argv = commandLine(s.kind, s.args);
+    const env = agentEnv(s.ws, s.name, s.env);
+    const agentName = s.backend === "herdr" && s.kind.herdrKind ? herdrAgentName(s.name) : undefined;
+    const spec = {
+      session: s.name,
+      agent: s.kind.kind,
+      agentName,
+      herdrKind: s.backend === "herdr" ? s.kind.herdrKind : undefined,
+      argv,
+      cwd: s.ws,
+      env,
+      settleMs: settleMs(s.env),
+    };
+    let started: MuxPane | undefined;
+    if (s.backend === "tmux") started = await mux.start(undefined, spec);
+    else {
+      for (let attempt = 1; !started; attempt++) {
+        const pane = await mux.claimPane(s.ws, (id) => s.taken.has(id), env);
+        if (!pane) throw new Error("herdr claimPane returned no pane");
+        await mux.label(pane.id, labelFor(s.name));
+        try {
+          started = await mux.start(pane, spec);
+        } catch (e) {
+          // another client won this pane between our pick and herdr's atomic claim: pick again
+          if (!(e instanceof AgentPaneBusy) || attempt >= PICK_ATTEMPTS) throw e;
+          s.taken.add(pane.id);
+        }
+      }
+    }
+    let pid = started.pid;
+    let cmd = started.cmd;
+    if (pid === undefined) {
+      try {
+        const info = await mux.processInfo(started.id);
+        const fg = info.foreground.find((p) => p.pid !== info.shellPid) ?? info.foreground[0];
+        pid = fg?.pid;
+        cmd = fg?.name ?? cmd;
+      } catch {}
+    }
+    return { mux, pane: started, lock, argv, agentName, pid, cmd, cmdFull: started.cmdFull ?? argv.join(" ") };
+  } catch (e) {
+    lock.close();
+    throw e;
+  }
+}

@@ -1,0 +1,96 @@
+// mam resume (SPEC §5.4): bring a stopped / terminated / archived session back with its own
+// conversation (else this workspace's newest of that agent), in a pane claimed as create does.
+import { agentKind, idField, ownId } from "../agents/kinds.ts";
+import { findPane } from "../monitor/classify.ts";
+import { muxFor } from "../mux/index.ts";
+import { shJoin } from "../mux/exec.ts";
+import { backendOf, serverOf } from "../registry/rows.ts";
+import { mutateRegistry, readRegistry, registryPath } from "../registry/index.ts";
+import { MamError, notFound } from "../sys/errors.ts";
+import type { Env } from "../sys/paths.ts";
+import { epochNow, isoUtc } from "../sys/time.ts";
+import { launch } from "./launch.ts";
+import { pickRow } from "./stop.ts";
+
+export const STOP_KEYS = ["stopped_at", "stopped_at_epoch", "stop_reason", "resumable", "terminated_at", "terminated_at_epoch", "termination_mode", "archived_at"];
+
+export interface ResumeOptions {
+  ws: string;
+  name: string;
+  fresh: boolean;
+  startServer: boolean;
+  env: Env;
+}
+
+export interface Resumed {
+  name: string;
+  already: boolean;
+  pane: string;
+  session_id: string | null;
+  /** own: the row's conversation; newest: this workspace's newest; fresh: a new one */
+  from: "own" | "newest" | "fresh" | "running";
+}
+
+/** which conversation to resume: the row's own if its file exists, else this workspace's newest */
+export function pickConversation(row: Record<string, unknown>, agent: string, ws: string, env: Env): { id: string; from: "own" | "newest" } | undefined {
+  const store = agentKind(agent).store;
+  const own = ownId(row, agent);
+  if (own && (!store || store.find(own, ws, env))) return { id: own, from: "own" };
+  const newest = store?.newest(ws, env);
+  return newest ? { id: newest.id, from: "newest" } : undefined;
+}
+
+export async function resumeSession(o: ResumeOptions): Promise<Resumed> {
+  const path = registryPath(o.ws, o.env);
+  const data = readRegistry(path);
+  const ref = pickRow(data, o.name);
+  if (!ref) throw notFound(`no session named '${o.name}' in ${path}`, "see: mam status");
+  const { section, row } = ref;
+  const backend = backendOf(section);
+  const server = serverOf(row, section);
+  const agent = typeof row.agent === "string" ? row.agent : undefined;
+  if (!agent) throw new MamError(`session '${o.name}' has no agent kind in the registry`, 1, "stop it and create a new one");
+  const kind = agentKind(agent);
+
+  if (row.status === "running") {
+    const l = await muxFor(backend, server, o.env).list();
+    const pane = l.state === "ok" ? findPane(row, l.panes) : undefined;
+    if (pane || l.state === "unreachable") return { name: o.name, already: true, pane: pane?.id ?? String(row.pane?.id ?? "?"), session_id: ownId(row, agent) ?? null, from: "running" };
+  }
+
+  const conv = kind.resumeArgs ? pickConversation(row, agent, o.ws, o.env) : undefined;
+  if (!conv && !o.fresh) {
+    throw notFound(
+      kind.resumeArgs ? `no ${agent} conversation of session '${o.name}' found in this workspace` : `${agent} sessions cannot be resumed`,
+      "pass --fresh to start a new conversation instead",
+    );
+  }
+  const args = conv ? kind.resumeArgs!(conv.id) : kind.freshArgs(kind.assignsId ? crypto.randomUUID() : undefined);
+  const freshId = !conv && kind.assignsId ? args[args.indexOf("--session-id") + 1] : undefined;
+  const taken = new Set<string>(data[section].filter((r) => r.status === "running" && typeof r.pane?.id === "string").map((r) => r.pane!.id as string));
+  const l = await launch({ ws: o.ws, name: o.name, kind, args, backend, server, startServer: o.startServer, taken, env: o.env });
+  const now = epochNow();
+  const sid = conv?.id ?? freshId;
+  try {
+    await mutateRegistry(path, (d) => {
+      const r = d[section].find((x) => x.name === o.name && serverOf(x, section) === server && x.status === row.status);
+      if (!r) throw new MamError(`session '${o.name}' changed while it was being resumed`, 1, "see: mam status");
+      for (const k of STOP_KEYS) delete r[k];
+      r.status = "running";
+      r.last_visible_status = "running";
+      r.last_visible_note = conv ? `resumed ${conv.id}` : "resumed with a fresh conversation";
+      r.pane = { id: l.pane.id, ...(l.pid !== undefined ? { pid: l.pid } : {}), ...(l.cmd !== undefined ? { cmd: l.cmd } : {}), cmd_full: l.cmdFull, cwd: o.ws };
+      if (l.agentName && l.agentName !== o.name) r.herdr_agent_name = l.agentName;
+      if (sid) r[idField(agent)] = sid;
+      else delete r[idField(agent)];
+      r.start_command = shJoin(l.argv);
+      r.resumed_at = isoUtc(now);
+    });
+  } catch (e) {
+    await l.mux.close(l.pane.id).catch(() => {});
+    throw e;
+  } finally {
+    l.lock.close();
+  }
+  return { name: o.name, already: false, pane: l.pane.id, session_id: sid ?? null, from: conv ? conv.from : "fresh" };
+}
