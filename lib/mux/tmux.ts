@@ -45,7 +45,7 @@ export function tmuxKey(key: string): string {
 
 /** how a failed tmux call is classified (SPEC §6.1: not running vs anything else) */
 export function tmuxNotRunning(stderr: string): boolean {
-  return /no server running|error connecting to .*\((No such file or directory|Connection refused)\)/i.test(stderr);
+  return /no server running|error connecting to .*\((No such file or directory|Connection refused)\)|server exited unexpectedly|lost server/i.test(stderr);
 }
 
 export function tmuxMissingTarget(stderr: string): boolean {
@@ -115,7 +115,11 @@ export class TmuxMux implements Mux {
 
   /** run and throw a TmuxError on failure; returns stdout */
   private async tmux(args: Arg[], stdin?: string): Promise<string> {
-    const r = await this.run(args, stdin);
+    return this.check(await this.run(args, stdin), args);
+  }
+
+  /** stdout of a finished call, or the TmuxError it stands for */
+  private check(r: ExecResult, args: Arg[]): string {
     if (r.code === 0 && !r.timedOut) return r.stdout;
     const what = `tmux ${typeof args[0] === "string" ? args[0] : ""}`;
     const why = r.timedOut ? "did not answer in time" : r.stderr.trim().split("\n")[0] || `exit ${r.code}`;
@@ -126,7 +130,11 @@ export class TmuxMux implements Mux {
 
   async list(): Promise<Listing> {
     try {
-      const outText = await this.tmux(["list-panes", "-a", "-F", LIST_FORMAT]);
+      const args = ["list-panes", "-a", "-F", LIST_FORMAT];
+      const r = await this.run(args);
+      // a server whose last session just ended, before it exits, has no target at all
+      if (r.code !== 0 && !r.timedOut && /no current target/.test(r.stderr)) return { state: "ok", panes: [] };
+      const outText = this.check(r, args);
       const panes = outText.split("\n").map(parsePaneLine).filter((p): p is MuxPane => p !== undefined);
       return { state: "ok", panes };
     } catch (e) {
