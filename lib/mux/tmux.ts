@@ -83,6 +83,8 @@ export function parsePaneLine(line: string): MuxPane | undefined {
 export interface TmuxOptions {
   /** deadline of one tmux call (default 10 s) */
   timeoutMs?: number;
+  /** pause between typed text and its Enter in sendText (default 300 ms) */
+  enterDelayMs?: number;
 }
 
 export class TmuxMux implements Mux {
@@ -214,20 +216,22 @@ export class TmuxMux implements Mux {
   }
 
   async sendText(paneId: string, text: string, enter: boolean): Promise<void> {
-    const enterArgs: Arg[] = enter ? [SEP, "send-keys", "-t", paneId, "Enter"] : [];
-    if (text === "") {
-      if (enter) await this.tmux(["send-keys", "-t", paneId, "Enter"]);
-      return;
+    if (text !== "") {
+      if (!text.includes("\n") && Buffer.byteLength(text) <= 8000) {
+        await this.tmux(["send-keys", "-t", paneId, "-l", "--", text]);
+      } else {
+        // long or multi-line text: a paste (bracketed when the program asked for it), so embedded
+        // newlines do not submit early and the client→server message limit is never hit
+        const buf = `mam-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+        await this.tmux(["load-buffer", "-b", buf, "-"], text);
+        await this.tmux(["paste-buffer", "-d", "-p", "-b", buf, "-t", paneId]);
+      }
+      if (!enter) return;
+      // Enter a moment later: a TUI agent that gets text and Enter in one burst may take the
+      // Enter as part of a paste
+      await Bun.sleep(this.opts.enterDelayMs ?? 300);
     }
-    if (!text.includes("\n") && Buffer.byteLength(text) <= 8000) {
-      await this.tmux(["send-keys", "-t", paneId, "-l", "--", text, ...enterArgs]);
-      return;
-    }
-    // long or multi-line text: a paste (bracketed when the program asked for it), so embedded
-    // newlines do not submit early and the client→server message limit is never hit
-    const buf = `mam-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
-    await this.tmux(["load-buffer", "-b", buf, "-"], text);
-    await this.tmux(["paste-buffer", "-d", "-p", "-b", buf, "-t", paneId, ...enterArgs]);
+    if (enter) await this.tmux(["send-keys", "-t", paneId, "Enter"]);
   }
 
   async sendKeys(paneId: string, keys: string[]): Promise<void> {
