@@ -62,6 +62,11 @@ export interface StartOptions {
   cwd?: string;
   /** where binDir/herdr is (default sb.bin; installed when missing) */
   binDir?: string;
+  /**
+   * the server checks every line it writes against herdr's schema (FAKE_HERDR_CHECK_SCHEMA=1);
+   * stop() then throws if any line failed. Default true.
+   */
+  checkSchema?: boolean;
 }
 
 export interface FakeHerdrServer {
@@ -86,9 +91,15 @@ export interface FakeHerdrServer {
   write(paneId: string, text: string): Promise<void>;
   /** fake.pane.exit: kill a pane's processes (a crash) */
   exitPane(paneId: string): Promise<void>;
+  /** fake.restart: as if the server restarted (ids, layout, labels kept; fresh shells, new
+   * terminal ids, no agent names; waits and subscriptions dropped) */
+  restart(): Promise<void>;
   /** fake.state: internals for debugging */
   state(): Promise<Json>;
-  /** server.stop, wait for the exit; panes' processes die with it */
+  /** lines the server wrote that failed the schema (with checkSchema) */
+  violations(): Promise<string[]>;
+  /** server.stop, wait for the exit; panes' processes die with it. Throws after stopping if the
+   * server wrote a line that failed the schema. */
   stop(): Promise<void>;
 }
 
@@ -103,6 +114,7 @@ export async function startFakeHerdr(sb: Sandbox, o: StartOptions = {}): Promise
     ...sb.env,
     FAKE_HERDR_SETTLE_MS: String(o.settleMs ?? 150),
     FAKE_HERDR_POLL_MS: String(o.pollMs ?? 50),
+    FAKE_HERDR_CHECK_SCHEMA: o.checkSchema === false ? "0" : "1",
     ...(o.protocol !== undefined ? { FAKE_HERDR_PROTOCOL: String(o.protocol) } : {}),
     ...(o.version !== undefined ? { FAKE_HERDR_VERSION: o.version } : {}),
     ...(o.env ?? {}),
@@ -147,9 +159,15 @@ export async function startFakeHerdr(sb: Sandbox, o: StartOptions = {}): Promise
     inputs: async (paneId) => (await call("fake.inputs", { pane_id: paneId })).inputs as never,
     write: async (paneId, text) => void (await call("fake.pane.write", { pane_id: paneId, text })),
     exitPane: async (paneId) => void (await call("fake.pane.exit", { pane_id: paneId })),
+    restart: async () => void (await call("fake.restart")),
     state: () => call("fake.state"),
+    violations: async () => ((await call("fake.state")).schema_violations as string[]) ?? [],
     async stop() {
+      let violations: string[] = [];
       if (!exited) {
+        try {
+          violations = await srv.violations();
+        } catch {}
         try {
           await request(socket, { id: "test:stop", method: "server.stop", params: {} }, { timeoutMs: 5000 });
         } catch {}
@@ -157,7 +175,10 @@ export async function startFakeHerdr(sb: Sandbox, o: StartOptions = {}): Promise
         await proc.exited;
         clearTimeout(t);
       }
-      killBySocket(socket);
+      // sweep until nothing of this server is left (a dying process may still fork once)
+      const until = Date.now() + 3000;
+      while (killBySocket(socket).length && Date.now() < until) await Bun.sleep(50);
+      if (violations.length) throw new Error(`the fake herdr '${session}' wrote lines that fail herdr's schema:\n${violations.join("\n")}`);
     },
   };
   return srv;

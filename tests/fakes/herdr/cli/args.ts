@@ -18,7 +18,7 @@ export type FlagKind = "value" | "bool" | "multi";
 export interface Spec {
   usage: string;
   /** positional names, in order; a trailing "?" marks an optional one */
-  positional?: string[];
+  positional?: readonly string[];
   /** after the positionals, every remaining word is text (joined or kept as a list) */
   rest?: { name: string; min: number };
   flags?: Record<string, FlagKind>;

@@ -181,16 +181,34 @@ export class SchemaValidator {
     }
     if (s.allOf !== undefined) for (const sub of s.allOf as Schema[]) this.check(sub, v, path, out);
     if (s.anyOf !== undefined) {
-      const branches = (s.anyOf as Schema[]).map((sub) => this.validate(sub, v));
+      const branches = (s.anyOf as Schema[]).map((sub) => this.branch(sub, v));
       if (!branches.some((e) => e.length === 0)) this.pushBest(s.anyOf, branches, v, path, out, "anyOf");
     }
     if (s.oneOf !== undefined) {
-      const branches = (s.oneOf as Schema[]).map((sub) => this.validate(sub, v));
+      const branches = (s.oneOf as Schema[]).map((sub) => this.branch(sub, v));
       const ok = branches.filter((e) => e.length === 0).length;
       if (ok === 0) this.pushBest(s.oneOf, branches, v, path, out, "oneOf");
       else if (ok > 1) out.push({ path, message: `matches ${ok} branches of oneOf, expected exactly one` });
     }
     if (s.not !== undefined && this.validate(s.not, v).length === 0) out.push({ path, message: "matches a 'not' schema" });
+  }
+
+  /**
+   * errors of one oneOf/anyOf branch. A branch whose discriminator (a `const` on type, event or
+   * method) differs from the value's fails at once: same outcome, without walking the rest.
+   */
+  private branch(sub: Schema, v: unknown): SchemaError[] {
+    if (typeof sub === "object" && sub !== null && typeof v === "object" && v !== null && !Array.isArray(v)) {
+      const props = (sub as Record<string, any>).properties as Record<string, any> | undefined;
+      if (props) {
+        for (const d of ["type", "event", "method"]) {
+          const c = props[d];
+          if (c && typeof c === "object" && "const" in c && d in (v as object) && !deepEqual(c.const, (v as Record<string, unknown>)[d]))
+            return [{ path: `/${d}`, message: `expected ${JSON.stringify(c.const)}` }];
+        }
+      }
+    }
+    return this.validate(sub, v);
   }
 
   /** for a failed oneOf/anyOf, report the errors of the branch whose discriminator matches */

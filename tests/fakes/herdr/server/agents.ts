@@ -3,7 +3,7 @@
 //   carrying HERDR_AGENT=<kind>) is that agent;
 // * a pane.report_agent from a custom source is the state authority while its process lives;
 //   otherwise a detected agent is idle (herdr's fallback), or blocked when "Do you want to
-//   proceed?" is on the last screen lines;
+//   proceed?" is among the last 4 non-empty lines of the screen;
 // * done = idle and unseen: a working/blocked → idle transition outside the active tab of the
 //   focused workspace;
 // * a managed start (agent.start) is pending until the settle delay has passed and the expected
@@ -20,8 +20,13 @@ export interface AgentHost {
 
 const BLOCKER = /do you want to proceed\?/i;
 
+/** the blocker is on the bottom of the screen: among the last 4 non-empty lines */
 function screenBlocked(p: Pane): boolean {
-  return p.term.screen.lastLines(12).some((l) => BLOCKER.test(l));
+  return p.term.screen
+    .lastLines(24)
+    .filter((l) => l.trim() !== "")
+    .slice(-4)
+    .some((l) => BLOCKER.test(l));
 }
 
 /** re-read the pane's processes and recompute agent, status and pending launch */

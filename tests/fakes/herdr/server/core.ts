@@ -33,17 +33,21 @@ export interface CreateOpts {
 
 export class FakeHerdr {
   readonly state = new State();
-  readonly hub = new EventHub();
+  hub = new EventHub();
   stopping = false;
   private tail: Promise<unknown> = Promise.resolve();
   private watchers = new Set<() => void>();
   private notifyQueued = false;
   private timer: ReturnType<typeof setInterval> | undefined;
+  /** lines that failed the schema self-check (FAKE_HERDR_CHECK_SCHEMA=1) */
+  readonly violations: string[] = [];
   /** input logs outlive their panes (fake.inputs on a closed pane) */
   readonly inputLogs = new Map<string, Terminal["inputs"]>();
 
   /** set by the transport: answer server.stop, then shut down */
   requestStop: () => void = () => {};
+  /** set by the transport: drop every connection but `keep` (waits, subscriptions) */
+  dropConnections: (keep?: unknown) => void = () => {};
 
   constructor(readonly cfg: Config) {}
 
@@ -69,6 +73,11 @@ export class FakeHerdr {
       this.notifyQueued = false;
       for (const w of [...this.watchers]) w();
     });
+  }
+
+  /** how many waits are pending (fake.state) */
+  get waiting(): number {
+    return this.watchers.size;
   }
 
   watch(fn: () => void): () => void {
@@ -116,26 +125,58 @@ export class FakeHerdr {
     } catch {}
     if (!ok) throw new ApiError(failCode, `failed to spawn shell: cwd ${cwd} is not a directory`);
     const id = ws.nextPaneId();
-    const ref: { p?: Pane } = {};
-    const term = new Terminal({
+    const holder: { p?: Pane } = {};
+    const term = this.startTerminal(ws, tab, id, dir, env, holder);
+    const p = new Pane(id, newTerminalId(), ws, tab, cwd, term, env);
+    holder.p = p;
+    tab.panes.push(p);
+    return p;
+  }
+
+  /** a shell for pane `id`; its events reach the pane only while it is the pane's terminal */
+  private startTerminal(ws: Workspace, tab: Tab, id: string, dir: string, env: Record<string, string> | undefined, holder: { p?: Pane }): Terminal {
+    const current = () => (holder.p && holder.p.term === term ? holder.p : undefined);
+    const term: Terminal = new Terminal({
       cwd: dir,
       loopFile: this.cfg.loopFile,
+      inputs: this.inputLogs.get(id),
       env: this.paneEnv(ws, tab, id, env),
       onOutput: () => this.notify(),
       onCommandStart: () => this.notify(),
       onCommandEnd: () => {
-        if (ref.p) refreshPane(this, ref.p);
+        const p = current();
+        if (p) refreshPane(this, p);
         this.notify();
       },
       onExit: () => {
-        if (ref.p) void this.serialize(() => this.paneExited(ref.p!));
+        const p = current();
+        if (p) void this.serialize(() => this.paneExited(p));
       },
     });
-    const p = new Pane(id, newTerminalId(), ws, tab, cwd, term);
-    ref.p = p;
     this.inputLogs.set(id, term.inputs);
-    tab.panes.push(p);
-    return p;
+    return term;
+  }
+
+  /**
+   * fake.restart: what a herdr restart keeps (ids, layout, cwd, pane labels, focus) and loses
+   * (processes: panes are fresh shells with new terminal ids; agent names; the event ring;
+   * subscriptions and waits). The workspace counter resumes after the highest surviving
+   * workspace, so a closed higher id can come back (herdr.md §5 "Id stability").
+   */
+  restart(): void {
+    this.hub = new EventHub();
+    for (const p of this.state.allPanes()) {
+      void p.term.kill();
+      const holder = { p };
+      p.term = this.startTerminal(p.ws, p.tab, p.id, resolve(this.cfg.cwd, p.cwd), p.extraEnv, holder);
+      p.terminalId = newTerminalId();
+      p.detected = p.authority = p.session = p.name = p.pending = p.agent = p.fgCwd = undefined;
+      p.ready = p.unseen = false;
+      p.internal = p.status = "unknown";
+      p.revision++;
+    }
+    this.state.wsCounter = Math.max(0, ...this.state.workspaces.map((w) => w.num));
+    this.notify();
   }
 
   private defaultCwd(ws?: Workspace): string {

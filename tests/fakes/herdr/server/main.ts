@@ -56,6 +56,7 @@ export async function runServer(target: Target, explicitDefault: boolean): Promi
   });
   const transport = new Transport(h, HerdrSchema.load());
   if (process.env.FAKE_HERDR_TRACE) transport.trace = (d, l) => process.stderr.write(`${d} ${l}\n`);
+  transport.checkSchema = process.env.FAKE_HERDR_CHECK_SCHEMA === "1";
   const oldMask = process.umask(0o177);
   try {
     await transport.listen(socket);
@@ -95,6 +96,7 @@ export async function runServer(target: Target, explicitDefault: boolean): Promi
   };
   // answer server.stop first, then go
   h.requestStop = () => setTimeout(() => void stop(0), 20);
+  h.dropConnections = (keep) => transport.dropAll(keep);
   for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(sig, () => void stop(0));
   return done;
 }

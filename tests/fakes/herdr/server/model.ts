@@ -71,12 +71,15 @@ export class Pane {
 
   constructor(
     readonly id: string,
-    readonly terminalId: string,
+    /** changes when the server restarts (fake.restart) */
+    public terminalId: string,
     public ws: Workspace,
     public tab: Tab,
     /** the cwd as given (stored verbatim) */
     readonly cwd: string,
     public term: Terminal,
+    /** the caller's env of the create/split (kept for a restart) */
+    readonly extraEnv?: Record<string, string>,
   ) {
     try {
       this.realCwd = realpathSync(cwd);

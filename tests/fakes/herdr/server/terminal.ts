@@ -40,6 +40,8 @@ export interface TerminalOptions {
   cwd: string;
   /** a file holding SHELL_LOOP */
   loopFile: string;
+  /** the input log to append to (kept across a restart) */
+  inputs?: InputEntry[];
   env: Record<string, string>;
   onOutput(): void;
   onCommandStart(): void;
@@ -51,7 +53,7 @@ export class Terminal {
   readonly proc: Subprocess<"pipe", "pipe", "ignore">;
   readonly pid: number;
   readonly screen = new Screen();
-  readonly inputs: InputEntry[] = [];
+  readonly inputs: InputEntry[];
   /** the kernel name of the pane's input (the shell's fd 0), to tell foreground from background */
   input: string | undefined;
   /** the shell is running a command (between its B and E marks) */
@@ -67,6 +69,7 @@ export class Terminal {
   private inputClosed = false;
 
   constructor(private readonly o: TerminalOptions) {
+    this.inputs = o.inputs ?? [];
     this.proc = Bun.spawn(["bash", "--norc", "--noprofile"], {
       cwd: o.cwd,
       env: { ...o.env, BASH_ENV: o.loopFile },

@@ -4,6 +4,7 @@
 // their connection; a client that closes it cancels them.
 import { createServer, type Server, type Socket } from "node:net";
 import type { HerdrSchema } from "../schema/herdr-schema.ts";
+import { formatErrors } from "../schema/validator.ts";
 import { Cancelled, type Conn, type MethodDef, STREAMING } from "./context.ts";
 import type { FakeHerdr } from "./core.ts";
 import { agentMethods } from "./handlers/agent.ts";
@@ -23,14 +24,21 @@ function invalid(message: string) {
 }
 
 class Connection implements Conn {
+  /** the client closed (or half-closed) its side: waits and subscriptions are abandoned */
   closed = false;
   private closers: (() => void)[] = [];
 
-  constructor(readonly sock: Socket) {
-    sock.on("close", () => {
-      this.closed = true;
-      for (const f of this.closers.splice(0)) f();
-    });
+  constructor(
+    readonly sock: Socket,
+    private readonly check?: (obj: unknown) => void,
+  ) {
+    sock.on("close", () => this.gone());
+  }
+
+  gone(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const f of this.closers.splice(0)) f();
   }
 
   onClose(fn: () => void): void {
@@ -39,7 +47,8 @@ class Connection implements Conn {
   }
 
   send(obj: unknown): void {
-    if (this.closed || this.sock.destroyed) return;
+    if (this.sock.destroyed || !this.sock.writable) return;
+    this.check?.(obj);
     this.sock.write(`${JSON.stringify(obj)}\n`);
   }
 
@@ -50,8 +59,10 @@ class Connection implements Conn {
 
 export class Transport {
   private server: Server;
-  private conns = new Set<Socket>();
+  private conns = new Map<Socket, Connection>();
   trace: ((dir: "<" | ">", line: string) => void) | undefined;
+  /** check every line written against the schema (FAKE_HERDR_CHECK_SCHEMA); violations are kept */
+  checkSchema = false;
 
   constructor(
     private readonly h: FakeHerdr,
@@ -72,15 +83,20 @@ export class Transport {
 
   /** stop accepting, drop every open connection (waits and subscriptions end) */
   close(): Promise<void> {
-    for (const s of this.conns) s.destroy();
+    for (const s of this.conns.keys()) s.destroy();
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 
+  /** drop every connection but keep (a restart ends waits and subscriptions) */
+  dropAll(keep?: unknown): void {
+    for (const [s, c] of this.conns) if (c !== keep) s.destroy();
+  }
+
   private accept(sock: Socket): void {
-    this.conns.add(sock);
     sock.on("close", () => this.conns.delete(sock));
     sock.on("error", () => {});
-    const conn = new Connection(sock);
+    const conn = new Connection(sock, this.checkSchema ? (o) => this.checkLine(o) : undefined);
+    this.conns.set(sock, conn);
     let buf = "";
     let taken = false;
     const timer = setTimeout(() => {
@@ -105,12 +121,24 @@ export class Transport {
       }
     });
     sock.on("end", () => {
+      // a request line cut by EOF is still a request; after it, EOF means the client is gone
       if (!taken && buf.trim()) take(buf);
       else if (!taken) {
         clearTimeout(timer);
         sock.end();
       }
+      conn.gone();
     });
+  }
+
+  private checkLine(obj: unknown): void {
+    const type = (obj as { result?: { type?: unknown } })?.result?.type;
+    if (typeof type === "string" && type.startsWith("fake_")) return;
+    const errs = this.schema.checkServerLine(obj);
+    if (!errs.length) return;
+    const msg = `schema violation: ${formatErrors(errs)} in ${JSON.stringify(obj).slice(0, 1000)}`;
+    this.h.violations.push(msg);
+    process.stderr.write(`${msg}\n`);
   }
 
   private async handle(line: string, conn: Connection): Promise<void> {

@@ -2,7 +2,9 @@
 //   fake.inputs {pane_id}            → {type:"fake_inputs", pane_id, inputs:[{at, kind, text?|keys?}]}
 //   fake.pane.write {pane_id, text}  → ok; text appended to the pane's output as if printed
 //   fake.pane.exit {pane_id}         → ok; the pane's processes are killed (a crash): pane_exited
-//   fake.state {}                    → {type:"fake_state", …} internals for debugging
+//   fake.state {}                    → {type:"fake_state", schema_violations, panes, …} internals
+//   fake.respond {result}            → {id, result}: the given result, as is (tests the schema self-check)
+//   fake.restart {}                  → ok; as if the server restarted (core.ts restart())
 import type { MethodDef } from "../context.ts";
 import type { FakeHerdr } from "../core.ts";
 import { ApiError } from "../model.ts";
@@ -37,11 +39,23 @@ export const fakeMethods: Record<string, MethodDef> = {
       return { type: "ok" };
     },
   },
+  "fake.restart": {
+    run: (h: FakeHerdr, _p, ctx) => {
+      h.dropConnections(ctx.conn);
+      h.restart();
+      return { type: "ok" };
+    },
+  },
+  "fake.respond": {
+    run: (_h: FakeHerdr, p) => p.result,
+  },
   "fake.state": {
     run: (h: FakeHerdr) => ({
       type: "fake_state",
       pid: process.pid,
       settle_ms: h.cfg.settleMs,
+      schema_violations: h.violations,
+      waiting: h.waiting,
       panes: h.state.allPanes().map((p) => ({
         pane_id: p.id,
         shell_pid: p.term.pid,

@@ -1,0 +1,198 @@
+// The fake herdr's pure parts: ids, keys, the screen model, session resolution, CLI argv rules,
+// shell quoting, the layout tree.
+import { describe, expect, test } from "bun:test";
+import { CliRawError, CliUsage, parseArgs, parseSource, parseStatuses } from "../fakes/herdr/cli/args.ts";
+import { canonicalKind, kindForProcessName } from "../fakes/herdr/common/kinds.ts";
+import { firstInvalidKey, keyBytes } from "../fakes/herdr/common/keys.ts";
+import { apiSocketPath, resolveTarget, serverNotRunningMessage, stripSessionFlag, UsageError, validateSessionName } from "../fakes/herdr/common/session.ts";
+import { shellQuote } from "../fakes/herdr/server/handlers/agent.ts";
+import { decodeNumber, encodeNumber, newTerminalId, paneId, tabId, workspaceId } from "../fakes/herdr/server/ids.ts";
+import { leaves, measure, removeLeaf, splitLeaf } from "../fakes/herdr/server/layout.ts";
+import { Screen } from "../fakes/herdr/server/screen.ts";
+
+describe("ids", () => {
+  test("bijective base 32: w1…w9, wA…wZ, w0 is the 32nd, w11 the 33rd", () => {
+    expect([1, 9, 10, 31, 32, 33, 64, 65].map(encodeNumber)).toEqual(["1", "9", "A", "Z", "0", "11", "10", "21"]);
+    for (let n = 1; n < 5000; n++) expect(decodeNumber(encodeNumber(n))).toBe(n);
+    expect(encodeNumber(18)).toBe("J"); // I and L are skipped
+    expect(encodeNumber(27)).toBe("V"); // U is skipped
+    expect(workspaceId(32)).toBe("w0");
+    expect(tabId("w2", 1)).toBe("w2:t1");
+    expect(paneId("w2", 33)).toBe("w2:p11");
+    expect(() => encodeNumber(0)).toThrow();
+  });
+
+  test("terminal ids are term_<hex> and unique", () => {
+    const a = newTerminalId();
+    const b = newTerminalId();
+    expect(a).toMatch(/^term_[0-9a-f]+$/);
+    expect(a).not.toBe(b);
+  });
+});
+
+describe("keys", () => {
+  test("named keys, combos, aliases, case-insensitive", () => {
+    expect(keyBytes("Enter")).toBe("\r");
+    expect(keyBytes("RETURN")).toBe("\r");
+    expect(keyBytes("ctrl+c")).toBe("\x03");
+    expect(keyBytes("C-c")).toBe("\x03");
+    expect(keyBytes("Ctrl+D")).toBe("\x04");
+    expect(keyBytes("alt+x")).toBe("\x1bx");
+    expect(keyBytes("M-x")).toBe("\x1bx");
+    expect(keyBytes("shift+tab")).toBe("\x1b[Z");
+    expect(keyBytes("esc")).toBe("\x1b");
+    expect(keyBytes("up")).toBe("\x1b[A");
+    expect(keyBytes("f5")).toBe("\x1b[15~");
+    expect(keyBytes("minus")).toBe("-");
+    expect(keyBytes("space")).toBe(" ");
+    expect(keyBytes("y")).toBe("y");
+  });
+
+  test("invalid keys are found before anything is written", () => {
+    expect(firstInvalidKey(["Enter", "bogus", "y"])).toBe("bogus");
+    expect(firstInvalidKey(["ctrl+", "x"])).toBe("ctrl+");
+    expect(firstInvalidKey(["f13"])).toBe("f13");
+    expect(firstInvalidKey(["hyper+x"])).toBe("hyper+x");
+    expect(firstInvalidKey(["Enter", "ctrl+c"])).toBeUndefined();
+  });
+});
+
+describe("screen", () => {
+  test("lines, carriage return overwrite, backspace, escape sequences stripped from text", () => {
+    const s = new Screen();
+    s.write("hello\r\nworld\n\x1b[31mred\x1b[0m\nabc\rX\nab\bc\n\x1b]0;title\x07t\n");
+    expect(s.read("recent_unwrapped", undefined, "text").text).toBe("hello\nworld\nred\nXbc\nac\nt");
+    expect(s.read("recent_unwrapped", undefined, "ansi").text).toContain("\x1b[31mred");
+  });
+
+  test("recent wraps at 80 columns, recent_unwrapped does not; lines and truncated", () => {
+    const s = new Screen();
+    s.write(`${"x".repeat(100)}\nshort\n`);
+    expect(s.read("recent", undefined, "text").text.split("\n")).toEqual(["x".repeat(80), "x".repeat(20), "short"]);
+    expect(s.read("recent_unwrapped", undefined, "text").text.split("\n")).toEqual(["x".repeat(100), "short"]);
+    const two = s.read("recent", 2, "text");
+    expect(two).toEqual({ text: `${"x".repeat(20)}\nshort`, truncated: true });
+    expect(s.read("recent", 5, "text").truncated).toBe(false);
+  });
+
+  test("visible is the last 24 rows; default 80 lines; cap 1000", () => {
+    const s = new Screen();
+    for (let i = 1; i <= 1500; i++) s.write(`line ${i}\n`);
+    const vis = s.read("visible", undefined, "text").text.split("\n");
+    expect(vis).toHaveLength(24);
+    expect(vis[23]).toBe("line 1500");
+    expect(s.read("recent", undefined, "text").text.split("\n")).toHaveLength(80);
+    expect(s.read("recent", 5000, "text").text.split("\n")).toHaveLength(1000);
+    expect(s.read("detection", 3, "text").text).toBe("line 1498\nline 1499\nline 1500");
+  });
+
+  test("the partial line under the cursor is part of the screen", () => {
+    const s = new Screen();
+    s.write("out\n$ ");
+    expect(s.read("recent", undefined, "text").text).toBe("out\n$");
+    expect(s.lastLines(1)).toEqual(["$"]);
+  });
+});
+
+describe("sessions and socket resolution", () => {
+  const env = { HOME: "/h", XDG_CONFIG_HOME: "/x" };
+
+  test("session names", () => {
+    expect(validateSessionName("mam.test_1-a")).toBeUndefined();
+    expect(validateSessionName("")).toBeDefined();
+    expect(validateSessionName(".")).toBeDefined();
+    expect(validateSessionName("a/b")).toBeDefined();
+    expect(validateSessionName("x".repeat(65))).toBeDefined();
+  });
+
+  test("--session is stripped anywhere before --, in both forms", () => {
+    expect(stripSessionFlag(["pane", "list", "--session", "mam"])).toEqual({ argv: ["pane", "list"], session: "mam" });
+    expect(stripSessionFlag(["--session=a", "server", "stop"])).toEqual({ argv: ["server", "stop"], session: "a" });
+    expect(stripSessionFlag(["agent", "start", "n", "--", "--session", "x"])).toEqual({ argv: ["agent", "start", "n", "--", "--session", "x"], session: undefined });
+    expect(() => stripSessionFlag(["pane", "--session"])).toThrow(UsageError);
+  });
+
+  test("precedence: --session > HERDR_SOCKET_PATH > HERDR_SESSION > default", () => {
+    const all = { ...env, HERDR_SOCKET_PATH: "/s/herdr.sock", HERDR_SESSION: "envs" };
+    expect(resolveTarget(all, "flag").socket).toBe("/x/herdr/sessions/flag/herdr.sock");
+    expect(resolveTarget(all, "default").socket).toBe("/x/herdr/herdr.sock");
+    expect(resolveTarget(all).socket).toBe("/s/herdr.sock");
+    expect(resolveTarget({ ...env, HERDR_SESSION: "envs" }).socket).toBe("/x/herdr/sessions/envs/herdr.sock");
+    expect(resolveTarget({ ...env, HERDR_SESSION: "default" }).socket).toBe("/x/herdr/herdr.sock");
+    expect(resolveTarget(env).socket).toBe("/x/herdr/herdr.sock");
+    expect(apiSocketPath({ HOME: "/h" })).toBe("/h/.config/herdr/herdr.sock");
+  });
+
+  test("an empty or invalid HERDR_SESSION is a usage error only when it is the one in force", () => {
+    expect(() => resolveTarget({ ...env, HERDR_SESSION: "" })).toThrow(UsageError);
+    expect(() => resolveTarget({ ...env, HERDR_SESSION: "a b" })).toThrow(UsageError);
+    expect(resolveTarget({ ...env, HERDR_SESSION: "" }, "ok").socket).toContain("/sessions/ok/");
+    expect(resolveTarget({ ...env, HERDR_SESSION: "", HERDR_SOCKET_PATH: "/s.sock" }).socket).toBe("/s.sock");
+    expect(() => resolveTarget(env, "bad/name")).toThrow(UsageError);
+  });
+
+  test("server_not_running names the attach command", () => {
+    expect(serverNotRunningMessage(resolveTarget(env, "foo"))).toBe("no herdr server is running at /x/herdr/sessions/foo/herdr.sock; run `herdr session attach foo` to start or attach it");
+    expect(serverNotRunningMessage(resolveTarget(env))).toBe("no herdr server is running at /x/herdr/herdr.sock; run `herdr` to start or attach it");
+  });
+});
+
+describe("CLI argv rules (herdr 0.8.0)", () => {
+  const spec = { usage: "usage: herdr pane split <pane_id> --direction right|down", positional: ["id"], flags: { "--direction": "value", "--focus": "bool", "--env": "multi" } } as const;
+
+  test("positional first, then --flag value", () => {
+    const p = parseArgs(["w1:p1", "--direction", "right", "--focus", "--env", "A=1", "--env", "B=2"], { ...spec, flags: { ...spec.flags } });
+    expect(p.pos.id).toBe("w1:p1");
+    expect(p.flags["--direction"]).toBe("right");
+    expect(p.bools.has("--focus")).toBe(true);
+    expect(p.multi["--env"]).toEqual(["A=1", "B=2"]);
+  });
+
+  test("--flag=value, flags before the id, unknown flags and missing values are usage errors", () => {
+    const s = { ...spec, flags: { ...spec.flags } };
+    expect(() => parseArgs(["w1:p1", "--direction=right"], s)).toThrow("unknown option: --direction=right");
+    expect(() => parseArgs(["--direction", "right", "w1:p1"], s)).toThrow(CliUsage);
+    expect(() => parseArgs(["w1:p1", "--bogus"], s)).toThrow("unknown option: --bogus");
+    expect(() => parseArgs(["w1:p1", "--direction"], s)).toThrow("missing value for --direction");
+  });
+
+  test("literal positionals keep flag-looking text (agent prompt)", () => {
+    const p = parseArgs(["rev-1", "--wait", "--wait"], { usage: "u", positional: ["target", "text?"], literal: true, flags: { "--wait": "bool" } });
+    expect(p.pos.text).toBe("--wait");
+    expect(p.bools.has("--wait")).toBe(true);
+  });
+
+  test("value checks: a bad --source is a raw error, a bad status a usage error", () => {
+    expect(parseSource("recent-unwrapped")).toBe("recent_unwrapped");
+    expect(() => parseSource("screen")).toThrow(CliRawError);
+    expect(() => parseStatuses(["ready"])).toThrow("invalid agent status: ready (expected idle, working, blocked, done, or unknown)");
+  });
+});
+
+describe("kinds, quoting, layout", () => {
+  test("kinds, aliases and process names", () => {
+    expect(canonicalKind("Claude-Code")).toBe("claude");
+    expect(canonicalKind("antigravity")).toBe("agy");
+    expect(canonicalKind("aider")).toBeUndefined();
+    expect(kindForProcessName("/usr/bin/cursor-agent")).toBe("cursor");
+    expect(kindForProcessName("kiro-cli")).toBe("kiro");
+    expect(kindForProcessName("bash")).toBeUndefined();
+  });
+
+  test("shell quoting round-trips through bash", () => {
+    const words = ["claude", "--session-id", "3f0c", "it's", "a b", "$(touch x)", "", "ünï"];
+    const line = words.map(shellQuote).join(" ");
+    const r = Bun.spawnSync(["bash", "-c", `for a in ${line}; do printf '%s\\n' "$a"; done`]);
+    expect(r.stdout.toString()).toBe(`${words.join("\n")}\n`);
+  });
+
+  test("layout: split, order, remove, measure", () => {
+    let t = splitLeaf({ type: "pane", paneId: "p1" }, "p1", "p2", "right", 0.5, "s1");
+    t = splitLeaf(t, "p1", "p3", "down", 0.5, "s2");
+    expect(leaves(t)).toEqual(["p1", "p3", "p2"]);
+    const m = measure(t);
+    expect(m.panes.find((p) => p.pane_id === "p2")!.rect).toEqual({ x: 100, y: 0, width: 100, height: 50 });
+    expect(leaves(removeLeaf(t, "p1")!)).toEqual(["p3", "p2"]);
+    expect(removeLeaf({ type: "pane", paneId: "p1" }, "p1")).toBeUndefined();
+  });
+});
