@@ -11,9 +11,9 @@ import { installShim } from "../../lib/mux/shim.ts";
 import { AgentPaneBusy, type MuxPane, type StartSpec } from "../../lib/mux/types.ts";
 import { MamError } from "../../lib/sys/errors.ts";
 import { claimPaneLock } from "../../lib/sys/pane-lock.ts";
-import { installFakeAgents, installFakeHerdr, killBySocket, startFakeHerdr } from "../helpers/herdr.ts";
+import { installFakeAgents, installFakeHerdr, startFakeHerdr } from "../helpers/herdr.ts";
 import { MAM_CMD, run } from "../helpers/mam.ts";
-import { anchoredPids, makeSandbox, waitFor, type Sandbox } from "../helpers/sandbox.ts";
+import { makeSandbox, waitFor, type Sandbox } from "../helpers/sandbox.ts";
 
 const REAL = process.env.MAM_REAL_HERDR === "1";
 if (!REAL) console.error("tests/integration/mux-herdr.test.ts: real herdr cases skipped (set MAM_REAL_HERDR=1 with herdr >= 0.7.5 on PATH)");
@@ -40,18 +40,7 @@ const fake: Target = {
     const herdr = installFakeHerdr(join(sb.root, "fakebin"));
     installFakeAgents(sb.bin);
     const h = await startFakeHerdr(sb, { session, settleMs: 150, binDir: join(sb.root, "fakebin") });
-    return {
-      herdr,
-      async stop() {
-        await h.stop();
-        // work-around: a fake agent dying with the server may still spawn `herdr pane
-        // release-agent` after stop() swept the panes; sweep until the sandbox is quiet
-        await waitFor(() => {
-          killBySocket(h.socket);
-          return anchoredPids(sb.root).length === 0;
-        }, 5000);
-      },
-    };
+    return { herdr, stop: () => h.stop() };
   },
 };
 
