@@ -32,6 +32,8 @@ export interface HerdrOptions {
   appearMs?: number;
   /** how long a created pane's shell may take to own its terminal (default 5 s) */
   shellReadyMs?: number;
+  /** pause between typed text and its Enter in sendText (default 300 ms) */
+  enterDelayMs?: number;
 }
 
 /** herdr's own variables of the pane mam may run in: never handed to a server mam starts */
@@ -126,10 +128,18 @@ export class HerdrMux implements Mux {
     } catch (e) {
       if (!(e instanceof HerdrError && e.code === "server_not_running") || !start) throw e;
     }
-    const log = this.startServer();
+    const { log, proc } = this.startServer();
     const deadline = Date.now() + (this.opts.startWaitMs ?? 15_000);
     for (;;) {
       await Bun.sleep(100);
+      if (proc.exitCode !== null) {
+        // it ended at once; another mam may have started the same server a moment earlier
+        try {
+          await this.panes();
+          return;
+        } catch {}
+        throw new MamError(`herdr server '${this.server}' exited right after start (exit ${proc.exitCode})`, 1, `see ${log}`);
+      }
       try {
         await this.panes();
         return;
@@ -143,7 +153,7 @@ export class HerdrMux implements Mux {
   }
 
   /** `herdr --session <s> server`, headless, detached in its own session, output to a log */
-  private startServer(): string {
+  private startServer(): { log: string; proc: { exitCode: number | null } } {
     const dir = stateDir(this.env);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const log = join(dir, `herdr-server-${this.server}.log`);
@@ -154,17 +164,17 @@ export class HerdrMux implements Mux {
       if (existsSync(h)) cwd = h;
     } catch {}
     try {
-      const p = Bun.spawn([this.bin, "--session", this.server, "server"], {
+      const proc = Bun.spawn([this.bin, "--session", this.server, "server"], {
         env: cleanEnv(this.env, PANE_VARS),
         cwd,
         detached: true,
         stdio: ["ignore", fd, fd],
       });
-      p.unref();
+      proc.unref();
+      return { log, proc };
     } finally {
       closeSync(fd);
     }
-    return log;
   }
 
   async claimPane(cwd: string, taken: (paneId: string) => boolean, env: Record<string, string> = {}): Promise<MuxPane> {
@@ -288,7 +298,12 @@ export class HerdrMux implements Mux {
       if (enter) await this.sendKeys(paneId, ["enter"]);
       return;
     }
-    await this.call(["pane", enter ? "run" : "send-text", paneId, text], { paneId });
+    await this.call(["pane", "send-text", paneId, text], { paneId });
+    if (!enter) return;
+    // Enter a moment after the text, as herdr's own agent prompt does: a TUI agent that sees the
+    // text and Enter in one burst may take the Enter as part of a paste
+    await Bun.sleep(this.opts.enterDelayMs ?? 300);
+    await this.call(["pane", "send-keys", paneId, "Enter"], { paneId });
   }
 
   async sendKeys(paneId: string, keys: string[]): Promise<void> {

@@ -45,7 +45,7 @@ export function tmuxKey(key: string): string {
 
 /** how a failed tmux call is classified (SPEC §6.1: not running vs anything else) */
 export function tmuxNotRunning(stderr: string): boolean {
-  return /no server running|error connecting to .*\((No such file or directory|Connection refused)\)/i.test(stderr);
+  return /no server running|error connecting to .*\((No such file or directory|Connection refused)\)|server exited unexpectedly|lost server/i.test(stderr);
 }
 
 export function tmuxMissingTarget(stderr: string): boolean {
@@ -83,6 +83,8 @@ export function parsePaneLine(line: string): MuxPane | undefined {
 export interface TmuxOptions {
   /** deadline of one tmux call (default 10 s) */
   timeoutMs?: number;
+  /** pause between typed text and its Enter in sendText (default 300 ms) */
+  enterDelayMs?: number;
 }
 
 export class TmuxMux implements Mux {
@@ -115,7 +117,11 @@ export class TmuxMux implements Mux {
 
   /** run and throw a TmuxError on failure; returns stdout */
   private async tmux(args: Arg[], stdin?: string): Promise<string> {
-    const r = await this.run(args, stdin);
+    return this.check(await this.run(args, stdin), args);
+  }
+
+  /** stdout of a finished call, or the TmuxError it stands for */
+  private check(r: ExecResult, args: Arg[]): string {
     if (r.code === 0 && !r.timedOut) return r.stdout;
     const what = `tmux ${typeof args[0] === "string" ? args[0] : ""}`;
     const why = r.timedOut ? "did not answer in time" : r.stderr.trim().split("\n")[0] || `exit ${r.code}`;
@@ -126,7 +132,11 @@ export class TmuxMux implements Mux {
 
   async list(): Promise<Listing> {
     try {
-      const outText = await this.tmux(["list-panes", "-a", "-F", LIST_FORMAT]);
+      const args = ["list-panes", "-a", "-F", LIST_FORMAT];
+      const r = await this.run(args);
+      // a server whose last session just ended, before it exits, has no target at all
+      if (r.code !== 0 && !r.timedOut && /no current target/.test(r.stderr)) return { state: "ok", panes: [] };
+      const outText = this.check(r, args);
       const panes = outText.split("\n").map(parsePaneLine).filter((p): p is MuxPane => p !== undefined);
       return { state: "ok", panes };
     } catch (e) {
@@ -206,20 +216,22 @@ export class TmuxMux implements Mux {
   }
 
   async sendText(paneId: string, text: string, enter: boolean): Promise<void> {
-    const enterArgs: Arg[] = enter ? [SEP, "send-keys", "-t", paneId, "Enter"] : [];
-    if (text === "") {
-      if (enter) await this.tmux(["send-keys", "-t", paneId, "Enter"]);
-      return;
+    if (text !== "") {
+      if (!text.includes("\n") && Buffer.byteLength(text) <= 8000) {
+        await this.tmux(["send-keys", "-t", paneId, "-l", "--", text]);
+      } else {
+        // long or multi-line text: a paste (bracketed when the program asked for it), so embedded
+        // newlines do not submit early and the client→server message limit is never hit
+        const buf = `mam-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+        await this.tmux(["load-buffer", "-b", buf, "-"], text);
+        await this.tmux(["paste-buffer", "-d", "-p", "-b", buf, "-t", paneId]);
+      }
+      if (!enter) return;
+      // Enter a moment later: a TUI agent that gets text and Enter in one burst may take the
+      // Enter as part of a paste
+      await Bun.sleep(this.opts.enterDelayMs ?? 300);
     }
-    if (!text.includes("\n") && Buffer.byteLength(text) <= 8000) {
-      await this.tmux(["send-keys", "-t", paneId, "-l", "--", text, ...enterArgs]);
-      return;
-    }
-    // long or multi-line text: a paste (bracketed when the program asked for it), so embedded
-    // newlines do not submit early and the client→server message limit is never hit
-    const buf = `mam-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
-    await this.tmux(["load-buffer", "-b", buf, "-"], text);
-    await this.tmux(["paste-buffer", "-d", "-p", "-b", buf, "-t", paneId, ...enterArgs]);
+    if (enter) await this.tmux(["send-keys", "-t", paneId, "Enter"]);
   }
 
   async sendKeys(paneId: string, keys: string[]): Promise<void> {

@@ -8,7 +8,10 @@ export type LiveStatus = "idle" | "working" | "blocked" | "done" | "unknown";
 export type Backend = "herdr" | "tmux";
 
 export interface MuxPane {
-  /** herdr: the public pane id ("w1:p2"); tmux: the pane id ("%3") */
+  /**
+   * herdr: the public pane id ("w1:p2"); tmux: the pane id ("%3"). tmux numbers panes again from
+   * %0 when its server restarts: match tmux rows by session name / label, not by pane id alone.
+   */
   id: string;
   /** herdr workspace / tab ids; tmux: the tmux session name in workspaceId */
   workspaceId?: string;
@@ -18,7 +21,7 @@ export interface MuxPane {
   label?: string;
   /** detected agent kind (herdr PaneInfo.agent) */
   agent?: string;
-  /** herdr agent name (AgentInfo.name), when the pane hosts a named agent */
+  /** herdr agent name: set by start(); list() cannot see it (herdr's PaneInfo has no name) */
   agentName?: string;
   status: LiveStatus;
   /** the agent's conversation id as herdr reports it (PaneInfo.agent_session.value) */
@@ -104,7 +107,10 @@ export interface Mux {
    * herdr agent_pane_busy → AgentPaneBusy (the caller picks another pane).
    */
   start(pane: MuxPane | undefined, spec: StartSpec): Promise<MuxPane>;
-  /** type text; with enter, submit it (herdr pane run / send-text; tmux send-keys -l + Enter) */
+  /**
+   * type text; with enter, submit it: the text, then Enter ~300 ms later (herdr pane send-text +
+   * send-keys; tmux send-keys -l, or a bracketed paste for multi-line / long text, + Enter)
+   */
   sendText(paneId: string, text: string, enter: boolean): Promise<void>;
   /**
    * keys in herdr's names, case-insensitive: enter, esc, tab, shift+tab, backspace, space, up,

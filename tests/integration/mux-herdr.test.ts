@@ -331,6 +331,17 @@ describe("herdr driver failure modes (stub herdr scripts)", () => {
     expect(l.state === "unreachable" && l.detail).toBe("herdr pane list did not answer within 0.3 s (herdr server 'stubbed')");
   });
 
+  test("ensureRunning(true) with a server that dies at once fails fast, naming its log", async () => {
+    const m = stub(`if [ "$3" = server ]; then echo "config error" >&2; exit 3; fi
+echo '{"id":"cli:pane:list","error":{"code":"server_not_running","message":"no herdr server is running"}}' >&2; exit 1`);
+    const t0 = Date.now();
+    const e = await m.ensureRunning(true).catch((x) => x);
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    const log = join(sb.home, ".local", "state", "mam", "herdr-server-stubbed.log");
+    expect((e as MamError).render()).toBe(`ERROR: herdr server 'stubbed' exited right after start (exit 3); see ${log}`);
+    expect(readFileSync(log, "utf8")).toContain("config error");
+  });
+
   test("herdr missing from PATH (and a bad MAM_HERDR_BIN): clear errors; list is unreachable", async () => {
     const m = new HerdrMux("x", sb.with({ PATH: "/nonexistent" }));
     const e = await m.ensureRunning(true).catch((x) => x);

@@ -40,6 +40,12 @@ async function listed(): Promise<MuxPane[]> {
   return l.panes;
 }
 
+/** the server has no live pane: not running, or (while it exits) empty */
+async function noPanes(): Promise<boolean> {
+  const l = await mux.list();
+  return l.state === "not-running" || (l.state === "ok" && l.panes.length === 0);
+}
+
 async function waitRead(paneId: string, needle: string): Promise<string> {
   let text = "";
   const ok = await waitFor(async () => (text = await mux.read(paneId, 100)).includes(needle), 5000);
@@ -114,11 +120,7 @@ suite("tmux backend", () => {
     const p = await mux.start(undefined, spec("keys", ["echo-agent"]));
     await waitRead(p.id, "echo-agent ready");
     await mux.sendKeys(p.id, ["ctrl+c"]);
-    const gone = async () => {
-      const l = await mux.list();
-      return l.state === "not-running" || (l.state === "ok" && l.panes.length === 0);
-    };
-    expect(await waitFor(gone, 5000)).toBe(true);
+    expect(await waitFor(noPanes, 5000)).toBe(true);
   });
 
   test("an agent that exits at once: the error names it, the pane and the last output; its session is gone", async () => {
@@ -141,7 +143,7 @@ suite("tmux backend", () => {
     const err = await mux.start(undefined, spec("nocmd", ["no-such-agent-xyz"], { agent: "claude" })).catch((e) => e);
     expect(err).toBeInstanceOf(MamError);
     expect((err as MamError).message).toMatch(/^claude exited right after start in %\d+; last output: .*no-such-agent-xyz.*not found/);
-    expect((await mux.list()).state).toBe("not-running"); // the only session is gone, so is the server
+    expect(await noPanes()).toBe(true); // the only session is gone, so is the server
   });
 
   test("a live session of the same name is a conflict (exit 4); close is idempotent and ends the session", async () => {
@@ -150,7 +152,7 @@ suite("tmux backend", () => {
     expect(err).toBeInstanceOf(MamError);
     expect((err as MamError).exitCode).toBe(4);
     await mux.close(p.id);
-    expect((await mux.list()).state).toBe("not-running");
+    expect(await noPanes()).toBe(true);
     await mux.close(p.id); // already gone: fine
     // the name is free again
     const q = await mux.start(undefined, spec("twice", ["echo-agent"]));
