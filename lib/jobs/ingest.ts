@@ -22,7 +22,8 @@ const TOPIC_RE = /^(.*)\/([0-9a-f]{8})\/events$/;
  */
 export async function ingestEvent(ws: string, topic: string, payload: Buffer, log: (line: string) => void): Promise<Ingested> {
   const drop = (reason: Ingested & { outcome: "dropped" }): Ingested => {
-    log(reason.log);
+    // every drop line names the topic it came on
+    log(reason.log.includes(topic) ? reason.log : `${reason.log} (on ${topic})`);
     return reason;
   };
   if (payload.byteLength > MAX_EVENT_BYTES) {
