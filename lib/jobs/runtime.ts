@@ -40,7 +40,7 @@ export async function loadJobRuntime(ws: string, env: Env = process.env): Promis
         const backend = backendOf(section);
         const server = serverOf(row, section);
         const l = await muxFor(backend, server, env).list();
-        const pane = l.state === "ok" ? findPane(row, l.panes) : undefined;
+        const pane = l.state === "ok" ? findPane(row, l.panes, section) : undefined;
         if (!pane) return undefined;
         return { name, backend, server, paneId: pane.id, agent: typeof row.agent === "string" ? row.agent : "unknown" };
       }

@@ -82,8 +82,13 @@ export function serversOf(data: RegistryData): { backend: Backend; server: strin
   return [...seen.values()];
 }
 
-/** the pane of a row: by recorded pane id (when its label does not name another session), else by label, else by agent name */
-export function findPane(row: Row, panes: MuxPane[]): MuxPane | undefined {
+/**
+ * the pane of a row: by recorded pane id (when its label does not name another session), else by
+ * label, else by herdr agent name. tmux rows match by label only: tmux pane ids start again at %0
+ * when its server restarts, so a recorded id may name someone else's pane.
+ */
+export function findPane(row: Row, panes: MuxPane[], section: Section = "herdr_sessions"): MuxPane | undefined {
+  if (section === "tmux_sessions") return panes.find((x) => nameFromLabel(x.label) === row.name);
   const id = row.pane?.id;
   if (typeof id === "string" && id !== "") {
     const p = panes.find((x) => x.id === id);
@@ -152,7 +157,7 @@ export function classify(input: ClassifyInput): Classification {
         return;
       }
       const panes = view.listing.state === "ok" ? view.listing.panes : [];
-      const pane = findPane(row, panes);
+      const pane = findPane(row, panes, section);
       if (pane) {
         v.pane = pane;
         v.live = liveOf(pane);

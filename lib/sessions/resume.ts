@@ -54,7 +54,7 @@ export async function resumeSession(o: ResumeOptions): Promise<Resumed> {
 
   if (row.status === "running") {
     const l = await muxFor(backend, server, o.env).list();
-    const pane = l.state === "ok" ? findPane(row, l.panes) : undefined;
+    const pane = l.state === "ok" ? findPane(row, l.panes, section) : undefined;
     if (pane || l.state === "unreachable") return { name: o.name, already: true, pane: pane?.id ?? String(row.pane?.id ?? "?"), session_id: ownId(row, agent) ?? null, from: "running" };
   }
 

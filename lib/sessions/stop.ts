@@ -61,9 +61,9 @@ const until = async (cond: () => Promise<boolean>, ms: number, step = 100): Prom
   }
 };
 
-async function currentPane(mux: Mux, row: Row): Promise<MuxPane | undefined> {
+async function currentPane(mux: Mux, row: Row, section: Section): Promise<MuxPane | undefined> {
   const l = await mux.list();
-  return l.state === "ok" ? findPane(row, l.panes) : undefined;
+  return l.state === "ok" ? findPane(row, l.panes, section) : undefined;
 }
 
 /** the agent has left the pane: no foreground process besides the shell, or the pane is gone */
@@ -97,7 +97,7 @@ export async function stopSession(o: StopOptions): Promise<Stopped> {
 
   const server = serverOf(row, section);
   const mux = muxFor(backendOf(section), server, o.env);
-  const pane = row.status === "running" ? await currentPane(mux, row) : undefined;
+  const pane = row.status === "running" ? await currentPane(mux, row, section) : undefined;
   // only ever a pane that carries our label, or the one the registry names
   const ours = pane && (nameFromLabel(pane.label) === o.name || pane.id === row.pane?.id);
   const sid = conversationId(row, pane, o.ws, o.env);
@@ -111,7 +111,7 @@ export async function stopSession(o: StopOptions): Promise<Stopped> {
   }
   if (o.mode !== "soft" && ours && pane) {
     await mux.close(pane.id);
-    await until(async () => (await currentPane(mux, row))?.id !== pane.id, 5000);
+    await until(async () => (await currentPane(mux, row, section))?.id !== pane.id, 5000);
   }
 
   const purged: string[] = [];

@@ -158,3 +158,11 @@ describe("applyActions re-checks against fresh data", () => {
     expect(applyActions(d, [{ type: "fill-session-id", section: "herdr_sessions", name: "a", server: "mam", field: "claude_session_id_own", value: "x", source: "store" }], NOW)).toEqual([]);
   });
 });
+
+describe("tmux rows match their session by label only", () => {
+  test("a recorded pane id that now belongs to an unlabelled pane is not the row's", () => {
+    const r = row("t", { pane: { id: "%0" } });
+    expect(findPane(r, [pane("%0")], "tmux_sessions")).toBeUndefined();
+    expect(findPane(r, [pane("%0"), pane("%3", { label: "mam:t" })], "tmux_sessions")?.id).toBe("%3");
+  });
+});
