@@ -10,7 +10,7 @@ import { isValidJobId } from "../sys/names.ts";
 import { isoUtc } from "../sys/time.ts";
 import type { Json } from "./canonical.ts";
 import { canonicalJson } from "./canonical.ts";
-import { appendLineDurable, atomicWriteFile, splitLines, sweepTempFiles } from "./durable.ts";
+import { appendLineDurable, atomicWriteFile, splitLines, sweepTempFiles } from "../sys/atomic.ts";
 import { type EventName, foldStatus, type JobEvent, JOB_STATUSES, type JobStatus, MAX_EVENT_BYTES, signEvent, isEventName } from "./event.ts";
 
 export interface JobRecord {

@@ -1,7 +1,8 @@
 // The subscriber daemon's files in <ws>/.mam/ and the read-only probe that tells whether a daemon
 // runs (SPEC §2, §6.3). Liveness is the flock on monitor.lock, never kill -0: a dead daemon can
 // linger as a zombie while its lock is already free (fds close at exit).
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync, constants as C } from "node:fs";
+import { atomicWriteFile } from "../sys/atomic.ts";
+import { closeSync, openSync, readFileSync, constants as C } from "node:fs";
 import { join } from "node:path";
 import { errCode } from "../sys/errors.ts";
 import { tryFlock, unflock } from "../sys/flock.ts";
@@ -73,29 +74,7 @@ export function readState(ws: string): DaemonState | undefined {
   }
 }
 
-/** replace path atomically: temp file in the same folder → fsync → rename → fsync the folder */
+/** replace path atomically (lib/sys/atomic.ts) */
 export function writeFileAtomic(path: string, text: string, mode = 0o600): void {
-  const dir = join(path, "..");
-  const tmp = join(dir, `.${path.slice(dir.length + 1)}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`);
-  const fd = openSync(tmp, "wx", mode);
-  try {
-    try {
-      const buf = Buffer.from(text, "utf8");
-      let off = 0;
-      while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, path);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw e;
-  }
-  const dfd = openSync(dir, "r");
-  try {
-    fsyncSync(dfd);
-  } finally {
-    closeSync(dfd);
-  }
+  atomicWriteFile(path, text, { mode });
 }

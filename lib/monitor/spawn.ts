@@ -1,6 +1,7 @@
 // Starting, finding and stopping a workspace's subscriber daemon (SPEC §6.3): what `mam daemon`,
 // `mam create` and `mam job submit` use. A daemon runs iff it holds the flock on
 // .mam/monitor.lock; the PID in that file is only a hint, read while the lock is held.
+import { childEnv, selfCommand } from "../sys/self.ts";
 import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { MamError, errCode } from "../sys/errors.ts";
@@ -22,10 +23,7 @@ export function daemonDisabled(env: Env = process.env): boolean {
 
 /** the daemon's command line: this very mam (binary, or bun + mam.ts from source) */
 export function daemonArgv(ws: string): string[] {
-  const args = ["reconcile", "--subscribe", "--idle-timeout", "0", "--workspace", ws];
-  if (Bun.isStandaloneExecutable) return [process.execPath, ...args];
-  const main = Bun.main.endsWith("/mam.ts") ? Bun.main : join(import.meta.dir, "..", "..", "mam.ts");
-  return [process.execPath, main, ...args];
+  return [...selfCommand(), "reconcile", "--subscribe", "--idle-timeout", "0", "--workspace", ws];
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -51,8 +49,7 @@ function logTail(ws: string): string {
 }
 
 function spawnDetached(ws: string, env: Env) {
-  const childEnv: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined && k !== "BUN_BE_BUN") childEnv[k] = v;
+  const env2 = childEnv(env);
   let logFd: number;
   try {
     logFd = openSync(monitorLogPath(ws), "a", 0o600);
@@ -63,7 +60,7 @@ function spawnDetached(ws: string, env: Env) {
   try {
     const child = Bun.spawn(daemonArgv(ws), {
       cwd: ws,
-      env: childEnv,
+      env: env2,
       stdio: [nullFd, logFd, logFd],
       detached: true, // setsid: no terminal, no session teardown kills it
     });

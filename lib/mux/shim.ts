@@ -1,5 +1,6 @@
 // The herdr shim (SPEC §4.3): the bash script embedded in the binary, how it is recognised, and
 // how it is written (atomically, executable, with the installing mam's own path inside).
+import { selfCommand } from "../sys/self.ts";
 import { closeSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync, chmodSync } from "node:fs";
 import { join } from "node:path";
 import { MamError, errCode } from "../sys/errors.ts";
@@ -29,13 +30,7 @@ function bashQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-/**
- * The command that runs this mam: the compiled binary itself, or `bun mam.ts` from source
- * (process.execPath is then bun, Bun.main the entry script).
- */
-export function selfCommand(): string[] {
-  return Bun.isStandaloneExecutable ? [process.execPath] : [process.execPath, Bun.main];
-}
+export { selfCommand };
 
 /** the shim text with the mam command written in */
 export function renderShim(mamCmd: string[]): string {

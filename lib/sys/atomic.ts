@@ -14,9 +14,11 @@ import {
   fchmodSync,
   fsyncSync,
   fstatSync,
+  ftruncateSync,
   linkSync,
   openSync,
   readdirSync,
+  readSync,
   renameSync,
   statSync,
   unlinkSync,
@@ -24,6 +26,8 @@ import {
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { errCode, MamError } from "./errors.ts";
+
+const STALE_AGE_MS = 60_000;
 
 export interface AtomicWriteOptions {
   /** mode of the new file; default: the mode of the file it replaces, else 0600 */
@@ -45,7 +49,7 @@ function writeAllFd(fd: number, buf: Uint8Array): void {
   while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
 }
 
-function fsyncDir(dir: string): void {
+export function fsyncDir(dir: string): void {
   let fd: number | undefined;
   try {
     fd = openSync(dir, "r");
@@ -134,25 +138,93 @@ export function atomicWriteFile(path: string, data: string | Uint8Array, opts: A
   fsyncDir(dirname(path));
 }
 
-/** append one whole line (a trailing newline is added) and fsync; the line must not contain a newline */
-export function appendLineDurable(path: string, line: string, mode = 0o600): void {
+/** the complete lines of a file, and the trailing fragment after the last newline ("" if none) */
+export function splitLines(text: string): { lines: string[]; tail: string } {
+  const i = text.lastIndexOf("\n");
+  if (i < 0) return { lines: [], tail: text };
+  return { lines: text.slice(0, i).split("\n"), tail: text.slice(i + 1) };
+}
+
+export interface AppendOptions {
+  mode?: number;
+  /**
+   * repair a trailing fragment left by a killed writer first: keep it (a newline is added) when
+   * this says it is a whole record, else cut it off. Only under the writers' lock: without it, a
+   * concurrent writer's line in flight would look like a fragment.
+   */
+  keepTail?: (tail: string) => boolean;
+}
+
+/**
+ * Append one whole line (a trailing newline is added) and fsync, in one write(2) on an O_APPEND
+ * descriptor, so concurrent appenders never interleave inside a line. With keepTail (under the
+ * writers' lock), a fragment left by a killed writer is repaired first, so the new line always
+ * starts on its own.
+ */
+export function appendLineDurable(path: string, line: string, opts: AppendOptions | number = {}): void {
+  const o: AppendOptions = typeof opts === "number" ? { mode: opts } : opts;
   const text = line.endsWith("\n") ? line.slice(0, -1) : line;
   if (text.includes("\n")) throw new MamError(`cannot append to ${path}: the line contains a newline`, 1);
-  const buf = Buffer.from(`${text}\n`, "utf8");
+  const created = !existsSync(path);
   let fd: number | undefined;
   try {
-    fd = openSync(path, "a", mode);
-    // one write(2) per line: O_APPEND makes it land whole at the end even with other appenders
-    writeAllFd(fd, buf);
+    fd = openSync(path, "a+", o.mode ?? 0o600);
+    const size = fstatSync(fd).size;
+    let prefix = "";
+    if (size > 0 && o.keepTail) {
+      const last = Buffer.alloc(1);
+      readSync(fd, last, 0, 1, size - 1);
+      if (last[0] !== 0x0a) {
+        const tail = readTail(fd, size);
+        if (o.keepTail(tail.text)) prefix = "\n";
+        else ftruncateSync(fd, tail.start);
+      }
+    }
+    writeAllFd(fd, Buffer.from(`${prefix}${text}\n`, "utf8"));
     fsyncSync(fd);
   } catch (e) {
     throw new MamError(`cannot append to ${path}: ${e instanceof Error ? e.message : String(e)}`, 1, undefined, { cause: e });
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+  if (created) fsyncDir(dirname(path));
 }
 
-const STALE_AGE_MS = 60_000;
+/** the bytes after the last newline of an open file of the given size */
+function readTail(fd: number, size: number): { start: number; text: string } {
+  const chunk = 64 * 1024;
+  let end = size;
+  const parts: Buffer[] = [];
+  while (end > 0) {
+    const start = Math.max(0, end - chunk);
+    const buf = Buffer.alloc(end - start);
+    readSync(fd, buf, 0, buf.length, start);
+    const nl = buf.lastIndexOf(0x0a);
+    if (nl >= 0) {
+      parts.unshift(buf.subarray(nl + 1));
+      return { start: start + nl + 1, text: Buffer.concat(parts).toString("utf8") };
+    }
+    parts.unshift(buf);
+    end = start;
+  }
+  return { start: 0, text: Buffer.concat(parts).toString("utf8") };
+}
+
+/** remove every temp file of atomicWriteFile in dir older than maxAgeMs (writers killed mid-write) */
+export function sweepTempFiles(dir: string, maxAgeMs = STALE_AGE_MS, now = Date.now()): void {
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    if (!/^\..+\.\d+\.[0-9a-z]+\.tmp$/.test(n)) continue;
+    try {
+      if (now - statSync(join(dir, n)).mtimeMs > maxAgeMs) unlinkSync(join(dir, n));
+    } catch {}
+  }
+}
 
 function pidAlive(pid: number): boolean {
   try {

@@ -1,7 +1,12 @@
 // How mam runs itself: the compiled binary, or `bun mam.ts` from source. Never process.argv[0/1]
 // (in a compiled binary they are "bun" and a virtual /$bunfs path).
+import { join } from "node:path";
+
 export function selfCommand(): string[] {
-  return Bun.isStandaloneExecutable ? [process.execPath] : [process.execPath, Bun.main];
+  if (Bun.isStandaloneExecutable) return [process.execPath];
+  // from source Bun.main may be a test file or a script that imported mam's modules
+  const main = Bun.main.endsWith("/mam.ts") ? Bun.main : join(import.meta.dir, "..", "..", "mam.ts");
+  return [process.execPath, main];
 }
 
 /** the environment for a child mam, without the switch that turns any Bun binary into bun */
