@@ -10,6 +10,7 @@ import type { Backend } from "../mux/types.ts";
 import { MamError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 import { childEnv, selfCommand } from "../sys/self.ts";
+import { freePort } from "../sys/net.ts";
 
 export interface DemoOptions {
   backend: Backend;
@@ -32,17 +33,6 @@ export function timeline(events: JobEvent[], t0: number): string[] {
   });
 }
 
-async function freePort(): Promise<number> {
-  const { createServer } = await import("node:net");
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 export async function runDemo(o: DemoOptions): Promise<number> {
   const p = o.print;

@@ -1,8 +1,8 @@
 // Broker fixtures: a real Mosquitto on a free loopback port, and the embedded `mam broker`.
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { MAM_CMD } from "./mam.ts";
+import { freePort } from "../../lib/sys/net.ts";
 
 export interface TestBroker {
   host: string;
@@ -12,16 +12,7 @@ export interface TestBroker {
   stop(): Promise<void>;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 export function mosquittoPath(): string | undefined {
   for (const p of ["/usr/sbin/mosquitto", "/usr/bin/mosquitto", "/usr/local/sbin/mosquitto", "/usr/local/bin/mosquitto"]) {
