@@ -23,6 +23,9 @@ export async function build(opts: { target?: string; outfile: string; version?: 
     // bytecode halves start-up (every `mam` call pays it); it needs ESM output with top-level await
     bytecode: opts.bytecode ?? true,
     format: "esm",
+    // lazily imported commands (mqtt, aedes, yaml behind them) become chunks loaded on first
+    // use, so `mam pane-lock` does not pay for the whole bundle at start-up
+    splitting: true,
     minify: false,
     sourcemap: "none",
     define: { MAM_VERSION: JSON.stringify(version), MAM_COMMIT: JSON.stringify(sha) },
