@@ -42,6 +42,22 @@ export async function runDemo(o: DemoOptions): Promise<number> {
   let broker: RunningBroker | undefined;
   let brokerProc: ReturnType<typeof Bun.spawn> | undefined;
   let ok = false;
+  // Ctrl-C / SIGTERM: stop waiting, tear everything down, exit 130 / 143
+  const stop = new AbortController();
+  let signalled = 0;
+  const onSig = (code: number) => () => {
+    if (signalled) return;
+    signalled = code;
+    p(`\nsignal received: cleaning up`);
+    stop.abort();
+  };
+  const onInt = onSig(130);
+  const onTerm = onSig(143);
+  process.on("SIGINT", onInt);
+  process.on("SIGTERM", onTerm);
+  const checkpoint = () => {
+    if (signalled) throw new MamError("interrupted", signalled);
+  };
   try {
     // 1. the broker
     const port = await freePort();
@@ -105,6 +121,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
         env,
       });
       p(`  created ${c.name} (demo, role ${c.role}) in pane ${c.pane}`);
+      checkpoint();
     }
 
     // 3. the daemon hears the events and moves the loop on
@@ -137,7 +154,9 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     );
     p(`\njob ${record.job_id}: loop, worker ${WORKER}, reviewer ${REVIEWER} (the reviewer asks for one change, then passes)`);
     const t0 = Date.now();
-    const res = await waitJobs(ws, [record], { any: false, timeoutMs: o.timeoutMs });
+    checkpoint();
+    const res = await waitJobs(ws, [record], { any: false, timeoutMs: o.timeoutMs, signal: stop.signal });
+    checkpoint();
     const events = readJournal(ws, record.job_id);
     p(timeline(events, Date.parse(events[0]?.timestamp ?? new Date(t0).toISOString())).join("\n"));
     const status = res.jobs[0]?.status ?? "unknown";
@@ -156,7 +175,12 @@ export async function runDemo(o: DemoOptions): Promise<number> {
       p(`  mam daemon stop --workspace ${ws}; ${o.backend === "tmux" ? `tmux -L ${server} kill-server` : `herdr --session ${server} server stop`}; kill ${brokerProc?.pid}; rm -rf ${ws}`);
     }
     return ok ? 0 : 1;
+  } catch (e) {
+    if (signalled) return signalled;
+    throw e;
   } finally {
+    process.off("SIGINT", onInt);
+    process.off("SIGTERM", onTerm);
     if (!o.keep) {
       for (const c of cleanups) {
         try {

@@ -38,3 +38,25 @@ test("mam demo --mux herdr on the fake herdr", async () => {
   check(r);
   expect(r.stdout).toContain("herdr server 'mam-demo-");
 }, 130_000);
+
+test("Ctrl-C during the demo tears everything down and exits 130", async () => {
+  const { MAM_CMD } = await import("../helpers/mam.ts");
+  const p = Bun.spawn([...MAM_CMD, "demo", "--timeout", "60"], {
+    env: sb.with({ TMPDIR: sb.root, MAM_NO_SUBSCRIBER_DAEMON: undefined }),
+    cwd: sb.ws,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let text = "";
+  const reader = p.stdout.getReader();
+  const dec = new TextDecoder();
+  while (!text.includes("created demo-reviewer")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += dec.decode(value);
+  }
+  p.kill("SIGINT");
+  expect(await p.exited).toBe(130);
+  expect(readdirSync(sb.root).filter((f) => f.startsWith("mam-demo-"))).toEqual([]);
+  expect(anchoredPids(sb.root)).toEqual([]);
+}, 60_000);
