@@ -12,12 +12,18 @@ const AGENT_NAME_RE = /^[a-z][a-z0-9_-]{0,31}$/;
  * The herdr agent name of a mam session (SPEC §5.2): the session name when it fits
  * [a-z][a-z0-9_-]{0,31}, else lower-cased, "." → "-", "m" in front of a leading digit, cut to
  * 23 characters, then "-" and the first 8 hex digits of the SHA-256 of the session name.
+ * With a `salt`, always the derived form, hashed over the name and the salt: the name to try
+ * when herdr says the usual one is taken (agent names are unique per server, session names only
+ * per workspace; an archived session's agent may still hold it).
  */
-export function herdrAgentName(session: string): string {
-  if (AGENT_NAME_RE.test(session)) return session;
+export function herdrAgentName(session: string, salt?: string): string {
+  if (salt === undefined && AGENT_NAME_RE.test(session)) return session;
   let s = session.toLowerCase().replace(/\./g, "-");
   if (/^[0-9]/.test(s)) s = `m${s}`;
-  const hash = new Bun.CryptoHasher("sha256").update(session).digest("hex").slice(0, 8);
+  const hash = new Bun.CryptoHasher("sha256")
+    .update(salt === undefined ? session : `${session}\0${salt}`)
+    .digest("hex")
+    .slice(0, 8);
   return `${s.slice(0, 23)}-${hash}`;
 }
 

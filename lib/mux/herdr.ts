@@ -1,5 +1,6 @@
 // The herdr backend: drives the `herdr` CLI (reference/herdr.md §2) with Bun.spawn, always with
 // `--session <server>` and explicit pane ids, one JSON line per command, a deadline per call.
+import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { MamError } from "../sys/errors.ts";
@@ -38,6 +39,9 @@ export interface HerdrOptions {
 
 /** herdr's own variables of the pane mam may run in: never handed to a server mam starts */
 const PANE_VARS = ["HERDR_ENV", "HERDR_SOCKET_PATH", "HERDR_SESSION", "HERDR_PANE_ID", "HERDR_TAB_ID", "HERDR_WORKSPACE_ID", "TMUX", "TMUX_PANE"];
+
+/** how many agent names `start` tries when herdr says the name is taken */
+export const NAME_ATTEMPTS = 3;
 
 /** codes of `agent start` that mean the agent did not come up (§3.4, §3.6) */
 const START_FAILED = new Set(["agent_start_failed", "agent_kind_mismatch", "agent_name_not_found", "timeout"]);
@@ -231,19 +235,32 @@ export class HerdrMux implements Mux {
     const exe = spec.argv[0] ?? spec.herdrKind ?? "agent";
     const agent = spec.agent ?? spec.herdrKind ?? basename(exe);
     if (spec.herdrKind) {
-      const name = spec.agentName ?? herdrAgentName(spec.session);
+      let name = spec.agentName ?? herdrAgentName(spec.session);
       const readyMs = Math.min(300_000, Math.max(3001, spec.readyTimeoutMs ?? 30_000));
-      const args = ["agent", "start", name, "--kind", spec.herdrKind, "--pane", pane.id, "--timeout", String(readyMs)];
-      if (spec.argv.length > 1) args.push("--", ...spec.argv.slice(1));
+      const args = (n: string) => {
+        const a = ["agent", "start", n, "--kind", spec.herdrKind!, "--pane", pane.id, "--timeout", String(readyMs)];
+        if (spec.argv.length > 1) a.push("--", ...spec.argv.slice(1));
+        return a;
+      };
       let r: Record<string, unknown>;
-      try {
-        r = await this.json(args, { timeoutMs: readyMs + 15_000, paneId: pane.id });
-      } catch (e) {
-        if (e instanceof HerdrError && START_FAILED.has(e.code)) {
-          const how = e.code === "timeout" ? `did not become ready within ${Math.round(readyMs / 1000)} s` : "exited right after start";
-          return this.failStart(pane.id, agent, how, shJoin([spec.herdrKind, ...spec.argv.slice(1)]));
+      for (let attempt = 1; ; attempt++) {
+        try {
+          r = await this.json(args(name), { timeoutMs: readyMs + 15_000, paneId: pane.id });
+          break;
+        } catch (e) {
+          // agent names are unique per server: another workspace's session of the same name, or an
+          // archived (--soft) session's agent, may hold it. herdr checks the name before it claims
+          // the pane, so the same pane is tried again under a derived name (the row records it).
+          if (e instanceof HerdrError && e.code === "agent_name_taken" && attempt < NAME_ATTEMPTS) {
+            name = herdrAgentName(spec.session, randomBytes(4).toString("hex"));
+            continue;
+          }
+          if (e instanceof HerdrError && START_FAILED.has(e.code)) {
+            const how = e.code === "timeout" ? `did not become ready within ${Math.round(readyMs / 1000)} s` : "exited right after start";
+            return this.failStart(pane.id, agent, how, shJoin([spec.herdrKind, ...spec.argv.slice(1)]));
+          }
+          throw e;
         }
-        throw e;
       }
       const info = toMuxPane(r.agent);
       return { ...pane, agentName: name, agent: info?.agent ?? spec.herdrKind, status: info?.status ?? pane.status, cmd: basename(exe), cmdFull: shJoin(spec.argv) };

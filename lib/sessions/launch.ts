@@ -101,7 +101,8 @@ export async function launch(s: LaunchSpec): Promise<Launched> {
         cmd = fg?.name ?? cmd;
       } catch {}
     }
-    return { mux, pane: started, lock, argv, agentName, pid, cmd, cmdFull: started.cmdFull ?? argv.join(" ") };
+    // herdr may have started the agent under a derived name (the usual one was taken)
+    return { mux, pane: started, lock, argv, agentName: started.agentName ?? agentName, pid, cmd, cmdFull: started.cmdFull ?? argv.join(" ") };
   } catch (e) {
     lock.close();
     throw e;

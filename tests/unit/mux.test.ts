@@ -36,9 +36,14 @@ describe("herdrAgentName (SPEC §5.2)", () => {
   });
   test("every valid session name gives a valid, distinct agent name", () => {
     const names = ["A", "0", "a.b", "a-b", "A.B", "x".repeat(64), "9.9", "Z_z.z-9"];
-    const out = names.map(herdrAgentName);
+    const out = names.map((n) => herdrAgentName(n));
     for (const n of out) expect(n).toMatch(/^[a-z][a-z0-9_-]{0,31}$/);
     expect(new Set(out).size).toBe(names.length);
+  });
+  test("with a salt (the usual name is taken): always the derived form, hashed over name and salt", () => {
+    expect(herdrAgentName("r2", "0a1b2c3d")).toBe(`r2-${sha8("r2\u00000a1b2c3d")}`);
+    expect(herdrAgentName("r2", "x")).not.toBe(herdrAgentName("r2", "y"));
+    for (const n of ["a", "A.B", "9x", "x".repeat(64)]) expect(herdrAgentName(n, "s")).toMatch(/^[a-z][a-z0-9_-]{0,23}-[0-9a-f]{8}$/);
   });
 });
 
