@@ -86,8 +86,14 @@ export async function launch(s: LaunchSpec): Promise<Launched> {
           started = await mux.start(pane, spec);
         } catch (e) {
           // another client won this pane between our pick and herdr's atomic claim: pick again
-          if (!(e instanceof AgentPaneBusy) || attempt >= PICK_ATTEMPTS) throw e;
-          s.taken.add(pane.id);
+          if (e instanceof AgentPaneBusy && attempt < PICK_ATTEMPTS) {
+            s.taken.add(pane.id);
+            continue;
+          }
+          // a pane this claim created must not outlive the failed start: left behind, it would be
+          // an empty shell carrying our label (a failed start of an agent closes it itself)
+          if (pane.fresh && !(e instanceof AgentPaneBusy)) await mux.close(pane.id).catch(() => {});
+          throw e;
         }
       }
     }
