@@ -9,7 +9,7 @@ import { backendOf, serverOf } from "../registry/rows.ts";
 import { mutateRegistry, readRegistry, registryPath } from "../registry/index.ts";
 import type { RegistryData, Row, Section } from "../registry/types.ts";
 import { SECTIONS } from "../registry/types.ts";
-import { notFound, usageError } from "../sys/errors.ts";
+import { MamError, notFound, usageError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 import { epochNow, isoUtc } from "../sys/time.ts";
 import { nameFromLabel } from "./naming.ts";
@@ -97,7 +97,17 @@ export async function stopSession(o: StopOptions): Promise<Stopped> {
 
   const server = serverOf(row, section);
   const mux = muxFor(backendOf(section), server, o.env);
-  const pane = row.status === "running" ? await currentPane(mux, row, section) : undefined;
+  let pane: MuxPane | undefined;
+  if (row.status === "running") {
+    const l = await mux.list();
+    // a multiplexer that answers garbage or times out says nothing about the pane: marking the
+    // row stopped would hide an agent that may still run (a server that is not running owns no
+    // panes, so that case goes on). --soft never touches the pane and goes on too.
+    if (l.state === "unreachable" && o.mode !== "soft") {
+      throw new MamError(`cannot stop ${o.name}: ${l.detail}`, 1, "nothing was changed; retry when the multiplexer answers, or archive the row with --soft");
+    }
+    pane = l.state === "ok" ? findPane(row, l.panes, section) : undefined;
+  }
   // only ever a pane that carries our label, or the one the registry names
   const ours = pane && (nameFromLabel(pane.label) === o.name || pane.id === row.pane?.id);
   const sid = conversationId(row, pane, o.ws, o.env);
