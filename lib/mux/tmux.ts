@@ -182,11 +182,15 @@ export class TmuxMux implements Mux {
       await this.run(["kill-session", "-t", `=${name}`]);
     }
     const envArgs = Object.entries(spec.env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
-    // sh execs the agent (so the pane's process is the agent) and says so when it cannot
+    // sh execs the agent (so the pane's process is the agent) and says so when it cannot. tmux
+    // (3.x) gives a new pane the PATH of the client that asked for it, over `-e PATH=…`, so the
+    // PATH the agent must have (<ws>/.mam/bin first, SPEC §4.3) is set by sh itself.
+    const launcher =
+      spec.env.PATH !== undefined ? ["/bin/sh", "-c", 'PATH=$1; export PATH; shift; exec "$@"', "sh", spec.env.PATH] : ["/bin/sh", "-c", 'exec "$@"', "sh"];
     const t0 = Date.now();
     const created = await this.tmux([
       "new-session", "-d", "-s", name, "-c", spec.cwd, "-x", "200", "-y", "50", ...envArgs, "-P", "-F", "#{pane_id}\t#{pane_pid}",
-      "--", "/bin/sh", "-c", 'exec "$@"', "sh", ...spec.argv,
+      "--", ...launcher, ...spec.argv,
       SEP, "set-option", "-w", "-t", `=${name}:`, "remain-on-exit", "on",
       SEP, "set-option", "-t", `=${name}:`, "@mam_name", spec.session,
     ]);

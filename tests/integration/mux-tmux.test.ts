@@ -1,7 +1,7 @@
 // The tmux backend against a real tmux: a private -L server per test (socket in the sandbox),
 // killed afterwards. Skipped, and counted as skipped, when tmux is not installed.
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { MamError } from "../../lib/sys/errors.ts";
 import { TmuxMux } from "../../lib/mux/tmux.ts";
@@ -73,6 +73,17 @@ suite("tmux backend", () => {
     expect(row).toMatchObject({ id: p.id, workspaceId: "api_worker_1", label: "mam:api.worker:1", cwd: sb.ws, status: "unknown", pid: p.pid });
     // the env reached the agent, a trailing ";" included
     await waitRead(p.id, `echo-agent ready in ${sb.ws} (MAM_TEST_VAR=a b;c;)`);
+  });
+
+  test("start: PATH from the spec reaches the agent first (tmux would give it the client's PATH)", async () => {
+    // the agent lives only in a folder that is on the spec's PATH, not on the caller's
+    const only = join(sb.root, "onlyhere");
+    mkdirSync(only);
+    writeScript(only, "hidden-agent", ECHO_AGENT);
+    const p = await mux.start(undefined, spec("pathy", ["hidden-agent"], { env: { PATH: `${only}:${env.PATH}` } }));
+    await waitRead(p.id, "echo-agent ready");
+    const environ = readFileSync(`/proc/${p.pid}/environ`, "utf8").split("\0");
+    expect(environ.find((e) => e.startsWith("PATH="))).toBe(`PATH=${only}:${env.PATH}`);
   });
 
   test("label sets the exact mam name, read back as mam:<name>", async () => {
