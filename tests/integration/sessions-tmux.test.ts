@@ -1,0 +1,163 @@
+// mam create | status | stop | resume on a real tmux (issue 5): the end-to-end lifecycle with a
+// fake claude, and a 3-way create race on one tmux server. Each test has its own private server
+// (`tmux -L <unique>`, socket in the sandbox through TMUX_TMPDIR), killed afterwards. tmux is
+// required here and in CI: without it these tests fail, they do not skip.
+import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { claudeProjectDir } from "../../lib/agents/stores.ts";
+import { installFakeAgents } from "../helpers/herdr.ts";
+import { type RunResult, run, runMam } from "../helpers/mam.ts";
+import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
+import { killTmuxServer, TMUX_BIN, tmuxServerName } from "../helpers/tmux.ts";
+
+type Row = Record<string, any>;
+
+function needTmux(): string {
+  if (!TMUX_BIN) throw new Error("tmux is not installed: these tests need a real tmux (apt install tmux); they are not skipped on purpose");
+  return TMUX_BIN;
+}
+
+interface World {
+  sb: Sandbox;
+  server: string;
+  env: Record<string, string>;
+  mam(args: string[]): Promise<RunResult>;
+  tmux(args: string[]): Promise<RunResult>;
+  rows(): Row[];
+  row(name: string): Row;
+  capture(pane: string): Promise<string>;
+}
+
+async function withTmux(extraEnv: Record<string, string>, fn: (w: World) => Promise<void>): Promise<void> {
+  const tmuxBin = needTmux();
+  const sb = makeSandbox("mam-st-");
+  installFakeAgents(sb.bin, ["claude"]);
+  const server = tmuxServerName("mamst");
+  // herdr must not be chosen by accident: the backend is given explicitly anyway
+  const env = sb.with({ TMUX_TMPDIR: sb.root, ...extraEnv });
+  const reg = join(sb.ws, ".mam", "agent-sessions.yaml");
+  const w: World = {
+    sb,
+    server,
+    env,
+    mam: (args) => runMam(args, { env, cwd: sb.ws, timeoutMs: 120_000 }),
+    tmux: (args) => run([tmuxBin, "-L", server, ...args], { env, timeoutMs: 20_000 }),
+    rows: () => {
+      const d = Bun.YAML.parse(readFileSync(reg, "utf8")) as { herdr_sessions?: Row[]; tmux_sessions?: Row[] };
+      expect(d.herdr_sessions ?? []).toEqual([]);
+      return d.tmux_sessions ?? [];
+    },
+    row: (name) => {
+      const r = w.rows().filter((x) => x.name === name);
+      if (r.length !== 1) throw new Error(`expected one row named ${name}, found ${r.length}: ${readFileSync(reg, "utf8")}`);
+      return r[0]!;
+    },
+    capture: async (pane) => (await w.tmux(["capture-pane", "-p", "-J", "-t", pane, "-S", "-200"])).stdout,
+  };
+  try {
+    await fn(w);
+  } finally {
+    await killTmuxServer(server, env, sb.root);
+    await sb.cleanup();
+  }
+}
+
+function ok(r: RunResult): RunResult {
+  if (r.code !== 0) throw new Error(`mam exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  return r;
+}
+
+async function waitCapture(w: World, pane: string, needle: string): Promise<string> {
+  let text = "";
+  const found = await waitFor(async () => (text = await w.capture(pane)).includes(needle), 10_000, 100);
+  if (!found) throw new Error(`tmux pane ${pane} never showed ${JSON.stringify(needle)}; it shows:\n${text}`);
+  return text;
+}
+
+async function sessions(w: World): Promise<string[]> {
+  const r = await w.tmux(["list-sessions", "-F", "#{session_name}"]);
+  return r.code === 0 ? r.stdout.split("\n").filter(Boolean).sort() : [];
+}
+
+describe.concurrent("sessions on tmux", () => {
+  test("tmux is installed", () => {
+    expect(TMUX_BIN, "tmux is not installed: the tmux session tests need it (apt install tmux)").toBeTruthy();
+  });
+
+  test("create → status live → stop → status stopped with its conversation → resume that conversation → stop --hard", async () => {
+    await withTmux({}, async (w) => {
+      const create = ok(await w.mam(["create", "--agent", "claude", "--mux", "tmux", "--tmux-server", w.server, "--role", "worker", "--session", "e2e.worker", "--no-onboard"]));
+      const row = w.row("e2e.worker");
+      const id = row.claude_session_id_own as string;
+      expect(create.stdout.trimEnd().split("\n")).toEqual(["watchdog PID: ", `created e2e.worker (claude, role worker) in pane ${row.pane.id} on tmux server ${w.server}`]);
+      expect(row).toMatchObject({ status: "running", role: "worker", agent: "claude", tmux_server: w.server, session_id_source: "assigned", start_command: `claude --session-id ${id}` });
+      expect(row.pane.id).toMatch(/^%\d+$/);
+      expect(row.pane.cwd).toBe(w.sb.ws);
+      expect(row.tmux_session_epoch).toBeGreaterThan(0);
+      // its own tmux session (tmux turns "." into "_"), the exact name kept in @mam_name
+      expect(await sessions(w)).toEqual(["e2e_worker"]);
+      expect((await w.tmux(["show-options", "-v", "-t", "=e2e_worker:", "@mam_name"])).stdout.trim()).toBe("e2e.worker");
+      await waitCapture(w, row.pane.id, `session ${id}`);
+      expect(existsSync(join(claudeProjectDir(w.sb.ws, w.env), `${id}.jsonl`))).toBe(true);
+      // <ws>/.mam/bin first on the agent's PATH, on tmux too
+      const environ = readFileSync(`/proc/${row.pane.pid}/environ`, "utf8").split("\0");
+      expect(environ.find((e) => e.startsWith("PATH="))!.slice(5).split(":")[0]).toBe(join(w.sb.ws, ".mam", "bin"));
+
+      // status: live (tmux knows no agent state: a live pane is "unknown", never dead/unreachable)
+      let doc = JSON.parse(ok(await w.mam(["status", "--json"])).stdout);
+      expect(doc.sessions).toEqual([{ name: "e2e.worker", agent: "claude", role: "worker", status: "running", live: "unknown", mux: "tmux", server: w.server, pane: row.pane.id, job: null, drift: [] }]);
+      const table = ok(await w.mam(["status"])).stdout;
+      expect(table).toContain(`tmux:${w.server}`);
+
+      // stop: the agent gets /exit, the session goes, the row keeps the conversation
+      const stop = ok(await w.mam(["stop", "e2e.worker"]));
+      expect(stop.stdout.trim()).toBe(`e2e.worker stopped (conversation ${id})`);
+      expect(await sessions(w)).toEqual([]);
+      expect(w.row("e2e.worker")).toMatchObject({ status: "stopped", resumable: true, stop_reason: "requested", claude_session_id_own: id });
+      doc = JSON.parse(ok(await w.mam(["status", "--json"])).stdout);
+      expect(doc.sessions[0]).toMatchObject({ name: "e2e.worker", status: "stopped", live: "dead" });
+
+      // resume: the same conversation, in a new session
+      const res = ok(await w.mam(["resume", "e2e.worker"]));
+      const back = w.row("e2e.worker");
+      expect(res.stdout.trim()).toBe(`resumed e2e.worker in pane ${back.pane.id} (conversation ${id})`);
+      expect(back).toMatchObject({ status: "running", claude_session_id_own: id, start_command: `claude --resume ${id}` });
+      expect(back.stopped_at).toBeUndefined();
+      expect(back.resumable).toBeUndefined();
+      expect(await waitCapture(w, back.pane.id, `resumed ${id}`)).toContain(`resumed ${id}`);
+      doc = JSON.parse(ok(await w.mam(["status", "--json"])).stdout);
+      expect(doc.sessions[0]).toMatchObject({ status: "running", live: "unknown", pane: back.pane.id });
+      // already running: nothing to do
+      expect(ok(await w.mam(["resume", "e2e.worker"])).stdout.trim()).toBe(`e2e.worker is already running (pane ${back.pane.id})`);
+
+      // stop --hard: killed at once, terminated
+      ok(await w.mam(["stop", "e2e.worker", "--hard"]));
+      expect(await sessions(w)).toEqual([]);
+      expect(w.row("e2e.worker")).toMatchObject({ status: "terminated", termination_mode: "hard" });
+      // the conversation file got the resume line (the fake appends one per resume)
+      expect(readFileSync(join(claudeProjectDir(w.sb.ws, w.env), `${id}.jsonl`), "utf8").split("\n").filter(Boolean)).toHaveLength(2);
+    });
+  });
+
+  test("3 concurrent creates on one tmux server: 3 sessions, 3 rows", async () => {
+    await withTmux({ MAM_AGENT_SETTLE_S: "0.5" }, async (w) => {
+      const names = ["race-a", "race-b", "race-c"];
+      const results = await Promise.all(
+        names.map((n) => w.mam(["create", "--agent", "claude", "--mux", "tmux", "--tmux-server", w.server, "--role", "worker", "--session", n, "--no-onboard"])),
+      );
+      for (const r of results) ok(r);
+      expect(await sessions(w)).toEqual(names);
+      const rows = w.rows();
+      expect(rows.map((r) => r.name).sort()).toEqual(names);
+      expect(rows.every((r) => r.status === "running" && r.tmux_server === w.server)).toBe(true);
+      expect(new Set(rows.map((r) => r.pane.id)).size).toBe(3);
+      expect(new Set(rows.map((r) => r.claude_session_id_own)).size).toBe(3);
+      ok(await w.mam(["registry", "check"]));
+      // each session runs its own row's agent
+      for (const r of rows) await waitCapture(w, r.pane.id, `session ${r.claude_session_id_own}`);
+      const doc = JSON.parse(ok(await w.mam(["status", "--json"])).stdout);
+      expect(doc.sessions.map((s: Row) => s.live)).toEqual(["unknown", "unknown", "unknown"]);
+    });
+  });
+});
