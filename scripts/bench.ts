@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { build } from "./build.ts";
 import { benchJobs } from "./bench-jobs.ts";
+import { benchSessions } from "./bench-sessions.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const BIN = process.env.MAM_BIN ? resolve(process.env.MAM_BIN) : join(ROOT, "dist", "mam");
@@ -97,6 +98,7 @@ const benches: Record<string, () => Promise<Row[]> | Row[]> = {
     }
   },
   jobs: () => benchJobs(BIN, { pct, ms }),
+  sessions: () => benchSessions(BIN, { pct, ms }),
   async daemon() {
     // BENCH_DAEMON_SECONDS shortens the 30 s window for a quick look
     const seconds = Number(process.env.BENCH_DAEMON_SECONDS) > 0 ? Number(process.env.BENCH_DAEMON_SECONDS) : 30;
