@@ -351,6 +351,40 @@ describe("concurrent creates in one folder on one server", () => {
   }
 });
 
+test("two concurrent creates of one name: one wins, the other exits 4 and leaves no pane", async () => {
+  await withWorld({}, async (w) => {
+    const rs = await Promise.all([w.create("claude", ["--session", "twin"]), w.create("claude", ["--session", "twin"])]);
+    expect(rs.map((r) => r.code).sort()).toEqual([0, 4]);
+    const loser = rs.find((r) => r.code === 4)!;
+    expect(loser.stdout.trim()).toBe("ERROR: twin already running in agent-sessions.yaml");
+    const row = w.row("twin");
+    expect((await w.panes()).map((p) => p.pane_id)).toEqual([row.pane.id]);
+  });
+});
+
+test("kinds herdr does not know (aider) are typed with pane run and verified; stop types their exit keys", async () => {
+  await withWorld({}, async (w) => {
+    const env = { ...w.env, MAM_AGENT_SETTLE_S: "0.3" };
+    const r = await w.mam(["create", "--agent", "aider", "--herdr-session", SERVER, "--session", "aid", "--no-onboard"], { env });
+    ok(r);
+    const row = w.row("aid");
+    expect(row).toMatchObject({ agent: "aider", session_id_source: "pending-discovery", start_command: "aider" });
+    expect(row.herdr_agent_name).toBeUndefined();
+    expect(row.pane.pid).toBeGreaterThan(0);
+    expect(typed(await w.inputs(row.pane.id))).toEqual(["aider"]);
+    ok(await w.mam(["stop", "aid"], { env }));
+    expect(typed(await w.inputs(row.pane.id))).toEqual(["aider", "/exit"]);
+    expect(await w.panes()).toEqual([]);
+    expect(w.row("aid")).toMatchObject({ status: "stopped", resumable: false });
+    // aider cannot resume a conversation: exit 3 unless --fresh
+    const res = await w.mam(["resume", "aid"], { env });
+    expect(res.code).toBe(3);
+    expect(res.stderr).toContain("aider sessions cannot be resumed");
+    ok(await w.mam(["resume", "aid", "--fresh"], { env }));
+    expect(w.row("aid").status).toBe("running");
+  });
+});
+
 // ---------------------------------------------------------------------------------------------
 describe.concurrent("mam stop", () => {
   test("graceful: exit keys typed, pane closed, row stopped and resumable with its conversation", async () => {
@@ -393,6 +427,12 @@ describe.concurrent("mam stop", () => {
       expect(w.row("cx")).toMatchObject({ status: "stopped", stop_reason: "done for today", codex_session_id_own: real, resumable: true });
       const ins = await w.inputs(doc.pane);
       expect(typed(ins)).toContain("/quit");
+      // codex resumes with `codex resume <id>`
+      ok(await w.mam(["resume", "cx"]));
+      const back = w.row("cx");
+      expect(back).toMatchObject({ status: "running", codex_session_id_own: real, start_command: `codex resume ${real}` });
+      expect(agentLines(await w.inputs(back.pane.id), "codex")).toEqual([`codex resume ${real}`]);
+      await waitPaneText(w, back.pane.id, `resumed ${real}`);
     });
   });
 
