@@ -43,10 +43,17 @@ export function tmuxKey(key: string): string {
   throw usageError(`unknown key '${key}'`, "use enter, esc, tab, backspace, space, arrows, f1-f12, ctrl+<x>, alt+<x> or one character");
 }
 
-/** how a failed tmux call is classified (SPEC §6.1: not running vs anything else) */
+/**
+ * how a failed tmux call is classified (SPEC §6.1: not running vs anything else). A server whose
+ * last session has just ended exits by itself: a client that reaches it meanwhile hears "server
+ * exited unexpectedly" / "lost server" (list() also reads its "no current target" as no panes).
+ */
 export function tmuxNotRunning(stderr: string): boolean {
   return /no server running|error connecting to .*\((No such file or directory|Connection refused)\)|server exited unexpectedly|lost server/i.test(stderr);
 }
+
+/** how often start() tries new-session when it reached a server that was exiting */
+export const NEW_SESSION_ATTEMPTS = 3;
 
 export function tmuxMissingTarget(stderr: string): boolean {
   return /can't find (pane|session|window)|no such (pane|session|window)|session not found/i.test(stderr);
@@ -187,13 +194,26 @@ export class TmuxMux implements Mux {
     // PATH the agent must have (<ws>/.mam/bin first, SPEC §4.3) is set by sh itself.
     const launcher =
       spec.env.PATH !== undefined ? ["/bin/sh", "-c", 'PATH=$1; export PATH; shift; exec "$@"', "sh", spec.env.PATH] : ["/bin/sh", "-c", 'exec "$@"', "sh"];
-    const t0 = Date.now();
-    const created = await this.tmux([
+    const newSession: Arg[] = [
       "new-session", "-d", "-s", name, "-c", spec.cwd, "-x", "200", "-y", "50", ...envArgs, "-P", "-F", "#{pane_id}\t#{pane_pid}",
       "--", ...launcher, ...spec.argv,
       SEP, "set-option", "-w", "-t", `=${name}:`, "remain-on-exit", "on",
       SEP, "set-option", "-t", `=${name}:`, "@mam_name", spec.session,
-    ]);
+    ];
+    let created: string;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        created = await this.tmux(newSession);
+        break;
+      } catch (e) {
+        // new-session starts a server when none runs, so "not running" here means it reached one
+        // that was exiting (its last session just ended: a stop right before this create): the
+        // session was not made; try again once that server is gone
+        if (!(e instanceof TmuxError && e.kind === "not-running") || attempt >= NEW_SESSION_ATTEMPTS) throw e;
+        await Bun.sleep(50 * attempt);
+      }
+    }
+    const t0 = Date.now();
     const [paneId, pidText] = created.trim().split("\t");
     if (!paneId?.startsWith("%")) throw new MamError(`tmux new-session printed no pane id: ${created.slice(0, 80)}`, 1);
     // verify: the agent stays up (the pane is not dead) for settleMs

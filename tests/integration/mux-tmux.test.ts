@@ -1,7 +1,7 @@
 // The tmux backend against a real tmux: a private -L server per test (socket in the sandbox),
 // killed afterwards. Skipped, and counted as skipped, when tmux is not installed.
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { MamError } from "../../lib/sys/errors.ts";
 import { TmuxMux } from "../../lib/mux/tmux.ts";
@@ -84,6 +84,20 @@ suite("tmux backend", () => {
     await waitRead(p.id, "echo-agent ready");
     const environ = readFileSync(`/proc/${p.pid}/environ`, "utf8").split("\0");
     expect(environ.find((e) => e.startsWith("PATH="))).toBe(`PATH=${only}:${env.PATH}`);
+  });
+
+  test("start: a server that was exiting when new-session reached it is retried, not an error", async () => {
+    // a stop that ended the server's last session right before this start: tmux answers
+    // "server exited unexpectedly" (a real race, about 1 in 40 here); the stub makes it certain once
+    const stubDir = join(sb.root, "stub");
+    mkdirSync(stubDir);
+    const flag = join(sb.root, "failed-once");
+    writeScript(stubDir, "tmux", `if [[ " $* " == *" new-session "* && ! -e '${flag}' ]]; then : > '${flag}'; echo "server exited unexpectedly" >&2; exit 1; fi\nexec '${TMUX_BIN}' "$@"`);
+    const stubbed = new TmuxMux(server, { ...env, PATH: `${stubDir}:${env.PATH}` });
+    const p = await stubbed.start(undefined, spec("retry", ["echo-agent"]));
+    expect(existsSync(flag)).toBe(true);
+    expect((await listed()).map((x) => x.id)).toEqual([p.id]);
+    await waitRead(p.id, "echo-agent ready");
   });
 
   test("label sets the exact mam name, read back as mam:<name>", async () => {

@@ -234,7 +234,9 @@ describe("tmux arguments, keys and listings", () => {
     expect(tmuxNotRunning("error connecting to /tmp/tmux-0/mam (No such file or directory)")).toBe(true);
     expect(tmuxNotRunning("error connecting to /tmp/tmux-0/mam (Permission denied)")).toBe(false);
     expect(tmuxNotRunning("directory /tmp/tmux-0 has unsafe permissions")).toBe(false);
+    // a server exiting after its last session ended (a client that reaches it meanwhile)
     expect(tmuxNotRunning("server exited unexpectedly")).toBe(true);
+    expect(tmuxNotRunning("lost server")).toBe(true);
     expect(tmuxMissingTarget("can't find pane: %7")).toBe(true);
   });
   test("list-panes lines: live panes with label and process facts, dead panes dropped, tabs in cwd kept", () => {
