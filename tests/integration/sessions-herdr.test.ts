@@ -8,7 +8,7 @@ import { claudeProjectDir } from "../../lib/agents/stores.ts";
 import { apiSocketPath } from "../fakes/herdr/common/session.ts";
 import { type FakeHerdrServer, installFakeAgents, installFakeHerdr, killBySocket, startFakeHerdr } from "../helpers/herdr.ts";
 import { MAM_CMD, type RunResult, run, runMam } from "../helpers/mam.ts";
-import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
+import { anchoredPids, makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
 
 const SERVER = "mam";
 type Row = Record<string, any>;
@@ -92,6 +92,9 @@ async function withWorld(o: WorldOptions, fn: (w: World) => Promise<void>): Prom
     await fn(w);
   } finally {
     await h.stop();
+    // the server's panes were SIGKILLed; on a loaded machine a killed agent can take a moment to
+    // be scheduled and die: wait for that (bounded), so cleanup reports only real leftovers
+    await waitFor(() => anchoredPids(sb.root).length === 0, 5000);
     await sb.cleanup();
   }
 }
