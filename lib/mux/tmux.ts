@@ -59,6 +59,23 @@ export function tmuxMissingTarget(stderr: string): boolean {
   return /can't find (pane|session|window)|no such (pane|session|window)|session not found/i.test(stderr);
 }
 
+/**
+ * The last output of a pane whose agent died at start (lastOutput). A process that writes and
+ * exits at once can lose its output (the pty closes before tmux reads it; about 1 start in 20
+ * here): then tmux's own "Pane is dead (status N, …)" line still tells how it ended, and status
+ * 127 is the shell's "command not found".
+ */
+export function deadPaneOutput(text: string, exe: string): string {
+  const out = lastOutput(text);
+  const m = /Pane is dead \((status|signal) (\d+)/.exec(text);
+  if (!m) return out;
+  if (m[1] === "status" && m[2] === "127" && !/not found/i.test(out)) {
+    const why = `exit status 127: ${exe}: command not found`;
+    return out === "(no output)" ? `(none; ${why})` : `${out} (${why})`;
+  }
+  return out === "(no output)" ? `(none; exit ${m[1]} ${m[2]})` : out;
+}
+
 export class TmuxError extends MamError {
   constructor(
     message: string,
@@ -220,7 +237,7 @@ export class TmuxMux implements Mux {
     for (;;) {
       const panes = await this.sessionPanes(name);
       const p = panes.find((x) => x.id === paneId);
-      if (!p || p.dead) return this.failStart(name, paneId, agent);
+      if (!p || p.dead) return this.failStart(name, paneId, agent, exe);
       if (Date.now() - t0 >= spec.settleMs) break;
       await Bun.sleep(Math.min(100, Math.max(10, spec.settleMs - (Date.now() - t0))));
     }
@@ -230,13 +247,13 @@ export class TmuxMux implements Mux {
     return pane;
   }
 
-  private async failStart(name: string, paneId: string, agent: string): Promise<never> {
+  private async failStart(name: string, paneId: string, agent: string, exe: string): Promise<never> {
     let text = "";
     try {
       text = await this.tmux(["capture-pane", "-p", "-J", "-t", paneId, "-S", "-50"]);
     } catch {}
     await this.run(["kill-session", "-t", `=${name}`]);
-    throw new MamError(`${agent} exited right after start in ${paneId}; last output: ${lastOutput(text)}`, 1);
+    throw new MamError(`${agent} exited right after start in ${paneId}; last output: ${deadPaneOutput(text, exe)}`, 1);
   }
 
   async sendText(paneId: string, text: string, enter: boolean): Promise<void> {

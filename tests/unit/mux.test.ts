@@ -18,7 +18,7 @@ import {
 import { chooseBackend, chooseServer, resolveMuxTarget } from "../../lib/mux/index.ts";
 import { isShellOnly, nonShellForeground, parseStat } from "../../lib/mux/procfs.ts";
 import { renderShim } from "../../lib/mux/shim.ts";
-import { parsePaneLine, tmuxArg, tmuxKey, tmuxMissingTarget, tmuxNotRunning, tmuxSessionName } from "../../lib/mux/tmux.ts";
+import { deadPaneOutput, parsePaneLine, tmuxArg, tmuxKey, tmuxMissingTarget, tmuxNotRunning, tmuxSessionName } from "../../lib/mux/tmux.ts";
 import { AgentPaneBusy, type MuxPane } from "../../lib/mux/types.ts";
 
 const sha8 = (s: string) => new Bun.CryptoHasher("sha256").update(s).digest("hex").slice(0, 8);
@@ -238,6 +238,16 @@ describe("tmux arguments, keys and listings", () => {
     expect(tmuxNotRunning("server exited unexpectedly")).toBe(true);
     expect(tmuxNotRunning("lost server")).toBe(true);
     expect(tmuxMissingTarget("can't find pane: %7")).toBe(true);
+  });
+  test("deadPaneOutput: the agent's last output, else how the pane ended (output lost to the pty race)", () => {
+    const dead = (s: string) => `Pane is dead (${s}, Mon Nov 30 06:44:46 2026)`;
+    expect(deadPaneOutput(`starting up\nUnable to connect\n\n${dead("status 1")}\n`, "claude")).toBe("starting up | Unable to connect");
+    expect(deadPaneOutput(`sh: 1: exec: nope: not found\n${dead("status 127")}`, "nope")).toBe("sh: 1: exec: nope: not found");
+    expect(deadPaneOutput(dead("status 127"), "nope")).toBe("(none; exit status 127: nope: command not found)");
+    expect(deadPaneOutput(`sh: 1: exec:\n${dead("status 127")}`, "nope")).toBe("sh: 1: exec: (exit status 127: nope: command not found)");
+    expect(deadPaneOutput(dead("status 1"), "claude")).toBe("(none; exit status 1)");
+    expect(deadPaneOutput(dead("signal 9"), "claude")).toBe("(none; exit signal 9)");
+    expect(deadPaneOutput("", "claude")).toBe("(no output)");
   });
   test("list-panes lines: live panes with label and process facts, dead panes dropped, tabs in cwd kept", () => {
     expect(parsePaneLine("%3\t4242\t0\tapi_worker\tapi.worker\tclaude\t/w/a\tb")).toEqual({
