@@ -2,7 +2,7 @@
 // against a fake herdr server and the fake agents. Each test gets its own sandbox (workspace,
 // HOME) and server, so the tests run concurrently.
 import { describe, expect, test } from "bun:test";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { claudeProjectDir } from "../../lib/agents/stores.ts";
 import { apiSocketPath } from "../fakes/herdr/common/session.ts";
