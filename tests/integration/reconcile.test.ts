@@ -477,4 +477,17 @@ describe.skipIf(!TMUX_BIN)("reconcile on real tmux", () => {
     const r = await reconcile();
     expect(r.actions.filter((a) => a.type === "register")).toEqual([]);
   });
+
+  test("the tmux server of the caller's pane is listed even when no row names it", async () => {
+    const pane = await create("tx-amb-claude");
+    writeRows(sb.ws, { tmux_sessions: [] });
+    const none = await reconcile();
+    expect(none.servers).toEqual({});
+    // run from a pane of that server: TMUX names its socket
+    const uid = process.getuid?.() ?? 0;
+    const r = await reconcile({ ...env, TMUX: `${join(sb.root, `tmux-${uid}`, server)},4242,0`, TMUX_PANE: pane });
+    expect(Object.keys(r.servers)).toEqual([`tmux:${server}`]);
+    expect(r.actions.map((a) => a.row?.name)).toEqual(["tx-amb-claude"]);
+    expect(rowOf(sb.ws, "tx-amb-claude", "tmux_sessions")).toMatchObject({ tmux_server: server, last_visible_note: "auto-registered by monitor" });
+  });
 });
