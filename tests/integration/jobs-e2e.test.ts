@@ -265,6 +265,40 @@ describe("trouble in the middle of a job", () => {
     }
   }, 120_000);
 
+  test("the broker restarts under a worker on another machine: every event it sent reaches the delegator", async () => {
+    const dir = join(e.sb.root, "mosq-restart-remote");
+    let broker = await startMosquitto(dir);
+    const port = broker.port;
+    try {
+      const w = newWorkspace(e, { ...broker.env, MAM_BROKER_RETRY_S: "1" }, { agent: { PASSIVE: "1" } });
+      const [wk, lead] = [w.n("wk"), w.n("lead")];
+      await ensureDaemon(w, "mqtt");
+      await createAgent(e, w, wk, "worker");
+      await createAgent(e, w, lead, "lead");
+      const id = await submit(w, ["--to", wk, "--from", lead, "--prompt", "remote, through a restart"]);
+      const token = JSON.parse(await Bun.file(join(w.dir, ".mam", "jobs", `${id}.json`)).text()).auth_token as string;
+      const remote = newWorkspace(e, broker.env);
+      const report = (ev: string, detail: string) =>
+        runMam(["job", "event", id, ev, "--detail", detail, "--source", "far-wk", "--token", token, "--workspace", remote.dir], { env: remote.env });
+      expect((await report("started", "go")).stderr).toBe("");
+      expect(await waitFor(() => events(w, id).length === 1, 20_000)).toBe(true);
+      await broker.stop();
+      const down = await report("progress", "while the broker is down");
+      expect(down.code).toBe(0);
+      expect(down.stderr).toContain("is in the journal only");
+      broker = await startMosquitto(dir, { port });
+      expect(await waitFor(() => /MQTT Monitor: subscribed to .*[\s\S]*MQTT Monitor: subscribed to /.test(monitorLog(w.dir)), 20_000, 100)).toBe(true);
+      expect((await report("completed", "done")).stderr).toBe("");
+      const wait = await w.mam(["job", "wait", id, "--timeout", "30"]);
+      expect(wait.code).toBe(0);
+      // what the worker sent, all of it, once
+      expect(events(w, id)).toEqual(["1:started:far-wk", "2:progress:far-wk", "3:completed:far-wk"]);
+      expect(JSON.parse((await w.mam(["job", "status", id, "--json"])).stdout)).toMatchObject({ status: "completed", events: 3 });
+    } finally {
+      await broker.stop();
+    }
+  }, 120_000);
+
   test("the daemon is killed with -9 mid-job and ensured again: the job finishes, each event journalled once, the delegator told once", async () => {
     const broker = await startMosquitto(join(e.sb.root, "mosq-kill"));
     try {
