@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { build } from "./build.ts";
 import { benchJobs } from "./bench-jobs.ts";
+import { benchReconcile } from "./bench-reconcile.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const BIN = process.env.MAM_BIN ? resolve(process.env.MAM_BIN) : join(ROOT, "dist", "mam");
@@ -96,6 +97,7 @@ const benches: Record<string, () => Promise<Row[]> | Row[]> = {
       rmSync(dir, { recursive: true, force: true });
     }
   },
+  reconcile: () => benchReconcile(BIN, { pct, ms }),
   jobs: () => benchJobs(BIN, { pct, ms }),
   async daemon() {
     // BENCH_DAEMON_SECONDS shortens the 30 s window for a quick look
