@@ -48,6 +48,11 @@ export function tmuxNotRunning(stderr: string): boolean {
   return /no server running|error connecting to .*\((No such file or directory|Connection refused)\)/i.test(stderr);
 }
 
+/** the server went away while the client talked to it */
+export function tmuxExiting(stderr: string): boolean {
+  return /server exited unexpectedly|lost server/i.test(stderr);
+}
+
 export function tmuxMissingTarget(stderr: string): boolean {
   return /can't find (pane|session|window)|no such (pane|session|window)|session not found/i.test(stderr);
 }
@@ -126,7 +131,17 @@ export class TmuxMux implements Mux {
 
   async list(): Promise<Listing> {
     try {
-      const outText = await this.tmux(["list-panes", "-a", "-F", LIST_FORMAT]);
+      const args: Arg[] = ["list-panes", "-a", "-F", LIST_FORMAT];
+      let outText: string;
+      try {
+        outText = await this.tmux(args);
+      } catch (e) {
+        // a server caught in the middle of exiting (its last session just ended, kill-server):
+        // ask again, the answer is then definite
+        if (!(e instanceof TmuxError && e.kind === "failed" && tmuxExiting(e.message))) throw e;
+        await Bun.sleep(50);
+        outText = await this.tmux(args);
+      }
       const panes = outText.split("\n").map(parsePaneLine).filter((p): p is MuxPane => p !== undefined);
       return { state: "ok", panes };
     } catch (e) {

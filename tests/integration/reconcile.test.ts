@@ -442,6 +442,26 @@ describe.skipIf(!TMUX_BIN)("reconcile on real tmux", () => {
     expect(fingerprint(sb.ws)).toEqual(before);
   });
 
+  test("a server caught exiting ('server exited unexpectedly') is asked again: definite answers only", async () => {
+    writeRows(sb.ws, { tmux_sessions: [tmuxRow("tx-exiting", "running")] });
+    const stubDir = join(sb.root, "stub");
+    mkdirSync(stubDir);
+    const calls = join(sb.root, "stub-calls");
+    // first call: the server is in the middle of exiting; then it is gone
+    writeScript(stubDir, "tmux", `n=$(cat '${calls}' 2>/dev/null || echo 0); echo $((n + 1)) >'${calls}'\nif [ "$n" = 0 ]; then echo 'server exited unexpectedly' >&2; else echo "no server running on /tmp/tmux-0/x" >&2; fi\nexit 1`);
+    const stubEnv = { ...env, PATH: `${stubDir}:${env.PATH}` };
+    const r = await reconcile(stubEnv);
+    expect(readFileSync(calls, "utf8").trim()).toBe("2");
+    expect(r.drifts).toEqual([{ name: "tx-exiting", kind: "server-down", detail: expect.any(String) }]);
+    expect(rowOf(sb.ws, "tx-exiting", "tmux_sessions")!.status).toBe("terminated");
+    // a server that keeps dying under us is not a definite "not running": nothing changes
+    writeRows(sb.ws, { tmux_sessions: [tmuxRow("tx-exiting", "running")] });
+    writeScript(stubDir, "tmux", `echo 'server exited unexpectedly' >&2; exit 1`);
+    const again = await reconcile(stubEnv);
+    expect(again.drifts.map((d) => d.kind)).toEqual(["server-unreachable"]);
+    expect(rowOf(sb.ws, "tx-exiting", "tmux_sessions")!.status).toBe("running");
+  });
+
   test("stopped, terminated and archived rows are left alone", async () => {
     await create("tx-live");
     const rows = readRows(sb.ws, "tmux_sessions");
