@@ -498,6 +498,16 @@ describe.skipIf(!TMUX_BIN)("reconcile on real tmux", () => {
     expect(r.actions.filter((a) => a.type === "register")).toEqual([]);
   });
 
+  test("the conversation id is filled from the claude store", async () => {
+    const pane = await create("tx-conv");
+    const own = rowOf(sb.ws, "tx-conv", "tmux_sessions")!.claude_session_id_own as string;
+    expect(own).toMatch(/^[0-9a-f-]{36}$/);
+    writeRows(sb.ws, { tmux_sessions: readRows(sb.ws, "tmux_sessions").map(({ claude_session_id_own: _x, ...r }) => r as Row) });
+    const r = await reconcile();
+    expect(r.actions).toEqual([expect.objectContaining({ type: "fill-session-id", name: "tx-conv", value: own, source: "store" })]);
+    expect(rowOf(sb.ws, "tx-conv", "tmux_sessions")).toMatchObject({ status: "running", claude_session_id_own: own, pane: { id: pane } });
+  });
+
   test("the tmux server of the caller's pane is listed even when no row names it", async () => {
     const pane = await create("tx-amb-claude");
     writeRows(sb.ws, { tmux_sessions: [] });
