@@ -105,8 +105,8 @@ export async function reactToJobs(ctx: ReactorContext, only?: string[]): Promise
 }
 
 /**
- * Watch the agents of running jobs: a pane that turns blocked gives one `permission_required`
- * per blocked spell; a pane that died while its job runs gives `error` ("agent exited").
+ * Watch the agents of unfinished jobs (pending or running): a pane that turns blocked gives one
+ * `permission_required` per blocked spell; a pane that died gives `error` ("agent exited").
  */
 export async function watchAgents(ctx: ReactorContext, stateOf: (session: string) => Promise<AgentState>, blocked: Set<string>): Promise<void> {
   for (const id of listJobIds(ctx.ws)) {
@@ -127,7 +127,8 @@ export async function watchAgents(ctx: ReactorContext, stateOf: (session: string
       blocked.add(id);
       input = { event: "permission_required", detail: `${rec.agent_session} is waiting for a decision (blocked)` };
     } else if (state !== "blocked" && state !== "unknown") blocked.delete(id);
-    if (state === "gone" && rec.status === "running") input = { event: "error", detail: "agent exited" };
+    // pending counts too: the agent has its header; gone before it reported, it never will
+    if (state === "gone") input = { event: "error", detail: "agent exited" };
     if (!input) continue;
     const a = await appendEvent(ctx.ws, id, (r, evs) => (r && !evs.some((e) => endsJob(e, r)) ? { ...input!, source: "monitor" } : undefined));
     if (a) {

@@ -341,6 +341,20 @@ describe("trouble in the middle of a job", () => {
     expect(journalEvents(w.dir, id)).toHaveLength(2);
   }, 90_000);
 
+  test("the worker's pane dies before it reported anything → error (agent exited), not an hour-long wait", async () => {
+    const w = newWorkspace(e, {}, { agent: { PASSIVE: "1" } });
+    const [wk, lead] = [w.n("wk"), w.n("lead")];
+    await ensureDaemon(w, "polling");
+    const wp = await createAgent(e, w, wk, "worker");
+    const dp = await createAgent(e, w, lead, "lead");
+    const id = await submit(w, ["--to", wk, "--from", lead, "--prompt", "crash before starting"]);
+    await e.herdr.exitPane(wp);
+    const wait = await w.mam(["job", "wait", id, "--timeout", "30"]);
+    expect({ code: wait.code, out: wait.stdout }).toEqual({ code: 1, out: `${id} error: agent exited\n` });
+    expect(events(w, id)).toEqual(["1:error:monitor"]);
+    await expectToldOnce(w, dp, `[mam] job ${id} error: agent exited`);
+  }, 90_000);
+
   test("an agent that blocks on a question → permission_required (once), then the job goes on", async () => {
     const w = newWorkspace(e, {}, { gated: true, agent: { BLOCK: "1" } });
     const [wk, lead] = [w.n("wk"), w.n("lead")];
