@@ -105,6 +105,16 @@ export async function reactToJobs(ctx: ReactorContext, only?: string[]): Promise
 }
 
 /**
+ * The session a job waits on: its agent; in a loop job, the reviewer from the worker's hand-in
+ * (a `completed` not from the reviewer) until the reviewer's verdict.
+ */
+export function busySession(rec: Pick<JobRecord, "type" | "agent_session" | "reviewer_session">, events: readonly JobEvent[]): string {
+  if (rec.type !== "loop" || !rec.reviewer_session) return rec.agent_session;
+  const last = [...events].reverse().find((e) => e.event === "completed");
+  return last && last.source !== rec.reviewer_session ? rec.reviewer_session : rec.agent_session;
+}
+
+/**
  * Watch the agents of unfinished jobs (pending or running): a pane that turns blocked gives one
  * `permission_required` per blocked spell; a pane that died gives `error` ("agent exited").
  */
@@ -120,12 +130,12 @@ export async function watchAgents(ctx: ReactorContext, stateOf: (session: string
       blocked.delete(id);
       continue;
     }
-    // the job's agent (in a loop, the worker)
-    const state = await stateOf(rec.agent_session);
+    const session = busySession(rec, readJournal(ctx.ws, id));
+    const state = await stateOf(session);
     let input: { event: "permission_required" | "error"; detail: string } | undefined;
     if (state === "blocked" && !blocked.has(id)) {
       blocked.add(id);
-      input = { event: "permission_required", detail: `${rec.agent_session} is waiting for a decision (blocked)` };
+      input = { event: "permission_required", detail: `${session} is waiting for a decision (blocked)` };
     } else if (state !== "blocked" && state !== "unknown") blocked.delete(id);
     // pending counts too: the agent has its header; gone before it reported, it never will
     if (state === "gone") input = { event: "error", detail: "agent exited" };

@@ -230,6 +230,24 @@ test("a loop job passes on the second review", async () => {
   await expectToldOnce(w, dp, `[mam] job ${id} completed: PASS: looks good`);
 }, 120_000);
 
+test("a loop job whose reviewer dies during the review → error (agent exited)", async () => {
+  const w = newWorkspace(e);
+  const lead = w.n("lead");
+  await ensureDaemon(w, "polling");
+  const [lw, rv] = [w.n("loop-wk"), w.n("loop-rv")];
+  await createAgent(e, w, lw, "worker", { agent: "demo", agentArgs: ["--role", "worker", "--think-ms", "0"] });
+  const rp = await createAgent(e, w, rv, "reviewer", { agent: "demo", agentArgs: ["--role", "reviewer", "--think-ms", "60000"] });
+  const dp = await createAgent(e, w, lead, "lead");
+  const id = await submit(w, ["--to", lw, "--from", lead, "--type", "loop", "--reviewer", rv, "--prompt", "review me"]);
+  // the reviewer has its review request (and thinks for a minute): its pane dies
+  expect(await waitTyped(e.herdr, rp, `[mam] Review for job ${id}`, 30_000), monitorLog(w.dir)).toBe(true);
+  await e.herdr.exitPane(rp);
+  const wait = await w.mam(["job", "wait", id, "--timeout", "30"]);
+  expect({ code: wait.code, out: wait.stdout }).toEqual({ code: 1, out: `${id} error: agent exited\n` });
+  expect(events(w, id)).toEqual([`1:started:${lw}`, `2:progress:${lw}`, `3:completed:${lw}`, "4:progress:mam", "5:error:monitor"]);
+  await expectToldOnce(w, dp, `[mam] job ${id} error: agent exited`);
+}, 120_000);
+
 // ---------------------------------------------------------------------------------------------
 // trouble in the middle of a job
 // ---------------------------------------------------------------------------------------------

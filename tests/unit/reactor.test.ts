@@ -70,3 +70,28 @@ test("blocked → one permission_required per blocked spell", async () => {
   expect(seen(ws, j.job_id)).toEqual(["permission_required:monitor:wrk is waiting for a decision (blocked)", "permission_required:monitor:wrk is waiting for a decision (blocked)"]);
   expect(readRecord(ws, j.job_id)!.status).toBe("running"); // not an end
 });
+
+test("a loop job waits on its reviewer from the worker's hand-in to the verdict", async () => {
+  const ws = tempWs();
+  const j = await registerJob(ws, { ...spec, type: "loop", reviewer_session: "rev", max_iterations: 3 });
+  const states: Record<string, AgentState> = { wrk: "alive", rev: "gone" };
+  const stateOf = async (s: string) => states[s] ?? "unknown";
+  // the worker's turn: the reviewer's pane may come and go
+  await appendEvent(ws, j.job_id, { event: "started", detail: "go", source: "wrk" });
+  await watchAgents(ctx(ws), stateOf, new Set());
+  expect(seen(ws, j.job_id)).toEqual(["started:wrk:go"]);
+  // handed in: now the reviewer's death ends the job, and the worker's pane does not matter
+  await appendEvent(ws, j.job_id, { event: "completed", detail: "done", source: "wrk" });
+  states.wrk = "gone";
+  states.rev = "blocked";
+  await watchAgents(ctx(ws), stateOf, new Set());
+  expect(seen(ws, j.job_id).at(-1)).toBe("permission_required:monitor:rev is waiting for a decision (blocked)");
+  states.rev = "gone";
+  await watchAgents(ctx(ws), stateOf, new Set());
+  expect(seen(ws, j.job_id).at(-1)).toBe("error:monitor:agent exited");
+  // after the reviewer's feedback it is the worker's turn again
+  const k = await registerJob(ws, { ...spec, type: "loop", reviewer_session: "rev", max_iterations: 3 });
+  for (const [event, source] of [["started", "wrk"], ["completed", "wrk"], ["completed", "rev"]] as const) await appendEvent(ws, k.job_id, { event, detail: "x", source });
+  await watchAgents(ctx(ws), async (s) => (s === "wrk" ? "gone" : "alive"), new Set());
+  expect(seen(ws, k.job_id).at(-1)).toBe("error:monitor:agent exited");
+});
