@@ -264,7 +264,8 @@ describe("trouble in the middle of a job", () => {
       await createAgent(e, w, wk, "worker");
       const dp = await createAgent(e, w, lead, "lead");
       const id = await submit(w, ["--to", wk, "--from", lead, "--prompt", "survive a restart"]);
-      expect(await waitFor(() => events(w, id).length === 1, 20_000)).toBe(true);
+      // started is journalled and published (the worker's command has returned)
+      expect(await waitFor(() => count(agentLog(w.dir), " exit ") === 1, 20_000)).toBe(true);
       await broker.stop();
       // the worker reports while the broker is down: journal only (warning), nothing lost
       openGate(w.dir, "progress");
