@@ -59,8 +59,12 @@ function resendable(ws: string, id: string, seq: number): string[] {
   return readJournal(ws, id)
     .filter((x) => x.seq < seq)
     .sort((a, b) => a.seq - b.seq)
+    .slice(-RESEND_MAX)
     .map((x) => canonicalJson(x));
 }
+
+/** at most this many earlier events go again with a report (a bound on a long job's reports) */
+const RESEND_MAX = 200;
 
 const withoutSig = (e: JobEvent): JobEvent => {
   const { hmac_sig: _s, ...data } = e.data ?? {};
