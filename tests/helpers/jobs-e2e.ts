@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { join } from "node:path";
 import { type FakeHerdrServer, installFakeAgents, startFakeHerdr } from "./herdr.ts";
 import { MAM_BIN, MAM_SH, runMam, type RunResult } from "./mam.ts";
-import { makeSandbox, type Sandbox, waitFor } from "./sandbox.ts";
+import { anchoredPids, makeSandbox, type Sandbox, waitFor } from "./sandbox.ts";
 import { writeScript } from "./tmux.ts";
 
 export const JOB_AGENT = `#!/usr/bin/env bash
@@ -58,6 +58,14 @@ export async function startE2E(prefix: string, server = "e2e"): Promise<E2E> {
     server,
     async cleanup() {
       await herdr.stop();
+      // name what is left before the reaper takes it (the cleanup error has only pids)
+      for (const pid of anchoredPids(sb.root)) {
+        let cmd = "?";
+        try {
+          cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
+        } catch {}
+        console.error(`left behind in ${sb.root}: ${pid} ${cmd}`);
+      }
       await sb.cleanup();
     },
   };

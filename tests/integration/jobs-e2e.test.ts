@@ -269,7 +269,8 @@ describe("trouble in the middle of a job", () => {
       await broker.stop();
       // the worker reports while the broker is down: journal only (warning), nothing lost
       openGate(w.dir, "progress");
-      expect(await waitFor(() => events(w, id).length === 2, 20_000)).toBe(true);
+      expect(await waitFor(() => count(agentLog(w.dir), " exit ") === 2, 20_000)).toBe(true);
+      expect(events(w, id)).toHaveLength(2);
       broker = await startMosquitto(dir, { port });
       expect(await waitFor(() => /MQTT Monitor: subscribed to .*[\s\S]*MQTT Monitor: subscribed to /.test(monitorLog(w.dir)), 20_000, 100)).toBe(true);
       openGate(w.dir, "completed");
