@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { build } from "./build.ts";
 import { benchJobs } from "./bench-jobs.ts";
 import { benchSessions } from "./bench-sessions.ts";
+import { benchReconcile } from "./bench-reconcile.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const BIN = process.env.MAM_BIN ? resolve(process.env.MAM_BIN) : join(ROOT, "dist", "mam");
@@ -97,6 +98,7 @@ const benches: Record<string, () => Promise<Row[]> | Row[]> = {
       rmSync(dir, { recursive: true, force: true });
     }
   },
+  reconcile: () => benchReconcile(BIN, { pct, ms }),
   jobs: () => benchJobs(BIN, { pct, ms }),
   sessions: () => benchSessions(BIN, { pct, ms }),
   async daemon() {

@@ -39,13 +39,32 @@ function interruptible(): { signal: AbortSignal; code: () => number; dispose: ()
   };
 }
 
-/** publish a journalled event; without a broker: a warning, the journal keeps it */
-async function publish(topic: string, line: string, id: string, seq: number): Promise<void> {
+/**
+ * publish a journalled event (after `before`, lines sent again first); without a broker: a
+ * warning, the journal keeps it
+ */
+async function publish(topic: string, line: string, id: string, seq: number, before: string[] = []): Promise<void> {
   const cfg = brokerConfigFromEnv();
   const { publishAll } = await import("../jobs/transport.ts");
-  const r = await publishAll(cfg, [{ topic, payload: line }]);
+  const r = await publishAll(cfg, [...before, line].map((payload) => ({ topic, payload })));
   if (!r.ok) warn(`${r.reason}; event ${id} #${seq} is in the journal only`);
 }
+
+/**
+ * A worker on another machine (no record here) holds the only copy of its events: each report
+ * sends its earlier ones again, in order, so that one published while the broker was down still
+ * reaches the delegator's daemon with the next report. Receivers drop exact repeats silently.
+ */
+function resendable(ws: string, id: string, seq: number): string[] {
+  return readJournal(ws, id)
+    .filter((x) => x.seq < seq)
+    .sort((a, b) => a.seq - b.seq)
+    .slice(-RESEND_MAX)
+    .map((x) => canonicalJson(x));
+}
+
+/** at most this many earlier events go again with a report (a bound on a long job's reports) */
+const RESEND_MAX = 200;
 
 const withoutSig = (e: JobEvent): JobEvent => {
   const { hmac_sig: _s, ...data } = e.data ?? {};
@@ -176,7 +195,8 @@ const event = defineCommand({
     const token = str(args, "token") ?? (process.env.MAM_JOB_TOKEN || undefined);
     const a = (await appendEvent(w, id, { event: name, detail: str(args, "detail") ?? "", source, data }, { token }))!;
     if (a.record && isFinal(a.statusBefore)) warn(`job ${id} had already ended (${a.statusBefore}); the event is recorded, the status stays`);
-    await publish(a.record ? `${a.record.topic_prefix}/events` : eventsTopic(cfg, id), a.line, id, a.payload.seq);
+    if (a.record) await publish(`${a.record.topic_prefix}/events`, a.line, id, a.payload.seq);
+    else await publish(eventsTopic(cfg, id), a.line, id, a.payload.seq, resendable(w, id, a.payload.seq));
   },
 });
 

@@ -104,8 +104,18 @@ export async function reactToJobs(ctx: ReactorContext, only?: string[]): Promise
 }
 
 /**
- * Watch the agents of running jobs: a pane that turns blocked gives one `permission_required`
- * per blocked spell; a pane that died while its job runs gives `error` ("agent exited").
+ * The session a job waits on: its agent; in a loop job, the reviewer from the worker's hand-in
+ * (a `completed` not from the reviewer) until the reviewer's verdict.
+ */
+export function busySession(rec: Pick<JobRecord, "type" | "agent_session" | "reviewer_session">, events: readonly JobEvent[]): string {
+  if (rec.type !== "loop" || !rec.reviewer_session) return rec.agent_session;
+  const last = [...events].reverse().find((e) => e.event === "completed");
+  return last && last.source !== rec.reviewer_session ? rec.reviewer_session : rec.agent_session;
+}
+
+/**
+ * Watch the agents of unfinished jobs (pending or running): a pane that turns blocked gives one
+ * `permission_required` per blocked spell; a pane that died gives `error` ("agent exited").
  */
 export async function watchAgents(ctx: ReactorContext, stateOf: (session: string) => Promise<AgentState>, blocked: Set<string>): Promise<void> {
   for (const id of listJobIds(ctx.ws)) {
@@ -119,14 +129,15 @@ export async function watchAgents(ctx: ReactorContext, stateOf: (session: string
       blocked.delete(id);
       continue;
     }
-    // the job's agent (in a loop, the worker)
-    const state = await stateOf(rec.agent_session);
+    const session = busySession(rec, readJournal(ctx.ws, id));
+    const state = await stateOf(session);
     let input: { event: "permission_required" | "error"; detail: string } | undefined;
     if (state === "blocked" && !blocked.has(id)) {
       blocked.add(id);
-      input = { event: "permission_required", detail: `${rec.agent_session} is waiting for a decision (blocked)` };
+      input = { event: "permission_required", detail: `${session} is waiting for a decision (blocked)` };
     } else if (state !== "blocked" && state !== "unknown") blocked.delete(id);
-    if (state === "gone" && rec.status === "running") input = { event: "error", detail: "agent exited" };
+    // pending counts too: the agent has its header; gone before it reported, it never will
+    if (state === "gone") input = { event: "error", detail: "agent exited" };
     if (!input) continue;
     const a = await appendEvent(ctx.ws, id, (r, evs) => (r && !evs.some((e) => endsJob(e, r)) ? { ...input!, source: "monitor" } : undefined));
     if (a) {

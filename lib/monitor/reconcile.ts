@@ -1,8 +1,10 @@
 // One reconcile pass (SPEC §6.1): list the servers, classify, apply under the registry lock.
+import { basename, dirname, join } from "node:path";
 import { muxFor } from "../mux/index.ts";
 import { onPath } from "../mux/index.ts";
 import type { Backend } from "../mux/types.ts";
 import { mutateRegistry, readRegistry, registryPath } from "../registry/index.ts";
+import { isValidName } from "../sys/names.ts";
 import { ambientHerdrServer, type Env } from "../sys/paths.ts";
 import { epochNow, isoUtc } from "../sys/time.ts";
 import { observe } from "../sessions/observe.ts";
@@ -20,15 +22,23 @@ export interface ReconcileReport {
   dry_run: boolean;
 }
 
-/** the herdr server of the pane the caller runs in, when it runs in one */
-export function callerServers(env: Env): { backend: Backend; server: string }[] {
-  if (!env.HERDR_SOCKET_PATH && !env.HERDR_SESSION) return [];
-  if (!env.MAM_HERDR_BIN && !onPath("herdr", env)) return [];
-  try {
-    return [{ backend: "herdr", server: ambientHerdrServer(env) }];
-  } catch {
-    return [];
+/**
+ * The server of the pane the caller runs in, when it runs in one: the herdr server (HERDR_SESSION /
+ * HERDR_SOCKET_PATH), or the tmux server whose socket TMUX names, when that socket is where
+ * `tmux -L <name>` looks ($TMUX_TMPDIR or /tmp, then tmux-<uid>/).
+ */
+export function callerServers(env: Env, uid: number = process.getuid?.() ?? 0): { backend: Backend; server: string }[] {
+  const found: { backend: Backend; server: string }[] = [];
+  if ((env.HERDR_SOCKET_PATH || env.HERDR_SESSION) && (env.MAM_HERDR_BIN || onPath("herdr", env))) {
+    try {
+      found.push({ backend: "herdr", server: ambientHerdrServer(env) });
+    } catch {}
   }
+  const socket = env.TMUX?.split(",")[0];
+  if (socket && dirname(socket) === join(env.TMUX_TMPDIR || "/tmp", `tmux-${uid}`) && isValidName(basename(socket))) {
+    found.push({ backend: "tmux", server: basename(socket) });
+  }
+  return found;
 }
 
 export async function reconcileOnce(ws: string, env: Env, opts: { dryRun: boolean }): Promise<ReconcileReport> {

@@ -43,13 +43,18 @@ export function tmuxKey(key: string): string {
   throw usageError(`unknown key '${key}'`, "use enter, esc, tab, backspace, space, arrows, f1-f12, ctrl+<x>, alt+<x> or one character");
 }
 
-/**
- * how a failed tmux call is classified (SPEC §6.1: not running vs anything else). A server whose
- * last session has just ended exits by itself: a client that reaches it meanwhile hears "server
- * exited unexpectedly" / "lost server" (list() also reads its "no current target" as no panes).
- */
+/** how a failed tmux call is classified (SPEC §6.1: definitely not running vs anything else) */
 export function tmuxNotRunning(stderr: string): boolean {
-  return /no server running|error connecting to .*\((No such file or directory|Connection refused)\)|server exited unexpectedly|lost server/i.test(stderr);
+  return /no server running|error connecting to .*\((No such file or directory|Connection refused)\)/i.test(stderr);
+}
+
+/**
+ * the server went away while the client talked to it: a server whose last session has just ended
+ * exits by itself, and a client that reaches it meanwhile hears "server exited unexpectedly" or
+ * "lost server". Not a definite answer: ask again.
+ */
+export function tmuxExiting(stderr: string): boolean {
+  return /server exited unexpectedly|lost server/i.test(stderr);
 }
 
 /** how often start() tries new-session when it reached a server that was exiting */
@@ -157,7 +162,12 @@ export class TmuxMux implements Mux {
   async list(): Promise<Listing> {
     try {
       const args = ["list-panes", "-a", "-F", LIST_FORMAT];
-      const r = await this.run(args);
+      let r = await this.run(args);
+      // a server caught in the middle of exiting: ask again, the answer is then definite
+      if (r.code !== 0 && !r.timedOut && tmuxExiting(r.stderr)) {
+        await Bun.sleep(50);
+        r = await this.run(args);
+      }
       // a server whose last session just ended, before it exits, has no target at all
       if (r.code !== 0 && !r.timedOut && /no current target/.test(r.stderr)) return { state: "ok", panes: [] };
       const outText = this.check(r, args);
@@ -226,7 +236,8 @@ export class TmuxMux implements Mux {
         // new-session starts a server when none runs, so "not running" here means it reached one
         // that was exiting (its last session just ended: a stop right before this create): the
         // session was not made; try again once that server is gone
-        if (!(e instanceof TmuxError && e.kind === "not-running") || attempt >= NEW_SESSION_ATTEMPTS) throw e;
+        const exiting = e instanceof TmuxError && (e.kind === "not-running" || tmuxExiting(e.message));
+        if (!exiting || attempt >= NEW_SESSION_ATTEMPTS) throw e;
         await Bun.sleep(50 * attempt);
       }
     }

@@ -5,6 +5,9 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import mqtt from "mqtt";
 import { existsSync, readFileSync, readlinkSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { canonicalJson } from "../../lib/jobs/canonical.ts";
+import { signEvent } from "../../lib/jobs/event.ts";
+import { readJournal, readRecord, registerJob } from "../../lib/jobs/store.ts";
 import { freePort, startMosquitto } from "../helpers/brokers.ts";
 import { alive, daemonPids, killAndWait, logText, startSubscriber, unreachableBrokerEnv, waitForLog } from "../helpers/daemon.ts";
 import { runMam } from "../helpers/mam.ts";
@@ -282,22 +285,36 @@ describe("mam reconcile --subscribe", () => {
     }
   }, 60_000);
 
-  test("events reach the hook, and the persistent session keeps those sent while it was down", async () => {
+  test("events are journalled, and the persistent session keeps those sent while it was down", async () => {
     const broker = await startMosquitto(join(sb.root, "mosq"));
     const log = join(sb.root, "sub.log");
     const env = noOptOut(broker.env);
+    const job = await registerJob(sb.ws, {
+      agent_session: "wrk", agent: "claude", prompt: "p", delegator: null, type: "single", reviewer_session: null,
+      max_iterations: null, timeout_sec: 0, idle_timeout_sec: 0, expected_artifacts: [], topic_prefix_base: "mam/jobs",
+    });
+    // signed as a worker on another machine would (it writes no journal here)
+    const event = (seq: number, name: "started" | "progress") =>
+      canonicalJson(signEvent({ schema_version: 1, seq, job_id: job.job_id, event: name, timestamp: "2026-10-11T00:00:00Z", detail: `e${seq}`, source: "remote", data: {} }, job.auth_token));
+    const topic = `mam/jobs/${job.job_id}/events`;
+    const journal = () => readJournal(sb.ws, job.job_id).map((e) => `${e.seq}:${e.event}`);
     const pub = await mqtt.connectAsync({ protocol: "mqtt", host: "127.0.0.1", port: broker.port, clientId: "t-pub", reconnectPeriod: 0 } as never);
     let p = startSubscriber(sb, log, env);
     try {
       expect(await waitForLog(log, /MQTT Monitor: subscribed to /, 15_000)).toBe(true);
+      await pub.publishAsync(topic, event(1, "started"), { qos: 1 });
+      expect(await waitFor(() => journal().length === 1, 5000)).toBe(true);
+      // garbage on the topic is dropped and logged, nothing written
       await pub.publishAsync("mam/jobs/deadbeef/events", "hello", { qos: 1 });
-      // the daemon hands it to job ingestion, which knows no such job
-      expect(await waitForLog(log, /dropped event: payload is not JSON \(on mam\/jobs\/deadbeef\/events\)/, 5000)).toBe(true);
+      expect(await waitForLog(log, /dropped event.*not JSON/, 5000)).toBe(true);
       p.proc.kill("SIGTERM");
       expect(await p.waitExit(5000)).toBe(143);
-      await pub.publishAsync("mam/jobs/cafef00d/events", "while-down", { qos: 1 });
+      await pub.publishAsync(topic, event(2, "progress"), { qos: 1 });
       p = startSubscriber(sb, log, env);
-      expect(await waitForLog(log, /dropped event: payload is not JSON \(on mam\/jobs\/cafef00d\/events\)/, 15_000)).toBe(true);
+      // the record (a cache, written right after the journal line) follows
+      expect(await waitFor(() => readRecord(sb.ws, job.job_id)?.last_seq === 2, 15_000)).toBe(true);
+      expect(journal()).toEqual(["1:started", "2:progress"]);
+      expect(readRecord(sb.ws, job.job_id)!.status).toBe("running");
       p.proc.kill("SIGTERM");
       expect(await p.waitExit(5000)).toBe(143);
     } finally {
@@ -307,11 +324,11 @@ describe("mam reconcile --subscribe", () => {
     }
   }, 60_000);
 
-  test("without --subscribe: one pass; daemon-only flags and bad values are usage errors", async () => {
+  test("without --subscribe: one pass (exit 0); bad values are usage errors", async () => {
     const once = await runMam(["reconcile", "--workspace", sb.ws], { env: sb.env });
     expect(once.code).toBe(0);
     expect(once.stdout).toStartWith("nothing to do");
-    for (const args of [["--subscribe", "--idle-timeout", "-1"], ["--subscribe", "--timeout", "abc"], ["--idle-timeout", "5"], ["--subscribe", "--bogus"]]) {
+    for (const args of [["--subscribe", "--idle-timeout", "-1"], ["--subscribe", "--timeout", "abc"], ["--idle-timeout", "5"], ["--subscribe", "--bogus"], ["--subscribe", "--dry-run"], ["--subscribe", "--json"]]) {
       const r = await runMam(["reconcile", ...args, "--workspace", sb.ws], { env: sb.env });
       expect({ args, code: r.code }).toEqual({ args, code: 2 });
       expect(r.stderr).toStartWith("ERROR: ");

@@ -1,0 +1,134 @@
+// bench entry `reconcile` (SPEC §10): one reconcile pass over 500 rows whose 500 panes live on one
+// herdr server. The server is a stub `herdr` (MAM_HERDR_BIN) that prints a prepared 500-pane
+// `pane list` answer at once and logs each call, so the pass is measured, not a herdr, and the
+// number of listing calls is counted.
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Row } from "./bench.ts";
+
+interface Fmt {
+  pct: (xs: number[], p: number) => number;
+  ms: (x: number) => string;
+}
+
+const N = 500;
+const SERVER = "bench";
+
+function listing(ws: string, alive: (i: number) => boolean): string {
+  const panes = [];
+  for (let i = 0; i < N; i++) {
+    if (!alive(i)) continue;
+    panes.push({
+      pane_id: `w1:p${i}`,
+      terminal_id: `term_${i.toString(16).padStart(12, "0")}`,
+      workspace_id: "w1",
+      tab_id: "w1:t1",
+      focused: i === 0,
+      cwd: ws,
+      label: `mam:bench-worker-${i}`,
+      agent: "claude",
+      name: `bench-worker-${i}`,
+      agent_status: i % 3 === 0 ? "working" : "idle",
+      revision: 0,
+    });
+  }
+  return `${JSON.stringify({ id: "cli:pane:list", result: { type: "pane_list", panes } })}\n`;
+}
+
+function registry(ws: string): string {
+  const rows: string[] = [];
+  for (let i = 0; i < N; i++) {
+    rows.push(
+      `  - name: bench-worker-${i}`,
+      "    status: running",
+      "    role: worker",
+      "    agent: claude",
+      `    herdr_session: ${SERVER}`,
+      `    herdr_server: ${SERVER}`,
+      '    herdr_session_created_at: "2026-10-11T00:00:00Z"',
+      "    herdr_session_epoch: 1791590400",
+      `    pane: {id: "w1:p${i}", index: ${i}, pid: ${4000 + i}, cmd: claude, cmd_full: claude --session-id x, cwd: ${ws}}`,
+      "    session_id_source: assigned",
+      `    claude_session_id_own: 3f0c1b2a-${String(i).padStart(4, "0")}-4bbb-8ccc-dddddddddddd`,
+      "    last_visible_status: running",
+    );
+  }
+  return `herdr_sessions:\n${rows.join("\n")}\ntmux_sessions: []\n`;
+}
+
+export async function benchReconcile(bin: string, f: Fmt): Promise<Row[]> {
+  const root = mkdtempSync(join(tmpdir(), "mam-bench-rc-"));
+  try {
+    const ws = join(root, "ws");
+    mkdirSync(join(ws, ".mam"), { recursive: true });
+    const yaml = join(ws, ".mam", "agent-sessions.yaml");
+    const calls = join(root, "calls.log");
+    const answer = join(root, "answer.json");
+    const stub = join(root, "herdr");
+    writeFileSync(stub, `#!/bin/sh\necho "$*" >>'${calls}'\nexec cat '${answer}'\n`);
+    chmodSync(stub, 0o755);
+    const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: root, NO_COLOR: "1", MAM_HERDR_BIN: stub };
+    const pass = (): { ms: number; out: { actions: unknown[]; drifts: unknown[] } } => {
+      const t0 = performance.now();
+      const r = Bun.spawnSync([bin, "reconcile", "--json", "--workspace", ws], { env });
+      const ms = performance.now() - t0;
+      if (r.exitCode !== 0) throw new Error(`mam reconcile failed: ${r.stderr}`);
+      return { ms, out: JSON.parse(r.stdout.toString()) };
+    };
+    const callCount = () => readFileSync(calls, "utf8").trim().split("\n").length;
+
+    // steady state: every pane alive, nothing to do
+    writeFileSync(answer, listing(ws, () => true));
+    writeFileSync(yaml, registry(ws));
+    writeFileSync(calls, "");
+    const steady: number[] = [];
+    for (let i = 0; i < 23; i++) {
+      const r = pass();
+      if (r.out.actions.length !== 0) throw new Error(`steady state: ${r.out.actions.length} actions`);
+      if (i >= 3) steady.push(r.ms);
+    }
+    const steadyCalls = callCount() / 23;
+
+    // 50 panes gone: 50 rows terminated, the 500-row registry rewritten (reset between runs)
+    writeFileSync(answer, listing(ws, (i) => i % 10 !== 0));
+    const drift: number[] = [];
+    writeFileSync(calls, "");
+    for (let i = 0; i < 13; i++) {
+      writeFileSync(yaml, registry(ws));
+      const r = pass();
+      if (r.out.actions.length !== 50) throw new Error(`drift: ${r.out.actions.length} actions`);
+      if (i >= 3) drift.push(r.ms);
+    }
+    const driftCalls = callCount() / 13;
+
+    // in a warm process: the pass itself (listing through the stub, classification, no write)
+    const { reconcileOnce } = await import("../lib/monitor/reconcile.ts");
+    writeFileSync(answer, listing(ws, () => true));
+    writeFileSync(yaml, registry(ws));
+    const warm: number[] = [];
+    for (let i = 0; i < 23; i++) {
+      const t0 = performance.now();
+      await reconcileOnce(ws, env, { dryRun: false });
+      if (i >= 3) warm.push(performance.now() - t0);
+    }
+    const med = f.pct(steady, 50);
+    return [
+      {
+        what: `reconcile pass, 500 panes / 500 rows, one herdr server (stub herdr printing a 500-pane listing at once), \`mam reconcile --json\` whole process (median / p90); listing calls per pass`,
+        target: "≤ 150 ms, one listing call per server",
+        measured: `${f.ms(med)} / ${f.ms(f.pct(steady, 90))}; ${steadyCalls} call(s)`,
+        ok: med <= 150 && steadyCalls === 1,
+      },
+      {
+        what: "same with 50 panes gone: 50 rows terminated, the registry rewritten (median / p90); listing calls per pass",
+        target: "-",
+        measured: `${f.ms(f.pct(drift, 50))} / ${f.ms(f.pct(drift, 90))}; ${driftCalls} call(s)`,
+        ok: null,
+      },
+      { what: "reconcile pass, 500 panes / 500 rows, in a warm process (stub listing included; median)", target: "-", measured: f.ms(f.pct(warm, 50)), ok: null },
+    ];
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,440 @@
+// Jobs end to end (SPEC §7, issue 7): sessions made with mam create on the fake herdr, fake agents
+// that follow the job header (they run its `mam job event` lines; tests/helpers/jobs-e2e.ts) or
+// the built-in demo agents, the workspace's subscriber daemon (mam daemon ensure, quick polls),
+// and each kind of broker. Every test stops its daemon; the sandbox reaper checks nothing is left.
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { makeCerts, mosquittoPath, startMamBroker, startMosquitto, type TestBroker } from "../helpers/brokers.ts";
+import { canonicalJson } from "../../lib/jobs/canonical.ts";
+import { signEvent } from "../../lib/jobs/event.ts";
+import { alive } from "../helpers/daemon.ts";
+import { agentLog, createAgent, type E2E, journalEvents, monitorLog, newWorkspace, openGate, startE2E, typed, waitTyped, type Ws } from "../helpers/jobs-e2e.ts";
+import { runMam } from "../helpers/mam.ts";
+import { waitFor } from "../helpers/sandbox.ts";
+
+let e: E2E;
+beforeAll(async () => {
+  e = await startE2E("mam-je-");
+});
+afterAll(async () => {
+  await e.cleanup();
+});
+
+/** daemons started in this file: stopped after each test */
+const started: Ws[] = [];
+afterEach(async () => {
+  for (const w of started.splice(0)) await w.mam(["daemon", "stop"]);
+});
+
+async function ensureDaemon(w: Ws, mode: "mqtt" | "polling"): Promise<number> {
+  const r = await w.mam(["daemon", "ensure"]);
+  if (r.code !== 0) throw new Error(`daemon ensure: ${r.stderr}`);
+  started.push(w);
+  const ok = await waitFor(async () => {
+    const s = await w.mam(["daemon", "status", "--json"]);
+    return s.code === 0 && JSON.parse(s.stdout).mode === mode;
+  }, 20_000, 100);
+  if (!ok) throw new Error(`the daemon did not reach ${mode} mode: ${monitorLog(w.dir)}`);
+  return Number(r.stdout.trim());
+}
+
+async function submit(w: Ws, args: string[]): Promise<string> {
+  const r = await w.mam(["job", "submit", ...args]);
+  if (r.code !== 0 || !/^[0-9a-f]{8}\n$/.test(r.stdout)) throw new Error(`job submit: ${r.code} ${r.stdout}${r.stderr}`);
+  return r.stdout.trim();
+}
+
+const events = (w: Ws, id: string) => journalEvents(w.dir, id).map((x) => `${x.seq}:${x.event}:${x.source}`);
+const count = (hay: string, needle: string) => hay.split(needle).length - 1;
+
+/** the delegator heard about the end exactly once (checked again after two more daemon polls) */
+async function expectToldOnce(w: Ws, pane: string, line: string): Promise<void> {
+  expect(await waitTyped(e.herdr, pane, line, 20_000), `${line}\nmonitor log:\n${monitorLog(w.dir)}`).toBe(true);
+  await Bun.sleep(2200);
+  expect(count(await typed(e.herdr, pane), `] job ${line.split(" ")[2]} `)).toBe(1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// a job end to end on each transport
+// ---------------------------------------------------------------------------------------------
+
+describe("a job end to end", () => {
+  let mosq: TestBroker;
+  let tls: TestBroker;
+  let embedded: TestBroker;
+  let certs: ReturnType<typeof makeCerts>;
+  beforeAll(async () => {
+    expect(mosquittoPath()).toBeDefined(); // CI installs it: never skipped silently
+    certs = makeCerts(join(e.sb.root, "certs"));
+    [mosq, tls, embedded] = await Promise.all([
+      startMosquitto(join(e.sb.root, "mosq")),
+      startMosquitto(join(e.sb.root, "mosq-tls"), { username: "team", password: "s3cr3t", tls: { ca: certs.ca, cert: certs.cert, key: certs.key } }),
+      startMamBroker(e.sb.env, e.sb.root),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([mosq?.stop(), tls?.stop(), embedded?.stop()]);
+  });
+
+  const transports: [string, () => Record<string, string>, "mqtt" | "polling"][] = [
+    ["Mosquitto", () => mosq.env, "mqtt"],
+    ["Mosquitto with TLS and a password", () => tls.env, "mqtt"],
+    ["the embedded mam broker", () => embedded.env, "mqtt"],
+    ["no broker at all", () => ({}), "polling"],
+  ];
+
+  for (const [name, brokerEnv, mode] of transports) {
+    test(name, async () => {
+      const w = newWorkspace(e, brokerEnv());
+      const [wk, lead] = [w.n("wk"), w.n("lead")];
+      await ensureDaemon(w, mode);
+      const wp = await createAgent(e, w, wk, "worker");
+      const dp = await createAgent(e, w, lead, "lead");
+      const id = await submit(w, ["--to", wk, "--from", lead, "--prompt", "add a --json flag"]);
+      // the worker got its header with the exact commands
+      expect(await typed(e.herdr, wp)).toContain(`[mam] Job ${id} delegated to you (${wk}) by session ${lead}.`);
+      const wait = await w.mam(["job", "wait", id, "--timeout", "60"]);
+      expect({ code: wait.code, out: wait.stdout, err: wait.stderr }).toEqual({ code: 0, out: `${id} completed: summary of the result\n`, err: "" });
+      expect(events(w, id)).toEqual([`1:started:${wk}`, `2:progress:${wk}`, `3:completed:${wk}`]);
+      // the worker's events went over the broker (no "journal only" warning), or journal-only without one
+      expect(await waitFor(() => count(agentLog(w.dir), " exit ") === 3, 10_000)).toBe(true); // the worker's commands have returned
+      expect(count(agentLog(w.dir), "is in the journal only")).toBe(mode === "mqtt" ? 0 : 3);
+      expect(count(agentLog(w.dir), " exit 0\n")).toBe(3);
+      const st = JSON.parse((await w.mam(["job", "status", id, "--json"])).stdout);
+      expect(st).toMatchObject({ status: "completed", events: 3, last_seq: 3, delegator: lead, agent_session: wk, agent: "claude" });
+      await expectToldOnce(w, dp, `[mam] job ${id} completed: summary of the result`);
+      expect(events(w, id)).toHaveLength(3); // nothing was added by the daemon
+    }, 90_000);
+  }
+
+  test("a worker on another machine: the daemon journals what only the broker carries", async () => {
+    const w = newWorkspace(e, mosq.env, { agent: { PASSIVE: "1" } });
+    const [wk, lead] = [w.n("wk"), w.n("lead")];
+    await ensureDaemon(w, "mqtt");
+    await createAgent(e, w, wk, "worker");
+    const dp = await createAgent(e, w, lead, "lead");
+    const id = await submit(w, ["--to", wk, "--from", lead, "--prompt", "remote work"]);
+    const token = JSON.parse(await Bun.file(join(w.dir, ".mam", "jobs", `${id}.json`)).text()).auth_token as string;
+    const remote = newWorkspace(e, mosq.env); // the other machine's folder: no record of the job
+    for (const [ev, detail] of [["started", "remote start"], ["progress", "half way"], ["completed", "remote done"]]) {
+      const r = await runMam(["job", "event", id, ev!, "--detail", detail!, "--source", "far-wk", "--token", token, "--workspace", remote.dir], { env: remote.env });
+      expect({ code: r.code, err: r.stderr }).toEqual({ code: 0, err: "" });
+    }
+    const wait = await w.mam(["job", "wait", id, "--timeout", "30"]);
+    expect(wait.code).toBe(0);
+    expect(wait.stdout).toBe(`${id} completed: remote done\n`);
+    expect(events(w, id)).toEqual(["1:started:far-wk", "2:progress:far-wk", "3:completed:far-wk"]);
+    // byte for byte what the remote journalled and signed
+    expect(await Bun.file(join(w.dir, ".mam", "jobs", `${id}.events.ndjson`)).text()).toBe(await Bun.file(join(remote.dir, ".mam", "jobs", `${id}.events.ndjson`)).text());
+    await expectToldOnce(w, dp, `[mam] job ${id} completed: remote done`);
+  }, 90_000);
+
+  test("spoofed, replayed, wrong-schema, oversized and unknown-job events are dropped and logged; nothing changes", async () => {
+    const w = newWorkspace(e, mosq.env, { agent: { PASSIVE: "1" } });
+    const [wk, lead] = [w.n("wk"), w.n("lead")];
+    await ensureDaemon(w, "mqtt");
+    await createAgent(e, w, wk, "worker");
+    const dp = await createAgent(e, w, lead, "lead");
+    const id = await submit(w, ["--to", wk, "--from", lead, "--prompt", "be careful"]);
+    const token = JSON.parse(await Bun.file(join(w.dir, ".mam", "jobs", `${id}.json`)).text()).auth_token as string;
+    const topic = `mam/jobs/${id}/events`;
+    const ev = (over: Record<string, unknown>, key = token) =>
+      canonicalJson(signEvent({ schema_version: 1, seq: 1, job_id: id, event: "started", timestamp: "2026-10-11T00:00:00Z", detail: "ok", source: "far", data: {}, ...over } as never, key));
+    const mqtt = await import("mqtt");
+    const pub = await mqtt.connectAsync({ protocol: "mqtt", host: "127.0.0.1", port: mosq.port, clientId: `t-spoof-${id}`, reconnectPeriod: 0 } as never);
+    try {
+      const send = (t: string, payload: string) => pub.publishAsync(t, payload, { qos: 1 });
+      await send(topic, ev({ event: "completed", detail: "spoofed" }, "not-the-token"));
+      await send(topic, ev({ schema_version: 2, event: "completed" }));
+      await send(topic, ev({ event: "completed", detail: "x".repeat(300 * 1024) }));
+      await send("mam/jobs/0badc0de/events", ev({ job_id: "0badc0de" }));
+      await send(topic, ev({})); // the one good event
+      await send(topic, ev({ event: "completed", detail: "replayed seq" }));
+      const log = () => monitorLog(w.dir);
+      expect(await waitFor(() => /seq 1 already seen/.test(log()), 15_000, 100), log()).toBe(true);
+      expect(log()).toContain("HMAC verify failed");
+      expect(log()).toContain("schema_version 2 is not 1");
+      expect(log()).toMatch(/payload of 30\d{4} bytes exceeds 262144/);
+      expect(log()).toContain("dropped event (job 0badc0de seq 1): unknown job");
+      expect(events(w, id)).toEqual(["1:started:far"]);
+      expect(JSON.parse((await w.mam(["job", "status", id, "--json"])).stdout)).toMatchObject({ status: "running", events: 1, last_seq: 1 });
+      expect(await Bun.file(join(w.dir, ".mam", "jobs", "0badc0de.json")).exists()).toBe(false);
+      expect(await typed(e.herdr, dp)).not.toContain(`[mam] job ${id}`);
+    } finally {
+      await pub.endAsync();
+    }
+  }, 90_000);
+});
+
+test("a cancelled job: the worker is told to stop, the delegator hears it once, late reports change nothing", async () => {
+  const w = newWorkspace(e, {}, { gated: true });
+  const [wk, lead] = [w.n("wk"), w.n("lead")];
+  await ensureDaemon(w, "polling");
+  const wp = await createAgent(e, w, wk, "worker");
+  const dp = await createAgent(e, w, lead, "lead");
+  const id = await submit(w, ["--to", wk, "--from", lead, "--prompt", "a job to call off"]);
+  expect(await waitFor(() => events(w, id).length === 1, 20_000)).toBe(true);
+  const c = await w.mam(["job", "cancel", id]);
+  expect(c.code).toBe(0);
+  expect(await typed(e.herdr, wp)).toContain(`[mam] Job ${id} was cancelled: stop working on it.`);
+  expect(await waitTyped(e.herdr, dp, `[mam] job ${id} cancelled: cancelled by mam job cancel`)).toBe(true);
+  // the worker had not seen it yet and finishes anyway
+  openGate(w.dir, "progress", "completed");
+  expect(await waitFor(() => events(w, id).length === 4, 20_000)).toBe(true);
+  expect(events(w, id)).toEqual([`1:started:${wk}`, "2:cancelled:mam", `3:progress:${wk}`, `4:completed:${wk}`]);
+  expect(count(agentLog(w.dir), "had already ended (cancelled)")).toBe(2);
+  const wait = await w.mam(["job", "wait", id, "--timeout", "10"]);
+  expect({ code: wait.code, out: wait.stdout }).toEqual({ code: 1, out: `${id} cancelled: cancelled by mam job cancel\n` });
+  expect(JSON.parse((await w.mam(["job", "status", id, "--json"])).stdout).status).toBe("cancelled");
+  await Bun.sleep(2200);
+  expect(count(await typed(e.herdr, dp), `] job ${id} `)).toBe(1);
+}, 90_000);
+
+// ---------------------------------------------------------------------------------------------
+// loop jobs, with the built-in demo agents
+// ---------------------------------------------------------------------------------------------
+
+test("a loop job passes on the second review", async () => {
+  const w = newWorkspace(e);
+  const lead = w.n("lead");
+  await ensureDaemon(w, "polling");
+  const [lw, rv] = [w.n("loop-wk"), w.n("loop-rv")];
+  await createAgent(e, w, lw, "worker", { agent: "demo", agentArgs: ["--role", "worker", "--think-ms", "0"] });
+  await createAgent(e, w, rv, "reviewer", { agent: "demo", agentArgs: ["--role", "reviewer", "--pass-on", "2", "--think-ms", "0"] });
+  const dp = await createAgent(e, w, lead, "lead");
+  const id = await submit(w, ["--to", lw, "--from", lead, "--type", "loop", "--reviewer", rv, "--max-iterations", "3", "--prompt", "write the parser"]);
+  const wait = await w.mam(["job", "wait", id, "--timeout", "90"]);
+  expect({ code: wait.code, out: wait.stdout }).toEqual({ code: 0, out: `${id} completed: PASS: looks good\n` });
+  const evs = journalEvents(w.dir, id);
+  expect(evs.map((x) => `${x.event}:${x.source}`)).toEqual([
+    `started:${lw}`,
+    `progress:${lw}`,
+    `completed:${lw}`,
+    "progress:mam", // iteration 1: review requested
+    `progress:${rv}`,
+    `completed:${rv}`, // feedback
+    "progress:mam", // iteration 2: feedback sent
+    `progress:${lw}`,
+    `completed:${lw}`,
+    "progress:mam", // iteration 2: review requested
+    `progress:${rv}`,
+    `completed:${rv}`, // PASS
+  ]);
+  expect(evs.map((x) => x.seq)).toEqual(evs.map((_, i) => i + 1));
+  expect(evs[3]!.detail).toBe(`iteration 1: review requested from ${rv}`);
+  expect(evs[5]!.detail).toContain("feedback");
+  expect(evs[6]!.detail).toBe(`iteration 2: feedback sent to ${lw}`);
+  expect(evs[11]!.detail).toBe("PASS: looks good");
+  const st = JSON.parse((await w.mam(["job", "status", id, "--json"])).stdout);
+  expect(st).toMatchObject({ status: "completed", iteration: 2, type: "loop", reviewer_session: rv });
+  await expectToldOnce(w, dp, `[mam] job ${id} completed: PASS: looks good`);
+}, 120_000);
+
+test("a loop job whose reviewer dies during the review → error (agent exited)", async () => {
+  const w = newWorkspace(e);
+  const lead = w.n("lead");
+  await ensureDaemon(w, "polling");
+  const [lw, rv] = [w.n("loop-wk"), w.n("loop-rv")];
+  await createAgent(e, w, lw, "worker", { agent: "demo", agentArgs: ["--role", "worker", "--think-ms", "0"] });
+  const rp = await createAgent(e, w, rv, "reviewer", { agent: "demo", agentArgs: ["--role", "reviewer", "--think-ms", "60000"] });
+  const dp = await createAgent(e, w, lead, "lead");
+  const id = await submit(w, ["--to", lw, "--from", lead, "--type", "loop", "--reviewer", rv, "--prompt", "review me"]);
+  // the reviewer has its review request (and thinks for a minute): its pane dies
+  expect(await waitTyped(e.herdr, rp, `[mam] Review for job ${id}`, 30_000), monitorLog(w.dir)).toBe(true);
+  await e.herdr.exitPane(rp);
+  const wait = await w.mam(["job", "wait", id, "--timeout", "30"]);
+  expect({ code: wait.code, out: wait.stdout }).toEqual({ code: 1, out: `${id} error: agent exited\n` });
+  expect(events(w, id)).toEqual([`1:started:${lw}`, `2:progress:${lw}`, `3:completed:${lw}`, "4:progress:mam", "5:error:monitor"]);
+  await expectToldOnce(w, dp, `[mam] job ${id} error: agent exited`);
+}, 120_000);
+
+// ---------------------------------------------------------------------------------------------
+// trouble in the middle of a job
+// ---------------------------------------------------------------------------------------------
+
+describe("trouble in the middle of a job", () => {
+  test("the broker restarts: no event lost, journal and status agree with what the worker sent", async () => {
+    const dir = join(e.sb.root, "mosq-restart");
+    let broker = await startMosquitto(dir);
+    const port = broker.port;
+    try {
+      const w = newWorkspace(e, { ...broker.env, MAM_BROKER_RETRY_S: "1" }, { gated: true });
+      const [wk, lead] = [w.n("wk"), w.n("lead")];
+      await ensureDaemon(w, "mqtt");
+      await createAgent(e, w, wk, "worker");
+      const dp = await createAgent(e, w, lead, "lead");
+      const id = await submit(w, ["--to", wk, "--from", lead, "--prompt", "survive a restart"]);
+      // started is journalled and published (the worker's command has returned)
+      expect(await waitFor(() => count(agentLog(w.dir), " exit ") === 1, 20_000)).toBe(true);
+      await broker.stop();
+      // the worker reports while the broker is down: journal only (warning), nothing lost
+      openGate(w.dir, "progress");
+      expect(await waitFor(() => count(agentLog(w.dir), " exit ") === 2, 20_000)).toBe(true);
+      expect(events(w, id)).toHaveLength(2);
+      broker = await startMosquitto(dir, { port });
+      expect(await waitFor(() => /MQTT Monitor: subscribed to .*[\s\S]*MQTT Monitor: subscribed to /.test(monitorLog(w.dir)), 20_000, 100)).toBe(true);
+      openGate(w.dir, "completed");
+      const wait = await w.mam(["job", "wait", id, "--timeout", "60"]);
+      expect(wait.code).toBe(0);
+      expect(events(w, id)).toEqual([`1:started:${wk}`, `2:progress:${wk}`, `3:completed:${wk}`]);
+      expect(JSON.parse((await w.mam(["job", "status", id, "--json"])).stdout)).toMatchObject({ status: "completed", last_seq: 3, events: 3 });
+      expect(count(agentLog(w.dir), "is in the journal only")).toBe(1);
+      await expectToldOnce(w, dp, `[mam] job ${id} completed: summary of the result`);
+    } finally {
+      await broker.stop();
+    }
+  }, 120_000);
+
+  test("the broker restarts under a worker on another machine: every event it sent reaches the delegator", async () => {
+    const dir = join(e.sb.root, "mosq-restart-remote");
+    let broker = await startMosquitto(dir);
+    const port = broker.port;
+    try {
+      const w = newWorkspace(e, { ...broker.env, MAM_BROKER_RETRY_S: "1" }, { agent: { PASSIVE: "1" } });
+      const [wk, lead] = [w.n("wk"), w.n("lead")];
+      await ensureDaemon(w, "mqtt");
+      await createAgent(e, w, wk, "worker");
+      await createAgent(e, w, lead, "lead");
+      const id = await submit(w, ["--to", wk, "--from", lead, "--prompt", "remote, through a restart"]);
+      const token = JSON.parse(await Bun.file(join(w.dir, ".mam", "jobs", `${id}.json`)).text()).auth_token as string;
+      const remote = newWorkspace(e, broker.env);
+      const report = (ev: string, detail: string) =>
+        runMam(["job", "event", id, ev, "--detail", detail, "--source", "far-wk", "--token", token, "--workspace", remote.dir], { env: remote.env });
+      expect((await report("started", "go")).stderr).toBe("");
+      expect(await waitFor(() => events(w, id).length === 1, 20_000)).toBe(true);
+      await broker.stop();
+      for (let i = 1; i <= 12; i++) {
+        const down = await report("progress", `step ${i} while the broker is down`);
+        expect(down.code).toBe(0);
+        expect(down.stderr).toContain("is in the journal only");
+      }
+      broker = await startMosquitto(dir, { port });
+      expect(await waitFor(() => /MQTT Monitor: subscribed to .*[\s\S]*MQTT Monitor: subscribed to /.test(monitorLog(w.dir)), 20_000, 100)).toBe(true);
+      expect((await report("completed", "done")).stderr).toBe("");
+      const wait = await w.mam(["job", "wait", id, "--timeout", "30"]);
+      expect(wait.code).toBe(0);
+      // what the worker sent, all of it, once, in order: byte for byte its own journal
+      expect(events(w, id)).toEqual(["1:started:far-wk", ...Array.from({ length: 12 }, (_, i) => `${i + 2}:progress:far-wk`), "14:completed:far-wk"]);
+      expect(await Bun.file(join(w.dir, ".mam", "jobs", `${id}.events.ndjson`)).text()).toBe(await Bun.file(join(remote.dir, ".mam", "jobs", `${id}.events.ndjson`)).text());
+      expect(JSON.parse((await w.mam(["job", "status", id, "--json"])).stdout)).toMatchObject({ status: "completed", events: 14 });
+      expect(monitorLog(w.dir)).not.toContain("gap in job");
+    } finally {
+      await broker.stop();
+    }
+  }, 120_000);
+
+  test("the daemon is killed with -9 mid-job and ensured again: the job finishes, each event journalled once, the delegator told once", async () => {
+    const broker = await startMosquitto(join(e.sb.root, "mosq-kill"));
+    try {
+      const w = newWorkspace(e, broker.env, { gated: true });
+      const [wk, lead] = [w.n("wk"), w.n("lead")];
+      const first = await ensureDaemon(w, "mqtt");
+      await createAgent(e, w, wk, "worker");
+      const dp = await createAgent(e, w, lead, "lead");
+      const id = await submit(w, ["--to", wk, "--from", lead, "--prompt", "outlive the daemon"]);
+      expect(await waitFor(() => events(w, id).length === 1, 20_000)).toBe(true);
+      process.kill(first, "SIGKILL");
+      expect(await waitFor(() => !alive(first), 5000)).toBe(true);
+      openGate(w.dir, "progress", "completed");
+      expect(await waitFor(() => events(w, id).length === 3, 20_000)).toBe(true);
+      const second = await ensureDaemon(w, "mqtt");
+      expect(second).not.toBe(first);
+      const wait = await w.mam(["job", "wait", id, "--timeout", "60"]);
+      expect(wait.code).toBe(0);
+      expect(events(w, id)).toEqual([`1:started:${wk}`, `2:progress:${wk}`, `3:completed:${wk}`]);
+      await expectToldOnce(w, dp, `[mam] job ${id} completed: summary of the result`);
+    } finally {
+      await broker.stop();
+    }
+  }, 120_000);
+
+  test("the worker's pane dies mid-job → error (agent exited)", async () => {
+    const w = newWorkspace(e, {}, { gated: true });
+    const [wk, lead] = [w.n("wk"), w.n("lead")];
+    await ensureDaemon(w, "polling");
+    const wp = await createAgent(e, w, wk, "worker");
+    const dp = await createAgent(e, w, lead, "lead");
+    const id = await submit(w, ["--to", wk, "--from", lead, "--prompt", "crash in the middle"]);
+    expect(await waitFor(() => events(w, id).length === 1, 20_000)).toBe(true);
+    await e.herdr.exitPane(wp);
+    const wait = await w.mam(["job", "wait", id, "--timeout", "30"]);
+    expect({ code: wait.code, out: wait.stdout }).toEqual({ code: 1, out: `${id} error: agent exited\n` });
+    const evs = journalEvents(w.dir, id);
+    expect(evs.map((x) => `${x.seq}:${x.event}:${x.source}:${x.detail}`)).toEqual([`1:started:${wk}:what you are starting`, "2:error:monitor:agent exited"]);
+    await expectToldOnce(w, dp, `[mam] job ${id} error: agent exited`);
+    expect(journalEvents(w.dir, id)).toHaveLength(2);
+  }, 90_000);
+
+  test("the worker's pane dies before it reported anything → error (agent exited), not an hour-long wait", async () => {
+    const w = newWorkspace(e, {}, { agent: { PASSIVE: "1" } });
+    const [wk, lead] = [w.n("wk"), w.n("lead")];
+    await ensureDaemon(w, "polling");
+    const wp = await createAgent(e, w, wk, "worker");
+    const dp = await createAgent(e, w, lead, "lead");
+    const id = await submit(w, ["--to", wk, "--from", lead, "--prompt", "crash before starting"]);
+    await e.herdr.exitPane(wp);
+    const wait = await w.mam(["job", "wait", id, "--timeout", "30"]);
+    expect({ code: wait.code, out: wait.stdout }).toEqual({ code: 1, out: `${id} error: agent exited\n` });
+    expect(events(w, id)).toEqual(["1:error:monitor"]);
+    await expectToldOnce(w, dp, `[mam] job ${id} error: agent exited`);
+  }, 90_000);
+
+  test("an agent that blocks on a question → permission_required (once), then the job goes on", async () => {
+    const w = newWorkspace(e, {}, { gated: true, agent: { BLOCK: "1" } });
+    const [wk, lead] = [w.n("wk"), w.n("lead")];
+    await ensureDaemon(w, "polling");
+    await createAgent(e, w, wk, "worker");
+    const dp = await createAgent(e, w, lead, "lead");
+    const id = await submit(w, ["--to", wk, "--from", lead, "--prompt", "ask before deleting"]);
+    expect(await waitFor(() => events(w, id).some((x) => x.includes("permission_required")), 20_000, 100), monitorLog(w.dir)).toBe(true);
+    const evs = journalEvents(w.dir, id);
+    expect(evs.map((x) => `${x.event}:${x.source}`)).toEqual([`started:${wk}`, "permission_required:monitor"]);
+    expect(evs[1]!.detail).toBe(`${wk} is waiting for a decision (blocked)`);
+    const st = JSON.parse((await w.mam(["job", "status", id, "--json"])).stdout);
+    expect(st.status).toBe("running"); // not an end
+    await Bun.sleep(2200); // two more polls while still blocked: no second event
+    expect(events(w, id)).toHaveLength(2);
+    openGate(w.dir, "progress", "completed");
+    const wait = await w.mam(["job", "wait", id, "--timeout", "30"]);
+    expect(wait.code).toBe(0);
+    expect(events(w, id)).toEqual([`1:started:${wk}`, "2:permission_required:monitor", `3:progress:${wk}`, `4:completed:${wk}`]);
+    await expectToldOnce(w, dp, `[mam] job ${id} completed: summary of the result`);
+  }, 90_000);
+
+  test("an idle job (--idle-timeout 2) → timeout", async () => {
+    const w = newWorkspace(e, {}, { gated: true });
+    const [wk, lead] = [w.n("wk"), w.n("lead")];
+    await ensureDaemon(w, "polling");
+    await createAgent(e, w, wk, "worker");
+    const dp = await createAgent(e, w, lead, "lead");
+    const id = await submit(w, ["--to", wk, "--from", lead, "--idle-timeout", "2", "--prompt", "go quiet"]);
+    const wait = await w.mam(["job", "wait", id, "--timeout", "30"]);
+    expect({ code: wait.code, out: wait.stdout }).toEqual({ code: 1, out: `${id} timeout: no event for 2 s\n` });
+    const evs = journalEvents(w.dir, id);
+    expect(evs.map((x) => `${x.event}:${x.source}`)).toEqual([`started:${wk}`, "timeout:monitor"]);
+    expect(JSON.parse((await w.mam(["job", "status", id, "--json"])).stdout).status).toBe("timeout");
+    await expectToldOnce(w, dp, `[mam] job ${id} timeout: no event for 2 s`);
+  }, 90_000);
+});
+
+// ---------------------------------------------------------------------------------------------
+// mam create --submit-job
+// ---------------------------------------------------------------------------------------------
+
+test("mam create --submit-job stores delegate_job_id and the job runs", async () => {
+  const w = newWorkspace(e);
+  const wk = w.n("wk");
+  await ensureDaemon(w, "polling");
+  const r = await w.mam(["create", "--agent", "claude", "--role", "worker", "--session", wk, "--herdr-session", e.server, "--no-onboard", "--submit-job", "summarise the README"]);
+  expect(r.code, r.stdout + r.stderr).toBe(0);
+  const m = new RegExp(`^job ([0-9a-f]{8}) submitted to ${wk}$`, "m").exec(r.stdout);
+  expect(m).not.toBeNull();
+  const id = m![1]!;
+  const reg = Bun.YAML.parse(await Bun.file(join(w.dir, ".mam", "agent-sessions.yaml")).text()) as { herdr_sessions: Record<string, unknown>[] };
+  expect(reg.herdr_sessions.find((x) => x.name === wk)).toMatchObject({ status: "running", delegate_job_id: id });
+  const wait = await w.mam(["job", "wait", id, "--timeout", "30"]);
+  expect(wait.code).toBe(0);
+  expect(events(w, id)).toEqual([`1:started:${wk}`, `2:progress:${wk}`, `3:completed:${wk}`]);
+  const st = JSON.parse((await w.mam(["job", "status", id, "--json"])).stdout);
+  expect(st).toMatchObject({ status: "completed", agent_session: wk, delegator: null, prompt: "summarise the README" });
+}, 90_000);

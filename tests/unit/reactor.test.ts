@@ -1,0 +1,97 @@
+// watchAgents (SPEC §7.4): the daemon's watch over the agents of unfinished jobs, in-process on
+// temp workspaces with a scripted pane state and a fake runtime.
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { JobRuntime } from "../../lib/jobs/runtime.ts";
+import { appendEvent, type JobSpec, readJournal, readRecord, registerJob } from "../../lib/jobs/store.ts";
+import { type AgentState, type ReactorContext, watchAgents } from "../../lib/monitor/reactor.ts";
+
+const roots: string[] = [];
+afterAll(() => roots.forEach((r) => rmSync(r, { recursive: true, force: true })));
+function tempWs(): string {
+  const d = mkdtempSync(join(tmpdir(), "mam-react-"));
+  roots.push(d);
+  return d;
+}
+const spec: JobSpec = {
+  agent_session: "wrk", agent: "claude", prompt: "do it", delegator: "lead", type: "single", reviewer_session: null,
+  max_iterations: null, timeout_sec: 3600, idle_timeout_sec: 120, expected_artifacts: [], topic_prefix_base: "mam/jobs",
+};
+const runtime: JobRuntime = { findSession: async () => undefined, prompt: async () => {}, ensureDaemon: async () => undefined };
+function ctx(ws: string): ReactorContext & { lines: string[]; published: string[] } {
+  const lines: string[] = [];
+  const published: string[] = [];
+  return { ws, runtime, lines, published, log: (l) => lines.push(l), publish: async (t) => (published.push(t), true) };
+}
+const seen = (ws: string, id: string) => readJournal(ws, id).map((e) => `${e.event}:${e.source}:${e.detail}`);
+
+test("an agent gone while its job is pending or running → error (agent exited), once, published", async () => {
+  const ws = tempWs();
+  const pending = await registerJob(ws, spec);
+  const running = await registerJob(ws, spec);
+  await appendEvent(ws, running.job_id, { event: "started", detail: "go", source: "wrk" });
+  const c = ctx(ws);
+  const gone = async (): Promise<AgentState> => "gone";
+  await watchAgents(c, gone, new Set());
+  await watchAgents(c, gone, new Set());
+  expect(seen(ws, pending.job_id)).toEqual(["error:monitor:agent exited"]);
+  expect(seen(ws, running.job_id)).toEqual(["started:wrk:go", "error:monitor:agent exited"]);
+  expect(readRecord(ws, pending.job_id)!.status).toBe("error");
+  expect(c.published.sort()).toEqual([`mam/jobs/${pending.job_id}/events`, `mam/jobs/${running.job_id}/events`].sort());
+});
+
+test("finished jobs are left alone; an unknown state (server unreachable) is not a death", async () => {
+  const ws = tempWs();
+  const done = await registerJob(ws, spec);
+  await appendEvent(ws, done.job_id, { event: "completed", detail: "ok", source: "wrk" });
+  await watchAgents(ctx(ws), async (): Promise<AgentState> => "gone", new Set());
+  expect(seen(ws, done.job_id)).toEqual(["completed:wrk:ok"]);
+  const ws2 = tempWs();
+  const j = await registerJob(ws2, spec);
+  await watchAgents(ctx(ws2), async (): Promise<AgentState> => "unknown", new Set());
+  expect(seen(ws2, j.job_id)).toEqual([]);
+});
+
+test("blocked → one permission_required per blocked spell", async () => {
+  const ws = tempWs();
+  const j = await registerJob(ws, spec);
+  const blocked = new Set<string>();
+  const c = ctx(ws);
+  let state: AgentState = "blocked";
+  const stateOf = async () => state;
+  await watchAgents(c, stateOf, blocked);
+  await watchAgents(c, stateOf, blocked);
+  state = "alive";
+  await watchAgents(c, stateOf, blocked);
+  state = "blocked";
+  await watchAgents(c, stateOf, blocked);
+  expect(seen(ws, j.job_id)).toEqual(["permission_required:monitor:wrk is waiting for a decision (blocked)", "permission_required:monitor:wrk is waiting for a decision (blocked)"]);
+  expect(readRecord(ws, j.job_id)!.status).toBe("running"); // not an end
+});
+
+test("a loop job waits on its reviewer from the worker's hand-in to the verdict", async () => {
+  const ws = tempWs();
+  const j = await registerJob(ws, { ...spec, type: "loop", reviewer_session: "rev", max_iterations: 3 });
+  const states: Record<string, AgentState> = { wrk: "alive", rev: "gone" };
+  const stateOf = async (s: string) => states[s] ?? "unknown";
+  // the worker's turn: the reviewer's pane may come and go
+  await appendEvent(ws, j.job_id, { event: "started", detail: "go", source: "wrk" });
+  await watchAgents(ctx(ws), stateOf, new Set());
+  expect(seen(ws, j.job_id)).toEqual(["started:wrk:go"]);
+  // handed in: now the reviewer's death ends the job, and the worker's pane does not matter
+  await appendEvent(ws, j.job_id, { event: "completed", detail: "done", source: "wrk" });
+  states.wrk = "gone";
+  states.rev = "blocked";
+  await watchAgents(ctx(ws), stateOf, new Set());
+  expect(seen(ws, j.job_id).at(-1)).toBe("permission_required:monitor:rev is waiting for a decision (blocked)");
+  states.rev = "gone";
+  await watchAgents(ctx(ws), stateOf, new Set());
+  expect(seen(ws, j.job_id).at(-1)).toBe("error:monitor:agent exited");
+  // after the reviewer's feedback it is the worker's turn again
+  const k = await registerJob(ws, { ...spec, type: "loop", reviewer_session: "rev", max_iterations: 3 });
+  for (const [event, source] of [["started", "wrk"], ["completed", "wrk"], ["completed", "rev"]] as const) await appendEvent(ws, k.job_id, { event, detail: "x", source });
+  await watchAgents(ctx(ws), async (s) => (s === "wrk" ? "gone" : "alive"), new Set());
+  expect(seen(ws, k.job_id).at(-1)).toBe("error:monitor:agent exited");
+});
