@@ -32,15 +32,23 @@ export function jobOf(prompt: string): JobRef | undefined {
 
 export type DemoStep = { event: string; detail: string } | { write: string } | { say: string };
 
-function isReview(prompt: string, o: Pick<DemoOptions, "role">): boolean {
-  return o.role === "reviewer" || /\[mam\] Review for job/.test(prompt);
+/** a review request: mam's loop sends it with this header line */
+function isReview(prompt: string): boolean {
+  return /\[mam\] Review for job/.test(prompt);
+}
+
+/** a job for the worker: a job header, or the reviewer's feedback */
+function isWork(prompt: string): boolean {
+  return /\[mam\] Job [0-9a-f]{8} (delegated to you|iteration \d+ of \d+: reviewer .* asks for changes)/.test(prompt);
 }
 
 /** what the demo agent does with one prompt (pure, so tests can pin it) */
-export function plan(prompt: string, o: Pick<DemoOptions, "role" | "passOn">, reviewsSoFar: number): DemoStep[] {
+export function plan(prompt: string, o: Pick<DemoOptions, "passOn">, reviewsSoFar: number): DemoStep[] {
   const job = jobOf(prompt);
-  if (!job) return [{ say: "ready" }];
-  if (isReview(prompt, o)) {
+  // only a whole request (its [mam] header line included) is acted on: a fragment of one (the
+  // last line arriving with the late Enter) is not a second request
+  if (!job || (!isReview(prompt) && !isWork(prompt))) return [{ say: "ready" }];
+  if (isReview(prompt)) {
     const review = reviewsSoFar + 1;
     return review >= o.passOn
       ? [{ event: "progress", detail: `reviewing (review ${review})` }, { event: "completed", detail: "PASS: looks good" }]
@@ -101,7 +109,7 @@ export async function runDemoAgent(o: DemoOptions): Promise<number> {
       const job = jobOf(prompt);
       await reportHerdr("working");
       const steps = plan(prompt, o, job ? (reviews.get(job.id) ?? 0) : 0);
-      if (job && isReview(prompt, o)) reviews.set(job.id, (reviews.get(job.id) ?? 0) + 1);
+      if (job && isReview(prompt)) reviews.set(job.id, (reviews.get(job.id) ?? 0) + 1);
       for (const s of steps) {
         if ("say" in s) o.print(s.say);
         else if ("write" in s) writeArtifact(job!.ws, s.write, o.print);

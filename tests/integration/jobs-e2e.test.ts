@@ -239,8 +239,13 @@ test("a loop job whose reviewer dies during the review → error (agent exited)"
   const rp = await createAgent(e, w, rv, "reviewer", { agent: "demo", agentArgs: ["--role", "reviewer", "--think-ms", "60000"] });
   const dp = await createAgent(e, w, lead, "lead");
   const id = await submit(w, ["--to", lw, "--from", lead, "--type", "loop", "--reviewer", rv, "--prompt", "review me"]);
-  // the reviewer has its review request (and thinks for a minute): its pane dies
-  expect(await waitTyped(e.herdr, rp, `[mam] Review for job ${id}`, 30_000), monitorLog(w.dir)).toBe(true);
+  // the reviewer has its review request, submitted (the Enter follows the text), and thinks for a minute: its pane dies
+  const submitted = async () => {
+    const ins = await e.herdr.inputs(rp);
+    const i = ins.findIndex((x) => x.kind === "text" && (x.text ?? "").includes(`[mam] Review for job ${id}`));
+    return i >= 0 && ins.slice(i + 1).some((x) => x.kind === "keys");
+  };
+  expect(await waitFor(submitted, 30_000, 100), monitorLog(w.dir)).toBe(true);
   await e.herdr.exitPane(rp);
   const wait = await w.mam(["job", "wait", id, "--timeout", "30"]);
   expect({ code: wait.code, out: wait.stdout }).toEqual({ code: 1, out: `${id} error: agent exited\n` });

@@ -238,7 +238,8 @@ describe("tmux arguments, keys and listings", () => {
     // a server exiting after its last session ended (a client that reaches it meanwhile)
     expect(tmuxNotRunning("server exited unexpectedly")).toBe(false); // not definite: list() asks again
     expect(tmuxExiting("server exited unexpectedly")).toBe(true);
-    expect(tmuxNotRunning("lost server")).toBe(true);
+    expect(tmuxNotRunning("lost server")).toBe(false);
+    expect(tmuxExiting("lost server")).toBe(true);
     expect(tmuxMissingTarget("can't find pane: %7")).toBe(true);
   });
   test("deadPaneOutput: the agent's last output, else how the pane ended (output lost to the pty race)", () => {
