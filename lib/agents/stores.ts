@@ -76,6 +76,26 @@ function newestOf(cands: Conversation[]): Conversation | undefined {
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
 
+/** a store whose conversations of a workspace can simply be listed */
+function listedStore(conversations: (ws: string, env: Env) => Conversation[]): ConversationStore {
+  return {
+    find: (id, ws, env = process.env) => conversations(ws, env).find((c) => c.id === id),
+    newest: (ws, env = process.env) => newestOf(conversations(ws, env)),
+  };
+}
+
+/** every <root>/<dir>/<file>.json, parsed */
+function* jsonTwoDeep(root: string): Generator<{ dir: string; path: string; obj: Record<string, unknown> }> {
+  for (const d of list(root)) {
+    for (const f of list(join(root, d))) {
+      if (!f.endsWith(".json")) continue;
+      const path = join(root, d, f);
+      const obj = readJson(path);
+      if (obj) yield { dir: d, path, obj };
+    }
+  }
+}
+
 // ---- claude: $CLAUDE_CONFIG_DIR or ~/.claude, projects/<key>/<id>.jsonl -----------------------
 
 /** Claude Code's project folder name: every character outside [A-Za-z0-9] becomes "-" */
@@ -150,10 +170,7 @@ function codexConversations(ws: string, env: Env): Conversation[] {
   return out;
 }
 
-const codex: ConversationStore = {
-  find: (id, ws, env = process.env) => codexConversations(ws, env).find((c) => c.id === id),
-  newest: (ws, env = process.env) => newestOf(codexConversations(ws, env)),
-};
+const codex = listedStore(codexConversations);
 
 // ---- gemini: ~/.gemini/tmp/<sha256(cwd)>/chats/session-*.json with sessionId -------------------
 
@@ -169,10 +186,7 @@ function geminiConversations(ws: string, env: Env): Conversation[] {
   return out;
 }
 
-const gemini: ConversationStore = {
-  find: (id, ws, env = process.env) => geminiConversations(ws, env).find((c) => c.id === id),
-  newest: (ws, env = process.env) => newestOf(geminiConversations(ws, env)),
-};
+const gemini = listedStore(geminiConversations);
 
 // ---- agy (antigravity-cli): cache/last_conversations.json maps workspace → conversation;
 //      conversations/<id>.db must exist -------------------------------------------------------
@@ -214,44 +228,27 @@ const agy: ConversationStore = {
 function clineConversations(ws: string, env: Env): Conversation[] {
   const root = join(homeDir(env), ".cline", "data", "sessions");
   const out: Conversation[] = [];
-  for (const d of list(root)) {
-    for (const f of list(join(root, d))) {
-      if (!f.endsWith(".json")) continue;
-      const p = join(root, d, f);
-      const o = readJson(p);
-      if (!o || (o.cwd !== ws && o.workspace_root !== ws)) continue;
-      out.push({ id: str(o.session_id) ?? d, mtimeMs: mtime(p), files: [join(root, d)] });
-    }
+  for (const { dir, path, obj } of jsonTwoDeep(root)) {
+    if (obj.cwd === ws || obj.workspace_root === ws) out.push({ id: str(obj.session_id) ?? dir, mtimeMs: mtime(path), files: [join(root, dir)] });
   }
   return out;
 }
 
-const cline: ConversationStore = {
-  find: (id, ws, env = process.env) => clineConversations(ws, env).find((c) => c.id === id),
-  newest: (ws, env = process.env) => newestOf(clineConversations(ws, env)),
-};
+const cline = listedStore(clineConversations);
 
 // ---- opencode: $XDG_DATA_HOME or ~/.local/share, opencode/storage/session/*/ses_*.json --------
 
 function opencodeConversations(ws: string, env: Env): Conversation[] {
   const root = join(env.XDG_DATA_HOME || join(homeDir(env), ".local", "share"), "opencode", "storage", "session");
   const out: Conversation[] = [];
-  for (const d of list(root)) {
-    for (const f of list(join(root, d))) {
-      if (!f.endsWith(".json")) continue;
-      const p = join(root, d, f);
-      const o = readJson(p);
-      const id = str(o?.id);
-      if (id && o?.directory === ws) out.push({ id, mtimeMs: mtime(p), files: [p] });
-    }
+  for (const { path, obj } of jsonTwoDeep(root)) {
+    const id = str(obj.id);
+    if (id && obj.directory === ws) out.push({ id, mtimeMs: mtime(path), files: [path] });
   }
   return out;
 }
 
-const opencode: ConversationStore = {
-  find: (id, ws, env = process.env) => opencodeConversations(ws, env).find((c) => c.id === id),
-  newest: (ws, env = process.env) => newestOf(opencodeConversations(ws, env)),
-};
+const opencode = listedStore(opencodeConversations);
 
 // ---- hermes: ~/.hermes/state.db (SQLite). Its schema is not public: a session row is recognised
 //      by an id column holding the id and a cwd/workspace column holding the workspace. ----------
