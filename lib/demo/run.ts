@@ -1,7 +1,7 @@
 // mam demo (SPEC §8): the hello-world. A temporary workspace, an embedded broker on a free
 // loopback port, a private multiplexer server, a worker and a reviewer of the built-in `demo`
 // kind, one loop job, its timeline and the status table — then everything is torn down.
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RunningBroker } from "../broker/server.ts";
@@ -24,6 +24,26 @@ export interface DemoOptions {
 
 const WORKER = "demo-worker";
 const REVIEWER = "demo-reviewer";
+
+/** a process that is gone or a zombie */
+function gone(pid: number): boolean {
+  try {
+    return /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return true;
+  }
+}
+
+async function untilGone(pids: number[], ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end && !pids.every(gone)) await Bun.sleep(25);
+  for (const p of pids) {
+    if (gone(p)) continue;
+    try {
+      process.kill(p, "SIGKILL");
+    } catch {}
+  }
+}
 
 /** one timeline line per event, seconds since the first */
 export function timeline(events: JobEvent[], t0: number): string[] {
@@ -97,7 +117,12 @@ export async function runDemo(o: DemoOptions): Promise<number> {
         what: `${o.backend} server`,
         run: async () => {
           if (o.backend === "tmux") {
-            Bun.spawnSync(["tmux", "-L", server, "kill-server"], { env: childEnv({ ...env, TMUX: undefined }), stdio: ["ignore", "ignore", "ignore"] });
+            const tenv = childEnv({ ...env, TMUX: undefined });
+            // the server and the agents in its panes: gone before we say we cleaned up
+            const q = Bun.spawnSync(["tmux", "-L", server, "list-panes", "-a", "-F", "#{pid} #{pane_pid}"], { env: tenv, stdio: ["ignore", "pipe", "ignore"] });
+            const pids = [...new Set(q.stdout.toString().split(/\s+/).filter((x) => /^\d+$/.test(x)).map(Number))];
+            Bun.spawnSync(["tmux", "-L", server, "kill-server"], { env: tenv, stdio: ["ignore", "ignore", "ignore"] });
+            await untilGone(pids, 5000);
           } else {
             const { findHerdr } = await import("../mux/herdr.ts");
             Bun.spawnSync([findHerdr(env), "--session", server, "server", "stop"], { env: childEnv(env), stdio: ["ignore", "ignore", "ignore"] });

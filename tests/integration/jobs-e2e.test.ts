@@ -182,7 +182,8 @@ test("a cancelled job: the worker is told to stop, the delegator hears it once, 
   openGate(w.dir, "progress", "completed");
   expect(await waitFor(() => events(w, id).length === 4, 20_000)).toBe(true);
   expect(events(w, id)).toEqual([`1:started:${wk}`, "2:cancelled:mam", `3:progress:${wk}`, `4:completed:${wk}`]);
-  expect(count(agentLog(w.dir), "had already ended (cancelled)")).toBe(2);
+  // the agent logs each refusal after its `mam job event` returns: wait for the second one
+  expect(await waitFor(() => count(agentLog(w.dir), "had already ended (cancelled)") === 2, 10_000), agentLog(w.dir)).toBe(true);
   const wait = await w.mam(["job", "wait", id, "--timeout", "10"]);
   expect({ code: wait.code, out: wait.stdout }).toEqual({ code: 1, out: `${id} cancelled: cancelled by mam job cancel\n` });
   expect(JSON.parse((await w.mam(["job", "status", id, "--json"])).stdout).status).toBe("cancelled");
