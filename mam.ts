@@ -35,9 +35,15 @@ async function resolve(c: Lazy<MamCommand>): Promise<MamCommand> {
   return typeof c === "function" ? await c() : c;
 }
 
+/** aliases of top-level commands, so that `mam ls` does not load every command to find one */
+const ALIASES: Record<string, string> = { ls: "status" };
+
 async function findSub(cmd: MamCommand, name: string): Promise<[string, MamCommand] | undefined> {
   const subs = cmd.subCommands ?? {};
-  if (name in subs) return [name, await resolve(subs[name]!)];
+  if (Object.hasOwn(subs, name)) return [name, await resolve(subs[name]!)];
+  const alias = cmd === root ? ALIASES[name] : undefined;
+  if (alias && Object.hasOwn(subs, alias)) return [alias, await resolve(subs[alias]!)];
+  // an unknown word: look for a declared alias (this loads every subcommand)
   for (const [key, sub] of Object.entries(subs)) {
     const c = await resolve(sub);
     const al = c.meta.alias === undefined ? [] : Array.isArray(c.meta.alias) ? c.meta.alias : [c.meta.alias];

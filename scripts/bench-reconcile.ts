@@ -6,6 +6,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Row } from "./bench.ts";
+import { benchRegistry } from "./bench-fixtures.ts";
 
 interface Fmt {
   pct: (xs: number[], p: number) => number;
@@ -36,26 +37,6 @@ function listing(ws: string, alive: (i: number) => boolean): string {
   return `${JSON.stringify({ id: "cli:pane:list", result: { type: "pane_list", panes } })}\n`;
 }
 
-function registry(ws: string): string {
-  const rows: string[] = [];
-  for (let i = 0; i < N; i++) {
-    rows.push(
-      `  - name: bench-worker-${i}`,
-      "    status: running",
-      "    role: worker",
-      "    agent: claude",
-      `    herdr_session: ${SERVER}`,
-      `    herdr_server: ${SERVER}`,
-      '    herdr_session_created_at: "2026-10-11T00:00:00Z"',
-      "    herdr_session_epoch: 1791590400",
-      `    pane: {id: "w1:p${i}", index: ${i}, pid: ${4000 + i}, cmd: claude, cmd_full: claude --session-id x, cwd: ${ws}}`,
-      "    session_id_source: assigned",
-      `    claude_session_id_own: 3f0c1b2a-${String(i).padStart(4, "0")}-4bbb-8ccc-dddddddddddd`,
-      "    last_visible_status: running",
-    );
-  }
-  return `herdr_sessions:\n${rows.join("\n")}\ntmux_sessions: []\n`;
-}
 
 export async function benchReconcile(bin: string, f: Fmt): Promise<Row[]> {
   const root = mkdtempSync(join(tmpdir(), "mam-bench-rc-"));
@@ -80,7 +61,7 @@ export async function benchReconcile(bin: string, f: Fmt): Promise<Row[]> {
 
     // steady state: every pane alive, nothing to do
     writeFileSync(answer, listing(ws, () => true));
-    writeFileSync(yaml, registry(ws));
+    writeFileSync(yaml, benchRegistry(N, { server: SERVER, ws }));
     writeFileSync(calls, "");
     const steady: number[] = [];
     for (let i = 0; i < 23; i++) {
@@ -95,7 +76,7 @@ export async function benchReconcile(bin: string, f: Fmt): Promise<Row[]> {
     const drift: number[] = [];
     writeFileSync(calls, "");
     for (let i = 0; i < 13; i++) {
-      writeFileSync(yaml, registry(ws));
+      writeFileSync(yaml, benchRegistry(N, { server: SERVER, ws }));
       const r = pass();
       if (r.out.actions.length !== 50) throw new Error(`drift: ${r.out.actions.length} actions`);
       if (i >= 3) drift.push(r.ms);
@@ -105,7 +86,7 @@ export async function benchReconcile(bin: string, f: Fmt): Promise<Row[]> {
     // in a warm process: the pass itself (listing through the stub, classification, no write)
     const { reconcileOnce } = await import("../lib/monitor/reconcile.ts");
     writeFileSync(answer, listing(ws, () => true));
-    writeFileSync(yaml, registry(ws));
+    writeFileSync(yaml, benchRegistry(N, { server: SERVER, ws }));
     const warm: number[] = [];
     for (let i = 0; i < 23; i++) {
       const t0 = performance.now();

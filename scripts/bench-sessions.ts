@@ -12,6 +12,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Row } from "./bench.ts";
+import { benchRegistry } from "./bench-fixtures.ts";
 
 interface Fmt {
   pct: (xs: number[], p: number) => number;
@@ -20,26 +21,6 @@ interface Fmt {
 
 type Reg = { herdr_sessions?: Record<string, any>[] };
 
-function rowsText(n: number, server: string, ws: string): string {
-  const rows: string[] = [];
-  for (let i = 0; i < n; i++) {
-    rows.push(
-      `  - name: bench-worker-${i}`,
-      "    status: running",
-      "    role: worker",
-      "    agent: claude",
-      `    herdr_session: ${server}`,
-      `    herdr_server: ${server}`,
-      '    herdr_session_created_at: "2026-10-11T00:00:00Z"',
-      "    herdr_session_epoch: 1791590400",
-      `    pane: {id: "w9:p${i}", pid: ${4000 + i}, cmd: claude, cmd_full: claude --session-id 3f0c, cwd: ${ws}}`,
-      "    session_id_source: assigned",
-      `    claude_session_id_own: 3f0c1b2a-${String(i).padStart(4, "0")}-4bbb-8ccc-dddddddddddd`,
-      "    last_visible_status: running",
-    );
-  }
-  return `herdr_sessions:\n${rows.join("\n")}\ntmux_sessions: []\n`;
-}
 
 export async function benchSessions(bin: string, f: Fmt): Promise<Row[]> {
   const { buildFakeHerdr } = await import("./test.ts");
@@ -112,7 +93,7 @@ exec '${fake}' "$@"
     // (b) status --json, 200 rows, one listing of the (live) server
     const ws2 = join(sb.root, "ws-status");
     mkdirSync(join(ws2, ".mam"), { recursive: true });
-    writeFileSync(join(ws2, ".mam", "agent-sessions.yaml"), rowsText(200, server, ws2));
+    writeFileSync(join(ws2, ".mam", "agent-sessions.yaml"), benchRegistry(200, { server, ws: ws2, paneWs: "w9" }));
     const st: number[] = [];
     for (let i = 0; i < 33; i++) {
       const t0 = performance.now();

@@ -6,6 +6,7 @@ import { build } from "./build.ts";
 import { benchJobs } from "./bench-jobs.ts";
 import { benchSessions } from "./bench-sessions.ts";
 import { benchReconcile } from "./bench-reconcile.ts";
+import { benchRegistry } from "./bench-fixtures.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const BIN = process.env.MAM_BIN ? resolve(process.env.MAM_BIN) : join(ROOT, "dist", "mam");
@@ -130,27 +131,6 @@ const benches: Record<string, () => Promise<Row[]> | Row[]> = {
 
 const WRITER = join(ROOT, "tests", "fixtures", "registry-writer.ts");
 
-/** a registry with n rows of the usual shape */
-function registryText(n: number): string {
-  const rows: string[] = [];
-  for (let i = 0; i < n; i++) {
-    rows.push(
-      `  - name: api-worker-${i}`,
-      "    status: running",
-      "    role: worker",
-      "    agent: claude",
-      "    herdr_session: mam",
-      "    herdr_server: mam",
-      '    herdr_session_created_at: "2026-10-11T00:00:00Z"',
-      "    herdr_session_epoch: 1791590400",
-      `    pane: {id: "w1:p${i}", index: ${i}, pid: ${4000 + i}, cmd: claude, cmd_full: claude --session-id 3f0c, cwd: /abs/workspace}`,
-      "    session_id_source: assigned",
-      `    claude_session_id_own: 3f0c1b2a-${String(i).padStart(4, "0")}-4bbb-8ccc-dddddddddddd`,
-      "    last_visible_status: running",
-    );
-  }
-  return `herdr_sessions:\n${rows.join("\n")}\ntmux_sessions: []\n`;
-}
 
 /** the test writer compiled like mam (bytecode, one file), so a whole-process update costs what a mam command would */
 async function compiledWriter(dir: string): Promise<string> {
@@ -178,12 +158,12 @@ benches.registry = async () => {
     const single = timeProcess([w, yaml, "once"], 20);
     const big = join(dir, "big", ".mam", "agent-sessions.yaml");
     mkdirSync(join(dir, "big", ".mam"), { recursive: true });
-    writeFileSync(big, registryText(200));
+    writeFileSync(big, benchRegistry(200, { name: "api-worker" }));
     const singleBig = timeProcess([w, big, "once"], 20);
     const check = timeProcess([BIN, "registry", "check", "--workspace", join(dir, "big"), "--json"], 20);
     const check500 = join(dir, "big500", ".mam", "agent-sessions.yaml");
     mkdirSync(join(dir, "big500", ".mam"), { recursive: true });
-    writeFileSync(check500, registryText(500));
+    writeFileSync(check500, benchRegistry(500, { name: "api-worker" }));
     const checkBig = timeProcess([BIN, "registry", "check", "--workspace", join(dir, "big500"), "--json"], 20);
     const { mutateRegistry } = await import("../lib/registry/mutate.ts");
     const inproc: number[] = [];

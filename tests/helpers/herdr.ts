@@ -5,6 +5,7 @@
 //   startFakeHerdr(sb, opts)          a fake server for the sandbox (its socket is ready), with
 //                                     the test controls (inputs, write, exitPane, state) and stop()
 // The helper API is stable: additions only.
+import { expect } from "bun:test";
 import { chmodSync, existsSync, readdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isListening, type Json, openStream, request, type Stream } from "../fakes/herdr/common/client.ts";
@@ -206,4 +207,22 @@ let schema: HerdrSchema | undefined;
 export function herdrSchemaErrors(v: unknown): string {
   schema ??= HerdrSchema.load();
   return formatErrors(schema.checkServerLine(v));
+}
+
+/** a herdr CLI success: exit 0, one JSON line on stdout, valid against herdr's schema */
+export function herdrJson(r: RunResult): any {
+  if (r.code !== 0) throw new Error(`exit ${r.code}: ${r.stderr}`);
+  const v = JSON.parse(r.stdout);
+  expect(herdrSchemaErrors(v)).toBe("");
+  return v;
+}
+
+/** a herdr API error: exit 1, nothing on stdout, the error JSON (schema-valid) on stderr with `code` */
+export function herdrApiError(r: RunResult, code: string): any {
+  expect(r.code).toBe(1);
+  expect(r.stdout).toBe("");
+  const v = JSON.parse(r.stderr.trim());
+  expect(herdrSchemaErrors(v)).toBe("");
+  expect(v.error.code).toBe(code);
+  return v;
 }

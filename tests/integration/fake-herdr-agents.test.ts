@@ -3,8 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type FakeHerdrServer, herdrSchemaErrors, installFakeAgents, installFakeHerdr, startFakeHerdr } from "../helpers/herdr.ts";
-import type { RunResult } from "../helpers/mam.ts";
+import { type FakeHerdrServer, herdrApiError, herdrJson, herdrSchemaErrors, installFakeAgents, installFakeHerdr, startFakeHerdr } from "../helpers/herdr.ts";
 import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
 
 let sb: Sandbox;
@@ -23,21 +22,9 @@ afterAll(async () => {
   await sb.cleanup();
 });
 
-function json(r: RunResult): any {
-  if (r.code !== 0) throw new Error(`exit ${r.code}: ${r.stderr}`);
-  const v = JSON.parse(r.stdout);
-  expect(herdrSchemaErrors(v)).toBe("");
-  return v;
-}
+const json = herdrJson;
 
-function apiErr(r: RunResult, code: string): any {
-  expect(r.code).toBe(1);
-  expect(r.stdout).toBe("");
-  const v = JSON.parse(r.stderr);
-  expect(herdrSchemaErrors(v)).toBe("");
-  expect(v.error.code).toBe(code);
-  return v;
-}
+const apiErr = herdrApiError;
 
 /** a fresh pane (split of w1:p1) with extra env */
 async function newPane(env?: Record<string, string>): Promise<string> {

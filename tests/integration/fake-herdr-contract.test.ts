@@ -6,7 +6,7 @@ import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { createConnection } from "node:net";
 import { join } from "node:path";
 import { isListening, openStream } from "../fakes/herdr/common/client.ts";
-import { type FakeHerdrServer, herdrSchemaErrors, installFakeAgents, installFakeHerdr, startFakeHerdr } from "../helpers/herdr.ts";
+import { type FakeHerdrServer, herdrApiError, herdrJson, herdrSchemaErrors, installFakeAgents, installFakeHerdr, startFakeHerdr } from "../helpers/herdr.ts";
 import { type RunResult, run } from "../helpers/mam.ts";
 import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
 
@@ -32,21 +32,9 @@ function cli(args: string[], env: Record<string, string | undefined> = {}): Prom
   return run([herdr, ...args], { env: sb.with(env), cwd: sb.ws });
 }
 
-function json(r: RunResult): any {
-  if (r.code !== 0) throw new Error(`exit ${r.code}: ${r.stderr}`);
-  const v = JSON.parse(r.stdout);
-  expect(herdrSchemaErrors(v)).toBe("");
-  return v;
-}
+const json = herdrJson;
 
-function apiErr(r: RunResult, code: string): any {
-  expect(r.code).toBe(1);
-  expect(r.stdout).toBe("");
-  const v = JSON.parse(r.stderr);
-  expect(herdrSchemaErrors(v)).toBe("");
-  expect(v.error.code).toBe(code);
-  return v;
-}
+const apiErr = herdrApiError;
 
 const labelOf = async (r: RunResult) => json(r).result.workspaces[0]?.label;
 

@@ -2,7 +2,7 @@
 // pane split/run/read/process-info/rename/close, agent start/get/list/prompt, report-agent).
 // Every JSON line the fake prints is checked against the vendored herdr API schema.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type FakeHerdrServer, herdrSchemaErrors, installFakeAgents, installFakeHerdr, startFakeHerdr } from "../helpers/herdr.ts";
+import { type FakeHerdrServer, herdrApiError, herdrSchemaErrors, installFakeAgents, installFakeHerdr, startFakeHerdr } from "../helpers/herdr.ts";
 import type { RunResult } from "../helpers/mam.ts";
 import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
 
@@ -33,14 +33,7 @@ function ok(r: RunResult): any {
 }
 
 /** an API error: nothing on stdout, one JSON line on stderr, exit 1 */
-function apiErr(r: RunResult, code: string): any {
-  expect(r.stdout).toBe("");
-  expect(r.code).toBe(1);
-  const v = JSON.parse(r.stderr.trim());
-  expect(herdrSchemaErrors(v)).toBe("");
-  expect(v.error.code).toBe(code);
-  return v;
-}
+const apiErr = herdrApiError;
 
 describe("fake herdr: workspaces and panes", () => {
   test("workspace create gives w1 + t1 + p1, focused as the first workspace, cwd verbatim, optionals omitted", async () => {
