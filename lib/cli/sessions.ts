@@ -1,6 +1,6 @@
 // mam create | stop | resume | status (SPEC §5): parse → call → render.
 import { kindNames } from "../agents/kinds.ts";
-import { MamError, usageError } from "../sys/errors.ts";
+import { usageError } from "../sys/errors.ts";
 import { err, out, outJson, useColor } from "../sys/io.ts";
 import { resolveWorkspace } from "../sys/paths.ts";
 import { bool, defineCommand, jsonArg, str, workspaceArg } from "./command.ts";
@@ -37,9 +37,8 @@ export const create = defineCommand({
   },
   async run({ args, rest }) {
     const ws = resolveWorkspace(str(args, "workspace"));
-    const { createSession } = await import("../sessions/create.ts");
-    const env = process.env;
-    const c = await createSession({
+    const { createAndFollowUp } = await import("../sessions/create.ts");
+    const c = await createAndFollowUp({
       ws,
       agent: str(args, "agent")!,
       role: str(args, "role")!,
@@ -48,43 +47,21 @@ export const create = defineCommand({
       startServer: bool(args, "start-server"),
       onboard: !bool(args, "no-onboard"),
       agentArgs: rest,
-      env,
+      env: process.env,
+      submitJob: str(args, "submit-job"),
     });
-    const lines: string[] = [];
-    if (c.adopted) lines.push(`NOTE: the monitor registered ${c.name} while it was being created`);
-    // 6. a job for the new session
-    let jobId: string | null = null;
-    const jobText = str(args, "submit-job");
-    if (jobText !== undefined) {
-      const [{ submitJob }, { loadJobRuntime }, { brokerConfigFromEnv }, { mutateRegistry, registryPath }] = await Promise.all([
-        import("../jobs/submit.ts"),
-        import("../jobs/runtime.ts"),
-        import("../jobs/broker-config.ts"),
-        import("../registry/index.ts"),
-      ]);
-      const s = await submitJob(ws, { to: c.name, prompt: jobText, topicPrefix: brokerConfigFromEnv(env).topicPrefix, cwd: process.cwd() }, await loadJobRuntime(ws, env));
-      jobId = s.record.job_id;
-      await mutateRegistry(registryPath(ws, env), (d) => {
-        const r = d[c.backend === "herdr" ? "herdr_sessions" : "tmux_sessions"].find((x) => x.name === c.name && x.status === "running");
-        if (r) r.delegate_job_id = jobId!;
-      });
-      lines.push(`job ${jobId} submitted to ${c.name}`);
-    }
-    // 7. one reconcile pass; a failure here does not undo the create
-    const { reconcileOnce } = await import("../monitor/reconcile.ts");
-    try {
-      await reconcileOnce(ws, env, { dryRun: false });
-    } catch (e) {
-      err(`WARNING: the end-of-create reconcile failed (${e instanceof MamError ? e.message : (e as Error).message})`);
-    }
-    // 8. the subscriber daemon
-    const { ensureDaemon } = await import("../monitor/spawn.ts");
-    const pid = await ensureDaemon(ws, env);
+    for (const w of c.warnings) err(w);
     if (bool(args, "json")) {
-      outJson({ ...c, mux: c.backend, job_id: jobId, watchdog_pid: pid ?? null });
+      const { warnings: _w, ...doc } = c;
+      outJson({ ...doc, mux: c.backend });
       return;
     }
-    lines.push(`watchdog PID: ${pid ?? ""}`);
+    const lines: string[] = [];
+    if (c.adopted) lines.push(`NOTE: the monitor registered ${c.name} while it was being created`);
+    if (c.job_id) lines.push(`job ${c.job_id} submitted to ${c.name}`);
+    // never a bare "watchdog PID: " line; the seed contract keeps "watchdog PID:" in the output
+    // even when MAM_NO_SUBSCRIBER_DAEMON=1 starts none, so that case names itself
+    lines.push(`watchdog PID: ${c.watchdog_pid ?? "none (MAM_NO_SUBSCRIBER_DAEMON=1)"}`);
     lines.push(`created ${c.name} (${c.agent}, role ${c.role}) in pane ${c.pane} on ${c.backend} server ${c.server}`);
     out(lines.join("\n"));
   },

@@ -29,6 +29,17 @@ export interface CreateOptions {
   onboard: boolean;
   agentArgs: string[];
   env: Env;
+  /** submit this job text to the new session right after it is created (SPEC §5.2 step 6) */
+  submitJob?: string;
+}
+
+/** what `mam create` does and reports: the created session, then steps 6–8 of SPEC §5.2 */
+export interface CreateOutcome extends Created {
+  job_id: string | null;
+  /** the subscriber daemon's pid; null when none runs (MAM_NO_SUBSCRIBER_DAEMON=1) */
+  watchdog_pid: number | null;
+  /** non-fatal problems after the session was created, one line each (printed on stderr) */
+  warnings: string[];
 }
 
 export interface Created {
@@ -63,6 +74,47 @@ export function onboardingText(name: string, agent: string, role: string, ws: st
     .replaceAll("{{agent}}", agent)
     .replaceAll("{{role}}", role)
     .replaceAll("{{workspace}}", ws);
+}
+
+/**
+ * The whole use case of `mam create` (SPEC §5.2), shared by the CLI, the demo and other front
+ * ends: create the session, submit `submitJob` to it, run one reconcile pass (a failure there
+ * does not undo the create) and make sure the subscriber daemon runs.
+ */
+export async function createAndFollowUp(o: CreateOptions): Promise<CreateOutcome> {
+  const c = await createSession(o);
+  const warnings: string[] = [];
+  // 6. a job for the new session
+  let jobId: string | null = null;
+  if (o.submitJob !== undefined) {
+    const [{ submitJob }, { loadJobRuntime }, { brokerConfigFromEnv }] = await Promise.all([
+      import("../jobs/submit.ts"),
+      import("../jobs/runtime.ts"),
+      import("../jobs/broker-config.ts"),
+    ]);
+    const s = await submitJob(
+      o.ws,
+      { to: c.name, prompt: o.submitJob, topicPrefix: brokerConfigFromEnv(o.env).topicPrefix, cwd: process.cwd() },
+      await loadJobRuntime(o.ws, o.env),
+    );
+    jobId = s.record.job_id;
+    const path = registryPath(o.ws, o.env);
+    await mutateRegistry(path, (d) => {
+      const r = d[sectionOf(c.backend)].find((x) => x.name === c.name && x.status === "running");
+      if (r) r.delegate_job_id = jobId!;
+    });
+  }
+  // 7. one reconcile pass; a failure here does not undo the create
+  const { reconcileOnce } = await import("../monitor/reconcile.ts");
+  try {
+    await reconcileOnce(o.ws, o.env, { dryRun: false });
+  } catch (e) {
+    warnings.push(`WARNING: the end-of-create reconcile failed (${(e as Error).message})`);
+  }
+  // 8. the subscriber daemon
+  const { ensureDaemon } = await import("../monitor/spawn.ts");
+  const pid = await ensureDaemon(o.ws, o.env);
+  return { ...c, job_id: jobId, watchdog_pid: pid ?? null, warnings };
 }
 
 export async function createSession(o: CreateOptions): Promise<Created> {

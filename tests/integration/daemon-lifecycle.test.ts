@@ -116,7 +116,7 @@ describe("1. the sandbox opt-out", () => {
     try {
       expect(res.code, res.stderr + res.stdout).toBe(0);
       expect(res.stdout).toContain("watchdog PID:");
-      expect(res.stdout).toMatch(/^watchdog PID: $/m); // nothing after the colon: no daemon
+      expect(res.stdout).toMatch(/^watchdog PID: none \(MAM_NO_SUBSCRIBER_DAEMON=1\)$/m); // no daemon, and it says so
       expect(res.stderr).toContain("not starting the subscriber daemon (MAM_NO_SUBSCRIBER_DAEMON=1)");
       expect(daemonPids(sb.ws)).toEqual([]);
       expect(existsSync(join(sb.ws, ".mam", "monitor.lock"))).toBe(false);

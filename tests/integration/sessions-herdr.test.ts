@@ -172,7 +172,7 @@ describe.concurrent("mam create on herdr", () => {
       const t0 = Math.floor(Date.now() / 1000);
       const r = ok(await w.create("claude", ["--role", "worker", "--session", "api-worker", "--", "--model", "opus"]));
       // the summary: watchdog line (empty: the daemon is disabled in tests), then the created line
-      expect(r.stdout.trimEnd().split("\n")).toEqual(["watchdog PID: ", `created api-worker (claude, role worker) in pane ${w.row("api-worker").pane.id} on herdr server ${SERVER}`]);
+      expect(r.stdout.trimEnd().split("\n")).toEqual(["watchdog PID: none (MAM_NO_SUBSCRIBER_DAEMON=1)", `created api-worker (claude, role worker) in pane ${w.row("api-worker").pane.id} on herdr server ${SERVER}`]);
       expect(r.stderr).toContain("not starting the subscriber daemon (MAM_NO_SUBSCRIBER_DAEMON=1)");
       const row = w.row("api-worker");
       const sid = row.claude_session_id_own as string;

@@ -90,7 +90,7 @@ describe.concurrent("sessions on tmux", () => {
       const create = ok(await w.mam(["create", "--agent", "claude", "--mux", "tmux", "--tmux-server", w.server, "--role", "worker", "--session", "e2e.worker", "--no-onboard"]));
       const row = w.row("e2e.worker");
       const id = row.claude_session_id_own as string;
-      expect(create.stdout.trimEnd().split("\n")).toEqual(["watchdog PID: ", `created e2e.worker (claude, role worker) in pane ${row.pane.id} on tmux server ${w.server}`]);
+      expect(create.stdout.trimEnd().split("\n")).toEqual(["watchdog PID: none (MAM_NO_SUBSCRIBER_DAEMON=1)", `created e2e.worker (claude, role worker) in pane ${row.pane.id} on tmux server ${w.server}`]);
       expect(row).toMatchObject({ status: "running", role: "worker", agent: "claude", tmux_server: w.server, session_id_source: "assigned", start_command: `claude --session-id ${id}` });
       expect(row.pane.id).toMatch(/^%\d+$/);
       expect(row.pane.cwd).toBe(w.sb.ws);
