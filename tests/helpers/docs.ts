@@ -1,4 +1,4 @@
-// Reading the documentation as tests see it (contract in docs/README.md, "Examples that run"):
+// Reading the documentation as tests see it (contract in CONTRIBUTING.md, "Examples that run"):
 //   runnableBlocks(md)    the fenced blocks marked `runnable`: ```console runnable (a transcript:
 //                         `$ ` lines are commands, the lines under one are its shown output) and
 //                         ```sh runnable (a script; must exit 0, output not shown)

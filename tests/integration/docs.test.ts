@@ -1,6 +1,6 @@
 // The documentation works as written: every runnable example in README.md, CONTRIBUTING.md and
 // docs/*.md runs
-// (contract: docs/README.md, "Examples that run") and shows what it says it shows; every relative
+// (contract: CONTRIBUTING.md, "Examples that run") and shows what it says it shows; every relative
 // link and anchor resolves.
 //
 // One sandbox per file: temp HOME, a private tmux socket folder (TMUX_TMPDIR), the compiled
@@ -92,7 +92,7 @@ describe.skipIf(MAM_BIN === undefined || !TMUX_BIN)("runnable examples", () => {
   });
 });
 
-test("every relative link and anchor in README.md and docs/*.md resolves", () => {
+test("every relative link and anchor in README.md, CONTRIBUTING.md and docs/*.md resolves", () => {
   const bad: string[] = [];
   let n = 0;
   for (const file of DOCS) {
