@@ -79,7 +79,7 @@ describe.skipIf(MAM_BIN === undefined || !TMUX_BIN)("runnable examples", () => {
     test(`${rel(file)}: ${blocks.length} runnable block(s) run and show what they say`, async () => {
       const steps = await runFile(file, blocks);
       for (const s of steps) {
-        const where = `${rel(file)}:${s.block.line}: $ ${s.cmd}`;
+        const where = `${rel(file)}:${s.block.line}: ${s.block.kind === "sh" ? "the sh runnable block" : `$ ${s.cmd}`}`;
         expect(s.code, `${where}: not run (an earlier step failed)`).toBeDefined();
         expect(s.code, `${where}: exit ${s.code}\n${s.out}`).toBe(0);
         if (s.shown.length) expect(outputMatches(s.shown, s.out), `${where}\n--- the docs show:\n${s.shown.join("\n")}\n--- it printed:\n${s.out}`).toBe(true);
