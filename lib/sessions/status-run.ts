@@ -7,7 +7,7 @@ import { isValidJobId } from "../sys/names.ts";
 import type { Env } from "../sys/paths.ts";
 import { epochNow } from "../sys/time.ts";
 import { observe } from "./observe.ts";
-import { type JobRef, renderStatus, type StatusDoc, statusDoc } from "./status.ts";
+import { type JobRef, renderStatus, type StatusDoc, statusDoc, type WorktreeStatus } from "./status.ts";
 
 /** the job of a row: its delegate_job_id, when that job record exists */
 function jobReader(ws: string) {
@@ -22,6 +22,21 @@ function jobReader(ws: string) {
     } catch {
       return { id, status: "unreadable" };
     }
+  };
+}
+
+/** a row's worktree with its counts: git is asked only for rows that have one */
+function worktreeReader(ws: string, env: Env) {
+  let head: string | undefined | null = null;
+  return (row: Row): WorktreeStatus | undefined => {
+    if (row.worktree === undefined) return undefined;
+    const { worktreeOf } = require("../worktrees/plan.ts") as typeof import("../worktrees/plan.ts");
+    const { headOf, viewOf } = require("../worktrees/sessions.ts") as typeof import("../worktrees/sessions.ts");
+    const wt = worktreeOf(row);
+    if (!wt) return undefined;
+    if (head === null) head = headOf(ws, env);
+    const v = viewOf("tmux_sessions", row, wt, head, env);
+    return { path: v.path, branch: v.branch, base: v.base, exists: v.exists, ahead: v.ahead, behind: v.behind, changed: v.changed };
   };
 }
 
@@ -50,7 +65,7 @@ export async function sessionStatus(ws: string, env: Env): Promise<{ doc: Status
   const obs = await observe(data, ws, (b, s) => muxFor(b, s, env), env, epochNow());
   const own = jobReader(ws);
   let latest: Map<string, JobRef> | undefined;
-  const doc = statusDoc(ws, path, obs, (row) => own(row) ?? (latest ??= latestJobs(ws)).get(row.name) ?? null);
+  const doc = statusDoc(ws, path, obs, (row) => own(row) ?? (latest ??= latestJobs(ws)).get(row.name) ?? null, worktreeReader(ws, env));
   return { doc, text: (color) => renderStatus(doc, color) };
 }
 
