@@ -118,6 +118,8 @@ const submit = defineCommand({
     agent: { type: "string", description: "with --worktree: the new worker's agent kind", valueHint: "KIND" },
     role: { type: "string", description: "with --worktree: the new worker's role (default worker)", valueHint: "ROLE" },
     mux: { type: "string", description: "with --worktree: herdr or tmux for the new worker (as mam create --mux)", valueHint: "herdr|tmux" },
+    "herdr-session": { type: "string", description: "with --worktree: the herdr server of the new worker (as mam create)", valueHint: "SERVER" },
+    "tmux-server": { type: "string", description: "with --worktree: the private tmux server of the new worker (as mam create)", valueHint: "NAME" },
     ...jsonArg,
     ...workspaceArg,
   },
@@ -138,7 +140,7 @@ const submit = defineCommand({
       maxIterations: mi === undefined ? undefined : Number(mi),
     };
     const worktree = worktreeOption(args);
-    for (const f of ["agent", "role", "mux"]) if (!worktree && str(args, f) !== undefined) throw usageError(`--${f} goes with --worktree (a new worker); without it the job goes to the running session --to`);
+    for (const f of ["agent", "role", "mux", "herdr-session", "tmux-server"]) if (!worktree && str(args, f) !== undefined) throw usageError(`--${f} goes with --worktree (a new worker); without it the job goes to the running session --to`);
     let record: JobRecord;
     if (worktree) {
       // a fresh worktree for a new worker, in one step: mam create --worktree … --submit-job
@@ -150,7 +152,7 @@ const submit = defineCommand({
         agent,
         role: str(args, "role") ?? "worker",
         name: str(args, "to")!,
-        choice: { mux: str(args, "mux") },
+        choice: { mux: str(args, "mux"), herdrSession: str(args, "herdr-session"), tmuxServer: str(args, "tmux-server") },
         startServer: false,
         onboard: true,
         agentArgs: [],
