@@ -67,7 +67,7 @@ function ok(r: RunResult): RunResult {
 }
 
 /** daemon: the subscriber daemon runs (it drives loop jobs), stopped at the end */
-async function withWorld(mux: "tmux" | "herdr", fn: (w: World) => Promise<void>, o: { daemon?: boolean } = {}): Promise<void> {
+async function withWorld(mux: "tmux" | "herdr", fn: (w: World) => Promise<void>, o: { daemon?: boolean; herdrEnv?: Record<string, string> } = {}): Promise<void> {
   if (mux === "tmux" && !TMUX_BIN) throw new Error("tmux is not installed: these tests need a real tmux; they are not skipped on purpose");
   const sb = makeSandbox("mam-wt-");
   installFakeAgents(sb.bin, ["claude"]);
@@ -89,7 +89,7 @@ async function withWorld(mux: "tmux" | "herdr", fn: (w: World) => Promise<void>,
     GIT_COMMITTER_EMAIL: "t@example.com",
     ...(o.daemon ? { MAM_NO_SUBSCRIBER_DAEMON: undefined, RECONCILE_POLL_INTERVAL: "1" } : {}),
   });
-  const herdr = mux === "herdr" ? await startFakeHerdr(sb, { session: "wt", settleMs: 150, env }) : undefined;
+  const herdr = mux === "herdr" ? await startFakeHerdr(sb, { session: "wt", settleMs: 150, env: { ...env, ...o.herdrEnv } }) : undefined;
   const reg = join(sb.ws, ".mam", "agent-sessions.yaml");
   const where = mux === "tmux" ? ["--mux", "tmux", "--tmux-server", tmuxServer] : ["--herdr-session", "wt"];
   const w: World = {
@@ -183,6 +183,9 @@ for (const mux of ["tmux", "herdr"] as const) {
         expect(waited.code, `${waited.stdout}${waited.stderr}\n${readdirSync(w.log).join(" ")}`).toBe(0);
         expect(JSON.parse(ok(await w.mam(["job", "status", j1, "--json"])).stdout)).toMatchObject({ status: "completed", worktree: { branch: "feat-x", path: wtPath(w, "w1") } });
         // the header named the branch and pointed mam at the main workspace
+        // a plain mam call inside a worktree (no --workspace, no MAM_WORKSPACE) finds the main workspace
+        const inside = await runMam(["job", "status", j2, "--json"], { env: { ...w.env, MAM_WORKSPACE: "" }, cwd: wtPath(w, "w2") });
+        expect(JSON.parse(ok(inside).stdout).job_id).toBe(j2);
         const lines1 = readFileSync(join(w.log, "w1.lines"), "utf8");
         expect(lines1).toContain(`on branch feat-x`);
         expect(lines1).toContain(`mam job event ${j1} started --source w1 --workspace ${w.ws}`);
@@ -241,6 +244,25 @@ for (const mux of ["tmux", "herdr"] as const) {
 }
 
 describe("worktrees: bad input changes nothing", () => {
+  for (const mux of ["tmux", "herdr"] as const) {
+    test(`an agent that dies at start (${mux}): no row, no worktree, no new branch, no pane`, async () => {
+      await withWorld(
+        mux,
+        async (w) => {
+          const r = await runMam(["create", "--agent", "claude", "--session", "x", "--worktree", ...w.where], { env: { ...w.env, FAKE_AGENT_EXIT_AT_START: "1" }, cwd: w.ws });
+          expect(r.code, r.stderr).toBe(1);
+          expect(r.stderr).toContain("exited right after start");
+          expect(existsSync(wtPath(w, "x"))).toBe(false);
+          expect([...(await gitWorktrees(w)).keys()]).toEqual([w.ws]);
+          expect(ok(await w.git(["branch", "--list", "x"])).stdout).toBe("");
+          expect(w.rowsText()).not.toContain("name: x");
+          expect(await w.paneCount()).toBe(0);
+        },
+        { herdrEnv: { FAKE_AGENT_EXIT_AT_START: "1" } },
+      );
+    }, 60_000);
+  }
+
   test("not a git repository, a branch checked out elsewhere, a bad base, --base alone: clear errors, no row, no pane, no worktree", async () => {
     await withWorld("herdr", async (w) => {
       ok(await w.create("a", ["--worktree", "feat-a"]));
