@@ -363,6 +363,18 @@ export class HerdrMux implements Mux {
     return { workspaceId: ws.workspace_id, pane: { ...pane, fresh: true }, path: typeof wt?.path === "string" ? wt.path : spec.path };
   }
 
+  /** `herdr worktree open --cwd <main> --path P [--label L] --no-focus` */
+  async openWorktree(spec: Omit<WorktreeSpec, "branch" | "base">): Promise<WorktreeOpened> {
+    const args = ["worktree", "open", "--cwd", spec.cwd, "--path", spec.path, ...(spec.label !== undefined ? ["--label", spec.label] : []), "--no-focus"];
+    const r = await this.json(args);
+    const pane = toMuxPane(r.root_pane);
+    const ws = r.workspace as Record<string, unknown> | undefined;
+    if (!pane || typeof ws?.workspace_id !== "string") throw new HerdrError("herdr worktree open returned no workspace or root pane", "mam_not_json");
+    const alreadyOpen = r.already_open === true;
+    if (!alreadyOpen) await this.waitShellReady(pane.id);
+    return { workspaceId: ws.workspace_id, pane: { ...pane, fresh: !alreadyOpen }, path: spec.path, alreadyOpen };
+  }
+
   async removeWorktree(workspaceId: string, force: boolean): Promise<void> {
     await this.json(["worktree", "remove", "--workspace", workspaceId, ...(force ? ["--force"] : [])], { timeoutMs: Math.max(this.timeoutMs, 120_000) });
   }

@@ -103,6 +103,8 @@ export interface WorktreeOpened {
   /** the root pane of the worktree's workspace (a fresh shell in the worktree) */
   pane: MuxPane;
   path: string;
+  /** open: a workspace already showed it (its root pane may be taken) */
+  alreadyOpen?: boolean;
 }
 
 export interface Mux {
@@ -147,6 +149,8 @@ export interface Mux {
    * workspace herdr shows it as, unfocused; its root pane is a fresh shell in the worktree.
    */
   createWorktree?(spec: WorktreeSpec): Promise<WorktreeOpened>;
+  /** herdr only: show an existing worktree (`spec.path`) as a workspace again, unfocused (`worktree open`) */
+  openWorktree?(spec: Omit<WorktreeSpec, "branch" | "base">): Promise<WorktreeOpened>;
   /** herdr only: remove a worktree herdr shows as `workspaceId` (closing that workspace); the branch stays */
   removeWorktree?(workspaceId: string, force: boolean): Promise<void>;
 }

@@ -6,7 +6,8 @@ import onboardingTemplate from "../assets/onboarding.md" with { type: "text" };
 import { agentKind, idField } from "../agents/kinds.ts";
 import { type MuxChoice, resolveMuxTarget } from "../mux/index.ts";
 import { shJoin } from "../mux/exec.ts";
-import { sectionOf } from "../registry/rows.ts";
+import { existsSync } from "node:fs";
+import { findRows, sectionOf } from "../registry/rows.ts";
 import { mutateRegistry, readRegistry, registryPath } from "../registry/index.ts";
 import type { Row } from "../registry/types.ts";
 import { conflict, MamError, usageError } from "../sys/errors.ts";
@@ -15,7 +16,7 @@ import type { Env } from "../sys/paths.ts";
 import { epochNow, isoUtc } from "../sys/time.ts";
 import type { SubmitOptions } from "../jobs/submit.ts";
 import { addWorktree } from "../worktrees/git.ts";
-import { ensureWorktreesDir, planWorktree, recordOf, type WorktreeRecord } from "../worktrees/plan.ts";
+import { ensureWorktreesDir, liveWorktreeOf, planWorktree, recordOf, type WorktreeRecord } from "../worktrees/plan.ts";
 import { undoWorktree } from "../worktrees/remove.ts";
 import { decide, placeRow } from "./adopt.ts";
 import { launch } from "./launch.ts";
@@ -151,6 +152,11 @@ export async function createSession(o: CreateOptions): Promise<Created> {
   const before = readRegistry(path);
   const d0 = decide(before, name, t0, { section, server: target.server });
   if (d0.kind === "conflict") throw conflictError(name);
+  // a stopped session of this name that keeps its worktree is not replaced: its work would be lost from view
+  const kept = findRows(before, name)
+    .map((r) => liveWorktreeOf(r.row))
+    .find((w) => w !== undefined && existsSync(w.path));
+  if (kept) throw conflict(`session '${name}' keeps its worktree ${kept.path} (branch ${kept.branch})`, `resume it with: mam resume ${name}; or remove the worktree first: mam worktree remove ${name}`);
   // the worktree's checks (git repository, branch, base, folder) before anything is made
   const plan = o.worktree ? planWorktree(o.ws, name, o.worktree.branch, o.worktree.base, o.env) : undefined;
   if (plan) {

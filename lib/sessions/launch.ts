@@ -28,8 +28,11 @@ export interface LaunchSpec {
   env: Env;
   /** the folder the agent runs in (default: ws); its worktree when it has one */
   cwd?: string;
-  /** herdr: create this worktree through herdr and start the agent in its root pane (tmux: mam made it already) */
-  herdrWorktree?: WorktreeSpec;
+  /**
+   * herdr: create this worktree through herdr (create), or show the existing one again (resume:
+   * `open`), and start the agent in its workspace's root pane (tmux: mam made it already)
+   */
+  herdrWorktree?: WorktreeSpec & { open?: boolean };
 }
 
 export interface Launched {
@@ -62,6 +65,12 @@ export function claimLockName(backend: Backend, server: string): string {
   return backend === "herdr" ? server : `tmux.${server}`;
 }
 
+/** herdr already shows this worktree as a workspace (then a pane is claimed in it as usual) */
+async function worktreeShown(mux: Mux, path: string): Promise<boolean> {
+  const l = await mux.list();
+  return l.state === "ok" && l.panes.some((p) => p.cwd === path);
+}
+
 export async function launch(s: LaunchSpec): Promise<Launched> {
   const mux = muxFor(s.backend, s.server, s.env);
   await mux.ensureRunning(s.startServer);
@@ -84,10 +93,10 @@ export async function launch(s: LaunchSpec): Promise<Launched> {
     let started: MuxPane | undefined;
     let worktreeWorkspace: string | undefined;
     if (s.backend === "tmux") started = await mux.start(undefined, spec);
-    else if (s.herdrWorktree) {
+    else if (s.herdrWorktree && !(s.herdrWorktree.open && (await worktreeShown(mux, s.herdrWorktree.path)))) {
       // a fresh workspace of its own: no other client picks its root pane, one attempt
-      if (!mux.createWorktree) throw new Error("this multiplexer cannot create worktrees");
-      const wt = await mux.createWorktree(s.herdrWorktree);
+      if (!mux.createWorktree || !mux.openWorktree) throw new Error("this multiplexer cannot make worktrees");
+      const wt = s.herdrWorktree.open ? await mux.openWorktree(s.herdrWorktree) : await mux.createWorktree(s.herdrWorktree);
       worktreeWorkspace = wt.workspaceId;
       try {
         await mux.label(wt.pane.id, labelFor(s.name));

@@ -75,7 +75,9 @@ export async function resumeSession(o: ResumeOptions): Promise<Resumed> {
   const args = conv ? kind.resumeArgs!(conv.id) : kind.freshArgs(kind.assignsId ? crypto.randomUUID() : undefined);
   const freshId = !conv && kind.assignsId ? args[args.indexOf("--session-id") + 1] : undefined;
   const taken = new Set<string>(data[section].filter((r) => r.status === "running" && typeof r.pane?.id === "string").map((r) => r.pane!.id as string));
-  const l = await launch({ ws: o.ws, name: o.name, kind, args, backend, server, startServer: o.startServer, taken, env: o.env, cwd });
+  // herdr: show the kept worktree as its own workspace again (herdr worktree open)
+  const herdrWorktree = wt && backend === "herdr" ? { cwd: o.ws, branch: wt.branch, path: wt.path, label: o.name, open: true } : undefined;
+  const l = await launch({ ws: o.ws, name: o.name, kind, args, backend, server, startServer: o.startServer, taken, env: o.env, cwd, herdrWorktree });
   const now = epochNow();
   const sid = conv?.id ?? freshId;
   try {
@@ -88,6 +90,7 @@ export async function resumeSession(o: ResumeOptions): Promise<Resumed> {
       r.last_visible_note = conv ? `resumed ${conv.id}` : "resumed with a fresh conversation";
       r.pane = { id: l.pane.id, ...(l.pid !== undefined ? { pid: l.pid } : {}), ...(l.cmd !== undefined ? { cmd: l.cmd } : {}), cmd_full: l.cmdFull, cwd };
       if (l.agentName && l.agentName !== o.name) r.herdr_agent_name = l.agentName;
+      if (l.worktreeWorkspace && r.worktree) r.worktree.herdr_workspace = l.worktreeWorkspace;
       if (sid) r[idField(agent)] = sid;
       else delete r[idField(agent)];
       r.start_command = shJoin(l.argv);

@@ -76,7 +76,7 @@ export function planWorktree(ws: string, name: string, branchArg: string | undef
   const branch = checkBranchName(ws, branchArg === undefined || branchArg === "" ? name : branchArg, env);
   const path = worktreePath(ws, name);
   if (existsSync(path)) {
-    throw conflict(`worktree folder ${path} already exists`, `a stopped session '${name}' may keep it: mam resume ${name}, or remove it with: mam worktree remove ${name}`);
+    throw conflict(`worktree folder ${path} already exists and no session of this workspace keeps it`, `pick another --session name, or remove it with: git worktree remove ${path}`);
   }
   if (branchExists(ws, branch, env)) {
     if (baseArg !== undefined) throw usageError(`branch '${branch}' already exists; --base only applies to a new branch`, "leave --base out to continue that branch, or pick a new name with --worktree BRANCH");

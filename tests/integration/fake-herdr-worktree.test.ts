@@ -76,6 +76,18 @@ describe("fake herdr worktree.*", () => {
     expect((await git(["rev-parse", "--verify", "dirty"])).code).toBe(0);
   });
 
+  test("open: an existing linked worktree as a workspace again; already_open when one shows it", async () => {
+    const path = join(sb.root, "wt-open");
+    expect((await git(["worktree", "add", "-q", "-b", "op", path])).code).toBe(0);
+    const o = herdrJson(await cli(["worktree", "open", "--cwd", sb.ws, "--path", path, "--label", "op", "--no-focus"])).result;
+    expect(o).toMatchObject({ type: "worktree_opened", already_open: false, worktree: { path, branch: "op", is_linked_worktree: true }, workspace: { label: "op", worktree: { checkout_path: path } } });
+    expect(o.root_pane.cwd).toBe(path);
+    const again = herdrJson(await cli(["worktree", "open", "--cwd", sb.ws, "--branch", "op"])).result;
+    expect(again.already_open).toBe(true);
+    expect(again.workspace.workspace_id).toBe(o.workspace.workspace_id);
+    herdrApiError(await cli(["worktree", "open", "--cwd", sb.ws, "--path", join(sb.root, "nowhere")]), "worktree_not_found");
+  });
+
   test("usage errors exit 2 as herdr's parser does", async () => {
     for (const args of [
       ["worktree", "create", "--cwd", sb.ws, "--workspace", "w1"],

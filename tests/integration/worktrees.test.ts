@@ -206,6 +206,21 @@ for (const mux of ["tmux", "herdr"] as const) {
         // stop keeps the worktree; worktree remove refuses, --force removes it, the branch stays
         ok(await w.mam(["stop", "w1"]));
         expect(existsSync(wtPath(w, "w1"))).toBe(true);
+        // a stopped session that keeps its worktree is not replaced by a plain create
+        const replaced = await w.create("w1");
+        expect(replaced.code).toBe(4);
+        expect(replaced.stderr).toContain(`session 'w1' keeps its worktree ${wtPath(w, "w1")} (branch feat-x)`);
+        // resume brings the agent back in its worktree (herdr: shown as its worktree workspace again)
+        ok(await w.mam(["resume", "w1"]));
+        const back = w.row("w1");
+        expect(back.status).toBe("running");
+        expect(back.pane.cwd).toBe(wtPath(w, "w1"));
+        if (mux === "herdr") {
+          const ws = ((await w.herdr!.call("workspace.list", {})).workspaces as Row[]).find((x) => x.worktree?.checkout_path === wtPath(w, "w1"));
+          expect(ws?.workspace_id).toBe(back.worktree.herdr_workspace);
+          expect(back.pane.id.startsWith(`${ws!.workspace_id}:`)).toBe(true);
+        }
+        ok(await w.mam(["stop", "w1"]));
         expect((await w.mam(["worktree", "remove", "w1"])).code).toBe(4);
         ok(await w.mam(["worktree", "remove", "w1", "--force"]));
         expect(existsSync(wtPath(w, "w1"))).toBe(false);

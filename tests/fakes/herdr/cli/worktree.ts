@@ -1,6 +1,6 @@
 // `herdr worktree list|create|open|remove` as herdr 0.8.0 parses them (src/cli/worktree.rs):
 // `--flag value` pairs, `--workspace` and `--cwd` exclusive, `--json` a hidden no-op, the output
-// always the JSON response. open maps to worktree.open, which the fake answers not_implemented.
+// always the JSON response.
 import type { Json } from "../common/client.ts";
 import { CliUsage, type Parsed, type Spec } from "./args.ts";
 

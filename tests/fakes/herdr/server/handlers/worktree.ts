@@ -1,7 +1,8 @@
 // worktree.create | remove | list, as herdr 0.8.0 does them (src/app/api/worktrees.rs,
 // src/app/api/worktrees/deferred.rs, src/worktree.rs): real `git worktree` commands on the
 // repository of the source workspace, each worktree shown as a workspace of its own (with the
-// `worktree` membership in its WorkspaceInfo). worktree.open is not implemented (not_implemented).
+// `worktree` membership in its WorkspaceInfo). worktree.open opens an existing linked worktree
+// (the source checkout itself is not opened as a worktree here: worktree_not_found).
 //
 // Differences, on purpose: git runs synchronously inside the mutation queue (herdr runs it on a
 // thread and answers later); the default checkout folder is $HOME/.herdr/worktrees/<repo>/<branch
@@ -126,6 +127,34 @@ export const worktreeMethods: Record<string, MethodDef> = {
       const workspace = h.state.workspaceInfo(c.ws);
       h.hub.emit("worktree_created", { workspace, worktree });
       return { type: "worktree_created", workspace, tab: h.state.tabInfo(c.tab), root_pane: h.state.paneInfo(c.pane), worktree };
+    },
+  },
+  "worktree.open": {
+    run: (h, p) => {
+      if ((p.path === undefined || p.path === null) === (p.branch === undefined || p.branch === null)) throw new ApiError("invalid_request", "exactly one of path or branch is required");
+      const { space } = source(h, p, true);
+      const r = git(space.repo_root, ["worktree", "list", "--porcelain"]);
+      if (r.code !== 0) throw new ApiError("worktree_list_failed", r.err);
+      const want = p.path ? canonical(absolute(p.path)) : undefined;
+      const entry = porcelain(r.out).find((e) => (want ? canonical(e.path) === want : e.branch === p.branch));
+      if (!entry || canonical(entry.path) === canonical(space.repo_root)) throw new ApiError("worktree_not_found", "worktree not found");
+      if (entry.prunable) throw new ApiError("worktree_not_found", "worktree cannot be opened");
+      let ws = h.state.workspaces.find((w) => w.worktree && canonical(w.worktree.checkout_path) === canonical(entry.path));
+      const already = ws !== undefined;
+      if (!ws) {
+        ws = h.createWorkspace({ cwd: entry.path, focus: p.focus === true }).ws;
+        ws.worktree = { repo_key: space.repo_key, repo_name: space.repo_name, repo_root: space.repo_root, checkout_path: entry.path, is_linked_worktree: true };
+      } else if (p.focus === true) h.focusWorkspace(ws);
+      if (typeof p.label === "string") {
+        ws.customLabel = p.label;
+        if (already) h.hub.emit("workspace_renamed", { workspace_id: ws.id, label: p.label });
+      }
+      const tab = h.state.activeTab(ws)!;
+      const root = tab.orderedPanes()[0]!;
+      const worktree = worktreeInfo(h, entry, true);
+      const workspace = h.state.workspaceInfo(ws);
+      h.hub.emit("worktree_opened", { workspace, worktree, already_open: already });
+      return { type: "worktree_opened", workspace, tab: h.state.tabInfo(tab), root_pane: h.state.paneInfo(root), worktree, already_open: already };
     },
   },
   "worktree.remove": {
