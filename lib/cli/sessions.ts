@@ -173,7 +173,7 @@ export const status = defineCommand({
     if (watch !== undefined && json) throw usageError("--watch and --json do not go together");
     const { sessionStatus } = await import("../sessions/status-run.ts");
     if (watch === undefined) {
-      const doc = await sessionStatus(ws, process.env);
+      const doc = await sessionStatus(ws, process.env, json);
       if (json) return outJson(doc.doc);
       return out(doc.text(useColor()));
     }

@@ -39,7 +39,7 @@ const list = defineCommand({
   async run({ args }) {
     const ws = resolveWorkspace(str(args, "workspace"));
     const { listSessionWorktrees } = await import("../worktrees/sessions.ts");
-    const views = listSessionWorktrees(ws, process.env);
+    const views = await listSessionWorktrees(ws, process.env);
     if (bool(args, "json")) return outJson({ workspace: ws, worktrees: views });
     if (views.length === 0) return out(`no session worktrees in ${ws}`);
     const n = (v: number | null) => (v === null ? "-" : String(v));

@@ -27,6 +27,22 @@ export function git(dir: string, args: string[], env: Env = process.env): GitRes
   return { code: r.exitCode ?? 1, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
 }
 
+/** `git -C dir args…` without blocking: status asks several worktrees at once */
+export async function gitAsync(dir: string, args: string[], env: Env = process.env): Promise<GitResult> {
+  try {
+    const p = Bun.spawn(["git", "-C", dir, ...args], {
+      env: { ...env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" } as Record<string, string>,
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+    return { code, stdout, stderr };
+  } catch (e) {
+    return { code: 127, stdout: "", stderr: `cannot run git: ${(e as Error).message}` };
+  }
+}
+
 /** the first line git wrote to stderr (its own error text), else the exit code */
 export function gitWhy(r: GitResult): string {
   return (r.stderr.trim().split("\n").find((l) => l.trim() !== "") ?? `exit ${r.code}`).replace(/^(fatal|error): /, "");
@@ -140,10 +156,9 @@ export interface WorktreeCounts {
   changed: number;
 }
 
-/** ahead/behind against a commit, and uncommitted files: two git calls; undefined when git cannot tell */
-export function worktreeCounts(path: string, against: string, env: Env = process.env): WorktreeCounts | undefined {
-  const lr = git(path, ["rev-list", "--left-right", "--count", `${against}...HEAD`], env);
-  const st = git(path, ["status", "--porcelain", "--untracked-files=all"], env);
+/** ahead/behind against a commit, and uncommitted files: two git calls at once; undefined when git cannot tell */
+export async function worktreeCounts(path: string, against: string, env: Env = process.env): Promise<WorktreeCounts | undefined> {
+  const [lr, st] = await Promise.all([gitAsync(path, ["rev-list", "--left-right", "--count", `${against}...HEAD`], env), gitAsync(path, ["status", "--porcelain", "--untracked-files=all"], env)]);
   if (lr.code !== 0 || st.code !== 0) return undefined;
   const [behind, ahead] = lr.stdout.trim().split(/\s+/).map(Number);
   return { ahead: ahead ?? 0, behind: behind ?? 0, changed: st.stdout.split("\n").filter((l) => l.trim() !== "").length };

@@ -45,10 +45,10 @@ export function worktreeRows(data: RegistryData): { section: Section; row: Row; 
   return [...byName.values()];
 }
 
-/** the view of one worktree: two cheap git calls when its folder exists */
-export function viewOf(section: Section, row: Row, wt: WorktreeRecord, head: string | undefined, env: Env): WorktreeView {
+/** the view of one worktree: two git calls (at once) when its folder exists and counts are wanted */
+export async function viewOf(section: Section, row: Row, wt: WorktreeRecord, head: string | undefined, env: Env, counts = true): Promise<WorktreeView> {
   const exists = existsSync(wt.path);
-  const c = exists && head ? worktreeCounts(wt.path, head, env) : undefined;
+  const c = exists && head && counts ? await worktreeCounts(wt.path, head, env) : undefined;
   return {
     session: row.name,
     status: row.status,
@@ -74,11 +74,11 @@ export function headOf(ws: string, env: Env): string | undefined {
   }
 }
 
-export function listSessionWorktrees(ws: string, env: Env): WorktreeView[] {
+export async function listSessionWorktrees(ws: string, env: Env): Promise<WorktreeView[]> {
   const rows = worktreeRows(readRegistry(registryPath(ws, env)));
   if (rows.length === 0) return [];
   const head = headOf(ws, env);
-  return rows.map(({ section, row, wt }) => viewOf(section, row, wt, head, env));
+  return Promise.all(rows.map(({ section, row, wt }) => viewOf(section, row, wt, head, env)));
 }
 
 export interface Removed {
