@@ -258,6 +258,27 @@ for (const mux of ["tmux", "herdr"] as const) {
   });
 }
 
+describe("worktrees: the done-when, word for word", () => {
+  test("mam create --agent claude --worktree feat-x (default name, onboarding on): git, the pane, status, a job reporting back", async () => {
+    await withWorld("tmux", async (w) => {
+      const r = ok(await w.mam(["create", "--agent", "claude", "--worktree", "feat-x", ...w.where]));
+      const name = /^created (\S+) /m.exec(r.stdout)![1]!;
+      expect(name).toMatch(/-creator-claude$/);
+      const path = wtPath(w, name);
+      expect((await gitWorktrees(w)).get(path)).toBe("feat-x");
+      // the agent's pane runs there, and its onboarding says so
+      const tmuxPath = ok(await run([TMUX_BIN!, "-L", w.where[3]!, "display-message", "-p", "-t", name, "#{pane_current_path}"], { env: w.env })).stdout.trim();
+      expect(tmuxPath).toBe(path);
+      expect(await waitFor(() => existsSync(join(w.log, `${name}.lines`)) && readFileSync(join(w.log, `${name}.lines`), "utf8").includes("on branch feat-x"), 10_000)).toBe(true);
+      expect(readFileSync(join(w.log, `${name}.lines`), "utf8")).toContain(`You work in your own git worktree ${path} on branch feat-x (made from main)`);
+      expect(ok(await w.mam(["status"])).stdout).toMatch(new RegExp(`^${name} .* feat-x `, "m"));
+      const id = ok(await w.mam(["job", "submit", "--to", name, "--prompt", "add a line"])).stdout.trim();
+      ok(await w.mam(["job", "wait", id, "--timeout", "60"]));
+      expect(ok(await w.git(["show", "feat-x:shared.txt"])).stdout).toBe(`line 1\nedit by ${name}\n`);
+    });
+  }, 120_000);
+});
+
 describe("worktrees: bad input changes nothing", () => {
   for (const mux of ["tmux", "herdr"] as const) {
     test(`an agent that dies at start (${mux}): no row, no worktree, no new branch, no pane`, async () => {
