@@ -1,12 +1,14 @@
 // mam create (SPEC §5.2): validate, check for a conflict, claim a pane and start the agent under
 // the server's pane-claim lock, write the row (adopting the monitor's registration of our own
-// pane), onboard, submit a job, reconcile once, ensure the daemon.
+// pane), onboard, submit a job, reconcile once, ensure the daemon. With --worktree the agent runs
+// in a git worktree of its own (lib/worktrees): checked before, made before the launch (tmux) or
+// by herdr in it, and removed again when the create fails.
 import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
 import onboardingTemplate from "../assets/onboarding.md" with { type: "text" };
 import { agentKind, idField } from "../agents/kinds.ts";
 import { type MuxChoice, resolveMuxTarget } from "../mux/index.ts";
 import { shJoin } from "../mux/exec.ts";
-import { existsSync } from "node:fs";
 import { findRows, sectionOf } from "../registry/rows.ts";
 import { mutateRegistry, readRegistry, registryPath } from "../registry/index.ts";
 import type { Row } from "../registry/types.ts";

@@ -1,11 +1,11 @@
 // Looking at reality: one listing per server, then the pure classification. Shared by
 // `mam status` (read-only) and `mam reconcile` (which then applies the actions).
+import { existsSync } from "node:fs";
 import type { Backend, Mux } from "../mux/types.ts";
 import type { RegistryData } from "../registry/types.ts";
 import { type Classification, type ServerView, classify, serverKey, serversOf } from "../monitor/classify.ts";
 import { agentKind } from "../agents/kinds.ts";
 import type { Env } from "../sys/paths.ts";
-import { existsSync } from "node:fs";
 
 export type MuxFactory = (backend: Backend, server: string) => Mux;
 

@@ -11,12 +11,20 @@ export interface GitResult {
   stderr: string;
 }
 
+/**
+ * git's environment: no credential prompts, C messages (matched below), and no optional locks, so
+ * that the status checks of read-only commands never write the index (GIT_OPTIONAL_LOCKS=0)
+ */
+function gitEnv(env: Env): Record<string, string> {
+  return { ...env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C", GIT_OPTIONAL_LOCKS: "0" } as Record<string, string>;
+}
+
 /** run `git -C dir args…`; never throws for a non-zero exit */
 export function git(dir: string, args: string[], env: Env = process.env): GitResult {
   let r;
   try {
     r = Bun.spawnSync(["git", "-C", dir, ...args], {
-      env: { ...env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" } as Record<string, string>,
+      env: gitEnv(env),
       stdin: "ignore",
       stdout: "pipe",
       stderr: "pipe",
@@ -31,7 +39,7 @@ export function git(dir: string, args: string[], env: Env = process.env): GitRes
 export async function gitAsync(dir: string, args: string[], env: Env = process.env): Promise<GitResult> {
   try {
     const p = Bun.spawn(["git", "-C", dir, ...args], {
-      env: { ...env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" } as Record<string, string>,
+      env: gitEnv(env),
       stdin: "ignore",
       stdout: "pipe",
       stderr: "pipe",
