@@ -103,7 +103,7 @@ const submit = defineCommand({
     ],
   },
   args: {
-    to: { type: "string", required: true, description: "the session that does the work", valueHint: "NAME" },
+    to: { type: "string", required: true, description: "the session that does the work (with --worktree: the name of the new worker)", valueHint: "NAME" },
     prompt: { type: "string", description: "the task, as text", valueHint: "TEXT" },
     "brief-file": { type: "string", description: "the task, as a file the agent reads", valueHint: "FILE" },
     from: { type: "string", description: "the delegating session (told when the job ends)", valueHint: "NAME" },

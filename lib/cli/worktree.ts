@@ -12,8 +12,8 @@ export const worktreeArgs: ArgsDef = {
     optionalValue: "",
     // the next word is the branch unless it is a flag
     optionalValuePattern: /^[^-]/,
-    description: "run the agent in its own git worktree <workspace>/.mam/worktrees/<session> on branch BRANCH (default: the session name; an existing branch is continued)",
-    valueHint: "[BRANCH]",
+    description: "run the agent in its own git worktree <workspace>/.mam/worktrees/<session> on branch BRANCH; BRANCH may be left out (then: the session name); an existing branch is continued",
+    valueHint: "BRANCH",
   },
   base: { type: "string", description: "with --worktree: the commit a new branch starts from (default: the workspace's HEAD)", valueHint: "REF" },
 };
