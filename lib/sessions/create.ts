@@ -161,10 +161,18 @@ export async function createSession(o: CreateOptions): Promise<Created> {
   if (kept) throw conflict(`session '${name}' keeps its worktree ${kept.path} (branch ${kept.branch})`, `resume it with: mam resume ${name}; or remove the worktree first: mam worktree remove ${name}`);
   // the worktree's checks (git repository, branch, base, folder) before anything is made
   const plan = o.worktree ? planWorktree(o.ws, name, o.worktree.branch, o.worktree.base, o.env) : undefined;
+  // only what this create made is undone (a concurrent create of the same name made its own)
+  const made = { worktree: false };
+  const undo = () => {
+    if (plan && made.worktree) undoWorktree(o.ws, plan, o.env);
+  };
   if (plan) {
     ensureWorktreesDir(o.ws);
     // tmux: mam makes it; herdr makes it itself (launch), so that it shows it as a workspace
-    if (target.backend === "tmux") addWorktree(o.ws, plan.path, plan.branch, plan.newBranch ? plan.base_commit : undefined, o.env);
+    if (target.backend === "tmux") {
+      addWorktree(o.ws, plan.path, plan.branch, plan.newBranch ? plan.base_commit : undefined, o.env);
+      made.worktree = true;
+    }
   }
 
   // 3. claim a pane and start the agent, under the pane-claim lock
@@ -185,11 +193,12 @@ export async function createSession(o: CreateOptions): Promise<Created> {
       taken,
       env: o.env,
       cwd: plan?.path,
+      made,
       herdrWorktree:
         plan && target.backend === "herdr" ? { cwd: o.ws, branch: plan.branch, base: plan.newBranch ? plan.base_commit : undefined, path: plan.path, label: name } : undefined,
     });
   } catch (e) {
-    if (plan) undoWorktree(o.ws, plan, o.env);
+    undo();
     throw e;
   }
   const wt = plan ? recordOf(plan, l.worktreeWorkspace) : undefined;
@@ -229,7 +238,7 @@ export async function createSession(o: CreateOptions): Promise<Created> {
   } catch (e) {
     // our agent must not be left running without a row: close the pane we claimed (it carries our label)
     await l.mux.close(l.pane.id).catch(() => {});
-    if (plan) undoWorktree(o.ws, plan, o.env);
+    undo();
     throw e;
   } finally {
     l.lock.close();

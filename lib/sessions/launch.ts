@@ -33,6 +33,8 @@ export interface LaunchSpec {
    * `open`), and start the agent in its workspace's root pane (tmux: mam made it already)
    */
   herdrWorktree?: WorktreeSpec & { open?: boolean };
+  /** set to true once herdr made the worktree (the caller undoes only what this launch made) */
+  made?: { worktree: boolean };
 }
 
 export interface Launched {
@@ -97,6 +99,7 @@ export async function launch(s: LaunchSpec): Promise<Launched> {
       // a fresh workspace of its own: no other client picks its root pane, one attempt
       if (!mux.createWorktree || !mux.openWorktree) throw new Error("this multiplexer cannot make worktrees");
       const wt = s.herdrWorktree.open ? await mux.openWorktree(s.herdrWorktree) : await mux.createWorktree(s.herdrWorktree);
+      if (s.made && !s.herdrWorktree.open) s.made.worktree = true;
       worktreeWorkspace = wt.workspaceId;
       try {
         await mux.label(wt.pane.id, labelFor(s.name));

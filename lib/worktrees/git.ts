@@ -51,9 +51,11 @@ export async function gitAsync(dir: string, args: string[], env: Env = process.e
   }
 }
 
-/** the first line git wrote to stderr (its own error text), else the exit code */
+/** git's own error line (`fatal: …` / `error: …`; git prints progress lines before it), else its last line, else the exit code */
 export function gitWhy(r: GitResult): string {
-  return (r.stderr.trim().split("\n").find((l) => l.trim() !== "") ?? `exit ${r.code}`).replace(/^(fatal|error): /, "");
+  const lines = r.stderr.split("\n").filter((l) => l.trim() !== "");
+  const line = lines.find((l) => /^(fatal|error): /.test(l)) ?? lines[lines.length - 1] ?? `exit ${r.code}`;
+  return line.replace(/^(fatal|error): /, "").trim();
 }
 
 export interface Repo {

@@ -299,6 +299,16 @@ describe("worktrees: bad input changes nothing", () => {
     }, 60_000);
   }
 
+  test("two creates of one name at once: one wins, the loser does not remove the winner's worktree", async () => {
+    await withWorld("tmux", async (w) => {
+      const [a, b] = await Promise.all([w.create("same", ["--worktree"]), w.create("same", ["--worktree"])]);
+      expect([a.code, b.code].sort(), `${a.stderr}\n${b.stderr}`).toEqual([0, 4]);
+      expect((await gitWorktrees(w)).get(wtPath(w, "same"))).toBe("same");
+      expect(existsSync(join(wtPath(w, "same"), "shared.txt"))).toBe(true);
+      expect(w.row("same")).toMatchObject({ status: "running", worktree: { branch: "same" } });
+    });
+  }, 60_000);
+
   test("not a git repository, a branch checked out elsewhere, a bad base, --base alone: clear errors, no row, no pane, no worktree", async () => {
     await withWorld("herdr", async (w) => {
       ok(await w.create("a", ["--worktree", "feat-a"]));
