@@ -9,7 +9,7 @@ import type { JobRecord } from "../../lib/jobs/store.ts";
 import { classify } from "../../lib/monitor/classify.ts";
 import type { RegistryData, Row } from "../../lib/registry/types.ts";
 import { validateRegistry } from "../../lib/registry/validate.ts";
-import { parseWorktreeList } from "../../lib/worktrees/git.ts";
+import { gitWhy, parseWorktreeList } from "../../lib/worktrees/git.ts";
 import { liveWorktreeOf, rowCwd, worktreeOf, worktreePath } from "../../lib/worktrees/plan.ts";
 import { riskText } from "../../lib/worktrees/remove.ts";
 
@@ -44,6 +44,14 @@ describe("git worktree list --porcelain", () => {
       { path: "/tmp/gone", head: "4444444444444444444444444444444444444444", branch: "old", detached: false, prunable: true },
     ]);
     expect(parseWorktreeList("")).toEqual([]);
+  });
+});
+
+describe("git's error line", () => {
+  test("the fatal:/error: line, not the progress line git prints first", () => {
+    expect(gitWhy({ code: 128, stdout: "", stderr: "Preparing worktree (new branch 'x')\nfatal: a branch named 'x' already exists\n" })).toBe("a branch named 'x' already exists");
+    expect(gitWhy({ code: 1, stdout: "", stderr: "something odd\nlast words\n" })).toBe("last words");
+    expect(gitWhy({ code: 3, stdout: "", stderr: "" })).toBe("exit 3");
   });
 });
 
