@@ -110,14 +110,16 @@ export async function removeWorktreeOfSession(ws: string, name: string, force: b
   if (row.status === "running") throw conflict(`session ${name} is running in its worktree ${wt.path}`, `stop it first: mam stop ${name} --remove-worktree`);
   if (wt.removed_at !== undefined && !existsSync(wt.path)) return { session: name, path: wt.path, branch: wt.branch, removed: false, at_risk: { uncommitted: 0, unmerged: 0 } };
   const server = serverOf(row, section);
-  let herdr;
-  let herdrOpen = false;
-  if (section === "herdr_sessions" && wt.herdr_workspace) {
-    herdr = muxFor("herdr", server, env);
-    const l = await herdr.list().catch(() => undefined);
-    herdrOpen = l?.state === "ok" && l.panes.some((p) => p.workspaceId === wt.herdr_workspace && (p.cwd === undefined || p.cwd.startsWith(wt.path)));
+  // a pane still in the worktree (an archived session's agent, a shell): refused unless forced
+  const mux = muxFor(backendOf(section), server, env);
+  const l = await mux.list().catch(() => undefined);
+  const panes = l?.state === "ok" ? l.panes : [];
+  const inside = panes.filter((p) => p.cwd !== undefined && (p.cwd === wt.path || p.cwd.startsWith(`${wt.path}/`)));
+  if (inside.length && !force) {
+    throw conflict(`pane ${inside.map((p) => p.id).join(", ")} on ${backendOf(section)} server '${server}' still runs in the worktree of ${name} (${wt.path})`, "nothing was changed; close it first, or add --force");
   }
-  const r = await removeSessionWorktree(ws, name, wt, { force, herdr, herdrOpen, env });
+  const herdrOpen = section === "herdr_sessions" && wt.herdr_workspace !== undefined && panes.some((p) => p.workspaceId === wt.herdr_workspace);
+  const r = await removeSessionWorktree(ws, name, wt, { force, herdr: herdrOpen ? mux : undefined, herdrOpen, env });
   await mutateRegistry(path, (d) => {
     for (const x of d[section]) {
       if (x.name !== name || serverOf(x, section) !== server || x.status === "running") continue;

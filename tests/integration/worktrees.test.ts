@@ -258,6 +258,26 @@ for (const mux of ["tmux", "herdr"] as const) {
   });
 }
 
+describe("worktrees: an archived session's agent still in its worktree", () => {
+  test("herdr: worktree remove refuses while a pane runs there; --force removes it through herdr, which closes its workspace", async () => {
+    await withWorld("herdr", async (w) => {
+      ok(await w.create("arc", ["--worktree"]));
+      const row = w.row("arc");
+      ok(await w.mam(["stop", "arc", "--soft"]));
+      expect(w.row("arc").status).toBe("archived");
+      const refused = await w.mam(["worktree", "remove", "arc"]);
+      expect(refused.code).toBe(4);
+      expect(refused.stderr).toContain(`pane ${row.pane.id} on herdr server 'wt' still runs in the worktree of arc (${wtPath(w, "arc")})`);
+      expect(existsSync(wtPath(w, "arc"))).toBe(true);
+      ok(await w.mam(["worktree", "remove", "arc", "--force"]));
+      expect(existsSync(wtPath(w, "arc"))).toBe(false);
+      const wss = (await w.herdr!.call("workspace.list", {})).workspaces as Row[];
+      expect(wss.some((x) => x.workspace_id === row.worktree.herdr_workspace)).toBe(false);
+      expect(await w.paneCount()).toBe(0);
+    });
+  }, 60_000);
+});
+
 describe("worktrees: the done-when, word for word", () => {
   test("mam create --agent claude --worktree feat-x (default name, onboarding on): git, the pane, status, a job reporting back", async () => {
     await withWorld("tmux", async (w) => {
