@@ -155,6 +155,29 @@ describe("--worktree [BRANCH]", () => {
   });
 });
 
+describe("conversation discovery looks where the agent runs", () => {
+  test("classify asks for the row's worktree folder, else the workspace", () => {
+    const asked: string[] = [];
+    const data: RegistryData = {
+      herdr_sessions: [],
+      tmux_sessions: [
+        { name: "w1", status: "running", role: "worker", agent: "codex", tmux_server: "mam", worktree: WT },
+        { name: "w2", status: "running", role: "worker", agent: "codex", tmux_server: "mam" },
+      ],
+    };
+    const c = classify({
+      data,
+      views: [{ backend: "tmux", server: "mam", listing: { state: "ok", panes: [{ id: "%1", label: "mam:w1", status: "unknown" }, { id: "%2", label: "mam:w2", status: "unknown" }] } }],
+      workspace: WS,
+      now: 1_800_000_000,
+      discover: (_kind, _since, _ex, cwd) => (asked.push(cwd), cwd === WT.path ? "id-in-worktree" : undefined),
+      folderExists: () => true,
+    });
+    expect(asked).toEqual([WT.path, WS]);
+    expect(c.actions).toContainEqual({ type: "fill-session-id", section: "tmux_sessions", name: "w1", server: "mam", field: "codex_session_id_own", value: "id-in-worktree", source: "store" });
+  });
+});
+
 describe("reconcile: a vanished worktree is a drift, nothing else changes", () => {
   test("worktree-gone for a row whose folder is missing; removed worktrees are not drifts", () => {
     const data: RegistryData = {
