@@ -70,7 +70,7 @@ function ok(r: RunResult): RunResult {
 async function withWorld(mux: "tmux" | "herdr", fn: (w: World) => Promise<void>, o: { daemon?: boolean; herdrEnv?: Record<string, string> } = {}): Promise<void> {
   if (mux === "tmux" && !TMUX_BIN) throw new Error("tmux is not installed: these tests need a real tmux; they are not skipped on purpose");
   const sb = makeSandbox("mam-wt-");
-  installFakeAgents(sb.bin, ["claude"]);
+  installFakeAgents(sb.bin, ["claude", "codex"]);
   if (MAM_BIN) symlinkSync(MAM_BIN, join(sb.bin, "mam"));
   else writeScript(sb.bin, "mam", `exec ${MAM_SH} "$@"`);
   const agent = writeScript(sb.bin, "wt-agent", WT_AGENT);
@@ -274,6 +274,27 @@ describe("worktrees: an archived session's agent still in its worktree", () => {
       const wss = (await w.herdr!.call("workspace.list", {})).workspaces as Row[];
       expect(wss.some((x) => x.workspace_id === row.worktree.herdr_workspace)).toBe(false);
       expect(await w.paneCount()).toBe(0);
+    });
+  }, 60_000);
+});
+
+describe("worktrees: conversation ids are found where the agent runs", () => {
+  test("codex (id discovered, not assigned) in a worktree: reconcile finds its rollout by the worktree's cwd; stop records it", async () => {
+    await withWorld("tmux", async (w) => {
+      ok(await w.mam(["create", "--agent", "codex", "--session", "cx", "--no-onboard", "--worktree", ...w.where]));
+      expect(w.row("cx").session_id_source).toBe("pending-discovery");
+      let id: string | undefined;
+      await waitFor(async () => {
+        await w.mam(["reconcile"]);
+        id = w.row("cx").codex_session_id_own;
+        return typeof id === "string";
+      }, 15_000);
+      expect(id).toMatch(/^[0-9a-f-]{8,}/);
+      ok(await w.mam(["stop", "cx"]));
+      expect(w.row("cx")).toMatchObject({ status: "stopped", resumable: true, codex_session_id_own: id });
+      const res = ok(await w.mam(["resume", "cx"]));
+      expect(res.stdout).toContain(`(conversation ${id})`);
+      ok(await w.mam(["stop", "cx", "--hard"]));
     });
   }, 60_000);
 });
