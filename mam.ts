@@ -41,6 +41,7 @@ export const root: MamCommand = defineCommand({
     reconcile: lazy(() => import("./lib/cli/reconcile.ts")),
     daemon: lazy(() => import("./lib/cli/daemon.ts")),
     registry: lazy(() => import("./lib/cli/registry.ts")),
+    worktree: lazy(() => import("./lib/cli/worktree.ts")),
   },
 });
 

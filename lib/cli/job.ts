@@ -10,6 +10,7 @@ import { err, out, outJson, warn } from "../sys/io.ts";
 import { checkJobId } from "../sys/names.ts";
 import { resolveWorkspace } from "../sys/paths.ts";
 import { bool, defineCommand, jsonArg, list, str, workspaceArg, type ParsedArgs } from "./command.ts";
+import { worktreeArgs, worktreeOption } from "./worktree.ts";
 
 const ws = (a: ParsedArgs) => resolveWorkspace(str(a, "workspace"));
 
@@ -97,10 +98,12 @@ const submit = defineCommand({
       'mam job submit --to repo-worker-claude --prompt "Add a --json flag to status" --expect lib/cli/status.ts',
       "mam job submit --to repo-worker-claude --brief-file brief.md --from repo-creator-claude --wait",
       'mam job submit --to worker --type loop --reviewer reviewer --max-iterations 3 --prompt "Fix issue 12"',
+      'mam job submit --to fix-login --worktree --agent claude --prompt "Fix the login bug"   # a new worker in its own worktree',
+      'mam job submit --to fix-login --worktree fix/login --base main --agent codex --type loop --reviewer rev --prompt "…"',
     ],
   },
   args: {
-    to: { type: "string", required: true, description: "the session that does the work", valueHint: "NAME" },
+    to: { type: "string", required: true, description: "the session that does the work (with --worktree: the name of the new worker)", valueHint: "NAME" },
     prompt: { type: "string", description: "the task, as text", valueHint: "TEXT" },
     "brief-file": { type: "string", description: "the task, as a file the agent reads", valueHint: "FILE" },
     from: { type: "string", description: "the delegating session (told when the job ends)", valueHint: "NAME" },
@@ -111,6 +114,12 @@ const submit = defineCommand({
     reviewer: { type: "string", description: "the reviewing session of a loop job", valueHint: "NAME" },
     "max-iterations": { type: "string", description: "loop jobs: review rounds before giving up (default 3)", valueHint: "N" },
     wait: { type: "boolean", description: "then wait for the job as `mam job wait` does" },
+    ...worktreeArgs,
+    agent: { type: "string", description: "with --worktree: the new worker's agent kind", valueHint: "KIND" },
+    role: { type: "string", description: "with --worktree: the new worker's role (default worker)", valueHint: "ROLE" },
+    mux: { type: "string", description: "with --worktree: herdr or tmux for the new worker (as mam create --mux)", valueHint: "herdr|tmux" },
+    "herdr-session": { type: "string", description: "with --worktree: the herdr server of the new worker (as mam create)", valueHint: "SERVER" },
+    "tmux-server": { type: "string", description: "with --worktree: the private tmux server of the new worker (as mam create)", valueHint: "NAME" },
     ...jsonArg,
     ...workspaceArg,
   },
@@ -119,24 +128,44 @@ const submit = defineCommand({
     const mi = str(args, "max-iterations");
     if (mi !== undefined && !/^\d+$/.test(mi)) throw usageError(`--max-iterations must be a whole number (got '${mi}')`);
     const cfg = brokerConfigFromEnv();
-    const [{ submitJob }, { loadJobRuntime }] = await Promise.all([import("../jobs/submit.ts"), import("../jobs/runtime.ts")]);
-    const { record } = await submitJob(
-      w,
-      {
-        to: str(args, "to")!,
-        prompt: str(args, "prompt"),
-        briefFile: str(args, "brief-file"),
-        from: str(args, "from"),
-        timeoutSec: seconds(args, "timeout"),
-        idleTimeoutSec: seconds(args, "idle-timeout"),
-        expect: list(args, "expect"),
-        type: str(args, "type") as "single" | "loop" | undefined,
-        reviewer: str(args, "reviewer"),
-        maxIterations: mi === undefined ? undefined : Number(mi),
-        topicPrefix: cfg.topicPrefix,
-      },
-      await loadJobRuntime(w),
-    );
+    const opts = {
+      prompt: str(args, "prompt"),
+      briefFile: str(args, "brief-file"),
+      from: str(args, "from"),
+      timeoutSec: seconds(args, "timeout"),
+      idleTimeoutSec: seconds(args, "idle-timeout"),
+      expect: list(args, "expect"),
+      type: str(args, "type") as "single" | "loop" | undefined,
+      reviewer: str(args, "reviewer"),
+      maxIterations: mi === undefined ? undefined : Number(mi),
+    };
+    const worktree = worktreeOption(args);
+    for (const f of ["agent", "role", "mux", "herdr-session", "tmux-server"]) if (!worktree && str(args, f) !== undefined) throw usageError(`--${f} goes with --worktree (a new worker); without it the job goes to the running session --to`);
+    let record: JobRecord;
+    if (worktree) {
+      // a fresh worktree for a new worker, in one step: mam create --worktree … --submit-job
+      const agent = str(args, "agent");
+      if (agent === undefined) throw usageError("--worktree makes a new worker: give its --agent KIND");
+      const { createAndFollowUp } = await import("../sessions/create.ts");
+      const c = await createAndFollowUp({
+        ws: w,
+        agent,
+        role: str(args, "role") ?? "worker",
+        name: str(args, "to")!,
+        choice: { mux: str(args, "mux"), herdrSession: str(args, "herdr-session"), tmuxServer: str(args, "tmux-server") },
+        startServer: false,
+        onboard: true,
+        agentArgs: [],
+        env: process.env,
+        submitJob: opts,
+        worktree,
+      });
+      for (const x of c.warnings) err(x);
+      record = requireRecord(w, c.job_id!);
+    } else {
+      const [{ submitJob }, { loadJobRuntime }] = await Promise.all([import("../jobs/submit.ts"), import("../jobs/runtime.ts")]);
+      record = (await submitJob(w, { ...opts, to: str(args, "to")!, topicPrefix: cfg.topicPrefix }, await loadJobRuntime(w))).record;
+    }
     if (!bool(args, "wait")) {
       if (bool(args, "json")) outJson(publicRecord(record));
       else out(record.job_id);

@@ -35,6 +35,16 @@ export interface JobRecord {
   expected_artifacts: string[];
   last_seq: number;
   auth_token: string;
+  /** the worker's git worktree when it runs in one (issue 18): headers and reviews name its branch */
+  worktree?: JobWorktree;
+}
+
+/** the worker's git worktree as a job knows it */
+export interface JobWorktree {
+  path: string;
+  branch: string;
+  base: string;
+  base_commit: string;
 }
 
 export type PublicRecord = Omit<JobRecord, "auth_token">;
@@ -219,6 +229,7 @@ export interface JobSpec {
   expected_artifacts: string[];
   /** MAM_MQTT_TOPIC_PREFIX; the record keeps <prefix>/<id> */
   topic_prefix_base: string;
+  worktree?: JobWorktree;
 }
 
 /** register a new pending job with a fresh id (retried on collision) and token */
@@ -251,6 +262,7 @@ export async function registerJob(ws: string, spec: JobSpec, now: number = Date.
       expected_artifacts: spec.expected_artifacts,
       last_seq: 0,
       auth_token: newToken(),
+      ...(spec.worktree ? { worktree: spec.worktree } : {}),
     };
     writeRecord(ws, r);
     return r;

@@ -1,5 +1,6 @@
 // Looking at reality: one listing per server, then the pure classification. Shared by
 // `mam status` (read-only) and `mam reconcile` (which then applies the actions).
+import { existsSync } from "node:fs";
 import type { Backend, Mux } from "../mux/types.ts";
 import type { RegistryData } from "../registry/types.ts";
 import { type Classification, type ServerView, classify, serverKey, serversOf } from "../monitor/classify.ts";
@@ -27,11 +28,11 @@ export async function listServers(data: RegistryData, muxFor: MuxFactory, extra:
   );
 }
 
-/** conversation discovery for classify: this workspace's newest, newer than the row, not owned */
-export function discoverer(ws: string, env: Env) {
-  return (kind: string, sinceEpoch: number | undefined, exclude: Set<string>): string | undefined => {
+/** conversation discovery for classify: the newest in the row's folder (its worktree, else the workspace), newer than the row, not owned */
+export function discoverer(env: Env) {
+  return (kind: string, sinceEpoch: number | undefined, exclude: Set<string>, cwd: string): string | undefined => {
     const store = agentKind(kind).store;
-    const c = store?.newest(ws, env);
+    const c = store?.newest(cwd, env);
     if (!c || exclude.has(c.id)) return undefined;
     if (sinceEpoch !== undefined && c.mtimeMs > 0 && c.mtimeMs < sinceEpoch * 1000 - 1000) return undefined;
     return c.id;
@@ -40,5 +41,5 @@ export function discoverer(ws: string, env: Env) {
 
 export async function observe(data: RegistryData, ws: string, muxFor: MuxFactory, env: Env, now: number, extra: { backend: Backend; server: string }[] = []): Promise<Observation> {
   const views = await listServers(data, muxFor, extra);
-  return { ...classify({ data, views, workspace: ws, now, discover: discoverer(ws, env) }), views };
+  return { ...classify({ data, views, workspace: ws, now, discover: discoverer(env), folderExists: existsSync }), views };
 }

@@ -12,6 +12,8 @@ import { SECTIONS } from "../registry/types.ts";
 import { MamError, notFound, usageError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 import { epochNow, isoUtc } from "../sys/time.ts";
+import { liveWorktreeOf, rowCwd } from "../worktrees/plan.ts";
+import { checkRemovable, removeWorktreeOfSession } from "../worktrees/sessions.ts";
 import { nameFromLabel } from "./naming.ts";
 
 export type StopMode = "graceful" | "hard" | "soft";
@@ -23,6 +25,10 @@ export interface StopOptions {
   purge: boolean;
   reason: string;
   env: Env;
+  /** then remove the session's git worktree (refused, exit 4 before anything, when work would be lost) */
+  removeWorktree?: boolean;
+  /** remove the worktree even with uncommitted or unmerged work */
+  force?: boolean;
 }
 
 export interface Stopped {
@@ -32,6 +38,8 @@ export interface Stopped {
   pane: string | null;
   session_id: string | null;
   purged: string[];
+  /** the worktree that was removed (--remove-worktree), else null */
+  worktree_removed: string | null;
 }
 
 export interface RowRef {
@@ -80,7 +88,7 @@ async function agentLeft(mux: Mux, paneId: string): Promise<boolean> {
 export function conversationId(row: Row, pane: MuxPane | undefined, ws: string, env: Env): string | undefined {
   const agent = typeof row.agent === "string" ? row.agent : undefined;
   if (!agent || !KINDS[agent]) return undefined;
-  return ownId(row, agent) ?? pane?.agentSessionId ?? agentKind(agent).store?.newest(ws, env)?.id;
+  return ownId(row, agent) ?? pane?.agentSessionId ?? agentKind(agent).store?.newest(rowCwd(row, ws), env)?.id;
 }
 
 export async function stopSession(o: StopOptions): Promise<Stopped> {
@@ -90,9 +98,19 @@ export async function stopSession(o: StopOptions): Promise<Stopped> {
   if (!ref) throw notFound(`no session named '${o.name}' in ${path}`, "see: mam status");
   const { section, row } = ref;
   const agent = typeof row.agent === "string" ? row.agent : undefined;
-  const base: Stopped = { name: o.name, status: "stopped", already: false, pane: null, session_id: agent ? (ownId(row, agent) ?? null) : null, purged: [] };
+  const base: Stopped = { name: o.name, status: "stopped", already: false, pane: null, session_id: agent ? (ownId(row, agent) ?? null) : null, purged: [], worktree_removed: null };
+  // --remove-worktree: every refusal before the agent is touched
+  const wt = o.removeWorktree ? liveWorktreeOf(row) : undefined;
+  if (o.removeWorktree && !wt) throw usageError(`session '${o.name}' has no worktree to remove`, "see: mam worktree list");
+  if (o.removeWorktree && o.mode === "soft") throw usageError("--remove-worktree cannot go with --soft (its agent keeps running in the worktree)");
+  if (wt && !o.force) checkRemovable(o.ws, o.name, wt, o.env);
+  const removeAfter = async (r: Stopped): Promise<Stopped> => {
+    if (!wt) return r;
+    const done = await removeWorktreeOfSession(o.ws, o.name, o.force === true, o.env);
+    return { ...r, worktree_removed: done.path };
+  };
   if (row.status !== "running" && !(o.mode === "hard" && o.purge)) {
-    return { ...base, status: row.status, already: true };
+    return removeAfter({ ...base, status: row.status, already: true });
   }
 
   const server = serverOf(row, section);
@@ -126,7 +144,7 @@ export async function stopSession(o: StopOptions): Promise<Stopped> {
 
   const purged: string[] = [];
   if (o.purge && agent && sid) {
-    const conv = agentKind(agent).store?.find(sid, o.ws, o.env);
+    const conv = agentKind(agent).store?.find(sid, rowCwd(row, o.ws), o.env);
     for (const f of conv?.files ?? []) {
       rmSync(f, { recursive: true, force: true });
       purged.push(f);
@@ -160,5 +178,5 @@ export async function stopSession(o: StopOptions): Promise<Stopped> {
       r.last_visible_note = `archived: ${o.reason}; the pane was left running`;
     }
   });
-  return { ...base, status, pane: pane?.id ?? null, session_id: sid ?? null, purged };
+  return removeAfter({ ...base, status, pane: pane?.id ?? null, session_id: sid ?? null, purged });
 }
