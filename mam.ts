@@ -12,7 +12,7 @@ export const root: MamCommand = defineCommand({
     name: "mam",
     description: "multi-agent-mux: run a team of AI coding agents in terminal-multiplexer panes",
     groups: [
-      { title: "agents", commands: ["create", "stop", "resume", "status"] },
+      { title: "agents", commands: ["create", "stop", "resume", "status", "worktree"] },
       { title: "jobs", commands: ["job submit", "job wait", "job status", "job logs", "job list", "job cancel", "job event"] },
       { title: "monitoring", commands: ["reconcile", "daemon", "registry"] },
       { title: "plumbing", commands: ["skills", "shim", "pane-lock", "broker"] },
