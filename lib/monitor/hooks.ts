@@ -1,10 +1,13 @@
 // What the subscriber daemon does, wired in one place. The loop (daemon.ts) decides when; these
 // decide what:
 //   reconcile   → the reconcile pass (SPEC §6.1), applied; then react to the journals
-//   onEvent     → ingestEvent (verify, journal once, move the status), then react to that job
+//   onEvent     → ingestEvent (verify, journal once, move the status), then react to that job;
+//                 the journals' indexes (JournalCache) live as long as the daemon
 //   jobsChanged → react to journals written on this machine (works with no broker at all)
 //   poll        → polling mode: the reconcile pass; both modes: job timeouts, blocked / dead agents
 //   busy        → a running row or an unfinished job holds the idle timeout off
+import type { RepeatLog } from "../jobs/ingest.ts";
+import { JournalCache } from "../jobs/journal-index.ts";
 import type { JobRuntime } from "../jobs/runtime.ts";
 import type { Env } from "../sys/paths.ts";
 import type { DaemonHooks, HookContext } from "./daemon.ts";
@@ -13,10 +16,12 @@ import type { AgentState, ReactorContext } from "./reactor.ts";
 export function defaultHooks(env: Env = process.env): DaemonHooks {
   let runtime: JobRuntime | undefined;
   const blocked = new Set<string>();
+  const journals = new JournalCache();
+  let repeats: RepeatLog | undefined;
   const reactor = async (ctx: HookContext): Promise<ReactorContext> => {
     const { loadJobRuntime } = await import("../jobs/runtime.ts");
     runtime ??= await loadJobRuntime(ctx.ws, env);
-    return { ws: ctx.ws, runtime, log: ctx.log, publish: ctx.publish };
+    return { ws: ctx.ws, runtime, log: ctx.log, publish: ctx.publish, journals };
   };
   const pass = async (ctx: HookContext) => {
     const { reconcileOnce, describeAction } = await import("./reconcile.ts");
@@ -33,8 +38,10 @@ export function defaultHooks(env: Env = process.env): DaemonHooks {
       await react(ctx);
     },
     async onEvent(topic, payload, ctx) {
-      const { ingestEvent } = await import("../jobs/ingest.ts");
-      const r = await ingestEvent(ctx.ws, topic, payload, ctx.log);
+      const { ingestEvent, RepeatLog } = await import("../jobs/ingest.ts");
+      repeats ??= new RepeatLog(ctx.log);
+      const r = await ingestEvent(ctx.ws, topic, payload, (line) => (repeats!.flush(), ctx.log(line)), journals);
+      if (r.outcome === "duplicate") repeats.repeat(r.log);
       if (r.outcome !== "dropped") await react(ctx, [r.job.job_id]);
     },
     async jobsChanged(ctx) {
@@ -48,6 +55,16 @@ export function defaultHooks(env: Env = process.env): DaemonHooks {
       for (const a of scan.timedOut) await publishAppended(rc, a.record, [a]);
       await watchAgents(rc, await agentStates(ctx.ws, env), blocked);
       await react(ctx);
+      // ended jobs give their memory back; a late event reads their journal once more
+      const [{ readRecord }, { isFinal }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/event.ts")]);
+      for (const id of journals.ids()) {
+        try {
+          const r = readRecord(ctx.ws, id);
+          if (!r || isFinal(r.status)) journals.forget(id);
+        } catch {
+          journals.forget(id);
+        }
+      }
     },
     async busy(ctx) {
       const [{ readRegistry, registryPath }, { listJobIds, readRecord }, { isFinal }] = await Promise.all([
