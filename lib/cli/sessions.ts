@@ -107,6 +107,9 @@ export const stop = defineCommand({
       env: process.env,
     });
     if (bool(args, "json")) return outJson(r);
+    if (r.already && r.status === "archived" && r.pane) {
+      return out(`${name} is already archived; its pane ${r.pane} still runs (close it: mam stop ${name} --hard, or mam stop ${name} to let the agent exit first)`);
+    }
     if (r.already) return out(`${name} is already ${r.status}`);
     out(`${name} ${r.status}${r.session_id ? ` (conversation ${r.session_id})` : ""}${r.purged.length ? `; purged ${r.purged.length} file(s)` : ""}`);
   },
