@@ -106,7 +106,7 @@ export function signatureValid(ev: JobEvent, token: string): boolean {
 
 export type Verdict =
   | { ok: true; event: JobEvent; gap?: { expected: number; got: number }; log?: string }
-  | { ok: false; reason: DropReason; jobId?: string; seq?: number; log: string };
+  | { ok: false; reason: DropReason; jobId?: string; seq?: number; log: string; /** repeat, seen-seq: the identity */ key?: string };
 
 /** `repeat`: an exact replay of a journalled event; `seen-seq`: its identity is taken by another event */
 export type DropReason = "oversized" | "not-json" | "wrong-schema" | "malformed" | "unknown-job" | "bad-signature" | "repeat" | "seen-seq";
@@ -163,11 +163,12 @@ export function verifyEvent(raw: Uint8Array | string, tokenOf: TokenLookup, seen
   }
   if (!signatureValid(ev, token)) return { ok: false, reason: "bad-signature", jobId, seq: ev.seq, log: `HMAC verify failed (${tag}): event dropped` };
   const known = seen(jobId);
-  const had = known.sigOf(eventKey(ev));
+  const key = eventKey(ev);
+  const had = known.sigOf(key);
   if (had !== undefined) {
-    if (had === ev.data.hmac_sig) return { ok: false, reason: "repeat", jobId, seq: ev.seq, log: `dropped event (${tag}): repeat of an event already journalled` };
+    if (had === ev.data.hmac_sig) return { ok: false, reason: "repeat", jobId, seq: ev.seq, key, log: `dropped event (${tag}): repeat of an event already journalled` };
     const what = ev.origin === undefined ? `seq ${ev.seq} already seen` : `${identityText(ev)} already seen with other content`;
-    return { ok: false, reason: "seen-seq", jobId, seq: ev.seq, log: `dropped event (${tag}): ${what}` };
+    return { ok: false, reason: "seen-seq", jobId, seq: ev.seq, key, log: `dropped event (${tag}): ${what}` };
   }
   const max = known.maxSeq(ev.origin);
   if (ev.seq > max + 1) {

@@ -38,8 +38,11 @@ const sigOf = (ev: JobEvent): string => {
 };
 
 export class EventIndex implements SeenEvents {
-  private sigs = new Map<string, string>();
+  private byKey = new Map<string, { sig: string; at: number }>();
   private max = new Map<string, number>();
+  /** per origin: every seq up to this one is here (and the ones above it that are) */
+  private contiguous = new Map<string, number>();
+  private above = new Map<string, Set<number>>();
   /** events added (the journal's length: repeats are never journalled) */
   count = 0;
 
@@ -51,21 +54,48 @@ export class EventIndex implements SeenEvents {
 
   add(ev: JobEvent): void {
     const k = eventKey(ev);
-    if (!this.sigs.has(k)) this.sigs.set(k, sigOf(ev));
+    if (!this.byKey.has(k)) this.byKey.set(k, { sig: sigOf(ev), at: this.count });
     const o = ev.origin ?? "";
     if (ev.seq > (this.max.get(o) ?? 0)) this.max.set(o, ev.seq);
+    this.advance(o, ev.seq);
     this.count++;
   }
 
+  private advance(o: string, seq: number): void {
+    let c = this.contiguous.get(o) ?? 0;
+    if (seq <= c) return;
+    let up = this.above.get(o);
+    if (seq !== c + 1) {
+      if (!up) this.above.set(o, (up = new Set()));
+      up.add(seq);
+      return;
+    }
+    c = seq;
+    while (up?.delete(c + 1)) c++;
+    this.contiguous.set(o, c);
+  }
+
   has(ev: Identified): boolean {
-    return this.sigs.has(eventKey(ev));
+    return this.byKey.has(eventKey(ev));
   }
 
   sigOf(key: string): string | undefined {
-    return this.sigs.get(key);
+    return this.byKey.get(key)?.sig;
+  }
+
+  /** the position in the journal of the event with this identity */
+  positionOf(key: string): number | undefined {
+    return this.byKey.get(key)?.at;
   }
 
   maxSeq(origin: string | undefined): number {
     return this.max.get(origin ?? "") ?? 0;
+  }
+
+  /** per origin (senders with one): the highest seq N such that seqs 1..N are all here */
+  acked(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [o, n] of this.contiguous) if (o !== "" && n > 0) out[o] = n;
+    return out;
   }
 }

@@ -4,8 +4,8 @@
 import { existsSync } from "node:fs";
 import { canonicalJson } from "./canonical.ts";
 import { isFinal, type JobEvent, type JobStatus, MAX_EVENT_BYTES, verifyEvent, type DropReason } from "./event.ts";
-import { EventIndex, eventKey, identityText } from "./identity.ts";
-import { JournalCache } from "./journal-index.ts";
+import { EventIndex, identityText } from "./identity.ts";
+import { JournalCache, type JournalIndex } from "./journal-index.ts";
 import { type Appended, appendEvent, effectiveStatus, journalAndUpdate, listJobIds, readJournal, readRecord, recordPath, type JobRecord, withJobsLock } from "./store.ts";
 import { MamError } from "../sys/errors.ts";
 
@@ -45,6 +45,14 @@ export async function ingestEvent(ws: string, topic: string, payload: Buffer, lo
     const v = verifyEvent(payload, () => undefined, () => new EventIndex());
     return drop({ outcome: "dropped", reason: v.ok ? "unknown-job" : v.reason, log: v.ok ? `dropped event on ${topic}: unknown job` : v.log });
   }
+  // a repeat (a remote's resends, the broker's redelivery) is known from the index alone: the
+  // journal only grows, so an identity in it stays there; no lock, no file read
+  const known = cache.peek(ws, id0);
+  if (known?.record) {
+    const rec = known.record;
+    const v = verifyEvent(payload, (id) => (id === rec.job_id ? rec.auth_token : undefined), () => known.index);
+    if (!v.ok && v.reason === "repeat") return duplicateOf(known, rec, v.key!, `${v.log} (on ${topic})`);
+  }
   return withJobsLock(ws, () => {
     let rec: JobRecord | undefined;
     try {
@@ -55,19 +63,14 @@ export async function ingestEvent(ws: string, topic: string, payload: Buffer, lo
     }
     if (!rec) return drop({ outcome: "dropped", reason: "unknown-job", log: `dropped event on ${topic}: unknown job` });
     const j = cache.get(ws, id0, rec);
+    j.record = rec;
     const v = verifyEvent(
       payload,
       (id) => (rec && id === rec.job_id ? rec.auth_token : undefined),
       () => j.index,
     );
     if (!v.ok) {
-      if (v.reason === "repeat") {
-        const key = eventKey(JSON.parse(payload.toString("utf8")) as JobEvent);
-        const at = j.events.findLastIndex((e) => eventKey(e) === key);
-        const same = j.events[at]!;
-        const status = effectiveStatus(rec, j.events);
-        return { outcome: "duplicate", job: rec, event: same, status, terminal: isFinal(status) && j.endAt === at, log: `${v.log} (on ${topic})` };
-      }
+      if (v.reason === "repeat") return duplicateOf(j, rec, v.key!, `${v.log} (on ${topic})`);
       return drop({ outcome: "dropped", reason: v.reason, log: v.log });
     }
     if (v.event.job_id !== id0) {
@@ -87,6 +90,12 @@ export async function ingestEvent(ws: string, topic: string, payload: Buffer, lo
       ...(v.gap ? { gap: v.log } : {}),
     };
   });
+}
+
+function duplicateOf(j: JournalIndex, rec: JobRecord, key: string, log: string): Ingested {
+  const at = j.index.positionOf(key)!;
+  const status = j.index.count ? j.status : rec.status;
+  return { outcome: "duplicate", job: rec, event: j.events[at]!, status, terminal: isFinal(status) && j.endAt === at, log };
 }
 
 /**

@@ -7,7 +7,7 @@ import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { errCode, MamError } from "../sys/errors.ts";
 import { endsJob, foldStep, type JobEvent, type JobStatus, type LoopRoles } from "./event.ts";
 import { EventIndex } from "./identity.ts";
-import { journalPath, parseEventLine } from "./store.ts";
+import { type JobRecord, journalPath, parseEventLine } from "./store.ts";
 
 export class JournalIndex {
   events: JobEvent[] = [];
@@ -16,6 +16,8 @@ export class JournalIndex {
   status: JobStatus = "pending";
   /** the position in `events` of the event that ended the job, if one did */
   endAt: number | undefined;
+  /** the job's record as last read under the jobs lock (its token and roles do not change) */
+  record: JobRecord | undefined;
   private ino = -1;
   private offset = 0;
 
@@ -95,6 +97,12 @@ export class JournalCache {
       this.byId.set(id, j);
     }
     return j.refresh(roles);
+  }
+
+  /** the index as it is, without reading the journal (undefined: not loaded) */
+  peek(ws: string, id: string): JournalIndex | undefined {
+    const j = this.byId.get(id);
+    return j && j.ws === ws ? j : undefined;
   }
 
   /** drop a job's index (its journal is read again on next use) */

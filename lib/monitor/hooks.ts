@@ -1,8 +1,10 @@
 // What the subscriber daemon does, wired in one place. The loop (daemon.ts) decides when; these
 // decide what:
-//   reconcile   → the reconcile pass (SPEC §6.1), applied; then react to the journals
-//   onEvent     → ingestEvent (verify, journal once, move the status), then react to that job;
-//                 the journals' indexes (JournalCache) live as long as the daemon
+//   reconcile   → the reconcile pass (SPEC §6.1), applied; then react to the journals; on a
+//                 (re)connection, publish the acks of unfinished jobs again
+//   onEvent     → ingestEvent (verify, journal once, move the status), then react to that job,
+//                 and publish the job's acks (AckSender); the journals' indexes (JournalCache)
+//                 live as long as the daemon
 //   jobsChanged → react to journals written on this machine (works with no broker at all)
 //   poll        → polling mode: the reconcile pass; both modes: job timeouts, blocked / dead agents
 //   busy        → a running row or an unfinished job holds the idle timeout off
@@ -11,6 +13,7 @@ import { JournalCache } from "../jobs/journal-index.ts";
 import type { JobRuntime } from "../jobs/runtime.ts";
 import type { Env } from "../sys/paths.ts";
 import type { DaemonHooks, HookContext } from "./daemon.ts";
+import { AckSender } from "./ack-sender.ts";
 import type { AgentState, ReactorContext } from "./reactor.ts";
 
 export function defaultHooks(env: Env = process.env): DaemonHooks {
@@ -18,6 +21,7 @@ export function defaultHooks(env: Env = process.env): DaemonHooks {
   const blocked = new Set<string>();
   const journals = new JournalCache();
   let repeats: RepeatLog | undefined;
+  let acks: AckSender | undefined;
   const reactor = async (ctx: HookContext): Promise<ReactorContext> => {
     const { loadJobRuntime } = await import("../jobs/runtime.ts");
     runtime ??= await loadJobRuntime(ctx.ws, env);
@@ -36,12 +40,26 @@ export function defaultHooks(env: Env = process.env): DaemonHooks {
     async reconcile(ctx) {
       await pass(ctx);
       await react(ctx);
+      if (ctx.mode !== "mqtt") return;
+      // a broker that restarted without persistence lost the retained acks: say them again
+      const [{ listJobIds, readRecord }, { isFinal }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/event.ts")]);
+      acks ??= new AckSender(ctx.ws, journals);
+      acks.forgetSent();
+      for (const id of listJobIds(ctx.ws)) {
+        try {
+          const r = readRecord(ctx.ws, id);
+          if (!r || isFinal(r.status)) continue;
+          journals.get(ctx.ws, id, r);
+          await acks.send(r, ctx.publish);
+        } catch {}
+      }
     },
     async onEvent(topic, payload, ctx) {
       const { ingestEvent, RepeatLog } = await import("../jobs/ingest.ts");
       repeats ??= new RepeatLog(ctx.log);
       const r = await ingestEvent(ctx.ws, topic, payload, (line) => (repeats!.flush(), ctx.log(line)), journals);
       if (r.outcome === "duplicate") repeats.repeat(r.log);
+      if (r.outcome !== "dropped") (acks ??= new AckSender(ctx.ws, journals)).note(r.job, ctx.publish);
       if (r.outcome !== "dropped") await react(ctx, [r.job.job_id]);
     },
     async jobsChanged(ctx) {

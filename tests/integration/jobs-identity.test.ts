@@ -159,6 +159,20 @@ describe("several writers on one job through Mosquitto", () => {
         await pub.publishAsync(topic, old(2, "old sender 2"), { qos: 1 });
         expect(await waitFor(() => delegator().length === journal.length + 2, 10_000, 100), monitorLog(w.dir)).toBe(true);
         expect(delegator().filter((l) => l.includes("old-script"))).toEqual([old(1, "old sender 1"), old(2, "old sender 2")]);
+
+        // resends stay cheap: once the daemon's signed, retained ack covers a remote's events, its
+        // next report carries only the new one
+        const { readAck } = await import("../../lib/jobs/acks.ts");
+        const seen: string[] = [];
+        let ack: Record<string, number> | undefined;
+        pub.on("message", (t, p) => (t.endsWith("/acks") ? (ack = readAck(p, id, token)) : seen.push(p.toString())));
+        await pub.subscribeAsync([topic, `mam/jobs/${id}/acks`], { qos: 1 });
+        expect(await waitFor(() => ack?.[o1!] === 9 && ack?.[o2!] === 8, 10_000, 50), JSON.stringify(ack)).toBe(true);
+        const last = await r1.report("progress", "m1 last", wk);
+        expect(last.stderr).toBe("");
+        expect(await waitFor(() => delegator().length === journal.length + 3, 10_000, 100)).toBe(true);
+        expect(seen.filter((l) => l.includes(`"origin":"${o1}"`))).toEqual([r1.journal().at(-1)!]);
+        expect(await waitFor(() => ack?.[o1!] === 10, 10_000, 50), JSON.stringify(ack)).toBe(true);
       } finally {
         await pub.endAsync();
       }
