@@ -92,6 +92,13 @@ export class EventIndex implements SeenEvents {
     return this.max.get(origin ?? "") ?? 0;
   }
 
+  /** the highest seq of any origin */
+  maxAny(): number {
+    let m = 0;
+    for (const n of this.max.values()) if (n > m) m = n;
+    return m;
+  }
+
   /** per origin (senders with one): the highest seq N such that seqs 1..N are all here */
   acked(): Record<string, number> {
     const out: Record<string, number> = {};

@@ -11,7 +11,7 @@ import { MamError } from "../sys/errors.ts";
 
 export type Ingested =
   /** verified and appended: the daemon notifies the delegator when `terminal` */
-  | { outcome: "appended"; job: JobRecord; event: JobEvent; statusBefore: JobStatus; status: JobStatus; terminal: boolean; gap?: string }
+  | { outcome: "appended"; job: JobRecord; event: JobEvent; statusBefore: JobStatus; status: JobStatus; terminal: boolean; gap?: string; /** the record's last_seq lags (settleLastSeq) */ deferred?: boolean }
   /**
    * an exact replay of a journalled event (the broker's redelivery, a remote's resend, the echo of
    * an event published from this machine): dropped; `log` says so, the caller logs it
@@ -27,9 +27,9 @@ const TOPIC_RE = /^(.*)\/([0-9a-f]{8})\/events$/;
  * or append; a repeat's line is in the result (the daemon folds bursts of them, see RepeatLog).
  * `terminal` is true when this event is the one that ended the job (notify the delegator once).
  * `cache` keeps the journals' indexes between calls (the daemon's); without it, each call reads
- * the journal.
+ * the journal. `lazy`: see journalAndUpdate (then call settleLastSeq within a second).
  */
-export async function ingestEvent(ws: string, topic: string, payload: Buffer, log: (line: string) => void, cache: JournalCache = new JournalCache()): Promise<Ingested> {
+export async function ingestEvent(ws: string, topic: string, payload: Buffer, log: (line: string) => void, cache: JournalCache = new JournalCache(), lazy = false): Promise<Ingested> {
   const drop = (reason: Ingested & { outcome: "dropped" }): Ingested => {
     // every drop line names the topic it came on
     log(reason.log.includes(topic) ? reason.log : `${reason.log} (on ${topic})`);
@@ -77,11 +77,13 @@ export async function ingestEvent(ws: string, topic: string, payload: Buffer, lo
       return drop({ outcome: "dropped", reason: "topic-mismatch", log: `dropped event on ${topic}: it names job ${v.event.job_id}` });
     }
     if (v.log) log(v.log);
-    const a: Appended = journalAndUpdate(ws, id0, rec, { count: j.index.count, status: j.status }, v.event, canonicalJson(v.event), Date.now() / 1000);
+    const a: Appended = journalAndUpdate(ws, id0, rec, { count: j.index.count, status: j.status, maxSeq: j.index.maxAny() }, v.event, canonicalJson(v.event), Date.now() / 1000, lazy);
     j.refresh(rec);
     log(`job ${id0} ${identityText(v.event)} ${v.event.event} from ${v.event.source}: ${a.statusBefore} -> ${a.statusAfter}`);
+    j.record = a.deferred ? rec : a.record;
     return {
       outcome: "appended",
+      ...(a.deferred ? { deferred: true } : {}),
       job: a.record!,
       event: v.event,
       statusBefore: a.statusBefore,

@@ -274,6 +274,8 @@ export interface Appended {
   line: string;
   /** the record after the update (undefined: a worker on another machine, journal only) */
   record?: JobRecord;
+  /** lazy: the record on disk was left as it was (same status, same second: only last_seq lags) */
+  deferred?: boolean;
   statusBefore: JobStatus;
   statusAfter: JobStatus;
 }
@@ -281,25 +283,42 @@ export interface Appended {
 /** keep a torn tail only if it is a whole event */
 const keepTail = (tail: string) => parseEventLine(tail) !== undefined;
 
-/** the fold of a journal so far: how many events, and the status they fold to (pending if none) */
+/** the fold of a journal so far: how many events, the status they fold to (pending if none), their highest seq */
 export interface Folded {
   count: number;
   status: JobStatus;
+  maxSeq?: number;
 }
 
 export const foldedOf = (events: readonly JobEvent[], rec?: JobRecord): Folded => ({ count: events.length, status: foldStatus(events, rec) });
 
-/** append one journal line and move the record's cached status (call under the jobs lock) */
-export function journalAndUpdate(ws: string, id: string, rec: JobRecord | undefined, prior: Folded, ev: JobEvent, line: string, now: number): Appended {
+/**
+ * Append one journal line and move the record's cached status (call under the jobs lock). `lazy`
+ * (the daemon, many events a second): leave the record on disk as it is when neither its status
+ * nor its updated_at second would change; its last_seq then lags until settleLastSeq.
+ */
+export function journalAndUpdate(ws: string, id: string, rec: JobRecord | undefined, prior: Folded, ev: JobEvent, line: string, now: number, lazy = false): Appended {
   appendLineDurable(journalPath(ws, id), line, { mode: 0o600, keepTail });
   const before = rec && prior.count === 0 ? rec.status : prior.status;
   const after = foldStep(prior.status, ev, rec);
   let record: JobRecord | undefined;
+  let deferred = false;
   if (rec) {
-    record = { ...rec, status: after, last_seq: Math.max(rec.last_seq, ev.seq), updated_at: isoUtc(Math.floor(now)) };
-    writeRecord(ws, record);
+    const stamp = isoUtc(Math.floor(now));
+    record = { ...rec, status: after, last_seq: Math.max(rec.last_seq, prior.maxSeq ?? 0, ev.seq), updated_at: stamp };
+    if (lazy && after === rec.status && stamp === rec.updated_at) deferred = true;
+    else writeRecord(ws, record);
   }
-  return { payload: ev, line, record, statusBefore: before, statusAfter: after };
+  return { payload: ev, line, record, statusBefore: before, statusAfter: after, ...(deferred ? { deferred } : {}) };
+}
+
+/** bring a record's last_seq up to the journal's highest seq (after lazy appends) */
+export async function settleLastSeq(ws: string, id: string, maxSeq: () => number): Promise<void> {
+  await withJobsLock(ws, () => {
+    const rec = readRecord(ws, id);
+    const m = rec ? maxSeq() : 0;
+    if (rec && m > rec.last_seq) writeRecord(ws, { ...rec, last_seq: m });
+  });
 }
 
 /**

@@ -14,7 +14,7 @@ import type { JobRuntime } from "../jobs/runtime.ts";
 import type { Env } from "../sys/paths.ts";
 import type { DaemonHooks, HookContext } from "./daemon.ts";
 import { AckSender } from "./ack-sender.ts";
-import type { AgentState, ReactorContext } from "./reactor.ts";
+import type { AgentState, CursorState, ReactorContext } from "./reactor.ts";
 
 export function defaultHooks(env: Env = process.env): DaemonHooks {
   let runtime: JobRuntime | undefined;
@@ -22,10 +22,24 @@ export function defaultHooks(env: Env = process.env): DaemonHooks {
   const journals = new JournalCache();
   let repeats: RepeatLog | undefined;
   let acks: AckSender | undefined;
+  const cursor: CursorState = { dirty: false, lastWrite: 0 };
+  // records left lazily behind by a burst of events get their last_seq within a second
+  const settling = new Map<string, ReturnType<typeof setTimeout>>();
+  const settleSoon = (ws: string, id: string) => {
+    if (settling.has(id)) return;
+    const t = setTimeout(() => {
+      settling.delete(id);
+      void import("../jobs/store.ts")
+        .then(({ settleLastSeq }) => settleLastSeq(ws, id, () => journals.peek(ws, id)?.index.maxAny() ?? 0))
+        .catch(() => {}); // the next event settles it
+    }, 1000);
+    (t as { unref?: () => void }).unref?.();
+    settling.set(id, t);
+  };
   const reactor = async (ctx: HookContext): Promise<ReactorContext> => {
     const { loadJobRuntime } = await import("../jobs/runtime.ts");
     runtime ??= await loadJobRuntime(ctx.ws, env);
-    return { ws: ctx.ws, runtime, log: ctx.log, publish: ctx.publish, journals };
+    return { ws: ctx.ws, runtime, log: ctx.log, publish: ctx.publish, journals, cursor };
   };
   const pass = async (ctx: HookContext) => {
     const { reconcileOnce, describeAction } = await import("./reconcile.ts");
@@ -57,7 +71,8 @@ export function defaultHooks(env: Env = process.env): DaemonHooks {
     async onEvent(topic, payload, ctx) {
       const { ingestEvent, RepeatLog } = await import("../jobs/ingest.ts");
       repeats ??= new RepeatLog(ctx.log);
-      const r = await ingestEvent(ctx.ws, topic, payload, (line) => (repeats!.flush(), ctx.log(line)), journals);
+      const r = await ingestEvent(ctx.ws, topic, payload, (line) => (repeats!.flush(), ctx.log(line)), journals, true);
+      if (r.outcome === "appended" && r.deferred) settleSoon(ctx.ws, r.job.job_id);
       if (r.outcome === "duplicate") repeats.repeat(r.log);
       if (r.outcome !== "dropped") (acks ??= new AckSender(ctx.ws, journals)).note(r.job, ctx.publish);
       if (r.outcome !== "dropped") await react(ctx, [r.job.job_id]);

@@ -24,6 +24,44 @@ export interface ReactorContext {
   publish(topic: string, payload: string): Promise<boolean>;
   /** the daemon's journal indexes (read only what was appended since); a fresh one otherwise */
   journals?: JournalCache;
+  /** the daemon's cursor in memory (written at once after an action, else within a second) */
+  cursor?: CursorState;
+}
+
+/** a long-lived reactor's cursor: events that asked for nothing are saved lazily (redoing them does nothing) */
+export interface CursorState {
+  cursor?: Record<string, CursorEntry>;
+  dirty: boolean;
+  lastWrite: number;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+const LAZY_CURSOR_MS = 1000;
+
+function saveCursor(ws: string, cursor: Record<string, CursorEntry>, st?: CursorState): void {
+  if (st) {
+    clearTimeout(st.timer);
+    st.timer = undefined;
+    st.dirty = false;
+    st.lastWrite = Date.now();
+  }
+  writeFileAtomic(cursorPath(ws), `${JSON.stringify(cursor)}\n`);
+}
+
+/** save now if the last save is a second old, else within 200 ms */
+function touchCursor(ws: string, cursor: Record<string, CursorEntry>, st?: CursorState): void {
+  if (!st || Date.now() - st.lastWrite >= LAZY_CURSOR_MS) return saveCursor(ws, cursor, st);
+  st.dirty = true;
+  if (st.timer) return;
+  st.timer = setTimeout(() => {
+    st.timer = undefined;
+    if (st.dirty) {
+      try {
+        saveCursor(ws, cursor, st);
+      } catch {} // the next reaction saves it
+    }
+  }, 200);
+  (st.timer as { unref?: () => void }).unref?.();
 }
 
 /** what a pane the daemon watches for a running job looks like now */
@@ -88,7 +126,8 @@ async function tellDelegator(ctx: ReactorContext, rec: JobRecord, ev: JobEvent):
 
 /** react to every journal event not reacted to yet (all jobs, or the given ones), in journal order */
 export async function reactToJobs(ctx: ReactorContext, only?: string[]): Promise<void> {
-  const cursor = readCursor(ctx.ws);
+  const st = ctx.cursor;
+  const cursor = st ? (st.cursor ??= readCursor(ctx.ws)) : readCursor(ctx.ws);
   const journals = ctx.journals ?? new JournalCache();
   for (const id of only ?? listJobIds(ctx.ws)) {
     let rec: JobRecord | undefined;
@@ -103,16 +142,18 @@ export async function reactToJobs(ctx: ReactorContext, only?: string[]): Promise
     const n = events.length;
     for (let at = cursorPosition(cursor[id], events); at < n; at++) {
       const ev = events[at]!;
+      let acted = true;
       if (at === j.endAt) await tellDelegator(ctx, rec, ev);
       else if (rec.type === "loop" && ev.event === "completed" && !endsJob(ev, rec)) {
         const current = readRecord(ctx.ws, id) ?? rec;
         const r = await applyLoop(ctx.ws, current, loopNext(current, ev, ctx.ws), ctx.runtime);
         await publishAppended(ctx, current, r.appended);
         if (r.undelivered) ctx.log(`job ${id}: ${r.undelivered}`);
-      }
-      // saved after every event: a hook abandoned half-way must not redo what it already did
+      } else acted = false;
+      // saved at once after an action: a hook abandoned half-way must not redo what it already did
       cursor[id] = { at: at + 1 };
-      writeFileAtomic(cursorPath(ctx.ws), `${JSON.stringify(cursor)}\n`);
+      if (acted) saveCursor(ctx.ws, cursor, st);
+      else touchCursor(ctx.ws, cursor, st);
     }
   }
 }
