@@ -8,9 +8,9 @@ import { ackTopicOf, readAck, signedAck } from "../../lib/jobs/acks.ts";
 import { canonicalJson } from "../../lib/jobs/canonical.ts";
 import { type EventName, type JobEvent, signEvent } from "../../lib/jobs/event.ts";
 import { EventIndex, eventKey, newOrigin, ORIGIN_RE } from "../../lib/jobs/identity.ts";
-import { RepeatLog } from "../../lib/jobs/ingest.ts";
+import { ingestEvent, RepeatLog } from "../../lib/jobs/ingest.ts";
 import { JournalCache, JournalIndex } from "../../lib/jobs/journal-index.ts";
-import { appendEvent, journalPath, originPath, registerJob } from "../../lib/jobs/store.ts";
+import { appendEvent, journalPath, originPath, readJournal, readRecord, registerJob, settleLastSeq } from "../../lib/jobs/store.ts";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -104,6 +104,38 @@ describe("JournalIndex", () => {
     expect(cache.ids()).toEqual([r.job_id]);
     cache.forget(r.job_id);
     expect(cache.peek(ws, r.job_id)).toBeUndefined();
+  });
+});
+
+describe("ingestEvent, lazy (the daemon)", () => {
+  test("in one second with no status change the record is left as it is; settleLastSeq brings last_seq up", async () => {
+    const ws = tempWs();
+    const r = await registerJob(ws, spec);
+    const cache = new JournalCache();
+    const topic = `mam/jobs/${r.job_id}/events`;
+    const B = "bbbbbbbbbbbbbbbb";
+    const mk = (seq: number, event: EventName = "progress") =>
+      Buffer.from(canonicalJson(signEvent({ schema_version: 1, seq, origin: B, job_id: r.job_id, event, timestamp: "2026-01-01T00:00:00Z", detail: `${seq}`, source: "w", data: {} }, r.auth_token)));
+    const first = await ingestEvent(ws, topic, mk(1, "started"), () => {}, cache, true);
+    expect(first).toMatchObject({ outcome: "appended", status: "running" });
+    expect(first).not.toHaveProperty("deferred"); // the status changed: written
+    let deferred = 0;
+    for (let s = 2; s <= 6; s++) {
+      const a = await ingestEvent(ws, topic, mk(s), () => {}, cache, true);
+      if (a.outcome === "appended" && a.deferred) deferred++;
+    }
+    expect(readJournal(ws, r.job_id)).toHaveLength(6);
+    const rec = readRecord(ws, r.job_id)!;
+    expect(rec.status).toBe("running");
+    expect(rec.last_seq).toBe(6 - deferred); // what lags is last_seq only (and only within a second)
+    await settleLastSeq(ws, r.job_id, () => cache.peek(ws, r.job_id)!.index.maxAny());
+    expect(readRecord(ws, r.job_id)!.last_seq).toBe(6);
+    // a status change is never deferred
+    const end = await ingestEvent(ws, topic, mk(7, "completed"), () => {}, cache, true);
+    expect(end).not.toHaveProperty("deferred");
+    expect(readRecord(ws, r.job_id)).toMatchObject({ status: "completed", last_seq: 7 });
+    // a repeat is known from the index alone
+    expect(await ingestEvent(ws, topic, mk(3), () => {}, cache, true)).toMatchObject({ outcome: "duplicate", event: { seq: 3, origin: B } });
   });
 });
 
