@@ -83,7 +83,7 @@ export const stop = defineCommand({
     name: { type: "positional", description: "session name", valueHint: "NAME" },
     ...workspaceArg,
     hard: { type: "boolean", description: "close the pane at once (status terminated)" },
-    soft: { type: "boolean", description: "leave the pane running, archive the row (status archived)" },
+    soft: { type: "boolean", description: "leave the pane running, archive the row (status archived); a later stop (graceful or --hard) of that row closes the pane" },
     "purge-conversation": { type: "boolean", description: "with --hard: delete this session's own conversation files in this workspace" },
     yes: { type: "boolean", description: "confirm --purge-conversation" },
     reason: { type: "string", default: "requested", description: "why (stored as stop_reason)", valueHint: "TEXT" },
