@@ -16,7 +16,7 @@ export type Ingested =
    * an exact replay of a journalled event (the broker's redelivery, a remote's resend, the echo of
    * an event published from this machine): dropped; `log` says so, the caller logs it
    */
-  | { outcome: "duplicate"; job: JobRecord; event: JobEvent; status: JobStatus; terminal: boolean; log: string }
+  | { outcome: "duplicate"; job: JobRecord; event: JobEvent; status: JobStatus; terminal: boolean; log: string; /** this journal's own event, back from the broker */ echo: boolean }
   | { outcome: "dropped"; reason: DropReason | "topic-mismatch" | "bad-record"; log: string };
 
 const TOPIC_RE = /^(.*)\/([0-9a-f]{8})\/events$/;
@@ -97,7 +97,8 @@ export async function ingestEvent(ws: string, topic: string, payload: Buffer, lo
 function duplicateOf(j: JournalIndex, rec: JobRecord, key: string, log: string): Ingested {
   const at = j.index.positionOf(key)!;
   const status = j.index.count ? j.status : rec.status;
-  return { outcome: "duplicate", job: rec, event: j.events[at]!, status, terminal: isFinal(status) && j.endAt === at, log };
+  const event = j.events[at]!;
+  return { outcome: "duplicate", job: rec, event, status, terminal: isFinal(status) && j.endAt === at, log, echo: event.origin !== undefined && event.origin === j.ownOrigin() };
 }
 
 /**

@@ -3,11 +3,11 @@
 // identities (EventIndex), the fold of the status so far and where the job ended. refresh() reads
 // only the bytes appended since the last call (everything again when the file was replaced), and
 // only whole lines: a line still being written is read next time.
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { errCode, MamError } from "../sys/errors.ts";
 import { endsJob, foldStep, type JobEvent, type JobStatus, type LoopRoles } from "./event.ts";
-import { EventIndex } from "./identity.ts";
-import { type JobRecord, journalPath, parseEventLine } from "./store.ts";
+import { EventIndex, ORIGIN_RE } from "./identity.ts";
+import { type JobRecord, journalPath, originPath, parseEventLine } from "./store.ts";
 
 export class JournalIndex {
   events: JobEvent[] = [];
@@ -20,6 +20,7 @@ export class JournalIndex {
   record: JobRecord | undefined;
   private ino = -1;
   private offset = 0;
+  private own: string | null | undefined;
 
   constructor(
     readonly ws: string,
@@ -27,12 +28,26 @@ export class JournalIndex {
     private roles?: LoopRoles,
   ) {}
 
+  /** this journal's own origin (the events written on this machine), once read; undefined if none */
+  ownOrigin(): string | undefined {
+    if (this.own === undefined || this.own === null) {
+      try {
+        const o = readFileSync(originPath(this.ws, this.id), "utf8").trim();
+        this.own = ORIGIN_RE.test(o) ? o : null;
+      } catch {
+        this.own = null;
+      }
+    }
+    return this.own ?? undefined;
+  }
+
   private reset(): void {
     this.events = [];
     this.index = new EventIndex();
     this.status = "pending";
     this.endAt = undefined;
     this.offset = 0;
+    this.own = undefined; // a journal started again has a new origin
   }
 
   /** read what was appended since the last call; `roles` are the record's (loop jobs fold differently) */

@@ -73,7 +73,8 @@ export function defaultHooks(env: Env = process.env): DaemonHooks {
       repeats ??= new RepeatLog(ctx.log);
       const r = await ingestEvent(ctx.ws, topic, payload, (line) => (repeats!.flush(), ctx.log(line)), journals, true);
       if (r.outcome === "appended" && r.deferred) settleSoon(ctx.ws, r.job.job_id);
-      if (r.outcome === "duplicate") repeats.repeat(r.log);
+      // the echo of an event this machine published is expected: only MAM_DEBUG=1 logs it
+      if (r.outcome === "duplicate") (r.echo ? ctx.debug(r.log) : repeats.repeat(r.log));
       if (r.outcome !== "dropped") (acks ??= new AckSender(ctx.ws, journals)).note(r.job, ctx.publish);
       if (r.outcome !== "dropped") await react(ctx, [r.job.job_id]);
     },
