@@ -103,8 +103,8 @@ function duplicateOf(j: JournalIndex, rec: JobRecord, key: string, log: string):
 
 /**
  * The daemon's log of repeats: the first of a burst in full, the rest counted, and one summary
- * line when the burst ends (the next other line, or a quiet second). A remote reporter resends its
- * earlier events with every report; one line each would bury the log.
+ * line when the burst ends (the next other line, or a quiet second). A remote reporter without an
+ * ack resends its earlier events with every report; one line each would bury the log.
  */
 export class RepeatLog {
   private pending = 0;

@@ -24,7 +24,7 @@ export interface ReactorContext {
   publish(topic: string, payload: string): Promise<boolean>;
   /** the daemon's journal indexes (read only what was appended since); a fresh one otherwise */
   journals?: JournalCache;
-  /** the daemon's cursor in memory (written at once after an action, else within a second) */
+  /** the daemon's cursor in memory (written at once after an action, else lazily: touchCursor) */
   cursor?: CursorState;
 }
 
@@ -48,7 +48,7 @@ function saveCursor(ws: string, cursor: Record<string, CursorEntry>, st?: Cursor
   writeFileAtomic(cursorPath(ws), `${JSON.stringify(cursor)}\n`);
 }
 
-/** save now if the last save is a second old, else within 200 ms */
+/** save now if the last save is a second old, else within 50 ms (at most ~20 saves a second in a burst) */
 function touchCursor(ws: string, cursor: Record<string, CursorEntry>, st?: CursorState): void {
   if (!st || Date.now() - st.lastWrite >= LAZY_CURSOR_MS) return saveCursor(ws, cursor, st);
   st.dirty = true;
@@ -60,7 +60,7 @@ function touchCursor(ws: string, cursor: Record<string, CursorEntry>, st?: Curso
         saveCursor(ws, cursor, st);
       } catch {} // the next reaction saves it
     }
-  }, 200);
+  }, 50);
   (st.timer as { unref?: () => void }).unref?.();
 }
 
