@@ -210,6 +210,7 @@ export async function benchReporters(bin: string): Promise<Row[]> {
   const root = mkdtempSync(join(tmpdir(), "mam-bench-rep-"));
   const rows: Row[] = [];
   try {
+    rows.push(await benchRepeats(root));
     for (const restart of [undefined, { downMs: 500 }]) {
       const dir = join(root, restart ? "mosq-restart" : "mosq");
       const broker = { current: await startMosquitto(dir), dir };
@@ -239,4 +240,40 @@ export async function benchReporters(bin: string): Promise<Row[]> {
     rmSync(root, { recursive: true, force: true });
   }
   return rows;
+}
+
+/**
+ * What a resend costs the daemon: ingestEvent (its code path, in process) of a reporter's 250
+ * events, then the same 250 again: per repeat with the daemon's index, and with none (every
+ * call reads the journal: what 0.1 did); the journal must not grow.
+ */
+async function benchRepeats(root: string): Promise<Row> {
+  const { registerJob } = await import("../lib/jobs/store.ts");
+  const { ingestEvent } = await import("../lib/jobs/ingest.ts");
+  const { JournalCache } = await import("../lib/jobs/journal-index.ts");
+  const ws = join(root, "repeats");
+  mkdirSync(ws);
+  const job = await registerJob(ws, {
+    agent_session: "bench", agent: "shell", prompt: "bench", delegator: null, type: "single", reviewer_session: null,
+    max_iterations: null, timeout_sec: 0, idle_timeout_sec: 0, expected_artifacts: [], topic_prefix_base: "mam/jobs",
+  });
+  const topic = `${job.topic_prefix}/events`;
+  const lines = new Reporter(job, () => 0, 1).lines.map((l) => Buffer.from(l));
+  const cache = new JournalCache();
+  for (const l of lines) await ingestEvent(ws, topic, l, () => {}, cache, true);
+  const size = () => readFileSync(journalPath(ws, job.job_id)).byteLength;
+  const before = size();
+  let t = performance.now();
+  for (const l of lines) await ingestEvent(ws, topic, l, () => {}, cache, true);
+  const indexed = (performance.now() - t) / lines.length;
+  t = performance.now();
+  for (const l of lines) await ingestEvent(ws, topic, l, () => {}); // no index: reads the journal each time
+  const rescanned = (performance.now() - t) / lines.length;
+  const grew = size() - before;
+  return {
+    what: `a remote's resend of its ${lines.length} journalled events → recognised as repeats by the daemon's ingest (per event: with its index / reading the journal each time, as 0.1 did)`,
+    target: "journal unchanged",
+    measured: `${(indexed * 1000).toFixed(0)} µs / ${(rescanned * 1000).toFixed(0)} µs per repeat; journal ${grew === 0 ? "unchanged" : `grew ${grew} bytes`}`,
+    ok: grew === 0,
+  };
 }
