@@ -154,6 +154,37 @@ describe("acks", () => {
   });
 });
 
+describe("AckSender (the daemon's acks)", () => {
+  test("retained and signed; once per burst; again only when the marks change or after a reconnect", async () => {
+    const { AckSender } = await import("../../lib/monitor/ack-sender.ts");
+    const ws = tempWs();
+    const r = await registerJob(ws, spec);
+    const cache = new JournalCache();
+    const topic = `mam/jobs/${r.job_id}/events`;
+    const O = "dddddddddddddddd";
+    const mk = (seq: number) =>
+      Buffer.from(canonicalJson(signEvent({ schema_version: 1, seq, origin: O, job_id: r.job_id, event: "progress", timestamp: "2026-01-01T00:00:00Z", detail: "", source: "w", data: {} }, r.auth_token)));
+    const sent: { topic: string; payload: string; retain: boolean }[] = [];
+    const publish = async (t: string, payload: string, o: { retain: boolean }) => (sent.push({ topic: t, payload, retain: o.retain }), true);
+    const acks = new AckSender(ws, cache, 30);
+    for (const s of [1, 2, 4]) {
+      await ingestEvent(ws, topic, mk(s), () => {}, cache);
+      acks.note(r, publish);
+    }
+    await Bun.sleep(100);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({ topic: `mam/jobs/${r.job_id}/acks`, retain: true });
+    expect(readAck(sent[0]!.payload, r.job_id, r.auth_token)).toEqual({ [O]: 2 }); // 3 is missing
+    expect(await acks.send(r, publish)).toBe(false); // nothing new
+    await ingestEvent(ws, topic, mk(3), () => {}, cache);
+    expect(await acks.send(r, publish)).toBe(true);
+    expect(readAck(sent[1]!.payload, r.job_id, r.auth_token)).toEqual({ [O]: 4 });
+    acks.forgetSent();
+    expect(await acks.send(r, publish)).toBe(true);
+    acks.close();
+  });
+});
+
 describe("RepeatLog", () => {
   test("the first repeat of a burst in full, then one line for the rest", async () => {
     const lines: string[] = [];
