@@ -1,5 +1,5 @@
 // mam job submit | event | status | list | logs | cancel | wait (SPEC §7.4)
-import { brokerConfigFromEnv, eventsTopic } from "../jobs/broker-config.ts";
+import { type BrokerConfig, brokerConfigFromEnv, eventsTopic } from "../jobs/broker-config.ts";
 import { CanonicalJsonError, canonicalJson, type Json } from "../jobs/canonical.ts";
 import { EVENT_NAMES, isEventName, isFinal, JOB_STATUSES, type JobEvent, type JobStatus } from "../jobs/event.ts";
 import { eventLine, listText, statusText, waitLine } from "../jobs/render.ts";
@@ -40,25 +40,36 @@ function interruptible(): { signal: AbortSignal; code: () => number; dispose: ()
   };
 }
 
-/**
- * publish a journalled event (after `before`, lines sent again first); without a broker: a
- * warning, the journal keeps it
- */
-async function publish(topic: string, line: string, id: string, seq: number, before: string[] = []): Promise<void> {
+/** publish a journalled event; without a broker: a warning, the journal keeps it */
+async function publish(topic: string, line: string, id: string, seq: number): Promise<void> {
   const cfg = brokerConfigFromEnv();
   const { publishAll } = await import("../jobs/transport.ts");
-  const r = await publishAll(cfg, [...before, line].map((payload) => ({ topic, payload })));
+  const r = await publishAll(cfg, [{ topic, payload: line }]);
   if (!r.ok) warn(`${r.reason}; event ${id} #${seq} is in the journal only`);
 }
 
 /**
  * A worker on another machine (no record here) holds the only copy of its events: each report
- * sends its earlier ones again, in order, so that one published while the broker was down still
- * reaches the delegator's daemon with the next report. Receivers drop exact repeats silently.
+ * sends again, in order, its earlier events that the delegator's journal does not hold yet (the
+ * daemon's signed, retained ack says which; without one it can verify: all of them, bounded), so
+ * that one published while the broker was down, or lost by a restarted broker, still reaches
+ * the delegator's daemon with the next report. Receivers drop repeats (SPEC §7.2).
  */
-function resendable(ws: string, id: string, seq: number): string[] {
+async function publishRemote(cfg: BrokerConfig, ws: string, id: string, token: string, ev: JobEvent, line: string): Promise<void> {
+  const { publishReport } = await import("../jobs/transport.ts");
+  const { ackTopicOf, readAck } = await import("../jobs/acks.ts");
+  const topic = eventsTopic(cfg, id);
+  const r = await publishReport(cfg, topic, ackTopicOf(topic), (ack) => {
+    const mark = ack && ev.origin !== undefined ? (readAck(ack, id, token)?.[ev.origin] ?? 0) : 0;
+    return [...resendable(ws, id, ev, mark), line];
+  });
+  if (!r.ok) warn(`${r.reason}; event ${id} #${ev.seq} is in the journal only`);
+}
+
+/** this journal's own events before `ev` and past `mark` (and any from an older mam), oldest first, at most RESEND_MAX */
+function resendable(ws: string, id: string, ev: JobEvent, mark: number): string[] {
   return readJournal(ws, id)
-    .filter((x) => x.seq < seq)
+    .filter((x) => x.seq < ev.seq && (x.origin === undefined || (x.origin === ev.origin && x.seq > mark)))
     .sort((a, b) => a.seq - b.seq)
     .slice(-RESEND_MAX)
     .map((x) => canonicalJson(x));
@@ -225,7 +236,7 @@ const event = defineCommand({
     const a = (await appendEvent(w, id, { event: name, detail: str(args, "detail") ?? "", source, data }, { token }))!;
     if (a.record && isFinal(a.statusBefore)) warn(`job ${id} had already ended (${a.statusBefore}); the event is recorded, the status stays`);
     if (a.record) await publish(`${a.record.topic_prefix}/events`, a.line, id, a.payload.seq);
-    else await publish(eventsTopic(cfg, id), a.line, id, a.payload.seq, resendable(w, id, a.payload.seq));
+    else await publishRemote(cfg, w, id, token!, a.payload, a.line);
   },
 });
 

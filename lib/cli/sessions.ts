@@ -92,7 +92,7 @@ export const stop = defineCommand({
     name: { type: "positional", description: "session name", valueHint: "NAME" },
     ...workspaceArg,
     hard: { type: "boolean", description: "close the pane at once (status terminated)" },
-    soft: { type: "boolean", description: "leave the pane running, archive the row (status archived)" },
+    soft: { type: "boolean", description: "leave the pane running, archive the row (status archived); a later stop (graceful or --hard) of that row closes the pane" },
     "purge-conversation": { type: "boolean", description: "with --hard: delete this session's own conversation files in this workspace" },
     yes: { type: "boolean", description: "confirm --purge-conversation" },
     reason: { type: "string", default: "requested", description: "why (stored as stop_reason)", valueHint: "TEXT" },
@@ -122,6 +122,9 @@ export const stop = defineCommand({
     });
     if (bool(args, "json")) return outJson(r);
     const removed = r.worktree_removed ? `; removed worktree ${r.worktree_removed}` : "";
+    if (r.already && r.status === "archived" && r.pane) {
+      return out(`${name} is already archived; its pane ${r.pane} still runs (close it: mam stop ${name} --hard, or mam stop ${name} to let the agent exit first)`);
+    }
     if (r.already) return out(`${name} is already ${r.status}${removed}`);
     out(`${name} ${r.status}${r.session_id ? ` (conversation ${r.session_id})` : ""}${r.purged.length ? `; purged ${r.purged.length} file(s)` : ""}${removed}`);
   },

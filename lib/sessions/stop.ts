@@ -1,5 +1,7 @@
 // mam stop (SPEC §5.3): graceful (the agent's own exit, then close), --hard, --soft; the
-// conversation id is recorded first so resume can continue it.
+// conversation id is recorded first so resume can continue it. An archived row (--soft left its
+// pane running) can be stopped again: graceful or --hard then close that pane, if it is still
+// ours (it carries our label, or it is the pane the row names and no running row holds it).
 import { rmSync } from "node:fs";
 import { agentKind, idField, KINDS, ownId } from "../agents/kinds.ts";
 import { findPane } from "../monitor/classify.ts";
@@ -91,10 +93,26 @@ export function conversationId(row: Row, pane: MuxPane | undefined, ws: string, 
   return ownId(row, agent) ?? pane?.agentSessionId ?? agentKind(agent).store?.newest(rowCwd(row, ws), env)?.id;
 }
 
+/** does a running row of this server hold that pane id? */
+function heldByRunning(data: RegistryData, section: Section, server: string, paneId: string): boolean {
+  return data[section].some((r) => r.status === "running" && serverOf(r, section) === server && r.pane?.id === paneId);
+}
+
+/** the pane an archived row left running, if the multiplexer still shows one with our label */
+async function leftRunning(mux: Mux, row: Row, section: Section): Promise<string | undefined> {
+  try {
+    const p = await currentPane(mux, row, section);
+    return p && nameFromLabel(p.label) === row.name ? p.id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function stopSession(o: StopOptions): Promise<Stopped> {
   if (o.purge && o.mode !== "hard") throw usageError("--purge-conversation goes with --hard", "mam stop NAME --hard --purge-conversation --yes");
   const path = registryPath(o.ws, o.env);
-  const ref = pickRow(readRegistry(path), o.name);
+  const data = readRegistry(path);
+  const ref = pickRow(data, o.name);
   if (!ref) throw notFound(`no session named '${o.name}' in ${path}`, "see: mam status");
   const { section, row } = ref;
   const agent = typeof row.agent === "string" ? row.agent : undefined;
@@ -109,14 +127,16 @@ export async function stopSession(o: StopOptions): Promise<Stopped> {
     const done = await removeWorktreeOfSession(o.ws, o.name, o.force === true, o.env);
     return { ...r, worktree_removed: done.path };
   };
-  if (row.status !== "running" && !(o.mode === "hard" && o.purge)) {
+  // an archived row (stop --soft) may have left its pane running: a later stop can close it
+  const archived = row.status === "archived";
+  if (row.status !== "running" && !archived && !(o.mode === "hard" && o.purge)) {
     return removeAfter({ ...base, status: row.status, already: true });
   }
 
   const server = serverOf(row, section);
   const mux = muxFor(backendOf(section), server, o.env);
   let pane: MuxPane | undefined;
-  if (row.status === "running") {
+  if (row.status === "running" || (archived && o.mode !== "soft")) {
     const l = await mux.list();
     // a multiplexer that answers garbage or times out says nothing about the pane: marking the
     // row stopped would hide an agent that may still run (a server that is not running owns no
@@ -126,8 +146,15 @@ export async function stopSession(o: StopOptions): Promise<Stopped> {
     }
     pane = l.state === "ok" ? findPane(row, l.panes, section) : undefined;
   }
-  // only ever a pane that carries our label, or the one the registry names
-  const ours = pane && (nameFromLabel(pane.label) === o.name || pane.id === row.pane?.id);
+  // only ever a pane that carries our label, or the one the registry names (for an archived row:
+  // and that no running row holds, the id may have been given to another pane since)
+  const named = pane !== undefined && pane.id === row.pane?.id && (!archived || !heldByRunning(data, section, server, pane.id));
+  const ours = pane !== undefined && (nameFromLabel(pane.label) === o.name || named);
+  if (archived && !(ours && pane) && !(o.mode === "hard" && o.purge)) {
+    // --soft again, or the pane is gone (or is not ours any more): nothing to close
+    const left = o.mode === "soft" ? await leftRunning(mux, row, section) : undefined;
+    return removeAfter({ ...base, status: "archived", already: true, pane: left ?? null });
+  }
   const sid = conversationId(row, pane, o.ws, o.env);
 
   if (o.mode === "graceful" && ours && pane) {
