@@ -56,14 +56,8 @@ export const create = defineCommand({
       outJson({ ...doc, mux: c.backend });
       return;
     }
-    const lines: string[] = [];
-    if (c.adopted) lines.push(`NOTE: the monitor registered ${c.name} while it was being created`);
-    if (c.job_id) lines.push(`job ${c.job_id} submitted to ${c.name}`);
-    // never a bare "watchdog PID: " line; the seed contract keeps "watchdog PID:" in the output
-    // even when MAM_NO_SUBSCRIBER_DAEMON=1 starts none, so that case names itself
-    lines.push(`watchdog PID: ${c.watchdog_pid ?? "none (MAM_NO_SUBSCRIBER_DAEMON=1)"}`);
-    lines.push(`created ${c.name} (${c.agent}, role ${c.role}) in pane ${c.pane} on ${c.backend} server ${c.server}`);
-    out(lines.join("\n"));
+    const { createdText } = await import("../sessions/render.ts");
+    out(createdText(c));
   },
 });
 
@@ -107,8 +101,8 @@ export const stop = defineCommand({
       env: process.env,
     });
     if (bool(args, "json")) return outJson(r);
-    if (r.already) return out(`${name} is already ${r.status}`);
-    out(`${name} ${r.status}${r.session_id ? ` (conversation ${r.session_id})` : ""}${r.purged.length ? `; purged ${r.purged.length} file(s)` : ""}`);
+    const { stoppedText } = await import("../sessions/render.ts");
+    out(stoppedText(r));
   },
 });
 
@@ -133,8 +127,8 @@ export const resume = defineCommand({
     const { resumeSession } = await import("../sessions/resume.ts");
     const r = await resumeSession({ ws, name, fresh: bool(args, "fresh"), startServer: bool(args, "start-server"), env: process.env });
     if (bool(args, "json")) return outJson(r);
-    if (r.already) return out(`${name} is already running (pane ${r.pane})`);
-    out(`resumed ${name} in pane ${r.pane}${r.session_id ? ` (${r.from === "fresh" ? "fresh conversation" : "conversation"} ${r.session_id})` : ""}`);
+    const { resumedText } = await import("../sessions/render.ts");
+    out(resumedText(r));
   },
 });
 
