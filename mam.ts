@@ -28,6 +28,7 @@ export const root: MamCommand = defineCommand({
     reconcile: lazy(() => import("./lib/cli/reconcile.ts")),
     daemon: lazy(() => import("./lib/cli/daemon.ts")),
     registry: lazy(() => import("./lib/cli/registry.ts")),
+    mcp: lazy(() => import("./lib/cli/mcp.ts")),
   },
 });
 

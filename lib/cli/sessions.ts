@@ -20,6 +20,7 @@ export const create = defineCommand({
       "mam create --agent gemini --mux tmux --role worker",
       'mam create --agent claude --role worker --submit-job "Fix the failing test in api/"',
       "mam create --agent claude --role worker -- --model opus     # after --: the agent's own arguments",
+      "mam create --agent claude --role lead --mcp                 # with mam's MCP tools (see mam mcp)",
     ],
   },
   args: {
@@ -33,6 +34,7 @@ export const create = defineCommand({
     ...startServerArg,
     "no-onboard": { type: "boolean", description: "do not type the onboarding message into the new agent" },
     "submit-job": { type: "string", description: "submit this job to the new session right away", valueHint: "TEXT" },
+    mcp: { type: "boolean", description: "give the agent mam's MCP tools (claude: --mcp-config; codex: -c mcp_servers.mam…)" },
     ...jsonArg,
   },
   async run({ args, rest }) {
@@ -49,6 +51,7 @@ export const create = defineCommand({
       agentArgs: rest,
       env: process.env,
       submitJob: str(args, "submit-job"),
+      mcp: bool(args, "mcp"),
     });
     for (const w of c.warnings) err(w);
     if (bool(args, "json")) {

@@ -13,6 +13,7 @@ import { conflict, MamError, usageError } from "../sys/errors.ts";
 import { checkName } from "../sys/names.ts";
 import type { Env } from "../sys/paths.ts";
 import { epochNow, isoUtc } from "../sys/time.ts";
+import { agentMcpArgs, serverEntry } from "../mcp/config.ts";
 import { decide, placeRow } from "./adopt.ts";
 import { launch } from "./launch.ts";
 import { defaultSessionName } from "./naming.ts";
@@ -31,6 +32,8 @@ export interface CreateOptions {
   env: Env;
   /** submit this job text to the new session right after it is created (SPEC §5.2 step 6) */
   submitJob?: string;
+  /** give the agent mam's MCP tools (`mam mcp` for this workspace; claude and codex) */
+  mcp?: boolean;
 }
 
 /** what `mam create` does and reports: the created session, then steps 6–8 of SPEC §5.2 */
@@ -122,6 +125,7 @@ export async function createSession(o: CreateOptions): Promise<Created> {
   const kind = agentKind(o.agent);
   const role = checkRole(o.role);
   const name = checkName(o.name ?? defaultSessionName(o.ws, role, kind.kind), "session name");
+  const mcpArgs = o.mcp ? agentMcpArgs(kind.kind, serverEntry(o.ws)) : [];
   const target = resolveMuxTarget(o.choice, o.env);
   const section = sectionOf(target.backend);
   const t0 = epochNow();
@@ -141,7 +145,7 @@ export async function createSession(o: CreateOptions): Promise<Created> {
     ws: o.ws,
     name,
     kind,
-    args: [...kind.freshArgs(sessionId), ...o.agentArgs],
+    args: [...kind.freshArgs(sessionId), ...mcpArgs, ...o.agentArgs],
     backend: target.backend,
     server: target.server,
     startServer: o.startServer,

@@ -7,6 +7,7 @@ import { shJoin } from "../mux/exec.ts";
 import { backendOf, serverOf } from "../registry/rows.ts";
 import { mutateRegistry, readRegistry, registryPath } from "../registry/index.ts";
 import { MamError, notFound } from "../sys/errors.ts";
+import { checkName } from "../sys/names.ts";
 import type { Env } from "../sys/paths.ts";
 import { epochNow, isoUtc } from "../sys/time.ts";
 import { launch } from "./launch.ts";
@@ -41,6 +42,7 @@ export function pickConversation(row: Record<string, unknown>, agent: string, ws
 }
 
 export async function resumeSession(o: ResumeOptions): Promise<Resumed> {
+  checkName(o.name, "session name");
   const path = registryPath(o.ws, o.env);
   const data = readRegistry(path);
   const ref = pickRow(data, o.name);

@@ -10,6 +10,7 @@ import { mutateRegistry, readRegistry, registryPath } from "../registry/index.ts
 import type { RegistryData, Row, Section } from "../registry/types.ts";
 import { SECTIONS } from "../registry/types.ts";
 import { MamError, notFound, usageError } from "../sys/errors.ts";
+import { checkName } from "../sys/names.ts";
 import type { Env } from "../sys/paths.ts";
 import { epochNow, isoUtc } from "../sys/time.ts";
 import { nameFromLabel } from "./naming.ts";
@@ -84,6 +85,7 @@ export function conversationId(row: Row, pane: MuxPane | undefined, ws: string, 
 }
 
 export async function stopSession(o: StopOptions): Promise<Stopped> {
+  checkName(o.name, "session name");
   if (o.purge && o.mode !== "hard") throw usageError("--purge-conversation goes with --hard", "mam stop NAME --hard --purge-conversation --yes");
   const path = registryPath(o.ws, o.env);
   const ref = pickRow(readRegistry(path), o.name);
