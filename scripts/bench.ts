@@ -6,6 +6,7 @@ import { build } from "./build.ts";
 import { benchJobs } from "./bench-jobs.ts";
 import { benchSessions } from "./bench-sessions.ts";
 import { benchReconcile } from "./bench-reconcile.ts";
+import { benchMcp } from "./bench-mcp.ts";
 import { benchRegistry } from "./bench-fixtures.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -102,6 +103,7 @@ const benches: Record<string, () => Promise<Row[]> | Row[]> = {
   reconcile: () => benchReconcile(BIN, { pct, ms }),
   jobs: () => benchJobs(BIN, { pct, ms }),
   sessions: () => benchSessions(BIN, { pct, ms }),
+  mcp: () => benchMcp(BIN, { pct, ms }),
   async daemon() {
     // BENCH_DAEMON_SECONDS shortens the 30 s window for a quick look
     const seconds = Number(process.env.BENCH_DAEMON_SECONDS) > 0 ? Number(process.env.BENCH_DAEMON_SECONDS) : 30;
