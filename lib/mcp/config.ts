@@ -27,9 +27,17 @@ export function isMcpAgent(kind: string): kind is McpAgent {
 const tomlString = (s: string) => JSON.stringify(s);
 const tomlArray = (a: string[]) => `[${a.map(tomlString).join(", ")}]`;
 
-/** the agent's own arguments that give one run of it the mam tools (`mam create --mcp`) */
+/**
+ * the agent's own arguments that give one run of it the mam tools (`mam create --mcp`). claude:
+ * the server, and its tools allowed without a prompt each (they are mam's own commands, asked
+ * for with --mcp). `--flag=value`, because both claude flags take several values and would
+ * swallow a prompt that follows them.
+ */
 export function agentMcpArgs(kind: string, e: ServerEntry): string[] {
-  if (kind === "claude") return ["--mcp-config", JSON.stringify({ mcpServers: { [SERVER_KEY]: { type: "stdio", command: e.command, args: e.args } } })];
+  if (kind === "claude") {
+    const cfg = JSON.stringify({ mcpServers: { [SERVER_KEY]: { type: "stdio", command: e.command, args: e.args } } });
+    return [`--mcp-config=${cfg}`, `--allowedTools=mcp__${SERVER_KEY}`];
+  }
   if (kind === "codex") return ["-c", `mcp_servers.${SERVER_KEY}.command=${tomlString(e.command)}`, "-c", `mcp_servers.${SERVER_KEY}.args=${tomlArray(e.args)}`];
   throw usageError(`--mcp works with ${MCP_AGENTS.join(" and ")} (not ${kind})`, "leave out --mcp; the agent can still run mam commands");
 }

@@ -277,7 +277,8 @@ describe("mam create --mcp and mam mcp install", () => {
     const r = await w.mam(["create", "--agent", "claude", "--role", "lead", "--session", w.n("lead"), "--herdr-session", e.server, "--no-onboard", "--mcp", "--json"], { MAM_NO_SUBSCRIBER_DAEMON: "1" });
     expect(r.code, r.stderr).toBe(0);
     const cmd = JSON.parse(r.stdout).start_command as string;
-    expect(cmd).toContain("--mcp-config");
+    expect(cmd).toContain("--mcp-config=");
+    expect(cmd).toContain("--allowedTools=mcp__mam");
     expect(cmd).toContain(`"mcp","--workspace","${w.dir}"`);
     await w.mam(["stop", w.n("lead"), "--hard"]);
     const bad = await w.mam(["create", "--agent", "gemini", "--role", "x", "--herdr-session", e.server, "--mcp"], { MAM_NO_SUBSCRIBER_DAEMON: "1" });

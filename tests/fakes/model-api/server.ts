@@ -29,6 +29,8 @@ export interface Reply {
   text?: string;
   /** run this shell command with the agent's shell tool; the turn goes on with its result */
   shell?: string;
+  /** call this tool by name (e.g. an MCP tool, mcp__mam__status; Anthropic only); the turn goes on with its result */
+  tool?: { name: string; input: Record<string, unknown> };
   /** hold the answer this long after the stream opened (keeps the agent "working") */
   delayMs?: number;
 }
@@ -139,8 +141,9 @@ function anthropicAnswer(body: any, reply: Reply): Response {
   const content: any[] = [];
   if (reply.text !== undefined && reply.text !== "") content.push({ type: "text", text: reply.text });
   if (reply.shell !== undefined) content.push({ type: "tool_use", id: nextId("toolu"), name: "Bash", input: { command: reply.shell, description: "Run a command" } });
+  if (reply.tool !== undefined) content.push({ type: "tool_use", id: nextId("toolu"), name: reply.tool.name, input: reply.tool.input });
   if (content.length === 0) content.push({ type: "text", text: "ok" });
-  const stop = reply.shell !== undefined ? "tool_use" : "end_turn";
+  const stop = reply.shell !== undefined || reply.tool !== undefined ? "tool_use" : "end_turn";
   const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
   if (!body?.stream) {
     return Response.json({ id, type: "message", role: "assistant", model, content, stop_reason: stop, stop_sequence: null, usage });
