@@ -5,7 +5,8 @@
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { existsSync, readFileSync } from "node:fs";
-import { MamError } from "../sys/errors.ts";
+import { z } from "zod";
+import { MamError, usageError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 import { TOOLS, type ToolContext, type ToolDef } from "./tools.ts";
 
@@ -29,6 +30,21 @@ type Extra = {
   sendNotification: (n: { method: "notifications/progress"; params: { progressToken: string | number; progress: number; total?: number; message?: string } }) => Promise<void>;
 };
 
+/**
+ * a tool's arguments checked against its schema: unknown or bad arguments are a usage error in
+ * mam's words (exit code 2), as an unknown or bad flag is on the command line
+ */
+export function checkArgs(t: ToolDef, args: unknown): Record<string, unknown> {
+  const r = z.object(t.input).strict().safeParse(args ?? {});
+  if (r.success) return r.data;
+  const what = r.error.issues.map((i) => {
+    const at = i.path.join(".");
+    if (i.code === "unrecognized_keys") return `unknown argument${i.keys.length > 1 ? "s" : ""} ${i.keys.map((k) => `'${k}'`).join(", ")}`;
+    return `${at || "arguments"}: ${i.message.replace(/^Invalid (input|option): /, "")}`;
+  });
+  throw usageError(`${t.name}: ${what.join("; ")}`, "see the tool's input schema");
+}
+
 function register(server: McpServer, t: ToolDef, ws: string, env: Env): void {
   server.registerTool(
     t.name,
@@ -45,7 +61,7 @@ function register(server: McpServer, t: ToolDef, ws: string, env: Env): void {
         },
       };
       try {
-        const r = await t.run(args as never, ctx);
+        const r = await t.run(checkArgs(t, args) as never, ctx);
         return { content: [{ type: "text" as const, text: r.text }], structuredContent: r.data };
       } catch (e) {
         return toolError(e);
@@ -110,6 +126,9 @@ export function buildServer(ws: string, env: Env, version: string): McpServer {
         "submit_job → wait_jobs (returns early with outcome attention when an agent needs permission) → job_logs. Errors start with ERROR: and name the fix.",
     },
   );
+  // the SDK's own argument check answers "MCP error -32602: Input validation error: …"; mam checks
+  // them itself (checkArgs) so that a bad argument reads like every other mam error
+  (server as unknown as { validateToolInput: (tool: unknown, args: unknown) => Promise<unknown> }).validateToolInput = async (_tool, args) => args ?? {};
   for (const t of TOOLS) register(server, t, ws, env);
   registerResources(server, ws, env);
   return server;

@@ -105,7 +105,12 @@ describe("mam mcp: the server", () => {
     await withServer(async (c, w) => {
       const missing = await c.call("job_status", {});
       expect(missing.isError).toBe(true);
-      expect(text(missing)).toContain("job_id");
+      expect(text(missing)).toBe("ERROR: job_status: job_id: expected string, received undefined; see the tool's input schema");
+      expect(missing.structuredContent).toMatchObject({ exit_code: 2 });
+      const extra = await c.call("status", { verbose: true });
+      expect(text(extra)).toBe("ERROR: status: unknown argument 'verbose'; see the tool's input schema");
+      const typed = await c.call("wait_jobs", { job_ids: [], timeout_s: 99999 });
+      expect(text(typed)).toMatch(/^ERROR: wait_jobs: job_ids: .*; timeout_s: .*; see the tool's input schema$/);
       const badId = await c.call("job_status", { job_id: "../etc" });
       expect(badId.isError).toBe(true);
       expect(text(badId)).toMatch(/^ERROR: invalid job id '\.\.\/etc'; /);
@@ -126,7 +131,7 @@ describe("mam mcp: the server", () => {
       const badName = await c.call("stop_agent", { name: "a/b" });
       expect(badName.structuredContent).toMatchObject({ exit_code: 2 });
       const mode = await c.call("stop_agent", { name: "x", mode: "gently" });
-      expect(mode.isError).toBe(true);
+      expect(text(mode)).toMatch(/^ERROR: stop_agent: mode: expected one of "graceful"\|"hard"\|"soft"; see the tool's input schema$/);
       const unknownTool = await c.call("nosuch_tool");
       expect(unknownTool.isError).toBe(true);
       expect(existsSync(join(w.dir, ".mam", "jobs"))).toBe(false);
