@@ -177,6 +177,8 @@ export async function createSession(o: CreateOptions): Promise<Created> {
       last_visible_status: "running",
       last_visible_note: CREATED_NOTE,
       start_command: shJoin(l.argv),
+      // resume gives the agent the mam tools again
+      ...(o.mcp ? { mcp_tools: true } : {}),
     };
     await mutateRegistry(path, (d, tx) => {
       const dn = decide(d, name, t0, { section, server: target.server });

@@ -10,6 +10,7 @@ import { MamError, notFound } from "../sys/errors.ts";
 import { checkName } from "../sys/names.ts";
 import type { Env } from "../sys/paths.ts";
 import { epochNow, isoUtc } from "../sys/time.ts";
+import { agentMcpArgs, serverEntry } from "../mcp/config.ts";
 import { launch } from "./launch.ts";
 import { pickRow } from "./stop.ts";
 
@@ -67,7 +68,9 @@ export async function resumeSession(o: ResumeOptions): Promise<Resumed> {
       "pass --fresh to start a new conversation instead",
     );
   }
-  const args = conv ? kind.resumeArgs!(conv.id) : kind.freshArgs(kind.assignsId ? crypto.randomUUID() : undefined);
+  // a session created with --mcp (mcp_tools) comes back with the mam tools
+  const mcpArgs = row.mcp_tools === true ? agentMcpArgs(kind.kind, serverEntry(o.ws)) : [];
+  const args = [...(conv ? kind.resumeArgs!(conv.id) : kind.freshArgs(kind.assignsId ? crypto.randomUUID() : undefined)), ...mcpArgs];
   const freshId = !conv && kind.assignsId ? args[args.indexOf("--session-id") + 1] : undefined;
   const taken = new Set<string>(data[section].filter((r) => r.status === "running" && typeof r.pane?.id === "string").map((r) => r.pane!.id as string));
   const l = await launch({ ws: o.ws, name: o.name, kind, args, backend, server, startServer: o.startServer, taken, env: o.env });

@@ -277,7 +277,7 @@ describe("mam mcp: a delegation through the tools", () => {
 });
 
 describe("mam create --mcp and mam mcp install", () => {
-  test("create --mcp starts claude with --mcp-config naming `mam mcp --workspace <ws>`; other kinds are refused", async () => {
+  test("create --mcp starts claude with --mcp-config naming `mam mcp --workspace <ws>`, resume keeps it; other kinds are refused", async () => {
     const w = newWorkspace(e);
     const r = await w.mam(["create", "--agent", "claude", "--role", "lead", "--session", w.n("lead"), "--herdr-session", e.server, "--no-onboard", "--mcp", "--json"], { MAM_NO_SUBSCRIBER_DAEMON: "1" });
     expect(r.code, r.stderr).toBe(0);
@@ -285,6 +285,12 @@ describe("mam create --mcp and mam mcp install", () => {
     expect(cmd).toContain("--mcp-config=");
     expect(cmd).toContain("--allowedTools=mcp__mam");
     expect(cmd).toContain(`"mcp","--workspace","${w.dir}"`);
+    expect(readFileSync(join(w.dir, ".mam", "agent-sessions.yaml"), "utf8")).toContain("mcp_tools: true");
+    // resume brings it back with the tools
+    await w.mam(["stop", w.n("lead"), "--hard"]);
+    const rs = await w.mam(["resume", w.n("lead"), "--fresh", "--json"], { MAM_NO_SUBSCRIBER_DAEMON: "1" });
+    expect(rs.code, rs.stderr).toBe(0);
+    expect(readFileSync(join(w.dir, ".mam", "agent-sessions.yaml"), "utf8")).toMatch(/start_command: .*--mcp-config=.*--allowedTools=mcp__mam/);
     await w.mam(["stop", w.n("lead"), "--hard"]);
     const bad = await w.mam(["create", "--agent", "gemini", "--role", "x", "--herdr-session", e.server, "--mcp"], { MAM_NO_SUBSCRIBER_DAEMON: "1" });
     expect(bad.code).toBe(2);
