@@ -276,6 +276,17 @@ describe("mam mcp: a delegation through the tools", () => {
   });
 });
 
+test("SIGTERM ends the server with exit status 143, stdout untouched", async () => {
+  const w = newWorkspace(e);
+  const p = Bun.spawn([...MAM_CMD, "mcp", "--workspace", w.dir], { env: w.env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  const out = new Response(p.stdout).text();
+  await Bun.sleep(500);
+  p.kill("SIGTERM");
+  expect(await p.exited).toBe(143);
+  expect(await out).toBe("");
+  p.stdin.end();
+});
+
 describe("mam create --mcp and mam mcp install", () => {
   test("create --mcp starts claude with --mcp-config naming `mam mcp --workspace <ws>`, resume keeps it; other kinds are refused", async () => {
     const w = newWorkspace(e);
