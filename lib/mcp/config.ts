@@ -38,9 +38,18 @@ export function agentMcpArgs(kind: string, e: ServerEntry): string[] {
     const cfg = JSON.stringify({ mcpServers: { [SERVER_KEY]: { type: "stdio", command: e.command, args: e.args } } });
     return [`--mcp-config=${cfg}`, `--allowedTools=mcp__${SERVER_KEY}`];
   }
-  if (kind === "codex") return ["-c", `mcp_servers.${SERVER_KEY}.command=${tomlString(e.command)}`, "-c", `mcp_servers.${SERVER_KEY}.args=${tomlArray(e.args)}`];
+  if (kind === "codex") {
+    const k = `mcp_servers.${SERVER_KEY}`;
+    return ["-c", `${k}.command=${tomlString(e.command)}`, "-c", `${k}.args=${tomlArray(e.args)}`, "-c", `${k}.tool_timeout_sec=${CODEX_TOOL_TIMEOUT_S}`];
+  }
   throw usageError(`--mcp works with ${MCP_AGENTS.join(" and ")} (not ${kind})`, "leave out --mcp; the agent can still run mam commands");
 }
+
+/**
+ * codex cuts an MCP tool call after tool_timeout_sec (60 s unless set): wait_jobs may wait up to
+ * an hour (WAIT_MAX_S in tools.ts), so mam's entry allows a little more
+ */
+export const CODEX_TOOL_TIMEOUT_S = 3700;
 
 export type Edit = { text: string; changed: boolean };
 
@@ -106,7 +115,14 @@ function withoutOurTable(text: string): string {
 }
 
 function ourTable(e: ServerEntry): string {
-  return `[mcp_servers.${SERVER_KEY}]\n# written by mam mcp install codex; mam mcp uninstall codex removes it\ncommand = ${tomlString(e.command)}\nargs = ${tomlArray(e.args)}\n`;
+  return [
+    `[mcp_servers.${SERVER_KEY}]`,
+    "# written by mam mcp install codex; mam mcp uninstall codex removes it",
+    `command = ${tomlString(e.command)}`,
+    `args = ${tomlArray(e.args)}`,
+    `tool_timeout_sec = ${CODEX_TOOL_TIMEOUT_S}`,
+    "",
+  ].join("\n");
 }
 
 function mamOf(doc: Record<string, unknown>): unknown {
@@ -115,8 +131,9 @@ function mamOf(doc: Record<string, unknown>): unknown {
 }
 
 export function codexInstall(text: string, e: ServerEntry, path: string): Edit {
-  const cur = mamOf(parseToml(text, path)) as { command?: unknown; args?: unknown } | undefined;
-  if (cur && cur.command === e.command && JSON.stringify(cur.args) === JSON.stringify(e.args) && Object.keys(cur).length === 2) return { text, changed: false };
+  const cur = mamOf(parseToml(text, path));
+  const want = mamOf(parseToml(ourTable(e), path));
+  if (cur !== undefined && JSON.stringify(cur) === JSON.stringify(want)) return { text, changed: false };
   const base = withoutOurTable(text).replace(/\s*$/, "");
   if (mamOf(parseToml(base, path)) !== undefined) {
     throw usageError(`${path} defines mcp_servers.mam in a form mam does not edit (inline or dotted keys)`, "remove that entry by hand, then run this again");

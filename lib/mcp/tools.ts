@@ -37,6 +37,8 @@ const seconds = (what: string) => z.number().int().min(0).max(7 * 86400).describ
 
 export const WAIT_DEFAULT_S = 600;
 export const WAIT_MAX_S = 3600;
+/** a progress notification at least this often during wait_jobs (when the client asked for progress) */
+export const HEARTBEAT_MS = Number(process.env.MAM_MCP_HEARTBEAT_MS) > 0 ? Number(process.env.MAM_MCP_HEARTBEAT_MS) : 20_000;
 
 const status = def({
   name: "status",
@@ -245,14 +247,24 @@ const waitJobsTool = def({
     const stopOnPermission = a.return_on_permission ?? true;
     let n = 0;
     const sent: Promise<void>[] = [];
-    const r = await waitJobs(ctx.ws, records, {
-      any: a.mode === "any",
-      timeoutMs: timeoutS * 1000,
-      signal: ctx.signal,
-      broker: brokerConfigFromEnv(ctx.env),
-      onEvent: (e) => void sent.push(ctx.progress(++n, eventNote(e)).catch(() => {})),
-      stopOn: (e) => stopOnPermission && e.event === "permission_required",
-    });
+    const note = (message: string) => void sent.push(ctx.progress(++n, message).catch(() => {}));
+    // a quiet job still sends a sign of life now and then: clients that time a call out unless
+    // progress arrives keep waiting
+    const t0 = Date.now();
+    const beat = setInterval(() => note(`waiting for ${ids.length} job(s) (${Math.round((Date.now() - t0) / 1000)} s)`), HEARTBEAT_MS);
+    let r;
+    try {
+      r = await waitJobs(ctx.ws, records, {
+        any: a.mode === "any",
+        timeoutMs: timeoutS * 1000,
+        signal: ctx.signal,
+        broker: brokerConfigFromEnv(ctx.env),
+        onEvent: (e) => note(eventNote(e)),
+        stopOn: (e) => stopOnPermission && e.event === "permission_required",
+      });
+    } finally {
+      clearInterval(beat);
+    }
     await Promise.all(sent);
     const doc = publicWait(r);
     const lines = r.jobs.map(waitLine);

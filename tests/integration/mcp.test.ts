@@ -53,9 +53,9 @@ async function connect(w: Ws, extra: Record<string, string> = {}): Promise<Conn>
 }
 
 /** a connected server for a fresh workspace; closed after fn */
-async function withServer(fn: (c: Conn, w: Ws) => Promise<void>, opts: { gated?: boolean } = {}): Promise<void> {
+async function withServer(fn: (c: Conn, w: Ws) => Promise<void>, opts: { gated?: boolean; env?: Record<string, string> } = {}): Promise<void> {
   const w = newWorkspace(e, {}, { gated: opts.gated });
-  const c = await connect(w);
+  const c = await connect(w, opts.env);
   try {
     await fn(c, w);
   } finally {
@@ -212,7 +212,10 @@ describe("mam mcp: a delegation through the tools", () => {
         expect(await waitFor(() => journalEvents(w.dir, id).some((x) => x.event === "started"), 20_000)).toBe(true);
 
         const t0 = Date.now();
-        const timedOut = await c.call("wait_jobs", { job_ids: [id], timeout_s: 0.5 });
+        const beats: string[] = [];
+        const timedOut = await c.call("wait_jobs", { job_ids: [id], timeout_s: 1 }, { onprogress: (p) => void beats.push(p.message ?? "") });
+        expect(beats.length).toBeGreaterThanOrEqual(2); // MAM_MCP_HEARTBEAT_MS=200: signs of life while nothing happens
+        expect(beats[0]).toMatch(/^waiting for 1 job\(s\) \(\d+ s\)$/);
         expect(timedOut.structuredContent).toMatchObject({ outcome: "timeout", all_completed: false, jobs: [{ job_id: id, status: "running" }] });
         expect(Date.now() - t0).toBeLessThan(10_000);
         expect(text(timedOut)).toContain("call wait_jobs again");
@@ -243,7 +246,7 @@ describe("mam mcp: a delegation through the tools", () => {
         const done = await c.call("wait_jobs", { job_ids: [id] });
         expect(done.structuredContent).toMatchObject({ outcome: "done", all_completed: false, jobs: [{ status: "cancelled" }] });
       },
-      { gated: true },
+      { gated: true, env: { MAM_MCP_HEARTBEAT_MS: "200" } },
     );
   }, 120_000);
 

@@ -15,7 +15,7 @@ describe("serverEntry and agentMcpArgs", () => {
     expect(JSON.parse(cfg!.slice("--mcp-config=".length))).toEqual({ mcpServers: { mam: { type: "stdio", command: "/opt/mam", args: ["mcp", "--workspace", "/w s"] } } });
     expect(allow).toBe("--allowedTools=mcp__mam");
     const cx = agentMcpArgs("codex", e);
-    expect(cx).toEqual(["-c", 'mcp_servers.mam.command="/opt/mam"', "-c", 'mcp_servers.mam.args=["mcp", "--workspace", "/w s"]']);
+    expect(cx).toEqual(["-c", 'mcp_servers.mam.command="/opt/mam"', "-c", 'mcp_servers.mam.args=["mcp", "--workspace", "/w s"]', "-c", "mcp_servers.mam.tool_timeout_sec=3700"]);
     expect(Bun.TOML.parse(cx[3]!.replace("mcp_servers.mam.args=", "a = "))).toEqual({ a: ["mcp", "--workspace", "/w s"] });
     expect(() => agentMcpArgs("gemini", e)).toThrow("--mcp works with claude and codex (not gemini)");
   });
@@ -49,11 +49,11 @@ describe("codex config.toml", () => {
     const a = codexInstall(base, e, "p");
     expect(a.changed).toBe(true);
     const doc = Bun.TOML.parse(a.text) as any;
-    expect(doc).toMatchObject({ model: "o3", mcp_servers: { other: { command: "x" }, mam: { command: "/opt/mam", args: ["mcp", "--workspace", "/w s"] } }, profiles: { p: { model: "y" } } });
+    expect(doc).toMatchObject({ model: "o3", mcp_servers: { other: { command: "x" }, mam: { command: "/opt/mam", args: ["mcp", "--workspace", "/w s"], tool_timeout_sec: 3700 } }, profiles: { p: { model: "y" } } });
     expect(codexInstall(a.text, e, "p")).toEqual({ text: a.text, changed: false });
     const moved = codexInstall(a.text, serverEntry("/w2", ["/new/mam"]), "p");
     const d2 = Bun.TOML.parse(moved.text) as any;
-    expect(d2.mcp_servers.mam).toEqual({ command: "/new/mam", args: ["mcp", "--workspace", "/w2"] });
+    expect(d2.mcp_servers.mam).toEqual({ command: "/new/mam", args: ["mcp", "--workspace", "/w2"], tool_timeout_sec: 3700 });
     expect(d2.profiles.p.model).toBe("y");
     const u = codexUninstall(moved.text, "p");
     expect(Bun.TOML.parse(u.text)).toEqual(Bun.TOML.parse(base));
@@ -62,7 +62,7 @@ describe("codex config.toml", () => {
   test("sub-tables of mam go with it; inline definitions and bad TOML are refused", () => {
     const withEnv = `${base}\n[mcp_servers.mam]\ncommand = "old"\n\n[mcp_servers.mam.env]\nA = "1"\n`;
     const d = Bun.TOML.parse(codexInstall(withEnv, e, "p").text) as any;
-    expect(d.mcp_servers.mam).toEqual({ command: "/opt/mam", args: ["mcp", "--workspace", "/w s"] });
+    expect(d.mcp_servers.mam).toEqual({ command: "/opt/mam", args: ["mcp", "--workspace", "/w s"], tool_timeout_sec: 3700 });
     expect(() => codexInstall('mcp_servers = { mam = { command = "z" } }\n', e, "p")).toThrow("in a form mam does not edit");
     expect(() => codexInstall("[[[", e, "/c.toml")).toThrow("/c.toml is not valid TOML");
   });
