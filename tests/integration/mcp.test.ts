@@ -245,6 +245,17 @@ describe("mam mcp: a delegation through the tools", () => {
         expect(text(again)).toContain("already ended (cancelled)");
         const done = await c.call("wait_jobs", { job_ids: [id] });
         expect(done.structuredContent).toMatchObject({ outcome: "done", all_completed: false, jobs: [{ status: "cancelled" }] });
+
+        // several jobs: any returns with the one that ended, all waits for both
+        const second = await createWorker(c, w, "second"); // the first one still waits at its gate
+        const id2 = (await c.call("submit_job", { to: second, prompt: "A second job" })).structuredContent!.job_id as string;
+        expect(await waitFor(() => journalEvents(w.dir, id2).some((x) => x.event === "started"), 20_000)).toBe(true);
+        const any = await c.call("wait_jobs", { job_ids: [id, id2], mode: "any", timeout_s: 30 });
+        expect(any.structuredContent).toMatchObject({ outcome: "done", jobs: [{ job_id: id, status: "cancelled" }, { job_id: id2, status: "running" }] });
+        const all = await c.call("wait_jobs", { job_ids: [id, id2, id], timeout_s: 0.3, return_on_permission: false });
+        expect(all.structuredContent).toMatchObject({ outcome: "timeout", jobs: [{ job_id: id }, { job_id: id2, status: "running" }] });
+        expect((all.structuredContent!.jobs as unknown[]).length).toBe(2);
+        await c.call("cancel_job", { job_id: id2 });
       },
       { gated: true, env: { MAM_MCP_HEARTBEAT_MS: "200" } },
     );
