@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Reply, Turn } from "../fakes/model-api/server.ts";
 import { type RealAgentWorld, realAgentWorld, waitScreen } from "../helpers/real-agents.ts";
-import { waitFor } from "../helpers/sandbox.ts";
+import { anchoredPids, waitFor } from "../helpers/sandbox.ts";
 
 let w: RealAgentWorld | undefined;
 afterEach(async () => {
@@ -37,12 +37,12 @@ function leadScript(server: string) {
 }
 
 test("claude as the lead: create_agent, submit_job and wait_jobs through mam mcp; the wait returns completed", async () => {
-  let server = "";
-  const script = (t: Turn) => leadScript(server)(t);
+  let tmuxServer = "";
+  const script = (t: Turn) => leadScript(tmuxServer)(t);
   w = await realAgentWorld({ script, env: { MAM_NO_SUBSCRIBER_DAEMON: "1" } });
-  server = w.server;
+  tmuxServer = w.server;
   const r = await w.mam([
-    "create", "--agent", "claude", "--role", "lead", "--session", "ra-lead", "--mux", "tmux", "--tmux-server", server,
+    "create", "--agent", "claude", "--role", "lead", "--session", "ra-lead", "--mux", "tmux", "--tmux-server", tmuxServer,
     "--no-onboard", "--mcp", "--json",
   ]);
   expect(r.code, `${r.stdout}${r.stderr}`).toBe(0);
@@ -52,7 +52,9 @@ test("claude as the lead: create_agent, submit_job and wait_jobs through mam mcp
   // background and fixes a turn's tools when the turn starts: a prompt given on its command line
   // races the connection)
   await waitScreen(w, lead.pane, (s) => s.includes("? for shortcuts"), "claude's prompt box", 60_000);
-  await Bun.sleep(2000);
+  const isMamMcp = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(`mcp\0--workspace\0${w!.sb.ws}`);
+  expect(await waitFor(() => anchoredPids(w!.sb.ws).some((p) => { try { return isMamMcp(p); } catch { return false; } }), 30_000)).toBe(true);
+  await Bun.sleep(1000); // its handshake (≈ 0.4 s observed)
   const task = await w.mam(["job", "submit", "--to", "ra-lead", "--prompt", "Delegate the greeting job to a worker and wait for it."]);
   expect(task.code, task.stderr).toBe(0);
 
