@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { z } from "zod";
 import { MamError, usageError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
+import { OUTPUTS } from "./results.ts";
 import { TOOLS, type ToolContext, type ToolDef } from "./tools.ts";
 
 export const SERVER_NAME = "mam";
@@ -46,9 +47,11 @@ export function checkArgs(t: ToolDef, args: unknown): Record<string, unknown> {
 }
 
 function register(server: McpServer, t: ToolDef, ws: string, env: Env): void {
+  const outputSchema = OUTPUTS[t.name as keyof typeof OUTPUTS];
+  if (!outputSchema) throw new Error(`tool ${t.name} has no output schema in results.ts`);
   server.registerTool(
     t.name,
-    { description: t.description, inputSchema: t.input, annotations: { readOnlyHint: t.readOnly, openWorldHint: false } },
+    { description: t.description, inputSchema: t.input, outputSchema, annotations: { readOnlyHint: t.readOnly, openWorldHint: false } },
     (async (args: Record<string, unknown>, extra: Extra) => {
       const token = extra._meta?.progressToken;
       const ctx: ToolContext = {

@@ -80,6 +80,7 @@ describe("mam mcp: the server", () => {
         expect(t.description!.length, t.name).toBeGreaterThan(20);
         expect(t.description!.includes("\n"), t.name).toBe(false);
         expect(t.inputSchema.type).toBe("object");
+        expect(t.outputSchema?.type, t.name).toBe("object"); // the client checks every result against it
       }
       const submit = tools.find((t) => t.name === "submit_job")!;
       expect(submit.inputSchema.required).toEqual(["to"]);
