@@ -33,6 +33,8 @@ export interface CommandMeta {
   /** accepts arguments after `--` (passed to the agent, …) */
   passthrough?: boolean;
   examples?: string[];
+  /** the root's help lists its commands in these groups, in this order ("job submit": a subcommand) */
+  groups?: { title: string; commands: string[] }[];
 }
 
 export type Lazy<T> = T | (() => T | Promise<T>);
