@@ -14,6 +14,7 @@ export const root: MamCommand = defineCommand({
     groups: [
       { title: "agents", commands: ["create", "stop", "resume", "status"] },
       { title: "jobs", commands: ["job submit", "job wait", "job status", "job logs", "job list", "job cancel", "job event"] },
+      { title: "from your agent (MCP)", commands: ["mcp", "mcp install", "mcp uninstall"] },
       { title: "monitoring", commands: ["reconcile", "daemon", "registry"] },
       { title: "plumbing", commands: ["skills", "shim", "pane-lock", "broker"] },
       { title: "try it", commands: ["demo"] },
