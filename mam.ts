@@ -14,6 +14,7 @@ export const root: MamCommand = defineCommand({
     groups: [
       { title: "agents", commands: ["create", "stop", "resume", "status", "worktree"] },
       { title: "jobs", commands: ["job submit", "job wait", "job status", "job logs", "job list", "job cancel", "job event"] },
+      { title: "from your agent (MCP)", commands: ["mcp", "mcp install", "mcp uninstall"] },
       { title: "monitoring", commands: ["reconcile", "daemon", "registry"] },
       { title: "plumbing", commands: ["skills", "shim", "pane-lock", "broker"] },
       { title: "try it", commands: ["demo"] },
@@ -42,6 +43,7 @@ export const root: MamCommand = defineCommand({
     daemon: lazy(() => import("./lib/cli/daemon.ts")),
     registry: lazy(() => import("./lib/cli/registry.ts")),
     worktree: lazy(() => import("./lib/cli/worktree.ts")),
+    mcp: lazy(() => import("./lib/cli/mcp.ts")),
   },
 });
 

@@ -7,6 +7,7 @@ import { benchJobs } from "./bench-jobs.ts";
 import { benchReporters } from "./bench-reporters.ts";
 import { benchSessions } from "./bench-sessions.ts";
 import { benchReconcile } from "./bench-reconcile.ts";
+import { benchMcp } from "./bench-mcp.ts";
 import { benchRegistry } from "./bench-fixtures.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -104,6 +105,7 @@ const benches: Record<string, () => Promise<Row[]> | Row[]> = {
   jobs: () => benchJobs(BIN, { pct, ms }),
   reporters: () => benchReporters(BIN),
   sessions: () => benchSessions(BIN, { pct, ms }),
+  mcp: () => benchMcp(BIN, { pct, ms }),
   async daemon() {
     // BENCH_DAEMON_SECONDS shortens the 30 s window for a quick look
     const seconds = Number(process.env.BENCH_DAEMON_SECONDS) > 0 ? Number(process.env.BENCH_DAEMON_SECONDS) : 30;

@@ -3,8 +3,10 @@ import { type BrokerConfig, brokerConfigFromEnv, eventsTopic } from "../jobs/bro
 import { CanonicalJsonError, canonicalJson, type Json } from "../jobs/canonical.ts";
 import { EVENT_NAMES, isEventName, isFinal, JOB_STATUSES, type JobEvent, type JobStatus } from "../jobs/event.ts";
 import { eventLine, listText, statusText, waitLine } from "../jobs/render.ts";
-import { appendEvent, effectiveStatus, jobView, listJobIds, publicRecord, readJournal, readRecord, requireRecord, type JobRecord } from "../jobs/store.ts";
-import { JournalReader, JournalWatch, waitExitCode, waitJobs } from "../jobs/wait.ts";
+import { publishJournalled } from "../jobs/publish.ts";
+import { jobStatus, listJobs } from "../jobs/query.ts";
+import { appendEvent, effectiveStatus, jobView, publicRecord, readJournal, requireRecord, type JobRecord } from "../jobs/store.ts";
+import { JournalReader, JournalWatch, publicWait, waitExitCode, waitJobs } from "../jobs/wait.ts";
 import { EXIT, usageError } from "../sys/errors.ts";
 import { err, out, outJson, warn } from "../sys/io.ts";
 import { checkJobId } from "../sys/names.ts";
@@ -42,10 +44,8 @@ function interruptible(): { signal: AbortSignal; code: () => number; dispose: ()
 
 /** publish a journalled event; without a broker: a warning, the journal keeps it */
 async function publish(topic: string, line: string, id: string, seq: number): Promise<void> {
-  const cfg = brokerConfigFromEnv();
-  const { publishAll } = await import("../jobs/transport.ts");
-  const r = await publishAll(cfg, [{ topic, payload: line }]);
-  if (!r.ok) warn(`${r.reason}; event ${id} #${seq} is in the journal only`);
+  const w = await publishJournalled(topic, line, id, seq);
+  if (w) warn(w);
 }
 
 /**
@@ -78,17 +78,12 @@ function resendable(ws: string, id: string, ev: JobEvent, mark: number): string[
 /** at most this many earlier events go again with a report (a bound on a long job's reports) */
 const RESEND_MAX = 200;
 
-const withoutSig = (e: JobEvent): JobEvent => {
-  const { hmac_sig: _s, ...data } = e.data ?? {};
-  return { ...e, data };
-};
-
 async function waitAndReport(w: string, records: JobRecord[], any: boolean, timeoutS: number | undefined, json: "wait" | "view" | false): Promise<number> {
   const sig = interruptible();
   try {
     const r = await waitJobs(w, records, { any, timeoutMs: timeoutS === undefined ? undefined : timeoutS * 1000, signal: sig.signal, broker: brokerConfigFromEnv() });
     if (r.outcome === "interrupted") return sig.code();
-    if (json === "wait") outJson({ outcome: r.outcome, jobs: r.jobs.map((j) => ({ ...j, last_event: j.last_event && withoutSig(j.last_event) })) });
+    if (json === "wait") outJson(publicWait(r));
     else if (json === "view") outJson({ ...jobView(records[0]!, readJournal(w, records[0]!.job_id)), status: r.jobs[0]!.status });
     else for (const j of r.jobs) out(waitLine(j));
     if (r.outcome === "timeout") {
@@ -248,9 +243,7 @@ const status = defineCommand({
   },
   args: { id: { type: "positional", description: "job id", valueHint: "ID" }, ...jsonArg, ...workspaceArg },
   run({ args }) {
-    const id = checkJobId(str(args, "id")!);
-    const w = ws(args);
-    const v = jobView(requireRecord(w, id), readJournal(w, id));
+    const v = jobStatus(ws(args), str(args, "id")!);
     if (bool(args, "json")) outJson(v);
     else out(statusText(v));
   },
@@ -270,11 +263,7 @@ const listCmd = defineCommand({
   run({ args }) {
     const w = ws(args);
     const want = str(args, "status") as JobStatus | undefined;
-    const views = listJobIds(w)
-      .map((id) => readRecord(w, id))
-      .filter((r): r is JobRecord => r !== undefined)
-      .map((r) => jobView(r, readJournal(w, r.job_id)))
-      .filter((v) => want === undefined || v.status === want);
+    const views = listJobs(w, want);
     if (bool(args, "json")) outJson({ workspace: w, jobs: views });
     else if (views.length) out(listText(views));
     else err(want ? `no ${want} jobs` : "no jobs");
@@ -327,28 +316,10 @@ const cancel = defineCommand({
   },
   args: { id: { type: "positional", description: "job id", valueHint: "ID" }, ...workspaceArg },
   async run({ args }) {
-    const id = checkJobId(str(args, "id")!);
-    const w = ws(args);
-    requireRecord(w, id);
-    brokerConfigFromEnv();
-    let ended: JobStatus | undefined;
-    const a = await appendEvent(w, id, (r, evs) => {
-      const st = effectiveStatus(r!, evs);
-      if (isFinal(st)) {
-        ended = st;
-        return undefined;
-      }
-      return { event: "cancelled", detail: "cancelled by mam job cancel", source: "mam" };
-    });
-    if (!a) {
-      err(`job ${id} has already ended (${ended}); nothing to cancel`);
-      return;
-    }
-    await publish(`${a.record!.topic_prefix}/events`, a.line, id, a.payload.seq);
-    const { loadJobRuntime } = await import("../jobs/runtime.ts");
-    const rt = await loadJobRuntime(w);
-    const s = await rt.findSession(a.record!.agent_session);
-    if (s) await rt.prompt(s, `[mam] Job ${id} was cancelled: stop working on it.`).catch((e) => warn(`could not tell ${s.name} (${(e as Error).message})`));
+    const { cancelJob } = await import("../jobs/cancel.ts");
+    const c = await cancelJob(ws(args), str(args, "id")!);
+    for (const w of c.warnings) warn(w);
+    if (!c.cancelled) err(`job ${c.job_id} has already ended (${c.status}); nothing to cancel`);
   },
 });
 

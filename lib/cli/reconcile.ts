@@ -26,17 +26,10 @@ async function runOnce(args: ParsedArgs): Promise<number> {
     if (str(args, f) !== undefined) throw usageError(`--${f} goes with --subscribe`, "see: mam reconcile --help");
   }
   const ws = resolveWorkspace(str(args, "workspace"));
-  const { reconcileOnce, describeAction } = await import("../monitor/reconcile.ts");
+  const [{ reconcileOnce }, { reconcileText }] = await Promise.all([import("../monitor/reconcile.ts"), import("../monitor/report.ts")]);
   const r = await reconcileOnce(ws, process.env, { dryRun: bool(args, "dry-run") });
-  if (bool(args, "json")) {
-    outJson(r);
-    return 0;
-  }
-  const lines: string[] = [];
-  for (const [name, s] of Object.entries(r.servers)) if (s.state !== "ok") lines.push(`server ${name}: ${s.state}${s.detail ? ` (${s.detail})` : ""}`);
-  for (const d of r.drifts) lines.push(`drift ${d.name}: ${d.kind} (${d.detail})`);
-  for (const a of r.actions) lines.push(`${r.dry_run ? "would do" : "done"}: ${describeAction(a)}`);
-  out(lines.length ? lines.join("\n") : `nothing to do (${Object.keys(r.servers).length} server(s), registry ${r.yaml_path})`);
+  if (bool(args, "json")) outJson(r);
+  else out(reconcileText(r));
   return 0;
 }
 

@@ -23,6 +23,7 @@ export const create = defineCommand({
       "mam create --agent claude --role worker --session feat-x --worktree        # its own git worktree on branch feat-x",
       "mam create --agent codex --role worker --worktree fix/login --base main",
       "mam create --agent claude --role worker -- --model opus     # after --: the agent's own arguments",
+      "mam create --agent claude --role lead --mcp                 # with mam's MCP tools (see mam mcp)",
     ],
   },
   args: {
@@ -37,6 +38,7 @@ export const create = defineCommand({
     "no-onboard": { type: "boolean", description: "do not type the onboarding message into the new agent" },
     "submit-job": { type: "string", description: "submit this job to the new session right away", valueHint: "TEXT" },
     ...worktreeArgs,
+    mcp: { type: "boolean", description: "give the agent mam's MCP tools (claude: --mcp-config; codex: -c mcp_servers.mam…)" },
     ...jsonArg,
   },
   async run({ args, rest }) {
@@ -55,6 +57,7 @@ export const create = defineCommand({
       env: process.env,
       submitJob: str(args, "submit-job"),
       worktree,
+      mcp: bool(args, "mcp"),
     });
     for (const w of c.warnings) err(w);
     if (bool(args, "json")) {
@@ -62,15 +65,8 @@ export const create = defineCommand({
       outJson({ ...doc, mux: c.backend });
       return;
     }
-    const lines: string[] = [];
-    if (c.adopted) lines.push(`NOTE: the monitor registered ${c.name} while it was being created`);
-    if (c.job_id) lines.push(`job ${c.job_id} submitted to ${c.name}`);
-    // never a bare "watchdog PID: " line; the seed contract keeps "watchdog PID:" in the output
-    // even when MAM_NO_SUBSCRIBER_DAEMON=1 starts none, so that case names itself
-    lines.push(`watchdog PID: ${c.watchdog_pid ?? "none (MAM_NO_SUBSCRIBER_DAEMON=1)"}`);
-    lines.push(`created ${c.name} (${c.agent}, role ${c.role}) in pane ${c.pane} on ${c.backend} server ${c.server}`);
-    if (c.worktree) lines.push(`worktree ${c.worktree.path} on branch ${c.worktree.branch} (from ${c.worktree.base} ${c.worktree.base_commit.slice(0, 12)})`);
-    out(lines.join("\n"));
+    const { createdText } = await import("../sessions/render.ts");
+    out(createdText(c));
   },
 });
 
@@ -121,12 +117,8 @@ export const stop = defineCommand({
       force: bool(args, "force"),
     });
     if (bool(args, "json")) return outJson(r);
-    const removed = r.worktree_removed ? `; removed worktree ${r.worktree_removed}` : "";
-    if (r.already && r.status === "archived" && r.pane) {
-      return out(`${name} is already archived; its pane ${r.pane} still runs (close it: mam stop ${name} --hard, or mam stop ${name} to let the agent exit first)`);
-    }
-    if (r.already) return out(`${name} is already ${r.status}${removed}`);
-    out(`${name} ${r.status}${r.session_id ? ` (conversation ${r.session_id})` : ""}${r.purged.length ? `; purged ${r.purged.length} file(s)` : ""}${removed}`);
+    const { stoppedText } = await import("../sessions/render.ts");
+    out(stoppedText(r));
   },
 });
 
@@ -151,8 +143,8 @@ export const resume = defineCommand({
     const { resumeSession } = await import("../sessions/resume.ts");
     const r = await resumeSession({ ws, name, fresh: bool(args, "fresh"), startServer: bool(args, "start-server"), env: process.env });
     if (bool(args, "json")) return outJson(r);
-    if (r.already) return out(`${name} is already running (pane ${r.pane})`);
-    out(`resumed ${name} in pane ${r.pane}${r.session_id ? ` (${r.from === "fresh" ? "fresh conversation" : "conversation"} ${r.session_id})` : ""}`);
+    const { resumedText } = await import("../sessions/render.ts");
+    out(resumedText(r));
   },
 });
 

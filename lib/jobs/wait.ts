@@ -3,7 +3,7 @@
 // it never writes a journal (the daemon appends what the broker carries).
 import { type FSWatcher, statSync, watch } from "node:fs";
 import type { BrokerConfig } from "./broker-config.ts";
-import { finalEvent, foldStatus, isFinal, type JobEvent, type JobStatus, verifyEvent } from "./event.ts";
+import { finalEvent, foldStatus, isFinal, type JobEvent, type JobStatus, unsigned, verifyEvent } from "./event.ts";
 import { EventIndex } from "./identity.ts";
 import { type JobRecord, jobsDir, journalPath, readJournal } from "./store.ts";
 
@@ -85,8 +85,11 @@ export interface WaitJob {
 }
 
 export interface WaitResult {
-  outcome: "done" | "timeout" | "interrupted";
+  /** attention: an event that `stopOn` picked arrived (e.g. permission_required) */
+  outcome: "done" | "timeout" | "interrupted" | "attention";
   jobs: WaitJob[];
+  /** with outcome attention: the event that ended the wait */
+  event?: JobEvent;
 }
 
 export interface WaitOptions {
@@ -96,6 +99,10 @@ export interface WaitOptions {
   signal?: AbortSignal;
   /** listen on the broker too (undefined = journals only) */
   broker?: BrokerConfig;
+  /** called once for each event that arrives during the wait (not for those journalled before) */
+  onEvent?: (ev: JobEvent, jobs: WaitJob[]) => void;
+  /** an arriving event for which this is true ends the wait at once (outcome attention) */
+  stopOn?: (ev: JobEvent) => boolean;
 }
 
 /** wait until all (or any) of the jobs reach a final status */
@@ -143,10 +150,30 @@ export async function waitJobs(ws: string, records: JobRecord[], o: WaitOptions)
     });
   }
 
+  // the events already there when the wait began are not news
+  const seen = new Map<string, Set<number>>();
+  const news = (): JobEvent[] => {
+    const fresh: JobEvent[] = [];
+    for (const r of records) {
+      const evs = merged(r.job_id);
+      let s = seen.get(r.job_id);
+      if (!s) {
+        seen.set(r.job_id, new Set(evs.map((e) => e.seq)));
+        continue;
+      }
+      for (const e of evs) if (!s.has(e.seq)) (s.add(e.seq), fresh.push(e));
+    }
+    return fresh;
+  };
+
   try {
     for (;;) {
       for (const r of readers.values()) r.refresh();
       const snap = snapshot();
+      for (const ev of news()) {
+        o.onEvent?.(ev, snap);
+        if (o.stopOn?.(ev)) return { outcome: "attention", jobs: snap, event: ev };
+      }
       const ended = snap.filter((j) => isFinal(j.status));
       if (o.any ? ended.length > 0 : ended.length === snap.length) return { outcome: "done", jobs: snap };
       if (o.signal?.aborted) return { outcome: "interrupted", jobs: snap };
@@ -163,6 +190,12 @@ export async function waitJobs(ws: string, records: JobRecord[], o: WaitOptions)
       if (!sub) subPromise.then(() => sub?.close());
     }
   }
+}
+
+/** a wait's result as `job wait --json` prints it and the MCP tool returns it: no signatures */
+export function publicWait(r: WaitResult): WaitResult {
+  const jobs = r.jobs.map((j) => ({ ...j, last_event: j.last_event && unsigned(j.last_event) }));
+  return { outcome: r.outcome, jobs, ...(r.event ? { event: unsigned(r.event) } : {}) };
 }
 
 /** exit code of a finished wait: 0 all (or, with --any, the ended ones) completed, 1 one did not, 5 timeout */

@@ -20,6 +20,7 @@ import type { SubmitOptions } from "../jobs/submit.ts";
 import { addWorktree } from "../worktrees/git.ts";
 import { ensureWorktreesDir, liveWorktreeOf, planWorktree, recordOf, type WorktreeRecord } from "../worktrees/plan.ts";
 import { undoWorktree } from "../worktrees/remove.ts";
+import { agentMcpArgs, serverEntry } from "../mcp/config.ts";
 import { decide, placeRow } from "./adopt.ts";
 import { launch } from "./launch.ts";
 import { defaultSessionName } from "./naming.ts";
@@ -46,6 +47,8 @@ export interface CreateOptions {
   submitJob?: string | JobOptions;
   /** `--worktree [BRANCH] [--base REF]`: the agent gets a git worktree of its own (issue 18) */
   worktree?: { branch?: string; base?: string };
+  /** give the agent mam's MCP tools (`mam mcp` for this workspace; claude and codex) */
+  mcp?: boolean;
 }
 
 /** what `mam create` does and reports: the created session, then steps 6–8 of SPEC §5.2 */
@@ -145,6 +148,7 @@ export async function createSession(o: CreateOptions): Promise<Created> {
   const kind = agentKind(o.agent);
   const role = checkRole(o.role);
   const name = sessionNameOf(o);
+  const mcpArgs = o.mcp ? agentMcpArgs(kind.kind, serverEntry(o.ws)) : [];
   const target = resolveMuxTarget(o.choice, o.env);
   const section = sectionOf(target.backend);
   const t0 = epochNow();
@@ -186,7 +190,7 @@ export async function createSession(o: CreateOptions): Promise<Created> {
       ws: o.ws,
       name,
       kind,
-      args: [...kind.freshArgs(sessionId), ...o.agentArgs],
+      args: [...kind.freshArgs(sessionId), ...mcpArgs, ...o.agentArgs],
       backend: target.backend,
       server: target.server,
       startServer: o.startServer,
@@ -228,6 +232,8 @@ export async function createSession(o: CreateOptions): Promise<Created> {
       last_visible_note: CREATED_NOTE,
       start_command: shJoin(l.argv),
       ...(wt ? { worktree: wt } : {}),
+      // resume gives the agent the mam tools again
+      ...(o.mcp ? { mcp_tools: true } : {}),
     };
     await mutateRegistry(path, (d, tx) => {
       const dn = decide(d, name, t0, { section, server: target.server });

@@ -7,10 +7,12 @@ import { shJoin } from "../mux/exec.ts";
 import { backendOf, serverOf } from "../registry/rows.ts";
 import { mutateRegistry, readRegistry, registryPath } from "../registry/index.ts";
 import { MamError, notFound } from "../sys/errors.ts";
+import { checkName } from "../sys/names.ts";
 import type { Env } from "../sys/paths.ts";
 import { epochNow, isoUtc } from "../sys/time.ts";
 import { existsSync } from "node:fs";
 import { liveWorktreeOf, rowCwd, worktreeOf } from "../worktrees/plan.ts";
+import { agentMcpArgs, serverEntry } from "../mcp/config.ts";
 import { launch } from "./launch.ts";
 import { pickRow } from "./stop.ts";
 
@@ -43,6 +45,7 @@ export function pickConversation(row: Record<string, unknown>, agent: string, ws
 }
 
 export async function resumeSession(o: ResumeOptions): Promise<Resumed> {
+  checkName(o.name, "session name");
   const path = registryPath(o.ws, o.env);
   const data = readRegistry(path);
   const ref = pickRow(data, o.name);
@@ -72,7 +75,9 @@ export async function resumeSession(o: ResumeOptions): Promise<Resumed> {
       "pass --fresh to start a new conversation instead",
     );
   }
-  const args = conv ? kind.resumeArgs!(conv.id) : kind.freshArgs(kind.assignsId ? crypto.randomUUID() : undefined);
+  // a session created with --mcp (mcp_tools) comes back with the mam tools
+  const mcpArgs = row.mcp_tools === true ? agentMcpArgs(kind.kind, serverEntry(o.ws)) : [];
+  const args = [...(conv ? kind.resumeArgs!(conv.id) : kind.freshArgs(kind.assignsId ? crypto.randomUUID() : undefined)), ...mcpArgs];
   const freshId = !conv && kind.assignsId ? args[args.indexOf("--session-id") + 1] : undefined;
   const taken = new Set<string>(data[section].filter((r) => r.status === "running" && typeof r.pane?.id === "string").map((r) => r.pane!.id as string));
   // herdr: show the kept worktree as its own workspace again (herdr worktree open)

@@ -12,6 +12,7 @@ import { mutateRegistry, readRegistry, registryPath } from "../registry/index.ts
 import type { RegistryData, Row, Section } from "../registry/types.ts";
 import { SECTIONS } from "../registry/types.ts";
 import { MamError, notFound, usageError } from "../sys/errors.ts";
+import { checkName } from "../sys/names.ts";
 import type { Env } from "../sys/paths.ts";
 import { epochNow, isoUtc } from "../sys/time.ts";
 import { liveWorktreeOf, rowCwd } from "../worktrees/plan.ts";
@@ -109,6 +110,7 @@ async function leftRunning(mux: Mux, row: Row, section: Section): Promise<string
 }
 
 export async function stopSession(o: StopOptions): Promise<Stopped> {
+  checkName(o.name, "session name");
   if (o.purge && o.mode !== "hard") throw usageError("--purge-conversation goes with --hard", "mam stop NAME --hard --purge-conversation --yes");
   const path = registryPath(o.ws, o.env);
   const data = readRegistry(path);

@@ -1,0 +1,84 @@
+// The output schemas of the MCP tools: the shape of each tool's structured result, published to
+// clients (outputSchema) and checked by the SDK on every successful call. Objects are loose
+// (fields may be added later without breaking clients); the fields named here are always there.
+import { z } from "zod";
+
+const str = z.string();
+const strOrNull = z.string().nullable();
+
+export const eventOut = z.looseObject({
+  seq: z.number().int(),
+  job_id: str,
+  event: str,
+  timestamp: str,
+  detail: str,
+  source: str,
+  data: z.record(z.string(), z.unknown()),
+});
+
+const jobRecordOut = {
+  job_id: str,
+  status: str,
+  type: z.enum(["single", "loop"]),
+  agent_session: str,
+  delegator: strOrNull,
+  created_at: str,
+  updated_at: str,
+};
+const jobViewOut = z.looseObject({ ...jobRecordOut, events: z.number().int(), last_event: eventOut.nullable() });
+
+export const OUTPUTS = {
+  status: z.looseObject({
+    workspace: str,
+    registry: str,
+    sessions: z.array(
+      z.looseObject({
+        name: str,
+        agent: strOrNull,
+        role: strOrNull,
+        status: str,
+        live: str,
+        mux: str,
+        server: str,
+        pane: strOrNull,
+        job: z.looseObject({ id: str, status: str }).nullable(),
+        drift: z.array(str),
+      }),
+    ),
+  }),
+  create_agent: z.looseObject({
+    name: str,
+    agent: str,
+    role: str,
+    mux: z.enum(["herdr", "tmux"]),
+    server: str,
+    pane: str,
+    adopted: z.boolean(),
+    session_id: strOrNull,
+    job_id: strOrNull,
+    watchdog_pid: z.number().int().nullable(),
+    start_command: str,
+    warnings: z.array(str),
+  }),
+  stop_agent: z.looseObject({ name: str, status: str, already: z.boolean(), pane: strOrNull, session_id: strOrNull, purged: z.array(str) }),
+  resume_agent: z.looseObject({ name: str, already: z.boolean(), pane: str, session_id: strOrNull, from: str }),
+  submit_job: z.looseObject(jobRecordOut),
+  job_status: jobViewOut,
+  list_jobs: z.looseObject({ workspace: str, jobs: z.array(jobViewOut) }),
+  job_logs: z.looseObject({ job_id: str, total: z.number().int(), events: z.array(eventOut) }),
+  cancel_job: z.looseObject({ job_id: str, cancelled: z.boolean(), status: str, told: strOrNull, warnings: z.array(str) }),
+  wait_jobs: z.looseObject({
+    outcome: z.enum(["done", "timeout", "interrupted", "attention"]),
+    jobs: z.array(z.looseObject({ job_id: str, status: str, last_event: eventOut.nullable() })),
+    event: eventOut.optional(),
+    all_completed: z.boolean(),
+  }),
+  reconcile: z.looseObject({
+    timestamp: str,
+    yaml_path: str,
+    servers: z.record(z.string(), z.looseObject({ reachable: z.boolean(), state: str, panes: z.number() })),
+    drifts: z.array(z.looseObject({ name: str, kind: str })),
+    actions: z.array(z.unknown()),
+    dry_run: z.boolean(),
+  }),
+} as const;

@@ -1,0 +1,31 @@
+// Human-readable renderings of the session use cases' results (create, stop, resume), shared by
+// the CLI and the MCP tools' text parts.
+import type { CreateOutcome } from "./create.ts";
+import type { Resumed } from "./resume.ts";
+import type { Stopped } from "./stop.ts";
+
+export function createdText(c: CreateOutcome): string {
+  const lines: string[] = [];
+  if (c.adopted) lines.push(`NOTE: the monitor registered ${c.name} while it was being created`);
+  if (c.job_id) lines.push(`job ${c.job_id} submitted to ${c.name}`);
+  // never a bare "watchdog PID: " line; the seed contract keeps "watchdog PID:" in the output
+  // even when MAM_NO_SUBSCRIBER_DAEMON=1 starts none, so that case names itself
+  lines.push(`watchdog PID: ${c.watchdog_pid ?? "none (MAM_NO_SUBSCRIBER_DAEMON=1)"}`);
+  lines.push(`created ${c.name} (${c.agent}, role ${c.role}) in pane ${c.pane} on ${c.backend} server ${c.server}`);
+  if (c.worktree) lines.push(`worktree ${c.worktree.path} on branch ${c.worktree.branch} (from ${c.worktree.base} ${c.worktree.base_commit.slice(0, 12)})`);
+  return lines.join("\n");
+}
+
+export function stoppedText(r: Stopped): string {
+  const removed = r.worktree_removed ? `; removed worktree ${r.worktree_removed}` : "";
+  if (r.already && r.status === "archived" && r.pane) {
+    return `${r.name} is already archived; its pane ${r.pane} still runs (close it: mam stop ${r.name} --hard, or mam stop ${r.name} to let the agent exit first)`;
+  }
+  if (r.already) return `${r.name} is already ${r.status}${removed}`;
+  return `${r.name} ${r.status}${r.session_id ? ` (conversation ${r.session_id})` : ""}${r.purged.length ? `; purged ${r.purged.length} file(s)` : ""}${removed}`;
+}
+
+export function resumedText(r: Resumed): string {
+  if (r.already) return `${r.name} is already running (pane ${r.pane})`;
+  return `resumed ${r.name} in pane ${r.pane}${r.session_id ? ` (${r.from === "fresh" ? "fresh conversation" : "conversation"} ${r.session_id})` : ""}`;
+}

@@ -1,0 +1,69 @@
+// lib/mcp/config.ts: the agent arguments of `mam create --mcp` and the pure edits of the agents'
+// MCP config files (merge, idempotent, never clobber, refuse what cannot be edited safely).
+import { describe, expect, test } from "bun:test";
+import { agentMcpArgs, claudeInstall, claudeUninstall, codexInstall, codexUninstall, serverEntry } from "../../lib/mcp/config.ts";
+
+const e = serverEntry("/w s", ["/opt/mam"]);
+
+describe("serverEntry and agentMcpArgs", () => {
+  test("the entry runs this mam with mcp --workspace", () => {
+    expect(e).toEqual({ command: "/opt/mam", args: ["mcp", "--workspace", "/w s"] });
+    expect(serverEntry("/w", ["/bun", "/src/mam.ts"])).toEqual({ command: "/bun", args: ["/src/mam.ts", "mcp", "--workspace", "/w"] });
+  });
+  test("claude: --mcp-config= with the server, --allowedTools=mcp__mam; codex: -c TOML values; others refused", () => {
+    const [cfg, allow] = agentMcpArgs("claude", e);
+    expect(JSON.parse(cfg!.slice("--mcp-config=".length))).toEqual({ mcpServers: { mam: { type: "stdio", command: "/opt/mam", args: ["mcp", "--workspace", "/w s"] } } });
+    expect(allow).toBe("--allowedTools=mcp__mam");
+    const cx = agentMcpArgs("codex", e);
+    expect(cx).toEqual(["-c", 'mcp_servers.mam.command="/opt/mam"', "-c", 'mcp_servers.mam.args=["mcp", "--workspace", "/w s"]', "-c", "mcp_servers.mam.tool_timeout_sec=3700"]);
+    expect(Bun.TOML.parse(cx[3]!.replace("mcp_servers.mam.args=", "a = "))).toEqual({ a: ["mcp", "--workspace", "/w s"] });
+    expect(() => agentMcpArgs("gemini", e)).toThrow("--mcp works with claude and codex (not gemini)");
+  });
+});
+
+describe("claude .mcp.json", () => {
+  test("install into nothing, into a file with other servers; again is unchanged; uninstall keeps the rest", () => {
+    const a = claudeInstall("", e, "p");
+    expect(a.changed).toBe(true);
+    expect(JSON.parse(a.text)).toEqual({ mcpServers: { mam: { type: "stdio", command: "/opt/mam", args: ["mcp", "--workspace", "/w s"] } } });
+    expect(claudeInstall(a.text, e, "p")).toEqual({ text: a.text, changed: false });
+    const other = JSON.stringify({ x: 1, mcpServers: { o: { command: "o" } } });
+    const b = claudeInstall(other, e, "p");
+    expect(JSON.parse(b.text)).toMatchObject({ x: 1, mcpServers: { o: { command: "o" }, mam: { command: "/opt/mam" } } });
+    const u = claudeUninstall(b.text, "p");
+    expect(JSON.parse(u.text)).toEqual({ x: 1, mcpServers: { o: { command: "o" } } });
+    expect(claudeUninstall(u.text, "p").changed).toBe(false);
+  });
+  test("a stale mam entry is replaced; bad files are refused", () => {
+    const stale = JSON.stringify({ mcpServers: { mam: { command: "/old/mam", args: [] } } });
+    expect(JSON.parse(claudeInstall(stale, e, "p").text).mcpServers.mam.command).toBe("/opt/mam");
+    expect(() => claudeInstall("{", e, "/x/.mcp.json")).toThrow("/x/.mcp.json is not valid JSON");
+    expect(() => claudeInstall("[]", e, "p")).toThrow("p is not a JSON object");
+    expect(() => claudeInstall('{"mcpServers": 3}', e, "p")).toThrow("p: mcpServers is not an object");
+  });
+});
+
+describe("codex config.toml", () => {
+  const base = 'model = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n\n[profiles.p]\nmodel = "y"\n';
+  test("install appends the table, keeps everything else; again unchanged; a stale table is replaced; uninstall removes only it", () => {
+    const a = codexInstall(base, e, "p");
+    expect(a.changed).toBe(true);
+    const doc = Bun.TOML.parse(a.text) as any;
+    expect(doc).toMatchObject({ model: "o3", mcp_servers: { other: { command: "x" }, mam: { command: "/opt/mam", args: ["mcp", "--workspace", "/w s"], tool_timeout_sec: 3700 } }, profiles: { p: { model: "y" } } });
+    expect(codexInstall(a.text, e, "p")).toEqual({ text: a.text, changed: false });
+    const moved = codexInstall(a.text, serverEntry("/w2", ["/new/mam"]), "p");
+    const d2 = Bun.TOML.parse(moved.text) as any;
+    expect(d2.mcp_servers.mam).toEqual({ command: "/new/mam", args: ["mcp", "--workspace", "/w2"], tool_timeout_sec: 3700 });
+    expect(d2.profiles.p.model).toBe("y");
+    const u = codexUninstall(moved.text, "p");
+    expect(Bun.TOML.parse(u.text)).toEqual(Bun.TOML.parse(base));
+    expect(codexUninstall(u.text, "p").changed).toBe(false);
+  });
+  test("sub-tables of mam go with it; inline definitions and bad TOML are refused", () => {
+    const withEnv = `${base}\n[mcp_servers.mam]\ncommand = "old"\n\n[mcp_servers.mam.env]\nA = "1"\n`;
+    const d = Bun.TOML.parse(codexInstall(withEnv, e, "p").text) as any;
+    expect(d.mcp_servers.mam).toEqual({ command: "/opt/mam", args: ["mcp", "--workspace", "/w s"], tool_timeout_sec: 3700 });
+    expect(() => codexInstall('mcp_servers = { mam = { command = "z" } }\n', e, "p")).toThrow("in a form mam does not edit");
+    expect(() => codexInstall("[[[", e, "/c.toml")).toThrow("/c.toml is not valid TOML");
+  });
+});
