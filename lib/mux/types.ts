@@ -27,8 +27,8 @@ export interface MuxPane {
   /** blocked: the dialog's one-line question and its kind (tmux: from the screen detector or a hook report) */
   reason?: string;
   dialog?: "start" | "permission";
-  /** where status came from: herdr's own status, mam's screen detector, or the agent's hook report */
-  liveSource?: "herdr" | "screen" | "hook";
+  /** tmux: where a known status came from: mam's screen detector, or the agent's hook report */
+  liveSource?: "screen" | "hook";
   /** the agent's conversation id as herdr reports it (PaneInfo.agent_session.value) */
   agentSessionId?: string;
   /** process facts: tmux fills them from list-panes; herdr only from processInfo() */

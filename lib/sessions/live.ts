@@ -68,7 +68,7 @@ export async function fillTmuxLive(data: RegistryData, views: ServerView[], muxF
         if (!sc) continue;
         const v = detectScreen(t.kind, sc);
         t.pane.status = v.state;
-        t.pane.liveSource = "screen";
+        if (v.state !== "unknown") t.pane.liveSource = "screen";
         if (v.reason) t.pane.reason = v.reason;
         if (v.dialog) t.pane.dialog = v.dialog;
       }

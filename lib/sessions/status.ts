@@ -18,7 +18,7 @@ export interface SessionStatus {
   reason?: string;
   /** blocked: a start dialog (trust, sign-in) or a permission prompt */
   dialog?: string;
-  /** where LIVE came from: herdr, screen (mam's detector) or hook (the agent's report) */
+  /** tmux: where a known LIVE came from: screen (mam's detector) or hook (the agent's report); absent otherwise */
   live_source?: string;
   mux: string;
   server: string;
@@ -45,7 +45,7 @@ export function statusDoc(ws: string, registry: string, obs: Observation, jobOf:
       live: v.live,
       ...(v.pane && v.live === "blocked" && v.pane.reason ? { reason: v.pane.reason } : {}),
       ...(v.pane && v.live === "blocked" && v.pane.dialog ? { dialog: v.pane.dialog } : {}),
-      ...(v.pane?.liveSource ? { live_source: v.pane.liveSource } : v.pane && v.backend === "herdr" ? { live_source: "herdr" } : {}),
+      ...(v.pane?.liveSource ? { live_source: v.pane.liveSource } : {}),
       mux: v.backend,
       server: v.server,
       pane: v.pane?.id ?? (typeof v.row.pane?.id === "string" ? v.row.pane.id : null),
