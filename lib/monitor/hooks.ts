@@ -58,8 +58,8 @@ export function defaultHooks(env: Env = process.env): DaemonHooks {
       }
       const { watchAgents } = await import("./reactor.ts");
       const rc = await reactor(ctx);
+      // what it appends reaches the delegator through jobsChanged (the journal watch), not here
       await watchAgents(rc, await agentStates(ctx.ws, env, watched), blocked);
-      await react(ctx);
     },
     async busy(ctx) {
       const [{ readRegistry, registryPath }, { listJobIds, readRecord }, { isFinal }] = await Promise.all([
