@@ -29,6 +29,8 @@ export interface Reply {
   text?: string;
   /** run this shell command with the agent's shell tool; the turn goes on with its result */
   shell?: string;
+  /** codex: ask to run `shell` outside its sandbox (exec_command's require_escalated), which asks the user */
+  escalate?: boolean;
   /** hold the answer this long after the stream opened (keeps the agent "working") */
   delayMs?: number;
 }
@@ -172,7 +174,8 @@ function openaiAnswer(body: any, reply: Reply): Response {
   }
   if (reply.shell !== undefined) {
     const tool = shellToolName(Array.isArray(body?.tools) ? body.tools : []) ?? "exec_command";
-    const args = tool === "exec_command" ? { cmd: reply.shell } : { command: ["bash", "-lc", reply.shell] };
+    const args: Record<string, unknown> = tool === "exec_command" ? { cmd: reply.shell } : { command: ["bash", "-lc", reply.shell] };
+    if (reply.escalate) Object.assign(args, { sandbox_permissions: "require_escalated", justification: "needs to write outside the workspace" });
     items.push({ type: "function_call", id: nextId("fc"), call_id: nextId("call"), name: tool, arguments: JSON.stringify(args), status: "completed" });
   }
   if (items.length === 0) items.push({ type: "message", id: nextId("msg"), role: "assistant", status: "completed", content: [{ type: "output_text", text: "ok", annotations: [] }] });
