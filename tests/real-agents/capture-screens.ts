@@ -39,11 +39,11 @@ const wantsShell = (cmd: string) => (t: Turn): Reply => (t.toolOutputs.length ==
 
 const SCENARIOS: Scenario[] = [
   {
-    kind: "claude", file: "idle-prompt", verdict: { state: "idle" },
+    kind: "claude", file: "idle-real-prompt", verdict: { state: "idle" },
     drive: async (w, p) => void (await waitScreen(w, p, idleClaude, "claude's prompt box")),
   },
   {
-    kind: "claude", file: "idle-after-answer", verdict: { state: "idle" },
+    kind: "claude", file: "idle-real-after-answer", verdict: { state: "idle" },
     drive: async (w, p) => {
       await waitScreen(w, p, idleClaude, "claude's prompt box");
       await typeAndSubmit(w, p, "hello");
@@ -51,7 +51,7 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
-    kind: "claude", file: "working-answer", verdict: { state: "working" }, script: slow,
+    kind: "claude", file: "working-real-answer", verdict: { state: "working" }, script: slow,
     drive: async (w, p) => {
       await waitScreen(w, p, idleClaude, "claude's prompt box");
       await typeAndSubmit(w, p, "work slowly please");
@@ -60,7 +60,7 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
-    kind: "claude", file: "blocked-permission-bash", verdict: { state: "blocked", dialog: "permission", reason: "Bash command needs approval" },
+    kind: "claude", file: "blocked-real-permission-bash", verdict: { state: "blocked", dialog: "permission" },
     script: wantsShell("mkdir -p build && touch build/out.txt"),
     drive: async (w, p) => {
       await waitScreen(w, p, idleClaude, "claude's prompt box");
@@ -69,11 +69,11 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
-    kind: "claude", file: "blocked-start-trust", verdict: { state: "blocked", dialog: "start", reason: "trust this folder" }, trust: false,
+    kind: "claude", file: "blocked-real-start-trust", verdict: { state: "blocked", dialog: "start" }, trust: false,
     drive: async (w, p) => void (await waitScreen(w, p, (s) => s.includes("Yes, I trust this folder"), "the trust dialog")),
   },
   {
-    kind: "claude", file: "blocked-start-api-key", verdict: { state: "blocked", dialog: "start", reason: "use this API key" },
+    kind: "claude", file: "blocked-real-start-api-key", verdict: { state: "blocked", dialog: "start" },
     prepare: (w) => {
       const cfg = w.claudeConfig();
       cfg.customApiKeyResponses = { approved: [], rejected: [] };
@@ -82,17 +82,17 @@ const SCENARIOS: Scenario[] = [
     drive: async (w, p) => void (await waitScreen(w, p, (s) => s.includes("Do you want to use this API key?"), "the API key dialog")),
   },
   {
-    kind: "claude", file: "unknown-exited-unable-to-connect", verdict: { state: "unknown", reason: "exited at start: Unable to connect to Anthropic services" },
+    kind: "claude", file: "unknown-real-exited-unable-to-connect", verdict: { state: "unknown" },
     keepShell: true,
     prepare: (w) => writeFileSync(join(w.claudeConfigDir, ".claude.json"), "{}"),
     drive: async (w, p) => void (await waitScreen(w, p, (s) => s.includes("Unable to connect") && s.includes("agent exited"), "claude's exit", 90_000)),
   },
   {
-    kind: "codex", file: "idle-prompt", verdict: { state: "idle" },
+    kind: "codex", file: "idle-real-prompt", verdict: { state: "idle" },
     drive: async (w, p) => void (await waitScreen(w, p, idleCodex, "codex's prompt")),
   },
   {
-    kind: "codex", file: "idle-after-answer", verdict: { state: "idle" },
+    kind: "codex", file: "idle-real-after-answer", verdict: { state: "idle" },
     drive: async (w, p) => {
       await waitScreen(w, p, idleCodex, "codex's prompt");
       await typeAndSubmit(w, p, "hello");
@@ -100,7 +100,7 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
-    kind: "codex", file: "working-answer", verdict: { state: "working" }, script: slow,
+    kind: "codex", file: "working-real-answer", verdict: { state: "working" }, script: slow,
     drive: async (w, p) => {
       await waitScreen(w, p, idleCodex, "codex's prompt");
       await typeAndSubmit(w, p, "work slowly please");
@@ -109,7 +109,7 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
-    kind: "codex", file: "blocked-permission-command", verdict: { state: "blocked", dialog: "permission", reason: "command needs approval" },
+    kind: "codex", file: "blocked-real-permission-command", verdict: { state: "blocked", dialog: "permission" },
     script: (t) => ({ ...wantsShell("touch /var/tmp/mam-capture-escalated.txt")(t), escalate: true }),
     // top-level keys go before the first [table]
     prepare: (w) => writeFileSync(join(w.codexHome, "config.toml"), `approval_policy = "on-request"\n${readFileSync(join(w.codexHome, "config.toml"), "utf8")}`),
@@ -120,13 +120,13 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
-    kind: "codex", file: "blocked-start-trust", verdict: { state: "blocked", dialog: "start", reason: "trust this folder" }, trust: false,
+    kind: "codex", file: "blocked-real-start-trust", verdict: { state: "blocked", dialog: "start" }, trust: false,
     // codex asks about trust in a git repository
     prepare: (w) => void Bun.spawnSync(["git", "init", "-q", w.sb.ws]),
     drive: async (w, p) => void (await waitScreen(w, p, (s) => s.includes("Trust this folder") || s.includes("trust"), "the trust dialog")),
   },
   {
-    kind: "codex", file: "blocked-start-sign-in", verdict: { state: "blocked", dialog: "start", reason: "sign in" },
+    kind: "codex", file: "blocked-real-start-sign-in", verdict: { state: "blocked", dialog: "start" },
     prepare: (w) => writeFileSync(join(w.codexHome, "config.toml"), `[projects."${w.sb.ws}"]\ntrust_level = "trusted"\n`),
     drive: async (w, p) => void (await waitScreen(w, p, (s) => s.includes("Sign in with ChatGPT"), "the sign-in menu")),
   },
