@@ -130,3 +130,12 @@ test("tmux screens(): the chained capture output splits per pane on the nonce li
   expect(m.get("%1")).toEqual({ title: "⠐ Working title", text: "line a\n\nline b" });
   expect(m.get("%7")).toEqual({ title: "", text: "❯ \n" });
 });
+
+test("real permission screens: the reason names the command (claude 2.1.197, codex 0.171.0)", () => {
+  const real = (kind: string, name: string) => loadFixtures().find((f) => f.kind === kind && f.name === name)!;
+  const c = real("claude", "blocked-real-permission-bash");
+  expect(detectScreen("claude", c).reason).toBe("Bash command: mkdir -p build && touch build/out.txt — Do you want to proceed?");
+  const x = real("codex", "blocked-real-permission-command");
+  expect(detectScreen("codex", x).reason).toBe("Would you like to run the following command? $ touch /var/tmp/mam-capture-escalated.txt");
+  expect(detectScreen("claude", real("claude", "blocked-real-start-trust"))).toMatchObject({ dialog: "start", reason: "Is this a project you created or one you trust?" });
+});

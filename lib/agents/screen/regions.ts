@@ -67,7 +67,7 @@ const MAX_REASON = 200;
 /**
  * The one-line reason of a blocked verdict: "<heading>: <detail> — <question>" from the rule's
  * region (what the question regex matched in its last matching line; the last heading line above
- * it, whole, and the next non-empty line after that),
+ * it, whole, and the next non-empty line after that, or the first one matching the rule's detail),
  * else the rule's fixed text, else its id.
  */
 export function reasonOf(r: CompiledRule, regions: Regions): string {
@@ -84,7 +84,8 @@ export function reasonOf(r: CompiledRule, regions: Regions): string {
   if (r.heading) {
     for (let i = (q < 0 ? lines.length : q) - 1; i >= 0; i--) {
       if (!r.heading.test(lines[i]!)) continue;
-      const detail = lines.slice(i + 1, q < 0 ? undefined : q).find((l) => l !== "");
+      const after = lines.slice(i + 1, q < 0 || q <= i ? undefined : q).filter((l) => l !== "");
+      const detail = (r.detail ? after.find((l) => r.detail!.test(l)) : undefined) ?? after[0];
       // "Bash command: touch x"; a heading that is itself a question or ends in ':' takes a space
       parts.push(detail ? `${lines[i]}${/[?:]$/.test(lines[i]!) ? " " : ": "}${detail}` : lines[i]!);
       break;

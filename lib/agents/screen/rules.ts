@@ -15,11 +15,12 @@
 //     "any": ["bash command", "❯ 1. yes"],       // at least one must appear
 //     "not": ["esc to interrupt"],               // none may appear
 //     "regex": ["^\\s*❯"],                       // every one must match (multi-line)
-//     "reason": { "heading": "^(bash command|…)$", "question": "do you want to proceed\\?", "text": "…" }
+//     "reason": { "heading": "^(bash command|…)$", "detail": "^\\$ ", "question": "do you want to proceed\\?", "text": "…" }
 //   }]
 // }
 // Text matchers and regexes are case-insensitive. `reason` (blocked rules) builds the one-line
-// reason from the screen: "<heading>: <the line after it> — <question>", else `text`, else the id.
+// reason from the screen: "<heading>: <the line after it (the first matching `detail`)> — <question>",
+// else `text`, else the id.
 
 export type ScreenState = "working" | "blocked" | "idle" | "unknown";
 export type DialogKind = "start" | "permission";
@@ -27,6 +28,8 @@ export type Region = { type: "title" } | { type: "screen" } | { type: "last"; n:
 
 export interface ReasonSpec {
   heading?: string;
+  /** the line after the heading to show (default: the first non-empty one) */
+  detail?: string;
   question?: string;
   text?: string;
 }
@@ -62,6 +65,7 @@ export interface CompiledRule {
   not: string[];
   regex: RegExp[];
   heading?: RegExp;
+  detail?: RegExp;
   question?: RegExp;
   text?: string;
 }
@@ -124,7 +128,7 @@ export function validateRuleFile(kind: string, doc: unknown): RuleFile {
         const rs = x.reason as Record<string, unknown>;
         if (!rs || typeof rs !== "object" || Array.isArray(rs)) throw new Error(`"reason" must be an object`);
         for (const k of Object.keys(rs)) {
-          if (!["heading", "question", "text"].includes(k) || typeof rs[k] !== "string") throw new Error(`"reason.${k}" is not heading/question/text as a string`);
+          if (!["heading", "detail", "question", "text"].includes(k) || typeof rs[k] !== "string") throw new Error(`"reason.${k}" is not heading/detail/question/text as a string`);
           if (k !== "text") regex(rs[k] as string, `"reason.${k}"`);
         }
       }
@@ -152,6 +156,7 @@ export function compileRules(file: RuleFile): CompiledRule[] {
       not: (r.not ?? []).map((s) => s.toLowerCase()),
       regex: (r.regex ?? []).map((s) => regex(s, r.id)),
       ...(r.reason?.heading ? { heading: regex(r.reason.heading, r.id) } : {}),
+      ...(r.reason?.detail ? { detail: regex(r.reason.detail, r.id) } : {}),
       ...(r.reason?.question ? { question: regex(r.reason.question, r.id) } : {}),
       ...(r.reason?.text ? { text: r.reason.text } : {}),
     };
