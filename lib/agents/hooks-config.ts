@@ -30,7 +30,7 @@ export const HOOK_KINDS: Record<string, HookKind> = {
     events: ["SessionStart", "UserPromptSubmit", "PermissionRequest", "PostToolUse", "Stop"],
     projectFile: ".codex/hooks.json",
     globalFile: (env, home) => `${env.CODEX_HOME || `${home}/.codex`}/hooks.json`,
-    note: "codex runs hooks only with `[features] codex_hooks = true` in its config.toml, and may ask you to trust new hooks once (/hooks)",
+    note: "codex runs hooks only with `[features] hooks = true` in its config.toml (mam does not edit it), and asks once to trust new or changed hooks (Hooks need review)",
   },
 };
 
