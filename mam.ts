@@ -11,7 +11,20 @@ export const root: MamCommand = defineCommand({
   meta: {
     name: "mam",
     description: "multi-agent-mux: run a team of AI coding agents in terminal-multiplexer panes",
-    examples: ["mam pane-lock path --session mam", "mam --version"],
+    groups: [
+      { title: "agents", commands: ["create", "stop", "resume", "status", "worktree", "hooks"] },
+      { title: "jobs", commands: ["job submit", "job wait", "job status", "job logs", "job list", "job cancel", "job event"] },
+      { title: "monitoring", commands: ["reconcile", "daemon", "registry"] },
+      { title: "plumbing", commands: ["skills", "shim", "pane-lock", "broker", "agent-report"] },
+      { title: "try it", commands: ["demo"] },
+    ],
+    examples: [
+      "mam demo                                            # try it: two demo agents, a loop job, then all cleaned up",
+      "mam create --agent claude --role worker --session api-worker",
+      'id=$(mam job submit --to api-worker --from lead --prompt "Add --json to status")',
+      'mam job wait "$id" --timeout 3600                   # exit 0 once the worker reports completed',
+      "mam status                                          # every session: status, live state, its job",
+    ],
   },
   subCommands: {
     create: lazy(() => import("./lib/cli/sessions.ts").then((m) => ({ default: m.create }))),
@@ -30,6 +43,7 @@ export const root: MamCommand = defineCommand({
     registry: lazy(() => import("./lib/cli/registry.ts")),
     hooks: lazy(() => import("./lib/cli/hooks.ts")),
     "agent-report": lazy(() => import("./lib/cli/agent-report.ts")),
+    worktree: lazy(() => import("./lib/cli/worktree.ts")),
   },
 });
 
@@ -55,15 +69,8 @@ async function findSub(cmd: MamCommand, name: string): Promise<[string, MamComma
 }
 
 async function helpText(cmd: MamCommand, path: string[]): Promise<string> {
-  // citty reads NO_COLOR once, when it is loaded: decide colour before loading it
-  const { useColor } = await import("./lib/sys/io.ts");
-  if (!useColor()) process.env.NO_COLOR = "1";
-  const { renderUsage } = await import("citty");
-  const parent = path.length > 0 ? { meta: { name: ["mam", ...path.slice(0, -1)].join(" ") } } : undefined;
-  const shown = path.length === 0 ? { ...cmd, meta: { ...cmd.meta, version: versionLine().slice(4) } } : cmd;
-  let text = await renderUsage(shown as never, parent as never);
-  if (cmd.meta.examples?.length) text += `\nEXAMPLES\n\n${cmd.meta.examples.map((e) => `  ${e}`).join("\n")}\n`;
-  return text;
+  const [{ useColor }, { helpText: render }] = await Promise.all([import("./lib/sys/io.ts"), import("./lib/cli/help.ts")]);
+  return render(cmd, path, { version: versionLine().slice(4), color: useColor() });
 }
 
 export async function main(argv: string[]): Promise<number> {

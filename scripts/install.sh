@@ -1,21 +1,29 @@
 #!/usr/bin/env bash
-# Install mam from a release: detect OS/arch, download the binary and SHA256SUMS, verify the
-# checksum, install to ~/.local/bin (or the given folder).
+# Install mam from a release: detect OS, CPU and (on Linux) the C library the system runs on,
+# download the binary and SHA256SUMS, verify the checksum, check that the binary runs
+# (`mam --version`), and only then put it in place (default ~/.local/bin). A binary that does
+# not run is refused and the installed one, if any, is kept.
 #
 #   curl -fsSL https://github.com/multi-agent-mux/mam/releases/latest/download/install.sh | bash
-#   bash install.sh [--version 0.2.0] [--dir ~/bin]
+#   bash install.sh [--version 0.2.0] [--dir ~/bin] [--libc glibc|musl]
 #
 # MAM_RELEASE_URL overrides where releases come from (a folder holding the artefacts and
 # SHA256SUMS; https://, http:// or file://). MAM_GITHUB_REPO (owner/name) picks the GitHub repo.
+# The libc is what `ldd --version` says, else `getconf GNU_LIBC_VERSION`, else the loader
+# /bin/sh is linked against (a musl loader that merely exists, as on Debian with the musl
+# package, does not count). The musl build needs musl's libstdc++ and libgcc at run time
+# (Alpine: apk add libstdc++ libgcc).
 set -euo pipefail
 
 version="latest"
 dir="${HOME}/.local/bin"
+libc=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --version) version="${2:?--version needs a value}"; shift 2 ;;
     --dir) dir="${2:?--dir needs a value}"; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --libc) libc="${2:?--libc needs a value: glibc or musl}"; shift 2 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "install.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -34,9 +42,37 @@ case "$arch" in
   aarch64|arm64) arch=arm64 ;;
   *) die "unsupported CPU: $arch (mam ships x64 and arm64 binaries)" ;;
 esac
+
+# the C library of this system: glibc, musl or "" (unknown). Not "is a musl loader installed":
+# Debian's musl package installs /lib/ld-musl-* next to glibc.
+detect_libc() {
+  local v interp
+  v="$(ldd --version 2>&1 || true)"
+  case "$v" in
+    *musl*) echo musl; return ;;
+    *GLIBC*|*"GNU libc"*|*"GNU C Library"*) echo glibc; return ;;
+  esac
+  if getconf GNU_LIBC_VERSION >/dev/null 2>&1; then echo glibc; return; fi
+  # the program interpreter of /bin/sh (PT_INTERP is near the start of the file)
+  interp="$(head -c 4096 /bin/sh 2>/dev/null | tr -c '[:print:]' '\n' | grep -m1 -E '/ld-(musl|linux)' || true)"
+  case "$interp" in
+    *ld-musl*) echo musl ;;
+    *ld-linux*) echo glibc ;;
+    *) echo "" ;;
+  esac
+}
+
 suffix="$os-$arch"
-if [ "$os" = linux ] && [ "$arch" = x64 ]; then
-  if ls /lib/ld-musl-* >/dev/null 2>&1 || (ldd --version 2>&1 | grep -qi musl); then suffix="linux-x64-musl"; fi
+if [ "$os" = linux ]; then
+  case "$libc" in
+    "") libc="$(detect_libc)"; [ -n "$libc" ] || libc=glibc ;;
+    glibc|musl) ;;
+    *) echo "install.sh: --libc must be glibc or musl, not '$libc'" >&2; exit 2 ;;
+  esac
+  if [ "$libc" = musl ]; then
+    [ "$arch" = x64 ] || die "no musl build of mam for $arch (releases have linux-x64-musl only); on a glibc system pass --libc glibc"
+    suffix="linux-x64-musl"
+  fi
 fi
 
 repo="${MAM_GITHUB_REPO:-multi-agent-mux/mam}"
@@ -70,13 +106,25 @@ fi
 want="$(awk -v n="$name" '$2 == n {print $1}' "$tmp/SHA256SUMS")"
 [ -n "$want" ] || die "$name is not listed in SHA256SUMS"
 
+echo "install.sh: $name (${os}${libc:+, $libc})" >&2
 fetch "$base/$name" "$tmp/mam" || die "cannot download $base/$name"
 if command -v sha256sum >/dev/null; then got="$(sha256sum "$tmp/mam" | awk '{print $1}')"
 else got="$(shasum -a 256 "$tmp/mam" | awk '{print $1}')"; fi
 [ "$got" = "$want" ] || die "checksum mismatch for $name (got $got, want $want); nothing installed"
 
-mkdir -p "$dir"
-chmod 0755 "$tmp/mam"
-mv -f "$tmp/mam" "$dir/mam"
-echo "installed $("$dir/mam" --version) to $dir/mam"
+# try the binary where it will live (a noexec /tmp must not fail a good binary), then rename it
+# over the old one in one step; a binary that does not run never replaces anything
+mkdir -p "$dir" || die "cannot create $dir"
+new="$dir/.mam-install.$$"
+trap 'rm -rf "$tmp"; rm -f "$new"' EXIT
+cp "$tmp/mam" "$new" && chmod 0755 "$new" || die "cannot write $new"
+if ! out="$("$new" --version 2>&1)" || [ "${out#mam }" = "$out" ]; then
+  hint="download the right build by hand from $base"
+  [ "$suffix" = linux-x64-musl ] && hint="the musl build needs musl's libstdc++ and libgcc (Alpine: apk add libstdc++ libgcc); on a glibc system pass --libc glibc"
+  kept="nothing installed"
+  [ -e "$dir/mam" ] && kept="kept the installed $dir/mam"
+  die "$name does not run on this system ($(printf '%s' "$out" | head -n1)); $kept; $hint"
+fi
+mv -f "$new" "$dir/mam"
+echo "installed $out to $dir/mam"
 case ":$PATH:" in *":$dir:"*) ;; *) echo "note: $dir is not on your PATH" >&2 ;; esac

@@ -10,6 +10,8 @@ export type ArgDef = CittyArgDef & {
   variadic?: boolean;
   /** string flag whose value may be left out (`--watch` alone means this value) */
   optionalValue?: string;
+  /** which next token counts as the value of an optionalValue flag (default: a number) */
+  optionalValuePattern?: RegExp;
 };
 
 export type ArgsDef = Record<string, ArgDef>;
@@ -33,6 +35,8 @@ export interface CommandMeta {
   /** accepts arguments after `--` (passed to the agent, …) */
   passthrough?: boolean;
   examples?: string[];
+  /** the root's help lists its commands in these groups, in this order ("job submit": a subcommand) */
+  groups?: { title: string; commands: string[] }[];
 }
 
 export type Lazy<T> = T | (() => T | Promise<T>);

@@ -1,4 +1,4 @@
-// mam registry check | restore (README "The registry"; SPEC §2.1)
+// mam registry check | restore (docs/registry.md; SPEC §2.1)
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { atomicWriteFile } from "../sys/atomic.ts";
 import { MamError, notFound } from "../sys/errors.ts";

@@ -60,8 +60,9 @@ export function tmuxExiting(stderr: string): boolean {
 /** how often start() tries new-session when it reached a server that was exiting */
 export const NEW_SESSION_ATTEMPTS = 3;
 
+/** the target is not there; "no current target": the server has no session left (it is exiting) */
 export function tmuxMissingTarget(stderr: string): boolean {
-  return /can't find (pane|session|window)|no such (pane|session|window)|session not found/i.test(stderr);
+  return /can't find (pane|session|window)|no such (pane|session|window)|session not found|no current target/i.test(stderr);
 }
 
 /**
@@ -369,6 +370,9 @@ export class TmuxMux implements Mux {
       await this.tmux(["kill-session", "-t", paneId]);
     } catch (e) {
       if (e instanceof TmuxError && (e.kind === "missing" || e.kind === "not-running")) return;
+      // the agent left, its session ended and the server (that was its last session) is exiting
+      // while we ask: the session is gone
+      if (e instanceof TmuxError && tmuxExiting(e.message)) return;
       throw e;
     }
   }

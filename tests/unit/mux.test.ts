@@ -241,6 +241,8 @@ describe("tmux arguments, keys and listings", () => {
     expect(tmuxNotRunning("lost server")).toBe(false);
     expect(tmuxExiting("lost server")).toBe(true);
     expect(tmuxMissingTarget("can't find pane: %7")).toBe(true);
+    // kill-session -t %0 reaching a server whose last session just ended (a graceful stop's race)
+    expect(tmuxMissingTarget("no current target")).toBe(true);
   });
   test("deadPaneOutput: the agent's last output, else how the pane ended (output lost to the pty race)", () => {
     const dead = (s: string) => `Pane is dead (${s}, Mon Nov 30 06:44:46 2026)`;
