@@ -12,11 +12,11 @@ export const root: MamCommand = defineCommand({
     name: "mam",
     description: "multi-agent-mux: run a team of AI coding agents in terminal-multiplexer panes",
     groups: [
-      { title: "agents", commands: ["create", "stop", "resume", "status", "worktree"] },
+      { title: "agents", commands: ["create", "stop", "resume", "status", "worktree", "hooks"] },
       { title: "jobs", commands: ["job submit", "job wait", "job status", "job logs", "job list", "job cancel", "job event"] },
       { title: "from your agent (MCP)", commands: ["mcp", "mcp install", "mcp uninstall"] },
       { title: "monitoring", commands: ["reconcile", "daemon", "registry"] },
-      { title: "plumbing", commands: ["skills", "shim", "pane-lock", "broker"] },
+      { title: "plumbing", commands: ["skills", "shim", "pane-lock", "broker", "agent-report"] },
       { title: "try it", commands: ["demo"] },
     ],
     examples: [
@@ -42,6 +42,8 @@ export const root: MamCommand = defineCommand({
     reconcile: lazy(() => import("./lib/cli/reconcile.ts")),
     daemon: lazy(() => import("./lib/cli/daemon.ts")),
     registry: lazy(() => import("./lib/cli/registry.ts")),
+    hooks: lazy(() => import("./lib/cli/hooks.ts")),
+    "agent-report": lazy(() => import("./lib/cli/agent-report.ts")),
     worktree: lazy(() => import("./lib/cli/worktree.ts")),
     mcp: lazy(() => import("./lib/cli/mcp.ts")),
   },

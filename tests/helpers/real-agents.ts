@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { installTestAgents } from "../../scripts/install-test-agents.ts";
 import { type ModelApi, type Script, startModelApi } from "../fakes/model-api/server.ts";
 import { type RunResult, run, runMam } from "./mam.ts";
-import { makeSandbox, type Sandbox, waitFor } from "./sandbox.ts";
+import { anchoredPids, makeSandbox, type Sandbox, waitFor } from "./sandbox.ts";
 import { killTmuxServer, TMUX_BIN, tmuxServerName } from "./tmux.ts";
 
 /** the key the agents send; claude approves keys by their last 20 characters */
@@ -92,6 +92,14 @@ export function agentEnv(api: ModelApi, claudeConfigDir: string, codexHome: stri
   };
 }
 
+function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim();
+  } catch {
+    return "?";
+  }
+}
+
 /** pids of codex's background app-server daemons that live under codexHome */
 export function codexDaemons(codexHome: string): number[] {
   const out: number[] = [];
@@ -139,15 +147,30 @@ export async function realAgentWorld(o: RealAgentOptions): Promise<RealAgentWorl
     screen: async (pane) => (await tmux(["capture-pane", "-p", "-J", "-t", pane])).stdout,
     claudeConfig: () => JSON.parse(readFileSync(join(claudeConfigDir, ".claude.json"), "utf8")),
     async cleanup() {
-      await killTmuxServer(server, env, sb.root);
+      await killTmuxServer(server, env);
+      // the agents take a moment to go after their terminal does (codex waits for its requests)
+      await waitFor(() => anchoredPids(sb.root).every((p) => codexDaemons(codexHome).includes(p)), 10_000, 100);
       for (const pid of codexDaemons(codexHome)) {
         try {
           process.kill(pid, "SIGTERM");
         } catch {}
       }
-      await waitFor(() => codexDaemons(codexHome).length === 0, 5000, 100);
+      // it may wait for a model request still under way: SIGKILL after a grace time
+      if (!(await waitFor(() => codexDaemons(codexHome).length === 0, 3000, 100))) {
+        for (const pid of codexDaemons(codexHome)) {
+          try {
+            process.kill(pid, "SIGKILL");
+          } catch {}
+        }
+        await waitFor(() => codexDaemons(codexHome).length === 0, 3000, 100);
+      }
       await api.stop();
-      await sb.cleanup();
+      const left = anchoredPids(sb.root).map((p) => `${p}: ${cmdline(p)}`);
+      try {
+        await sb.cleanup();
+      } catch (e) {
+        throw new Error(`${(e as Error).message}\n${left.join("\n")}`);
+      }
     },
   };
 }

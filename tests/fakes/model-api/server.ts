@@ -31,6 +31,8 @@ export interface Reply {
   shell?: string;
   /** call this tool by name (e.g. an MCP tool, mcp__mam__status; Anthropic only); the turn goes on with its result */
   tool?: { name: string; input: Record<string, unknown> };
+  /** codex: ask to run `shell` outside its sandbox (exec_command's require_escalated), which asks the user */
+  escalate?: boolean;
   /** hold the answer this long after the stream opened (keeps the agent "working") */
   delayMs?: number;
 }
@@ -175,7 +177,8 @@ function openaiAnswer(body: any, reply: Reply): Response {
   }
   if (reply.shell !== undefined) {
     const tool = shellToolName(Array.isArray(body?.tools) ? body.tools : []) ?? "exec_command";
-    const args = tool === "exec_command" ? { cmd: reply.shell } : { command: ["bash", "-lc", reply.shell] };
+    const args: Record<string, unknown> = tool === "exec_command" ? { cmd: reply.shell } : { command: ["bash", "-lc", reply.shell] };
+    if (reply.escalate) Object.assign(args, { sandbox_permissions: "require_escalated", justification: "needs to write outside the workspace" });
     items.push({ type: "function_call", id: nextId("fc"), call_id: nextId("call"), name: tool, arguments: JSON.stringify(args), status: "completed" });
   }
   if (items.length === 0) items.push({ type: "message", id: nextId("msg"), role: "assistant", status: "completed", content: [{ type: "output_text", text: "ok", annotations: [] }] });
