@@ -7,6 +7,7 @@ import { benchJobs } from "./bench-jobs.ts";
 import { benchSessions } from "./bench-sessions.ts";
 import { benchReconcile } from "./bench-reconcile.ts";
 import { benchRegistry } from "./bench-fixtures.ts";
+import { benchAgentState } from "./bench-agent-state.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const BIN = process.env.MAM_BIN ? resolve(process.env.MAM_BIN) : join(ROOT, "dist", "mam");
@@ -102,6 +103,7 @@ const benches: Record<string, () => Promise<Row[]> | Row[]> = {
   reconcile: () => benchReconcile(BIN, { pct, ms }),
   jobs: () => benchJobs(BIN, { pct, ms }),
   sessions: () => benchSessions(BIN, { pct, ms }),
+  "agent-state": () => benchAgentState(BIN, { pct, ms }),
   async daemon() {
     // BENCH_DAEMON_SECONDS shortens the 30 s window for a quick look
     const seconds = Number(process.env.BENCH_DAEMON_SECONDS) > 0 ? Number(process.env.BENCH_DAEMON_SECONDS) : 30;

@@ -39,7 +39,12 @@ export function applyActions(data: RegistryData, actions: Action[], now: number)
       }
       case "fill-session-id": {
         const row = target(data, a);
-        if (!row || (typeof row[a.field] === "string" && row[a.field] !== "")) break;
+        if (!row) break;
+        if (a.source === "hook") {
+          // the agent said which conversation it is in: that replaces an assigned or found id
+          if (row[a.field] === a.value && row.session_id_source === "hook") break;
+          row.session_id_source = "hook";
+        } else if (typeof row[a.field] === "string" && row[a.field] !== "") break;
         row[a.field] = a.value;
         done.push(a);
         break;

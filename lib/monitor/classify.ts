@@ -31,7 +31,7 @@ export interface Drift {
 export type Action =
   | { type: "terminate"; section: Section; name: string; server: string; paneId?: string; reason: string }
   | { type: "register"; section: Section; server: string; row: Row }
-  | { type: "fill-session-id"; section: Section; name: string; server: string; field: string; value: string; source: "herdr" | "store" }
+  | { type: "fill-session-id"; section: Section; name: string; server: string; field: string; value: string; source: "herdr" | "store" | "hook" }
   | { type: "update-pane"; section: Section; name: string; server: string; pane: Record<string, unknown> };
 
 export { backendOf, sectionOf };
@@ -67,6 +67,8 @@ export interface ClassifyInput {
   now: number;
   /** a conversation id of `kind` in the workspace, newer than `sinceEpoch`, not in `exclude` */
   discover?: (kind: string, sinceEpoch: number | undefined, exclude: Set<string>) => string | undefined;
+  /** the conversation id the row's agent reported through its hook (mam agent-report), if any */
+  reported?: (row: Row, section: Section, pane: MuxPane) => string | undefined;
 }
 
 /** every (backend, server) the rows name */
@@ -173,9 +175,13 @@ export function classify(input: ClassifyInput): Classification {
         actions.push({ type: "terminate", section, name: row.name, server, paneId: row.pane?.id, reason: down ? "server not running" : "pane gone" });
         return;
       }
-      // step 4: the conversation id
+      // step 4: the conversation id; what the agent's own hook reported wins (session_id_source: hook)
       const agent = typeof row.agent === "string" ? row.agent : pane.agent;
-      if (agent && KINDS[agent]?.store && !ownId(row, agent)) {
+      const hookId = agent ? input.reported?.(row, section, pane) : undefined;
+      if (agent && hookId && (ownId(row, agent) !== hookId || row.session_id_source !== "hook") && !(ownedIds.has(hookId) && ownId(row, agent) !== hookId)) {
+        ownedIds.add(hookId);
+        actions.push({ type: "fill-session-id", section, name: row.name, server, field: idField(agent), value: hookId, source: "hook" });
+      } else if (agent && KINDS[agent]?.store && !ownId(row, agent)) {
         let value: string | undefined;
         let source: "herdr" | "store" = "herdr";
         if (pane.agentSessionId && !ownedIds.has(pane.agentSessionId)) value = pane.agentSessionId;

@@ -12,6 +12,7 @@ import {
   herdrAgentName,
   looksLikePlainShell,
   notRunningError,
+  paneTitle,
   parsePaneList,
   parseProcessInfo,
   parseResult,
@@ -20,7 +21,7 @@ import {
 } from "./herdr-proto.ts";
 import { isShellOnly, nonShellForeground } from "./procfs.ts";
 import { isMamShimFile } from "./shim.ts";
-import { AgentPaneBusy, type Listing, type Mux, type MuxPane, type ProcessInfo, type StartSpec } from "./types.ts";
+import { AgentPaneBusy, type Listing, type Mux, type MuxPane, type PaneScreen, type ProcessInfo, type StartSpec } from "./types.ts";
 
 export { herdrAgentName, HerdrError };
 
@@ -331,6 +332,15 @@ export class HerdrMux implements Mux {
   async read(paneId: string, lines: number): Promise<string> {
     const n = Math.max(1, Math.min(1000, Math.floor(lines)));
     return this.call(["pane", "read", paneId, "--source", "recent-unwrapped", "--lines", String(n)], { paneId });
+  }
+
+  async screen(paneId: string): Promise<PaneScreen> {
+    const [text, title] = await Promise.all([
+      this.call(["pane", "read", paneId, "--source", "visible"], { paneId }),
+      // the title is a hint: a pane get that fails leaves it empty, the screen still counts
+      this.json(["pane", "get", paneId], { paneId }).then(paneTitle, () => ""),
+    ]);
+    return { text, title };
   }
 
   async processInfo(paneId: string): Promise<ProcessInfo> {

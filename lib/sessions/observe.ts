@@ -1,7 +1,10 @@
 // Looking at reality: one listing per server, then the pure classification. Shared by
 // `mam status` (read-only) and `mam reconcile` (which then applies the actions).
-import type { Backend, Mux } from "../mux/types.ts";
-import type { RegistryData } from "../registry/types.ts";
+import { existsSync } from "node:fs";
+import type { Backend, Mux, MuxPane } from "../mux/types.ts";
+import type { RegistryData, Row, Section } from "../registry/types.ts";
+import { readReport, reportIsFresh, reportsDir } from "../agents/reports.ts";
+import { rowEpoch } from "./adopt.ts";
 import { type Classification, type ServerView, classify, serverKey, serversOf } from "../monitor/classify.ts";
 import { agentKind } from "../agents/kinds.ts";
 import type { Env } from "../sys/paths.ts";
@@ -38,7 +41,37 @@ export function discoverer(ws: string, env: Env) {
   };
 }
 
-export async function observe(data: RegistryData, ws: string, muxFor: MuxFactory, env: Env, now: number, extra: { backend: Backend; server: string }[] = []): Promise<Observation> {
+/** the conversation id a row's agent reported through its hook, when the report is this agent's */
+export function hookReportedId(ws: string) {
+  let any: boolean | undefined;
+  return (row: Row, section: Section, pane: MuxPane): string | undefined => {
+    if (!(any ??= existsSync(reportsDir(ws)))) return undefined;
+    const r = readReport(ws, row.name);
+    if (!r?.session_id) return undefined;
+    // this agent's: not from before the row's start, and from its pane when the report names one
+    if (!reportIsFresh(r, { nowMs: r.at_ms, rowEpoch: rowEpoch(row, section), paneId: pane.id, staleMs: Infinity })) return undefined;
+    return r.session_id;
+  };
+}
+
+export interface ObserveOptions {
+  /** work out LIVE of tmux panes only for these sessions (the daemon: the agents jobs wait on) */
+  liveOnly?: Set<string>;
+}
+
+export async function observe(
+  data: RegistryData,
+  ws: string,
+  muxFor: MuxFactory,
+  env: Env,
+  now: number,
+  extra: { backend: Backend; server: string }[] = [],
+  opts: ObserveOptions = {},
+): Promise<Observation> {
   const views = await listServers(data, muxFor, extra);
-  return { ...classify({ data, views, workspace: ws, now, discover: discoverer(ws, env) }), views };
+  if ((data.tmux_sessions ?? []).length > 0) {
+    const { fillTmuxLive } = await import("./live.ts");
+    await fillTmuxLive(data, views, muxFor, ws, env, Date.now(), opts.liveOnly);
+  }
+  return { ...classify({ data, views, workspace: ws, now, discover: discoverer(ws, env), reported: hookReportedId(ws) }), views };
 }

@@ -166,3 +166,18 @@ describe("tmux rows match their session by label only", () => {
     expect(findPane(r, [pane("%0"), pane("%3", { label: "mam:t" })], "tmux_sessions")?.id).toBe("%3");
   });
 });
+
+describe("step 4: the conversation id the agent's hook reported", () => {
+  test("replaces an assigned id (source hook); nothing to do once the row says so; another row's id is left alone", () => {
+    const reported = () => "H";
+    const c = classify({ data: data(row("a", { claude_session_id_own: "A", session_id_source: "assigned" })), views: [ok([pane("id-a")])], workspace: WS, now: NOW, reported });
+    expect(c.actions).toEqual([{ type: "fill-session-id", section: "herdr_sessions", name: "a", server: "mam", field: "claude_session_id_own", value: "H", source: "hook" }]);
+    const d = data(row("a", { claude_session_id_own: "A", session_id_source: "assigned" }));
+    expect(applyActions(d, c.actions, NOW).length).toBe(1);
+    expect(d.herdr_sessions[0]).toMatchObject({ claude_session_id_own: "H", session_id_source: "hook" });
+    const again = classify({ data: d, views: [ok([pane("id-a")])], workspace: WS, now: NOW, reported });
+    expect(again.actions).toEqual([]);
+    const taken = classify({ data: data(row("a", { claude_session_id_own: "A" }), row("b", { claude_session_id_own: "H" })), views: [ok([pane("id-a"), pane("id-b")])], workspace: WS, now: NOW, reported: (r) => (r.name === "a" ? "H" : undefined) });
+    expect(taken.actions).toEqual([]);
+  });
+});
