@@ -14,7 +14,7 @@ export const root: MamCommand = defineCommand({
     groups: [
       { title: "agents", commands: ["create", "stop", "resume", "status"] },
       { title: "jobs", commands: ["job submit", "job wait", "job status", "job logs", "job list", "job cancel", "job event"] },
-      { title: "monitoring", commands: ["reconcile", "daemon", "registry"] },
+      { title: "monitoring", commands: ["ui", "reconcile", "daemon", "registry"] },
       { title: "plumbing", commands: ["skills", "shim", "pane-lock", "broker"] },
       { title: "try it", commands: ["demo"] },
     ],
@@ -41,6 +41,7 @@ export const root: MamCommand = defineCommand({
     reconcile: lazy(() => import("./lib/cli/reconcile.ts")),
     daemon: lazy(() => import("./lib/cli/daemon.ts")),
     registry: lazy(() => import("./lib/cli/registry.ts")),
+    ui: lazy(() => import("./lib/cli/ui.ts")),
     hooks: lazy(() => import("./lib/cli/hooks.ts")),
     "agent-report": lazy(() => import("./lib/cli/agent-report.ts")),
   },

@@ -288,27 +288,10 @@ const cancel = defineCommand({
   args: { id: { type: "positional", description: "job id", valueHint: "ID" }, ...workspaceArg },
   async run({ args }) {
     const id = checkJobId(str(args, "id")!);
-    const w = ws(args);
-    requireRecord(w, id);
-    brokerConfigFromEnv();
-    let ended: JobStatus | undefined;
-    const a = await appendEvent(w, id, (r, evs) => {
-      const st = effectiveStatus(r!, evs);
-      if (isFinal(st)) {
-        ended = st;
-        return undefined;
-      }
-      return { event: "cancelled", detail: "cancelled by mam job cancel", source: "mam" };
-    });
-    if (!a) {
-      err(`job ${id} has already ended (${ended}); nothing to cancel`);
-      return;
-    }
-    await publish(`${a.record!.topic_prefix}/events`, a.line, id, a.payload.seq);
-    const { loadJobRuntime } = await import("../jobs/runtime.ts");
-    const rt = await loadJobRuntime(w);
-    const s = await rt.findSession(a.record!.agent_session);
-    if (s) await rt.prompt(s, `[mam] Job ${id} was cancelled: stop working on it.`).catch((e) => warn(`could not tell ${s.name} (${(e as Error).message})`));
+    const { cancelJob } = await import("../jobs/cancel.ts");
+    const r = await cancelJob(ws(args), id);
+    if (!r.cancelled) err(`job ${id} has already ended (${r.ended}); nothing to cancel`);
+    for (const w of r.warnings) warn(w);
   },
 });
 
