@@ -8,6 +8,7 @@ import { benchSessions } from "./bench-sessions.ts";
 import { benchReconcile } from "./bench-reconcile.ts";
 import { benchRegistry } from "./bench-fixtures.ts";
 import { benchAgentState } from "./bench-agent-state.ts";
+import { benchUi } from "./bench-ui.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const BIN = process.env.MAM_BIN ? resolve(process.env.MAM_BIN) : join(ROOT, "dist", "mam");
@@ -104,6 +105,7 @@ const benches: Record<string, () => Promise<Row[]> | Row[]> = {
   jobs: () => benchJobs(BIN, { pct, ms }),
   sessions: () => benchSessions(BIN, { pct, ms }),
   "agent-state": () => benchAgentState(BIN, { pct, ms }),
+  ui: () => benchUi(BIN, { pct, ms }),
   async daemon() {
     // BENCH_DAEMON_SECONDS shortens the 30 s window for a quick look
     const seconds = Number(process.env.BENCH_DAEMON_SECONDS) > 0 ? Number(process.env.BENCH_DAEMON_SECONDS) : 30;

@@ -44,13 +44,17 @@ function latestJobs(ws: string): Map<string, JobRef> {
   return m;
 }
 
-export async function sessionStatus(ws: string, env: Env): Promise<{ doc: StatusDoc; text: (color: boolean) => string }> {
+/**
+ * The status use case. `jobOf` replaces reading the job records for the JOB column (mam ui has
+ * them in memory already); by default a row's delegate_job_id, else its newest job.
+ */
+export async function sessionStatus(ws: string, env: Env, jobOf?: (row: Row) => JobRef | null): Promise<{ doc: StatusDoc; text: (color: boolean) => string }> {
   const path = registryPath(ws, env);
   const data = readRegistry(path);
   const obs = await observe(data, ws, (b, s) => muxFor(b, s, env), env, epochNow());
   const own = jobReader(ws);
   let latest: Map<string, JobRef> | undefined;
-  const doc = statusDoc(ws, path, obs, (row) => own(row) ?? (latest ??= latestJobs(ws)).get(row.name) ?? null);
+  const doc = statusDoc(ws, path, obs, jobOf ?? ((row) => own(row) ?? (latest ??= latestJobs(ws)).get(row.name) ?? null));
   return { doc, text: (color) => renderStatus(doc, color) };
 }
 

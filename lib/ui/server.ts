@@ -124,6 +124,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
   let teamBusy: Promise<void> | undefined;
   let teamAgain = false;
   let teamJson = "";
+  let teamAt = 0;
   const refreshTeam = (): Promise<void> => {
     if (teamBusy) {
       teamAgain = true;
@@ -132,7 +133,8 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
     teamBusy = (async () => {
       do {
         teamAgain = false;
-        team = await readTeam(ws, o.env);
+        teamAt = Date.now();
+        team = await readTeam(ws, o.env, jobs.all());
         const j = JSON.stringify(team);
         if (j !== teamJson) {
           teamJson = j;
@@ -148,7 +150,10 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
   const refreshFiles = () => {
     const d = jobs.refresh();
     problems = d.problems;
-    if (d.changed.length || d.removed.length) broadcast("jobs", { changed: d.changed, removed: d.removed });
+    if (d.changed.length || d.removed.length) {
+      broadcast("jobs", { changed: d.changed, removed: d.removed });
+      void refreshTeam(); // the JOB column
+    }
     daemonState = daemon.read();
     const dj = JSON.stringify(daemonState);
     if (dj !== daemonJson) {
@@ -288,7 +293,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
           (c) => {
             clients.add(c);
             c.push(sse("full", state()));
-            void refreshTeam(); // a fresh LIVE for the newcomer
+            if (Date.now() - teamAt > 1000) void refreshTeam(); // a fresh LIVE for the newcomer
           },
           (c) => clients.delete(c),
         );

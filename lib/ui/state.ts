@@ -5,6 +5,8 @@ import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { daemonStatus } from "../monitor/spawn.ts";
 import { monitorLogPath } from "../monitor/files.ts";
 import { jobsDir, journalPath, listJobIds, readJournal, readRecord, recordPath } from "../jobs/store.ts";
+import type { Row } from "../registry/types.ts";
+import type { JobRef } from "../sessions/status.ts";
 import type { Env } from "../sys/paths.ts";
 import { DROPPED, daemonView, jobViewModel, teamView, type UiDaemon, type UiJob, type UiSession } from "./model.ts";
 
@@ -132,12 +134,31 @@ export class DaemonWatch {
   }
 }
 
+/**
+ * The JOB column from the cache, by `mam status`'s rule: the row's delegate_job_id when that job
+ * exists here, else the newest job sent to the session
+ */
+export function jobColumn(jobs: readonly UiJob[]): (row: Row) => JobRef | null {
+  const newest = new Map<string, UiJob>();
+  const byId = new Map<string, UiJob>();
+  for (const j of jobs) {
+    byId.set(j.id, j);
+    const n = newest.get(j.to);
+    if (!n || n.created_at <= j.created_at) newest.set(j.to, j);
+  }
+  return (row) => {
+    const id = row.delegate_job_id;
+    const j = (typeof id === "string" ? byId.get(id) : undefined) ?? newest.get(row.name);
+    return j ? { id: j.id, status: j.status } : null;
+  };
+}
+
 /** the team: `mam status`'s use case, ordered for the page; problems are returned, not thrown */
-export async function readTeam(ws: string, env: Env): Promise<{ sessions: UiSession[]; registry: string; problem?: string }> {
+export async function readTeam(ws: string, env: Env, jobs: readonly UiJob[]): Promise<{ sessions: UiSession[]; registry: string; problem?: string }> {
   const { sessionStatus } = await import("../sessions/status-run.ts");
   const { registryPath } = await import("../registry/paths.ts");
   try {
-    const { doc } = await sessionStatus(ws, env);
+    const { doc } = await sessionStatus(ws, env, jobColumn(jobs));
     return { sessions: teamView(doc.sessions), registry: doc.registry };
   } catch (e) {
     return { sessions: [], registry: registryPath(ws, env), problem: (e as Error).message };

@@ -192,6 +192,7 @@
       $("conn").className = "badge off";
     });
     es.addEventListener("full", (m) => {
+      performance.mark("mam:full-received");
       const s = JSON.parse(m.data);
       S.ws = s.workspace;
       S.actions = s.actions;
@@ -207,6 +208,9 @@
       renderJobs();
       renderDaemon();
       document.body.dataset.ready = "1";
+      performance.mark("mam:ready");
+      // the frame after the one that drew it: the first full render is on screen
+      requestAnimationFrame(() => requestAnimationFrame(() => performance.mark("mam:painted")));
     });
     es.addEventListener("team", (m) => {
       const t = JSON.parse(m.data);
@@ -216,9 +220,19 @@
     });
     es.addEventListener("jobs", (m) => {
       const d = JSON.parse(m.data);
-      for (const j of d.changed) S.jobs.set(j.id, j);
+      // a job that only gained events is redrawn alone; a new, removed or re-filtered one redraws the list
+      let whole = d.removed.length > 0;
+      for (const j of d.changed) {
+        const before = S.jobs.get(j.id);
+        S.jobs.set(j.id, j);
+        const el = document.querySelector(`#jobs [data-job="${CSS.escape(j.id)}"]`);
+        if (!before || !el || before.status !== j.status) whole = true;
+        else el.outerHTML = jobHtml(j);
+      }
       for (const id of d.removed) S.jobs.delete(id);
-      renderJobs();
+      if (whole) return renderJobs();
+      renderFilters();
+      if (S.panel && S.panel.kind === "job") renderJobPanel();
     });
     es.addEventListener("daemon", (m) => {
       S.daemon = JSON.parse(m.data);
