@@ -127,7 +127,7 @@ it("the page: the team, a CLI job's events arriving live, a blocked agent on top
     await page.waitForSelector("tr[data-session='alpha'][data-live='blocked']", { timeout: 15_000 });
     const first = await page.$eval("#team tbody tr", (e) => (e as unknown as { dataset: Record<string, string> }).dataset.session);
     expect(first).toBe("alpha");
-    expect(await text(page, "tr[data-session='alpha'] .reason")).toContain("touch hello.txt");
+    expect(await text(page, "tr[data-session='alpha'] + tr.reason-row")).toContain("touch hello.txt");
     await w.keys("bravo", "work on it");
     await page.waitForSelector("tr[data-session='bravo'][data-live='working']", { timeout: 15_000 });
     await snap(page, "team-and-jobs");
