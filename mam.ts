@@ -12,10 +12,10 @@ export const root: MamCommand = defineCommand({
     name: "mam",
     description: "multi-agent-mux: run a team of AI coding agents in terminal-multiplexer panes",
     groups: [
-      { title: "agents", commands: ["create", "stop", "resume", "status"] },
+      { title: "agents", commands: ["create", "stop", "resume", "status", "worktree", "hooks"] },
       { title: "jobs", commands: ["job submit", "job wait", "job status", "job logs", "job list", "job cancel", "job event"] },
       { title: "monitoring", commands: ["ui", "reconcile", "daemon", "registry"] },
-      { title: "plumbing", commands: ["skills", "shim", "pane-lock", "broker"] },
+      { title: "plumbing", commands: ["skills", "shim", "pane-lock", "broker", "agent-report"] },
       { title: "try it", commands: ["demo"] },
     ],
     examples: [
@@ -44,6 +44,7 @@ export const root: MamCommand = defineCommand({
     ui: lazy(() => import("./lib/cli/ui.ts")),
     hooks: lazy(() => import("./lib/cli/hooks.ts")),
     "agent-report": lazy(() => import("./lib/cli/agent-report.ts")),
+    worktree: lazy(() => import("./lib/cli/worktree.ts")),
   },
 });
 

@@ -21,7 +21,7 @@ interface Fmt {
   ms: (x: number) => string;
 }
 
-async function newJob(ws: string) {
+export async function newJob(ws: string) {
   return registerJob(ws, {
     agent_session: "bench", agent: "shell", prompt: "bench", delegator: null, type: "single", reviewer_session: null,
     max_iterations: null, timeout_sec: 0, idle_timeout_sec: 0, expected_artifacts: [], topic_prefix_base: "mam/jobs",
@@ -60,7 +60,7 @@ const sizeOf = (p: string) => {
   }
 };
 
-function startDaemon(bin: string, ws: string, env: Record<string, string>, mode: "mqtt" | "polling"): number {
+export function startDaemon(bin: string, ws: string, env: Record<string, string>, mode: "mqtt" | "polling"): number {
   const r = Bun.spawnSync([bin, "daemon", "ensure", "--workspace", ws], { env });
   if (r.exitCode !== 0) throw new Error(`mam daemon ensure failed: ${r.stderr}`);
   const deadline = Date.now() + 20_000;
@@ -72,7 +72,7 @@ function startDaemon(bin: string, ws: string, env: Record<string, string>, mode:
   }
 }
 
-const stopDaemon = (bin: string, ws: string, env: Record<string, string>) => Bun.spawnSync([bin, "daemon", "stop", "--workspace", ws], { env });
+export const stopDaemon = (bin: string, ws: string, env: Record<string, string>) => Bun.spawnSync([bin, "daemon", "stop", "--workspace", ws], { env });
 
 export async function benchJobs(bin: string, f: Fmt): Promise<Row[]> {
   const root = mkdtempSync(join(tmpdir(), "mam-bench-jobs-"));
@@ -169,7 +169,7 @@ export async function benchJobs(bin: string, f: Fmt): Promise<Row[]> {
         const cursor = join(ws, ".mam", "monitor.cursor.json");
         const reacted = (seq: number) => {
           try {
-            return (JSON.parse(readFileSync(cursor, "utf8"))[job.job_id] ?? 0) >= seq;
+            return (JSON.parse(readFileSync(cursor, "utf8"))[job.job_id]?.at ?? 0) >= seq;
           } catch {
             return false;
           }

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { build } from "./build.ts";
 import { benchJobs } from "./bench-jobs.ts";
+import { benchReporters } from "./bench-reporters.ts";
 import { benchSessions } from "./bench-sessions.ts";
 import { benchReconcile } from "./bench-reconcile.ts";
 import { benchRegistry } from "./bench-fixtures.ts";
@@ -103,6 +104,7 @@ const benches: Record<string, () => Promise<Row[]> | Row[]> = {
   },
   reconcile: () => benchReconcile(BIN, { pct, ms }),
   jobs: () => benchJobs(BIN, { pct, ms }),
+  reporters: () => benchReporters(BIN),
   sessions: () => benchSessions(BIN, { pct, ms }),
   "agent-state": () => benchAgentState(BIN, { pct, ms }),
   ui: () => benchUi(BIN, { pct, ms }),

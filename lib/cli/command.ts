@@ -10,6 +10,8 @@ export type ArgDef = CittyArgDef & {
   variadic?: boolean;
   /** string flag whose value may be left out (`--watch` alone means this value) */
   optionalValue?: string;
+  /** which next token counts as the value of an optionalValue flag (default: a number) */
+  optionalValuePattern?: RegExp;
 };
 
 export type ArgsDef = Record<string, ArgDef>;

@@ -1,5 +1,5 @@
 // mam job submit | event | status | list | logs | cancel | wait (SPEC §7.4)
-import { brokerConfigFromEnv, eventsTopic } from "../jobs/broker-config.ts";
+import { type BrokerConfig, brokerConfigFromEnv, eventsTopic } from "../jobs/broker-config.ts";
 import { CanonicalJsonError, canonicalJson, type Json } from "../jobs/canonical.ts";
 import { EVENT_NAMES, isEventName, isFinal, JOB_STATUSES, type JobEvent, type JobStatus } from "../jobs/event.ts";
 import { eventLine, listText, statusText, waitLine } from "../jobs/render.ts";
@@ -10,6 +10,7 @@ import { err, out, outJson, warn } from "../sys/io.ts";
 import { checkJobId } from "../sys/names.ts";
 import { resolveWorkspace } from "../sys/paths.ts";
 import { bool, defineCommand, jsonArg, list, str, workspaceArg, type ParsedArgs } from "./command.ts";
+import { worktreeArgs, worktreeOption } from "./worktree.ts";
 
 const ws = (a: ParsedArgs) => resolveWorkspace(str(a, "workspace"));
 
@@ -39,25 +40,36 @@ function interruptible(): { signal: AbortSignal; code: () => number; dispose: ()
   };
 }
 
-/**
- * publish a journalled event (after `before`, lines sent again first); without a broker: a
- * warning, the journal keeps it
- */
-async function publish(topic: string, line: string, id: string, seq: number, before: string[] = []): Promise<void> {
+/** publish a journalled event; without a broker: a warning, the journal keeps it */
+async function publish(topic: string, line: string, id: string, seq: number): Promise<void> {
   const cfg = brokerConfigFromEnv();
   const { publishAll } = await import("../jobs/transport.ts");
-  const r = await publishAll(cfg, [...before, line].map((payload) => ({ topic, payload })));
+  const r = await publishAll(cfg, [{ topic, payload: line }]);
   if (!r.ok) warn(`${r.reason}; event ${id} #${seq} is in the journal only`);
 }
 
 /**
  * A worker on another machine (no record here) holds the only copy of its events: each report
- * sends its earlier ones again, in order, so that one published while the broker was down still
- * reaches the delegator's daemon with the next report. Receivers drop exact repeats silently.
+ * sends again, in order, its earlier events that the delegator's journal does not hold yet (the
+ * daemon's signed, retained ack says which; without one it can verify: all of them, bounded), so
+ * that one published while the broker was down, or lost by a restarted broker, still reaches
+ * the delegator's daemon with the next report. Receivers drop repeats (SPEC §7.2).
  */
-function resendable(ws: string, id: string, seq: number): string[] {
+async function publishRemote(cfg: BrokerConfig, ws: string, id: string, token: string, ev: JobEvent, line: string): Promise<void> {
+  const { publishReport } = await import("../jobs/transport.ts");
+  const { ackTopicOf, readAck } = await import("../jobs/acks.ts");
+  const topic = eventsTopic(cfg, id);
+  const r = await publishReport(cfg, topic, ackTopicOf(topic), (ack) => {
+    const mark = ack && ev.origin !== undefined ? (readAck(ack, id, token)?.[ev.origin] ?? 0) : 0;
+    return [...resendable(ws, id, ev, mark), line];
+  });
+  if (!r.ok) warn(`${r.reason}; event ${id} #${ev.seq} is in the journal only`);
+}
+
+/** this journal's own events before `ev` and past `mark` (and any from an older mam), oldest first, at most RESEND_MAX */
+function resendable(ws: string, id: string, ev: JobEvent, mark: number): string[] {
   return readJournal(ws, id)
-    .filter((x) => x.seq < seq)
+    .filter((x) => x.seq < ev.seq && (x.origin === undefined || (x.origin === ev.origin && x.seq > mark)))
     .sort((a, b) => a.seq - b.seq)
     .slice(-RESEND_MAX)
     .map((x) => canonicalJson(x));
@@ -97,10 +109,12 @@ const submit = defineCommand({
       'mam job submit --to repo-worker-claude --prompt "Add a --json flag to status" --expect lib/cli/status.ts',
       "mam job submit --to repo-worker-claude --brief-file brief.md --from repo-creator-claude --wait",
       'mam job submit --to worker --type loop --reviewer reviewer --max-iterations 3 --prompt "Fix issue 12"',
+      'mam job submit --to fix-login --worktree --agent claude --prompt "Fix the login bug"   # a new worker in its own worktree',
+      'mam job submit --to fix-login --worktree fix/login --base main --agent codex --type loop --reviewer rev --prompt "…"',
     ],
   },
   args: {
-    to: { type: "string", required: true, description: "the session that does the work", valueHint: "NAME" },
+    to: { type: "string", required: true, description: "the session that does the work (with --worktree: the name of the new worker)", valueHint: "NAME" },
     prompt: { type: "string", description: "the task, as text", valueHint: "TEXT" },
     "brief-file": { type: "string", description: "the task, as a file the agent reads", valueHint: "FILE" },
     from: { type: "string", description: "the delegating session (told when the job ends)", valueHint: "NAME" },
@@ -111,6 +125,12 @@ const submit = defineCommand({
     reviewer: { type: "string", description: "the reviewing session of a loop job", valueHint: "NAME" },
     "max-iterations": { type: "string", description: "loop jobs: review rounds before giving up (default 3)", valueHint: "N" },
     wait: { type: "boolean", description: "then wait for the job as `mam job wait` does" },
+    ...worktreeArgs,
+    agent: { type: "string", description: "with --worktree: the new worker's agent kind", valueHint: "KIND" },
+    role: { type: "string", description: "with --worktree: the new worker's role (default worker)", valueHint: "ROLE" },
+    mux: { type: "string", description: "with --worktree: herdr or tmux for the new worker (as mam create --mux)", valueHint: "herdr|tmux" },
+    "herdr-session": { type: "string", description: "with --worktree: the herdr server of the new worker (as mam create)", valueHint: "SERVER" },
+    "tmux-server": { type: "string", description: "with --worktree: the private tmux server of the new worker (as mam create)", valueHint: "NAME" },
     ...jsonArg,
     ...workspaceArg,
   },
@@ -119,24 +139,44 @@ const submit = defineCommand({
     const mi = str(args, "max-iterations");
     if (mi !== undefined && !/^\d+$/.test(mi)) throw usageError(`--max-iterations must be a whole number (got '${mi}')`);
     const cfg = brokerConfigFromEnv();
-    const [{ submitJob }, { loadJobRuntime }] = await Promise.all([import("../jobs/submit.ts"), import("../jobs/runtime.ts")]);
-    const { record } = await submitJob(
-      w,
-      {
-        to: str(args, "to")!,
-        prompt: str(args, "prompt"),
-        briefFile: str(args, "brief-file"),
-        from: str(args, "from"),
-        timeoutSec: seconds(args, "timeout"),
-        idleTimeoutSec: seconds(args, "idle-timeout"),
-        expect: list(args, "expect"),
-        type: str(args, "type") as "single" | "loop" | undefined,
-        reviewer: str(args, "reviewer"),
-        maxIterations: mi === undefined ? undefined : Number(mi),
-        topicPrefix: cfg.topicPrefix,
-      },
-      await loadJobRuntime(w),
-    );
+    const opts = {
+      prompt: str(args, "prompt"),
+      briefFile: str(args, "brief-file"),
+      from: str(args, "from"),
+      timeoutSec: seconds(args, "timeout"),
+      idleTimeoutSec: seconds(args, "idle-timeout"),
+      expect: list(args, "expect"),
+      type: str(args, "type") as "single" | "loop" | undefined,
+      reviewer: str(args, "reviewer"),
+      maxIterations: mi === undefined ? undefined : Number(mi),
+    };
+    const worktree = worktreeOption(args);
+    for (const f of ["agent", "role", "mux", "herdr-session", "tmux-server"]) if (!worktree && str(args, f) !== undefined) throw usageError(`--${f} goes with --worktree (a new worker); without it the job goes to the running session --to`);
+    let record: JobRecord;
+    if (worktree) {
+      // a fresh worktree for a new worker, in one step: mam create --worktree … --submit-job
+      const agent = str(args, "agent");
+      if (agent === undefined) throw usageError("--worktree makes a new worker: give its --agent KIND");
+      const { createAndFollowUp } = await import("../sessions/create.ts");
+      const c = await createAndFollowUp({
+        ws: w,
+        agent,
+        role: str(args, "role") ?? "worker",
+        name: str(args, "to")!,
+        choice: { mux: str(args, "mux"), herdrSession: str(args, "herdr-session"), tmuxServer: str(args, "tmux-server") },
+        startServer: false,
+        onboard: true,
+        agentArgs: [],
+        env: process.env,
+        submitJob: opts,
+        worktree,
+      });
+      for (const x of c.warnings) err(x);
+      record = requireRecord(w, c.job_id!);
+    } else {
+      const [{ submitJob }, { loadJobRuntime }] = await Promise.all([import("../jobs/submit.ts"), import("../jobs/runtime.ts")]);
+      record = (await submitJob(w, { ...opts, to: str(args, "to")!, topicPrefix: cfg.topicPrefix }, await loadJobRuntime(w))).record;
+    }
     if (!bool(args, "wait")) {
       if (bool(args, "json")) outJson(publicRecord(record));
       else out(record.job_id);
@@ -196,7 +236,7 @@ const event = defineCommand({
     const a = (await appendEvent(w, id, { event: name, detail: str(args, "detail") ?? "", source, data }, { token }))!;
     if (a.record && isFinal(a.statusBefore)) warn(`job ${id} had already ended (${a.statusBefore}); the event is recorded, the status stays`);
     if (a.record) await publish(`${a.record.topic_prefix}/events`, a.line, id, a.payload.seq);
-    else await publish(eventsTopic(cfg, id), a.line, id, a.payload.seq, resendable(w, id, a.payload.seq));
+    else await publishRemote(cfg, w, id, token!, a.payload, a.line);
   },
 });
 

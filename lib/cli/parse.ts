@@ -33,7 +33,7 @@ export function parseCommandArgs(cmd: MamCommand, argv: string[], cmdName: strin
     const def = m ? defs[m[1]!] : undefined;
     if (def && def.type !== "boolean" && def.type !== "positional") {
       const next = own[i + 1];
-      if (def.optionalValue !== undefined && (next === undefined || !/^\d+(\.\d+)?$/.test(next))) {
+      if (def.optionalValue !== undefined && (next === undefined || !(def.optionalValuePattern ?? /^\d+(\.\d+)?$/).test(next))) {
         joined.push(`--${m![1]}=${def.optionalValue}`);
         continue;
       }

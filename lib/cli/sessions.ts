@@ -4,6 +4,7 @@ import { usageError } from "../sys/errors.ts";
 import { err, out, outJson, useColor } from "../sys/io.ts";
 import { resolveWorkspace } from "../sys/paths.ts";
 import { bool, defineCommand, jsonArg, str, workspaceArg } from "./command.ts";
+import { worktreeArgs, worktreeOption } from "./worktree.ts";
 
 const startServerArg = {
   "start-server": { type: "boolean" as const, description: "start the herdr server (headless, detached) when it is not running" },
@@ -19,6 +20,8 @@ export const create = defineCommand({
       "mam create --agent codex --role reviewer --session api-review --herdr-session mam --start-server",
       "mam create --agent gemini --mux tmux --role worker",
       'mam create --agent claude --role worker --submit-job "Fix the failing test in api/"',
+      "mam create --agent claude --role worker --session feat-x --worktree        # its own git worktree on branch feat-x",
+      "mam create --agent codex --role worker --worktree fix/login --base main",
       "mam create --agent claude --role worker -- --model opus     # after --: the agent's own arguments",
     ],
   },
@@ -33,10 +36,12 @@ export const create = defineCommand({
     ...startServerArg,
     "no-onboard": { type: "boolean", description: "do not type the onboarding message into the new agent" },
     "submit-job": { type: "string", description: "submit this job to the new session right away", valueHint: "TEXT" },
+    ...worktreeArgs,
     ...jsonArg,
   },
   async run({ args, rest }) {
     const ws = resolveWorkspace(str(args, "workspace"));
+    const worktree = worktreeOption(args);
     const { createAndFollowUp } = await import("../sessions/create.ts");
     const c = await createAndFollowUp({
       ws,
@@ -49,6 +54,7 @@ export const create = defineCommand({
       agentArgs: rest,
       env: process.env,
       submitJob: str(args, "submit-job"),
+      worktree,
     });
     for (const w of c.warnings) err(w);
     if (bool(args, "json")) {
@@ -63,6 +69,7 @@ export const create = defineCommand({
     // even when MAM_NO_SUBSCRIBER_DAEMON=1 starts none, so that case names itself
     lines.push(`watchdog PID: ${c.watchdog_pid ?? "none (MAM_NO_SUBSCRIBER_DAEMON=1)"}`);
     lines.push(`created ${c.name} (${c.agent}, role ${c.role}) in pane ${c.pane} on ${c.backend} server ${c.server}`);
+    if (c.worktree) lines.push(`worktree ${c.worktree.path} on branch ${c.worktree.branch} (from ${c.worktree.base} ${c.worktree.base_commit.slice(0, 12)})`);
     out(lines.join("\n"));
   },
 });
@@ -77,16 +84,20 @@ export const stop = defineCommand({
       "mam stop api-worker-claude --hard",
       "mam stop api-worker-claude --soft",
       "mam stop api-worker-claude --hard --purge-conversation --yes",
+      "mam stop feat-x --remove-worktree            # refused (exit 4) when it has uncommitted or unmerged work",
+      "mam stop feat-x --remove-worktree --force",
     ],
   },
   args: {
     name: { type: "positional", description: "session name", valueHint: "NAME" },
     ...workspaceArg,
     hard: { type: "boolean", description: "close the pane at once (status terminated)" },
-    soft: { type: "boolean", description: "leave the pane running, archive the row (status archived)" },
+    soft: { type: "boolean", description: "leave the pane running, archive the row (status archived); a later stop (graceful or --hard) of that row closes the pane" },
     "purge-conversation": { type: "boolean", description: "with --hard: delete this session's own conversation files in this workspace" },
     yes: { type: "boolean", description: "confirm --purge-conversation" },
     reason: { type: "string", default: "requested", description: "why (stored as stop_reason)", valueHint: "TEXT" },
+    "remove-worktree": { type: "boolean", description: "also remove the session's git worktree (its branch stays); refused with uncommitted or unmerged work" },
+    force: { type: "boolean", description: "with --remove-worktree: remove it even with uncommitted or unmerged work" },
     ...jsonArg,
   },
   async run({ args }) {
@@ -96,6 +107,7 @@ export const stop = defineCommand({
     if (bool(args, "hard") && bool(args, "soft")) throw usageError("--hard and --soft contradict each other");
     if (bool(args, "purge-conversation") && !bool(args, "hard")) throw usageError("--purge-conversation goes with --hard");
     if (bool(args, "purge-conversation") && !bool(args, "yes")) throw usageError("--purge-conversation deletes conversation files; add --yes to confirm");
+    if (bool(args, "force") && !bool(args, "remove-worktree")) throw usageError("--force goes with --remove-worktree");
     const ws = resolveWorkspace(str(args, "workspace"));
     const { stopSession } = await import("../sessions/stop.ts");
     const r = await stopSession({
@@ -105,10 +117,16 @@ export const stop = defineCommand({
       purge: bool(args, "purge-conversation"),
       reason: str(args, "reason")!,
       env: process.env,
+      removeWorktree: bool(args, "remove-worktree"),
+      force: bool(args, "force"),
     });
     if (bool(args, "json")) return outJson(r);
-    if (r.already) return out(`${name} is already ${r.status}`);
-    out(`${name} ${r.status}${r.session_id ? ` (conversation ${r.session_id})` : ""}${r.purged.length ? `; purged ${r.purged.length} file(s)` : ""}`);
+    const removed = r.worktree_removed ? `; removed worktree ${r.worktree_removed}` : "";
+    if (r.already && r.status === "archived" && r.pane) {
+      return out(`${name} is already archived; its pane ${r.pane} still runs (close it: mam stop ${name} --hard, or mam stop ${name} to let the agent exit first)`);
+    }
+    if (r.already) return out(`${name} is already ${r.status}${removed}`);
+    out(`${name} ${r.status}${r.session_id ? ` (conversation ${r.session_id})` : ""}${r.purged.length ? `; purged ${r.purged.length} file(s)` : ""}${removed}`);
   },
 });
 
@@ -158,7 +176,7 @@ export const status = defineCommand({
     if (watch !== undefined && json) throw usageError("--watch and --json do not go together");
     const { sessionStatus } = await import("../sessions/status-run.ts");
     if (watch === undefined) {
-      const doc = await sessionStatus(ws, process.env);
+      const doc = await sessionStatus(ws, process.env, json);
       if (json) return outJson(doc.doc);
       return out(doc.text(useColor()));
     }

@@ -2,6 +2,7 @@
 // accept/drop decision. Pure: no I/O.
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { canonicalJson, CanonicalJsonError, type Json } from "./canonical.ts";
+import { eventKey, identityText, ORIGIN_RE, type SeenEvents } from "./identity.ts";
 
 export const EVENT_NAMES = ["started", "permission_required", "progress", "completed", "error", "cancelled", "timeout"] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
@@ -17,6 +18,8 @@ export const MAX_EVENT_BYTES = 256 * 1024;
 export interface JobEvent {
   schema_version: 1;
   seq: number;
+  /** the journal that numbered `seq` (since 0.2; absent from old senders): see identity.ts */
+  origin?: string;
   job_id: string;
   event: EventName;
   timestamp: string;
@@ -51,10 +54,17 @@ export const reviewPassed = (detail: string): boolean => detail.includes("PASS")
 export function foldStatus(events: readonly Pick<JobEvent, "event" | "source" | "detail">[], job?: LoopRoles): JobStatus {
   let status: JobStatus = "pending";
   for (const ev of events) {
-    if (endsJob(ev, job)) return ev.event as JobStatus;
-    if (status === "pending" && ev.event !== "cancelled") status = "running";
+    status = foldStep(status, ev, job);
+    if (isFinal(status)) return status;
   }
   return status;
+}
+
+/** one step of the fold: the status after `ev`, given the status before it */
+export function foldStep(status: JobStatus, ev: Pick<JobEvent, "event" | "source" | "detail">, job?: LoopRoles): JobStatus {
+  if (isFinal(status)) return status;
+  if (endsJob(ev, job)) return ev.event as JobStatus;
+  return status === "pending" && ev.event !== "cancelled" ? "running" : status;
 }
 
 /** the event that decided a final status, if any */
@@ -96,17 +106,19 @@ export function signatureValid(ev: JobEvent, token: string): boolean {
 
 export type Verdict =
   | { ok: true; event: JobEvent; gap?: { expected: number; got: number }; log?: string }
-  | { ok: false; reason: DropReason; jobId?: string; seq?: number; log: string };
+  | { ok: false; reason: DropReason; jobId?: string; seq?: number; log: string; /** repeat, seen-seq: the identity */ key?: string };
 
-export type DropReason = "oversized" | "not-json" | "wrong-schema" | "malformed" | "unknown-job" | "bad-signature" | "seen-seq";
+/** `repeat`: an exact replay of a journalled event; `seen-seq`: its identity is taken by another event */
+export type DropReason = "oversized" | "not-json" | "wrong-schema" | "malformed" | "unknown-job" | "bad-signature" | "repeat" | "seen-seq";
 
-/** what the receiver knows: the job's token (undefined = unknown job) and the seqs it already has */
+/** what the receiver knows: the job's token (undefined = unknown job) and the events it already has */
 export type TokenLookup = (jobId: string) => string | undefined;
-export type SeenSeqs = (jobId: string) => Iterable<number>;
+export type SeenLookup = (jobId: string) => SeenEvents;
 
 function shape(v: unknown): string | undefined {
   const o = v as Record<string, unknown>;
   if (!Number.isSafeInteger(o.seq) || (o.seq as number) < 1) return "seq is not a positive integer";
+  if ("origin" in o && (typeof o.origin !== "string" || !ORIGIN_RE.test(o.origin))) return "origin is not 8-64 characters of [A-Za-z0-9_-]";
   if (typeof o.event !== "string" || !isEventName(o.event)) return `unknown event '${String(o.event).slice(0, 40)}'`;
   for (const k of ["timestamp", "detail", "source"]) if (typeof o[k] !== "string") return `${k} is not a string`;
   if (typeof o.data !== "object" || o.data === null || Array.isArray(o.data)) return "data is not an object";
@@ -115,10 +127,12 @@ function shape(v: unknown): string | undefined {
 
 /**
  * Decide whether a received payload is accepted (SPEC §7.2): drop oversized, non-JSON, wrong
- * schema_version, unknown job, bad or missing signature, and seqs already seen; a gap is
- * accepted and logged. Every drop comes with its log line.
+ * schema_version, unknown job, bad or missing signature; drop an event whose identity
+ * (origin, seq) is already journalled: `repeat` when it is the same event again (same signature),
+ * `seen-seq` when another event holds that identity. A gap in an origin's seqs is accepted and
+ * logged. Every drop comes with its log line.
  */
-export function verifyEvent(raw: Uint8Array | string, tokenOf: TokenLookup, seenSeqs: SeenSeqs): Verdict {
+export function verifyEvent(raw: Uint8Array | string, tokenOf: TokenLookup, seen: SeenLookup): Verdict {
   const size = typeof raw === "string" ? Buffer.byteLength(raw) : raw.byteLength;
   if (size > MAX_EVENT_BYTES) return { ok: false, reason: "oversized", log: `dropped event: payload of ${size} bytes exceeds ${MAX_EVENT_BYTES}` };
   let v: unknown;
@@ -130,7 +144,8 @@ export function verifyEvent(raw: Uint8Array | string, tokenOf: TokenLookup, seen
   if (typeof v !== "object" || v === null || Array.isArray(v)) return { ok: false, reason: "not-json", log: "dropped event: payload is not a JSON object" };
   const o = v as Record<string, unknown>;
   const jobId = typeof o.job_id === "string" && /^[0-9a-f]{8}$/.test(o.job_id) ? o.job_id : undefined;
-  const tag = `job ${jobId ?? "?"}${Number.isSafeInteger(o.seq) ? ` seq ${o.seq}` : ""}`;
+  const origin = typeof o.origin === "string" && ORIGIN_RE.test(o.origin) ? ` origin ${o.origin}` : "";
+  const tag = `job ${jobId ?? "?"}${origin}${Number.isSafeInteger(o.seq) ? ` seq ${o.seq}` : ""}`;
   if (o.schema_version !== 1) {
     return { ok: false, reason: "wrong-schema", jobId, log: `dropped event (${tag}): schema_version ${JSON.stringify(o.schema_version)?.slice(0, 20)} is not 1` };
   }
@@ -147,13 +162,18 @@ export function verifyEvent(raw: Uint8Array | string, tokenOf: TokenLookup, seen
     return { ok: false, reason: "malformed", jobId, log: `dropped event (${tag}): ${e.message}` };
   }
   if (!signatureValid(ev, token)) return { ok: false, reason: "bad-signature", jobId, seq: ev.seq, log: `HMAC verify failed (${tag}): event dropped` };
-  let max = 0;
-  for (const s of seenSeqs(jobId)) {
-    if (s === ev.seq) return { ok: false, reason: "seen-seq", jobId, seq: ev.seq, log: `dropped event (${tag}): seq ${ev.seq} already seen` };
-    if (s > max) max = s;
+  const known = seen(jobId);
+  const key = eventKey(ev);
+  const had = known.sigOf(key);
+  if (had !== undefined) {
+    if (had === ev.data.hmac_sig) return { ok: false, reason: "repeat", jobId, seq: ev.seq, key, log: `dropped event (${tag}): repeat of an event already journalled` };
+    const what = ev.origin === undefined ? `seq ${ev.seq} already seen` : `${identityText(ev)} already seen with other content`;
+    return { ok: false, reason: "seen-seq", jobId, seq: ev.seq, key, log: `dropped event (${tag}): ${what}` };
   }
+  const max = known.maxSeq(ev.origin);
   if (ev.seq > max + 1) {
-    return { ok: true, event: ev, gap: { expected: max + 1, got: ev.seq }, log: `gap in job ${jobId}: expected seq ${max + 1}, got ${ev.seq}` };
+    const from = ev.origin === undefined ? "" : ` from origin ${ev.origin}`;
+    return { ok: true, event: ev, gap: { expected: max + 1, got: ev.seq }, log: `gap in job ${jobId}${from}: expected seq ${max + 1}, got ${ev.seq}` };
   }
   return { ok: true, event: ev };
 }

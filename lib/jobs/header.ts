@@ -17,6 +17,25 @@ function taskLine(job: JobRecord): string {
   return job.brief_file !== undefined ? `Task: read the brief in ${job.brief_file} and do what it asks.` : `Task: ${job.prompt ?? ""}`;
 }
 
+/** the worker's branch, for its own header (issue 18) */
+function worktreeLine(job: JobRecord, ws: string): string | undefined {
+  const w = job.worktree;
+  if (!w) return undefined;
+  return `Work in your git worktree ${w.path} on branch ${w.branch} (made from ${w.base || w.base_commit}); commit your changes on ${w.branch} before you report completed. mam's state stays in ${ws}: the commands below say so with --workspace.`;
+}
+
+/** what a reviewer needs to find the worker's changes: the branch, the base and the exact diff */
+export function reviewDiffLines(job: JobRecord, ws: string): string[] {
+  const w = job.worktree;
+  if (!w) return [];
+  return [
+    `The work is on branch ${w.branch} (from ${w.base || "its base"} at ${w.base_commit}), in the worktree ${w.path}. Read it with:`,
+    `  git -C ${shq(ws)} diff ${w.base_commit}...${shq(w.branch)}`,
+    `and check for changes not committed yet with:`,
+    `  git -C ${shq(w.path)} status --short`,
+  ];
+}
+
 function artifactsLine(job: JobRecord): string | undefined {
   return job.expected_artifacts.length ? `Expected artifacts: ${job.expected_artifacts.join(", ")}` : undefined;
 }
@@ -27,6 +46,7 @@ export function jobHeader(job: JobRecord, session: string, ws: string): string {
   const lines = [
     `[mam] Job ${job.job_id} delegated to you (${session}) by ${from}.`,
     taskLine(job),
+    worktreeLine(job, ws),
     artifactsLine(job),
     job.type === "loop"
       ? `This is a review loop: when you report completed, reviewer ${job.reviewer_session} checks your work; feedback comes back to you (at most ${job.max_iterations} iterations).`
@@ -47,6 +67,7 @@ export function reviewRequest(job: JobRecord, ws: string, workerDetail: string):
   return [
     `[mam] Review for job ${job.job_id} (iteration ${job.iteration} of ${job.max_iterations}): ${job.agent_session} reports completed: ${workerDetail}`,
     taskLine(job),
+    ...reviewDiffLines(job, ws),
     artifactsLine(job),
     "Review the work, then run exactly one of these commands:",
     `  ${eventCommand(job, ws, "completed", r, "PASS")}`,
@@ -63,7 +84,7 @@ export function feedbackRequest(job: JobRecord, ws: string, reviewerDetail: stri
   const w = job.agent_session;
   return [
     `[mam] Job ${job.job_id} iteration ${iteration} of ${job.max_iterations}: reviewer ${job.reviewer_session} asks for changes: ${reviewerDetail}`,
-    "Address the feedback, then report with:",
+    job.worktree ? `Address the feedback in ${job.worktree.path} and commit it on branch ${job.worktree.branch}, then report with:` : "Address the feedback, then report with:",
     `  ${eventCommand(job, ws, "progress", w, "short status")}`,
     `  ${eventCommand(job, ws, "completed", w, "summary of the changes")}`,
     `  ${eventCommand(job, ws, "error", w, "what went wrong")}`,

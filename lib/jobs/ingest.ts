@@ -1,26 +1,35 @@
 // What the subscriber daemon does with job events (SPEC §7.4): ingest a received payload
 // (verify, journal once, move the status) and scan for timeouts. The daemon owns the broker
 // connection, the notifications and the loop prompts; these functions own the files.
+import { existsSync } from "node:fs";
 import { canonicalJson } from "./canonical.ts";
-import { endsJob, isFinal, type JobEvent, type JobStatus, MAX_EVENT_BYTES, verifyEvent, type DropReason } from "./event.ts";
-import { type Appended, appendEvent, effectiveStatus, journalAndUpdate, listJobIds, readJournal, readRecord, type JobRecord, withJobsLock } from "./store.ts";
+import { isFinal, type JobEvent, type JobStatus, MAX_EVENT_BYTES, verifyEvent, type DropReason } from "./event.ts";
+import { EventIndex, identityText } from "./identity.ts";
+import { JournalCache, type JournalIndex } from "./journal-index.ts";
+import { type Appended, appendEvent, effectiveStatus, journalAndUpdate, listJobIds, readJournal, readRecord, recordPath, type JobRecord, withJobsLock } from "./store.ts";
 import { MamError } from "../sys/errors.ts";
 
 export type Ingested =
   /** verified and appended: the daemon notifies the delegator when `terminal` */
-  | { outcome: "appended"; job: JobRecord; event: JobEvent; statusBefore: JobStatus; status: JobStatus; terminal: boolean; gap?: string }
-  /** byte-identical to the journal's copy (the publisher on this machine appended it first) */
-  | { outcome: "duplicate"; job: JobRecord; event: JobEvent; status: JobStatus; terminal: boolean }
+  | { outcome: "appended"; job: JobRecord; event: JobEvent; statusBefore: JobStatus; status: JobStatus; terminal: boolean; gap?: string; /** the record's last_seq lags (settleLastSeq) */ deferred?: boolean }
+  /**
+   * an exact replay of a journalled event (the broker's redelivery, a remote's resend, the echo of
+   * an event published from this machine): dropped; `log` says so, the caller logs it
+   */
+  | { outcome: "duplicate"; job: JobRecord; event: JobEvent; status: JobStatus; terminal: boolean; log: string; /** this journal's own event, back from the broker */ echo: boolean }
   | { outcome: "dropped"; reason: DropReason | "topic-mismatch" | "bad-record"; log: string };
 
 const TOPIC_RE = /^(.*)\/([0-9a-f]{8})\/events$/;
 
 /**
- * Verify a payload received on `topic`, append it once to the job's journal (dedupe by seq under
- * the jobs lock) and move the record's status. `log` gets one line per drop, gap or append.
+ * Verify a payload received on `topic`, append it once to the job's journal (dedupe by event
+ * identity under the jobs lock) and move the record's status. `log` gets one line per drop, gap
+ * or append; a repeat's line is in the result (the daemon folds bursts of them, see RepeatLog).
  * `terminal` is true when this event is the one that ended the job (notify the delegator once).
+ * `cache` keeps the journals' indexes between calls (the daemon's); without it, each call reads
+ * the journal. `lazy`: see journalAndUpdate (then call settleLastSeq within a second).
  */
-export async function ingestEvent(ws: string, topic: string, payload: Buffer, log: (line: string) => void): Promise<Ingested> {
+export async function ingestEvent(ws: string, topic: string, payload: Buffer, log: (line: string) => void, cache: JournalCache = new JournalCache(), lazy = false): Promise<Ingested> {
   const drop = (reason: Ingested & { outcome: "dropped" }): Ingested => {
     // every drop line names the topic it came on
     log(reason.log.includes(topic) ? reason.log : `${reason.log} (on ${topic})`);
@@ -32,9 +41,17 @@ export async function ingestEvent(ws: string, topic: string, payload: Buffer, lo
   const m = TOPIC_RE.exec(topic);
   // unknown jobs never touch the disk (and never create .mam/jobs)
   const id0 = m?.[2];
-  if (id0 === undefined || !readRecordSafe(ws, id0)) {
-    const v = verifyEvent(payload, () => undefined, () => []);
+  if (id0 === undefined || !existsSync(recordPath(ws, id0))) {
+    const v = verifyEvent(payload, () => undefined, () => new EventIndex());
     return drop({ outcome: "dropped", reason: v.ok ? "unknown-job" : v.reason, log: v.ok ? `dropped event on ${topic}: unknown job` : v.log });
+  }
+  // a repeat (a remote's resends, the broker's redelivery) is known from the index alone: the
+  // journal only grows, so an identity in it stays there; no lock, no file read
+  const known = cache.peek(ws, id0);
+  if (known?.record) {
+    const rec = known.record;
+    const v = verifyEvent(payload, (id) => (id === rec.job_id ? rec.auth_token : undefined), () => known.index);
+    if (!v.ok && v.reason === "repeat") return duplicateOf(known, rec, v.key!, `${v.log} (on ${topic})`);
   }
   return withJobsLock(ws, () => {
     let rec: JobRecord | undefined;
@@ -44,31 +61,29 @@ export async function ingestEvent(ws: string, topic: string, payload: Buffer, lo
       if (!(e instanceof MamError)) throw e;
       return drop({ outcome: "dropped", reason: "bad-record", log: `dropped event on ${topic}: ${e.message}` });
     }
-    const prior = readJournal(ws, id0);
+    if (!rec) return drop({ outcome: "dropped", reason: "unknown-job", log: `dropped event on ${topic}: unknown job` });
+    const j = cache.get(ws, id0, rec);
+    j.record = rec;
     const v = verifyEvent(
       payload,
       (id) => (rec && id === rec.job_id ? rec.auth_token : undefined),
-      () => prior.map((e) => e.seq),
+      () => j.index,
     );
     if (!v.ok) {
-      if (v.reason === "seen-seq" && rec) {
-        const line = canonicalJson(JSON.parse(payload.toString("utf8")));
-        const same = prior.find((e) => e.seq === v.seq);
-        if (same && canonicalJson(same) === line) {
-          const status = effectiveStatus(rec, prior);
-          return { outcome: "duplicate", job: rec, event: same, status, terminal: isFinal(status) && endsJob(same, rec) && firstEnd(prior, rec) === same };
-        }
-      }
+      if (v.reason === "repeat") return duplicateOf(j, rec, v.key!, `${v.log} (on ${topic})`);
       return drop({ outcome: "dropped", reason: v.reason, log: v.log });
     }
     if (v.event.job_id !== id0) {
       return drop({ outcome: "dropped", reason: "topic-mismatch", log: `dropped event on ${topic}: it names job ${v.event.job_id}` });
     }
     if (v.log) log(v.log);
-    const a: Appended = journalAndUpdate(ws, id0, rec, prior, v.event, canonicalJson(v.event), Date.now() / 1000);
-    log(`job ${id0} seq ${v.event.seq} ${v.event.event} from ${v.event.source}: ${a.statusBefore} -> ${a.statusAfter}`);
+    const a: Appended = journalAndUpdate(ws, id0, rec, { count: j.index.count, status: j.status, maxSeq: j.index.maxAny() }, v.event, canonicalJson(v.event), Date.now() / 1000, lazy);
+    j.refresh(rec);
+    log(`job ${id0} ${identityText(v.event)} ${v.event.event} from ${v.event.source}: ${a.statusBefore} -> ${a.statusAfter}`);
+    j.record = a.deferred ? rec : a.record;
     return {
       outcome: "appended",
+      ...(a.deferred ? { deferred: true } : {}),
       job: a.record!,
       event: v.event,
       statusBefore: a.statusBefore,
@@ -79,15 +94,44 @@ export async function ingestEvent(ws: string, topic: string, payload: Buffer, lo
   });
 }
 
-function firstEnd(events: JobEvent[], rec: JobRecord): JobEvent | undefined {
-  return events.find((e) => endsJob(e, rec));
+function duplicateOf(j: JournalIndex, rec: JobRecord, key: string, log: string): Ingested {
+  const at = j.index.positionOf(key)!;
+  const status = j.index.count ? j.status : rec.status;
+  const event = j.events[at]!;
+  return { outcome: "duplicate", job: rec, event, status, terminal: isFinal(status) && j.endAt === at, log, echo: event.origin !== undefined && event.origin === j.ownOrigin() };
 }
 
-function readRecordSafe(ws: string, id: string): boolean {
-  try {
-    return readRecord(ws, id) !== undefined;
-  } catch {
-    return true; // exists but broken: reported under the lock
+/**
+ * The daemon's log of repeats: the first of a burst in full, the rest counted, and one summary
+ * line when the burst ends (the next other line, or a quiet second). A remote reporter without an
+ * ack resends its earlier events with every report; one line each would bury the log.
+ */
+export class RepeatLog {
+  private pending = 0;
+  private first = "";
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private log: (line: string) => void,
+    private quietMs = 1000,
+  ) {}
+
+  repeat(line: string): void {
+    if (this.pending === 0) this.log(line);
+    else if (this.pending === 1) this.first = line;
+    this.pending++;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.flush(), this.quietMs);
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+
+  /** end the burst: one line for the repeats not logged yet */
+  flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const more = this.pending - 1;
+    this.pending = 0;
+    if (more > 0) this.log(`dropped ${more} more repeat${more > 1 ? "s" : ""} of journalled events (the first: ${this.first.replace(/^dropped event /, "")})`);
   }
 }
 

@@ -3,6 +3,7 @@
 // Tests pass their own; `loadJobRuntime` wires the real registry, multiplexers and daemon.
 import type { Backend } from "../mux/types.ts";
 import type { Env } from "../sys/paths.ts";
+import type { JobWorktree } from "./store.ts";
 
 export interface SessionRef {
   name: string;
@@ -11,6 +12,8 @@ export interface SessionRef {
   paneId: string;
   /** the agent kind of the session (claude, codex, …) */
   agent: string;
+  /** the git worktree the session runs in, when it has one */
+  worktree?: JobWorktree;
 }
 
 export interface JobRuntime {
@@ -24,12 +27,13 @@ export interface JobRuntime {
 
 /** the runtime of the real binary: the registry, the multiplexer drivers, the daemon */
 export async function loadJobRuntime(ws: string, env: Env = process.env): Promise<JobRuntime> {
-  const [{ readRegistry, registryPath }, { backendOf, serverOf }, { muxFor }, { findPane }, { ensureDaemon }] = await Promise.all([
+  const [{ readRegistry, registryPath }, { backendOf, serverOf }, { muxFor }, { findPane }, { ensureDaemon }, { liveWorktreeOf }] = await Promise.all([
     import("../registry/index.ts"),
     import("../registry/rows.ts"),
     import("../mux/index.ts"),
     import("../monitor/classify.ts"),
     import("../monitor/spawn.ts"),
+    import("../worktrees/plan.ts"),
   ]);
   return {
     async findSession(name) {
@@ -42,7 +46,9 @@ export async function loadJobRuntime(ws: string, env: Env = process.env): Promis
         const l = await muxFor(backend, server, env).list();
         const pane = l.state === "ok" ? findPane(row, l.panes, section) : undefined;
         if (!pane) return undefined;
-        return { name, backend, server, paneId: pane.id, agent: typeof row.agent === "string" ? row.agent : "unknown" };
+        const wt = liveWorktreeOf(row);
+        const worktree = wt ? { path: wt.path, branch: wt.branch, base: wt.base, base_commit: wt.base_commit } : undefined;
+        return { name, backend, server, paneId: pane.id, agent: typeof row.agent === "string" ? row.agent : "unknown", ...(worktree ? { worktree } : {}) };
       }
       return undefined;
     },

@@ -11,7 +11,8 @@ import { isoUtc } from "../sys/time.ts";
 import type { Json } from "./canonical.ts";
 import { canonicalJson } from "./canonical.ts";
 import { appendLineDurable, atomicWriteFile, splitLines, sweepTempFiles } from "../sys/atomic.ts";
-import { type EventName, foldStatus, type JobEvent, JOB_STATUSES, type JobStatus, MAX_EVENT_BYTES, signEvent, isEventName } from "./event.ts";
+import { type EventName, foldStatus, foldStep, type JobEvent, JOB_STATUSES, type JobStatus, MAX_EVENT_BYTES, signEvent, isEventName } from "./event.ts";
+import { newOrigin, ORIGIN_RE } from "./identity.ts";
 
 export interface JobRecord {
   schema_version: 1;
@@ -35,6 +36,16 @@ export interface JobRecord {
   expected_artifacts: string[];
   last_seq: number;
   auth_token: string;
+  /** the worker's git worktree when it runs in one (issue 18): headers and reviews name its branch */
+  worktree?: JobWorktree;
+}
+
+/** the worker's git worktree as a job knows it */
+export interface JobWorktree {
+  path: string;
+  branch: string;
+  base: string;
+  base_commit: string;
 }
 
 export type PublicRecord = Omit<JobRecord, "auth_token">;
@@ -48,6 +59,8 @@ export const jobsDir = (ws: string) => join(ws, ".mam", "jobs");
 export const recordPath = (ws: string, id: string) => join(jobsDir(ws), `${id}.json`);
 export const journalPath = (ws: string, id: string) => join(jobsDir(ws), `${id}.events.ndjson`);
 export const jobsLockPath = (ws: string) => join(jobsDir(ws), ".lock");
+/** this journal's origin id (identity.ts): the `origin` of the events written here */
+export const originPath = (ws: string, id: string) => join(jobsDir(ws), `${id}.origin`);
 
 export const newJobId = () => randomBytes(4).toString("hex");
 export const newToken = () => randomBytes(32).toString("base64url");
@@ -219,6 +232,7 @@ export interface JobSpec {
   expected_artifacts: string[];
   /** MAM_MQTT_TOPIC_PREFIX; the record keeps <prefix>/<id> */
   topic_prefix_base: string;
+  worktree?: JobWorktree;
 }
 
 /** register a new pending job with a fresh id (retried on collision) and token */
@@ -251,6 +265,7 @@ export async function registerJob(ws: string, spec: JobSpec, now: number = Date.
       expected_artifacts: spec.expected_artifacts,
       last_seq: 0,
       auth_token: newToken(),
+      ...(spec.worktree ? { worktree: spec.worktree } : {}),
     };
     writeRecord(ws, r);
     return r;
@@ -271,6 +286,8 @@ export interface Appended {
   line: string;
   /** the record after the update (undefined: a worker on another machine, journal only) */
   record?: JobRecord;
+  /** lazy: the record on disk was left as it was (same status, same second: only last_seq lags) */
+  deferred?: boolean;
   statusBefore: JobStatus;
   statusAfter: JobStatus;
 }
@@ -278,29 +295,69 @@ export interface Appended {
 /** keep a torn tail only if it is a whole event */
 const keepTail = (tail: string) => parseEventLine(tail) !== undefined;
 
-/** append one journal line and move the record's cached status (call under the jobs lock) */
-export function journalAndUpdate(ws: string, id: string, rec: JobRecord | undefined, prior: JobEvent[], ev: JobEvent, line: string, now: number): Appended {
+/** the fold of a journal so far: how many events, the status they fold to (pending if none), their highest seq */
+export interface Folded {
+  count: number;
+  status: JobStatus;
+  maxSeq?: number;
+}
+
+export const foldedOf = (events: readonly JobEvent[], rec?: JobRecord): Folded => ({ count: events.length, status: foldStatus(events, rec) });
+
+/**
+ * Append one journal line and move the record's cached status (call under the jobs lock). `lazy`
+ * (the daemon, many events a second): leave the record on disk as it is when neither its status
+ * nor its updated_at second would change; its last_seq then lags until settleLastSeq.
+ */
+export function journalAndUpdate(ws: string, id: string, rec: JobRecord | undefined, prior: Folded, ev: JobEvent, line: string, now: number, lazy = false): Appended {
   appendLineDurable(journalPath(ws, id), line, { mode: 0o600, keepTail });
-  const events = [...prior, ev];
-  const before = rec ? effectiveStatus(rec, prior) : foldStatus(prior);
+  const before = rec && prior.count === 0 ? rec.status : prior.status;
+  const after = foldStep(prior.status, ev, rec);
   let record: JobRecord | undefined;
+  let deferred = false;
   if (rec) {
-    record = {
-      ...rec,
-      status: foldStatus(events, rec),
-      last_seq: Math.max(rec.last_seq, ev.seq),
-      updated_at: isoUtc(Math.floor(now)),
-    };
-    writeRecord(ws, record);
+    const stamp = isoUtc(Math.floor(now));
+    record = { ...rec, status: after, last_seq: Math.max(rec.last_seq, prior.maxSeq ?? 0, ev.seq), updated_at: stamp };
+    if (lazy && after === rec.status && stamp === rec.updated_at) deferred = true;
+    else writeRecord(ws, record);
   }
-  return { payload: ev, line, record, statusBefore: before, statusAfter: record ? record.status : foldStatus(events) };
+  return { payload: ev, line, record, statusBefore: before, statusAfter: after, ...(deferred ? { deferred } : {}) };
+}
+
+/** bring a record's last_seq up to the journal's highest seq (after lazy appends) */
+export async function settleLastSeq(ws: string, id: string, maxSeq: () => number): Promise<void> {
+  await withJobsLock(ws, () => {
+    const rec = readRecord(ws, id);
+    const m = rec ? maxSeq() : 0;
+    if (rec && m > rec.last_seq) writeRecord(ws, { ...rec, last_seq: m });
+  });
+}
+
+/**
+ * The origin id of this journal's own events (call under the jobs lock). Kept in <id>.origin; a
+ * fresh one when there is none, or when the journal is empty (a journal started again must not
+ * reuse the identities of the events it lost).
+ */
+export function ownOrigin(ws: string, id: string, journalHasEvents: boolean): string {
+  if (journalHasEvents) {
+    try {
+      const o = readFileSync(originPath(ws, id), "utf8").trim();
+      if (ORIGIN_RE.test(o)) return o;
+    } catch (e) {
+      if (errCode(e) !== "ENOENT") throw new MamError(`cannot read ${originPath(ws, id)} (${(e as Error).message})`, 1);
+    }
+  }
+  const o = newOrigin();
+  atomicWriteFile(originPath(ws, id), `${o}\n`, { mode: 0o600 });
+  return o;
 }
 
 /** an event, or a decision taken under the jobs lock from the fresh record and journal (undefined = none) */
 export type EventDecision = EventInput | ((rec: JobRecord | undefined, events: JobEvent[]) => EventInput | undefined);
 
 /**
- * Append a new event of ours: under the jobs lock take the next seq, sign with the record's token
+ * Append a new event of ours: under the jobs lock take the next seq (above every seq in the
+ * journal) and this journal's origin, sign with the record's token
  * (or the given one when this machine has no record: a remote worker keeps a journal only),
  * append + fsync, update the record. Returns undefined when a decision function said no.
  */
@@ -317,16 +374,19 @@ export async function appendEvent(ws: string, id: string, decide: EventDecision,
     const prior = readJournal(ws, id);
     const input = typeof decide === "function" ? decide(rec, prior) : decide;
     if (input === undefined) return undefined;
-    const seq = Math.max(rec?.last_seq ?? 0, ...prior.map((e) => e.seq)) + 1;
+    let seq = rec?.last_seq ?? 0;
+    for (const e of prior) if (e.seq > seq) seq = e.seq;
+    seq += 1;
+    const origin = ownOrigin(ws, id, prior.length > 0);
     const ev = signEvent(
-      { schema_version: 1, seq, job_id: id, event: input.event, timestamp: isoUtc(Math.floor(now)), detail: input.detail, source: input.source, data: input.data ?? {} },
+      { schema_version: 1, seq, origin, job_id: id, event: input.event, timestamp: isoUtc(Math.floor(now)), detail: input.detail, source: input.source, data: input.data ?? {} },
       token,
     );
     const line = canonicalJson(ev);
     if (Buffer.byteLength(line) > MAX_EVENT_BYTES) {
       throw new MamError(`event of ${Buffer.byteLength(line)} bytes is larger than ${MAX_EVENT_BYTES} (receivers drop it)`, 2, "shorten --detail / --data");
     }
-    return journalAndUpdate(ws, id, rec, prior, ev, line, now);
+    return journalAndUpdate(ws, id, rec, foldedOf(prior, rec), ev, line, now);
   });
 }
 

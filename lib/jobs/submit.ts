@@ -82,7 +82,7 @@ export async function submitJob(ws: string, o: SubmitOptions, runtime: JobRuntim
   if (spec.reviewer_session !== null && !(await runtime.findSession(spec.reviewer_session))) {
     throw notFound(`no running session named '${spec.reviewer_session}' (the reviewer) in this workspace (${ws})`, "see: mam status");
   }
-  const record = await registerJob(ws, { ...spec, agent: target.agent });
+  const record = await registerJob(ws, { ...spec, agent: target.agent, ...(target.worktree ? { worktree: target.worktree } : {}) });
   let daemonPid: string | undefined;
   try {
     daemonPid = await runtime.ensureDaemon();

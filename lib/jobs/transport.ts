@@ -50,6 +50,52 @@ export async function publishAll(cfg: BrokerConfig, items: { topic: string; payl
   } catch (e) {
     return { ok: false, reason: `broker ${describeBroker(cfg)} unreachable (${reasonOf(e)})` };
   }
+  return sendAndEnd(cfg, client, items, timeoutMs);
+}
+
+/**
+ * how long a report waits, after the SUBACK, for the retained ack of its job. Mosquitto writes the
+ * retained message right after the SUBACK, but Nagle holds it until our delayed TCP ACK (~40 ms).
+ */
+export const ACK_GRACE_MS = 100;
+
+/**
+ * A report from a worker without the job's record (another machine): connect, read the job's
+ * retained ack (subscribe to ackTopic; it comes right after the SUBACK, or there is none), then
+ * publish on `topic` the payloads `pick` chooses for that ack (undefined: none arrived), in order.
+ */
+export async function publishReport(
+  cfg: BrokerConfig,
+  topic: string,
+  ackTopic: string,
+  pick: (ack: Buffer | undefined) => string[],
+  timeoutMs = PUBLISH_CONNECT_TIMEOUT_MS,
+): Promise<PublishResult> {
+  let client: MqttClient;
+  try {
+    client = await connectOnce(cfg, "pub", timeoutMs);
+  } catch (e) {
+    return { ok: false, reason: `broker ${describeBroker(cfg)} unreachable (${reasonOf(e)})` };
+  }
+  let ack: Buffer | undefined;
+  let arrived: () => void = () => {};
+  const got = new Promise<void>((r) => (arrived = r));
+  client.on("message", (t, p) => {
+    if (t !== ackTopic) return;
+    ack = p;
+    arrived();
+  });
+  try {
+    await withTimeout(client.subscribeAsync(ackTopic, { qos: 1 }), timeoutMs, "no SUBACK");
+    // at the deadline, one more turn for I/O already received (a busy machine runs the timer first)
+    await Promise.race([got, new Promise((r) => setTimeout(() => setImmediate(r), ACK_GRACE_MS))]);
+  } catch {
+    // a broker that refuses the subscription (ACLs) still takes the events: resend as without acks
+  }
+  return sendAndEnd(cfg, client, pick(ack).map((payload) => ({ topic, payload })), timeoutMs);
+}
+
+async function sendAndEnd(cfg: BrokerConfig, client: MqttClient, items: { topic: string; payload: string }[], timeoutMs: number): Promise<PublishResult> {
   try {
     // pipelined: all in flight at once over the one connection (sent, and delivered, in order),
     // so a batch costs one round trip, not one per item

@@ -4,6 +4,7 @@
 import { type FSWatcher, statSync, watch } from "node:fs";
 import type { BrokerConfig } from "./broker-config.ts";
 import { finalEvent, foldStatus, isFinal, type JobEvent, type JobStatus, verifyEvent } from "./event.ts";
+import { EventIndex } from "./identity.ts";
 import { type JobRecord, jobsDir, journalPath, readJournal } from "./store.ts";
 
 export const POLL_MS = 250;
@@ -107,8 +108,8 @@ export async function waitJobs(ws: string, records: JobRecord[], o: WaitOptions)
 
   const merged = (id: string): JobEvent[] => {
     const j = readers.get(id)!.events;
-    const have = new Set(j.map((e) => e.seq));
-    return [...j, ...fromBroker.get(id)!.filter((e) => !have.has(e.seq))];
+    const have = EventIndex.of(j);
+    return [...j, ...fromBroker.get(id)!.filter((e) => !have.has(e))];
   };
   const snapshot = (): WaitJob[] =>
     records.map((r) => {
@@ -130,7 +131,7 @@ export async function waitJobs(ws: string, records: JobRecord[], o: WaitOptions)
         const v = verifyEvent(
           payload,
           (id) => byId.get(id)?.auth_token,
-          (id) => merged(id).map((e) => e.seq),
+          (id) => EventIndex.of(merged(id)),
         );
         if (v.ok) {
           fromBroker.get(v.event.job_id)?.push(v.event);

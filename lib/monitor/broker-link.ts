@@ -14,8 +14,8 @@ export interface BrokerLink {
   closed: Promise<string>;
   /** disconnect; resolves within timeoutMs whatever the broker does */
   close(timeoutMs?: number): Promise<void>;
-  /** publish at QoS 1 (not retained) on this connection; false when it failed */
-  publish(topic: string, payload: string): Promise<boolean>;
+  /** publish at QoS 1 (not retained unless asked) on this connection; false when it failed */
+  publish(topic: string, payload: string, retain?: boolean): Promise<boolean>;
 }
 
 export type MessageHandler = (topic: string, payload: Buffer) => Promise<void>;
@@ -122,8 +122,8 @@ export async function openBrokerLink(
     sessionPresent,
     closed,
     close: (timeoutMs = 500) => endClient(client, timeoutMs),
-    publish: (t, payload) =>
-      client.publishAsync(t, payload, { qos: 1, retain: false }).then(
+    publish: (t, payload, retain = false) =>
+      client.publishAsync(t, payload, { qos: 1, retain }).then(
         () => true,
         () => false,
       ),

@@ -9,6 +9,7 @@ import { isValidName } from "../sys/names.ts";
 import { isoUtc } from "../sys/time.ts";
 import { MONITOR_NOTE, rowEpoch, rowServer } from "../sessions/adopt.ts";
 import { guessRole, nameFromLabel } from "../sessions/naming.ts";
+import { liveWorktreeOf, rowCwd } from "../worktrees/plan.ts";
 
 export const TERMINATED_NOTE = "terminated (auto-detected)";
 
@@ -20,7 +21,8 @@ export type DriftKind =
   | "server-unreachable" // its server failed in another way: nothing is changed
   | "unregistered-pane" // a live agent pane of this workspace without a row (step 3)
   | "missing-session-id" // a row without its conversation id (step 4)
-  | "pane-changed"; // pid/cmd of the pane differ from the row (step 5)
+  | "pane-changed" // pid/cmd of the pane differ from the row (step 5)
+  | "worktree-gone"; // the row's git worktree folder vanished (issue 18): reported, nothing changed
 
 export interface Drift {
   name: string;
@@ -65,8 +67,10 @@ export interface ClassifyInput {
   views: ServerView[];
   workspace: string;
   now: number;
-  /** a conversation id of `kind` in the workspace, newer than `sinceEpoch`, not in `exclude` */
-  discover?: (kind: string, sinceEpoch: number | undefined, exclude: Set<string>) => string | undefined;
+  /** a conversation id of `kind` started in `cwd` (the row's worktree, else the workspace), newer than `sinceEpoch`, not in `exclude` */
+  discover?: (kind: string, sinceEpoch: number | undefined, exclude: Set<string>, cwd: string) => string | undefined;
+  /** does this folder exist (a row's worktree)? default: assume it does */
+  folderExists?: (path: string) => boolean;
   /** the conversation id the row's agent reported through its hook (mam agent-report), if any */
   reported?: (row: Row, section: Section, pane: MuxPane) => string | undefined;
 }
@@ -150,6 +154,8 @@ export function classify(input: ClassifyInput): Classification {
         v.drifts.push(d);
         drifts.push(d);
       };
+      const wt = liveWorktreeOf(row);
+      if (wt && input.folderExists && !input.folderExists(wt.path)) add("worktree-gone", `worktree ${wt.path} (branch ${wt.branch}) no longer exists`);
       if (!view) {
         add("server-unreachable", `${backend} server '${server}' was not listed`);
         return;
@@ -186,7 +192,7 @@ export function classify(input: ClassifyInput): Classification {
         let source: "herdr" | "store" = "herdr";
         if (pane.agentSessionId && !ownedIds.has(pane.agentSessionId)) value = pane.agentSessionId;
         else if (input.discover && KINDS[agent].store) {
-          value = input.discover(agent, rowEpoch(row, section), ownedIds);
+          value = input.discover(agent, rowEpoch(row, section), ownedIds, rowCwd(row, workspace));
           source = "store";
         }
         add("missing-session-id", value ? `found ${value} (${source})` : "not found yet");

@@ -28,8 +28,8 @@ export interface HookContext {
   log(message: string): void;
   /** logged only with MAM_DEBUG=1 */
   debug(message: string): void;
-  /** queue a publish on the daemon's broker connection (not awaited); false in polling mode */
-  publish(topic: string, payload: string): Promise<boolean>;
+  /** queue a QoS 1 publish on the daemon's broker connection (not awaited); false in polling mode */
+  publish(topic: string, payload: string, opts?: { retain?: boolean }): Promise<boolean>;
 }
 
 /**
@@ -271,9 +271,9 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
         try {
           // fire and forget: an event hook runs inside MQTT.js's message handling, so awaiting a
           // PUBACK here would wait behind our own unfinished message (and starve keep-alives)
-          const publish = async (topic: string, payload: string) => {
+          const publish = async (topic: string, payload: string, po?: { retain?: boolean }) => {
             if (!link) return false;
-            void link.publish(topic, payload).then((ok) => ok || debug(`publish on ${topic} failed`));
+            void link.publish(topic, payload, po?.retain).then((ok) => ok || debug(`publish on ${topic} failed`));
             return true;
           };
           return await Promise.race([fn({ ws, mode, signal: ac.signal, log, debug, publish }), overrun, stopped.then(() => undefined)]);

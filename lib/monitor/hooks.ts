@@ -1,24 +1,47 @@
 // What the subscriber daemon does, wired in one place. The loop (daemon.ts) decides when; these
 // decide what:
-//   reconcile   → the reconcile pass (SPEC §6.1), applied; then react to the journals
-//   onEvent     → ingestEvent (verify, journal once, move the status), then react to that job
+//   reconcile   → the reconcile pass (SPEC §6.1), applied; then react to the journals; on a
+//                 (re)connection, publish the acks of unfinished jobs again
+//   onEvent     → ingestEvent (verify, journal once, move the status), then react to that job,
+//                 and publish the job's acks (AckSender); the journals' indexes (JournalCache)
+//                 live as long as the daemon
 //   jobsChanged → react to journals written on this machine (works with no broker at all)
 //   poll        → polling mode: the reconcile pass; both modes: job timeouts
 //   watch       → every MAM_STATE_POLL_MS, only while jobs are unfinished: blocked / dead agents of
 //                 those jobs (one listing per server, tmux screens of just those agents)
 //   busy        → a running row or an unfinished job holds the idle timeout off
+import type { RepeatLog } from "../jobs/ingest.ts";
+import { JournalCache } from "../jobs/journal-index.ts";
 import type { JobRuntime } from "../jobs/runtime.ts";
 import type { Env } from "../sys/paths.ts";
 import type { DaemonHooks, HookContext } from "./daemon.ts";
-import type { AgentLook, AgentState, ReactorContext } from "./reactor.ts";
+import { AckSender } from "./ack-sender.ts";
+import type { AgentLook, AgentState, CursorState, ReactorContext } from "./reactor.ts";
 
 export function defaultHooks(env: Env = process.env): DaemonHooks {
   let runtime: JobRuntime | undefined;
   const blocked = new Map<string, string>();
+  const journals = new JournalCache();
+  let repeats: RepeatLog | undefined;
+  let acks: AckSender | undefined;
+  const cursor: CursorState = { dirty: false, lastWrite: 0 };
+  // records left lazily behind by a burst of events get their last_seq within a second
+  const settling = new Map<string, ReturnType<typeof setTimeout>>();
+  const settleSoon = (ws: string, id: string) => {
+    if (settling.has(id)) return;
+    const t = setTimeout(() => {
+      settling.delete(id);
+      void import("../jobs/store.ts")
+        .then(({ settleLastSeq }) => settleLastSeq(ws, id, () => journals.peek(ws, id)?.index.maxAny() ?? 0))
+        .catch(() => {}); // the next event settles it
+    }, 1000);
+    (t as { unref?: () => void }).unref?.();
+    settling.set(id, t);
+  };
   const reactor = async (ctx: HookContext): Promise<ReactorContext> => {
     const { loadJobRuntime } = await import("../jobs/runtime.ts");
     runtime ??= await loadJobRuntime(ctx.ws, env);
-    return { ws: ctx.ws, runtime, log: ctx.log, publish: ctx.publish };
+    return { ws: ctx.ws, runtime, log: ctx.log, publish: ctx.publish, journals, cursor };
   };
   const pass = async (ctx: HookContext) => {
     const { reconcileOnce, describeAction } = await import("./reconcile.ts");
@@ -33,10 +56,28 @@ export function defaultHooks(env: Env = process.env): DaemonHooks {
     async reconcile(ctx) {
       await pass(ctx);
       await react(ctx);
+      if (ctx.mode !== "mqtt") return;
+      // a broker that restarted without persistence lost the retained acks: say them again
+      const [{ listJobIds, readRecord }, { isFinal }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/event.ts")]);
+      acks ??= new AckSender(ctx.ws, journals);
+      acks.forgetSent();
+      for (const id of listJobIds(ctx.ws)) {
+        try {
+          const r = readRecord(ctx.ws, id);
+          if (!r || isFinal(r.status)) continue;
+          journals.get(ctx.ws, id, r);
+          await acks.send(r, ctx.publish);
+        } catch {}
+      }
     },
     async onEvent(topic, payload, ctx) {
-      const { ingestEvent } = await import("../jobs/ingest.ts");
-      const r = await ingestEvent(ctx.ws, topic, payload, ctx.log);
+      const { ingestEvent, RepeatLog } = await import("../jobs/ingest.ts");
+      repeats ??= new RepeatLog(ctx.log);
+      const r = await ingestEvent(ctx.ws, topic, payload, (line) => (repeats!.flush(), ctx.log(line)), journals, true);
+      if (r.outcome === "appended" && r.deferred) settleSoon(ctx.ws, r.job.job_id);
+      // the echo of an event this machine published is expected: only MAM_DEBUG=1 logs it
+      if (r.outcome === "duplicate") (r.echo ? ctx.debug(r.log) : repeats.repeat(r.log));
+      if (r.outcome !== "dropped") (acks ??= new AckSender(ctx.ws, journals)).note(r.job, ctx.publish);
       if (r.outcome !== "dropped") await react(ctx, [r.job.job_id]);
     },
     async jobsChanged(ctx) {
@@ -49,6 +90,16 @@ export function defaultHooks(env: Env = process.env): DaemonHooks {
       const scan = await scanJobs(ctx.ws, Date.now() / 1000, ctx.log);
       for (const a of scan.timedOut) await publishAppended(rc, a.record, [a]);
       await react(ctx);
+      // ended jobs give their memory back; a late event reads their journal once more
+      const [{ readRecord }, { isFinal }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/event.ts")]);
+      for (const id of journals.ids()) {
+        try {
+          const r = readRecord(ctx.ws, id);
+          if (!r || isFinal(r.status)) journals.forget(id);
+        } catch {
+          journals.forget(id);
+        }
+      }
     },
     async watch(ctx) {
       const watched = await waitedOn(ctx.ws);

@@ -2,10 +2,12 @@
 // broker and journalled by ingestEvent, or appended to the journal by a worker on this machine
 // with no broker at all — is reacted to once, in journal order: the delegator hears about the
 // end of a job, and loop jobs move on. "Once" survives daemon restarts: the daemon (the only
-// writer) keeps, per job, the last seq it reacted to in .mam/monitor.cursor.json.
+// writer) keeps, per job, how many journal events it has reacted to in .mam/monitor.cursor.json
+// (`{"<id>": {"at": N}}`; a position, not a seq: with several writers seqs repeat and jump).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { endsJob, finalEvent, isFinal, type JobEvent } from "../jobs/event.ts";
+import { endsJob, isFinal, type JobEvent } from "../jobs/event.ts";
+import { JournalCache } from "../jobs/journal-index.ts";
 import { applyLoop, loopNext } from "../jobs/loop.ts";
 import type { JobRuntime, SessionRef } from "../jobs/runtime.ts";
 import { type Appended, appendEvent, type JobRecord, listJobIds, readJournal, readRecord } from "../jobs/store.ts";
@@ -20,18 +22,68 @@ export interface ReactorContext {
   log(line: string): void;
   /** publish an event the daemon appended (on the daemon's broker connection, when there is one) */
   publish(topic: string, payload: string): Promise<boolean>;
+  /** the daemon's journal indexes (read only what was appended since); a fresh one otherwise */
+  journals?: JournalCache;
+  /** the daemon's cursor in memory (written at once after an action, else lazily: touchCursor) */
+  cursor?: CursorState;
+}
+
+/** a long-lived reactor's cursor: events that asked for nothing are saved lazily (redoing them does nothing) */
+export interface CursorState {
+  cursor?: Record<string, CursorEntry>;
+  dirty: boolean;
+  lastWrite: number;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+const LAZY_CURSOR_MS = 1000;
+
+function saveCursor(ws: string, cursor: Record<string, CursorEntry>, st?: CursorState): void {
+  if (st) {
+    clearTimeout(st.timer);
+    st.timer = undefined;
+    st.dirty = false;
+    st.lastWrite = Date.now();
+  }
+  writeFileAtomic(cursorPath(ws), `${JSON.stringify(cursor)}\n`);
+}
+
+/** save now if the last save is a second old, else within 50 ms (at most ~20 saves a second in a burst) */
+function touchCursor(ws: string, cursor: Record<string, CursorEntry>, st?: CursorState): void {
+  if (!st || Date.now() - st.lastWrite >= LAZY_CURSOR_MS) return saveCursor(ws, cursor, st);
+  st.dirty = true;
+  if (st.timer) return;
+  st.timer = setTimeout(() => {
+    st.timer = undefined;
+    if (st.dirty) {
+      try {
+        saveCursor(ws, cursor, st);
+      } catch {} // the next reaction saves it
+    }
+  }, 50);
+  (st.timer as { unref?: () => void }).unref?.();
 }
 
 /** what a pane the daemon watches for a running job looks like now */
 export type AgentState = "blocked" | "alive" | "gone" | "unknown";
 
-function readCursor(ws: string): Record<string, number> {
+/** a job's cursor: `{at: N}`; a bare number is 0.1's "last seq reacted to" */
+type CursorEntry = { at: number } | number;
+
+function readCursor(ws: string): Record<string, CursorEntry> {
   try {
     const v = JSON.parse(readFileSync(cursorPath(ws), "utf8"));
-    return v && typeof v === "object" ? (v as Record<string, number>) : {};
+    return v && typeof v === "object" ? (v as Record<string, CursorEntry>) : {};
   } catch {
     return {};
   }
+}
+
+/** how many journal events were reacted to (0.1's seq cursor: the events up to that seq) */
+export function cursorPosition(c: unknown, events: readonly JobEvent[]): number {
+  if (typeof c === "number" && Number.isSafeInteger(c)) return events.filter((e) => e.seq <= c).length;
+  const at = (c as { at?: unknown } | null)?.at;
+  return typeof at === "number" && Number.isSafeInteger(at) && at > 0 ? Math.min(at, events.length) : 0;
 }
 
 /** the one line the delegator gets when its job ends */
@@ -73,9 +125,11 @@ async function tellDelegator(ctx: ReactorContext, rec: JobRecord, ev: JobEvent):
   }
 }
 
-/** react to every journal event not reacted to yet (all jobs, or the given ones) */
+/** react to every journal event not reacted to yet (all jobs, or the given ones), in journal order */
 export async function reactToJobs(ctx: ReactorContext, only?: string[]): Promise<void> {
-  const cursor = readCursor(ctx.ws);
+  const st = ctx.cursor;
+  const cursor = st ? (st.cursor ??= readCursor(ctx.ws)) : readCursor(ctx.ws);
+  const journals = ctx.journals ?? new JournalCache();
   for (const id of only ?? listJobIds(ctx.ws)) {
     let rec: JobRecord | undefined;
     try {
@@ -84,22 +138,23 @@ export async function reactToJobs(ctx: ReactorContext, only?: string[]): Promise
       continue; // a broken record is reported by `job status`; nothing to react to
     }
     if (!rec) continue;
-    const events = readJournal(ctx.ws, id);
-    const done = cursor[id] ?? 0;
-    const fresh = events.filter((e) => e.seq > done).sort((a, b) => a.seq - b.seq);
-    if (fresh.length === 0) continue;
-    for (const ev of fresh) {
-      const ending = finalEvent(events, rec);
-      if (ending === ev || ev.event === "permission_required") await tellDelegator(ctx, rec, ev);
+    const j = journals.get(ctx.ws, id, rec);
+    const events = j.events;
+    const n = events.length;
+    for (let at = cursorPosition(cursor[id], events); at < n; at++) {
+      const ev = events[at]!;
+      let acted = true;
+      if (at === j.endAt || ev.event === "permission_required") await tellDelegator(ctx, rec, ev);
       else if (rec.type === "loop" && ev.event === "completed" && !endsJob(ev, rec)) {
         const current = readRecord(ctx.ws, id) ?? rec;
         const r = await applyLoop(ctx.ws, current, loopNext(current, ev, ctx.ws), ctx.runtime);
         await publishAppended(ctx, current, r.appended);
         if (r.undelivered) ctx.log(`job ${id}: ${r.undelivered}`);
-      }
-      // saved after every event: a hook abandoned half-way must not redo what it already did
-      cursor[id] = ev.seq;
-      writeFileAtomic(cursorPath(ctx.ws), `${JSON.stringify(cursor)}\n`);
+      } else acted = false;
+      // saved at once after an action: a hook abandoned half-way must not redo what it already did
+      cursor[id] = { at: at + 1 };
+      if (acted) saveCursor(ctx.ws, cursor, st);
+      else touchCursor(ctx.ws, cursor, st);
     }
   }
 }

@@ -21,7 +21,7 @@ import {
 } from "./herdr-proto.ts";
 import { isShellOnly, nonShellForeground } from "./procfs.ts";
 import { isMamShimFile } from "./shim.ts";
-import { AgentPaneBusy, type Listing, type Mux, type MuxPane, type PaneScreen, type ProcessInfo, type StartSpec } from "./types.ts";
+import { AgentPaneBusy, type Listing, type Mux, type MuxPane, type PaneScreen, type ProcessInfo, type StartSpec, type WorktreeOpened, type WorktreeSpec } from "./types.ts";
 
 export { herdrAgentName, HerdrError };
 
@@ -354,6 +354,39 @@ export class HerdrMux implements Mux {
       if (e instanceof HerdrError && e.code === "pane_not_found") return;
       throw e;
     }
+  }
+
+  /** `herdr worktree create --cwd <main> --branch B [--base C] --path P [--label L] --no-focus` (herdr 0.8.0 src/cli/worktree.rs) */
+  async createWorktree(spec: WorktreeSpec): Promise<WorktreeOpened> {
+    const args = ["worktree", "create", "--cwd", spec.cwd, "--branch", spec.branch];
+    if (spec.base !== undefined) args.push("--base", spec.base);
+    args.push("--path", spec.path);
+    if (spec.label !== undefined) args.push("--label", spec.label);
+    args.push("--no-focus");
+    // git checks out the files while herdr waits: a big repository takes a while
+    const r = await this.json(args, { timeoutMs: Math.max(this.timeoutMs, 120_000) });
+    const pane = toMuxPane(r.root_pane);
+    const ws = r.workspace as Record<string, unknown> | undefined;
+    const wt = r.worktree as Record<string, unknown> | undefined;
+    if (!pane || typeof ws?.workspace_id !== "string") throw new HerdrError("herdr worktree create returned no workspace or root pane", "mam_not_json");
+    await this.waitShellReady(pane.id);
+    return { workspaceId: ws.workspace_id, pane: { ...pane, fresh: true }, path: typeof wt?.path === "string" ? wt.path : spec.path };
+  }
+
+  /** `herdr worktree open --cwd <main> --path P [--label L] --no-focus` */
+  async openWorktree(spec: Omit<WorktreeSpec, "branch" | "base">): Promise<WorktreeOpened> {
+    const args = ["worktree", "open", "--cwd", spec.cwd, "--path", spec.path, ...(spec.label !== undefined ? ["--label", spec.label] : []), "--no-focus"];
+    const r = await this.json(args);
+    const pane = toMuxPane(r.root_pane);
+    const ws = r.workspace as Record<string, unknown> | undefined;
+    if (!pane || typeof ws?.workspace_id !== "string") throw new HerdrError("herdr worktree open returned no workspace or root pane", "mam_not_json");
+    const alreadyOpen = r.already_open === true;
+    if (!alreadyOpen) await this.waitShellReady(pane.id);
+    return { workspaceId: ws.workspace_id, pane: { ...pane, fresh: !alreadyOpen }, path: spec.path, alreadyOpen };
+  }
+
+  async removeWorktree(workspaceId: string, force: boolean): Promise<void> {
+    await this.json(["worktree", "remove", "--workspace", workspaceId, ...(force ? ["--force"] : [])], { timeoutMs: Math.max(this.timeoutMs, 120_000) });
   }
 }
 

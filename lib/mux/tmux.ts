@@ -370,6 +370,9 @@ export class TmuxMux implements Mux {
       await this.tmux(["kill-session", "-t", paneId]);
     } catch (e) {
       if (e instanceof TmuxError && (e.kind === "missing" || e.kind === "not-running")) return;
+      // the agent left, its session ended and the server (that was its last session) is exiting
+      // while we ask: the session is gone
+      if (e instanceof TmuxError && tmuxExiting(e.message)) return;
       throw e;
     }
   }

@@ -95,6 +95,28 @@ export interface StartSpec {
   readyTimeoutMs?: number;
 }
 
+/** a git worktree for an agent, made by the multiplexer itself (herdr `worktree create`) */
+export interface WorktreeSpec {
+  /** the main checkout (herdr's source workspace is found from it) */
+  cwd: string;
+  branch: string;
+  /** the commit a new branch starts at; herdr ignores it for an existing branch */
+  base?: string;
+  /** the absolute folder of the new worktree */
+  path: string;
+  /** the label of the workspace herdr shows it as */
+  label?: string;
+}
+
+export interface WorktreeOpened {
+  workspaceId: string;
+  /** the root pane of the worktree's workspace (a fresh shell in the worktree) */
+  pane: MuxPane;
+  path: string;
+  /** open: a workspace already showed it (its root pane may be taken) */
+  alreadyOpen?: boolean;
+}
+
 export interface Mux {
   readonly backend: Backend;
   readonly server: string;
@@ -143,6 +165,15 @@ export interface Mux {
   processInfo(paneId: string): Promise<ProcessInfo>;
   /** close the pane (tmux: kill its session); a pane that is already gone is not an error */
   close(paneId: string): Promise<void>;
+  /**
+   * herdr only (tmux: absent, mam runs `git worktree add` itself): create the worktree and the
+   * workspace herdr shows it as, unfocused; its root pane is a fresh shell in the worktree.
+   */
+  createWorktree?(spec: WorktreeSpec): Promise<WorktreeOpened>;
+  /** herdr only: show an existing worktree (`spec.path`) as a workspace again, unfocused (`worktree open`) */
+  openWorktree?(spec: Omit<WorktreeSpec, "branch" | "base">): Promise<WorktreeOpened>;
+  /** herdr only: remove a worktree herdr shows as `workspaceId` (closing that workspace); the branch stays */
+  removeWorktree?(workspaceId: string, force: boolean): Promise<void>;
 }
 
 /** herdr said agent_pane_busy: another client claimed the pane first (exit 1 if it escapes) */

@@ -16,6 +16,21 @@ export interface PaneBlock {
   [k: string]: unknown;
 }
 
+/** the git worktree a session runs in (issue 18; see lib/worktrees/plan.ts) */
+export interface WorktreeBlock {
+  path: string;
+  branch: string;
+  /** the ref the branch was made from, as given (default: the workspace's branch, else HEAD) */
+  base?: string;
+  /** the commit `base` named then: diffs are taken against it */
+  base_commit?: string;
+  /** herdr: the workspace herdr shows the worktree as */
+  herdr_workspace?: string;
+  /** set when mam removed the worktree (the branch stays) */
+  removed_at?: string;
+  [k: string]: unknown;
+}
+
 export interface Row {
   name: string;
   status: SessionStatus;
@@ -33,6 +48,7 @@ export interface Row {
   last_visible_note?: string;
   delegate_job_id?: string;
   start_command?: string;
+  worktree?: WorktreeBlock;
   [k: string]: unknown;
 }
 

@@ -50,6 +50,8 @@ export function validateRegistry(data: unknown, before?: RegistryData, opts: Val
       else if (!STATUSES.includes(status as never)) problems.push(`${id} bad status ${repr(status)}`);
       if (row.role !== undefined && (typeof row.role !== "string" || row.role.trim() === "")) problems.push(`${id} role must be a non-empty string`);
       if (row.pane !== undefined && !isPlainObject(row.pane)) problems.push(`${id} pane is not a mapping`);
+      const wt = worktreeProblem(row.worktree);
+      if (wt) problems.push(`${id} ${wt}`);
       if (!opts.parsed) {
         const bad = unstorable(row);
         if (bad) problems.push(`${id} cannot be stored: ${bad}`);
@@ -70,6 +72,15 @@ export function validateRegistry(data: unknown, before?: RegistryData, opts: Val
   }
   if (before) problems.push(...roleChanges(data as RegistryData, before, opts));
   return problems;
+}
+
+/** the `worktree` field of a row (issue 18): absent, or a mapping with an absolute path and a branch */
+export function worktreeProblem(v: unknown): string | undefined {
+  if (v === undefined) return undefined;
+  if (!isPlainObject(v)) return "worktree is not a mapping";
+  if (typeof v.path !== "string" || !v.path.startsWith("/")) return "worktree.path must be an absolute path";
+  if (typeof v.branch !== "string" || v.branch === "") return "worktree.branch must be a non-empty string";
+  return undefined;
 }
 
 /** rows whose role differs from every role the same name and server had in `before` */

@@ -1,23 +1,33 @@
 // mam create (SPEC §5.2): validate, check for a conflict, claim a pane and start the agent under
 // the server's pane-claim lock, write the row (adopting the monitor's registration of our own
-// pane), onboard, submit a job, reconcile once, ensure the daemon.
+// pane), onboard, submit a job, reconcile once, ensure the daemon. With --worktree the agent runs
+// in a git worktree of its own (lib/worktrees): checked before, made before the launch (tmux) or
+// by herdr in it, and removed again when the create fails.
 import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
 import onboardingTemplate from "../assets/onboarding.md" with { type: "text" };
 import { agentKind, idField } from "../agents/kinds.ts";
 import { type MuxChoice, resolveMuxTarget } from "../mux/index.ts";
 import { shJoin } from "../mux/exec.ts";
-import { sectionOf } from "../registry/rows.ts";
+import { findRows, sectionOf } from "../registry/rows.ts";
 import { mutateRegistry, readRegistry, registryPath } from "../registry/index.ts";
 import type { Row } from "../registry/types.ts";
 import { conflict, MamError, usageError } from "../sys/errors.ts";
 import { checkName } from "../sys/names.ts";
 import type { Env } from "../sys/paths.ts";
 import { epochNow, isoUtc } from "../sys/time.ts";
+import type { SubmitOptions } from "../jobs/submit.ts";
+import { addWorktree } from "../worktrees/git.ts";
+import { ensureWorktreesDir, liveWorktreeOf, planWorktree, recordOf, type WorktreeRecord } from "../worktrees/plan.ts";
+import { undoWorktree } from "../worktrees/remove.ts";
 import { decide, placeRow } from "./adopt.ts";
 import { launch } from "./launch.ts";
 import { defaultSessionName } from "./naming.ts";
 
 export const CREATED_NOTE = "created by mam create";
+
+/** a job for the new session: `mam job submit`'s options without the target */
+export type JobOptions = Omit<SubmitOptions, "to" | "topicPrefix">;
 
 export interface CreateOptions {
   ws: string;
@@ -29,8 +39,13 @@ export interface CreateOptions {
   onboard: boolean;
   agentArgs: string[];
   env: Env;
-  /** submit this job text to the new session right after it is created (SPEC §5.2 step 6) */
-  submitJob?: string;
+  /**
+   * submit this job to the new session right after it is created (SPEC §5.2 step 6): its text
+   * (`--submit-job`), or every option of `mam job submit` but the target (`job submit --worktree`)
+   */
+  submitJob?: string | JobOptions;
+  /** `--worktree [BRANCH] [--base REF]`: the agent gets a git worktree of its own (issue 18) */
+  worktree?: { branch?: string; base?: string };
 }
 
 /** what `mam create` does and reports: the created session, then steps 6–8 of SPEC §5.2 */
@@ -53,6 +68,8 @@ export interface Created {
   session_id: string | null;
   session_id_source: "assigned" | "pending-discovery";
   start_command: string;
+  /** the session's git worktree, when it has one */
+  worktree: WorktreeRecord | null;
 }
 
 export function conflictError(name: string): MamError {
@@ -67,13 +84,15 @@ export function checkRole(role: string): string {
   return role;
 }
 
-export function onboardingText(name: string, agent: string, role: string, ws: string): string {
-  return onboardingTemplate
+export function onboardingText(name: string, agent: string, role: string, ws: string, wt?: WorktreeRecord): string {
+  const text = onboardingTemplate
     .trim()
     .replaceAll("{{name}}", name)
     .replaceAll("{{agent}}", agent)
     .replaceAll("{{role}}", role)
     .replaceAll("{{workspace}}", ws);
+  if (!wt) return text;
+  return `${text} You work in your own git worktree ${wt.path} on branch ${wt.branch} (made from ${wt.base}): edit and commit there, never in ${ws}; mam's state stays in ${ws}, so run mam commands with --workspace ${ws}.`;
 }
 
 /**
@@ -82,21 +101,20 @@ export function onboardingText(name: string, agent: string, role: string, ws: st
  * does not undo the create) and make sure the subscriber daemon runs.
  */
 export async function createAndFollowUp(o: CreateOptions): Promise<CreateOutcome> {
+  const job: JobOptions | undefined = typeof o.submitJob === "string" ? { prompt: o.submitJob, cwd: process.cwd() } : o.submitJob;
+  // the job's own options are checked before the session is made (a bad one changes nothing)
+  if (job) (await import("../jobs/submit.ts")).jobSpecOf({ ...job, to: sessionNameOf(o), topicPrefix: "" });
   const c = await createSession(o);
   const warnings: string[] = [];
   // 6. a job for the new session
   let jobId: string | null = null;
-  if (o.submitJob !== undefined) {
+  if (job) {
     const [{ submitJob }, { loadJobRuntime }, { brokerConfigFromEnv }] = await Promise.all([
       import("../jobs/submit.ts"),
       import("../jobs/runtime.ts"),
       import("../jobs/broker-config.ts"),
     ]);
-    const s = await submitJob(
-      o.ws,
-      { to: c.name, prompt: o.submitJob, topicPrefix: brokerConfigFromEnv(o.env).topicPrefix, cwd: process.cwd() },
-      await loadJobRuntime(o.ws, o.env),
-    );
+    const s = await submitJob(o.ws, { ...job, to: c.name, topicPrefix: brokerConfigFromEnv(o.env).topicPrefix }, await loadJobRuntime(o.ws, o.env));
     jobId = s.record.job_id;
     const path = registryPath(o.ws, o.env);
     await mutateRegistry(path, (d) => {
@@ -117,11 +135,16 @@ export async function createAndFollowUp(o: CreateOptions): Promise<CreateOutcome
   return { ...c, job_id: jobId, watchdog_pid: pid ?? null, warnings };
 }
 
+/** the session's name: --session, else `<slug>-<role>-<agent>`; exit 2 when invalid */
+export function sessionNameOf(o: Pick<CreateOptions, "ws" | "agent" | "role" | "name">): string {
+  return checkName(o.name ?? defaultSessionName(o.ws, checkRole(o.role), agentKind(o.agent).kind), "session name");
+}
+
 export async function createSession(o: CreateOptions): Promise<Created> {
   // 1. validate everything before any side effect
   const kind = agentKind(o.agent);
   const role = checkRole(o.role);
-  const name = checkName(o.name ?? defaultSessionName(o.ws, role, kind.kind), "session name");
+  const name = sessionNameOf(o);
   const target = resolveMuxTarget(o.choice, o.env);
   const section = sectionOf(target.backend);
   const t0 = epochNow();
@@ -131,23 +154,54 @@ export async function createSession(o: CreateOptions): Promise<Created> {
   const before = readRegistry(path);
   const d0 = decide(before, name, t0, { section, server: target.server });
   if (d0.kind === "conflict") throw conflictError(name);
+  // a stopped session of this name that keeps its worktree is not replaced: its work would be lost from view
+  const kept = findRows(before, name)
+    .map((r) => liveWorktreeOf(r.row))
+    .find((w) => w !== undefined && existsSync(w.path));
+  if (kept) throw conflict(`session '${name}' keeps its worktree ${kept.path} (branch ${kept.branch})`, `resume it with: mam resume ${name}; or remove the worktree first: mam worktree remove ${name}`);
+  // the worktree's checks (git repository, branch, base, folder) before anything is made
+  const plan = o.worktree ? planWorktree(o.ws, name, o.worktree.branch, o.worktree.base, o.env) : undefined;
+  // only what this create made is undone (a concurrent create of the same name made its own)
+  const made = { worktree: false };
+  const undo = () => {
+    if (plan && made.worktree) undoWorktree(o.ws, plan, o.env);
+  };
+  if (plan) {
+    ensureWorktreesDir(o.ws);
+    // tmux: mam makes it; herdr makes it itself (launch), so that it shows it as a workspace
+    if (target.backend === "tmux") {
+      addWorktree(o.ws, plan.path, plan.branch, plan.newBranch ? plan.base_commit : undefined, o.env);
+      made.worktree = true;
+    }
+  }
 
   // 3. claim a pane and start the agent, under the pane-claim lock
   const sessionId = kind.assignsId ? randomUUID() : undefined;
   const taken = new Set<string>(
     before[section].filter((r) => r.status === "running" && typeof r.pane?.id === "string").map((r) => r.pane!.id as string),
   );
-  const l = await launch({
-    ws: o.ws,
-    name,
-    kind,
-    args: [...kind.freshArgs(sessionId), ...o.agentArgs],
-    backend: target.backend,
-    server: target.server,
-    startServer: o.startServer,
-    taken,
-    env: o.env,
-  });
+  let l: Awaited<ReturnType<typeof launch>>;
+  try {
+    l = await launch({
+      ws: o.ws,
+      name,
+      kind,
+      args: [...kind.freshArgs(sessionId), ...o.agentArgs],
+      backend: target.backend,
+      server: target.server,
+      startServer: o.startServer,
+      taken,
+      env: o.env,
+      cwd: plan?.path,
+      made,
+      herdrWorktree:
+        plan && target.backend === "herdr" ? { cwd: o.ws, branch: plan.branch, base: plan.newBranch ? plan.base_commit : undefined, path: plan.path, label: name } : undefined,
+    });
+  } catch (e) {
+    undo();
+    throw e;
+  }
+  const wt = plan ? recordOf(plan, l.worktreeWorkspace) : undefined;
 
   // 4. the row, under the registry lock; then the pane lock goes
   let adopted = false;
@@ -166,13 +220,14 @@ export async function createSession(o: CreateOptions): Promise<Created> {
         ...(l.pid !== undefined ? { pid: l.pid } : {}),
         ...(l.cmd !== undefined ? { cmd: l.cmd } : {}),
         cmd_full: l.cmdFull,
-        cwd: o.ws,
+        cwd: wt?.path ?? o.ws,
       },
       session_id_source: sessionId ? "assigned" : "pending-discovery",
       ...(sessionId ? { [idField(kind.kind)]: sessionId } : {}),
       last_visible_status: "running",
       last_visible_note: CREATED_NOTE,
       start_command: shJoin(l.argv),
+      ...(wt ? { worktree: wt } : {}),
     };
     await mutateRegistry(path, (d, tx) => {
       const dn = decide(d, name, t0, { section, server: target.server });
@@ -183,6 +238,7 @@ export async function createSession(o: CreateOptions): Promise<Created> {
   } catch (e) {
     // our agent must not be left running without a row: close the pane we claimed (it carries our label)
     await l.mux.close(l.pane.id).catch(() => {});
+    undo();
     throw e;
   } finally {
     l.lock.close();
@@ -191,7 +247,7 @@ export async function createSession(o: CreateOptions): Promise<Created> {
   // 5. onboarding
   if (o.onboard) {
     try {
-      await l.mux.sendText(l.pane.id, onboardingText(name, kind.kind, role, o.ws), true);
+      await l.mux.sendText(l.pane.id, onboardingText(name, kind.kind, role, o.ws, wt), true);
     } catch (e) {
       throw new MamError(`${name} started, but the onboarding prompt could not be sent (${(e as Error).message})`, 1, "the session runs; send it instructions yourself");
     }
@@ -207,5 +263,6 @@ export async function createSession(o: CreateOptions): Promise<Created> {
     session_id: sessionId ?? null,
     session_id_source: sessionId ? "assigned" : "pending-discovery",
     start_command: shJoin(l.argv),
+    worktree: wt ?? null,
   };
 }

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { type AgentKind, commandLine } from "../agents/kinds.ts";
 import { muxFor } from "../mux/index.ts";
 import { installShim } from "../mux/shim.ts";
-import { AgentPaneBusy, type Backend, type Mux, type MuxPane } from "../mux/types.ts";
+import { AgentPaneBusy, type Backend, type Mux, type MuxPane, type WorktreeSpec } from "../mux/types.ts";
 import { herdrAgentName } from "../mux/herdr-proto.ts";
 import type { HeldLock } from "../sys/flock.ts";
 import { claimPaneLock } from "../sys/pane-lock.ts";
@@ -26,6 +26,15 @@ export interface LaunchSpec {
   /** pane ids that running rows of this server hold (never picked) */
   taken: Set<string>;
   env: Env;
+  /** the folder the agent runs in (default: ws); its worktree when it has one */
+  cwd?: string;
+  /**
+   * herdr: create this worktree through herdr (create), or show the existing one again (resume:
+   * `open`), and start the agent in its workspace's root pane (tmux: mam made it already)
+   */
+  herdrWorktree?: WorktreeSpec & { open?: boolean };
+  /** set to true once herdr made the worktree (the caller undoes only what this launch made) */
+  made?: { worktree: boolean };
 }
 
 export interface Launched {
@@ -38,6 +47,8 @@ export interface Launched {
   pid?: number;
   cmd?: string;
   cmdFull: string;
+  /** herdr: the workspace herdr made for the worktree (herdrWorktree) */
+  worktreeWorkspace?: string;
 }
 
 /** seconds an agent typed into a pane (or tmux) must stay up to count as started */
@@ -56,6 +67,12 @@ export function claimLockName(backend: Backend, server: string): string {
   return backend === "herdr" ? server : `tmux.${server}`;
 }
 
+/** herdr already shows this worktree as a workspace (then a pane is claimed in it as usual) */
+async function worktreeShown(mux: Mux, path: string): Promise<boolean> {
+  const l = await mux.list();
+  return l.state === "ok" && l.panes.some((p) => p.cwd === path);
+}
+
 export async function launch(s: LaunchSpec): Promise<Launched> {
   const mux = muxFor(s.backend, s.server, s.env);
   await mux.ensureRunning(s.startServer);
@@ -71,15 +88,30 @@ export async function launch(s: LaunchSpec): Promise<Launched> {
       agentName,
       herdrKind: s.backend === "herdr" ? s.kind.herdrKind : undefined,
       argv,
-      cwd: s.ws,
+      cwd: s.cwd ?? s.ws,
       env,
       settleMs: settleMs(s.env),
     };
     let started: MuxPane | undefined;
+    let worktreeWorkspace: string | undefined;
     if (s.backend === "tmux") started = await mux.start(undefined, spec);
-    else {
+    else if (s.herdrWorktree && !(s.herdrWorktree.open && (await worktreeShown(mux, s.herdrWorktree.path)))) {
+      // a fresh workspace of its own: no other client picks its root pane, one attempt
+      if (!mux.createWorktree || !mux.openWorktree) throw new Error("this multiplexer cannot make worktrees");
+      const wt = s.herdrWorktree.open ? await mux.openWorktree(s.herdrWorktree) : await mux.createWorktree(s.herdrWorktree);
+      if (s.made && !s.herdrWorktree.open) s.made.worktree = true;
+      worktreeWorkspace = wt.workspaceId;
+      try {
+        await mux.label(wt.pane.id, labelFor(s.name));
+        started = await mux.start(wt.pane, spec);
+      } catch (e) {
+        // its workspace goes with its only pane; the caller removes the worktree itself
+        await mux.close(wt.pane.id).catch(() => {});
+        throw e;
+      }
+    } else {
       for (let attempt = 1; !started; attempt++) {
-        const pane = await mux.claimPane(s.ws, (id) => s.taken.has(id), env);
+        const pane = await mux.claimPane(s.cwd ?? s.ws, (id) => s.taken.has(id), env);
         if (!pane) throw new Error("herdr claimPane returned no pane");
         await mux.label(pane.id, labelFor(s.name));
         try {
@@ -108,7 +140,7 @@ export async function launch(s: LaunchSpec): Promise<Launched> {
       } catch {}
     }
     // herdr may have started the agent under a derived name (the usual one was taken)
-    return { mux, pane: started, lock, argv, agentName: started.agentName ?? agentName, pid, cmd, cmdFull: started.cmdFull ?? argv.join(" ") };
+    return { mux, pane: started, lock, argv, agentName: started.agentName ?? agentName, pid, cmd, cmdFull: started.cmdFull ?? argv.join(" "), worktreeWorkspace };
   } catch (e) {
     lock.close();
     throw e;

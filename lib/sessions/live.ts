@@ -29,7 +29,7 @@ interface Target {
 export async function fillTmuxLive(data: RegistryData, views: ServerView[], muxFor: MuxFactory, ws: string, env: Env, nowMs: number, only?: Set<string>): Promise<void> {
   const stale = staleMs(env);
   const detect = screenDetectOn(env);
-  const byServer = new Map<string, { server: string; targets: Target[] }>();
+  const wanted: (Target & { server: string })[] = [];
   for (const row of data.tmux_sessions ?? []) {
     if (only && !only.has(row.name)) continue;
     const server = rowServer(row, "tmux_sessions");
@@ -47,19 +47,25 @@ export async function fillTmuxLive(data: RegistryData, views: ServerView[], muxF
       }
       continue;
     }
-    if (!detect || typeof row.agent !== "string") continue;
-    const key = serverKey("tmux", server);
-    if (!byServer.has(key)) byServer.set(key, { server, targets: [] });
-    byServer.get(key)!.targets.push({ row, pane, kind: row.agent });
+    if (detect && typeof row.agent === "string") wanted.push({ row, pane, kind: row.agent, server });
   }
-  if (byServer.size === 0) return;
-  const { detectScreen } = await import("../agents/screen/detect.ts");
+  if (wanted.length === 0) return;
+  const { detectScreen, hasScreenRules } = await import("../agents/screen/detect.ts");
+  // one capture call per server, for the panes of kinds that have screen rules
+  const byServer = new Map<string, { server: string; targets: Target[] }>();
+  for (const t of wanted) {
+    if (!hasScreenRules(t.kind)) continue;
+    const key = serverKey("tmux", t.server);
+    if (!byServer.has(key)) byServer.set(key, { server: t.server, targets: [] });
+    byServer.get(key)!.targets.push(t);
+  }
   await Promise.all(
     [...byServer.values()].map(async ({ server, targets }) => {
       const mux = muxFor("tmux", server);
       let screens: Map<string, PaneScreen>;
       try {
-        screens = mux.screens ? await mux.screens(targets.map((t) => t.pane.id)) : new Map();
+        const ids = targets.map((t) => t.pane.id);
+        screens = mux.screens ? await mux.screens(ids) : new Map(await Promise.all(ids.map(async (id) => [id, await mux.screen(id)] as const)));
       } catch {
         return; // the server failed between listing and capture: LIVE stays unknown
       }

@@ -30,11 +30,11 @@ export async function listServers(data: RegistryData, muxFor: MuxFactory, extra:
   );
 }
 
-/** conversation discovery for classify: this workspace's newest, newer than the row, not owned */
-export function discoverer(ws: string, env: Env) {
-  return (kind: string, sinceEpoch: number | undefined, exclude: Set<string>): string | undefined => {
+/** conversation discovery for classify: the newest in the row's folder (its worktree, else the workspace), newer than the row, not owned */
+export function discoverer(env: Env) {
+  return (kind: string, sinceEpoch: number | undefined, exclude: Set<string>, cwd: string): string | undefined => {
     const store = agentKind(kind).store;
-    const c = store?.newest(ws, env);
+    const c = store?.newest(cwd, env);
     if (!c || exclude.has(c.id)) return undefined;
     if (sinceEpoch !== undefined && c.mtimeMs > 0 && c.mtimeMs < sinceEpoch * 1000 - 1000) return undefined;
     return c.id;
@@ -73,5 +73,5 @@ export async function observe(
     const { fillTmuxLive } = await import("./live.ts");
     await fillTmuxLive(data, views, muxFor, ws, env, Date.now(), opts.liveOnly);
   }
-  return { ...classify({ data, views, workspace: ws, now, discover: discoverer(ws, env), reported: hookReportedId(ws) }), views };
+  return { ...classify({ data, views, workspace: ws, now, discover: discoverer(env), folderExists: existsSync, reported: hookReportedId(ws) }), views };
 }

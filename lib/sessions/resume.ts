@@ -9,6 +9,8 @@ import { mutateRegistry, readRegistry, registryPath } from "../registry/index.ts
 import { MamError, notFound } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 import { epochNow, isoUtc } from "../sys/time.ts";
+import { existsSync } from "node:fs";
+import { liveWorktreeOf, rowCwd, worktreeOf } from "../worktrees/plan.ts";
 import { launch } from "./launch.ts";
 import { pickRow } from "./stop.ts";
 
@@ -31,7 +33,7 @@ export interface Resumed {
   from: "own" | "newest" | "fresh" | "running";
 }
 
-/** which conversation to resume: the row's own if its file exists, else this workspace's newest */
+/** which conversation to resume: the row's own if its file exists, else the newest one started in `ws` (the row's folder) */
 export function pickConversation(row: Record<string, unknown>, agent: string, ws: string, env: Env): { id: string; from: "own" | "newest" } | undefined {
   const store = agentKind(agent).store;
   const own = ownId(row, agent);
@@ -58,7 +60,12 @@ export async function resumeSession(o: ResumeOptions): Promise<Resumed> {
     if (pane || l.state === "unreachable") return { name: o.name, already: true, pane: pane?.id ?? String(row.pane?.id ?? "?"), session_id: ownId(row, agent) ?? null, from: "running" };
   }
 
-  const conv = kind.resumeArgs ? pickConversation(row, agent, o.ws, o.env) : undefined;
+  // a session in a worktree comes back there; its conversations are keyed by that folder
+  const wt = liveWorktreeOf(row);
+  if (worktreeOf(row) && !wt) throw new MamError(`the worktree of session '${o.name}' was removed`, 1, `its branch ${worktreeOf(row)!.branch} is kept: start a new session on it with mam create --worktree ${worktreeOf(row)!.branch}`);
+  if (wt && !existsSync(wt.path)) throw new MamError(`the worktree of session '${o.name}' (${wt.path}) no longer exists`, 1, `start a new session on its branch with: mam create --worktree ${wt.branch}`);
+  const cwd = rowCwd(row, o.ws);
+  const conv = kind.resumeArgs ? pickConversation(row, agent, cwd, o.env) : undefined;
   if (!conv && !o.fresh) {
     throw notFound(
       kind.resumeArgs ? `no ${agent} conversation of session '${o.name}' found in this workspace` : `${agent} sessions cannot be resumed`,
@@ -68,7 +75,9 @@ export async function resumeSession(o: ResumeOptions): Promise<Resumed> {
   const args = conv ? kind.resumeArgs!(conv.id) : kind.freshArgs(kind.assignsId ? crypto.randomUUID() : undefined);
   const freshId = !conv && kind.assignsId ? args[args.indexOf("--session-id") + 1] : undefined;
   const taken = new Set<string>(data[section].filter((r) => r.status === "running" && typeof r.pane?.id === "string").map((r) => r.pane!.id as string));
-  const l = await launch({ ws: o.ws, name: o.name, kind, args, backend, server, startServer: o.startServer, taken, env: o.env });
+  // herdr: show the kept worktree as its own workspace again (herdr worktree open)
+  const herdrWorktree = wt && backend === "herdr" ? { cwd: o.ws, branch: wt.branch, path: wt.path, label: o.name, open: true } : undefined;
+  const l = await launch({ ws: o.ws, name: o.name, kind, args, backend, server, startServer: o.startServer, taken, env: o.env, cwd, herdrWorktree });
   const now = epochNow();
   const sid = conv?.id ?? freshId;
   try {
@@ -79,8 +88,9 @@ export async function resumeSession(o: ResumeOptions): Promise<Resumed> {
       r.status = "running";
       r.last_visible_status = "running";
       r.last_visible_note = conv ? `resumed ${conv.id}` : "resumed with a fresh conversation";
-      r.pane = { id: l.pane.id, ...(l.pid !== undefined ? { pid: l.pid } : {}), ...(l.cmd !== undefined ? { cmd: l.cmd } : {}), cmd_full: l.cmdFull, cwd: o.ws };
+      r.pane = { id: l.pane.id, ...(l.pid !== undefined ? { pid: l.pid } : {}), ...(l.cmd !== undefined ? { cmd: l.cmd } : {}), cmd_full: l.cmdFull, cwd };
       if (l.agentName && l.agentName !== o.name) r.herdr_agent_name = l.agentName;
+      if (l.worktreeWorkspace && r.worktree) r.worktree.herdr_workspace = l.worktreeWorkspace;
       if (sid) r[idField(agent)] = sid;
       else delete r[idField(agent)];
       r.start_command = shJoin(l.argv);

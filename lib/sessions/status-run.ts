@@ -2,12 +2,12 @@
 import { existsSync } from "node:fs";
 import { muxFor } from "../mux/index.ts";
 import { readRegistry, registryPath } from "../registry/index.ts";
-import type { Row } from "../registry/types.ts";
+import { type RegistryData, type Row, SECTIONS } from "../registry/types.ts";
 import { isValidJobId } from "../sys/names.ts";
 import type { Env } from "../sys/paths.ts";
 import { epochNow } from "../sys/time.ts";
 import { observe } from "./observe.ts";
-import { type JobRef, renderStatus, type StatusDoc, statusDoc } from "./status.ts";
+import { type JobRef, renderStatus, type StatusDoc, statusDoc, type WorktreeStatus } from "./status.ts";
 
 /** the job of a row: its delegate_job_id, when that job record exists */
 function jobReader(ws: string) {
@@ -23,6 +23,27 @@ function jobReader(ws: string) {
       return { id, status: "unreadable" };
     }
   };
+}
+
+/**
+ * the worktrees of the rows that have one (git is asked for no other row), all at once; the
+ * ahead/behind/changed counts only when `counts` (--json)
+ */
+async function worktreeStatuses(ws: string, data: RegistryData, env: Env, counts: boolean): Promise<Map<Row, WorktreeStatus>> {
+  const m = new Map<Row, WorktreeStatus>();
+  const withWt = SECTIONS.flatMap((section) => data[section].filter((r) => r.worktree !== undefined).map((row) => ({ section, row })));
+  if (withWt.length === 0) return m;
+  const [{ worktreeOf }, { headOf, viewOf }] = await Promise.all([import("../worktrees/plan.ts"), import("../worktrees/sessions.ts")]);
+  const head = counts ? headOf(ws, env) : undefined;
+  await Promise.all(
+    withWt.map(async ({ section, row }) => {
+      const wt = worktreeOf(row);
+      if (!wt) return;
+      const v = await viewOf(section, row, wt, head, env, counts);
+      m.set(row, { path: v.path, branch: v.branch, base: v.base, exists: v.exists, ahead: v.ahead, behind: v.behind, changed: v.changed });
+    }),
+  );
+  return m;
 }
 
 /** the newest job per session (agent_session), when the row names none */
@@ -45,16 +66,17 @@ function latestJobs(ws: string): Map<string, JobRef> {
 }
 
 /**
- * The status use case. `jobOf` replaces reading the job records for the JOB column (mam ui has
- * them in memory already); by default a row's delegate_job_id, else its newest job.
+ * The status use case. `counts`: also each worktree's ahead/behind/changed (status --json).
+ * `jobOf` replaces reading the job records for the JOB column (mam ui has them in memory); by
+ * default a row's delegate_job_id, else its newest job.
  */
-export async function sessionStatus(ws: string, env: Env, jobOf?: (row: Row) => JobRef | null): Promise<{ doc: StatusDoc; text: (color: boolean) => string }> {
+export async function sessionStatus(ws: string, env: Env, counts = true, jobOf?: (row: Row) => JobRef | null): Promise<{ doc: StatusDoc; text: (color: boolean) => string }> {
   const path = registryPath(ws, env);
   const data = readRegistry(path);
-  const obs = await observe(data, ws, (b, s) => muxFor(b, s, env), env, epochNow());
+  const [obs, wts] = await Promise.all([observe(data, ws, (b, s) => muxFor(b, s, env), env, epochNow()), worktreeStatuses(ws, data, env, counts)]);
   const own = jobReader(ws);
   let latest: Map<string, JobRef> | undefined;
-  const doc = statusDoc(ws, path, obs, jobOf ?? ((row) => own(row) ?? (latest ??= latestJobs(ws)).get(row.name) ?? null));
+  const doc = statusDoc(ws, path, obs, jobOf ?? ((row) => own(row) ?? (latest ??= latestJobs(ws)).get(row.name) ?? null), (row) => wts.get(row));
   return { doc, text: (color) => renderStatus(doc, color) };
 }
 
@@ -69,7 +91,7 @@ export async function watchStatus(ws: string, env: Env, everyMs: number): Promis
   process.on("SIGTERM", () => stop(143));
   const tty = process.stdout.isTTY;
   while (!ac.signal.aborted) {
-    const { text } = await sessionStatus(ws, env);
+    const { text } = await sessionStatus(ws, env, false);
     const stamp = new Date().toISOString().replace(/\.\d+Z$/, "Z");
     const { useColor, out } = await import("../sys/io.ts");
     out(`${tty ? "\u001b[H\u001b[2J" : ""}mam status — ${ws} — ${stamp} (every ${everyMs / 1000} s, Ctrl-C to stop)\n${text(useColor())}`);

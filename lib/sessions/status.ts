@@ -8,6 +8,17 @@ export interface JobRef {
   status: string;
 }
 
+/** a session's git worktree (issue 18); counts against the workspace's HEAD, null when unknown */
+export interface WorktreeStatus {
+  path: string;
+  branch: string;
+  base: string;
+  exists: boolean;
+  ahead: number | null;
+  behind: number | null;
+  changed: number | null;
+}
+
 export interface SessionStatus {
   name: string;
   agent: string | null;
@@ -25,6 +36,8 @@ export interface SessionStatus {
   pane: string | null;
   job: JobRef | null;
   drift: string[];
+  /** only on rows with a worktree */
+  worktree?: WorktreeStatus;
 }
 
 export interface StatusDoc {
@@ -33,7 +46,7 @@ export interface StatusDoc {
   sessions: SessionStatus[];
 }
 
-export function statusDoc(ws: string, registry: string, obs: Observation, jobOf: (row: Row) => JobRef | null): StatusDoc {
+export function statusDoc(ws: string, registry: string, obs: Observation, jobOf: (row: Row) => JobRef | null, worktreeOf: (row: Row) => WorktreeStatus | undefined = () => undefined): StatusDoc {
   return {
     workspace: ws,
     registry,
@@ -51,14 +64,19 @@ export function statusDoc(ws: string, registry: string, obs: Observation, jobOf:
       pane: v.pane?.id ?? (typeof v.row.pane?.id === "string" ? v.row.pane.id : null),
       job: jobOf(v.row),
       drift: [...new Set(v.drifts.map((d) => d.kind))],
+      ...withWorktree(worktreeOf(v.row)),
     })),
   };
 }
+
+const withWorktree = (w: WorktreeStatus | undefined) => (w ? { worktree: w } : {});
 
 const LIVE_STYLE: Record<string, Parameters<typeof paint>[0]> = { working: "cyan", blocked: "yellow", idle: "green", dead: "red", unreachable: "red", unknown: "gray" };
 
 export function renderStatus(doc: StatusDoc, color: boolean): string {
   if (doc.sessions.length === 0) return `no agent sessions in ${doc.registry}`;
+  // a BRANCH column only when a session has a worktree
+  const branches = doc.sessions.some((s) => s.worktree);
   const rows = doc.sessions.map((s) => [
     s.name,
     s.agent ?? "-",
@@ -67,12 +85,13 @@ export function renderStatus(doc: StatusDoc, color: boolean): string {
     s.live,
     s.pane ?? "-",
     s.mux === "tmux" ? `tmux:${s.server}` : s.server,
+    ...(branches ? [s.worktree ? `${s.worktree.branch}${s.worktree.exists ? "" : " (gone)"}` : "-"] : []),
     s.job ? `${s.job.id}:${s.job.status}` : "-",
     s.drift.length ? s.drift.join(",") : "-",
   ]);
   // what blocked agents wait for, one line each under the table
   const waits = doc.sessions.filter((s) => s.live === "blocked" && s.reason).map((s) => `${s.name} is blocked${s.dialog === "start" ? " at a start dialog" : ""}: ${s.reason}`);
-  const text = table(["NAME", "AGENT", "ROLE", "STATUS", "LIVE", "PANE", "SERVER", "JOB", "DRIFT"], rows);
+  const text = table(["NAME", "AGENT", "ROLE", "STATUS", "LIVE", "PANE", "SERVER", ...(branches ? ["BRANCH"] : []), "JOB", "DRIFT"], rows);
   if (!color) return waits.length ? `${text}\n\n${waits.join("\n")}` : text;
   // colour the LIVE column only; widths were computed on plain text
   const painted = text

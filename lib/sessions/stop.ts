@@ -1,5 +1,7 @@
 // mam stop (SPEC §5.3): graceful (the agent's own exit, then close), --hard, --soft; the
-// conversation id is recorded first so resume can continue it.
+// conversation id is recorded first so resume can continue it. An archived row (--soft left its
+// pane running) can be stopped again: graceful or --hard then close that pane, if it is still
+// ours (it carries our label, or it is the pane the row names and no running row holds it).
 import { rmSync } from "node:fs";
 import { agentKind, idField, KINDS, ownId } from "../agents/kinds.ts";
 import { findPane } from "../monitor/classify.ts";
@@ -12,6 +14,8 @@ import { SECTIONS } from "../registry/types.ts";
 import { MamError, notFound, usageError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 import { epochNow, isoUtc } from "../sys/time.ts";
+import { liveWorktreeOf, rowCwd } from "../worktrees/plan.ts";
+import { checkRemovable, removeWorktreeOfSession } from "../worktrees/sessions.ts";
 import { nameFromLabel } from "./naming.ts";
 
 export type StopMode = "graceful" | "hard" | "soft";
@@ -23,6 +27,10 @@ export interface StopOptions {
   purge: boolean;
   reason: string;
   env: Env;
+  /** then remove the session's git worktree (refused, exit 4 before anything, when work would be lost) */
+  removeWorktree?: boolean;
+  /** remove the worktree even with uncommitted or unmerged work */
+  force?: boolean;
 }
 
 export interface Stopped {
@@ -32,6 +40,8 @@ export interface Stopped {
   pane: string | null;
   session_id: string | null;
   purged: string[];
+  /** the worktree that was removed (--remove-worktree), else null */
+  worktree_removed: string | null;
 }
 
 export interface RowRef {
@@ -80,25 +90,53 @@ async function agentLeft(mux: Mux, paneId: string): Promise<boolean> {
 export function conversationId(row: Row, pane: MuxPane | undefined, ws: string, env: Env): string | undefined {
   const agent = typeof row.agent === "string" ? row.agent : undefined;
   if (!agent || !KINDS[agent]) return undefined;
-  return ownId(row, agent) ?? pane?.agentSessionId ?? agentKind(agent).store?.newest(ws, env)?.id;
+  return ownId(row, agent) ?? pane?.agentSessionId ?? agentKind(agent).store?.newest(rowCwd(row, ws), env)?.id;
+}
+
+/** does a running row of this server hold that pane id? */
+function heldByRunning(data: RegistryData, section: Section, server: string, paneId: string): boolean {
+  return data[section].some((r) => r.status === "running" && serverOf(r, section) === server && r.pane?.id === paneId);
+}
+
+/** the pane an archived row left running, if the multiplexer still shows one with our label */
+async function leftRunning(mux: Mux, row: Row, section: Section): Promise<string | undefined> {
+  try {
+    const p = await currentPane(mux, row, section);
+    return p && nameFromLabel(p.label) === row.name ? p.id : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export async function stopSession(o: StopOptions): Promise<Stopped> {
   if (o.purge && o.mode !== "hard") throw usageError("--purge-conversation goes with --hard", "mam stop NAME --hard --purge-conversation --yes");
   const path = registryPath(o.ws, o.env);
-  const ref = pickRow(readRegistry(path), o.name);
+  const data = readRegistry(path);
+  const ref = pickRow(data, o.name);
   if (!ref) throw notFound(`no session named '${o.name}' in ${path}`, "see: mam status");
   const { section, row } = ref;
   const agent = typeof row.agent === "string" ? row.agent : undefined;
-  const base: Stopped = { name: o.name, status: "stopped", already: false, pane: null, session_id: agent ? (ownId(row, agent) ?? null) : null, purged: [] };
-  if (row.status !== "running" && !(o.mode === "hard" && o.purge)) {
-    return { ...base, status: row.status, already: true };
+  const base: Stopped = { name: o.name, status: "stopped", already: false, pane: null, session_id: agent ? (ownId(row, agent) ?? null) : null, purged: [], worktree_removed: null };
+  // --remove-worktree: every refusal before the agent is touched
+  const wt = o.removeWorktree ? liveWorktreeOf(row) : undefined;
+  if (o.removeWorktree && !wt) throw usageError(`session '${o.name}' has no worktree to remove`, "see: mam worktree list");
+  if (o.removeWorktree && o.mode === "soft") throw usageError("--remove-worktree cannot go with --soft (its agent keeps running in the worktree)");
+  if (wt && !o.force) checkRemovable(o.ws, o.name, wt, o.env);
+  const removeAfter = async (r: Stopped): Promise<Stopped> => {
+    if (!wt) return r;
+    const done = await removeWorktreeOfSession(o.ws, o.name, o.force === true, o.env);
+    return { ...r, worktree_removed: done.path };
+  };
+  // an archived row (stop --soft) may have left its pane running: a later stop can close it
+  const archived = row.status === "archived";
+  if (row.status !== "running" && !archived && !(o.mode === "hard" && o.purge)) {
+    return removeAfter({ ...base, status: row.status, already: true });
   }
 
   const server = serverOf(row, section);
   const mux = muxFor(backendOf(section), server, o.env);
   let pane: MuxPane | undefined;
-  if (row.status === "running") {
+  if (row.status === "running" || (archived && o.mode !== "soft")) {
     const l = await mux.list();
     // a multiplexer that answers garbage or times out says nothing about the pane: marking the
     // row stopped would hide an agent that may still run (a server that is not running owns no
@@ -108,8 +146,15 @@ export async function stopSession(o: StopOptions): Promise<Stopped> {
     }
     pane = l.state === "ok" ? findPane(row, l.panes, section) : undefined;
   }
-  // only ever a pane that carries our label, or the one the registry names
-  const ours = pane && (nameFromLabel(pane.label) === o.name || pane.id === row.pane?.id);
+  // only ever a pane that carries our label, or the one the registry names (for an archived row:
+  // and that no running row holds, the id may have been given to another pane since)
+  const named = pane !== undefined && pane.id === row.pane?.id && (!archived || !heldByRunning(data, section, server, pane.id));
+  const ours = pane !== undefined && (nameFromLabel(pane.label) === o.name || named);
+  if (archived && !(ours && pane) && !(o.mode === "hard" && o.purge)) {
+    // --soft again, or the pane is gone (or is not ours any more): nothing to close
+    const left = o.mode === "soft" ? await leftRunning(mux, row, section) : undefined;
+    return removeAfter({ ...base, status: "archived", already: true, pane: left ?? null });
+  }
   const sid = conversationId(row, pane, o.ws, o.env);
 
   if (o.mode === "graceful" && ours && pane) {
@@ -126,7 +171,7 @@ export async function stopSession(o: StopOptions): Promise<Stopped> {
 
   const purged: string[] = [];
   if (o.purge && agent && sid) {
-    const conv = agentKind(agent).store?.find(sid, o.ws, o.env);
+    const conv = agentKind(agent).store?.find(sid, rowCwd(row, o.ws), o.env);
     for (const f of conv?.files ?? []) {
       rmSync(f, { recursive: true, force: true });
       purged.push(f);
@@ -160,5 +205,5 @@ export async function stopSession(o: StopOptions): Promise<Stopped> {
       r.last_visible_note = `archived: ${o.reason}; the pane was left running`;
     }
   });
-  return { ...base, status, pane: pane?.id ?? null, session_id: sid ?? null, purged };
+  return removeAfter({ ...base, status, pane: pane?.id ?? null, session_id: sid ?? null, purged });
 }

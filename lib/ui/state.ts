@@ -158,7 +158,7 @@ export async function readTeam(ws: string, env: Env, jobs: readonly UiJob[]): Pr
   const { sessionStatus } = await import("../sessions/status-run.ts");
   const { registryPath } = await import("../registry/paths.ts");
   try {
-    const { doc } = await sessionStatus(ws, env, jobColumn(jobs));
+    const { doc } = await sessionStatus(ws, env, false, jobColumn(jobs));
     return { sessions: teamView(doc.sessions), registry: doc.registry };
   } catch (e) {
     return { sessions: [], registry: registryPath(ws, env), problem: (e as Error).message };

@@ -146,3 +146,22 @@ test("the daemon: one permission_required per dialog (the question as detail), t
     }
   });
 }, 120_000);
+
+test("TmuxMux.screens: one call for every pane's screen and title; a pane that is gone is left out", async () => {
+  await withWorld(async (w) => {
+    await create(w, "s1");
+    await create(w, "s2");
+    const { TmuxMux } = await import("../../lib/mux/tmux.ts");
+    const mux = new TmuxMux(w.server, w.env);
+    const listing = await mux.list();
+    if (listing.state !== "ok") throw new Error(JSON.stringify(listing));
+    const ids = listing.panes.map((p) => p.id).sort();
+    expect(ids.length).toBe(2);
+    await waitFor(async () => [...(await mux.screens(ids)).values()].every((s) => s.text.includes("? for shortcuts")), 10_000, 100);
+    const got = await mux.screens([...ids, "%999"]);
+    expect([...got.keys()].sort()).toEqual(ids);
+    for (const s of got.values()) expect(s).toMatchObject({ title: "✳ Claude Code" });
+    expect((await mux.screen(ids[0]!)).text).toContain("❯");
+    await expect(mux.screen("%999")).rejects.toThrow(/not found|can't find/);
+  });
+}, 60_000);

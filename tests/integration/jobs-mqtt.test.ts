@@ -5,6 +5,7 @@ import mqtt from "mqtt";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { verifyEvent } from "../../lib/jobs/event.ts";
+import { EventIndex } from "../../lib/jobs/identity.ts";
 import { type JobRecord, readJournal, registerJob } from "../../lib/jobs/store.ts";
 import { makeCerts, mosquittoPath, startMamBroker, startMosquitto, type TestBroker } from "../helpers/brokers.ts";
 import { MAM_CMD, runMam } from "../helpers/mam.ts";
@@ -52,7 +53,7 @@ async function roundTrip(b: TestBroker, clientOpts: Record<string, unknown>, ext
     expect(m.topic).toBe(`mam/jobs/${r.job_id}/events`);
     expect(m.retain).toBe(false);
     expect(m.qos).toBe(1);
-    const v = verifyEvent(m.payload, (id) => (id === r.job_id ? r.auth_token : undefined), () => []);
+    const v = verifyEvent(m.payload, (id) => (id === r.job_id ? r.auth_token : undefined), () => new EventIndex());
     expect(v.ok).toBe(true);
     if (v.ok) expect(v.event).toMatchObject({ seq: 1, event: "completed", detail: "über done", source: "wrk" });
     // the wire payload is the journal line, byte for byte

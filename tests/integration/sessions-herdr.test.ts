@@ -468,6 +468,61 @@ describe.concurrent("mam stop", () => {
     });
   });
 
+  test("after --soft: --soft again leaves the pane and says so; --hard then closes it (terminated)", async () => {
+    await withWorld({}, async (w) => {
+      ok(await w.create("claude", ["--session", "sh"]));
+      const pane = w.row("sh").pane.id;
+      ok(await w.mam(["stop", "sh", "--soft"]));
+      const text = readFileSync(w.reg, "utf8");
+      const again = ok(await w.mam(["stop", "sh", "--soft"]));
+      expect(again.stdout.trim()).toBe(`sh is already archived; its pane ${pane} still runs (close it: mam stop sh --hard, or mam stop sh to let the agent exit first)`);
+      expect(readFileSync(w.reg, "utf8")).toBe(text);
+      expect((await w.panes()).map((p) => p.pane_id)).toContain(pane);
+      ok(await w.mam(["stop", "sh", "--hard"]));
+      expect((await w.panes()).map((p) => p.pane_id)).not.toContain(pane);
+      expect(typed(await w.inputs(pane))).not.toContain("/exit");
+      expect(w.row("sh")).toMatchObject({ status: "terminated", termination_mode: "hard", last_visible_status: "terminated" });
+      // and again: nothing left to close
+      expect(ok(await w.mam(["stop", "sh", "--hard"])).stdout.trim()).toBe("sh is already terminated");
+    });
+  });
+
+  test("after --soft: a graceful stop types the exit keys, closes the pane, row stopped and resumable", async () => {
+    await withWorld({}, async (w) => {
+      ok(await w.create("claude", ["--session", "sg"]));
+      const before = w.row("sg");
+      ok(await w.mam(["stop", "sg", "--soft", "--json"]));
+      const r = ok(await w.mam(["stop", "sg"]));
+      expect(r.stdout.trim()).toBe(`sg stopped (conversation ${before.claude_session_id_own})`);
+      expect(typed(await w.inputs(before.pane.id))).toContain("/exit");
+      expect((await w.panes()).map((p) => p.pane_id)).not.toContain(before.pane.id);
+      expect(w.row("sg")).toMatchObject({ status: "stopped", resumable: true, claude_session_id_own: before.claude_session_id_own });
+    });
+  });
+
+  test("after --soft: a pane that is no longer ours is never closed (relabelled, or its id held by a running row)", async () => {
+    await withWorld({}, async (w) => {
+      ok(await w.create("claude", ["--session", "sa"]));
+      ok(await w.create("claude", ["--session", "sb"]));
+      const a = w.row("sa").pane.id;
+      ok(await w.mam(["stop", "sa", "--soft"]));
+      // someone else took the archived pane: another session's label
+      await w.h.call("pane.rename", { pane_id: a, label: "mam:someone-else" });
+      const text = readFileSync(w.reg, "utf8");
+      expect(ok(await w.mam(["stop", "sa", "--hard"])).stdout.trim()).toBe("sa is already archived");
+      expect(readFileSync(w.reg, "utf8")).toBe(text);
+      // an unlabelled pane under the archived row's id, held by a running row
+      await w.h.call("pane.rename", { pane_id: a, label: "" });
+      const b = w.row("sb").pane.id;
+      await w.h.call("pane.rename", { pane_id: b, label: "" });
+      writeFileSync(w.reg, readFileSync(w.reg, "utf8").replace(`id: ${b}`, `id: ${a}`).replace(`id: "${b}"`, `id: "${a}"`));
+      expect(w.row("sb").pane.id).toBe(a);
+      expect(ok(await w.mam(["stop", "sa", "--hard"])).stdout.trim()).toBe("sa is already archived");
+      expect((await w.panes()).map((p) => p.pane_id)).toContain(a);
+      expect(typed(await w.inputs(a))).not.toContain("/exit");
+    });
+  });
+
   test("--purge-conversation: needs --yes (exit 2, nothing changed); with it deletes only this row's file in this workspace", async () => {
     await withWorld({}, async (w) => {
       const ws2 = join(w.sb.root, "ws2");

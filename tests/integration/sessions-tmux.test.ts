@@ -140,6 +140,30 @@ describe.concurrent("sessions on tmux", () => {
     });
   });
 
+  test("stop --soft leaves the tmux session; --soft again says so; a later stop (graceful, then --hard on another) closes it", async () => {
+    await withTmux({ MAM_AGENT_SETTLE_S: "0.5" }, async (w) => {
+      const create = (n: string) => w.mam(["create", "--agent", "claude", "--mux", "tmux", "--tmux-server", w.server, "--role", "worker", "--session", n, "--no-onboard"]);
+      ok(await create("soft-a"));
+      ok(await create("soft-b"));
+      const a = w.row("soft-a");
+      for (const n of ["soft-a", "soft-b"]) ok(await w.mam(["stop", n, "--soft"]));
+      expect(await sessions(w)).toEqual(["soft-a", "soft-b"]);
+      expect(w.row("soft-a")).toMatchObject({ status: "archived" });
+      expect(ok(await w.mam(["stop", "soft-a", "--soft"])).stdout.trim()).toBe(
+        `soft-a is already archived; its pane ${a.pane.id} still runs (close it: mam stop soft-a --hard, or mam stop soft-a to let the agent exit first)`,
+      );
+      expect(await sessions(w)).toEqual(["soft-a", "soft-b"]);
+      // graceful: the agent gets /exit, the session goes, the row is stopped with its conversation
+      expect(ok(await w.mam(["stop", "soft-a"])).stdout.trim()).toBe(`soft-a stopped (conversation ${a.claude_session_id_own})`);
+      expect(await sessions(w)).toEqual(["soft-b"]);
+      expect(w.row("soft-a")).toMatchObject({ status: "stopped", resumable: true });
+      // --hard: closed at once
+      ok(await w.mam(["stop", "soft-b", "--hard"]));
+      expect(await sessions(w)).toEqual([]);
+      expect(w.row("soft-b")).toMatchObject({ status: "terminated", termination_mode: "hard" });
+    });
+  });
+
   test("3 concurrent creates on one tmux server: 3 sessions, 3 rows", async () => {
     await withTmux({ MAM_AGENT_SETTLE_S: "0.5" }, async (w) => {
       const names = ["race-a", "race-b", "race-c"];

@@ -2,6 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { canonicalJson } from "../../lib/jobs/canonical.ts";
 import { foldStatus, type JobEvent, MAX_EVENT_BYTES, signEvent, verifyEvent, type EventName } from "../../lib/jobs/event.ts";
+import { EventIndex, eventKey } from "../../lib/jobs/identity.ts";
 
 const TOKEN = "t0ken-of-the-job";
 let seq = 0;
@@ -40,12 +41,17 @@ describe("foldStatus", () => {
 
 describe("verifyEvent", () => {
   const known = (id: string) => (id === "abc12345" ? TOKEN : undefined);
-  const none = () => [];
+  const none = () => new EventIndex();
+  /** what a receiver has journalled: events of old senders (no origin) with these seqs */
+  const seqs =
+    (...ns: number[]) =>
+    () =>
+      EventIndex.of(ns.map((n) => signEvent(ev("progress", { seq: n, detail: `other ${n}` }), TOKEN)));
   const good = signEvent(ev("progress", { seq: 3, detail: "héllo" }), TOKEN);
   const raw = (e: unknown) => Buffer.from(JSON.stringify(e));
 
   test("accepts a signed event, from bytes or text, in any key order", () => {
-    const v = verifyEvent(raw(good), known, () => [1, 2]);
+    const v = verifyEvent(raw(good), known, seqs(1, 2));
     expect(v.ok).toBe(true);
     if (v.ok) expect(v.gap).toBeUndefined();
     const reordered = Object.fromEntries(Object.entries(good).reverse());
@@ -53,7 +59,7 @@ describe("verifyEvent", () => {
   });
 
   test("logs a gap but accepts the event", () => {
-    const v = verifyEvent(raw(good), known, () => [1]);
+    const v = verifyEvent(raw(good), known, seqs(1));
     expect(v).toMatchObject({ ok: true, gap: { expected: 2, got: 3 } });
     if (v.ok) expect(v.log).toBe("gap in job abc12345: expected seq 2, got 3");
   });
@@ -83,9 +89,55 @@ describe("verifyEvent", () => {
     });
   }
 
-  test("drops a seq already seen (replay)", () => {
-    const v = verifyEvent(raw(good), known, () => [1, 2, 3]);
+  test("a sender without origin: another event with a seq already seen is dropped (as in 0.1)", () => {
+    const v = verifyEvent(raw(good), known, seqs(1, 2, 3));
     expect(v).toMatchObject({ ok: false, reason: "seen-seq", seq: 3 });
-    if (!v.ok) expect(v.log).toContain("seq 3 already seen");
+    if (!v.ok) expect(v.log).toBe("dropped event (job abc12345 seq 3): seq 3 already seen");
+  });
+
+  test("an exact replay is dropped as a repeat, with its log line", () => {
+    const v = verifyEvent(raw(good), known, () => EventIndex.of([good]));
+    expect(v).toMatchObject({ ok: false, reason: "repeat", seq: 3 });
+    if (!v.ok) expect(v.log).toBe("dropped event (job abc12345 seq 3): repeat of an event already journalled");
+  });
+
+  describe("identity (origin, seq)", () => {
+    const A = "aaaaaaaaaaaaaaaa";
+    const B = "bbbbbbbbbbbbbbbb";
+    const from = (origin: string, n: number, over: Partial<JobEvent> = {}) => signEvent(ev("progress", { origin, seq: n, detail: `${origin} ${n}`, ...over }), TOKEN);
+
+    test("the same seq from two origins (and from an old sender) are three events", () => {
+      const journal = EventIndex.of([from(A, 1), signEvent(ev("progress", { seq: 1 }), TOKEN)]);
+      const v = verifyEvent(raw(from(B, 1)), known, () => journal);
+      expect(v).toMatchObject({ ok: true });
+      if (v.ok) expect(v.gap).toBeUndefined();
+      expect(eventKey(from(A, 1))).not.toBe(eventKey(from(B, 1)));
+      expect(eventKey(from(A, 1))).not.toBe(eventKey({ seq: 1 }));
+    });
+
+    test("an exact replay of an origin's event is a repeat; other content under its identity is dropped too", () => {
+      const journal = () => EventIndex.of([from(A, 1), from(A, 2)]);
+      expect(verifyEvent(raw(from(A, 2)), known, journal)).toMatchObject({ ok: false, reason: "repeat", log: `dropped event (job abc12345 origin ${A} seq 2): repeat of an event already journalled` });
+      expect(verifyEvent(raw(from(A, 2, { detail: "forged?" })), known, journal)).toMatchObject({
+        ok: false,
+        reason: "seen-seq",
+        log: `dropped event (job abc12345 origin ${A} seq 2): origin ${A} seq 2 already seen with other content`,
+      });
+    });
+
+    test("gaps are per origin", () => {
+      const journal = () => EventIndex.of([from(A, 1), from(A, 2), from(B, 1)]);
+      expect(verifyEvent(raw(from(B, 2)), known, journal)).toEqual({ ok: true, event: from(B, 2) });
+      expect(verifyEvent(raw(from(B, 4)), known, journal)).toMatchObject({ ok: true, gap: { expected: 2, got: 4 }, log: `gap in job abc12345 from origin ${B}: expected seq 2, got 4` });
+    });
+
+    test("origin is signed, and must look like an id", () => {
+      const e = from(A, 1);
+      expect(verifyEvent(JSON.stringify({ ...e, origin: B }), known, none)).toMatchObject({ ok: false, reason: "bad-signature" });
+      expect(verifyEvent(JSON.stringify({ ...e, origin: undefined }), known, none)).toMatchObject({ ok: false, reason: "bad-signature" });
+      for (const bad of ["short", "x".repeat(65), "has space here", 12345678, null]) {
+        expect(verifyEvent(JSON.stringify(signEvent({ ...e, origin: bad as never }, TOKEN)), known, none)).toMatchObject({ ok: false, reason: "malformed" });
+      }
+    });
   });
 });

@@ -136,12 +136,25 @@ describe("ingestEvent", () => {
     const logs: string[] = [];
     const a = await ingestEvent(ws, topic, mk({ seq: 5 }), (l) => logs.push(l));
     expect(a.outcome).toBe("appended");
-    expect(logs[0]).toMatch(/gap in job .*: expected seq 2, got 5/);
+    // the local `started` has an origin; a sender without one numbers from 1 on its own
+    expect(logs[0]).toMatch(/gap in job .*: expected seq 1, got 5/);
+  });
+
+  test("senders without origin are deduped by seq among themselves; the same seq from this machine's journal is another event", async () => {
+    const { ws, r, topic, mk } = await setup();
+    const logs: string[] = [];
+    expect((await ingestEvent(ws, topic, mk({ seq: 1, detail: "old sender's first" }), (l) => logs.push(l))).outcome).toBe("appended");
+    const other = await ingestEvent(ws, topic, mk({ seq: 1, detail: "another old sender's first" }), (l) => logs.push(l));
+    expect(other).toMatchObject({ outcome: "dropped", reason: "seen-seq" });
+    expect(logs.at(-1)).toMatch(/seq 1 already seen/);
+    const again = await ingestEvent(ws, topic, mk({ seq: 1, detail: "old sender's first" }), (l) => logs.push(l));
+    expect(again).toMatchObject({ outcome: "duplicate", log: expect.stringMatching(/repeat of an event already journalled/) });
+    expect(readJournal(ws, r.job_id).map((e) => `${e.origin ? "o" : "-"}${e.seq}`)).toEqual(["o1", "-1"]);
   });
 
   const drops: [string, (s: Awaited<ReturnType<typeof setup>>) => [string, Buffer], string, RegExp][] = [
     ["spoofed token", ({ topic, mk }) => [topic, mk({ event: "completed" }, "spoofed-token")], "bad-signature", /^HMAC verify failed/],
-    ["replayed seq with other content", ({ topic, mk }) => [topic, mk({ seq: 1, event: "completed" })], "seen-seq", /seq 1 already seen/],
+    ["replayed identity with other content", ({ ws, r, topic, mk }) => [topic, mk({ seq: 1, origin: readJournal(ws, r.job_id)[0]!.origin, event: "completed" })], "seen-seq", /origin [0-9a-f]{16} seq 1 already seen with other content/],
     ["wrong schema", ({ topic, mk }) => [topic, Buffer.from(mk({}).toString().replace('"schema_version":1', '"schema_version":2'))], "wrong-schema", /schema_version 2 is not 1/],
     ["300 KiB payload", ({ topic, mk }) => [topic, mk({ detail: "x".repeat(300 * 1024) })], "oversized", /exceeds 262144/],
     ["unknown job", ({ mk }) => ["mam/jobs/deadbeef/events", Buffer.from(mk({}).toString().replaceAll(/"job_id":"[0-9a-f]{8}"/g, '"job_id":"deadbeef"'))], "unknown-job", /unknown job/],

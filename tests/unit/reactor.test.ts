@@ -116,3 +116,43 @@ test("a loop job waits on its reviewer from the worker's hand-in to the verdict"
   await watchAgents(ctx(ws), async (s) => (s === "wrk" ? "gone" : "alive"), new Map());
   expect(seen(ws, k.job_id).at(-1)).toBe("error:monitor:agent exited");
 });
+
+// ---- reactToJobs: journal order, several writers, the cursor ---------------------------------
+
+test("reactToJobs tells the delegator once, at the first ending event in journal order, whatever the seqs; a 0.1 cursor is read as seqs", async () => {
+  const { reactToJobs, cursorPosition, cursorPath } = await import("../../lib/monitor/reactor.ts");
+  const { JournalCache } = await import("../../lib/jobs/journal-index.ts");
+  const { ingestEvent } = await import("../../lib/jobs/ingest.ts");
+  const { canonicalJson } = await import("../../lib/jobs/canonical.ts");
+  const { signEvent } = await import("../../lib/jobs/event.ts");
+  const { readFileSync, writeFileSync } = await import("node:fs");
+  const ws = tempWs();
+  const job = await registerJob(ws, spec);
+  const told: string[] = [];
+  const rt: JobRuntime = { findSession: async (n) => (n === "lead" ? ({ name: n } as never) : undefined), prompt: async (_s, text) => void told.push(text), ensureDaemon: async () => undefined };
+  const c: ReactorContext = { ws, runtime: rt, log: () => {}, publish: async () => true, journals: new JournalCache(), cursor: { dirty: false, lastWrite: 0 } };
+  // a remote's events (its own seqs 1, 2) after the local started (seq 1): the remote's seq 2 ends it
+  await appendEvent(ws, job.job_id, { event: "started", detail: "", source: "wrk" });
+  const remote = (seq: number, event: "progress" | "completed", detail: string) =>
+    Buffer.from(canonicalJson(signEvent({ schema_version: 1, seq, origin: "cccccccccccccccc", job_id: job.job_id, event, timestamp: "2026-01-01T00:00:00Z", detail, source: "wrk", data: {} }, job.auth_token)));
+  await ingestEvent(ws, `mam/jobs/${job.job_id}/events`, remote(1, "progress", "half way"), () => {}, c.journals);
+  await reactToJobs(c);
+  expect(told).toEqual([]);
+  await ingestEvent(ws, `mam/jobs/${job.job_id}/events`, remote(2, "completed", "done on machine 2"), () => {}, c.journals);
+  await reactToJobs(c);
+  await reactToJobs(c);
+  expect(told).toEqual([`[mam] job ${job.job_id} completed: done on machine 2`]);
+  // saved at once after the action: a restarted daemon (fresh memory) does not tell again
+  expect(JSON.parse(readFileSync(cursorPath(ws), "utf8"))[job.job_id]).toEqual({ at: 3 });
+  await reactToJobs({ ...c, journals: new JournalCache(), cursor: undefined });
+  expect(told).toHaveLength(1);
+  // 0.1 wrote "the last seq reacted to"
+  const evs = readJournal(ws, job.job_id);
+  expect(cursorPosition(1, evs)).toBe(2);
+  expect(cursorPosition({ at: 2 }, evs)).toBe(2);
+  expect(cursorPosition({ at: 99 }, evs)).toBe(3);
+  expect(cursorPosition("junk", evs)).toBe(0);
+  writeFileSync(cursorPath(ws), `${JSON.stringify({ [job.job_id]: 1 })}\n`);
+  await reactToJobs({ ...c, journals: new JournalCache(), cursor: undefined });
+  expect(told).toHaveLength(2); // from a 0.1 cursor at seq 1 the ending event is still ahead: told (once more)
+});

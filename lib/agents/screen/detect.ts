@@ -30,6 +30,11 @@ export function screenKinds(): string[] {
   return Object.keys(RULES).sort();
 }
 
+/** does this kind have screen rules (else its verdict is always unknown) */
+export function hasScreenRules(kind: string): boolean {
+  return Object.hasOwn(RULES, kind);
+}
+
 function rulesOf(kind: string): CompiledRule[] | undefined {
   let c = compiled.get(kind);
   if (!c && Object.hasOwn(RULES, kind)) compiled.set(kind, (c = compileRules(RULES[kind]!)));

@@ -23,6 +23,7 @@ import {
 } from "./args.ts";
 import { apiCommand, type CliCtx, cliVersion, err, Failed, makeCtx, type OutMode, out } from "./io.ts";
 import { serverStop, sessionList, sessionStop, status } from "./sessions.ts";
+import { worktreeCommands } from "./worktree.ts";
 
 interface Cmd {
   spec: Spec;
@@ -223,6 +224,7 @@ const COMMANDS: Record<string, Record<string, Cmd>> = {
       run: (p, ctx, agentArgs) => agentStart(ctx, p, agentArgs),
     },
   },
+  worktree: worktreeCommands,
   api: {
     snapshot: { spec: { usage: "usage: herdr api snapshot" }, build: () => ({ method: "session.snapshot", params: {} }) },
     schema: {
@@ -243,6 +245,7 @@ const HELP = `herdr (fake, for tests) — commands:
   herdr tab create|list|get|focus|close
   herdr pane list|get|current|split|rename|close|run|send-text|send-keys|read|wait-output|process-info|report-agent|release-agent|focus
   herdr agent start|get|list|prompt|wait|read|send-keys|rename|focus
+  herdr worktree list|create|open|remove
   herdr api snapshot | api schema --json
 `;
 

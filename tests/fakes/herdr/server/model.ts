@@ -124,6 +124,8 @@ export class Workspace {
   tabCounter = 0;
   paneCounter = 0;
   closed = false;
+  /** a workspace made by worktree.create: WorkspaceWorktreeInfo (handlers/worktree.ts) */
+  worktree?: { repo_key: string; repo_name: string; repo_root: string; checkout_path: string; is_linked_worktree: boolean };
 
   constructor(
     readonly id: string,
@@ -246,6 +248,7 @@ export class State {
       tab_count: ws.tabs.length,
       active_tab_id: this.activeTab(ws)?.id ?? "",
       agent_status: aggregate(ws.panes()),
+      ...(ws.worktree ? { worktree: ws.worktree } : {}),
     };
   }
 

@@ -12,12 +12,13 @@ import { eventMethods } from "./handlers/events.ts";
 import { fakeMethods } from "./handlers/fake.ts";
 import { ioMethods } from "./handlers/io.ts";
 import { structureMethods } from "./handlers/structure.ts";
+import { worktreeMethods } from "./handlers/worktree.ts";
 import { ApiError } from "./model.ts";
 
 export const MAX_LINE = 1024 * 1024;
 export const LINE_TIMEOUT_MS = 5000;
 
-export const METHODS: Record<string, MethodDef> = { ...structureMethods, ...ioMethods, ...agentMethods, ...eventMethods, ...fakeMethods };
+export const METHODS: Record<string, MethodDef> = { ...structureMethods, ...ioMethods, ...agentMethods, ...eventMethods, ...worktreeMethods, ...fakeMethods };
 
 function invalid(message: string) {
   return { id: "", error: { code: "invalid_request", message: `invalid request: ${message}` } };

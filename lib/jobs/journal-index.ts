@@ -1,0 +1,131 @@
+// What a long-lived reader (the subscriber daemon) keeps of each job's journal, so that an event
+// costs what it adds, not what the journal already holds: the events in journal order, their
+// identities (EventIndex), the fold of the status so far and where the job ended. refresh() reads
+// only the bytes appended since the last call (everything again when the file was replaced), and
+// only whole lines: a line still being written is read next time.
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { errCode, MamError } from "../sys/errors.ts";
+import { endsJob, foldStep, type JobEvent, type JobStatus, type LoopRoles } from "./event.ts";
+import { EventIndex, ORIGIN_RE } from "./identity.ts";
+import { type JobRecord, journalPath, originPath, parseEventLine } from "./store.ts";
+
+export class JournalIndex {
+  events: JobEvent[] = [];
+  index = new EventIndex();
+  /** the fold of `events` (pending when there are none) */
+  status: JobStatus = "pending";
+  /** the position in `events` of the event that ended the job, if one did */
+  endAt: number | undefined;
+  /** the job's record as last read under the jobs lock (its token and roles do not change) */
+  record: JobRecord | undefined;
+  private ino = -1;
+  private offset = 0;
+  private own: string | null | undefined;
+
+  constructor(
+    readonly ws: string,
+    readonly id: string,
+    private roles?: LoopRoles,
+  ) {}
+
+  /** this journal's own origin (the events written on this machine), once read; undefined if none */
+  ownOrigin(): string | undefined {
+    if (this.own === undefined || this.own === null) {
+      try {
+        const o = readFileSync(originPath(this.ws, this.id), "utf8").trim();
+        this.own = ORIGIN_RE.test(o) ? o : null;
+      } catch {
+        this.own = null;
+      }
+    }
+    return this.own ?? undefined;
+  }
+
+  private reset(): void {
+    this.events = [];
+    this.index = new EventIndex();
+    this.status = "pending";
+    this.endAt = undefined;
+    this.offset = 0;
+    this.own = undefined; // a journal started again has a new origin
+  }
+
+  /** read what was appended since the last call; `roles` are the record's (loop jobs fold differently) */
+  refresh(roles?: LoopRoles): this {
+    if (roles && (roles.type !== this.roles?.type || roles.reviewer_session !== this.roles?.reviewer_session)) {
+      this.roles = { type: roles.type, reviewer_session: roles.reviewer_session };
+      this.ino = -1; // fold again with the right roles
+    }
+    const path = journalPath(this.ws, this.id);
+    let fd: number;
+    try {
+      fd = openSync(path, "r");
+    } catch (e) {
+      if (errCode(e) !== "ENOENT") throw new MamError(`cannot read job journal ${path} (${(e as Error).message})`, 1);
+      this.reset();
+      this.ino = -1;
+      return this;
+    }
+    try {
+      const st = fstatSync(fd);
+      if (st.ino !== this.ino || st.size < this.offset) {
+        this.reset();
+        this.ino = st.ino;
+      }
+      if (st.size === this.offset) return this;
+      const buf = Buffer.alloc(st.size - this.offset);
+      let got = 0;
+      while (got < buf.length) {
+        const n = readSync(fd, buf, got, buf.length - got, this.offset + got);
+        if (n === 0) break;
+        got += n;
+      }
+      const cut = buf.subarray(0, got).lastIndexOf(0x0a);
+      if (cut < 0) return this;
+      for (const line of buf.subarray(0, cut).toString("utf8").split("\n")) {
+        const ev = line === "" ? undefined : parseEventLine(line);
+        if (ev) this.add(ev);
+      }
+      this.offset += cut + 1;
+      return this;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  private add(ev: JobEvent): void {
+    if (this.endAt === undefined && endsJob(ev, this.roles)) this.endAt = this.events.length;
+    this.status = foldStep(this.status, ev, this.roles);
+    this.events.push(ev);
+    this.index.add(ev);
+  }
+}
+
+/** the daemon's JournalIndex per job, made on first use */
+export class JournalCache {
+  private byId = new Map<string, JournalIndex>();
+
+  get(ws: string, id: string, roles?: LoopRoles): JournalIndex {
+    let j = this.byId.get(id);
+    if (!j || j.ws !== ws) {
+      j = new JournalIndex(ws, id, roles);
+      this.byId.set(id, j);
+    }
+    return j.refresh(roles);
+  }
+
+  /** the index as it is, without reading the journal (undefined: not loaded) */
+  peek(ws: string, id: string): JournalIndex | undefined {
+    const j = this.byId.get(id);
+    return j && j.ws === ws ? j : undefined;
+  }
+
+  /** drop a job's index (its journal is read again on next use) */
+  forget(id: string): void {
+    this.byId.delete(id);
+  }
+
+  ids(): string[] {
+    return [...this.byId.keys()];
+  }
+}

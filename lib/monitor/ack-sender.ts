@@ -1,0 +1,54 @@
+// The daemon's side of acknowledgements (lib/jobs/acks.ts): after it journals (or recognises) a
+// job's event, it publishes that job's marks, retained, at most once per period per job, and only
+// when they changed since the last publish on this connection (forgetSent() after a reconnect: a
+// broker restarted without persistence has lost its retained messages).
+import { signedAck } from "../jobs/acks.ts";
+import type { JournalCache } from "../jobs/journal-index.ts";
+import type { JobRecord } from "../jobs/store.ts";
+import { isoUtc } from "../sys/time.ts";
+
+export type RetainedPublish = (topic: string, payload: string, opts: { retain: boolean }) => Promise<boolean>;
+
+export class AckSender {
+  private due = new Map<string, ReturnType<typeof setTimeout>>();
+  private sent = new Map<string, string>();
+
+  constructor(
+    private ws: string,
+    private journals: JournalCache,
+    private periodMs = 100,
+  ) {}
+
+  /** publish this job's marks within periodMs (one publish for a burst of events) */
+  note(rec: JobRecord, publish: RetainedPublish): void {
+    if (this.due.has(rec.job_id)) return;
+    const t = setTimeout(() => {
+      this.due.delete(rec.job_id);
+      void this.send(rec, publish);
+    }, this.periodMs);
+    (t as { unref?: () => void }).unref?.();
+    this.due.set(rec.job_id, t);
+  }
+
+  /** publish now; false when there was nothing new to say or no connection */
+  async send(rec: JobRecord, publish: RetainedPublish): Promise<boolean> {
+    const j = this.journals.peek(this.ws, rec.job_id);
+    if (!j) return false;
+    const acked = j.index.acked();
+    const text = JSON.stringify(acked);
+    if (text === "{}" || this.sent.get(rec.job_id) === text) return false;
+    const ok = await publish(`${rec.topic_prefix}/acks`, signedAck(rec.job_id, acked, rec.auth_token, isoUtc()), { retain: true });
+    if (ok) this.sent.set(rec.job_id, text);
+    return ok;
+  }
+
+  /** a new connection: every job's marks are news again */
+  forgetSent(): void {
+    this.sent.clear();
+  }
+
+  close(): void {
+    for (const t of this.due.values()) clearTimeout(t);
+    this.due.clear();
+  }
+}

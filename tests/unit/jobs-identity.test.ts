@@ -1,0 +1,202 @@
+// Event identity (SPEC §7.2 since 0.2): the index a receiver keeps, the daemon's incremental
+// journal index, acks, and the log of repeats, as plain functions on temp folders.
+import { afterAll, describe, expect, test } from "bun:test";
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ackTopicOf, readAck, signedAck } from "../../lib/jobs/acks.ts";
+import { canonicalJson } from "../../lib/jobs/canonical.ts";
+import { type EventName, type JobEvent, signEvent } from "../../lib/jobs/event.ts";
+import { EventIndex, eventKey, newOrigin, ORIGIN_RE } from "../../lib/jobs/identity.ts";
+import { ingestEvent, RepeatLog } from "../../lib/jobs/ingest.ts";
+import { JournalCache, JournalIndex } from "../../lib/jobs/journal-index.ts";
+import { appendEvent, journalPath, originPath, readJournal, readRecord, registerJob, settleLastSeq } from "../../lib/jobs/store.ts";
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+const tempWs = () => {
+  const d = mkdtempSync(join(tmpdir(), "mam-ident-"));
+  dirs.push(d);
+  return d;
+};
+const spec = {
+  agent_session: "wrk", agent: "claude", prompt: "p", delegator: null, type: "single" as const, reviewer_session: null,
+  max_iterations: null, timeout_sec: 0, idle_timeout_sec: 0, expected_artifacts: [], topic_prefix_base: "mam/jobs",
+};
+const ev = (origin: string | undefined, seq: number, event: EventName = "progress"): JobEvent =>
+  signEvent({ schema_version: 1, seq, ...(origin ? { origin } : {}), job_id: "abc12345", event, timestamp: "2026-01-01T00:00:00Z", detail: `${origin} ${seq}`, source: "w", data: {} }, "tok");
+
+describe("EventIndex", () => {
+  test("identities, positions, per-origin max and contiguous marks (holes hold the mark back)", () => {
+    const A = "aaaaaaaaaaaaaaaa";
+    const ix = EventIndex.of([ev(A, 1), ev(undefined, 1), ev(A, 3), ev(A, 2), ev(A, 5)]);
+    expect(ix.count).toBe(5);
+    expect(ix.positionOf(eventKey({ origin: A, seq: 3 }))).toBe(2);
+    expect(ix.has({ seq: 1 })).toBe(true);
+    expect(ix.has({ seq: 2 })).toBe(false);
+    expect(ix.maxSeq(A)).toBe(5);
+    expect(ix.maxSeq(undefined)).toBe(1);
+    expect(ix.acked()).toEqual({ [A]: 3 }); // senders without origin read no acks
+    ix.add(ev(A, 4));
+    expect(ix.acked()).toEqual({ [A]: 5 });
+  });
+
+  test("new origins are 16 hex digits, and differ", () => {
+    const a = newOrigin();
+    expect(a).toMatch(/^[0-9a-f]{16}$/);
+    expect(ORIGIN_RE.test(a)).toBe(true);
+    expect(newOrigin()).not.toBe(a);
+  });
+});
+
+describe("appendEvent: this journal's origin", () => {
+  test("one origin per journal, kept in <id>.origin; a fresh one when the journal starts again", async () => {
+    const ws = tempWs();
+    const r = await registerJob(ws, spec);
+    const a = await appendEvent(ws, r.job_id, { event: "started", detail: "", source: "w" });
+    const b = await appendEvent(ws, r.job_id, { event: "progress", detail: "", source: "w" });
+    expect(a!.payload.origin).toMatch(/^[0-9a-f]{16}$/);
+    expect(b!.payload).toMatchObject({ origin: a!.payload.origin, seq: 2 });
+    rmSync(journalPath(ws, r.job_id));
+    const c = await appendEvent(ws, r.job_id, { event: "progress", detail: "", source: "w" });
+    expect(c!.payload.origin).not.toBe(a!.payload.origin);
+    expect(c!.payload.seq).toBe(3); // the record's last_seq survives
+    // the origin file lost: a new origin (its seqs go on above the journal's, so nothing collides)
+    rmSync(originPath(ws, r.job_id));
+    const d = await appendEvent(ws, r.job_id, { event: "progress", detail: "", source: "w" });
+    expect(d!.payload.origin).not.toBe(c!.payload.origin);
+    expect(d!.payload.seq).toBe(4);
+  });
+});
+
+describe("JournalIndex", () => {
+  test("reads only what was appended, whole lines only; a replaced journal is read again", async () => {
+    const ws = tempWs();
+    const r = await registerJob(ws, spec);
+    const j = new JournalIndex(ws, r.job_id).refresh(r);
+    expect(j.events).toEqual([]);
+    await appendEvent(ws, r.job_id, { event: "started", detail: "", source: "w" });
+    expect(j.refresh(r).events.map((e) => e.event)).toEqual(["started"]);
+    expect(j.status).toBe("running");
+    // a line still being written is not read yet
+    const line = canonicalJson(ev("bbbbbbbbbbbbbbbb", 1, "completed"));
+    appendFileSync(journalPath(ws, r.job_id), line.slice(0, 20));
+    expect(j.refresh(r).events).toHaveLength(1);
+    appendFileSync(journalPath(ws, r.job_id), `${line.slice(20)}\n`);
+    expect(j.refresh(r).events).toHaveLength(2);
+    expect(j).toMatchObject({ status: "completed", endAt: 1 });
+    writeFileSync(journalPath(ws, r.job_id) + ".new", `${line}\n`);
+    rmSync(journalPath(ws, r.job_id));
+    writeFileSync(journalPath(ws, r.job_id), `${line}\n`);
+    expect(j.refresh(r).events).toHaveLength(1);
+    expect(j.index.count).toBe(1);
+  });
+
+  test("JournalCache: one index per job; peek does not read; forget drops it", async () => {
+    const ws = tempWs();
+    const r = await registerJob(ws, spec);
+    const cache = new JournalCache();
+    expect(cache.peek(ws, r.job_id)).toBeUndefined();
+    const j = cache.get(ws, r.job_id, r);
+    expect(cache.get(ws, r.job_id, r)).toBe(j);
+    expect(cache.ids()).toEqual([r.job_id]);
+    cache.forget(r.job_id);
+    expect(cache.peek(ws, r.job_id)).toBeUndefined();
+  });
+});
+
+describe("ingestEvent, lazy (the daemon)", () => {
+  test("in one second with no status change the record is left as it is; settleLastSeq brings last_seq up", async () => {
+    const ws = tempWs();
+    const r = await registerJob(ws, spec);
+    const cache = new JournalCache();
+    const topic = `mam/jobs/${r.job_id}/events`;
+    const B = "bbbbbbbbbbbbbbbb";
+    const mk = (seq: number, event: EventName = "progress") =>
+      Buffer.from(canonicalJson(signEvent({ schema_version: 1, seq, origin: B, job_id: r.job_id, event, timestamp: "2026-01-01T00:00:00Z", detail: `${seq}`, source: "w", data: {} }, r.auth_token)));
+    const first = await ingestEvent(ws, topic, mk(1, "started"), () => {}, cache, true);
+    expect(first).toMatchObject({ outcome: "appended", status: "running" });
+    expect(first).not.toHaveProperty("deferred"); // the status changed: written
+    let deferred = 0;
+    for (let s = 2; s <= 6; s++) {
+      const a = await ingestEvent(ws, topic, mk(s), () => {}, cache, true);
+      if (a.outcome === "appended" && a.deferred) deferred++;
+    }
+    expect(readJournal(ws, r.job_id)).toHaveLength(6);
+    const rec = readRecord(ws, r.job_id)!;
+    expect(rec.status).toBe("running");
+    expect(rec.last_seq).toBe(6 - deferred); // what lags is last_seq only (and only within a second)
+    await settleLastSeq(ws, r.job_id, () => cache.peek(ws, r.job_id)!.index.maxAny());
+    expect(readRecord(ws, r.job_id)!.last_seq).toBe(6);
+    // a status change is never deferred
+    const end = await ingestEvent(ws, topic, mk(7, "completed"), () => {}, cache, true);
+    expect(end).not.toHaveProperty("deferred");
+    expect(readRecord(ws, r.job_id)).toMatchObject({ status: "completed", last_seq: 7 });
+    // a repeat is known from the index alone
+    expect(await ingestEvent(ws, topic, mk(3), () => {}, cache, true)).toMatchObject({ outcome: "duplicate", event: { seq: 3, origin: B } });
+  });
+});
+
+describe("acks", () => {
+  test("signed with the job's token; anything else reads as no ack", () => {
+    const A = "aaaaaaaaaaaaaaaa";
+    const raw = signedAck("abc12345", { [A]: 7 }, "tok", "2026-01-01T00:00:00Z");
+    expect(readAck(raw, "abc12345", "tok")).toEqual({ [A]: 7 });
+    expect(readAck(Buffer.from(raw), "abc12345", "tok")).toEqual({ [A]: 7 });
+    expect(readAck(raw, "abc12345", "other token")).toBeUndefined();
+    expect(readAck(raw, "deadbeef", "tok")).toBeUndefined();
+    expect(readAck(raw.replace('":7', '":9'), "abc12345", "tok")).toBeUndefined();
+    expect(readAck("not json", "abc12345", "tok")).toBeUndefined();
+    expect(readAck(signedAck("abc12345", { "bad origin": 1 }, "tok", "t"), "abc12345", "tok")).toBeUndefined();
+    expect(ackTopicOf("mam/jobs/abc12345/events")).toBe("mam/jobs/abc12345/acks");
+  });
+});
+
+describe("AckSender (the daemon's acks)", () => {
+  test("retained and signed; once per burst; again only when the marks change or after a reconnect", async () => {
+    const { AckSender } = await import("../../lib/monitor/ack-sender.ts");
+    const ws = tempWs();
+    const r = await registerJob(ws, spec);
+    const cache = new JournalCache();
+    const topic = `mam/jobs/${r.job_id}/events`;
+    const O = "dddddddddddddddd";
+    const mk = (seq: number) =>
+      Buffer.from(canonicalJson(signEvent({ schema_version: 1, seq, origin: O, job_id: r.job_id, event: "progress", timestamp: "2026-01-01T00:00:00Z", detail: "", source: "w", data: {} }, r.auth_token)));
+    const sent: { topic: string; payload: string; retain: boolean }[] = [];
+    const publish = async (t: string, payload: string, o: { retain: boolean }) => (sent.push({ topic: t, payload, retain: o.retain }), true);
+    const acks = new AckSender(ws, cache, 30);
+    for (const s of [1, 2, 4]) {
+      await ingestEvent(ws, topic, mk(s), () => {}, cache);
+      acks.note(r, publish);
+    }
+    await Bun.sleep(100);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({ topic: `mam/jobs/${r.job_id}/acks`, retain: true });
+    expect(readAck(sent[0]!.payload, r.job_id, r.auth_token)).toEqual({ [O]: 2 }); // 3 is missing
+    expect(await acks.send(r, publish)).toBe(false); // nothing new
+    await ingestEvent(ws, topic, mk(3), () => {}, cache);
+    expect(await acks.send(r, publish)).toBe(true);
+    expect(readAck(sent[1]!.payload, r.job_id, r.auth_token)).toEqual({ [O]: 4 });
+    acks.forgetSent();
+    expect(await acks.send(r, publish)).toBe(true);
+    acks.close();
+  });
+});
+
+describe("RepeatLog", () => {
+  test("the first repeat of a burst in full, then one line for the rest", async () => {
+    const lines: string[] = [];
+    const rl = new RepeatLog((l) => lines.push(l), 30);
+    rl.repeat("dropped event (job x origin o seq 1): repeat of an event already journalled");
+    rl.repeat("dropped event (job x origin o seq 2): repeat of an event already journalled");
+    rl.repeat("dropped event (job x origin o seq 3): repeat of an event already journalled");
+    expect(lines).toEqual(["dropped event (job x origin o seq 1): repeat of an event already journalled"]);
+    await Bun.sleep(80);
+    expect(lines[1]).toBe("dropped 2 more repeats of journalled events (the first: (job x origin o seq 2): repeat of an event already journalled)");
+    rl.repeat("dropped event (job x origin o seq 9): repeat of an event already journalled");
+    rl.flush();
+    expect(lines).toHaveLength(3);
+  });
+});
