@@ -327,11 +327,10 @@ const cancel = defineCommand({
   },
   args: { id: { type: "positional", description: "job id", valueHint: "ID" }, ...workspaceArg },
   async run({ args }) {
-    const id = checkJobId(str(args, "id")!);
     const { cancelJob } = await import("../jobs/cancel.ts");
-    const r = await cancelJob(ws(args), id);
-    if (!r.cancelled) err(`job ${id} has already ended (${r.ended}); nothing to cancel`);
-    for (const w of r.warnings) warn(w);
+    const c = await cancelJob(ws(args), str(args, "id")!);
+    for (const w of c.warnings) warn(w);
+    if (!c.cancelled) err(`job ${c.job_id} has already ended (${c.status}); nothing to cancel`);
   },
 });
 

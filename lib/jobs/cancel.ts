@@ -1,24 +1,28 @@
-// The `mam job cancel` use case, shared by the CLI and the dashboard (mam ui): journal a
-// `cancelled` event (source mam) unless the job has already ended, publish it, and tell the
-// job's agent to stop. Never throws for a job that has ended: it says so in the result.
+// Cancelling a job (SPEC §7.4 `job cancel`), the one use case behind `mam job cancel`, the MCP
+// tool cancel_job and mam ui's cancel: journal a `cancelled` event (source mam) under the jobs lock unless the job has
+// already ended, publish it, and tell the job's agent to stop.
 import { brokerConfigFromEnv } from "./broker-config.ts";
 import { isFinal, type JobStatus } from "./event.ts";
 import { appendEvent, effectiveStatus, requireRecord } from "./store.ts";
+import { checkJobId } from "../sys/names.ts";
 import type { Env } from "../sys/paths.ts";
 
 export interface Cancelled {
   job_id: string;
-  /** false: the job had already ended (see `ended`) and nothing was written */
+  /** false when the job had already ended (nothing was written) */
   cancelled: boolean;
-  ended?: JobStatus;
-  seq?: number;
-  /** non-fatal problems (no broker, the agent could not be told) */
+  /** the job's status after the call */
+  status: JobStatus;
+  /** the session that was told to stop, if it could be reached */
+  told: string | null;
+  /** non-fatal problems (no broker, agent not reachable), one line each */
   warnings: string[];
 }
 
-export async function cancelJob(ws: string, id: string, env: Env = process.env, detail = "cancelled by mam job cancel"): Promise<Cancelled> {
+export async function cancelJob(ws: string, rawId: string, env: Env = process.env): Promise<Cancelled> {
+  const id = checkJobId(rawId);
   requireRecord(ws, id);
-  const cfg = brokerConfigFromEnv(env);
+  brokerConfigFromEnv(env); // a bad MQTT_* setting fails before anything is written
   let ended: JobStatus | undefined;
   const a = await appendEvent(ws, id, (r, evs) => {
     const st = effectiveStatus(r!, evs);
@@ -26,16 +30,25 @@ export async function cancelJob(ws: string, id: string, env: Env = process.env, 
       ended = st;
       return undefined;
     }
-    return { event: "cancelled", detail, source: "mam" };
+    return { event: "cancelled", detail: "cancelled by mam job cancel", source: "mam" };
   });
-  if (!a) return { job_id: id, cancelled: false, ended, warnings: [] };
+  if (!a) return { job_id: id, cancelled: false, status: ended!, told: null, warnings: [] };
   const warnings: string[] = [];
+  // (main's lib/jobs/publish.ts publishJournalled does this; this branch predates it)
   const { publishAll } = await import("./transport.ts");
-  const p = await publishAll(cfg, [{ topic: `${a.record!.topic_prefix}/events`, payload: a.line }]);
+  const p = await publishAll(brokerConfigFromEnv(env), [{ topic: `${a.record!.topic_prefix}/events`, payload: a.line }]);
   if (!p.ok) warnings.push(`${p.reason}; event ${id} #${a.payload.seq} is in the journal only`);
   const { loadJobRuntime } = await import("./runtime.ts");
   const rt = await loadJobRuntime(ws, env);
   const s = await rt.findSession(a.record!.agent_session);
-  if (s) await rt.prompt(s, `[mam] Job ${id} was cancelled: stop working on it.`).catch((e) => warnings.push(`could not tell ${s.name} (${(e as Error).message})`));
-  return { job_id: id, cancelled: true, seq: a.payload.seq, warnings };
+  let told: string | null = null;
+  if (s) {
+    try {
+      await rt.prompt(s, `[mam] Job ${id} was cancelled: stop working on it.`);
+      told = s.name;
+    } catch (e) {
+      warnings.push(`could not tell ${s.name} (${(e as Error).message})`);
+    }
+  }
+  return { job_id: id, cancelled: true, status: "cancelled", told, warnings };
 }

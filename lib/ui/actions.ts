@@ -58,8 +58,8 @@ export async function runAction(ws: string, a: UiAction, env: Env): Promise<stri
     }
     case "cancel": {
       const { cancelJob } = await import("../jobs/cancel.ts");
-      const r = await cancelJob(ws, a.job, env, "cancelled from mam ui");
-      const msg = r.cancelled ? `job ${a.job} cancelled` : `job ${a.job} has already ended (${r.ended}); nothing to cancel`;
+      const r = await cancelJob(ws, a.job, env);
+      const msg = r.cancelled ? `job ${a.job} cancelled${r.told ? `; told ${r.told}` : ""}` : `job ${a.job} has already ended (${r.status}); nothing to cancel`;
       return [msg, ...r.warnings].join("; ");
     }
     case "send": {

@@ -235,7 +235,7 @@ it("actions only with --allow-actions: refused (403) and hidden without it; with
     await page.click(`#panel-body [data-act='cancel']`);
     await page.waitForSelector(`[data-job='${id}'][data-status='cancelled']`, { timeout: 10_000 });
     const logs = await w.mam(["job", "logs", id]);
-    expect(logs.stdout).toContain("cancelled  mam: cancelled from mam ui");
+    expect(logs.stdout).toContain("cancelled  mam: cancelled by mam job cancel");
     await page.click("#panel-close");
 
     // stop the session: graceful, through the same code as mam stop (once the cancel notice
