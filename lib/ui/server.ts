@@ -138,7 +138,8 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
         const j = JSON.stringify(team);
         if (j !== teamJson) {
           teamJson = j;
-          broadcast("team", { sessions: team.sessions, registry: team.registry, problem: team.problem ?? null });
+          broadcast("team", { sessions: team.sessions, registry: team.registry });
+          broadcast("problems", { problems: [...(team.problem ? [team.problem] : []), ...problems] });
         }
       } while (teamAgain && !stopped);
     })().finally(() => (teamBusy = undefined));
@@ -149,6 +150,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
   let daemonJson = "";
   const refreshFiles = () => {
     const d = jobs.refresh();
+    if (d.problems.join("\n") !== problems.join("\n")) broadcast("problems", { problems: [...(team.problem ? [team.problem] : []), ...d.problems] });
     problems = d.problems;
     if (d.changed.length || d.removed.length) {
       broadcast("jobs", { changed: d.changed, removed: d.removed });

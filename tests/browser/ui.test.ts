@@ -5,7 +5,7 @@
 // timeline. Screenshots of the main views go to tests/browser/artifacts/ (git-ignored).
 // Run by `npm run test:browser`, not by `npm test`.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync } from "node:fs";
+import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "puppeteer-core";
 import { CLAUDE_LOOKALIKE } from "../helpers/agent-screens.ts";
@@ -145,6 +145,16 @@ it("the page: the team, a CLI job's events arriving live, a blocked agent on top
     await page.waitForSelector("#panel-body table.journal tr[data-seq='3']", { timeout: 5_000 });
     expect(await text(page, "#panel-body")).toContain("README tidied");
     await snap(page, "job-detail");
+    await page.click("#panel-close");
+
+    // a damaged job file: a red line on top naming it, the rest of the page still there
+    const sub2 = await w.mam(["job", "submit", "--to", "bravo", "--prompt", "second"]);
+    const id2 = sub2.stdout.trim();
+    await page.waitForSelector(`[data-job='${id2}']`, { timeout: 10_000 });
+    writeFileSync(join(w.sb.ws, ".mam", "jobs", `${id2}.json`), "{damaged");
+    await page.waitForSelector("#problems:not([hidden])", { timeout: 10_000 });
+    expect(await text(page, "#problems")).toContain(`${id2}.json is not valid JSON`);
+    expect(await page.$(`[data-job='${id}'][data-status='completed']`)).not.toBeNull();
     await page.close();
     expect(await ui.stop("SIGINT")).toBe(130);
   });

@@ -197,3 +197,71 @@ describe("actions", () => {
     expect(httpStatusOf(new Error("x"))).toBe(500);
   });
 });
+
+describe("state readers (a temp workspace)", () => {
+  const { mkdtempSync, mkdirSync, appendFileSync, writeFileSync, rmSync, unlinkSync } = require("node:fs") as typeof import("node:fs");
+  const { tmpdir } = require("node:os") as typeof import("node:os");
+  const { join } = require("node:path") as typeof import("node:path");
+  const spec = { agent_session: "w", agent: "claude", prompt: "p", delegator: null, type: "single" as const, reviewer_session: null, max_iterations: null, timeout_sec: 60, idle_timeout_sec: 60, expected_artifacts: [], topic_prefix_base: "mam/jobs" };
+
+  test("JobCache: a job is read again only when its record or journal changed; removals are reported", async () => {
+    const { JobCache } = await import("../../lib/ui/state.ts");
+    const { appendEvent, registerJob, recordPath, journalPath } = await import("../../lib/jobs/store.ts");
+    const ws = mkdtempSync(join(tmpdir(), "mam-ui-unit-"));
+    try {
+      const c = new JobCache(ws);
+      expect(c.refresh()).toEqual({ changed: [], removed: [], problems: [] });
+      const r = await registerJob(ws, spec);
+      expect(c.refresh().changed.map((j) => j.id)).toEqual([r.job_id]);
+      expect(c.refresh().changed).toEqual([]);
+      await appendEvent(ws, r.job_id, { event: "started", source: "w", detail: "go" });
+      const d = c.refresh();
+      expect(d.changed).toHaveLength(1);
+      expect(d.changed[0]).toMatchObject({ status: "running", events: [{ seq: 1, event: "started", lane: "worker" }] });
+      // a damaged record is a problem, not a crash; the other jobs stay
+      const r2 = await registerJob(ws, spec);
+      c.refresh();
+      writeFileSync(recordPath(ws, r2.job_id), "{not json");
+      expect(c.refresh().problems[0]).toContain("is not valid JSON");
+      expect(c.all().map((j) => j.id).sort()).toEqual([r.job_id, r2.job_id].sort());
+      unlinkSync(recordPath(ws, r.job_id));
+      unlinkSync(journalPath(ws, r.job_id));
+      expect(c.refresh().removed).toEqual([r.job_id]);
+    } finally {
+      rmSync(ws, { recursive: true, force: true });
+    }
+  });
+
+  test("DaemonWatch: the log read incrementally (last lines, dropped events), a new log starts over", async () => {
+    const { DaemonWatch } = await import("../../lib/ui/state.ts");
+    const { monitorLogPath } = await import("../../lib/monitor/files.ts");
+    const ws = mkdtempSync(join(tmpdir(), "mam-ui-unit-"));
+    try {
+      mkdirSync(join(ws, ".mam"));
+      const w = new DaemonWatch(ws, 3);
+      expect(w.read()).toMatchObject({ running: false, mode: "not running", recent: [], dropped: 0 });
+      const log = monitorLogPath(ws);
+      appendFileSync(log, "a\ndropped event on t: unknown job\nb\n");
+      expect(w.read()).toMatchObject({ recent: ["a", "dropped event on t: unknown job", "b"], dropped: 1 });
+      appendFileSync(log, "c\nHMAC verify failed (x)\npart");
+      expect(w.read()).toMatchObject({ recent: ["b", "c", "HMAC verify failed (x)"], dropped: 2 });
+      appendFileSync(log, "ial\n");
+      expect(w.read().recent).toEqual(["c", "HMAC verify failed (x)", "partial"]);
+      unlinkSync(log);
+      writeFileSync(log, "fresh\n");
+      expect(w.read()).toMatchObject({ recent: ["fresh"], dropped: 0 });
+    } finally {
+      rmSync(ws, { recursive: true, force: true });
+    }
+  });
+
+  test("jobColumn: the row's delegate_job_id, else the session's newest job", async () => {
+    const { jobColumn } = await import("../../lib/ui/state.ts");
+    const a = jobViewModel(record({ job_id: "aaaaaaaa", agent_session: "w", created_at: "2026-01-01T10:00:00Z" }), []);
+    const b = jobViewModel(record({ job_id: "bbbbbbbb", agent_session: "w", created_at: "2026-01-02T10:00:00Z" }), []);
+    const col = jobColumn([a, b]);
+    expect(col({ name: "w", status: "running" } as never)).toEqual({ id: "bbbbbbbb", status: "pending" });
+    expect(col({ name: "w", status: "running", delegate_job_id: "aaaaaaaa" } as never)).toEqual({ id: "aaaaaaaa", status: "pending" });
+    expect(col({ name: "other", status: "running" } as never)).toBeNull();
+  });
+});

@@ -215,9 +215,9 @@
     es.addEventListener("team", (m) => {
       const t = JSON.parse(m.data);
       S.sessions = t.sessions;
-      problems(t.problem ? [t.problem] : []);
       renderTeam();
     });
+    es.addEventListener("problems", (m) => problems(JSON.parse(m.data).problems));
     es.addEventListener("jobs", (m) => {
       const d = JSON.parse(m.data);
       // a job that only gained events is redrawn alone; a new, removed or re-filtered one redraws the list
