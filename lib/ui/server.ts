@@ -307,6 +307,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
         return new Response(screenStream(name), { headers: { ...SECURITY_HEADERS, "Content-Type": "text/event-stream" } });
       }
       case "/api/action": {
+        if (req.method !== "POST") return text(405, "actions are POST requests\n", "text/plain; charset=utf-8", { Allow: "POST" });
         let body: unknown;
         try {
           body = await req.json();

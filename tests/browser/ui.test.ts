@@ -198,6 +198,7 @@ it("actions only with --allow-actions: refused (403) and hidden without it; with
     expect(r1.status).toBe(403);
     expect(await r1.text()).toContain("--allow-actions");
     expect((await post(ro, { action: "cancel", job: id })).status).toBe(403);
+    expect((await fetch(`http://127.0.0.1:${ro.port}/api/action?token=${ro.token}`)).status).toBe(405);
     expect(await registryStatus()).toBe("running");
     expect((await w.mam(["job", "status", id, "--json"])).stdout).toContain('"status": "pending"');
     const roPage = await w.open(ro);
@@ -302,3 +303,38 @@ it("mam demo --keep prints the mam ui command; the demo's loop job reads on its 
     }
   });
 }, 180_000);
+
+it("on herdr (the fake herdr and its fake claude): LIVE from herdr's agent status, blocked on top, the screen from pane read", async () => {
+  const { installFakeAgents, startFakeHerdr } = await import("../helpers/herdr.ts");
+  const { anchoredPids } = await import("../helpers/sandbox.ts");
+  const sb = makeSandbox("mam-uih-");
+  installFakeAgents(sb.bin);
+  const h = await startFakeHerdr(sb, { session: "mam" });
+  const env = sb.with({ TMPDIR: sb.root, MAM_UI_LIVE_MS: "300" });
+  const browser = await launchBrowser(sb);
+  try {
+    for (const name of ["hx", "hy"]) {
+      const r = await runMam(["create", "--agent", "claude", "--herdr-session", "mam", "--session", name, "--no-onboard"], { env, cwd: sb.ws, timeoutMs: 60_000 });
+      expect(r.code).toBe(0);
+    }
+    const ui = await startUiProcess(sb, env);
+    uis.push(ui);
+    const page = await browser.newPage();
+    await page.goto(ui.url);
+    await page.waitForSelector("tr[data-session='hx'][data-live='idle']", { timeout: 15_000 });
+    await page.waitForSelector("tr[data-session='hy'][data-live='idle']", { timeout: 15_000 });
+    expect(await h.herdr(["agent", "prompt", "hy", "please FAKE_BLOCK now"]).then((r) => r.code)).toBe(0);
+    await page.waitForSelector("tr[data-session='hy'][data-live='blocked']", { timeout: 15_000 });
+    expect(await page.$eval("#team tbody tr", (e) => (e as unknown as { dataset: Record<string, string> }).dataset.session)).toBe("hy");
+    await page.click("[data-screen='hy']");
+    await page.waitForFunction(screenHas("Do you want to proceed?"), { timeout: 10_000 });
+    await snap(page, "herdr-screen");
+    await page.close();
+    expect(await ui.stop()).toBe(143);
+  } finally {
+    await browser.close().catch(() => {});
+    await h.stop();
+    await waitFor(() => anchoredPids(sb.root).length === 0, 5000);
+    await sb.cleanup();
+  }
+}, 90_000);
