@@ -256,6 +256,12 @@ it("actions only with --allow-actions: refused (403) and hidden without it; with
     await waitFor(async () => (await registryStatus()) !== "running", 15_000, 200);
     expect(await registryStatus()).toBe("stopped");
     await page.waitForSelector("tr[data-session='alpha'] [data-act='resume']", { timeout: 10_000 });
+    // resume: the look-alike keeps no conversation, so mam resume's own error shows, nothing changes
+    await page.click("tr[data-session='alpha'] [data-act='resume']");
+    await page.waitForSelector("#toast.bad:not([hidden])", { timeout: 15_000 });
+    expect(await text(page, "#toast")).toMatch(/^ERROR: .*alpha/);
+    expect(await registryStatus()).toBe("stopped");
+    expect(questions.some((q) => q.startsWith("Resume alpha?"))).toBe(true);
     expect(questions.some((q) => q.startsWith("Stop alpha?"))).toBe(true);
     expect(questions.some((q) => q.startsWith("Cancel job"))).toBe(true);
     expect(questions.some((q) => q.includes("ask rm -rf build"))).toBe(true);
