@@ -8,6 +8,7 @@
   const $ = (id) => document.getElementById(id);
   const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
   const STATUSES = ["pending", "running", "completed", "error", "cancelled", "timeout"];
+  const LABELLED = new Set(["completed", "error", "cancelled", "timeout", "permission_required"]);
   const S = { ws: "", actions: false, sessions: [], jobs: new Map(), daemon: null, filter: "all", open: null, panel: null, screen: null };
 
   // ---- team ---------------------------------------------------------------------------------
@@ -40,7 +41,7 @@
   // lanes are rows of a fixed height; x positions are percentages, so the SVG keeps real pixel
   // sizes for dots and text at any width (the model's x is 0..1 along the job's time axis)
   function timeline(j) {
-    const H = 22, top = 16, lanes = j.lanes;
+    const H = 30, top = 16, lanes = j.lanes;
     const laneName = { worker: j.to, reviewer: j.reviewer || "reviewer", mam: "mam (loop, monitor)" };
     const y = (lane) => top + lanes.indexOf(lane) * H + H / 2;
     const x = (f) => `${(1.5 + f * 96.5).toFixed(2)}%`;
@@ -49,10 +50,13 @@
     for (const lane of lanes) parts.push(`<line class="lane" x1="0" x2="100%" y1="${y(lane)}" y2="${y(lane)}"/>`);
     for (const m of j.marks) parts.push(`<line class="mark" x1="${x(m.x)}" x2="${x(m.x)}" y1="${top - 4}" y2="${h - 14}" transform="translate(-9 0)"/><text class="mark-label" x="${x(m.x)}" y="${top - 5}" transform="translate(-7 0)">iteration ${m.iteration}</text>`);
     for (const e of j.events) {
-      parts.push(`<g data-seq="${e.seq}" data-event="${esc(e.event)}" data-lane="${esc(e.lane)}"><circle class="ev-${esc(e.event)}" cx="${x(e.x)}" cy="${y(e.lane)}" r="6"/><title>#${e.seq} ${esc(e.event)} · ${esc(e.source)} · +${secs(e.at)}${e.detail ? `\n${esc(e.detail)}` : ""}</title></g>`);
+      // hand-ins, verdicts and ends carry a few words of their detail above the dot
+      const anchor = e.x > 0.9 ? `text-anchor="end" dx="6"` : e.x < 0.05 ? `text-anchor="start" dx="-6"` : `text-anchor="middle"`; // kept inside the axis
+      const label = LABELLED.has(e.event) && e.detail ? `<text class="ev-label" ${anchor} x="${x(e.x)}" y="${y(e.lane) - 9}">${esc(e.detail.length > 18 ? `${e.detail.slice(0, 17)}…` : e.detail)}</text>` : "";
+      parts.push(`<g data-seq="${e.seq}" data-event="${esc(e.event)}" data-lane="${esc(e.lane)}">${label}<circle class="ev-${esc(e.event)}" cx="${x(e.x)}" cy="${y(e.lane)}" r="6"/><title>#${e.seq} ${esc(e.event)} · ${esc(e.source)} · +${secs(e.at)}${e.detail ? `\n${esc(e.detail)}` : ""}</title></g>`);
     }
     parts.push(`<text class="axis" x="${x(0)}" y="${h - 2}">0s</text><text class="axis" text-anchor="end" x="100%" y="${h - 2}">${secs(j.span)}</text>`);
-    // sizes of the labels' column are in app.css (the CSP allows no inline style): 22px rows after 16px
+    // sizes of the labels' column are in app.css (the CSP allows no inline style): 30px rows after 16px
     const labels = lanes.map((l) => `<div class="lane-label" title="${esc(laneName[l])}">${esc(l)}</div>`).join("");
     return `<div class="tl"><div class="tl-labels">${labels}</div><svg class="timeline" width="100%" height="${h}" role="img" aria-label="timeline of job ${esc(j.id)}">${parts.join("")}</svg></div>`;
   }
