@@ -5,7 +5,7 @@
 // timeline. Screenshots of the main views go to tests/browser/artifacts/ (git-ignored).
 // Run by `npm run test:browser`, not by `npm test`.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "puppeteer-core";
 import { CLAUDE_LOOKALIKE } from "../helpers/agent-screens.ts";
@@ -181,6 +181,13 @@ it("the token and the Host are required: no token, a wrong one, another Host are
     expect(await page.content()).not.toContain("app.js");
     await page.close();
     expect(await ui.stop("SIGTERM")).toBe(143);
+
+    // --open hands the URL (token included) to xdg-open, here a stand-in that writes it down
+    const opened = join(w.sb.root, "opened.txt");
+    writeScript(w.sb.bin, "xdg-open", `#!/usr/bin/env bash\nprintf '%s' "$1" > '${opened}'\n`);
+    const o = await w.ui(["--open"]);
+    expect(await waitFor(() => existsSync(opened) && readFileSync(opened, "utf8") === o.url, 10_000)).toBe(true);
+    expect(await o.stop("SIGINT")).toBe(130);
   });
 }, 60_000);
 
