@@ -114,6 +114,7 @@ it("the page: the team, a CLI job's events arriving live, a blocked agent on top
       seen.push(Math.round(performance.now() - t0));
     }
     await page.waitForSelector(`[data-job='${id}'][data-status='completed']`, { timeout: 5_000 });
+    expect(await text(page, "#daemon table.last-events tr")).toContain("README tidied"); // the newest event first
     console.error(`  event → page: ${seen.join(", ")} ms (after the CLI exited)`);
     // the filter hides other statuses
     await page.click("[data-filter='running']");

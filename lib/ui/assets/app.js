@@ -88,8 +88,12 @@
     const d = S.daemon;
     if (!d) return;
     const row = (k, v) => `<div class="dim">${k}</div><div class="mono">${esc(v ?? "-")}</div>`;
+    // the last job events of the workspace, newest first, whoever journalled them
+    const last = [...S.jobs.values()].flatMap((j) => j.events.map((e) => ({ j: j.id, e }))).sort((a, b) => (a.e.timestamp === b.e.timestamp ? (a.j === b.j ? b.e.seq - a.e.seq : 0) : a.e.timestamp < b.e.timestamp ? 1 : -1)).slice(0, 8);
+    const evs = last.map(({ j, e }) => `<tr><td class="mono" title="${esc(e.timestamp)}">${esc(e.timestamp.slice(11, 19))}</td><td><a href="#" data-open-job="${esc(j)}" class="mono">${esc(j)}</a></td><td>${esc(e.event)}</td><td>${esc(e.source)}</td><td>${esc(e.detail.length > 80 ? `${e.detail.slice(0, 79)}…` : e.detail)}</td></tr>`).join("");
     $("daemon").innerHTML = `<div class="daemon-grid" data-daemon-mode="${esc(d.mode)}">${row("mode", d.mode)}${row("pid", d.pid)}${row("broker", d.broker)}${row("since", d.since)}${row("dropped events", String(d.dropped))}${row("log", d.log)}</div>
-      <pre class="log">${d.recent.length ? esc(d.recent.join("\n")) : "(no log lines)"}</pre>`;
+      <h3 class="dim">last events</h3><table class="last-events">${evs || `<tr><td class="dim">none yet</td></tr>`}</table>
+      <h3 class="dim">log</h3><pre class="log">${d.recent.length ? esc(d.recent.join("\n")) : "(no log lines)"}</pre>`;
   }
 
   // ---- the side panel: a job's journal, an agent's screen ------------------------------------
@@ -234,6 +238,7 @@
         else el.outerHTML = jobHtml(j);
       }
       for (const id of d.removed) S.jobs.delete(id);
+      renderDaemon();
       if (whole) return renderJobs();
       renderFilters();
       if (S.panel && S.panel.kind === "job") renderJobPanel();
