@@ -10,3 +10,9 @@ declare module "*.sh" {
   const text: string;
   export default text;
 }
+// the dashboard's style (lib/ui/assets), embedded as text (its page: a cast in lib/ui/server.ts,
+// bun-types declares .html imports as bundles; its script: lib/ui/assets/app.d.ts)
+declare module "*.css" {
+  const text: string;
+  export default text;
+}

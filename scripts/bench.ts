@@ -10,6 +10,7 @@ import { benchReconcile } from "./bench-reconcile.ts";
 import { benchMcp } from "./bench-mcp.ts";
 import { benchRegistry } from "./bench-fixtures.ts";
 import { benchAgentState } from "./bench-agent-state.ts";
+import { benchUi } from "./bench-ui.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const BIN = process.env.MAM_BIN ? resolve(process.env.MAM_BIN) : join(ROOT, "dist", "mam");
@@ -108,6 +109,7 @@ const benches: Record<string, () => Promise<Row[]> | Row[]> = {
   sessions: () => benchSessions(BIN, { pct, ms }),
   mcp: () => benchMcp(BIN, { pct, ms }),
   "agent-state": () => benchAgentState(BIN, { pct, ms }),
+  ui: () => benchUi(BIN, { pct, ms }),
   async daemon() {
     // BENCH_DAEMON_SECONDS shortens the 30 s window for a quick look
     const seconds = Number(process.env.BENCH_DAEMON_SECONDS) > 0 ? Number(process.env.BENCH_DAEMON_SECONDS) : 30;

@@ -196,6 +196,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
       p(`  mam status --workspace ${ws}`);
       p(`  mam job logs ${record.job_id} --workspace ${ws}`);
       p(o.backend === "tmux" ? `  tmux -L ${server} attach -t ${WORKER}` : `  herdr --session ${server}`);
+      p(`  mam ui --workspace ${ws}      # the team and the loop job's timeline in your browser`);
       p(`clean up:`);
       p(`  mam daemon stop --workspace ${ws}; ${o.backend === "tmux" ? `tmux -L ${server} kill-server` : `herdr --session ${server} server stop`}; kill ${brokerProc?.pid}; rm -rf ${ws}`);
     }

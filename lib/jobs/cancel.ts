@@ -1,5 +1,5 @@
-// Cancelling a job (SPEC §7.4 `job cancel`), the one use case behind `mam job cancel` and the MCP
-// tool cancel_job: journal a `cancelled` event (source mam) under the jobs lock unless the job has
+// Cancelling a job (SPEC §7.4 `job cancel`), the one use case behind `mam job cancel`, the MCP
+// tool cancel_job and mam ui's cancel: journal a `cancelled` event (source mam) under the jobs lock unless the job has
 // already ended, publish it, and tell the job's agent to stop.
 import { brokerConfigFromEnv } from "./broker-config.ts";
 import { isFinal, type JobStatus } from "./event.ts";

@@ -65,14 +65,18 @@ function latestJobs(ws: string): Map<string, JobRef> {
   return m;
 }
 
-/** `counts`: also each worktree's ahead/behind/changed (status --json) */
-export async function sessionStatus(ws: string, env: Env, counts = true): Promise<{ doc: StatusDoc; text: (color: boolean) => string }> {
+/**
+ * The status use case. `counts`: also each worktree's ahead/behind/changed (status --json).
+ * `jobOf` replaces reading the job records for the JOB column (mam ui has them in memory); by
+ * default a row's delegate_job_id, else its newest job.
+ */
+export async function sessionStatus(ws: string, env: Env, counts = true, jobOf?: (row: Row) => JobRef | null): Promise<{ doc: StatusDoc; text: (color: boolean) => string }> {
   const path = registryPath(ws, env);
   const data = readRegistry(path);
   const [obs, wts] = await Promise.all([observe(data, ws, (b, s) => muxFor(b, s, env), env, epochNow()), worktreeStatuses(ws, data, env, counts)]);
   const own = jobReader(ws);
   let latest: Map<string, JobRef> | undefined;
-  const doc = statusDoc(ws, path, obs, (row) => own(row) ?? (latest ??= latestJobs(ws)).get(row.name) ?? null, (row) => wts.get(row));
+  const doc = statusDoc(ws, path, obs, jobOf ?? ((row) => own(row) ?? (latest ??= latestJobs(ws)).get(row.name) ?? null), (row) => wts.get(row));
   return { doc, text: (color) => renderStatus(doc, color) };
 }
 

@@ -1,0 +1,252 @@
+// mam ui — the page. It draws what the server's view model says (lib/ui/model.ts) and keeps it
+// live from one server-sent event stream; it never polls. Every text from the workspace (agent
+// output, job details) is escaped before it reaches the DOM.
+"use strict";
+(() => {
+  const token = new URLSearchParams(location.search).get("token") || "";
+  const q = (p) => `${p}${p.includes("?") ? "&" : "?"}token=${encodeURIComponent(token)}`;
+  const $ = (id) => document.getElementById(id);
+  const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+  const STATUSES = ["pending", "running", "completed", "error", "cancelled", "timeout"];
+  const LABELLED = new Set(["completed", "error", "cancelled", "timeout", "permission_required"]);
+  const S = { ws: "", actions: false, sessions: [], jobs: new Map(), daemon: null, filter: "all", open: null, panel: null, screen: null };
+
+  // ---- team ---------------------------------------------------------------------------------
+  function renderTeam() {
+    const ss = S.sessions;
+    $("team-count").textContent = `${ss.length} session${ss.length === 1 ? "" : "s"}`;
+    if (!ss.length) return void ($("team").innerHTML = `<p class="dim">no agent sessions yet — <span class="mono">mam create --agent claude --role worker</span></p>`);
+    const rows = ss.map((s) => {
+      const job = s.job ? `<a href="#" data-open-job="${esc(s.job.id)}" class="mono">${esc(s.job.id)}</a> <span class="pill st-${esc(s.job.status)}">${esc(s.job.status)}</span>` : `<span class="dim">-</span>`;
+      const running = s.status === "running";
+      const acts = [`<button type="button" data-screen="${esc(s.name)}">screen</button>`];
+      if (S.actions) {
+        if (running) acts.push(`<button type="button" class="danger" data-act="stop" data-name="${esc(s.name)}">stop</button>`);
+        else acts.push(`<button type="button" data-act="resume" data-name="${esc(s.name)}">resume</button>`);
+      }
+      const reason = s.live === "blocked" && s.reason ? `<tr class="blocked reason-row"><td colspan="9" class="reason">${esc(s.name)} waits for: ${esc(s.reason)}</td></tr>` : "";
+      return `<tr class="${s.tone === "blocked" ? "blocked" : ""}" data-session="${esc(s.name)}" data-live="${esc(s.live)}">
+        <td><b>${esc(s.name)}</b></td><td>${esc(s.agent ?? "-")}</td><td>${esc(s.role ?? "-")}</td><td>${esc(s.status)}</td>
+        <td><span class="pill live-${esc(s.tone)}" title="${esc(s.live_source ? `from the ${s.live_source}` : "")}">${esc(s.live)}</span></td>
+        <td>${job}</td><td class="mono">${esc(s.drift.length ? s.drift.join(", ") : "-")}</td>
+        <td class="mono dim">${esc(s.mux === "tmux" ? `tmux:${s.server}` : s.server)} ${esc(s.pane ?? "")}</td><td class="acts">${acts.join(" ")}</td></tr>${reason}`;
+    });
+    $("team").innerHTML = `<table><thead><tr><th>NAME</th><th>AGENT</th><th>ROLE</th><th>STATUS</th><th>LIVE</th><th>JOB</th><th>DRIFT</th><th>PANE</th><th></th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
+  }
+
+  // ---- jobs ---------------------------------------------------------------------------------
+  const sortedJobs = () => [...S.jobs.values()].sort((a, b) => (a.created_at === b.created_at ? b.id.localeCompare(a.id) : a.created_at < b.created_at ? 1 : -1));
+  const secs = (ms) => (ms < 60000 ? `${Math.round(ms / 1000)}s` : `${Math.floor(ms / 60000)}m${String(Math.round((ms % 60000) / 1000)).padStart(2, "0")}s`);
+
+  // lanes are rows of a fixed height; x positions are percentages, so the SVG keeps real pixel
+  // sizes for dots and text at any width (the model's x is 0..1 along the job's time axis)
+  function timeline(j) {
+    const H = 30, top = 16, lanes = j.lanes;
+    const laneName = { worker: j.to, reviewer: j.reviewer || "reviewer", mam: "mam (loop, monitor)" };
+    const y = (lane) => top + lanes.indexOf(lane) * H + H / 2;
+    const x = (f) => `${(1.5 + f * 96.5).toFixed(2)}%`;
+    const h = top + lanes.length * H + 14;
+    const parts = [];
+    for (const lane of lanes) parts.push(`<line class="lane" x1="0" x2="100%" y1="${y(lane)}" y2="${y(lane)}"/>`);
+    for (const m of j.marks) parts.push(`<line class="mark" x1="${x(m.x)}" x2="${x(m.x)}" y1="${top - 4}" y2="${h - 14}" transform="translate(-9 0)"/><text class="mark-label" x="${x(m.x)}" y="${top - 5}" transform="translate(-7 0)">iteration ${m.iteration}</text>`);
+    for (const e of j.events) {
+      // hand-ins, verdicts and ends carry a few words of their detail above the dot
+      const anchor = e.x > 0.9 ? `text-anchor="end" dx="6"` : e.x < 0.05 ? `text-anchor="start" dx="-6"` : `text-anchor="middle"`; // kept inside the axis
+      const label = LABELLED.has(e.event) && e.detail ? `<text class="ev-label" ${anchor} x="${x(e.x)}" y="${y(e.lane) - 9}">${esc(e.detail.length > 18 ? `${e.detail.slice(0, 17)}…` : e.detail)}</text>` : "";
+      parts.push(`<g data-seq="${e.seq}" data-event="${esc(e.event)}" data-lane="${esc(e.lane)}">${label}<circle class="ev-${esc(e.event)}" cx="${x(e.x)}" cy="${y(e.lane)}" r="6"/><title>#${e.seq} ${esc(e.event)} · ${esc(e.source)} · +${secs(e.at)}${e.detail ? `\n${esc(e.detail)}` : ""}</title></g>`);
+    }
+    parts.push(`<text class="axis" x="${x(0)}" y="${h - 2}">0s</text><text class="axis" text-anchor="end" x="100%" y="${h - 2}">${secs(j.span)}</text>`);
+    // sizes of the labels' column are in app.css (the CSP allows no inline style): 30px rows after 16px
+    const labels = lanes.map((l) => `<div class="lane-label" title="${esc(laneName[l])}">${esc(l)}</div>`).join("");
+    return `<div class="tl"><div class="tl-labels">${labels}</div><svg class="timeline" width="100%" height="${h}" role="img" aria-label="timeline of job ${esc(j.id)}">${parts.join("")}</svg></div>`;
+  }
+
+  function jobHtml(j) {
+    const loop = j.type === "loop" ? ` · loop with <b>${esc(j.reviewer)}</b> · iteration ${j.iteration}/${j.max_iterations ?? "?"}` : "";
+    return `<div class="job" data-job="${esc(j.id)}" data-status="${esc(j.status)}" data-events="${j.events.length}">
+      <div class="job-head" data-open-job="${esc(j.id)}"><span class="mono">${esc(j.id)}</span><span class="pill st-${esc(j.status)}">${esc(j.status)}</span>
+      <span>→ <b>${esc(j.to)}</b>${j.from ? ` from ${esc(j.from)}` : ""}${loop}</span><span class="dim">${esc(j.created_at)} · ${j.events.length} event${j.events.length === 1 ? "" : "s"}</span>
+      <span class="task">${esc(j.task)}</span></div>${timeline(j)}</div>`;
+  }
+
+  function renderFilters() {
+    const count = (s) => [...S.jobs.values()].filter((j) => s === "all" || j.status === s).length;
+    const legend = ["started", "progress", "permission_required", "completed", "error", "cancelled", "timeout"].map((e) => `<span><svg width="10" height="10"><circle class="ev-${e}" cx="5" cy="5" r="5"/></svg> ${e.replace("_", " ")}</span>`).join("");
+    $("filters").innerHTML = ["all", ...STATUSES].map((s) => `<button type="button" data-filter="${s}" class="${S.filter === s ? "on" : ""}">${s} (${count(s)})</button>`).join("") + `<span class="legend dim">${legend}</span>`;
+  }
+
+  function renderJobs() {
+    renderFilters();
+    const js = sortedJobs().filter((j) => S.filter === "all" || j.status === S.filter);
+    $("jobs-count").textContent = `${S.jobs.size} job${S.jobs.size === 1 ? "" : "s"}`;
+    $("jobs").innerHTML = js.length ? js.map(jobHtml).join("") : `<p class="dim">${S.jobs.size ? "no job with this status" : "no jobs yet — mam job submit --to NAME --prompt …"}</p>`;
+    if (S.panel && S.panel.kind === "job") renderJobPanel();
+  }
+
+  // ---- daemon -------------------------------------------------------------------------------
+  function renderDaemon() {
+    const d = S.daemon;
+    if (!d) return;
+    const row = (k, v) => `<div class="dim">${k}</div><div class="mono">${esc(v ?? "-")}</div>`;
+    // the last job events of the workspace, newest first, whoever journalled them
+    const last = [...S.jobs.values()].flatMap((j) => j.events.map((e) => ({ j: j.id, e }))).sort((a, b) => (a.e.timestamp === b.e.timestamp ? (a.j === b.j ? b.e.seq - a.e.seq : 0) : a.e.timestamp < b.e.timestamp ? 1 : -1)).slice(0, 8);
+    const evs = last.map(({ j, e }) => `<tr><td class="mono" title="${esc(e.timestamp)}">${esc(e.timestamp.slice(11, 19))}</td><td><a href="#" data-open-job="${esc(j)}" class="mono">${esc(j)}</a></td><td>${esc(e.event)}</td><td>${esc(e.source)}</td><td>${esc(e.detail.length > 80 ? `${e.detail.slice(0, 79)}…` : e.detail)}</td></tr>`).join("");
+    $("daemon").innerHTML = `<div class="daemon-grid" data-daemon-mode="${esc(d.mode)}">${row("mode", d.mode)}${row("pid", d.pid)}${row("broker", d.broker)}${row("since", d.since)}${row("dropped events", String(d.dropped))}${row("log", d.log)}</div>
+      <h3 class="dim">last events</h3><table class="last-events">${evs || `<tr><td class="dim">none yet</td></tr>`}</table>
+      <h3 class="dim">log</h3><pre class="log">${d.recent.length ? esc(d.recent.join("\n")) : "(no log lines)"}</pre>`;
+  }
+
+  // ---- the side panel: a job's journal, an agent's screen ------------------------------------
+  function openPanel(kind, key) {
+    closeScreen();
+    S.panel = { kind, key };
+    $("panel").hidden = false;
+    if (kind === "job") renderJobPanel();
+    else openScreen(key);
+  }
+  function closePanel() {
+    closeScreen();
+    S.panel = null;
+    $("panel").hidden = true;
+  }
+  function renderJobPanel() {
+    const j = S.jobs.get(S.panel.key);
+    $("panel-title").textContent = `job ${S.panel.key}`;
+    if (!j) return void ($("panel-body").innerHTML = `<p class="dim">this job is gone</p>`);
+    const cancel = S.actions && (j.status === "pending" || j.status === "running") ? `<p><button type="button" class="danger" data-act="cancel" data-job="${esc(j.id)}">cancel job</button></p>` : "";
+    const rows = j.events.map((e) => `<tr data-seq="${e.seq}"><td class="mono" title="${esc(e.timestamp)}">${esc(e.timestamp.slice(11, 19) || e.timestamp)}</td><td>#${e.seq}</td><td><span class="pill st-${e.event === "started" || e.event === "progress" || e.event === "permission_required" ? "running" : esc(e.event)}">${esc(e.event)}</span></td><td>${esc(e.source)}<div class="dim">${esc(e.lane)} · it ${e.iteration}</div></td><td>${esc(e.detail)}${e.data ? `<div class="mono dim">${esc(e.data)}</div>` : ""}</td></tr>`);
+    $("panel-body").innerHTML = `<p><span class="pill st-${esc(j.status)}">${esc(j.status)}</span> ${esc(j.type)} job → <b>${esc(j.to)}</b>${j.reviewer ? `, reviewer <b>${esc(j.reviewer)}</b>` : ""}${j.from ? `, from ${esc(j.from)}` : ""}</p>
+      <p class="dim">${esc(j.task)}</p>${cancel}${timeline(j)}
+      <table class="journal"><thead><tr><th>TIME</th><th>SEQ</th><th>EVENT</th><th>SOURCE</th><th>DETAIL</th></tr></thead><tbody>${rows.join("") || `<tr><td colspan="5" class="dim">no events yet</td></tr>`}</tbody></table>`;
+  }
+  function openScreen(name) {
+    $("panel-title").textContent = `screen of ${name}`;
+    const send = S.actions ? `<form class="send" data-send="${esc(name)}"><input name="line" placeholder="a line to type into ${esc(name)}" autocomplete="off" maxlength="4000"><button type="submit">send</button></form>` : "";
+    $("panel-body").innerHTML = `${send}<div id="screen-title" class="dim"></div><pre class="screen" id="screen-text" data-screen-of="${esc(name)}">…</pre>`;
+    const es = new EventSource(q(`/api/screen?name=${encodeURIComponent(name)}`));
+    es.addEventListener("screen", (m) => {
+      const s = JSON.parse(m.data);
+      $("screen-title").textContent = s.error ? s.error : s.title;
+      $("screen-text").textContent = s.text;
+    });
+    S.screen = es;
+  }
+  function closeScreen() {
+    if (S.screen) S.screen.close();
+    S.screen = null;
+  }
+
+  // ---- actions ------------------------------------------------------------------------------
+  let toastTimer;
+  function toast(msg, bad) {
+    const t = $("toast");
+    t.textContent = msg;
+    t.className = bad ? "bad" : "";
+    t.hidden = false;
+    clearTimeout(toastTimer);
+    toastTimer = setTimeout(() => (t.hidden = true), 5000);
+  }
+  async function act(body, question) {
+    if (!confirm(question)) return;
+    try {
+      const r = await fetch(q("/api/action"), { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+      const v = await r.json().catch(() => ({ ok: false, error: `HTTP ${r.status}` }));
+      toast(v.ok ? v.message : `ERROR: ${v.error}`, !v.ok);
+    } catch (e) {
+      toast(`ERROR: ${e.message}`, true);
+    }
+  }
+
+  document.addEventListener("click", (ev) => {
+    const t = ev.target.closest("[data-filter],[data-open-job],[data-screen],[data-act],#panel-close");
+    if (!t) return;
+    ev.preventDefault();
+    if (t.id === "panel-close") return closePanel();
+    if (t.dataset.filter) {
+      S.filter = t.dataset.filter;
+      return renderJobs();
+    }
+    if (t.dataset.openJob) return openPanel("job", t.dataset.openJob);
+    if (t.dataset.screen) return openPanel("screen", t.dataset.screen);
+    const a = t.dataset.act;
+    if (a === "stop") return act({ action: "stop", name: t.dataset.name }, `Stop ${t.dataset.name}? (graceful: it can be resumed)`);
+    if (a === "resume") return act({ action: "resume", name: t.dataset.name }, `Resume ${t.dataset.name}?`);
+    if (a === "cancel") return act({ action: "cancel", job: t.dataset.job }, `Cancel job ${t.dataset.job}?`);
+  });
+  document.addEventListener("submit", (ev) => {
+    const f = ev.target.closest("form[data-send]");
+    if (!f) return;
+    ev.preventDefault();
+    const line = f.elements.line.value;
+    if (!line.trim()) return;
+    act({ action: "send", name: f.dataset.send, text: line }, `Type this line into ${f.dataset.send}?\n\n${line}`).then(() => (f.elements.line.value = ""));
+  });
+  document.addEventListener("keydown", (ev) => ev.key === "Escape" && S.panel && closePanel());
+
+  // ---- the feed -----------------------------------------------------------------------------
+  function problems(list) {
+    const p = $("problems");
+    p.hidden = !list.length;
+    p.textContent = list.join(" · ");
+  }
+  function connect() {
+    const es = new EventSource(q("/api/events"));
+    es.addEventListener("open", () => {
+      $("conn").textContent = "live";
+      $("conn").className = "badge on";
+    });
+    es.addEventListener("error", () => {
+      $("conn").textContent = "disconnected (retrying)";
+      $("conn").className = "badge off";
+    });
+    es.addEventListener("full", (m) => {
+      performance.mark("mam:full-received");
+      const s = JSON.parse(m.data);
+      S.ws = s.workspace;
+      S.actions = s.actions;
+      S.sessions = s.sessions;
+      S.jobs = new Map(s.jobs.map((j) => [j.id, j]));
+      S.daemon = s.daemon;
+      $("workspace").textContent = s.workspace;
+      document.title = `mam ui — ${s.workspace.split("/").pop()}`;
+      $("mode").textContent = s.actions ? "actions on" : "read-only";
+      document.body.dataset.actions = s.actions ? "on" : "off";
+      problems(s.problems);
+      renderTeam();
+      renderJobs();
+      renderDaemon();
+      document.body.dataset.ready = "1";
+      performance.mark("mam:ready");
+      // the frame after the one that drew it: the first full render is on screen
+      requestAnimationFrame(() => requestAnimationFrame(() => performance.mark("mam:painted")));
+    });
+    es.addEventListener("team", (m) => {
+      const t = JSON.parse(m.data);
+      S.sessions = t.sessions;
+      renderTeam();
+    });
+    es.addEventListener("problems", (m) => problems(JSON.parse(m.data).problems));
+    es.addEventListener("jobs", (m) => {
+      const d = JSON.parse(m.data);
+      // a job that only gained events is redrawn alone; a new, removed or re-filtered one redraws the list
+      let whole = d.removed.length > 0;
+      for (const j of d.changed) {
+        const before = S.jobs.get(j.id);
+        S.jobs.set(j.id, j);
+        const el = document.querySelector(`#jobs [data-job="${CSS.escape(j.id)}"]`);
+        if (!before || !el || before.status !== j.status) whole = true;
+        else el.outerHTML = jobHtml(j);
+      }
+      for (const id of d.removed) S.jobs.delete(id);
+      renderDaemon();
+      if (whole) return renderJobs();
+      renderFilters();
+      if (S.panel && S.panel.kind === "job") renderJobPanel();
+    });
+    es.addEventListener("daemon", (m) => {
+      S.daemon = JSON.parse(m.data);
+      renderDaemon();
+    });
+  }
+  connect();
+})();

@@ -1,0 +1,191 @@
+// The dashboard's view model (pure): what the page draws, computed from what mam keeps — the
+// status document (registry + multiplexers), the job records and journals, the daemon's state and
+// log. No I/O here; lib/ui/state.ts gathers the inputs, the page only draws what this returns.
+import type { JobEvent } from "../jobs/event.ts";
+import type { JobRecord } from "../jobs/store.ts";
+import { effectiveStatus } from "../jobs/store.ts";
+import type { SessionStatus } from "../sessions/status.ts";
+
+/** LIVE states, in the order the team table lists them (blocked agents wait for a person: on top) */
+export const LIVE_ORDER = ["blocked", "working", "idle", "unknown", "dead", "unreachable"] as const;
+
+export interface UiSession extends SessionStatus {
+  /** the colour class of LIVE: one of LIVE_ORDER (anything else is unknown) */
+  tone: string;
+}
+
+export type Lane = "worker" | "reviewer" | "mam";
+
+export interface UiEvent {
+  seq: number;
+  event: string;
+  timestamp: string;
+  /** milliseconds since the job was created (or its first event) */
+  at: number;
+  /** 0..1 on the job's time axis, spread so that events of the same second stay apart */
+  x: number;
+  lane: Lane;
+  source: string;
+  detail: string;
+  iteration: number;
+  /** data without the signature, "" when none */
+  data: string;
+}
+
+export interface UiJob {
+  id: string;
+  status: string;
+  type: "single" | "loop";
+  to: string;
+  agent: string | null;
+  from: string | null;
+  reviewer: string | null;
+  iteration: number;
+  max_iterations: number | null;
+  created_at: string;
+  updated_at: string;
+  task: string;
+  lanes: Lane[];
+  /** the axis' length in ms (0 for a job without events) */
+  span: number;
+  /** iteration boundaries: x where iteration n begins (n ≥ 2) */
+  marks: { iteration: number; x: number }[];
+  events: UiEvent[];
+}
+
+export interface UiDaemon {
+  running: boolean;
+  pid: number | null;
+  mode: string;
+  since: string | null;
+  broker: string | null;
+  log: string | null;
+  /** the log's last lines */
+  recent: string[];
+  /** how many log lines say an event was dropped (bad signature, unknown job, …) */
+  dropped: number;
+}
+
+export interface UiState {
+  workspace: string;
+  registry: string;
+  actions: boolean;
+  generated_at: string;
+  sessions: UiSession[];
+  jobs: UiJob[];
+  daemon: UiDaemon;
+  /** a problem reading part of the state (the rest is still shown) */
+  problems: string[];
+}
+
+const tone = (live: string) => ((LIVE_ORDER as readonly string[]).includes(live) ? live : "unknown");
+
+/** the team, blocked first, then working, idle, …; by name within a state */
+export function teamView(sessions: readonly SessionStatus[]): UiSession[] {
+  const rank = (s: SessionStatus) => LIVE_ORDER.indexOf(tone(s.live) as (typeof LIVE_ORDER)[number]);
+  return sessions.map((s) => ({ ...s, tone: tone(s.live) })).sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name));
+}
+
+/** the lane of an event: the reviewer's reports, mam's and the monitor's own, else the worker's */
+export function laneOf(ev: Pick<JobEvent, "source">, rec: Pick<JobRecord, "reviewer_session" | "type">): Lane {
+  if (rec.type === "loop" && rec.reviewer_session && ev.source === rec.reviewer_session) return "reviewer";
+  if (ev.source === "mam" || ev.source === "monitor") return "mam";
+  return "worker";
+}
+
+const oneLine = (s: string, max: number) => {
+  const t = s.replace(/\s+/g, " ").trim();
+  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
+};
+
+/**
+ * positions on [0, 1]: proportional to time, but never closer than `gap` to the previous one
+ * (journal times have one-second resolution; a loop's hand-ins often share a second)
+ */
+export function spread(times: readonly number[], gap = 0.06): number[] {
+  if (times.length === 0) return [];
+  const t0 = times[0]!;
+  const span = Math.max(1, times[times.length - 1]! - t0);
+  const xs: number[] = [];
+  for (const t of times) {
+    const want = (t - t0) / span;
+    xs.push(xs.length ? Math.max(want, xs[xs.length - 1]! + gap) : want);
+  }
+  const max = xs[xs.length - 1]!;
+  return max > 1 ? xs.map((x) => x / max) : xs;
+}
+
+/** one job with its timeline */
+export function jobViewModel(rec: JobRecord, events: readonly JobEvent[]): UiJob {
+  const sorted = [...events].sort((a, b) => a.seq - b.seq);
+  const created = Date.parse(rec.created_at);
+  const times = sorted.map((e) => Date.parse(e.timestamp));
+  const t0 = Number.isFinite(created) ? Math.min(created, ...times.filter(Number.isFinite)) : (times[0] ?? 0);
+  const rel = times.map((t) => (Number.isFinite(t) ? Math.max(0, t - t0) : 0));
+  // keep the time order even when a clock went backwards
+  for (let i = 1; i < rel.length; i++) rel[i] = Math.max(rel[i]!, rel[i - 1]!);
+  const xs = spread(rel);
+  let iteration = 1;
+  const marks: UiJob["marks"] = [];
+  const out: UiEvent[] = sorted.map((e, i) => {
+    const it = typeof e.data?.iteration === "number" ? e.data.iteration : undefined;
+    if (it !== undefined && it > iteration) {
+      iteration = it;
+      marks.push({ iteration, x: xs[i]! });
+    }
+    const { hmac_sig: _s, ...data } = e.data ?? {};
+    return {
+      seq: e.seq,
+      event: e.event,
+      timestamp: e.timestamp,
+      at: rel[i]!,
+      x: xs[i]!,
+      lane: laneOf(e, rec),
+      source: e.source,
+      detail: e.detail,
+      iteration,
+      data: Object.keys(data).length ? JSON.stringify(data) : "",
+    };
+  });
+  const lanes: Lane[] = rec.type === "loop" ? ["worker", "reviewer", "mam"] : ["worker", "mam"];
+  return {
+    id: rec.job_id,
+    status: effectiveStatus(rec, sorted),
+    type: rec.type,
+    to: rec.agent_session,
+    agent: rec.agent,
+    from: rec.delegator,
+    reviewer: rec.reviewer_session,
+    iteration: rec.iteration,
+    max_iterations: rec.max_iterations,
+    created_at: rec.created_at,
+    updated_at: rec.updated_at,
+    task: rec.brief_file !== undefined ? `brief ${rec.brief_file}` : oneLine(rec.prompt ?? "", 300),
+    lanes,
+    span: rel.length ? rel[rel.length - 1]! : 0,
+    marks,
+    events: out,
+  };
+}
+
+/** newest first */
+export function jobsView(jobs: readonly UiJob[]): UiJob[] {
+  return [...jobs].sort((a, b) => (a.created_at === b.created_at ? b.id.localeCompare(a.id) : a.created_at < b.created_at ? 1 : -1));
+}
+
+export const DROPPED = /dropped event|HMAC verify failed/;
+
+/** the daemon panel from `mam daemon status` data and the log's text */
+export function daemonView(status: { pid: number | null; mode: string; since: string | null; broker: string | null; log: string | null } | undefined, logText: string, keep = 30): UiDaemon {
+  const lines = logText.split("\n").filter((l) => l.trim() !== "");
+  return {
+    running: status !== undefined,
+    pid: status?.pid ?? null,
+    mode: status?.mode ?? "not running",
+    since: status?.since ?? null,
+    broker: status?.broker ?? null,
+    log: status?.log ?? null,
+    recent: lines.slice(-keep),
+    dropped: lines.filter((l) => DROPPED.test(l)).length,
+  };
+}

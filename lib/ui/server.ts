@@ -1,0 +1,363 @@
+// The `mam ui` server: one page and its live feed on 127.0.0.1, inside the mam binary (Bun.serve;
+// the page's HTML, script and style are embedded text). Every request passes lib/ui/guard.ts
+// (Host, token, and for POST: Origin, --allow-actions, JSON). The feed is server-sent events: the
+// whole state once, then only what changed — jobs when their record or journal changes, the team
+// when the registry changes and every liveMs while a page is open (LIVE comes from the
+// multiplexers, which write no file), the daemon when its state or log changes. Files are watched
+// (fs.watch) with a polling fallback; the browser never polls.
+import { type FSWatcher, statSync, watch } from "node:fs";
+import { dirname } from "node:path";
+import { registryPath } from "../registry/paths.ts";
+import { MamError } from "../sys/errors.ts";
+import { type Env, mamDir } from "../sys/paths.ts";
+import { httpStatusOf, parseAction, runAction } from "./actions.ts";
+import { checkRequest, newUiToken } from "./guard.ts";
+import { jobsView, type UiDaemon, type UiSession, type UiState } from "./model.ts";
+import { DaemonWatch, JobCache, readTeam } from "./state.ts";
+import css from "./assets/app.css" with { type: "text" };
+import htmlText from "./assets/index.html" with { type: "text" };
+import js from "./assets/app.js" with { type: "text" };
+
+export interface UiOptions {
+  ws: string;
+  env: Env;
+  /** 0: a free port */
+  port: number;
+  actions: boolean;
+  /** how often the team's LIVE column and an open screen are refreshed while a page is open */
+  liveMs?: number;
+  token?: string;
+}
+
+export interface UiServer {
+  url: string;
+  port: number;
+  token: string;
+  stop(): Promise<void>;
+}
+
+/** MAM_UI_LIVE_MS: a whole number of milliseconds ≥ 200 (default 2000) */
+export function liveMsFrom(env: Env): number {
+  const v = env.MAM_UI_LIVE_MS;
+  if (v === undefined || v === "") return 2000;
+  if (!/^\d+$/.test(v) || Number(v) < 200) throw new MamError(`MAM_UI_LIVE_MS must be a whole number of milliseconds ≥ 200 (got '${v}')`, 2, "unset it for the default 2000");
+  return Number(v);
+}
+
+const SAFETY_POLL_MS = 5000;
+const FALLBACK_POLL_MS = 1000;
+const DEBOUNCE_MS = 20;
+const HEARTBEAT_MS = 15_000;
+
+const enc = new TextEncoder();
+const sse = (event: string, data: unknown) => enc.encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+
+type Client = { push(chunk: Uint8Array): void; close(): void };
+
+function sseStream(onOpen: (c: Client) => void, onClose: (c: Client) => void): ReadableStream<Uint8Array> {
+  let client: Client | undefined;
+  return new ReadableStream<Uint8Array>({
+    start(ctrl) {
+      client = {
+        push(chunk) {
+          try {
+            ctrl.enqueue(chunk);
+          } catch {
+            onClose(client!);
+          }
+        },
+        close() {
+          try {
+            ctrl.close();
+          } catch {}
+        },
+      };
+      onOpen(client);
+    },
+    cancel() {
+      if (client) onClose(client);
+    },
+  });
+}
+
+const SECURITY_HEADERS = {
+  "Cache-Control": "no-store",
+  "Referrer-Policy": "no-referrer",
+  "X-Content-Type-Options": "nosniff",
+  "X-Frame-Options": "DENY",
+};
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+const text = (status: number, body: string, type = "text/plain; charset=utf-8", extra: Record<string, string> = {}) =>
+  new Response(body, { status, headers: { ...SECURITY_HEADERS, "Content-Type": type, ...extra } });
+const json = (status: number, v: unknown) => text(status, JSON.stringify(v), "application/json; charset=utf-8");
+
+export async function startUi(o: UiOptions): Promise<UiServer> {
+  const token = o.token ?? newUiToken();
+  const liveMs = o.liveMs ?? liveMsFrom(o.env);
+  const ws = o.ws;
+  const regPath = registryPath(ws, o.env);
+  const jobs = new JobCache(ws);
+  const daemon = new DaemonWatch(ws);
+  let team: { sessions: UiSession[]; registry: string; problem?: string } = { sessions: [], registry: regPath };
+  let daemonState: UiDaemon = daemon.read();
+  let problems: string[] = [];
+  const clients = new Set<Client>();
+  const broadcast = (event: string, data: unknown) => {
+    if (clients.size === 0) return;
+    const chunk = sse(event, data);
+    for (const c of clients) c.push(chunk);
+  };
+
+  const state = (): UiState => ({
+    workspace: ws,
+    registry: team.registry,
+    actions: o.actions,
+    generated_at: new Date().toISOString(),
+    sessions: team.sessions,
+    jobs: jobsView(jobs.all()),
+    daemon: daemonState,
+    problems: [...(team.problem ? [team.problem] : []), ...problems],
+  });
+
+  // ---- refreshing ------------------------------------------------------------------------
+  let teamBusy: Promise<void> | undefined;
+  let teamAgain = false;
+  let teamJson = "";
+  let teamAt = 0;
+  const refreshTeam = (): Promise<void> => {
+    if (teamBusy) {
+      teamAgain = true;
+      return teamBusy;
+    }
+    teamBusy = (async () => {
+      do {
+        teamAgain = false;
+        teamAt = Date.now();
+        team = await readTeam(ws, o.env, jobs.all());
+        const j = JSON.stringify(team);
+        if (j !== teamJson) {
+          teamJson = j;
+          broadcast("team", { sessions: team.sessions, registry: team.registry });
+          broadcast("problems", { problems: [...(team.problem ? [team.problem] : []), ...problems] });
+        }
+      } while (teamAgain && !stopped);
+    })().finally(() => (teamBusy = undefined));
+    return teamBusy;
+  };
+
+  let regSig = "";
+  let daemonJson = "";
+  const refreshFiles = () => {
+    const d = jobs.refresh();
+    if (d.problems.join("\n") !== problems.join("\n")) broadcast("problems", { problems: [...(team.problem ? [team.problem] : []), ...d.problems] });
+    problems = d.problems;
+    if (d.changed.length || d.removed.length) {
+      broadcast("jobs", { changed: d.changed, removed: d.removed });
+      void refreshTeam(); // the JOB column
+    }
+    daemonState = daemon.read();
+    const dj = JSON.stringify(daemonState);
+    if (dj !== daemonJson) {
+      daemonJson = dj;
+      broadcast("daemon", daemonState);
+    }
+    let s = "-";
+    try {
+      const st = statSync(regPath);
+      s = `${st.size}:${st.mtimeMs}:${st.ino}`;
+    } catch {}
+    if (s !== regSig) {
+      regSig = s;
+      void refreshTeam();
+    }
+  };
+
+  // ---- watching --------------------------------------------------------------------------
+  let stopped = false;
+  let debounce: ReturnType<typeof setTimeout> | undefined;
+  const schedule = () => {
+    if (stopped || debounce) return;
+    debounce = setTimeout(() => {
+      debounce = undefined;
+      if (!stopped) refreshFiles();
+    }, DEBOUNCE_MS);
+  };
+  const watchers = new Map<string, FSWatcher>();
+  const watchDirs = [...new Set([mamDir(ws), jobs.dir, dirname(regPath)])];
+  const ensureWatchers = (): boolean => {
+    let all = true;
+    for (const d of watchDirs) {
+      if (watchers.has(d)) continue;
+      try {
+        const w = watch(d, { persistent: false }, schedule);
+        w.on("error", () => {
+          w.close();
+          watchers.delete(d);
+        });
+        watchers.set(d, w);
+      } catch {
+        all = false; // not there yet (no .mam/jobs before the first job): the poll retries
+      }
+    }
+    return all;
+  };
+  let pollTimer: ReturnType<typeof setTimeout> | undefined;
+  const poll = () => {
+    if (stopped) return;
+    const watching = ensureWatchers();
+    refreshFiles();
+    pollTimer = setTimeout(poll, watching ? SAFETY_POLL_MS : FALLBACK_POLL_MS);
+  };
+  const liveTimer = setInterval(() => {
+    if (clients.size > 0 && team.sessions.length > 0) void refreshTeam();
+  }, liveMs);
+  const heartbeat = setInterval(() => {
+    const c = enc.encode(": keep-alive\n\n");
+    for (const cl of clients) cl.push(c);
+  }, HEARTBEAT_MS);
+
+  refreshFiles();
+  await refreshTeam();
+  poll();
+
+  // ---- screens ---------------------------------------------------------------------------
+  const screenStream = (name: string) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let closed = false;
+    let last = "";
+    let ref: import("../jobs/runtime.ts").SessionRef | undefined;
+    return sseStream(
+      (c) => {
+        const tick = async () => {
+          if (closed || stopped) return;
+          let msg: { name: string; text: string; title: string; error?: string };
+          try {
+            const { loadJobRuntime } = await import("../jobs/runtime.ts");
+            const { muxFor } = await import("../mux/index.ts");
+            ref ??= await (await loadJobRuntime(ws, o.env)).findSession(name);
+            if (!ref) msg = { name, text: "", title: "", error: `${name} has no running pane` };
+            else {
+              const s = await muxFor(ref.backend, ref.server, o.env).screen(ref.paneId);
+              msg = { name, text: s.text, title: s.title };
+            }
+          } catch (e) {
+            ref = undefined;
+            msg = { name, text: "", title: "", error: (e as Error).message };
+          }
+          const j = JSON.stringify(msg);
+          if (j !== last) {
+            last = j;
+            c.push(sse("screen", msg));
+          }
+          if (!closed) timer = setTimeout(tick, liveMs);
+        };
+        void tick();
+      },
+      () => {
+        closed = true;
+        clearTimeout(timer);
+      },
+    );
+  };
+
+  // ---- HTTP ------------------------------------------------------------------------------
+  let port = 0;
+  // a text import (bun-types types .html imports as bundles for Bun.serve routes)
+  const page = () => (htmlText as unknown as string).replaceAll("__TOKEN__", token);
+  const handle = async (req: Request): Promise<Response> => {
+    const url = new URL(req.url);
+    const isAction = url.pathname === "/api/action";
+    const v = checkRequest(
+      {
+        method: req.method,
+        host: req.headers.get("host"),
+        origin: req.headers.get("origin"),
+        token: url.searchParams.get("token") ?? req.headers.get("x-mam-token"),
+        contentType: req.headers.get("content-type"),
+      },
+      port,
+      token,
+      { actions: o.actions, isAction },
+    );
+    if (!v.ok) return text(v.status, `${v.reason}\n`);
+    switch (url.pathname) {
+      case "/":
+        return text(200, page(), "text/html; charset=utf-8", { "Content-Security-Policy": CSP });
+      case "/app.js":
+        return text(200, js, "text/javascript; charset=utf-8");
+      case "/app.css":
+        return text(200, css, "text/css; charset=utf-8");
+      case "/api/state":
+        return json(200, state());
+      case "/api/events": {
+        const body = sseStream(
+          (c) => {
+            clients.add(c);
+            c.push(sse("full", state()));
+            if (Date.now() - teamAt > 1000) void refreshTeam(); // a fresh LIVE for the newcomer
+          },
+          (c) => clients.delete(c),
+        );
+        return new Response(body, { headers: { ...SECURITY_HEADERS, "Content-Type": "text/event-stream" } });
+      }
+      case "/api/screen": {
+        const name = url.searchParams.get("name") ?? "";
+        if (!team.sessions.some((s) => s.name === name)) return text(404, `no session ${name} in ${team.registry}\n`);
+        return new Response(screenStream(name), { headers: { ...SECURITY_HEADERS, "Content-Type": "text/event-stream" } });
+      }
+      case "/api/action": {
+        if (req.method !== "POST") return text(405, "actions are POST requests\n", "text/plain; charset=utf-8", { Allow: "POST" });
+        let body: unknown;
+        try {
+          body = await req.json();
+        } catch {
+          return json(400, { ok: false, error: "the action body is not JSON" });
+        }
+        try {
+          const a = parseAction(body);
+          const message = await runAction(ws, a, o.env);
+          refreshFiles();
+          void refreshTeam();
+          return json(200, { ok: true, message });
+        } catch (e) {
+          const m = e instanceof MamError ? e.render().replace(/^ERROR: /, "") : (e as Error).message;
+          return json(httpStatusOf(e), { ok: false, error: m });
+        }
+      }
+      default:
+        return text(404, "not found\n");
+    }
+  };
+
+  let server: ReturnType<typeof Bun.serve>;
+  try {
+    server = Bun.serve({ hostname: "127.0.0.1", port: o.port, idleTimeout: 0, fetch: handle });
+  } catch (e) {
+    stopped = true;
+    clearInterval(liveTimer);
+    clearInterval(heartbeat);
+    clearTimeout(pollTimer);
+    for (const w of watchers.values()) w.close();
+    const code = (e as { code?: string }).code;
+    if (code === "EADDRINUSE") throw new MamError(`port ${o.port} on 127.0.0.1 is in use`, 1, "pick another with --port N, or --port 0 for a free one");
+    throw new MamError(`cannot listen on 127.0.0.1:${o.port} (${(e as Error).message})`, 1);
+  }
+  port = server.port ?? o.port;
+  return {
+    url: `http://127.0.0.1:${port}/?token=${token}`,
+    port,
+    token,
+    async stop() {
+      stopped = true;
+      clearInterval(liveTimer);
+      clearInterval(heartbeat);
+      clearTimeout(pollTimer);
+      clearTimeout(debounce);
+      for (const w of watchers.values()) w.close();
+      for (const c of clients) c.close();
+      clients.clear();
+      await server.stop(true);
+    },
+  };
+}

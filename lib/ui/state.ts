@@ -1,0 +1,166 @@
+// Gathering the dashboard's inputs from disk and the multiplexers, with caches so that a change
+// costs only what changed: a job is re-read only when its record or journal changed (size, mtime),
+// the daemon's log only from where it was last read. Read-only: nothing here writes a file.
+import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { daemonStatus } from "../monitor/spawn.ts";
+import { monitorLogPath } from "../monitor/files.ts";
+import { jobsDir, journalPath, listJobIds, readJournal, readRecord, recordPath } from "../jobs/store.ts";
+import type { Row } from "../registry/types.ts";
+import type { JobRef } from "../sessions/status.ts";
+import type { Env } from "../sys/paths.ts";
+import { DROPPED, daemonView, jobViewModel, teamView, type UiDaemon, type UiJob, type UiSession } from "./model.ts";
+
+const sig = (p: string): string => {
+  try {
+    const s = statSync(p);
+    return `${s.size}:${s.mtimeMs}:${s.ino}`;
+  } catch {
+    return "-";
+  }
+};
+
+export interface JobsDelta {
+  changed: UiJob[];
+  removed: string[];
+  problems: string[];
+}
+
+/** the jobs of a workspace, re-read per job only when its files changed */
+export class JobCache {
+  private seen = new Map<string, { sig: string; job: UiJob }>();
+  constructor(private ws: string) {}
+
+  /** every job now (after refresh) */
+  all(): UiJob[] {
+    return [...this.seen.values()].map((v) => v.job);
+  }
+
+  get(id: string): UiJob | undefined {
+    return this.seen.get(id)?.job;
+  }
+
+  /** re-scan .mam/jobs; what changed since the last call */
+  refresh(): JobsDelta {
+    const d: JobsDelta = { changed: [], removed: [], problems: [] };
+    let ids: string[];
+    try {
+      ids = listJobIds(this.ws);
+    } catch (e) {
+      d.problems.push((e as Error).message);
+      return d;
+    }
+    const now = new Set(ids);
+    for (const id of [...this.seen.keys()]) {
+      if (!now.has(id)) {
+        this.seen.delete(id);
+        d.removed.push(id);
+      }
+    }
+    for (const id of ids) {
+      const s = `${sig(recordPath(this.ws, id))}|${sig(journalPath(this.ws, id))}`;
+      if (this.seen.get(id)?.sig === s) continue;
+      try {
+        const rec = readRecord(this.ws, id);
+        if (!rec) continue;
+        const job = jobViewModel(rec, readJournal(this.ws, id));
+        this.seen.set(id, { sig: s, job });
+        d.changed.push(job);
+      } catch (e) {
+        d.problems.push((e as Error).message);
+      }
+    }
+    return d;
+  }
+
+  get dir(): string {
+    return jobsDir(this.ws);
+  }
+}
+
+/** the daemon's status and log, read incrementally */
+export class DaemonWatch {
+  private offset = 0;
+  private ino = -1;
+  private dropped = 0;
+  private tail: string[] = [];
+  private partial = "";
+  constructor(private ws: string, private keep = 30) {}
+
+  private readLog(): void {
+    const p = monitorLogPath(this.ws);
+    let fd: number;
+    try {
+      fd = openSync(p, "r");
+    } catch {
+      this.offset = 0;
+      return;
+    }
+    try {
+      const st = statSync(p);
+      if (st.ino !== this.ino || st.size < this.offset) {
+        this.ino = st.ino;
+        this.offset = Math.max(0, st.size - 256 * 1024); // a long log: its last 256 KiB
+        this.dropped = 0;
+        this.tail = [];
+        this.partial = "";
+      }
+      if (st.size === this.offset) return;
+      const buf = Buffer.alloc(st.size - this.offset);
+      const n = readSync(fd, buf, 0, buf.length, this.offset);
+      this.offset += n;
+      const lines = (this.partial + buf.subarray(0, n).toString("utf8")).split("\n");
+      this.partial = lines.pop() ?? "";
+      for (const l of lines) {
+        if (l.trim() === "") continue;
+        if (DROPPED.test(l)) this.dropped++;
+        this.tail.push(l);
+      }
+      if (this.tail.length > this.keep) this.tail = this.tail.slice(-this.keep);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  read(): UiDaemon {
+    this.readLog();
+    let status: ReturnType<typeof daemonStatus>;
+    try {
+      status = daemonStatus(this.ws);
+    } catch {
+      status = undefined;
+    }
+    const v = daemonView(status, "", this.keep);
+    return { ...v, recent: [...this.tail], dropped: this.dropped };
+  }
+}
+
+/**
+ * The JOB column from the cache, by `mam status`'s rule: the row's delegate_job_id when that job
+ * exists here, else the newest job sent to the session
+ */
+export function jobColumn(jobs: readonly UiJob[]): (row: Row) => JobRef | null {
+  const newest = new Map<string, UiJob>();
+  const byId = new Map<string, UiJob>();
+  for (const j of jobs) {
+    byId.set(j.id, j);
+    const n = newest.get(j.to);
+    if (!n || n.created_at <= j.created_at) newest.set(j.to, j);
+  }
+  return (row) => {
+    const id = row.delegate_job_id;
+    const j = (typeof id === "string" ? byId.get(id) : undefined) ?? newest.get(row.name);
+    return j ? { id: j.id, status: j.status } : null;
+  };
+}
+
+/** the team: `mam status`'s use case, ordered for the page; problems are returned, not thrown */
+export async function readTeam(ws: string, env: Env, jobs: readonly UiJob[]): Promise<{ sessions: UiSession[]; registry: string; problem?: string }> {
+  const { sessionStatus } = await import("../sessions/status-run.ts");
+  const { registryPath } = await import("../registry/paths.ts");
+  try {
+    const { doc } = await sessionStatus(ws, env, false, jobColumn(jobs));
+    return { sessions: teamView(doc.sessions), registry: doc.registry };
+  } catch (e) {
+    return { sessions: [], registry: registryPath(ws, env), problem: (e as Error).message };
+  }
+}

@@ -1,0 +1,354 @@
+// `mam ui` in a real browser (Debian's chromium via puppeteer-core): the page loads, a job
+// submitted from the CLI appears and its events arrive live, a blocked agent shows as blocked (a
+// claude look-alike drawing claude's permission dialog in a real tmux), the token and the Host
+// are required, actions work only with --allow-actions, and the demo's loop job reads on its
+// timeline. Screenshots of the main views go to tests/browser/artifacts/ (git-ignored).
+// Run by `npm run test:browser`, not by `npm test`.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Browser, Page } from "puppeteer-core";
+import { CLAUDE_LOOKALIKE } from "../helpers/agent-screens.ts";
+import { CHROMIUM, launchBrowser, rawGet, type RunningUi, snap, startUiProcess } from "../helpers/browser.ts";
+import { ROOT, run, runMam } from "../helpers/mam.ts";
+import { killAndWait } from "../helpers/daemon.ts";
+import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
+import { killTmuxServer, TMUX_BIN, tmuxServerName, writeScript } from "../helpers/tmux.ts";
+
+if (!CHROMIUM) console.error("\n*** SKIPPING the browser tests: chromium is not installed (apt-get install -y chromium, or MAM_CHROMIUM=/path) ***\n");
+if (!TMUX_BIN) console.error("\n*** SKIPPING the browser tests: tmux is not installed ***\n");
+const it = CHROMIUM && TMUX_BIN ? test : test.skip;
+
+interface World {
+  sb: Sandbox;
+  server: string;
+  env: Record<string, string>;
+  browser: Browser;
+  mam(args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+  keys(session: string, text: string): Promise<void>;
+  create(name: string): Promise<void>;
+  ui(args?: string[]): Promise<RunningUi>;
+  open(ui: RunningUi): Promise<Page>;
+}
+
+const uis: RunningUi[] = [];
+
+async function withWorld(fn: (w: World) => Promise<void>): Promise<void> {
+  const sb = makeSandbox("mam-ui-");
+  writeScript(sb.bin, "claude", CLAUDE_LOOKALIKE);
+  const server = tmuxServerName("mamui");
+  const env = sb.with({ TMUX_TMPDIR: sb.root, MAM_AGENT_SETTLE_S: "0.3", MAM_MUX: "tmux", MAM_UI_LIVE_MS: "300", TMPDIR: sb.root });
+  const browser = await launchBrowser(sb);
+  const w: World = {
+    sb,
+    server,
+    env,
+    browser,
+    mam: (args) => runMam(args, { env, cwd: sb.ws, timeoutMs: 60_000 }),
+    async keys(session, text) {
+      expect((await run([TMUX_BIN!, "-L", server, "send-keys", "-t", `=${session}:`, "-l", text], { env })).code).toBe(0);
+      await run([TMUX_BIN!, "-L", server, "send-keys", "-t", `=${session}:`, "Enter"], { env });
+    },
+    async create(name) {
+      const r = await w.mam(["create", "--agent", "claude", "--role", "worker", "--session", name, "--tmux-server", server, "--no-onboard"]);
+      if (r.code !== 0) throw new Error(`create ${name} exited ${r.code}: ${r.stdout}${r.stderr}`);
+    },
+    async ui(args = []) {
+      const u = await startUiProcess(sb, env, args);
+      uis.push(u);
+      return u;
+    },
+    async open(ui) {
+      const page = await browser.newPage();
+      const res = await page.goto(ui.url);
+      expect(res?.status()).toBe(200);
+      await page.waitForSelector("body[data-ready='1']", { timeout: 15_000 });
+      return page;
+    },
+  };
+  try {
+    await fn(w);
+  } finally {
+    for (const u of uis.splice(0)) await u.stop("SIGKILL");
+    await browser.close().catch(() => {});
+    await killTmuxServer(server, env, sb.root);
+    await sb.cleanup();
+  }
+}
+
+/** a page function: the open screen shows this text */
+const screenHas = (t: string) => `document.getElementById("screen-text")?.textContent?.includes(${JSON.stringify(t)})`;
+const text = (page: Page, sel: string) => page.$eval(sel, (e) => (e as unknown as { innerText: string }).innerText);
+
+beforeAll(() => mkdirSync(join(ROOT, "tests", "browser", "artifacts"), { recursive: true }));
+afterAll(async () => {
+  for (const u of uis.splice(0)) await u.stop("SIGKILL");
+});
+
+it("the page: the team, a CLI job's events arriving live, a blocked agent on top with its reason, its screen, the job's journal", async () => {
+  await withWorld(async (w) => {
+    await w.create("alpha");
+    await w.create("bravo");
+    const ui = await w.ui();
+    const page = await w.open(ui);
+    await page.waitForSelector("tr[data-session='alpha'][data-live='idle']", { timeout: 15_000 });
+    await page.waitForSelector("tr[data-session='bravo'][data-live='idle']", { timeout: 15_000 });
+    expect(await text(page, "#mode")).toBe("read-only");
+    expect(await page.$$("[data-act]")).toHaveLength(0); // read-only: no action buttons
+
+    // a job submitted from the CLI appears, and each event shows up as it is journalled
+    const sub = await w.mam(["job", "submit", "--to", "bravo", "--from", "lead", "--prompt", "tidy the README"]);
+    expect(sub.code).toBe(0);
+    const id = sub.stdout.trim();
+    await page.waitForSelector(`[data-job='${id}'][data-status='pending']`, { timeout: 10_000 });
+    const seen: number[] = [];
+    for (const [n, args] of [
+      [1, ["started", "--detail", "reading the README"]],
+      [2, ["progress", "--detail", "half way"]],
+      [3, ["completed", "--detail", "README tidied"]],
+    ] as const) {
+      const r = await w.mam(["job", "event", id, ...args, "--source", "bravo"]);
+      expect(r.code).toBe(0);
+      const t0 = performance.now();
+      await page.waitForSelector(`[data-job='${id}'][data-events='${n}'] g[data-seq='${n}']`, { timeout: 10_000 });
+      seen.push(Math.round(performance.now() - t0));
+    }
+    await page.waitForSelector(`[data-job='${id}'][data-status='completed']`, { timeout: 5_000 });
+    expect(await text(page, "#daemon table.last-events tr")).toContain("README tidied"); // the newest event first
+    console.error(`  event → page: ${seen.join(", ")} ms (after the CLI exited)`);
+    // the filter hides other statuses
+    await page.click("[data-filter='running']");
+    expect(await page.$(`[data-job='${id}']`)).toBeNull();
+    await page.click("[data-filter='completed']");
+    expect(await page.$(`[data-job='${id}']`)).not.toBeNull();
+    await page.click("[data-filter='all']");
+
+    // alpha shows claude's permission dialog: blocked, on top, with what it waits for
+    await w.keys("alpha", "ask touch hello.txt");
+    await page.waitForSelector("tr[data-session='alpha'][data-live='blocked']", { timeout: 15_000 });
+    const first = await page.$eval("#team tbody tr", (e) => (e as unknown as { dataset: Record<string, string> }).dataset.session);
+    expect(first).toBe("alpha");
+    expect(await text(page, "tr[data-session='alpha'] + tr.reason-row")).toContain("touch hello.txt");
+    await w.keys("bravo", "work on it");
+    await page.waitForSelector("tr[data-session='bravo'][data-live='working']", { timeout: 15_000 });
+    await snap(page, "team-and-jobs");
+
+    // the agent's screen, refreshed while open
+    await page.click("[data-screen='alpha']");
+    await page.waitForFunction(screenHas("Do you want to proceed?"), { timeout: 10_000 });
+    await snap(page, "screen");
+    await w.keys("alpha", "all done here");
+    await page.waitForFunction(screenHas("all done here"), { timeout: 10_000 });
+    await page.click("#panel-close");
+
+    // the job's detail: its journal
+    await page.click(`[data-job='${id}'] .job-head`);
+    await page.waitForSelector("#panel-body table.journal tr[data-seq='3']", { timeout: 5_000 });
+    expect(await text(page, "#panel-body")).toContain("README tidied");
+    await snap(page, "job-detail");
+    await page.click("#panel-close");
+
+    // a damaged job file: a red line on top naming it, the rest of the page still there
+    const sub2 = await w.mam(["job", "submit", "--to", "bravo", "--prompt", "second"]);
+    const id2 = sub2.stdout.trim();
+    await page.waitForSelector(`[data-job='${id2}']`, { timeout: 10_000 });
+    writeFileSync(join(w.sb.ws, ".mam", "jobs", `${id2}.json`), "{damaged");
+    await page.waitForSelector("#problems:not([hidden])", { timeout: 10_000 });
+    expect(await text(page, "#problems")).toContain(`${id2}.json is not valid JSON`);
+    expect(await page.$(`[data-job='${id}'][data-status='completed']`)).not.toBeNull();
+    await page.close();
+    expect(await ui.stop("SIGINT")).toBe(130);
+  });
+}, 120_000);
+
+it("the token and the Host are required: no token, a wrong one, another Host are refused", async () => {
+  await withWorld(async (w) => {
+    const ui = await w.ui();
+    const base = `http://127.0.0.1:${ui.port}`;
+    expect((await fetch(`${base}/`)).status).toBe(403);
+    expect((await fetch(`${base}/?token=${ui.token.slice(0, -2)}`)).status).toBe(403);
+    expect((await fetch(`${base}/api/state`)).status).toBe(403);
+    expect((await fetch(`${base}/api/events?token=nope`)).status).toBe(403);
+    expect((await fetch(`${base}/api/state?token=${ui.token}`)).status).toBe(200);
+    expect(await rawGet(ui.port, `/?token=${ui.token}`, `127.0.0.1:${ui.port}`)).toBe(200);
+    expect(await rawGet(ui.port, `/?token=${ui.token}`, `localhost:${ui.port}`)).toBe(200);
+    // DNS rebinding: a page on attacker.example that resolves to 127.0.0.1
+    expect(await rawGet(ui.port, `/?token=${ui.token}`, `attacker.example:${ui.port}`)).toBe(421);
+    expect(await rawGet(ui.port, `/api/state?token=${ui.token}`, `127.0.0.1`)).toBe(421);
+    // in the browser too
+    const page = await w.browser.newPage();
+    const res = await page.goto(`${base}/?token=wrong`);
+    expect(res?.status()).toBe(403);
+    expect(await page.content()).not.toContain("app.js");
+    await page.close();
+    expect(await ui.stop("SIGTERM")).toBe(143);
+
+    // --open hands the URL (token included) to xdg-open, here a stand-in that writes it down
+    const opened = join(w.sb.root, "opened.txt");
+    writeScript(w.sb.bin, "xdg-open", `#!/usr/bin/env bash\nprintf '%s' "$1" > '${opened}'\n`);
+    const o = await w.ui(["--open"]);
+    expect(await waitFor(() => existsSync(opened) && readFileSync(opened, "utf8") === o.url, 10_000)).toBe(true);
+    expect(await o.stop("SIGINT")).toBe(130);
+  });
+}, 60_000);
+
+it("actions only with --allow-actions: refused (403) and hidden without it; with it, stop / cancel / send each ask first and act", async () => {
+  await withWorld(async (w) => {
+    await w.create("alpha");
+    const sub = await w.mam(["job", "submit", "--to", "alpha", "--prompt", "count to three"]);
+    const id = sub.stdout.trim();
+    const registryStatus = async () => JSON.parse((await w.mam(["status", "--json"])).stdout).sessions.find((s: { name: string }) => s.name === "alpha").status as string;
+
+    // read-only: the server refuses, nothing changes
+    const ro = await w.ui();
+    const post = (u: RunningUi, body: object) => fetch(`http://127.0.0.1:${u.port}/api/action?token=${u.token}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    const r1 = await post(ro, { action: "stop", name: "alpha" });
+    expect(r1.status).toBe(403);
+    expect(await r1.text()).toContain("--allow-actions");
+    expect((await post(ro, { action: "cancel", job: id })).status).toBe(403);
+    expect((await fetch(`http://127.0.0.1:${ro.port}/api/action?token=${ro.token}`)).status).toBe(405);
+    expect(await registryStatus()).toBe("running");
+    expect((await w.mam(["job", "status", id, "--json"])).stdout).toContain('"status": "pending"');
+    const roPage = await w.open(ro);
+    expect(await roPage.$$("[data-act]")).toHaveLength(0);
+    await roPage.close();
+    expect(await ro.stop()).toBe(143);
+
+    // with --allow-actions
+    const ui = await w.ui(["--allow-actions"]);
+    // a cross-site form post is refused even with the token
+    const xs = await fetch(`http://127.0.0.1:${ui.port}/api/action?token=${ui.token}`, { method: "POST", headers: { "Content-Type": "application/json", Origin: "http://attacker.example" }, body: '{"action":"stop","name":"alpha"}' });
+    expect(xs.status).toBe(403);
+    // bad input: a clear error, nothing done
+    const bad = await post(ui, { action: "send", name: "alpha", text: "two\nlines" });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: string }).error).toContain("control character");
+    const page = await w.open(ui);
+    expect(await text(page, "#mode")).toBe("actions on");
+    let answer = false;
+    const questions: string[] = [];
+    page.on("dialog", (d) => {
+      questions.push(d.message());
+      void (answer ? d.accept() : d.dismiss());
+    });
+
+    // send a line: the agent draws its permission dialog → blocked
+    await page.click("[data-screen='alpha']");
+    await page.waitForSelector("form[data-send='alpha'] input");
+    await page.type("form[data-send='alpha'] input", "ask rm -rf build");
+    answer = true;
+    await page.click("form[data-send='alpha'] button");
+    await page.waitForFunction(screenHas("rm -rf build"), { timeout: 10_000 });
+    await page.waitForSelector("tr[data-session='alpha'][data-live='blocked']", { timeout: 10_000 });
+    await snap(page, "actions-screen-send");
+    await page.click("#panel-close");
+
+    // cancel the job: dismissed first (nothing happens), then accepted
+    await page.click(`[data-job='${id}'] .job-head`);
+    await page.waitForSelector(`#panel-body [data-act='cancel']`);
+    answer = false;
+    await page.click(`#panel-body [data-act='cancel']`);
+    await Bun.sleep(300);
+    expect((await w.mam(["job", "status", id, "--json"])).stdout).toContain('"status": "pending"');
+    answer = true;
+    await page.click(`#panel-body [data-act='cancel']`);
+    await page.waitForSelector(`[data-job='${id}'][data-status='cancelled']`, { timeout: 10_000 });
+    const logs = await w.mam(["job", "logs", id]);
+    expect(logs.stdout).toContain("cancelled  mam: cancelled by mam job cancel");
+    await page.click("#panel-close");
+
+    // stop the session: graceful, through the same code as mam stop (once the cancel notice
+    // typed into alpha has closed its dialog, so that the table holds still under the mouse)
+    await page.waitForSelector("tr[data-session='alpha'][data-live='idle']", { timeout: 10_000 });
+    await page.click("tr[data-session='alpha'] [data-act='stop']");
+    await waitFor(async () => (await registryStatus()) !== "running", 15_000, 200);
+    expect(await registryStatus()).toBe("stopped");
+    await page.waitForSelector("tr[data-session='alpha'] [data-act='resume']", { timeout: 10_000 });
+    // resume: the look-alike keeps no conversation, so mam resume's own error shows, nothing changes
+    await page.click("tr[data-session='alpha'] [data-act='resume']");
+    await page.waitForSelector("#toast.bad:not([hidden])", { timeout: 15_000 });
+    expect(await text(page, "#toast")).toMatch(/^ERROR: .*alpha/);
+    expect(await registryStatus()).toBe("stopped");
+    expect(questions.some((q) => q.startsWith("Resume alpha?"))).toBe(true);
+    expect(questions.some((q) => q.startsWith("Stop alpha?"))).toBe(true);
+    expect(questions.some((q) => q.startsWith("Cancel job"))).toBe(true);
+    expect(questions.some((q) => q.includes("ask rm -rf build"))).toBe(true);
+    await page.close();
+    expect(await ui.stop()).toBe(143);
+  });
+}, 120_000);
+
+it("mam demo --keep prints the mam ui command; the demo's loop job reads on its timeline (worker and reviewer lanes, iteration 2 marked)", async () => {
+  await withWorld(async (w) => {
+    const demo = await runMam(["demo", "--keep"], { env: w.env, cwd: w.sb.ws, timeoutMs: 120_000 });
+    expect(demo.code).toBe(0);
+    const line = demo.stdout.split("\n").find((l) => l.trim().startsWith("mam ui --workspace "));
+    expect(line).toBeDefined();
+    const ws = /mam ui --workspace (\S+)/.exec(line!)![1]!;
+    const id = /^job ([0-9a-f]{8}):/m.exec(demo.stdout)![1]!;
+    try {
+      const ui = await startUiProcess(w.sb, w.env, [], ws);
+      uis.push(ui);
+      const page = await w.open(ui);
+      const sel = `[data-job='${id}'][data-status='completed']`;
+      await page.waitForSelector(sel, { timeout: 10_000 });
+      const lanes = await page.$$eval(`${sel} .tl .lane-label`, (xs) => xs.map((x) => x.textContent));
+      expect(lanes).toEqual(["worker", "reviewer", "mam"]);
+      expect(await page.$$eval(`${sel} svg .mark-label`, (xs) => xs.map((x) => x.textContent))).toContain("iteration 2");
+      expect((await page.$$(`${sel} svg g[data-seq]`)).length).toBeGreaterThanOrEqual(6);
+      await page.waitForSelector("tr[data-session='demo-worker']");
+      await page.waitForSelector("#daemon [data-daemon-mode='mqtt']", { timeout: 10_000 });
+      await page.setViewport({ width: 1400, height: 900 });
+      const shot = await snap(page, "demo");
+      if (process.env.MAM_UPDATE_DOCS_IMG === "1") copyFileSync(shot, join(ROOT, "docs", "img", "ui.png"));
+      await page.click(`${sel} .job-head`);
+      await page.waitForSelector("#panel-body table.journal");
+      expect(await text(page, "#panel-body")).toContain("PASS");
+      await snap(page, "demo-job");
+      await page.close();
+      expect(await ui.stop()).toBe(143);
+    } finally {
+      await runMam(["daemon", "stop", "--workspace", ws], { env: w.env, cwd: w.sb.ws });
+      const srv = /tmux -L (\S+) kill-server/.exec(demo.stdout)?.[1];
+      if (srv) await killTmuxServer(srv, w.env);
+      // the demo's detached broker, as its clean-up line says
+      const broker = Number(/; kill (\d+);/.exec(demo.stdout)?.[1]);
+      if (broker) await killAndWait([broker]);
+    }
+  });
+}, 180_000);
+
+it("on herdr (the fake herdr and its fake claude): LIVE from herdr's agent status, blocked on top, the screen from pane read", async () => {
+  const { installFakeAgents, startFakeHerdr } = await import("../helpers/herdr.ts");
+  const { anchoredPids } = await import("../helpers/sandbox.ts");
+  const sb = makeSandbox("mam-uih-");
+  installFakeAgents(sb.bin);
+  const h = await startFakeHerdr(sb, { session: "mam" });
+  const env = sb.with({ TMPDIR: sb.root, MAM_UI_LIVE_MS: "300" });
+  const browser = await launchBrowser(sb);
+  try {
+    for (const name of ["hx", "hy"]) {
+      const r = await runMam(["create", "--agent", "claude", "--herdr-session", "mam", "--session", name, "--no-onboard"], { env, cwd: sb.ws, timeoutMs: 60_000 });
+      expect(r.code).toBe(0);
+    }
+    const ui = await startUiProcess(sb, env);
+    uis.push(ui);
+    const page = await browser.newPage();
+    await page.goto(ui.url);
+    await page.waitForSelector("tr[data-session='hx'][data-live='idle']", { timeout: 15_000 });
+    await page.waitForSelector("tr[data-session='hy'][data-live='idle']", { timeout: 15_000 });
+    expect(await h.herdr(["agent", "prompt", "hy", "please FAKE_BLOCK now"]).then((r) => r.code)).toBe(0);
+    await page.waitForSelector("tr[data-session='hy'][data-live='blocked']", { timeout: 15_000 });
+    expect(await page.$eval("#team tbody tr", (e) => (e as unknown as { dataset: Record<string, string> }).dataset.session)).toBe("hy");
+    await page.click("[data-screen='hy']");
+    await page.waitForFunction(screenHas("Do you want to proceed?"), { timeout: 10_000 });
+    await snap(page, "herdr-screen");
+    await page.close();
+    expect(await ui.stop()).toBe(143);
+  } finally {
+    await browser.close().catch(() => {});
+    await h.stop();
+    await waitFor(() => anchoredPids(sb.root).length === 0, 5000);
+    await sb.cleanup();
+  }
+}, 90_000);

@@ -1,0 +1,267 @@
+// mam ui's pure parts: who may talk to the server (lib/ui/guard.ts), what the page is given
+// (lib/ui/model.ts) and which actions it may ask for (lib/ui/actions.ts parseAction).
+import { describe, expect, test } from "bun:test";
+import { checkRequest, hostAllowed, newUiToken, originAllowed, tokenMatches } from "../../lib/ui/guard.ts";
+import { daemonView, jobViewModel, jobsView, laneOf, spread, teamView } from "../../lib/ui/model.ts";
+import { parseAction, httpStatusOf } from "../../lib/ui/actions.ts";
+import type { JobEvent } from "../../lib/jobs/event.ts";
+import type { JobRecord } from "../../lib/jobs/store.ts";
+import type { SessionStatus } from "../../lib/sessions/status.ts";
+import { MamError } from "../../lib/sys/errors.ts";
+
+describe("guard", () => {
+  const tok = newUiToken();
+  test("tokens are 32 random bytes, URL-safe, different each time", () => {
+    expect(tok).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(newUiToken()).not.toBe(tok);
+  });
+  test("token: only the exact token matches", () => {
+    expect(tokenMatches(tok, tok)).toBe(true);
+    expect(tokenMatches(`${tok}x`, tok)).toBe(false);
+    expect(tokenMatches(tok.slice(1), tok)).toBe(false);
+    expect(tokenMatches(`${tok.slice(0, -1)}${tok.endsWith("A") ? "B" : "A"}`, tok)).toBe(false);
+    expect(tokenMatches("", tok)).toBe(false);
+    expect(tokenMatches(null, tok)).toBe(false);
+    expect(tokenMatches(undefined, tok)).toBe(false);
+  });
+  test("host: 127.0.0.1:<port> and localhost:<port> only", () => {
+    expect(hostAllowed("127.0.0.1:8765", 8765)).toBe(true);
+    expect(hostAllowed("LOCALHOST:8765", 8765)).toBe(true);
+    for (const h of ["127.0.0.1", "127.0.0.1:8766", "evil.example:8765", "localhost.evil.example:8765", "[::1]:8765", "0.0.0.0:8765", "", null]) {
+      expect(hostAllowed(h, 8765)).toBe(false);
+    }
+  });
+  test("origin: absent or our own", () => {
+    expect(originAllowed(null, 80)).toBe(true);
+    expect(originAllowed("http://127.0.0.1:80", 80)).toBe(true);
+    expect(originAllowed("http://localhost:80", 80)).toBe(true);
+    expect(originAllowed("http://evil.example", 80)).toBe(false);
+    expect(originAllowed("null", 80)).toBe(false);
+  });
+  const base = { method: "GET", host: "127.0.0.1:9000", origin: null, token: tok, contentType: null };
+  const ro = { actions: false, isAction: false };
+  test("requests: host first (421), then the token (403)", () => {
+    expect(checkRequest(base, 9000, tok, ro)).toEqual({ ok: true });
+    expect(checkRequest({ ...base, host: "attacker.example:9000", token: null }, 9000, tok, ro)).toMatchObject({ ok: false, status: 421 });
+    expect(checkRequest({ ...base, token: null }, 9000, tok, ro)).toMatchObject({ ok: false, status: 403 });
+    expect(checkRequest({ ...base, token: "nope" }, 9000, tok, ro)).toMatchObject({ ok: false, status: 403 });
+  });
+  test("actions: POST only to the action route, only with --allow-actions, same origin, JSON", () => {
+    const post = { ...base, method: "POST", contentType: "application/json" };
+    expect(checkRequest(post, 9000, tok, { actions: false, isAction: true })).toMatchObject({ status: 403, reason: expect.stringContaining("--allow-actions") });
+    expect(checkRequest(post, 9000, tok, { actions: true, isAction: true })).toEqual({ ok: true });
+    expect(checkRequest(post, 9000, tok, { actions: true, isAction: false })).toMatchObject({ status: 403 });
+    expect(checkRequest({ ...post, origin: "http://evil.example" }, 9000, tok, { actions: true, isAction: true })).toMatchObject({ status: 403 });
+    expect(checkRequest({ ...post, contentType: "text/plain" }, 9000, tok, { actions: true, isAction: true })).toMatchObject({ status: 415 });
+    expect(checkRequest({ ...post, token: null }, 9000, tok, { actions: true, isAction: true })).toMatchObject({ status: 403 });
+  });
+});
+
+const session = (name: string, live: string, extra: Partial<SessionStatus> = {}): SessionStatus => ({
+  name,
+  agent: "claude",
+  role: "worker",
+  status: "running",
+  live,
+  mux: "tmux",
+  server: "mam",
+  pane: "%1",
+  job: null,
+  drift: [],
+  ...extra,
+});
+
+const record = (over: Partial<JobRecord> = {}): JobRecord => ({
+  schema_version: 1,
+  job_id: "0123abcd",
+  status: "pending",
+  created_at: "2026-01-01T10:00:00Z",
+  updated_at: "2026-01-01T10:00:00Z",
+  prompt: "do   the\nthing",
+  agent: "demo",
+  agent_session: "w",
+  delegator: "lead",
+  type: "single",
+  reviewer_session: null,
+  max_iterations: null,
+  iteration: 1,
+  topic_prefix: "mam/jobs/0123abcd",
+  timeout_sec: 3600,
+  idle_timeout_sec: 120,
+  expected_artifacts: [],
+  last_seq: 0,
+  auth_token: "secret-token",
+  ...over,
+});
+
+let seq = 0;
+const ev = (event: string, source: string, at: string, data: Record<string, unknown> = {}, detail = ""): JobEvent =>
+  ({ schema_version: 1, seq: ++seq, job_id: "0123abcd", event, timestamp: `2026-01-01T10:${at}Z`, detail, source, data: { ...data, hmac_sig: "abc" } }) as unknown as JobEvent;
+
+describe("view model", () => {
+  test("team: blocked first, then working, idle, unknown, dead; unknown LIVE words get the unknown tone", () => {
+    const t = teamView([session("a", "idle"), session("b", "dead"), session("c", "blocked", { reason: "Bash command: rm x" }), session("d", "working"), session("e", "weird"), session("f", "blocked")]);
+    expect(t.map((s) => s.name)).toEqual(["c", "f", "d", "a", "e", "b"]);
+    expect(t[0]).toMatchObject({ tone: "blocked", reason: "Bash command: rm x" });
+    expect(t.find((s) => s.name === "e")!.tone).toBe("unknown");
+  });
+  test("lanes: the reviewer's reports, mam's and the monitor's, the rest the worker's", () => {
+    const loop = { type: "loop" as const, reviewer_session: "rev" };
+    expect(laneOf({ source: "rev" }, loop)).toBe("reviewer");
+    expect(laneOf({ source: "mam" }, loop)).toBe("mam");
+    expect(laneOf({ source: "monitor" }, loop)).toBe("mam");
+    expect(laneOf({ source: "w" }, loop)).toBe("worker");
+    expect(laneOf({ source: "rev" }, { type: "single", reviewer_session: null })).toBe("worker");
+  });
+  test("spread: proportional to time, events of the same second kept apart, within [0, 1]", () => {
+    expect(spread([])).toEqual([]);
+    expect(spread([0])).toEqual([0]);
+    expect(spread([0, 5000, 10000])).toEqual([0, 0.5, 1]);
+    const xs = spread([0, 0, 0, 10000], 0.1);
+    expect(xs[0]).toBe(0);
+    expect(xs[1]! - xs[0]!).toBeCloseTo(0.1);
+    expect(xs[2]! - xs[1]!).toBeCloseTo(0.1);
+    expect(xs[3]).toBe(1);
+    const many = spread(Array.from({ length: 40 }, () => 0));
+    expect(Math.max(...many)).toBeLessThanOrEqual(1);
+    expect(new Set(many).size).toBe(40);
+  });
+  test("a loop job: lanes, iterations marked, status from the journal, no signature or token", () => {
+    seq = 0;
+    const events = [
+      ev("started", "w", "00:01"),
+      ev("completed", "w", "00:05", {}, "done v1"),
+      ev("progress", "mam", "00:05", { iteration: 1 }, "iteration 1: review requested from rev"),
+      ev("completed", "rev", "00:09", {}, "needs work"),
+      ev("progress", "mam", "00:09", { iteration: 2 }, "iteration 2: feedback sent to w"),
+      ev("completed", "w", "00:12", {}, "done v2"),
+      ev("completed", "rev", "00:15", {}, "PASS"),
+    ];
+    const j = jobViewModel(record({ type: "loop", reviewer_session: "rev", max_iterations: 3, iteration: 2 }), [...events].reverse());
+    expect(j.status).toBe("completed");
+    expect(j.lanes).toEqual(["worker", "reviewer", "mam"]);
+    expect(j.events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(j.events.map((e) => e.lane)).toEqual(["worker", "worker", "mam", "reviewer", "mam", "worker", "reviewer"]);
+    expect(j.events.map((e) => e.iteration)).toEqual([1, 1, 1, 1, 2, 2, 2]);
+    expect(j.marks).toEqual([{ iteration: 2, x: j.events[4]!.x }]);
+    expect(j.span).toBe(15_000);
+    expect(j.events[0]!.at).toBe(1000);
+    for (let i = 1; i < j.events.length; i++) expect(j.events[i]!.x).toBeGreaterThan(j.events[i - 1]!.x);
+    expect(j.task).toBe("do the thing");
+    const text = JSON.stringify(j);
+    expect(text).not.toContain("hmac_sig");
+    expect(text).not.toContain("secret-token");
+    expect(j.events[2]!.data).toBe('{"iteration":1}');
+  });
+  test("a job without events: pending from its record, an empty axis", () => {
+    const j = jobViewModel(record(), []);
+    expect(j).toMatchObject({ status: "pending", lanes: ["worker", "mam"], span: 0, events: [], marks: [] });
+  });
+  test("jobs newest first", () => {
+    const a = jobViewModel(record({ job_id: "aaaaaaaa", created_at: "2026-01-01T10:00:00Z" }), []);
+    const b = jobViewModel(record({ job_id: "bbbbbbbb", created_at: "2026-01-02T10:00:00Z" }), []);
+    expect(jobsView([a, b]).map((j) => j.id)).toEqual(["bbbbbbbb", "aaaaaaaa"]);
+  });
+  test("daemon: mode and broker from its status, the log's last lines, dropped events counted", () => {
+    const log = ["t1 MQTT Monitor: subscribed to mam/jobs/+/events", "t2 dropped event on mam/jobs/x/events: unknown job", "t3 HMAC verify failed for job x", "t4 ok", ""].join("\n");
+    const d = daemonView({ pid: 42, mode: "mqtt", since: "s", broker: "127.0.0.1:1883", log: "/l" }, log, 2);
+    expect(d).toEqual({ running: true, pid: 42, mode: "mqtt", since: "s", broker: "127.0.0.1:1883", log: "/l", recent: ["t3 HMAC verify failed for job x", "t4 ok"], dropped: 2 });
+    expect(daemonView(undefined, "")).toMatchObject({ running: false, mode: "not running", recent: [], dropped: 0 });
+  });
+});
+
+describe("actions", () => {
+  test("the four actions, checked before anything runs", () => {
+    expect(parseAction({ action: "stop", name: "w1" })).toEqual({ action: "stop", name: "w1" });
+    expect(parseAction({ action: "resume", name: "w1" })).toEqual({ action: "resume", name: "w1" });
+    expect(parseAction({ action: "cancel", job: "0123abcd" })).toEqual({ action: "cancel", job: "0123abcd" });
+    expect(parseAction({ action: "send", name: "w1", text: "hello there" })).toEqual({ action: "send", name: "w1", text: "hello there" });
+  });
+  test("bad input is a usage error (HTTP 400)", () => {
+    const bad = [null, [], "x", {}, { action: "rm" }, { action: "stop" }, { action: "stop", name: "../x" }, { action: "stop", name: "a;b" }, { action: "cancel", job: "nothex!!" }, { action: "send", name: "w", text: "" }, { action: "send", name: "w", text: "a\nb" }, { action: "send", name: "w", text: "\u001b[2J" }, { action: "send", name: "w", text: "x".repeat(4001) }];
+    for (const b of bad) {
+      let e: unknown;
+      try {
+        parseAction(b);
+      } catch (x) {
+        e = x;
+      }
+      expect(e).toBeInstanceOf(MamError);
+      expect(httpStatusOf(e)).toBe(400);
+    }
+  });
+  test("errors map to HTTP statuses", () => {
+    expect(httpStatusOf(new MamError("x", 3))).toBe(404);
+    expect(httpStatusOf(new MamError("x", 4))).toBe(409);
+    expect(httpStatusOf(new MamError("x", 1))).toBe(500);
+    expect(httpStatusOf(new Error("x"))).toBe(500);
+  });
+});
+
+describe("state readers (a temp workspace)", () => {
+  const { mkdtempSync, mkdirSync, appendFileSync, writeFileSync, rmSync, unlinkSync } = require("node:fs") as typeof import("node:fs");
+  const { tmpdir } = require("node:os") as typeof import("node:os");
+  const { join } = require("node:path") as typeof import("node:path");
+  const spec = { agent_session: "w", agent: "claude", prompt: "p", delegator: null, type: "single" as const, reviewer_session: null, max_iterations: null, timeout_sec: 60, idle_timeout_sec: 60, expected_artifacts: [], topic_prefix_base: "mam/jobs" };
+
+  test("JobCache: a job is read again only when its record or journal changed; removals are reported", async () => {
+    const { JobCache } = await import("../../lib/ui/state.ts");
+    const { appendEvent, registerJob, recordPath, journalPath } = await import("../../lib/jobs/store.ts");
+    const ws = mkdtempSync(join(tmpdir(), "mam-ui-unit-"));
+    try {
+      const c = new JobCache(ws);
+      expect(c.refresh()).toEqual({ changed: [], removed: [], problems: [] });
+      const r = await registerJob(ws, spec);
+      expect(c.refresh().changed.map((j) => j.id)).toEqual([r.job_id]);
+      expect(c.refresh().changed).toEqual([]);
+      await appendEvent(ws, r.job_id, { event: "started", source: "w", detail: "go" });
+      const d = c.refresh();
+      expect(d.changed).toHaveLength(1);
+      expect(d.changed[0]).toMatchObject({ status: "running", events: [{ seq: 1, event: "started", lane: "worker" }] });
+      // a damaged record is a problem, not a crash; the other jobs stay
+      const r2 = await registerJob(ws, spec);
+      c.refresh();
+      writeFileSync(recordPath(ws, r2.job_id), "{not json");
+      expect(c.refresh().problems[0]).toContain("is not valid JSON");
+      expect(c.all().map((j) => j.id).sort()).toEqual([r.job_id, r2.job_id].sort());
+      unlinkSync(recordPath(ws, r.job_id));
+      unlinkSync(journalPath(ws, r.job_id));
+      expect(c.refresh().removed).toEqual([r.job_id]);
+    } finally {
+      rmSync(ws, { recursive: true, force: true });
+    }
+  });
+
+  test("DaemonWatch: the log read incrementally (last lines, dropped events), a new log starts over", async () => {
+    const { DaemonWatch } = await import("../../lib/ui/state.ts");
+    const { monitorLogPath } = await import("../../lib/monitor/files.ts");
+    const ws = mkdtempSync(join(tmpdir(), "mam-ui-unit-"));
+    try {
+      mkdirSync(join(ws, ".mam"));
+      const w = new DaemonWatch(ws, 3);
+      expect(w.read()).toMatchObject({ running: false, mode: "not running", recent: [], dropped: 0 });
+      const log = monitorLogPath(ws);
+      appendFileSync(log, "a\ndropped event on t: unknown job\nb\n");
+      expect(w.read()).toMatchObject({ recent: ["a", "dropped event on t: unknown job", "b"], dropped: 1 });
+      appendFileSync(log, "c\nHMAC verify failed (x)\npart");
+      expect(w.read()).toMatchObject({ recent: ["b", "c", "HMAC verify failed (x)"], dropped: 2 });
+      appendFileSync(log, "ial\n");
+      expect(w.read().recent).toEqual(["c", "HMAC verify failed (x)", "partial"]);
+      unlinkSync(log);
+      writeFileSync(log, "fresh\n");
+      expect(w.read()).toMatchObject({ recent: ["fresh"], dropped: 0 });
+    } finally {
+      rmSync(ws, { recursive: true, force: true });
+    }
+  });
+
+  test("jobColumn: the row's delegate_job_id, else the session's newest job", async () => {
+    const { jobColumn } = await import("../../lib/ui/state.ts");
+    const a = jobViewModel(record({ job_id: "aaaaaaaa", agent_session: "w", created_at: "2026-01-01T10:00:00Z" }), []);
+    const b = jobViewModel(record({ job_id: "bbbbbbbb", agent_session: "w", created_at: "2026-01-02T10:00:00Z" }), []);
+    const col = jobColumn([a, b]);
+    expect(col({ name: "w", status: "running" } as never)).toEqual({ id: "bbbbbbbb", status: "pending" });
+    expect(col({ name: "w", status: "running", delegate_job_id: "aaaaaaaa" } as never)).toEqual({ id: "aaaaaaaa", status: "pending" });
+    expect(col({ name: "other", status: "running" } as never)).toBeNull();
+  });
+});
