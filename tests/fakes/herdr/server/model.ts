@@ -27,7 +27,7 @@ export interface Authority {
   message?: string;
   /** the foreground process the report is bound to; when it goes, the authority goes */
   pid?: number;
-  /** Terminal.ends at the report: an unbound report dies with the command that made it */
+  /** Terminal.ends at the report: an unbound report dies with the next command end seen */
   endsAtReport: number;
 }
 
@@ -44,8 +44,6 @@ export interface Pending {
   startedAt: number;
   settleAt: number;
   deadline: number;
-  /** Terminal.ends when the command line was typed: a later end means the command finished */
-  endsAtStart: number;
 }
 
 export class Pane {

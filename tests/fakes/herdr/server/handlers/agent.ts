@@ -77,9 +77,10 @@ export const agentMethods: Record<string, MethodDef> = {
       const now = Date.now();
       pane.name = name;
       pane.ready = false;
-      pane.pending = { name, kind, startedAt: now, settleAt: now + h.cfg.settleMs, deadline: now + timeout, endsAtStart: pane.term.ends };
+      pane.pending = { name, kind, startedAt: now, settleAt: now + h.cfg.settleMs, deadline: now + timeout };
       pane.revision++;
-      pane.term.typeText(argv.map(shellQuote).join(" "));
+      // herdr's encode_api_submission: the command line (bracketed when the shell asked) + Enter
+      pane.term.pasteText(argv.map(shellQuote).join(" "));
       pane.term.pressKeys(["Enter"]);
       return { type: "agent_started", agent: h.state.agentInfo(pane), argv };
     },
@@ -132,7 +133,7 @@ export const agentMethods: Record<string, MethodDef> = {
         refreshPane(h, pane);
         const seq = pane.stateChangeSeq;
         const wasWorking = pane.internal === "working";
-        pane.term.typeText(p.text);
+        pane.term.pasteText(p.text);
         const info = h.state.agentInfo(pane);
         return { pane, seq, wasWorking, info, gone: pin(pane) };
       });
