@@ -94,20 +94,22 @@ describe("agent start: the two phases", () => {
     await h.call("pane.close", { pane_id: p2 });
   });
 
-  test("an agent that exits at once: agent_start_failed, its output stays readable, the name and pane are free", async () => {
+  test("an agent that exits at once: timeout after the whole --timeout, as real 0.8.0 (audit #4); its output stays readable, the name and pane are free", async () => {
     const pane = await newPane({ FAKE_AGENT_EXIT_AT_START: "1" });
-    const r = apiErr(await h.herdr(["agent", "start", "dies", "--kind", "claude", "--pane", pane]), "agent_start_failed");
+    const t0 = Date.now();
+    const r = apiErr(await h.herdr(["agent", "start", "dies", "--kind", "claude", "--pane", pane, "--timeout", "3500"]), "timeout");
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(3500);
     expect(r.id).toBe("cli:agent:start");
-    expect(r.error.message).toBe("agent process exited before becoming interactive");
+    expect(r.error.message).toBe("timed out waiting for agent startup");
     expect((await h.herdr(["pane", "read", pane])).stdout).toContain("Unable to connect to Anthropic services");
     apiErr(await h.herdr(["agent", "get", "dies"]), "agent_not_found");
     expect(await fgNames(pane)).toEqual(["bash"]);
     await h.call("pane.close", { pane_id: pane });
   });
 
-  test("an unknown executable: agent_start_failed (the typed command ended)", async () => {
+  test("an unknown executable: timeout too (the typed command ended before any agent was seen)", async () => {
     const pane = await newPane();
-    apiErr(await h.herdr(["agent", "start", "nope", "--kind", "kimi", "--pane", pane]), "agent_start_failed");
+    apiErr(await h.herdr(["agent", "start", "nope", "--kind", "kimi", "--pane", pane, "--timeout", "3100"]), "timeout");
     expect((await h.herdr(["pane", "read", pane])).stdout).toContain("kimi: command not found");
     await h.call("pane.close", { pane_id: pane });
   });

@@ -62,8 +62,10 @@ export function refreshPane(h: AgentHost, p: Pane, now = Date.now()): void {
 
   const pd = p.pending;
   if (pd) {
-    if (now >= pd.deadline || t.ends > pd.endsAtStart || t.exited) {
-      // the deadline passed, or the typed command already ended: the claim and name go
+    if (now >= pd.deadline || t.exited) {
+      // the deadline passed: the claim and name go. A typed command that ends before its agent
+      // was ever detected leaves the claim pending until then (real 0.8.0,
+      // src/terminal/state.rs:1846-1911); one detected and then gone was released above.
       p.pending = undefined;
       p.name = undefined;
       p.revision++;

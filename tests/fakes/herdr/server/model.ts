@@ -44,8 +44,6 @@ export interface Pending {
   startedAt: number;
   settleAt: number;
   deadline: number;
-  /** Terminal.ends when the command line was typed: a later end means the command finished */
-  endsAtStart: number;
 }
 
 export class Pane {

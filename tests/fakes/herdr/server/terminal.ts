@@ -155,6 +155,17 @@ export class Terminal {
     this.o.onOutput();
   }
 
+  /**
+   * the app asked for bracketed paste (DECSET 2004). Pipe panes cannot see it, so it stays false
+   * here; a pty pane with a terminal screen tracks it.
+   */
+  bracketedPaste = false;
+
+  /** herdr's encode_api_text: the text wrapped in ESC[200~ … ESC[201~ when the app asked for it */
+  pasteText(text: string): void {
+    this.typeText(this.bracketedPaste ? `\x1b[200~${text}\x1b[201~` : text);
+  }
+
   /** press keys (already validated) */
   pressKeys(keys: string[], log = true): void {
     if (log) this.inputs.push({ at: Date.now(), kind: "keys", keys: [...keys] });
