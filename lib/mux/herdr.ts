@@ -5,7 +5,7 @@ import { closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { MamError } from "../sys/errors.ts";
 import { type Env, homeDir, stateDir } from "../sys/paths.ts";
-import { cleanEnv, execCapture, lastOutput, shJoin } from "./exec.ts";
+import { cleanEnv, execCapture, shJoin } from "./exec.ts";
 import {
   callFailure,
   HerdrError,
@@ -18,9 +18,11 @@ import {
   pickWorkspace,
   toMuxPane,
 } from "./herdr-proto.ts";
+import { busyFreshPane, failStart, type HerdrOps, runManagedStart, waitShellFree } from "./herdr-start.ts";
+import { herdrSupport, unsupportedError, versionWarning } from "./herdr-version.ts";
 import { isShellOnly, nonShellForeground } from "./procfs.ts";
 import { isMamShimFile } from "./shim.ts";
-import { AgentPaneBusy, type Listing, type Mux, type MuxPane, type ProcessInfo, type StartSpec } from "./types.ts";
+import { AgentGone, AgentPaneBusy, type Listing, type Mux, type MuxPane, type Notice, type ProcessInfo, type StartSpec } from "./types.ts";
 
 export { herdrAgentName, HerdrError };
 
@@ -31,8 +33,13 @@ export interface HerdrOptions {
   startWaitMs?: number;
   /** how long a typed agent may take to reach the foreground (default 3 s) */
   appearMs?: number;
-  /** how long a created pane's shell may take to own its terminal (default 5 s) */
+  /**
+   * how long a created pane's shell may stay busy with its startup files before mam gives up on
+   * it (default: MAM_HERDR_SHELL_READY_S, else 30 s)
+   */
   shellReadyMs?: number;
+  /** print a warning line (an unsupported-but-allowed herdr version); default: stderr */
+  warn?: (line: string) => void;
   /** pause between typed text and its Enter in sendText (default 300 ms) */
   enterDelayMs?: number;
 }
@@ -40,11 +47,33 @@ export interface HerdrOptions {
 /** herdr's own variables of the pane mam may run in: never handed to a server mam starts */
 const PANE_VARS = ["HERDR_ENV", "HERDR_SOCKET_PATH", "HERDR_SESSION", "HERDR_PANE_ID", "HERDR_TAB_ID", "HERDR_WORKSPACE_ID", "TMUX", "TMUX_PANE"];
 
+/**
+ * The environment of a herdr server mam starts (audit #7): the caller's, without herdr's pane
+ * variables, without every MAM_* variable (an agent's MAM_SESSION / MAM_WORKSPACE would reach
+ * every pane of the server) and without <ws>/.mam/bin (the shim dirs mam puts first on its
+ * agents' PATH) on PATH. Pure, for tests.
+ */
+export function serverEnv(env: Env): Record<string, string> {
+  const out = cleanEnv(env, PANE_VARS);
+  for (const k of Object.keys(out)) if (k.startsWith("MAM_")) delete out[k];
+  if (out.PATH !== undefined) out.PATH = out.PATH.split(":").filter((d) => !/(^|\/)\.mam\/bin\/?$/.test(d)).join(":");
+  return out;
+}
+
+/** MAM_HERDR_SHELL_READY_S in ms (a positive number), else 30 s */
+export function shellReadyMs(env: Env): number {
+  const v = Number(env.MAM_HERDR_SHELL_READY_S);
+  return env.MAM_HERDR_SHELL_READY_S && Number.isFinite(v) && v > 0 ? v * 1000 : 30_000;
+}
+
 /** how many agent names `start` tries when herdr says the name is taken */
 export const NAME_ATTEMPTS = 3;
 
 /** codes of `agent start` that mean the agent did not come up (§3.4, §3.6) */
 const START_FAILED = new Set(["agent_start_failed", "agent_kind_mismatch", "agent_name_not_found", "timeout"]);
+
+/** codes of `agent prompt` that mean no agent owns the pane (src/app/api/agents.rs:62-100) */
+const NO_AGENT = new Set(["agent_not_found", "agent_not_ready"]);
 
 function isExecutable(p: string): boolean {
   try {
@@ -78,6 +107,7 @@ export class HerdrMux implements Mux {
   readonly backend = "herdr" as const;
   private binPath?: string;
   private readonly timeoutMs: number;
+  private checked = false;
 
   constructor(
     readonly server: string,
@@ -92,12 +122,12 @@ export class HerdrMux implements Mux {
   }
 
   /** run `herdr --session <server> <args>`; throws the typed failure; returns stdout */
-  private async call(args: string[], opts: { timeoutMs?: number; paneId?: string } = {}): Promise<string> {
+  private async call(args: string[], opts: { timeoutMs?: number; paneId?: string; signal?: AbortSignal } = {}): Promise<string> {
     const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
     const argv = [this.bin, "--session", this.server, ...args];
     let r;
     try {
-      r = await execCapture(argv, { env: this.env, timeoutMs });
+      r = await execCapture(argv, { env: this.env, timeoutMs, signal: opts.signal });
     } catch (e) {
       throw new MamError(`cannot run ${argv[0]}: ${(e as Error).message}`, 1, "install herdr or set MAM_HERDR_BIN (or use --mux tmux)");
     }
@@ -106,13 +136,26 @@ export class HerdrMux implements Mux {
     return r.stdout;
   }
 
-  private async json(args: string[], opts: { timeoutMs?: number; paneId?: string } = {}): Promise<Record<string, unknown>> {
+  private async json(args: string[], opts: { timeoutMs?: number; paneId?: string; signal?: AbortSignal } = {}): Promise<Record<string, unknown>> {
     return parseResult(await this.call(args, opts), args);
   }
 
   private async panes(): Promise<MuxPane[]> {
     const args = ["pane", "list"];
     return parsePaneList(await this.json(args), args);
+  }
+
+  /** the calls the start logic (herdr-start.ts) makes */
+  private get ops(): HerdrOps {
+    return {
+      json: (a, o) => this.json(a, o),
+      call: (a, o) => this.call(a, o),
+      processInfo: (id) => this.processInfo(id),
+      read: (id, n) => this.read(id, n),
+      close: (id) => this.close(id),
+      label: (id, l) => this.label(id, l),
+      pane: async (id) => (await this.panes()).find((p) => p.id === id),
+    };
   }
 
   async list(): Promise<Listing> {
@@ -125,7 +168,19 @@ export class HerdrMux implements Mux {
     }
   }
 
+  /** refuse a herdr older than mam supports; warn once about a newer one (herdr-version.ts) */
+  async checkVersion(): Promise<void> {
+    if (this.checked) return;
+    this.checked = true;
+    const support = await herdrSupport(this.bin, this.env);
+    const refused = unsupportedError(support, this.bin);
+    if (refused) throw refused;
+    const w = versionWarning(support);
+    if (w) (this.opts.warn ?? ((l: string) => process.stderr.write(`${l}\n`)))(w);
+  }
+
   async ensureRunning(start: boolean): Promise<void> {
+    await this.checkVersion();
     try {
       await this.panes();
       return;
@@ -169,7 +224,7 @@ export class HerdrMux implements Mux {
     } catch {}
     try {
       const proc = Bun.spawn([this.bin, "--session", this.server, "server"], {
-        env: cleanEnv(this.env, PANE_VARS),
+        env: serverEnv(this.env),
         cwd,
         detached: true,
         stdio: ["ignore", fd, fd],
@@ -189,7 +244,7 @@ export class HerdrMux implements Mux {
       const r = await this.json(["workspace", "create", "--cwd", cwd, "--no-focus", ...envArgs]);
       const root = toMuxPane(r.root_pane);
       if (!root) throw new HerdrError(`herdr workspace create returned no root pane`, "mam_not_json");
-      await this.waitShellReady(root.id);
+      await waitShellFree(this.ops, root.id, 5000);
       return { ...root, fresh: true };
     }
     const mine = panes.filter((p) => p.workspaceId === ws);
@@ -208,22 +263,8 @@ export class HerdrMux implements Mux {
     const r = await this.json(["pane", "split", target.id, "--direction", "right", "--cwd", cwd, "--no-focus", ...envArgs]);
     const pane = toMuxPane(r.pane);
     if (!pane) throw new HerdrError(`herdr pane split returned no pane`, "mam_not_json");
-    await this.waitShellReady(pane.id);
+    await waitShellFree(this.ops, pane.id, 5000);
     return { ...pane, fresh: true };
-  }
-
-  /** a new pane's shell may still run its rc files: wait (bounded) until it owns the terminal */
-  private async waitShellReady(paneId: string): Promise<void> {
-    const deadline = Date.now() + (this.opts.shellReadyMs ?? 5000);
-    while (Date.now() < deadline) {
-      try {
-        const info = await this.processInfo(paneId);
-        if (info.shellPid !== undefined && isShellOnly(info)) return;
-      } catch {
-        return;
-      }
-      await Bun.sleep(50);
-    }
   }
 
   async label(paneId: string, label: string): Promise<void> {
@@ -234,19 +275,21 @@ export class HerdrMux implements Mux {
     if (!pane) throw new MamError("herdr start needs a claimed pane (a bug in mam)", 1);
     const exe = spec.argv[0] ?? spec.herdrKind ?? "agent";
     const agent = spec.agent ?? spec.herdrKind ?? basename(exe);
+    const boundMs = this.opts.shellReadyMs ?? shellReadyMs(this.env);
+    const busyUntil = Date.now() + boundMs;
     if (spec.herdrKind) {
       let name = spec.agentName ?? herdrAgentName(spec.session);
       const readyMs = Math.min(300_000, Math.max(3001, spec.readyTimeoutMs ?? 30_000));
+      const typed = shJoin([spec.herdrKind, ...spec.argv.slice(1)]);
       const args = (n: string) => {
         const a = ["agent", "start", n, "--kind", spec.herdrKind!, "--pane", pane.id, "--timeout", String(readyMs)];
         if (spec.argv.length > 1) a.push("--", ...spec.argv.slice(1));
         return a;
       };
-      let r: Record<string, unknown>;
       for (let attempt = 1; ; attempt++) {
+        let out;
         try {
-          r = await this.json(args(name), { timeoutMs: readyMs + 15_000, paneId: pane.id });
-          break;
+          out = await runManagedStart(this.ops, { args: args(name), callMs: readyMs + 15_000, paneId: pane.id, label: spec.label ?? "", exe: spec.herdrKind });
         } catch (e) {
           // agent names are unique per server: another workspace's session of the same name, or an
           // archived (--soft) session's agent, may hold it. herdr checks the name before it claims
@@ -255,19 +298,29 @@ export class HerdrMux implements Mux {
             name = herdrAgentName(spec.session, randomBytes(4).toString("hex"));
             continue;
           }
+          // a pane this claim created whose shell still runs its startup files: wait, try again
+          if (e instanceof AgentPaneBusy && pane.fresh && Date.now() < busyUntil) {
+            await busyFreshPane(this.ops, pane, busyUntil, boundMs);
+            continue;
+          }
           if (e instanceof HerdrError && START_FAILED.has(e.code)) {
             const how = e.code === "timeout" ? `did not become ready within ${Math.round(readyMs / 1000)} s` : "exited right after start";
-            return this.failStart(pane.id, agent, how, shJoin([spec.herdrKind, ...spec.argv.slice(1)]));
+            return failStart(this.ops, pane.id, agent, how, typed);
           }
           throw e;
         }
+        if (out.kind === "exited") return failStart(this.ops, pane.id, agent, "exited right after start", typed);
+        const info = toMuxPane(out.result.agent);
+        return { ...pane, agentName: name, agent: info?.agent ?? spec.herdrKind, status: info?.status ?? pane.status, cmd: basename(exe), cmdFull: shJoin(spec.argv) };
       }
-      const info = toMuxPane(r.agent);
-      return { ...pane, agentName: name, agent: info?.agent ?? spec.herdrKind, status: info?.status ?? pane.status, cmd: basename(exe), cmdFull: shJoin(spec.argv) };
     }
+    // a typed kind: `pane run` does not check the pane; a fresh pane's shell must be done with its
+    // startup files first, or the command would wait behind them
+    if (pane.fresh) await waitShellFree(this.ops, pane.id, boundMs);
     await this.call(["pane", "run", pane.id, shJoin(spec.argv)], { paneId: pane.id });
     const fg = await this.verifyForeground(pane.id, spec.settleMs);
-    if (!fg) return this.failStart(pane.id, agent, "exited right after start", shJoin(spec.argv));
+    if (!fg) return failStart(this.ops, pane.id, agent, "exited right after start", shJoin(spec.argv));
+    if (spec.label) await this.label(pane.id, spec.label);
     return { ...pane, pid: fg.pid, cmd: fg.name || basename(exe), cmdFull: shJoin(spec.argv) };
   }
 
@@ -298,29 +351,62 @@ export class HerdrMux implements Mux {
     }
   }
 
-  /** read the pane's last lines, close it, throw the start failure of SPEC §5.2 */
-  private async failStart(paneId: string, agent: string, how: string, typed: string): Promise<never> {
-    let text = "";
-    try {
-      text = await this.read(paneId, 50);
-    } catch {}
-    try {
-      await this.close(paneId);
-    } catch {}
-    throw new MamError(`${agent} ${how} in ${paneId}; last output: ${lastOutput(text, 5, typed)}`, 1);
-  }
-
+  /**
+   * raw typing, for shell use and tests: `pane send-text` (never bracketed by herdr), then Enter
+   * ~300 ms later. Prompts to agents go through submit(). Multi-line text is refused: herdr's
+   * send-text would deliver every line break as a key press.
+   */
   async sendText(paneId: string, text: string, enter: boolean): Promise<void> {
+    if (/[\r\n]/.test(text)) throw new MamError("herdr send-text of multi-line text (a bug in mam: prompts go through submit)", 1);
     if (text === "") {
       if (enter) await this.sendKeys(paneId, ["enter"]);
       return;
     }
     await this.call(["pane", "send-text", paneId, text], { paneId });
     if (!enter) return;
-    // Enter a moment after the text, as herdr's own agent prompt does: a TUI agent that sees the
-    // text and Enter in one burst may take the Enter as part of a paste
     await Bun.sleep(this.opts.enterDelayMs ?? 300);
     await this.call(["pane", "send-keys", paneId, "Enter"], { paneId });
+  }
+
+  /**
+   * a prompt to the pane's agent (audit #1, #2). herdr kinds: `herdr agent prompt <pane> <text>`,
+   * herdr's own submission (bracketed paste when the app asked for it, Enter 300 ms later), which
+   * herdr refuses when no agent owns the pane. Typed kinds: the agent must own the terminal
+   * (`pane process-info`), then `pane run` (text + Enter, bracketed when asked). A pane whose
+   * agent is gone → AgentGone, and nothing is typed.
+   */
+  async submit(paneId: string, text: string, managed: boolean): Promise<void> {
+    if (text === "") throw new MamError("an empty prompt (a bug in mam)", 1);
+    if (managed) {
+      try {
+        await this.call(["agent", "prompt", paneId, text], { paneId });
+      } catch (e) {
+        if (e instanceof HerdrError && NO_AGENT.has(e.code)) throw new AgentGone(paneId, e.message);
+        if (e instanceof HerdrError && e.code === "pane_not_found") throw new AgentGone(paneId, "the pane is gone");
+        throw e;
+      }
+      return;
+    }
+    let info: ProcessInfo;
+    try {
+      info = await this.processInfo(paneId);
+    } catch (e) {
+      if (e instanceof HerdrError && e.code === "pane_not_found") throw new AgentGone(paneId, "the pane is gone");
+      throw e;
+    }
+    if (nonShellForeground(info).length === 0) throw new AgentGone(paneId, "only its shell is left in the foreground");
+    await this.call(["pane", "run", paneId, text], { paneId });
+  }
+
+  /**
+   * `herdr notification show <title> --body <text>` (audit #10): best effort. 0.8.0's default
+   * config has toasts off (`shown:false, reason:"disabled"`), which is not an error.
+   */
+  async notify(n: Notice): Promise<{ shown: boolean; reason: string }> {
+    const args = ["notification", "show", n.title];
+    if (n.body) args.push("--body", n.body);
+    const r = await this.json(args, { timeoutMs: 5000 });
+    return { shown: r.shown === true, reason: typeof r.reason === "string" ? r.reason : "" };
   }
 
   async sendKeys(paneId: string, keys: string[]): Promise<void> {

@@ -3,9 +3,10 @@
 // pane), onboard, submit a job, reconcile once, ensure the daemon.
 import { randomUUID } from "node:crypto";
 import onboardingTemplate from "../assets/onboarding.md" with { type: "text" };
-import { agentKind, idField } from "../agents/kinds.ts";
+import { agentKind, idField, isHerdrManaged } from "../agents/kinds.ts";
 import { type MuxChoice, resolveMuxTarget } from "../mux/index.ts";
 import { shJoin } from "../mux/exec.ts";
+import type { Mux } from "../mux/types.ts";
 import { sectionOf } from "../registry/rows.ts";
 import { mutateRegistry, readRegistry, registryPath } from "../registry/index.ts";
 import type { Row } from "../registry/types.ts";
@@ -15,6 +16,7 @@ import type { Env } from "../sys/paths.ts";
 import { epochNow, isoUtc } from "../sys/time.ts";
 import { decide, placeRow } from "./adopt.ts";
 import { launch } from "./launch.ts";
+import { onboardReadiness, type Readiness } from "./ready.ts";
 import { defaultSessionName } from "./naming.ts";
 
 export const CREATED_NOTE = "created by mam create";
@@ -188,10 +190,14 @@ export async function createSession(o: CreateOptions): Promise<Created> {
     l.lock.close();
   }
 
-  // 5. onboarding
+  // 5. onboarding, never into a dialog (ready.ts)
   if (o.onboard) {
+    const r = await awaitOnboardReady(l.mux, l.pane.id, target.backend === "herdr");
+    if (r.kind !== "ready") {
+      throw new MamError(`${name} started, but the onboarding prompt was not sent: ${r.why}`, 1, `answer it in pane ${l.pane.id}, then send the session its instructions yourself`);
+    }
     try {
-      await l.mux.sendText(l.pane.id, onboardingText(name, kind.kind, role, o.ws), true);
+      await l.mux.submit(l.pane.id, onboardingText(name, kind.kind, role, o.ws), isHerdrManaged(kind.kind));
     } catch (e) {
       throw new MamError(`${name} started, but the onboarding prompt could not be sent (${(e as Error).message})`, 1, "the session runs; send it instructions yourself");
     }
@@ -208,4 +214,22 @@ export async function createSession(o: CreateOptions): Promise<Created> {
     session_id_source: sessionId ? "assigned" : "pending-discovery",
     start_command: shJoin(l.argv),
   };
+}
+
+/**
+ * wait (up to ~10 s) while the new agent works, then type (a busy TUI queues the prompt); refuse
+ * a dialog. Its status comes from the multiplexer's listing (herdr's agent status; tmux has
+ * none, so tmux is ready at once here).
+ */
+async function awaitOnboardReady(mux: Mux, paneId: string, herdr: boolean, waitMs = 10_000): Promise<Readiness> {
+  if (!herdr) return { kind: "ready" };
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const l = await mux.list();
+    const pane = l.state === "ok" ? l.panes.find((p) => p.id === paneId) : undefined;
+    const r = onboardReadiness(pane?.status ?? "unknown");
+    if (r.kind !== "wait") return r;
+    if (Date.now() >= deadline) return { kind: "ready" };
+    await Bun.sleep(250);
+  }
 }

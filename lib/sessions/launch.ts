@@ -74,6 +74,9 @@ export async function launch(s: LaunchSpec): Promise<Launched> {
       cwd: s.ws,
       env,
       settleMs: settleMs(s.env),
+      // herdr: labelled once the claim is ours, never before (a pane another client wins must
+      // not carry our label)
+      label: labelFor(s.name),
     };
     let started: MuxPane | undefined;
     if (s.backend === "tmux") started = await mux.start(undefined, spec);
@@ -81,17 +84,17 @@ export async function launch(s: LaunchSpec): Promise<Launched> {
       for (let attempt = 1; !started; attempt++) {
         const pane = await mux.claimPane(s.ws, (id) => s.taken.has(id), env);
         if (!pane) throw new Error("herdr claimPane returned no pane");
-        await mux.label(pane.id, labelFor(s.name));
         try {
           started = await mux.start(pane, spec);
         } catch (e) {
-          // another client won this pane between our pick and herdr's atomic claim: pick again
+          // another client won this pane between our pick and herdr's atomic claim (a pane this
+          // claim created is only given up once someone else's agent is in it): pick again
           if (e instanceof AgentPaneBusy && attempt < PICK_ATTEMPTS) {
             s.taken.add(pane.id);
             continue;
           }
-          // a pane this claim created must not outlive the failed start: left behind, it would be
-          // an empty shell carrying our label (a failed start of an agent closes it itself)
+          // a pane this claim created must not outlive the failed start as an empty shell (a
+          // failed start of an agent closes it itself); one another client won is theirs
           if (pane.fresh && !(e instanceof AgentPaneBusy)) await mux.close(pane.id).catch(() => {});
           throw e;
         }

@@ -2,7 +2,9 @@
 // `mam status` (read-only) and `mam reconcile` (which then applies the actions).
 import type { Backend, Mux } from "../mux/types.ts";
 import type { RegistryData } from "../registry/types.ts";
-import { type Classification, type ServerView, classify, serverKey, serversOf } from "../monitor/classify.ts";
+import { type Classification, type ServerView, classify, findPane, serverKey, serversOf } from "../monitor/classify.ts";
+import { serverOf } from "../registry/rows.ts";
+import { probeTyped } from "./liveness.ts";
 import { agentKind } from "../agents/kinds.ts";
 import type { Env } from "../sys/paths.ts";
 
@@ -38,7 +40,27 @@ export function discoverer(ws: string, env: Env) {
   };
 }
 
+/**
+ * herdr rows of kinds mam typed into a shell: look at their panes' foreground (liveness.ts), in
+ * parallel, so that classify can tell a pane whose agent exited
+ */
+export async function probeTypedRows(data: RegistryData, views: ServerView[], muxFor: MuxFactory): Promise<void> {
+  const looks: Promise<void>[] = [];
+  for (const view of views) {
+    if (view.backend !== "herdr" || view.listing.state !== "ok") continue;
+    const panes = view.listing.panes;
+    for (const row of data.herdr_sessions) {
+      if (row.status !== "running" || serverOf(row, "herdr_sessions") !== view.server) continue;
+      const agent = typeof row.agent === "string" ? row.agent : undefined;
+      const pane = findPane(row, panes, "herdr_sessions");
+      if (pane) looks.push(probeTyped(muxFor("herdr", view.server), pane, agent));
+    }
+  }
+  await Promise.all(looks);
+}
+
 export async function observe(data: RegistryData, ws: string, muxFor: MuxFactory, env: Env, now: number, extra: { backend: Backend; server: string }[] = []): Promise<Observation> {
   const views = await listServers(data, muxFor, extra);
+  await probeTypedRows(data, views, muxFor);
   return { ...classify({ data, views, workspace: ws, now, discover: discoverer(ws, env) }), views };
 }

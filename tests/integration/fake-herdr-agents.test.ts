@@ -115,6 +115,7 @@ describe("agent start: the two phases", () => {
     const r = apiErr(await start, "timeout");
     expect(Date.now() - t0).toBeGreaterThanOrEqual(3400);
     expect(r.id).toBe("cli:agent:start");
+    expect(r.error.message).toBe("timed out waiting for agent startup");
     apiErr(await h.herdr(["agent", "get", "dies"]), "agent_not_found");
     await h.call("pane.close", { pane_id: pane });
   });

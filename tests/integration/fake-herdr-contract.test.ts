@@ -246,7 +246,6 @@ describe("panes", () => {
     expect(env).toMatchObject({
       HERDR_ENV: "1",
       HERDR_SOCKET_PATH: a.socket,
-      HERDR_BIN_PATH: expect.stringMatching(/herdr$/),
       HERDR_WORKSPACE_ID: ws.workspace.workspace_id,
       HERDR_TAB_ID: ws.tab.tab_id,
       HERDR_PANE_ID: pane,
@@ -256,6 +255,8 @@ describe("panes", () => {
       COLORTERM: "truecolor",
     });
     expect(env.BASH_ENV).toBeUndefined();
+    // 0.8.0 gives HERDR_BIN_PATH only to plugin panes and custom commands (audit #5)
+    expect(env.HERDR_BIN_PATH).toBeUndefined();
     expect(env.PWD).toBe(sb.ws);
     await a.call("workspace.close", { workspace_id: ws.workspace.workspace_id });
   });

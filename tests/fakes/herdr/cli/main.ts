@@ -223,6 +223,20 @@ const COMMANDS: Record<string, Record<string, Cmd>> = {
       run: (p, ctx, agentArgs) => agentStart(ctx, p, agentArgs),
     },
   },
+  notification: {
+    // src/cli/notification.rs: the title is the first argument; bad values are usage errors
+    show: {
+      spec: { usage: "usage: herdr notification show <title> [--body TEXT] [--position top-left|top-right|bottom-left|bottom-right] [--sound none|done|request]", positional: ["title"], flags: { "--body": "value", "--position": "value", "--sound": "value" } },
+      build: (p) => {
+        const position = p.flags["--position"];
+        if (position !== undefined && !["top-left", "top-right", "bottom-left", "bottom-right"].includes(position))
+          throw new CliUsage(`invalid position: ${position} (expected top-left, top-right, bottom-left, or bottom-right)`);
+        const sound = p.flags["--sound"] ?? "none";
+        if (!["none", "done", "request"].includes(sound)) throw new CliUsage(`invalid sound: ${sound} (expected none, done, or request)`);
+        return { method: "notification.show", params: drop({ title: p.pos.title, body: p.flags["--body"], position, sound }) };
+      },
+    },
+  },
   api: {
     snapshot: { spec: { usage: "usage: herdr api snapshot" }, build: () => ({ method: "session.snapshot", params: {} }) },
     schema: {
@@ -243,6 +257,7 @@ const HELP = `herdr (fake, for tests) — commands:
   herdr tab create|list|get|focus|close
   herdr pane list|get|current|split|rename|close|run|send-text|send-keys|read|wait-output|process-info|report-agent|release-agent|focus
   herdr agent start|get|list|prompt|wait|read|send-keys|rename|focus
+  herdr notification show <title> [--body TEXT] [--position P] [--sound S]
   herdr api snapshot | api schema --json
 `;
 

@@ -61,10 +61,10 @@ export function refreshPane(h: AgentHost, p: Pane, now = Date.now()): void {
 
   const pd = p.pending;
   if (pd) {
-    // herdr 0.8.0 (terminal/state.rs): a claim stays pending until the agent is ready or the
-    // deadline; a command that ends before it was ever detected does not end it (an agent that
-    // was detected and left cleared the claim above, in release())
     if (now >= pd.deadline || t.exited) {
+      // the deadline passed: the claim and name go. A typed command that ends before its agent
+      // was ever detected leaves the claim pending until then (real 0.8.0,
+      // src/terminal/state.rs:1846-1911); one detected and then gone was released above.
       p.pending = undefined;
       p.name = undefined;
       p.revision++;

@@ -7,6 +7,7 @@ import { EventHub } from "./events.ts";
 import { newTerminalId } from "./ids.ts";
 import { type Direction, measure, removeLeaf, splitLeaf } from "./layout.ts";
 import { ApiError, Pane, State, Tab, type Workspace } from "./model.ts";
+import type { NoticeRecord } from "./handlers/notification.ts";
 import { shellCommand, Terminal } from "./terminal.ts";
 
 export interface Config {
@@ -15,13 +16,19 @@ export interface Config {
   settleMs: number;
   pollMs: number;
   socket: string;
-  /** HERDR_BIN_PATH for panes */
-  binPath: string;
+  /**
+   * HERDR_BIN_PATH for panes, or undefined: herdr 0.8.0 gives it only to plugin panes and custom
+   * commands (src/integration/env.rs:26-28 sets only HERDR_SOCKET_PATH); every pane gets it from
+   * HEAD (50ddc06f). FAKE_HERDR_PANE_BIN_PATH=1 models HEAD.
+   */
+  binPath?: string;
   /** the environment panes start from (the server's own) */
   env: Record<string, string>;
   cwd: string;
   /** herdr's shell_mode: "login" runs the pane shell as a login shell (argv0 "-bash") */
   shellMode?: string;
+  /** `[ui.toast] delivery`: off (herdr's default) or herdr (in-app toasts) */
+  toastDelivery?: "off" | "herdr";
 }
 
 export interface CreateOpts {
@@ -43,6 +50,8 @@ export class FakeHerdr {
   readonly violations: string[] = [];
   /** input logs outlive their panes (fake.inputs on a closed pane) */
   readonly inputLogs = new Map<string, Terminal["inputs"]>();
+  /** every notification.show, shown or not (fake.state) */
+  readonly notices: NoticeRecord[] = [];
 
   /** set by the transport: answer server.stop, then shut down */
   requestStop: () => void = () => {};
@@ -102,11 +111,11 @@ export class FakeHerdr {
       COLORTERM: "truecolor",
       HERDR_ENV: "1",
       HERDR_SOCKET_PATH: this.cfg.socket,
-      HERDR_BIN_PATH: this.cfg.binPath,
       HERDR_WORKSPACE_ID: ws.id,
       HERDR_TAB_ID: tab.id,
       HERDR_PANE_ID: id,
     });
+    if (this.cfg.binPath) env.HERDR_BIN_PATH = this.cfg.binPath;
     return env;
   }
 

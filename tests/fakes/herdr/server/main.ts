@@ -46,10 +46,11 @@ export async function runServer(target: Target, explicitDefault: boolean): Promi
     settleMs: intEnv("FAKE_HERDR_SETTLE_MS", 3000),
     pollMs: Math.max(10, intEnv("FAKE_HERDR_POLL_MS", 50)),
     socket,
-    binPath: process.env.FAKE_HERDR_BIN || (compiled() ? process.execPath : process.argv[1]!),
+    binPath: process.env.FAKE_HERDR_PANE_BIN_PATH === "1" ? process.env.FAKE_HERDR_BIN || (compiled() ? process.execPath : process.argv[1]!) : undefined,
     env,
     cwd: process.cwd(),
     shellMode: process.env.FAKE_HERDR_SHELL_MODE || undefined,
+    toastDelivery: process.env.FAKE_HERDR_TOAST_DELIVERY === "herdr" ? "herdr" : "off",
   });
   const transport = new Transport(h, HerdrSchema.load());
   if (process.env.FAKE_HERDR_TRACE) transport.trace = (d, l) => process.stderr.write(`${d} ${l}\n`);

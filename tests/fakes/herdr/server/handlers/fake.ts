@@ -56,6 +56,7 @@ export const fakeMethods: Record<string, MethodDef> = {
       settle_ms: h.cfg.settleMs,
       schema_violations: h.violations,
       waiting: h.waiting,
+      notifications: h.notices,
       panes: h.state.allPanes().map((p) => ({
         pane_id: p.id,
         shell_pid: p.term.pid,

@@ -11,7 +11,7 @@ const ok = { type: "ok" };
 
 export function checkKeys(keys: string[]): void {
   const bad = firstInvalidKey(keys);
-  if (bad !== undefined) throw new ApiError("invalid_key", `invalid key: ${bad}`);
+  if (bad !== undefined) throw new ApiError("invalid_key", `unsupported key ${bad}`);
 }
 
 export function readResult(p: Pane, source: ReadSource, lines: number | null | undefined, format: ReadFormat | undefined): Record<string, unknown> {
@@ -81,6 +81,7 @@ export const ioMethods: Record<string, MethodDef> = {
       const pane = h.state.pane(p.pane_id);
       const keys: string[] = p.keys ?? [];
       checkKeys(keys);
+      // encode_api_input: the text bracketed when the app asked for it, then the keys
       if (p.text) pane.term.pasteText(p.text);
       if (keys.length) pane.term.pressKeys(keys);
       return ok;

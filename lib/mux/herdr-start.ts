@@ -1,0 +1,182 @@
+// Starting an agent in a claimed herdr pane (SPEC §5.2 step 3), as real herdr 0.8.0 behaves:
+//
+// * herdr kinds: `herdr agent start NAME --kind K --pane P --timeout MS`. herdr types the kind's
+//   command into the pane's shell and the CLI polls until the agent is ready. An agent that exits
+//   at start does NOT end the call early: 0.8.0 keeps polling and answers `timeout` after the
+//   whole --timeout (src/cli/agent.rs:501-562; audit #4). So mam watches the pane while the call
+//   runs (`pane process-info` every WATCH_MS): the typed command showed up in the foreground and
+//   the bare shell is back (or it never showed up within GRACE_MS) → "exited right after start",
+//   with the pane's last output, in about a second.
+// * a pane this claim created may still be running the user's shell startup files (pyenv, conda,
+//   direnv hooks run children in the shell's process group), which herdr answers with
+//   agent_pane_busy (src/platform/mod.rs:214-225): wait until the shell is free, try again,
+//   bounded (audit #3). A reused pane that is busy belongs to someone else: AgentPaneBusy.
+// * typed kinds: `pane run P <command>`, then the command must own the terminal for settleMs.
+// * the pane is labelled `mam:<name>` only once the claim is ours (our command is in its
+//   foreground, or the start succeeded), never before.
+import { basename } from "node:path";
+import { MamError } from "../sys/errors.ts";
+import { lastOutput } from "./exec.ts";
+import { HerdrError } from "./herdr-proto.ts";
+import { isShellOnly, nonShellForeground } from "./procfs.ts";
+import { AgentPaneBusy, type MuxPane, type ProcessInfo } from "./types.ts";
+
+/** how often the pane is looked at while `agent start` runs */
+export const WATCH_MS = 150;
+/** a command never seen in the foreground counts as gone after this long */
+export const GRACE_MS = 2000;
+/** the bare shell must be back this long (two looks) before the agent counts as gone */
+export const CONFIRM_MS = 250;
+
+/**
+ * The pure half of the start watch: fed one look at the pane at a time (ms since the start call
+ * began; is something other than the shell in the foreground?), it says when the agent is gone.
+ */
+export class StartWatch {
+  private seen = false;
+  private shellSince: number | undefined;
+
+  constructor(
+    private readonly graceMs = GRACE_MS,
+    private readonly confirmMs = CONFIRM_MS,
+  ) {}
+
+  /** the typed command has been seen in the foreground */
+  get appeared(): boolean {
+    return this.seen;
+  }
+
+  /** true once the agent is gone: back to the bare shell after it was seen, or never seen in time */
+  feed(elapsedMs: number, agentInForeground: boolean): boolean {
+    if (agentInForeground) {
+      this.seen = true;
+      this.shellSince = undefined;
+      return false;
+    }
+    if (!this.seen && elapsedMs < this.graceMs) return false;
+    this.shellSince ??= elapsedMs;
+    return elapsedMs - this.shellSince >= this.confirmMs;
+  }
+}
+
+/** what the start logic needs from the herdr driver */
+export interface HerdrOps {
+  json(args: string[], opts?: { timeoutMs?: number; paneId?: string; signal?: AbortSignal }): Promise<Record<string, unknown>>;
+  call(args: string[], opts?: { timeoutMs?: number; paneId?: string }): Promise<string>;
+  processInfo(paneId: string): Promise<ProcessInfo>;
+  read(paneId: string, lines: number): Promise<string>;
+  close(paneId: string): Promise<void>;
+  label(paneId: string, label: string): Promise<void>;
+  /** the pane's record in `pane list`, undefined when it is gone */
+  pane(paneId: string): Promise<MuxPane | undefined>;
+}
+
+/** read the pane's last lines, close it, throw the start failure of SPEC §5.2 */
+export async function failStart(ops: HerdrOps, paneId: string, agent: string, how: string, typed: string): Promise<never> {
+  let text = "";
+  try {
+    text = await ops.read(paneId, 50);
+  } catch {}
+  try {
+    await ops.close(paneId);
+  } catch {}
+  throw new MamError(`${agent} ${how} in ${paneId}; last output: ${lastOutput(text, 5, typed)}`, 1);
+}
+
+/** processInfo, or undefined when the pane is gone */
+async function look(ops: HerdrOps, paneId: string): Promise<ProcessInfo | undefined> {
+  try {
+    return await ops.processInfo(paneId);
+  } catch (e) {
+    if (e instanceof HerdrError && e.code === "pane_not_found") return undefined;
+    throw e;
+  }
+}
+
+/** wait (bounded) until nothing but the shell owns the pane's terminal; false on the deadline */
+export async function waitShellFree(ops: HerdrOps, paneId: string, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const info = await look(ops, paneId);
+    if (!info) return false;
+    if (info.shellPid !== undefined && isShellOnly(info)) return true;
+    if (Date.now() >= deadline) return false;
+    await Bun.sleep(100);
+  }
+}
+
+export interface ManagedStart {
+  args: string[];
+  /** deadline of the whole CLI call */
+  callMs: number;
+  paneId: string;
+  /** label to set once the claim is ours */
+  label: string;
+  /** the executable herdr types (the kind's): seeing it in the foreground means the claim is ours */
+  exe: string;
+}
+
+export type ManagedOutcome = { kind: "ok"; result: Record<string, unknown> } | { kind: "exited" };
+
+/**
+ * run `agent start` while watching the pane; "exited" as soon as the watch says the agent is
+ * gone (the CLI call is then killed: herdr would only answer `timeout` at its deadline)
+ */
+export async function runManagedStart(ops: HerdrOps, s: ManagedStart): Promise<ManagedOutcome> {
+  const ac = new AbortController();
+  let labelled = false;
+  const labelOnce = async () => {
+    if (labelled) return;
+    labelled = true;
+    await ops.label(s.paneId, s.label).catch(() => {});
+  };
+  const call = ops.json(s.args, { timeoutMs: s.callMs, paneId: s.paneId, signal: ac.signal }).then((result): ManagedOutcome => ({ kind: "ok", result }));
+  let stop = false;
+  const watch = (async (): Promise<ManagedOutcome | undefined> => {
+    const w = new StartWatch();
+    const t0 = Date.now();
+    while (!stop) {
+      await Bun.sleep(WATCH_MS);
+      if (stop) return undefined;
+      let info: ProcessInfo | undefined;
+      try {
+        info = await look(ops, s.paneId);
+      } catch {
+        continue; // a failed look decides nothing
+      }
+      const fg = info ? nonShellForeground(info) : [];
+      const inFg = fg.length > 0;
+      if (fg.some((p) => basename(p.name) === s.exe || basename(p.argv[0] ?? "") === s.exe)) await labelOnce();
+      if (info === undefined || w.feed(Date.now() - t0, inFg)) return { kind: "exited" };
+    }
+    return undefined;
+  })();
+  try {
+    const first = await Promise.race([call, watch.then((v) => v ?? call)]);
+    if (first.kind === "exited") {
+      ac.abort();
+      await call.catch(() => {});
+    } else await labelOnce();
+    return first;
+  } finally {
+    stop = true;
+    await watch.catch(() => undefined);
+  }
+}
+
+/**
+ * agent_pane_busy on a pane this claim created: the shell is still running its startup files.
+ * Wait until it is free and say to try again; a pane that now hosts someone else's agent, or one
+ * whose shell stays busy past the bound, is given up (AgentPaneBusy / a MamError naming the wait).
+ */
+export async function busyFreshPane(ops: HerdrOps, pane: MuxPane, deadline: number, boundMs: number): Promise<void> {
+  const now = await ops.pane(pane.id).catch(() => undefined);
+  if (now && (now.agent !== undefined || now.status !== "unknown")) throw new AgentPaneBusy(pane.id);
+  if (await waitShellFree(ops, pane.id, Math.max(0, deadline - Date.now()))) return;
+  await ops.close(pane.id).catch(() => {});
+  throw new MamError(
+    `the shell of the new pane ${pane.id} was still busy after ${Math.round(boundMs / 1000)} s (its startup files were still running)`,
+    1,
+    "make the shell's startup files (.bashrc, .zshrc, .zprofile) finish faster, or raise MAM_HERDR_SHELL_READY_S",
+  );
+}
