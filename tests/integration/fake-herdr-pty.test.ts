@@ -91,6 +91,14 @@ describe("a pane is a real terminal", () => {
     await h.call("pane.close", { pane_id: pane });
   });
 
+  test("the app's OSC title is the pane's terminal_title (and its stripped form)", async () => {
+    const pane = await newPane();
+    await h.herdr(["pane", "run", pane, "printf '\\033]0;⠋ fixing the bug\\007'"]);
+    expect(await waitFor(async () => ((await h.call("pane.get", { pane_id: pane })) as any).pane.terminal_title === "⠋ fixing the bug", 5000)).toBe(true);
+    expect(((await h.call("pane.get", { pane_id: pane })) as any).pane.terminal_title_stripped).toBe("fixing the bug");
+    await h.call("pane.close", { pane_id: pane });
+  });
+
   test("a split resizes the pane's terminal (the app sees the new size)", async () => {
     const pane = await newPane();
     await h.herdr(["pane", "run", pane, "stty size"]);

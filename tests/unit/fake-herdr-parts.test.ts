@@ -8,6 +8,7 @@ import { apiSocketPath, resolveTarget, serverNotRunningMessage, stripSessionFlag
 import { shellQuote } from "../fakes/herdr/server/handlers/agent.ts";
 import { decodeNumber, encodeNumber, newTerminalId, paneId, tabId, workspaceId } from "../fakes/herdr/server/ids.ts";
 import { leaves, measure, removeLeaf, splitLeaf } from "../fakes/herdr/server/layout.ts";
+import { strippedTitle } from "../fakes/herdr/server/model.ts";
 import { Screen } from "../fakes/herdr/server/screen.ts";
 
 describe("ids", () => {
@@ -120,6 +121,17 @@ describe("screen (a headless xterm, read as herdr 0.8.0 reads ghostty)", () => {
     expect([s.cols, s.rows]).toEqual([10, 5]);
     await feed(s, "\n0123456789ABCDE");
     expect(s.lastLines(2)).toEqual(["0123456789", "ABCDE"]);
+  });
+});
+
+describe("terminal titles", () => {
+  test("herdr strips one leading spinner or claude activity glyph (src/terminal/title.rs cases)", () => {
+    for (const t of ["⠋ task", "✳ task", "  ⠙   task  ", "✢ task", "✻ task"]) expect(strippedTitle(t)).toBe("task");
+    expect(strippedTitle("⠋ ⠙ task")).toBe("⠙ task");
+    for (const t of ["★task", "✨ task", "@ task", "task ⠋ detail", "[prod] task"]) expect(strippedTitle(t)).toBe(t);
+    expect(strippedTitle(" ⠋ 修复🙂标题 ")).toBe("修复🙂标题");
+    expect(strippedTitle("⠋")).toBeUndefined();
+    expect(strippedTitle("  ")).toBeUndefined();
   });
 });
 
