@@ -1,4 +1,4 @@
-// The real claude in a fake herdr pane: the fake herdr's panes are real terminals (a pty running
+// The real claude (and codex) in a fake herdr pane: the fake herdr's panes are real terminals (a pty running
 // bash, a headless xterm as the screen), so the real Claude Code TUI runs there as it would in
 // herdr 0.8.0. mam drives it the way it drives herdr: create (agent start, onboarding through
 // `agent prompt`), a job completed by the agent's own `mam job event` commands, stop, resume.
@@ -11,7 +11,7 @@ import { parse } from "yaml";
 import { jobWorker } from "../fakes/model-api/scripts.ts";
 import { type FakeHerdrServer, installFakeHerdr, startFakeHerdr } from "../helpers/herdr.ts";
 import { MAM_BIN } from "../helpers/mam.ts";
-import { type RealAgentWorld, realAgentWorld } from "../helpers/real-agents.ts";
+import { codexDaemons, type RealAgentWorld, realAgentWorld } from "../helpers/real-agents.ts";
 import { waitFor } from "../helpers/sandbox.ts";
 
 const SERVER = "ra";
@@ -91,4 +91,36 @@ test("the real claude in a fake herdr pane: create with onboarding, a job comple
   expect(inputs.some((i) => (i.text ?? "").includes("--resume"))).toBe(true);
   expect(await waitFor(async () => (await read(back.pane.id)).includes("? for shortcuts"), 30_000, 200)).toBe(true);
   expect(((await h.call("pane.get", { pane_id: back.pane.id })) as any).pane.agent).toBe("claude");
+}, 300_000);
+
+// codex runs its tool commands in a login shell that resets PATH (real-agents.md §1), so a job
+// would need mam in a system folder; this case covers what the fake herdr must carry: the TUI in
+// a pty pane, agent start, the onboarding through agent prompt, stop and resume
+test("the real codex in a fake herdr pane: create with onboarding, stop, resume", async () => {
+  w = await realAgentWorld({ script: jobWorker() });
+  const { sb } = w;
+  installFakeHerdr(sb.bin);
+  h = await startFakeHerdr(sb, { session: SERVER, env: w.env, settleMs: 3000 });
+  const c = await w.mam(["create", "--agent", "codex", "--herdr-session", SERVER, "--session", "coder"]);
+  expect(c.code, c.stdout + c.stderr).toBe(0);
+  const row = rows(w).find((r) => r.name === "coder");
+  expect(row).toMatchObject({ status: "running", agent: "codex", herdr_server: SERVER });
+  expect(((await h.call("pane.get", { pane_id: row.pane.id })) as any).pane.agent).toBe("codex");
+  expect(await waitFor(() => w!.api.turns("openai").length >= 1, 60_000, 200)).toBe(true);
+  expect(w.api.turns("openai")[0]!.lastUserText).toContain("coder");
+  const stop = await w.mam(["stop", "coder"]);
+  expect(stop.code, stop.stdout + stop.stderr).toBe(0);
+  expect(rows(w).find((r) => r.name === "coder")).toMatchObject({ status: "stopped" });
+  const r = await w.mam(["resume", "coder"]);
+  expect(r.code, r.stdout + r.stderr).toBe(0);
+  const back = rows(w).find((x) => x.name === "coder");
+  expect(back).toMatchObject({ status: "running" });
+  expect(await waitFor(async () => ((await h!.call("pane.get", { pane_id: back.pane.id })) as any).pane.agent === "codex", 30_000, 200)).toBe(true);
+  expect((await h.inputs(back.pane.id)).some((i) => /\bresume\b/.test(i.text ?? ""))).toBe(true);
+  const home = w.codexHome;
+  await h.stop();
+  h = undefined;
+  await w.cleanup();
+  w = undefined;
+  expect(codexDaemons(home)).toEqual([]);
 }, 300_000);
