@@ -299,7 +299,7 @@ export class HerdrMux implements Mux {
             continue;
           }
           // a pane this claim created whose shell still runs its startup files: wait, try again
-          if (e instanceof AgentPaneBusy && pane.fresh && Date.now() < busyUntil) {
+          if (e instanceof AgentPaneBusy && pane.fresh) {
             await busyFreshPane(this.ops, pane, busyUntil, boundMs);
             continue;
           }

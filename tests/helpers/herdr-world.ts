@@ -46,7 +46,7 @@ export function writeWrapper(sb: Sandbox): string {
   const p = join(sb.bin, "herdr");
   writeFileSync(
     p,
-    `#!/bin/bash\nprintf '%s\\n' "$*" >> '${join(sb.root, "herdr-calls.log")}'\ncase " $* " in *" --session garb "*) echo 'this is not json'; exit 0 ;; esac\ncase " $* " in *" agent start "*) [ -n "\${WRAP_FAIL_AGENT_START:-}" ] && { echo '{"error":{"code":"agent_start_refused","message":"refused by the test"}}' >&2; exit 1; } ;; esac\nexec '${fake}' "$@"\n`,
+    `#!/bin/bash\nprintf '%s\\n' "$*" >> '${join(sb.root, "herdr-calls.log")}'\ncase " $* " in *" --session garb "*) echo 'this is not json'; exit 0 ;; esac\ncase " $* " in *" agent start "*) [ -n "\${WRAP_FAIL_AGENT_START:-}" ] && { echo '{"error":{"code":"agent_start_refused","message":"refused by the test"}}' >&2; exit 1; } ;; esac\ncase " $* " in *" agent start "*) if [ -n "\${WRAP_BUSY_AGENT_START:-}" ]; then n=$(cat '${join(sb.root, "busy.count")}' 2>/dev/null || echo 0); if [ "$n" -lt "$WRAP_BUSY_AGENT_START" ]; then echo $((n + 1)) > '${join(sb.root, "busy.count")}'; echo '{"id":"cli:agent:start","error":{"code":"agent_pane_busy","message":"agent target pane is not an available shell"}}' >&2; exit 1; fi; fi ;; esac\nexec '${fake}' "$@"\n`,
     { mode: 0o755 },
   );
   return p;
