@@ -28,6 +28,8 @@ export const root: MamCommand = defineCommand({
     reconcile: lazy(() => import("./lib/cli/reconcile.ts")),
     daemon: lazy(() => import("./lib/cli/daemon.ts")),
     registry: lazy(() => import("./lib/cli/registry.ts")),
+    hooks: lazy(() => import("./lib/cli/hooks.ts")),
+    "agent-report": lazy(() => import("./lib/cli/agent-report.ts")),
   },
 });
 

@@ -2,6 +2,8 @@
 //   N passed, N failed, N skipped
 // Extra arguments go to bun test (a file filter, -t NAME, …). MAM_TEST_NO_BUILD=1 reuses dist/mam
 // and dist/fake-herdr. The fake herdr (tests/fakes/herdr) is compiled to dist/fake-herdr too.
+// tests/real-agents (the real claude and codex CLIs) is left out unless an argument names it:
+// `npm run test:agents` installs those CLIs and runs it.
 import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { build } from "./build.ts";
@@ -45,7 +47,10 @@ if (import.meta.main) {
   // --retry=1: the integration tests run real processes, tmux and brokers on a busy 2-core CI
   // machine; a test that passed only on its second attempt is marked "(attempt 2)" in the log,
   // and a broken one still fails (twice)
-  const proc = Bun.spawn([process.execPath, "test", "--timeout=60000", "--retry=1", ...process.argv.slice(2)], {
+  // the real-agent tests (tests/real-agents) run only by `npm run test:agents` or when named
+  const args = process.argv.slice(2);
+  const ignore = args.some((a) => a.includes("real-agents")) ? [] : ["--path-ignore-patterns=tests/real-agents/**"];
+  const proc = Bun.spawn([process.execPath, "test", "--timeout=60000", "--retry=1", ...ignore, ...args], {
     cwd: root,
     stdin: "ignore",
     stdout: "inherit",

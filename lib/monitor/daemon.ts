@@ -46,12 +46,16 @@ export interface DaemonHooks {
   jobsChanged?(ctx: HookContext): Promise<void>;
   /** every RECONCILE_POLL_INTERVAL seconds, in both modes (ctx.mode says which) */
   poll(ctx: HookContext): Promise<void>;
+  /** every MAM_STATE_POLL_MS (default 1000), in both modes: watch the agents jobs wait on */
+  watch?(ctx: HookContext): Promise<void>;
   /** true while there is running work (holds the idle timeout off) */
   busy(ctx: HookContext): Promise<boolean>;
 }
 
 export interface DaemonTimings {
   pollMs: number;
+  /** the agent-state watch (DaemonHooks.watch) */
+  statePollMs: number;
   retryMs: number;
   connectTimeoutMs: number;
   watchMs: number;
@@ -69,9 +73,17 @@ export function envSeconds(raw: string | undefined, def: number): number {
   return n > 0 ? n : def;
 }
 
+/** a whole number of milliseconds ≥ 50 from the environment, else the default */
+export function envMs(raw: string | undefined, def: number): number {
+  if (raw === undefined || !/^\d+$/.test(raw.trim())) return def;
+  const n = Number(raw.trim());
+  return n >= 50 ? n : def;
+}
+
 export function daemonTimings(env: Env): DaemonTimings {
   return {
     pollMs: envSeconds(env.RECONCILE_POLL_INTERVAL, 15) * 1000,
+    statePollMs: envMs(env.MAM_STATE_POLL_MS, 1000),
     retryMs: envSeconds(env.MAM_BROKER_RETRY_S, 60) * 1000,
     connectTimeoutMs: CONNECT_TIMEOUT_MS,
     watchMs: WATCH_MS,
@@ -313,6 +325,19 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
         void runHook("poll", (ctx) => o.hooks.poll(ctx)).finally(() => (pollQueued = false));
       }, t.pollMs),
     );
+
+    // ---- the agents jobs wait on: every statePollMs (the hook returns at once when no job runs)
+    const watchHook = o.hooks.watch;
+    if (watchHook) {
+      let watchQueued = false;
+      timers.push(
+        setInterval(() => {
+          if (stop.signal.aborted || mode === "connecting" || watchQueued) return;
+          watchQueued = true;
+          void runHook("watch", (ctx) => watchHook(ctx)).finally(() => (watchQueued = false));
+        }, t.statePollMs),
+      );
+    }
 
     void runHook("reconcile", (ctx) => o.hooks.reconcile(ctx));
 

@@ -47,16 +47,17 @@ export async function publishAppended(ctx: ReactorContext, rec: JobRecord | unde
 }
 
 /**
- * a job ended: the delegator hears it in its pane when it is a session whose agent is there; in
- * every case a best-effort herdr notification goes to the worker's server (audit #10: herdr's
- * default config shows none, `shown:false` is fine). Never typed into a pane whose agent is gone.
+ * a job ended, or its agent waits at a dialog: the delegator hears it in its pane when it is a
+ * session whose agent is there; a best-effort herdr notification also goes to the worker's server
+ * (audit #10: herdr's default config shows none, `shown:false` is fine). Never typed into a pane
+ * whose agent is gone.
  */
 async function tellDelegator(ctx: ReactorContext, rec: JobRecord, ev: JobEvent): Promise<void> {
   const line = endLine(ev);
   const who = rec.delegator;
   await notice(ctx, rec, ev);
   if (!who) {
-    ctx.log(`job ${rec.job_id} ended (${ev.event}); no delegator session to tell`);
+    ctx.log(`job ${rec.job_id}: ${ev.event}; no delegator session to tell`);
     return;
   }
   let s: SessionRef | undefined;
@@ -67,7 +68,7 @@ async function tellDelegator(ctx: ReactorContext, rec: JobRecord, ev: JobEvent):
     return;
   }
   if (!s) {
-    ctx.log(`job ${rec.job_id} ended (${ev.event}); delegator ${who} is not a running session, not told`);
+    ctx.log(`job ${rec.job_id}: ${ev.event}; delegator ${who} is not a running session, not told`);
     return;
   }
   if (s.gone) {
@@ -113,7 +114,7 @@ export async function reactToJobs(ctx: ReactorContext, only?: string[]): Promise
     if (fresh.length === 0) continue;
     for (const ev of fresh) {
       const ending = finalEvent(events, rec);
-      if (ending === ev) await tellDelegator(ctx, rec, ev);
+      if (ending === ev || ev.event === "permission_required") await tellDelegator(ctx, rec, ev);
       else if (rec.type === "loop" && ev.event === "completed" && !endsJob(ev, rec)) {
         const current = readRecord(ctx.ws, id) ?? rec;
         const r = await applyLoop(ctx.ws, current, loopNext(current, ev, ctx.ws), ctx.runtime);
@@ -137,11 +138,24 @@ export function busySession(rec: Pick<JobRecord, "type" | "agent_session" | "rev
   return last && last.source !== rec.reviewer_session ? rec.reviewer_session : rec.agent_session;
 }
 
+/** what the daemon saw of an agent: its state, and for a blocked one the dialog's question */
+export interface AgentLook {
+  state: AgentState;
+  reason?: string;
+}
+
+/** the detail of a monitor's permission_required: the dialog's question, else a generic line */
+export function blockedDetail(session: string, reason: string | undefined): string {
+  return reason ? `${session}: ${reason}` : `${session} is waiting for a decision (blocked)`;
+}
+
 /**
  * Watch the agents of unfinished jobs (pending or running): a pane that turns blocked gives one
- * `permission_required` per blocked spell; a pane that died gives `error` ("agent exited").
+ * `permission_required` per dialog (`blocked` remembers, per job, the dialog last reported: the
+ * same dialog seen again by the next poll is not a new one; a different question, or the agent
+ * blocked again after it was seen unblocked, is); a pane that died gives `error` ("agent exited").
  */
-export async function watchAgents(ctx: ReactorContext, stateOf: (session: string) => Promise<AgentState>, blocked: Set<string>): Promise<void> {
+export async function watchAgents(ctx: ReactorContext, stateOf: (session: string) => Promise<AgentState | AgentLook>, blocked: Map<string, string>): Promise<void> {
   for (const id of listJobIds(ctx.ws)) {
     let rec: JobRecord | undefined;
     try {
@@ -154,11 +168,13 @@ export async function watchAgents(ctx: ReactorContext, stateOf: (session: string
       continue;
     }
     const session = busySession(rec, readJournal(ctx.ws, id));
-    const state = await stateOf(session);
+    const seen = await stateOf(session);
+    const { state, reason } = typeof seen === "string" ? { state: seen, reason: undefined } : seen;
     let input: { event: "permission_required" | "error"; detail: string } | undefined;
-    if (state === "blocked" && !blocked.has(id)) {
-      blocked.add(id);
-      input = { event: "permission_required", detail: `${session} is waiting for a decision (blocked)` };
+    const dialog = `${session}\u0000${reason ?? ""}`;
+    if (state === "blocked" && blocked.get(id) !== dialog) {
+      blocked.set(id, dialog);
+      input = { event: "permission_required", detail: blockedDetail(session, reason) };
     } else if (state !== "blocked" && state !== "unknown") blocked.delete(id);
     // pending counts too: the agent has its header; gone before it reported, it never will
     if (state === "gone") input = { event: "error", detail: "agent exited" };

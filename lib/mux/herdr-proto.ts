@@ -149,6 +149,12 @@ export function toMuxPane(p: unknown): MuxPane | undefined {
   return pane;
 }
 
+/** `pane get` → the pane's terminal (OSC) title, "" when herdr reports none */
+export function paneTitle(result: Json): string {
+  const p = isObj(result.pane) ? result.pane : {};
+  return str(p.terminal_title) ?? str(p.title) ?? "";
+}
+
 /** `pane list` → panes (records without an id are skipped) */
 export function parsePaneList(result: Json, args: string[]): MuxPane[] {
   if (!Array.isArray(result.panes)) {

@@ -12,6 +12,7 @@ import {
   herdrAgentName,
   looksLikePlainShell,
   notRunningError,
+  paneTitle,
   parsePaneList,
   parseProcessInfo,
   parseResult,
@@ -22,7 +23,7 @@ import { busyFreshPane, failStart, type HerdrOps, runManagedStart, waitShellFree
 import { herdrSupport, unsupportedError, versionWarning } from "./herdr-version.ts";
 import { isShellOnly, nonShellForeground } from "./procfs.ts";
 import { isMamShimFile } from "./shim.ts";
-import { AgentGone, AgentPaneBusy, type Listing, type Mux, type MuxPane, type Notice, type ProcessInfo, type StartSpec } from "./types.ts";
+import { AgentGone, AgentPaneBusy, type Listing, type Mux, type MuxPane, type Notice, type PaneScreen, type ProcessInfo, type StartSpec } from "./types.ts";
 
 export { herdrAgentName, HerdrError };
 
@@ -417,6 +418,15 @@ export class HerdrMux implements Mux {
   async read(paneId: string, lines: number): Promise<string> {
     const n = Math.max(1, Math.min(1000, Math.floor(lines)));
     return this.call(["pane", "read", paneId, "--source", "recent-unwrapped", "--lines", String(n)], { paneId });
+  }
+
+  async screen(paneId: string): Promise<PaneScreen> {
+    const [text, title] = await Promise.all([
+      this.call(["pane", "read", paneId, "--source", "visible"], { paneId }),
+      // the title is a hint: a pane get that fails leaves it empty, the screen still counts
+      this.json(["pane", "get", paneId], { paneId }).then(paneTitle, () => ""),
+    ]);
+    return { text, title };
   }
 
   async processInfo(paneId: string): Promise<ProcessInfo> {

@@ -5,7 +5,7 @@ import { MamError, usageError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 import { execCapture, lastOutput, shJoin, type ExecResult } from "./exec.ts";
 import { foregroundOf, hasProcfs } from "./procfs.ts";
-import type { Listing, Mux, MuxPane, ProcessInfo, StartSpec } from "./types.ts";
+import type { Listing, Mux, MuxPane, PaneScreen, ProcessInfo, StartSpec } from "./types.ts";
 
 /** tmux turns "." and ":" in session names into "_" */
 export function tmuxSessionName(session: string): string {
@@ -79,6 +79,22 @@ export function deadPaneOutput(text: string, exe: string): string {
     return out === "(no output)" ? `(none; ${why})` : `${out} (${why})`;
   }
   return out === "(no output)" ? `(none; exit ${m[1]} ${m[2]})` : out;
+}
+
+/** the output of the chained display-message/capture-pane calls of screens() → pane id → screen */
+export function parseScreens(stdout: string, nonce: string, into = new Map<string, PaneScreen>()): Map<string, PaneScreen> {
+  let cur: { id: string; title: string; lines: string[] } | undefined;
+  // a pane that is gone prints a marker with no pane id: left out
+  const flush = () => cur && cur.id !== "" && into.set(cur.id, { title: cur.title, text: cur.lines.join("\n") });
+  for (const line of stdout.split("\n")) {
+    if (line.startsWith(`${nonce}\t`)) {
+      flush();
+      const [, id = "", ...title] = line.split("\t");
+      cur = { id, title: title.join("\t"), lines: [] };
+    } else cur?.lines.push(line);
+  }
+  flush();
+  return into;
 }
 
 export class TmuxError extends MamError {
@@ -302,6 +318,44 @@ export class TmuxMux implements Mux {
     const all = text.split("\n");
     while (all.length && all[all.length - 1]!.trim() === "") all.pop();
     return all.slice(-n).join("\n") + (all.length ? "\n" : "");
+  }
+
+  async screen(paneId: string): Promise<PaneScreen> {
+    const got = await this.screens([paneId]);
+    const sc = got.get(paneId);
+    if (!sc) throw new TmuxError(`tmux pane ${paneId} not found on tmux server '${this.server}'`, "missing");
+    return sc;
+  }
+
+  /**
+   * every pane's visible screen and title in ONE tmux call: per pane a marker line
+   * (`<nonce>\t<pane id>\t<title>`) then its capture-pane, chained with ";". When one pane is gone
+   * tmux stops the chain, so the panes are then captured one call each (gone ones left out).
+   */
+  async screens(paneIds: string[]): Promise<Map<string, PaneScreen>> {
+    const out = new Map<string, PaneScreen>();
+    const ids = [...new Set(paneIds)];
+    if (ids.length === 0) return out;
+    const nonce = `mam-screen-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+    const chain = (list: string[]): Arg[] => {
+      const args: Arg[] = [];
+      for (const id of list) {
+        if (args.length) args.push(SEP);
+        args.push("display-message", "-p", "-t", id, `${nonce}\t#{pane_id}\t#{pane_title}`, SEP, "capture-pane", "-p", "-J", "-t", id);
+      }
+      return args;
+    };
+    const r = await this.run(chain(ids));
+    if (r.code === 0 && !r.timedOut) return parseScreens(r.stdout, nonce, out);
+    if (ids.length === 1) {
+      this.check(r, chain(ids)); // throws what went wrong
+      return out;
+    }
+    for (const id of ids) {
+      const one = await this.run(chain([id]));
+      if (one.code === 0 && !one.timedOut) parseScreens(one.stdout, nonce, out);
+    }
+    return out;
   }
 
   async processInfo(paneId: string): Promise<ProcessInfo> {

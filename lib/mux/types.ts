@@ -24,6 +24,11 @@ export interface MuxPane {
   /** herdr agent name: set by start(); list() cannot see it (herdr's PaneInfo has no name) */
   agentName?: string;
   status: LiveStatus;
+  /** blocked: the dialog's one-line question and its kind (tmux: from the screen detector or a hook report) */
+  reason?: string;
+  dialog?: "start" | "permission";
+  /** tmux: where a known status came from: mam's screen detector, or the agent's hook report */
+  liveSource?: "screen" | "hook";
   /** the agent's conversation id as herdr reports it (PaneInfo.agent_session.value) */
   agentSessionId?: string;
   /** process facts: tmux fills them from list-panes; herdr only from processInfo() */
@@ -49,6 +54,11 @@ export type Listing =
   | { state: "not-running"; detail: string }
   /** failed in any other way (timeout, garbage, protocol mismatch, permission): nothing is known */
   | { state: "unreachable"; detail: string };
+
+export interface PaneScreen {
+  text: string;
+  title: string;
+}
 
 export interface ForegroundProcess {
   pid: number;
@@ -147,6 +157,17 @@ export interface Mux {
   sendKeys(paneId: string, keys: string[]): Promise<void>;
   /** the last `lines` lines of the pane's output (soft wraps joined) */
   read(paneId: string, lines: number): Promise<string>;
+  /**
+   * the visible screen (soft wraps joined) and the pane title, for the screen-state detector
+   * (lib/agents/screen/detect.ts). tmux: `capture-pane -p -J` + `#{pane_title}`; herdr: `pane read
+   * --source visible` + the pane's terminal title ("" where herdr has none).
+   */
+  screen(paneId: string): Promise<PaneScreen>;
+  /**
+   * the screens of several panes in as few multiplexer calls as the backend allows (tmux: one);
+   * panes that are gone are missing from the map
+   */
+  screens?(paneIds: string[]): Promise<Map<string, PaneScreen>>;
   processInfo(paneId: string): Promise<ProcessInfo>;
   /** close the pane (tmux: kill its session); a pane that is already gone is not an error */
   close(paneId: string): Promise<void>;

@@ -28,7 +28,7 @@ export interface Row {
   herdr_session_created_at?: string;
   herdr_session_epoch?: number;
   pane?: PaneBlock;
-  session_id_source?: "assigned" | "pending-discovery";
+  session_id_source?: "assigned" | "pending-discovery" | "hook";
   last_visible_status?: string;
   last_visible_note?: string;
   delegate_job_id?: string;

@@ -59,8 +59,25 @@ export async function probeTypedRows(data: RegistryData, views: ServerView[], mu
   await Promise.all(looks);
 }
 
-export async function observe(data: RegistryData, ws: string, muxFor: MuxFactory, env: Env, now: number, extra: { backend: Backend; server: string }[] = []): Promise<Observation> {
+export interface ObserveOptions {
+  /** work out LIVE of tmux panes only for these sessions (the daemon: the agents jobs wait on) */
+  liveOnly?: Set<string>;
+}
+
+export async function observe(
+  data: RegistryData,
+  ws: string,
+  muxFor: MuxFactory,
+  env: Env,
+  now: number,
+  extra: { backend: Backend; server: string }[] = [],
+  opts: ObserveOptions = {},
+): Promise<Observation> {
   const views = await listServers(data, muxFor, extra);
   await probeTypedRows(data, views, muxFor);
+  if ((data.tmux_sessions ?? []).length > 0) {
+    const { fillTmuxLive } = await import("./live.ts");
+    await fillTmuxLive(data, views, muxFor, ws, env, Date.now(), opts.liveOnly);
+  }
   return { ...classify({ data, views, workspace: ws, now, discover: discoverer(ws, env) }), views };
 }

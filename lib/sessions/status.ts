@@ -14,6 +14,12 @@ export interface SessionStatus {
   role: string | null;
   status: string;
   live: string;
+  /** blocked: the dialog's one-line question */
+  reason?: string;
+  /** blocked: a start dialog (trust, sign-in) or a permission prompt */
+  dialog?: string;
+  /** tmux: where a known LIVE came from: screen (mam's detector) or hook (the agent's report); absent otherwise */
+  live_source?: string;
   mux: string;
   server: string;
   pane: string | null;
@@ -37,6 +43,9 @@ export function statusDoc(ws: string, registry: string, obs: Observation, jobOf:
       role: typeof v.row.role === "string" ? v.row.role : null,
       status: v.row.status,
       live: v.live,
+      ...(v.pane && v.live === "blocked" && v.pane.reason ? { reason: v.pane.reason } : {}),
+      ...(v.pane && v.live === "blocked" && v.pane.dialog ? { dialog: v.pane.dialog } : {}),
+      ...(v.pane?.liveSource ? { live_source: v.pane.liveSource } : {}),
       mux: v.backend,
       server: v.server,
       pane: v.pane?.id ?? (typeof v.row.pane?.id === "string" ? v.row.pane.id : null),
@@ -61,10 +70,12 @@ export function renderStatus(doc: StatusDoc, color: boolean): string {
     s.job ? `${s.job.id}:${s.job.status}` : "-",
     s.drift.length ? s.drift.join(",") : "-",
   ]);
+  // what blocked agents wait for, one line each under the table
+  const waits = doc.sessions.filter((s) => s.live === "blocked" && s.reason).map((s) => `${s.name} is blocked${s.dialog === "start" ? " at a start dialog" : ""}: ${s.reason}`);
   const text = table(["NAME", "AGENT", "ROLE", "STATUS", "LIVE", "PANE", "SERVER", "JOB", "DRIFT"], rows);
-  if (!color) return text;
+  if (!color) return waits.length ? `${text}\n\n${waits.join("\n")}` : text;
   // colour the LIVE column only; widths were computed on plain text
-  return text
+  const painted = text
     .split("\n")
     .map((line, i) => {
       if (i === 0) return paint("bold", line, true);
@@ -72,4 +83,5 @@ export function renderStatus(doc: StatusDoc, color: boolean): string {
       return line.replace(new RegExp(`(?<=\\s)${live}(?=\\s)`), paint(LIVE_STYLE[live] ?? "gray", live, true));
     })
     .join("\n");
+  return waits.length ? `${painted}\n\n${waits.map((w) => paint("yellow", w, true)).join("\n")}` : painted;
 }

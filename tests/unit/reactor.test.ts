@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { JobRuntime } from "../../lib/jobs/runtime.ts";
 import { appendEvent, type JobSpec, readJournal, readRecord, registerJob } from "../../lib/jobs/store.ts";
-import { type AgentState, type ReactorContext, watchAgents } from "../../lib/monitor/reactor.ts";
+import { type AgentLook, type AgentState, type ReactorContext, watchAgents } from "../../lib/monitor/reactor.ts";
 
 const roots: string[] = [];
 afterAll(() => roots.forEach((r) => rmSync(r, { recursive: true, force: true })));
@@ -34,8 +34,8 @@ test("an agent gone while its job is pending or running → error (agent exited)
   await appendEvent(ws, running.job_id, { event: "started", detail: "go", source: "wrk" });
   const c = ctx(ws);
   const gone = async (): Promise<AgentState> => "gone";
-  await watchAgents(c, gone, new Set());
-  await watchAgents(c, gone, new Set());
+  await watchAgents(c, gone, new Map());
+  await watchAgents(c, gone, new Map());
   expect(seen(ws, pending.job_id)).toEqual(["error:monitor:agent exited"]);
   expect(seen(ws, running.job_id)).toEqual(["started:wrk:go", "error:monitor:agent exited"]);
   expect(readRecord(ws, pending.job_id)!.status).toBe("error");
@@ -46,18 +46,18 @@ test("finished jobs are left alone; an unknown state (server unreachable) is not
   const ws = tempWs();
   const done = await registerJob(ws, spec);
   await appendEvent(ws, done.job_id, { event: "completed", detail: "ok", source: "wrk" });
-  await watchAgents(ctx(ws), async (): Promise<AgentState> => "gone", new Set());
+  await watchAgents(ctx(ws), async (): Promise<AgentState> => "gone", new Map());
   expect(seen(ws, done.job_id)).toEqual(["completed:wrk:ok"]);
   const ws2 = tempWs();
   const j = await registerJob(ws2, spec);
-  await watchAgents(ctx(ws2), async (): Promise<AgentState> => "unknown", new Set());
+  await watchAgents(ctx(ws2), async (): Promise<AgentState> => "unknown", new Map());
   expect(seen(ws2, j.job_id)).toEqual([]);
 });
 
 test("blocked → one permission_required per blocked spell", async () => {
   const ws = tempWs();
   const j = await registerJob(ws, spec);
-  const blocked = new Set<string>();
+  const blocked = new Map<string, string>();
   const c = ctx(ws);
   let state: AgentState = "blocked";
   const stateOf = async () => state;
@@ -71,6 +71,27 @@ test("blocked → one permission_required per blocked spell", async () => {
   expect(readRecord(ws, j.job_id)!.status).toBe("running"); // not an end
 });
 
+test("one permission_required per dialog: the reason is the detail; a new question while still blocked is a new dialog", async () => {
+  const ws = tempWs();
+  const j = await registerJob(ws, spec);
+  const blocked = new Map<string, string>();
+  const c = ctx(ws);
+  let look: AgentLook = { state: "blocked", reason: "Bash command: touch x — Do you want to proceed?" };
+  const stateOf = async () => look;
+  for (let i = 0; i < 3; i++) await watchAgents(c, stateOf, blocked); // three polls, one dialog
+  look = { state: "blocked", reason: "Bash command: rm y — Do you want to proceed?" };
+  await watchAgents(c, stateOf, blocked);
+  await watchAgents(c, stateOf, blocked);
+  look = { state: "unknown" }; // a failed look ends nothing
+  await watchAgents(c, stateOf, blocked);
+  look = { state: "blocked", reason: "Bash command: rm y — Do you want to proceed?" };
+  await watchAgents(c, stateOf, blocked);
+  expect(seen(ws, j.job_id)).toEqual([
+    "permission_required:monitor:wrk: Bash command: touch x — Do you want to proceed?",
+    "permission_required:monitor:wrk: Bash command: rm y — Do you want to proceed?",
+  ]);
+});
+
 test("a loop job waits on its reviewer from the worker's hand-in to the verdict", async () => {
   const ws = tempWs();
   const j = await registerJob(ws, { ...spec, type: "loop", reviewer_session: "rev", max_iterations: 3 });
@@ -78,20 +99,20 @@ test("a loop job waits on its reviewer from the worker's hand-in to the verdict"
   const stateOf = async (s: string) => states[s] ?? "unknown";
   // the worker's turn: the reviewer's pane may come and go
   await appendEvent(ws, j.job_id, { event: "started", detail: "go", source: "wrk" });
-  await watchAgents(ctx(ws), stateOf, new Set());
+  await watchAgents(ctx(ws), stateOf, new Map());
   expect(seen(ws, j.job_id)).toEqual(["started:wrk:go"]);
   // handed in: now the reviewer's death ends the job, and the worker's pane does not matter
   await appendEvent(ws, j.job_id, { event: "completed", detail: "done", source: "wrk" });
   states.wrk = "gone";
   states.rev = "blocked";
-  await watchAgents(ctx(ws), stateOf, new Set());
+  await watchAgents(ctx(ws), stateOf, new Map());
   expect(seen(ws, j.job_id).at(-1)).toBe("permission_required:monitor:rev is waiting for a decision (blocked)");
   states.rev = "gone";
-  await watchAgents(ctx(ws), stateOf, new Set());
+  await watchAgents(ctx(ws), stateOf, new Map());
   expect(seen(ws, j.job_id).at(-1)).toBe("error:monitor:agent exited");
   // after the reviewer's feedback it is the worker's turn again
   const k = await registerJob(ws, { ...spec, type: "loop", reviewer_session: "rev", max_iterations: 3 });
   for (const [event, source] of [["started", "wrk"], ["completed", "wrk"], ["completed", "rev"]] as const) await appendEvent(ws, k.job_id, { event, detail: "x", source });
-  await watchAgents(ctx(ws), async (s) => (s === "wrk" ? "gone" : "alive"), new Set());
+  await watchAgents(ctx(ws), async (s) => (s === "wrk" ? "gone" : "alive"), new Map());
   expect(seen(ws, k.job_id).at(-1)).toBe("error:monitor:agent exited");
 });

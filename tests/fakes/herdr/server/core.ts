@@ -5,10 +5,10 @@ import { resolve } from "node:path";
 import { markSeen, refreshPane } from "./agents.ts";
 import { EventHub } from "./events.ts";
 import { newTerminalId } from "./ids.ts";
-import { type Direction, removeLeaf, splitLeaf } from "./layout.ts";
+import { type Direction, measure, removeLeaf, splitLeaf } from "./layout.ts";
 import { ApiError, Pane, State, Tab, type Workspace } from "./model.ts";
 import type { NoticeRecord } from "./handlers/notification.ts";
-import { Terminal } from "./terminal.ts";
+import { shellCommand, Terminal } from "./terminal.ts";
 
 export interface Config {
   version: string;
@@ -25,8 +25,8 @@ export interface Config {
   /** the environment panes start from (the server's own) */
   env: Record<string, string>;
   cwd: string;
-  /** the file holding the panes' shell loop (terminal.ts SHELL_LOOP) */
-  loopFile: string;
+  /** herdr's shell_mode: "login" runs the pane shell as a login shell (argv0 "-bash") */
+  shellMode?: string;
   /** `[ui.toast] delivery`: off (herdr's default) or herdr (in-app toasts) */
   toastDelivery?: "off" | "herdr";
 }
@@ -145,18 +145,16 @@ export class FakeHerdr {
   /** a shell for pane `id`; its events reach the pane only while it is the pane's terminal */
   private startTerminal(ws: Workspace, tab: Tab, id: string, dir: string, env: Record<string, string> | undefined, holder: { p?: Pane }): Terminal {
     const current = () => (holder.p && holder.p.term === term ? holder.p : undefined);
+    const paneEnv = this.paneEnv(ws, tab, id, env);
+    const size = this.sizeOf(tab, id);
     const term: Terminal = new Terminal({
       cwd: dir,
-      loopFile: this.cfg.loopFile,
+      ...shellCommand(paneEnv, this.cfg.shellMode),
       inputs: this.inputLogs.get(id),
-      env: this.paneEnv(ws, tab, id, env),
+      env: paneEnv,
+      cols: size.width,
+      rows: size.height,
       onOutput: () => this.notify(),
-      onCommandStart: () => this.notify(),
-      onCommandEnd: () => {
-        const p = current();
-        if (p) refreshPane(this, p);
-        this.notify();
-      },
       onExit: () => {
         const p = current();
         if (p) void this.serialize(() => this.paneExited(p));
@@ -164,6 +162,18 @@ export class FakeHerdr {
     });
     this.inputLogs.set(id, term.inputs);
     return term;
+  }
+
+  /** a pane's size: its rectangle in the tab's layout (a new pane: the whole area until placed) */
+  private sizeOf(tab: Tab, id: string): { width: number; height: number } {
+    const r = tab.layout ? measure(tab.layout).panes.find((x) => x.pane_id === id)?.rect : undefined;
+    return { width: Math.max(2, r?.width ?? 200), height: Math.max(1, r?.height ?? 50) };
+  }
+
+  /** after a layout change every pane of the tab takes its new size (SIGWINCH to its app) */
+  private relayout(tab: Tab): void {
+    if (!tab.layout) return;
+    for (const x of measure(tab.layout).panes) tab.panes.find((p) => p.id === x.pane_id)?.term.resize(x.rect.width, x.rect.height);
   }
 
   /**
@@ -232,6 +242,7 @@ export class FakeHerdr {
     const tab = target.tab;
     const pane = this.spawnPane(target.ws, tab, o.cwd ?? target.currentCwd(), o.env, "pane_split_failed");
     tab.layout = splitLeaf(tab.layout ?? { type: "pane", paneId: target.id }, target.id, pane.id, direction, ratio, `${tab.id}:s${++tab.splitCounter}`);
+    this.relayout(tab);
     this.hub.emit("pane_created", { pane: this.state.paneInfo(pane) });
     if (o.focus) this.focusPane(pane);
     return pane;
@@ -246,7 +257,8 @@ export class FakeHerdr {
     tab.panes = tab.panes.filter((x) => x !== p);
     if (tab.layout) tab.layout = removeLeaf(tab.layout, p.id);
     if (tab.focusedPaneId === p.id) tab.focusedPaneId = tab.orderedPanes()[0]?.id;
-    if (!p.term.exited) void p.term.kill();
+    void p.term.kill();
+    this.relayout(tab);
   }
 
   private dropTab(t: Tab): void {
@@ -348,7 +360,7 @@ export class FakeHerdr {
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
     const panes = this.state.allPanes();
-    await Promise.race([Promise.all(panes.map((p) => p.term.kill())), Bun.sleep(3000)]);
+    await Promise.race([Promise.all(panes.map((p) => p.term.kill())), Bun.sleep(2000)]);
     for (const p of panes) p.term.killNow();
     this.notify();
   }

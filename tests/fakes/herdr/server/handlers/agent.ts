@@ -81,7 +81,8 @@ export const agentMethods: Record<string, MethodDef> = {
       pane.ready = false;
       pane.pending = { name, kind, startedAt: now, settleAt: now + h.cfg.settleMs, deadline: now + timeout };
       pane.revision++;
-      pane.term.typeText(argv.map(shellQuote).join(" "));
+      // herdr's encode_api_submission: the command line (bracketed when the shell asked) + Enter
+      pane.term.pasteText(argv.map(shellQuote).join(" "));
       pane.term.pressKeys(["Enter"]);
       return { type: "agent_started", agent: h.state.agentInfo(pane), argv };
     },

@@ -1,0 +1,62 @@
+// The screen-state detector: what an agent is doing, from its visible screen and pane title.
+//
+//   detectScreen(kind, { text, title? }) → { state: working|blocked|idle|unknown, reason?, dialog? }
+//
+// Pure and fast (a few µs per screen): the rules of each kind are data
+// (lib/agents/screen/rules/<kind>.json, format in rules.ts), embedded into the binary at build time
+// by a Bun macro (embed.ts), compiled once per kind on first use. A kind without rules, or a screen
+// no rule matches, is "unknown": never a guess. For "blocked" the verdict carries a one-line reason
+// (the dialog's question) and whether it is a start dialog (trust, sign-in) or a permission prompt.
+import { embeddedRules } from "./embed.ts" with { type: "macro" };
+import { type CompiledRule, compileRules, type DialogKind, type RuleFile, type ScreenState } from "./rules.ts";
+import { reasonOf, Regions } from "./regions.ts";
+
+export interface ScreenVerdict {
+  state: ScreenState;
+  reason?: string;
+  dialog?: DialogKind;
+}
+
+export interface Screen {
+  text: string;
+  title?: string;
+}
+
+const RULES: Record<string, RuleFile> = embeddedRules() as Record<string, RuleFile>;
+const compiled = new Map<string, CompiledRule[]>();
+
+/** the kinds that have rules (one per rules file at build time) */
+export function screenKinds(): string[] {
+  return Object.keys(RULES).sort();
+}
+
+function rulesOf(kind: string): CompiledRule[] | undefined {
+  let c = compiled.get(kind);
+  if (!c && Object.hasOwn(RULES, kind)) compiled.set(kind, (c = compileRules(RULES[kind]!)));
+  return c;
+}
+
+function matches(r: CompiledRule, text: string, lower: string): boolean {
+  for (const s of r.contains) if (!lower.includes(s)) return false;
+  if (r.any.length > 0 && !r.any.some((s) => lower.includes(s))) return false;
+  for (const s of r.not) if (lower.includes(s)) return false;
+  for (const re of r.regex) if (!re.test(text)) return false;
+  return true;
+}
+
+/** run compiled rules (highest priority first) over a screen */
+export function detectWith(rules: readonly CompiledRule[], screen: Screen): ScreenVerdict {
+  const regions = new Regions(screen.text, screen.title ?? "");
+  for (const r of rules) {
+    const { text, lower } = regions.get(r.region, r.regionKey);
+    if (text === "" || !matches(r, text, lower)) continue;
+    if (r.state !== "blocked") return { state: r.state };
+    return { state: "blocked", reason: reasonOf(r, regions), ...(r.dialog ? { dialog: r.dialog } : {}) };
+  }
+  return { state: "unknown" };
+}
+
+export function detectScreen(kind: string, screen: Screen): ScreenVerdict {
+  const rules = rulesOf(kind);
+  return rules ? detectWith(rules, screen) : { state: "unknown" };
+}

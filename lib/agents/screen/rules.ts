@@ -1,0 +1,162 @@
+// Screen-state rules: the data format of lib/agents/screen/rules/<kind>.json, its validation and
+// its compiled form. A rules file is a list of rules; each rule looks at one region of the screen
+// and, when all its matchers hold, proposes a state with a priority. The highest priority among
+// the matching rules wins (file order breaks ties); no match → "unknown".
+//
+// {
+//   "kind": "claude",
+//   "rules": [{
+//     "id": "bash-permission",            // names the rule (tests, the reason fallback)
+//     "state": "blocked",                 // working | blocked | idle | unknown
+//     "dialog": "permission",             // blocked only: start (trust, sign-in, onboarding) | permission
+//     "priority": 90,                     // higher wins
+//     "region": "last:25",                // title | screen | last:N (non-empty lines) | after-rule | prompt-box
+//     "contains": ["do you want to proceed?"],   // every one must appear
+//     "any": ["bash command", "❯ 1. yes"],       // at least one must appear
+//     "not": ["esc to interrupt"],               // none may appear
+//     "regex": ["^\\s*❯"],                       // every one must match (multi-line)
+//     "reason": { "heading": "^(bash command|…)$", "question": "do you want to proceed\\?", "text": "…" }
+//   }]
+// }
+// Text matchers and regexes are case-insensitive. `reason` (blocked rules) builds the one-line
+// reason from the screen: "<heading>: <the line after it> — <question>", else `text`, else the id.
+
+export type ScreenState = "working" | "blocked" | "idle" | "unknown";
+export type DialogKind = "start" | "permission";
+export type Region = { type: "title" } | { type: "screen" } | { type: "last"; n: number } | { type: "after-rule" } | { type: "prompt-box" };
+
+export interface ReasonSpec {
+  heading?: string;
+  question?: string;
+  text?: string;
+}
+
+export interface RuleSpec {
+  id: string;
+  state: ScreenState;
+  dialog?: DialogKind;
+  priority: number;
+  region: string;
+  contains?: string[];
+  any?: string[];
+  not?: string[];
+  regex?: string[];
+  reason?: ReasonSpec;
+}
+
+export interface RuleFile {
+  kind: string;
+  rules: RuleSpec[];
+}
+
+export interface CompiledRule {
+  id: string;
+  state: ScreenState;
+  dialog?: DialogKind;
+  priority: number;
+  region: Region;
+  /** region key, so each region is computed once per screen */
+  regionKey: string;
+  contains: string[];
+  any: string[];
+  not: string[];
+  regex: RegExp[];
+  heading?: RegExp;
+  question?: RegExp;
+  text?: string;
+}
+
+const STATES = new Set(["working", "blocked", "idle", "unknown"]);
+const KEYS = new Set(["id", "state", "dialog", "priority", "region", "contains", "any", "not", "regex", "reason"]);
+
+export function parseRegion(r: string): Region {
+  if (r === "title" || r === "screen" || r === "after-rule" || r === "prompt-box") return { type: r };
+  const m = /^last:([1-9]\d{0,2})$/.exec(r);
+  if (m) return { type: "last", n: Number(m[1]) };
+  throw new Error(`unknown region '${r}' (title, screen, last:N, after-rule, prompt-box)`);
+}
+
+function strings(v: unknown, what: string): string[] {
+  if (v === undefined) return [];
+  if (!Array.isArray(v) || v.some((x) => typeof x !== "string" || x === "")) throw new Error(`${what} must be a list of non-empty strings`);
+  return v as string[];
+}
+
+function regex(src: string, what: string): RegExp {
+  try {
+    return new RegExp(src, "im");
+  } catch (e) {
+    throw new Error(`${what}: bad regex ${JSON.stringify(src)} (${(e as Error).message})`);
+  }
+}
+
+/** check a parsed rules file; throws an Error naming the file's kind, the rule and the problem */
+export function validateRuleFile(kind: string, doc: unknown): RuleFile {
+  const fail = (m: string): never => {
+    throw new Error(`screen rules for '${kind}': ${m}`);
+  };
+  if (!doc || typeof doc !== "object" || Array.isArray(doc)) fail("not a JSON object");
+  const d = doc as Record<string, unknown>;
+  if (d.kind !== kind) fail(`"kind" must be "${kind}" (the file name), got ${JSON.stringify(d.kind)}`);
+  if (!Array.isArray(d.rules) || d.rules.length === 0) fail(`"rules" must be a non-empty list`);
+  const ids = new Set<string>();
+  (d.rules as unknown[]).forEach((r, i) => {
+    const where = `rule ${i + 1}`;
+    if (!r || typeof r !== "object" || Array.isArray(r)) fail(`${where} is not an object`);
+    const x = r as Record<string, unknown>;
+    for (const k of Object.keys(x)) if (!KEYS.has(k)) fail(`${where}: unknown field "${k}"`);
+    if (typeof x.id !== "string" || x.id === "") fail(`${where}: "id" must be a non-empty string`);
+    if (ids.has(x.id as string)) fail(`${where}: duplicate id "${x.id}"`);
+    ids.add(x.id as string);
+    const at = `rule "${x.id}"`;
+    if (typeof x.state !== "string" || !STATES.has(x.state)) fail(`${at}: "state" must be working, blocked, idle or unknown`);
+    if (x.dialog !== undefined && (x.state !== "blocked" || (x.dialog !== "start" && x.dialog !== "permission"))) {
+      fail(`${at}: "dialog" (start or permission) belongs to blocked rules only`);
+    }
+    if (typeof x.priority !== "number" || !Number.isFinite(x.priority)) fail(`${at}: "priority" must be a number`);
+    if (typeof x.region !== "string") fail(`${at}: "region" must be a string`);
+    try {
+      parseRegion(x.region as string);
+      const n = ["contains", "any", "not", "regex"].reduce((s, k) => s + strings(x[k], `"${k}"`).length, 0);
+      if (n === strings(x.not, "not").length) throw new Error(`needs at least one of "contains", "any", "regex"`);
+      strings(x.regex, "regex").forEach((s) => regex(s, `"regex"`));
+      if (x.reason !== undefined) {
+        const rs = x.reason as Record<string, unknown>;
+        if (!rs || typeof rs !== "object" || Array.isArray(rs)) throw new Error(`"reason" must be an object`);
+        for (const k of Object.keys(rs)) {
+          if (!["heading", "question", "text"].includes(k) || typeof rs[k] !== "string") throw new Error(`"reason.${k}" is not heading/question/text as a string`);
+          if (k !== "text") regex(rs[k] as string, `"reason.${k}"`);
+        }
+      }
+    } catch (e) {
+      fail(`${at}: ${(e as Error).message}`);
+    }
+  });
+  return d as unknown as RuleFile;
+}
+
+/** rules ready to run: lower-cased needles, compiled regexes, highest priority first */
+export function compileRules(file: RuleFile): CompiledRule[] {
+  const out = file.rules.map((r, i): CompiledRule & { order: number } => {
+    const region = parseRegion(r.region);
+    return {
+      order: i,
+      id: r.id,
+      state: r.state,
+      ...(r.dialog ? { dialog: r.dialog } : {}),
+      priority: r.priority,
+      region,
+      regionKey: r.region,
+      contains: (r.contains ?? []).map((s) => s.toLowerCase()),
+      any: (r.any ?? []).map((s) => s.toLowerCase()),
+      not: (r.not ?? []).map((s) => s.toLowerCase()),
+      regex: (r.regex ?? []).map((s) => regex(s, r.id)),
+      ...(r.reason?.heading ? { heading: regex(r.reason.heading, r.id) } : {}),
+      ...(r.reason?.question ? { question: regex(r.reason.question, r.id) } : {}),
+      ...(r.reason?.text ? { text: r.reason.text } : {}),
+    };
+  });
+  // stable: equal priorities keep file order
+  out.sort((a, b) => b.priority - a.priority || a.order - b.order);
+  return out.map(({ order: _o, ...r }) => r);
+}

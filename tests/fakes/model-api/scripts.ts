@@ -1,0 +1,35 @@
+// Ready-made scripts for the model endpoint (server.ts): what a well-behaved agent does with
+// mam's texts. Pure functions of the Turn, so a test reads as its script.
+import type { Reply, Script, Turn } from "./server.ts";
+
+/** the `<mam> job event <id> <event> …` line of a mam text (job header, review, feedback) */
+export function eventLine(text: string, event: string): string | undefined {
+  const m = new RegExp(`^\\s*(\\S*mam job event [0-9a-f]{8} ${event} .*)$`, "m").exec(text);
+  return m?.[1];
+}
+
+/** fill in the quoted placeholder detail of a header line */
+export function withDetail(line: string, detail: string): string {
+  return line.replace(/--detail "[^"]*"$/, `--detail "${detail.replaceAll('"', "")}"`);
+}
+
+/** is this a mam job header (or review / feedback text) with event commands to run? */
+export function isJobText(t: Turn): boolean {
+  return eventLine(t.lastUserText, "started") !== undefined || eventLine(t.lastUserText, "completed") !== undefined;
+}
+
+/**
+ * A worker: a job text → run its `started` line (when it has one), then its `completed` line, each
+ * with the shell tool, then end the turn; any other message → `answer` (default "ready").
+ */
+export function jobWorker(opts: { answer?: (t: Turn) => string; detail?: string; delayMs?: number } = {}): Script {
+  return (t: Turn): Reply => {
+    if (!isJobText(t)) return { text: opts.answer ? opts.answer(t) : "ready", delayMs: opts.delayMs };
+    const steps = [eventLine(t.lastUserText, "started"), eventLine(t.lastUserText, "completed")]
+      .filter((l): l is string => l !== undefined)
+      .map((l, i) => withDetail(l, i === 0 && l.includes(" started ") ? "starting the job" : (opts.detail ?? "done: job finished")));
+    const step = t.toolOutputs.length;
+    if (step < steps.length) return { shell: steps[step], delayMs: opts.delayMs };
+    return { text: `job done (${t.toolOutputs.map((o) => o.trim().split("\n")[0]).join(" | ")})` };
+  };
+}

@@ -1,0 +1,253 @@
+// A scripted model endpoint for the real agent CLIs (tests/real-agents): just enough of the
+// Anthropic Messages API (Claude Code) and the OpenAI Responses API (Codex) for the real TUIs to
+// run offline, go working/idle, call their shell tool and write their real conversation files.
+// Shapes as observed (shared/reference/real-agents.md §1):
+//   Anthropic: POST /v1/messages[?beta=true] (SSE when stream:true), POST /v1/messages/count_tokens,
+//              side requests without the Bash tool answered with plain text, HEAD / as a probe.
+//   OpenAI:    POST /v1/responses (SSE), the shell tool as a function call (exec_command {cmd}, or
+//              shell {command: [...]}) answered through `function_call_output` items.
+// A Script (one per test) decides each answer from the conversation it is sent, normalised to a
+// Turn. Every request is kept (requests[]) for the test's assertions.
+
+export type Api = "anthropic" | "openai";
+
+/** what the script sees of one request */
+export interface Turn {
+  api: Api;
+  /** the request carries the agent's shell tool (false: a side request, e.g. a title) */
+  main: boolean;
+  /** the text of the last user message that is not only tool results */
+  lastUserText: string;
+  /** the texts of every user message (oldest first), tool results excluded */
+  userTexts: string[];
+  /** tool results sent after lastUserText, oldest first (their text) */
+  toolOutputs: string[];
+}
+
+export interface Reply {
+  /** assistant text (ends the turn unless `shell` is set) */
+  text?: string;
+  /** run this shell command with the agent's shell tool; the turn goes on with its result */
+  shell?: string;
+  /** codex: ask to run `shell` outside its sandbox (exec_command's require_escalated), which asks the user */
+  escalate?: boolean;
+  /** hold the answer this long after the stream opened (keeps the agent "working") */
+  delayMs?: number;
+}
+
+export type Script = (t: Turn) => Reply;
+
+export interface KeptRequest {
+  api: Api | "other";
+  method: string;
+  path: string;
+  /** parsed JSON body (undefined when none) */
+  body: any;
+  /** the normalised turn, for /v1/messages and /v1/responses */
+  turn?: Turn;
+  reply?: Reply;
+}
+
+export interface ModelApi {
+  url: string;
+  port: number;
+  requests: KeptRequest[];
+  /** main turns only (the ones carrying the shell tool) */
+  turns(api?: Api): Turn[];
+  stop(): Promise<void>;
+}
+
+const enc = new TextEncoder();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+let seq = 0;
+const nextId = (p: string) => `${p}_${Date.now().toString(36)}${(++seq).toString(36)}`;
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((b: any) => (typeof b?.text === "string" && (b.type === "text" || b.type === "input_text" || b.type === "output_text") ? b.text : ""))
+    .filter((s) => s !== "")
+    .join("\n");
+}
+
+/** Anthropic messages → Turn */
+export function anthropicTurn(body: any): Turn {
+  const tools: any[] = Array.isArray(body?.tools) ? body.tools : [];
+  const msgs: any[] = Array.isArray(body?.messages) ? body.messages : [];
+  const userTexts: string[] = [];
+  let lastUserText = "";
+  let toolOutputs: string[] = [];
+  for (const m of msgs) {
+    if (m.role !== "user") continue;
+    const blocks = Array.isArray(m.content) ? m.content : [{ type: "text", text: String(m.content ?? "") }];
+    const results = blocks.filter((b: any) => b?.type === "tool_result");
+    const text = textOf(blocks.filter((b: any) => b?.type === "text"));
+    if (results.length) {
+      for (const r of results) toolOutputs.push(typeof r.content === "string" ? r.content : textOf(r.content));
+    }
+    if (results.length === 0 && text !== "") {
+      userTexts.push(text);
+      lastUserText = text;
+      toolOutputs = [];
+    }
+  }
+  return { api: "anthropic", main: tools.some((t) => t?.name === "Bash"), lastUserText, userTexts, toolOutputs };
+}
+
+/** OpenAI Responses input → Turn */
+export function openaiTurn(body: any): Turn {
+  const tools: any[] = Array.isArray(body?.tools) ? body.tools : [];
+  const input: any[] = Array.isArray(body?.input) ? body.input : typeof body?.input === "string" ? [{ type: "message", role: "user", content: body.input }] : [];
+  const userTexts: string[] = [];
+  let lastUserText = "";
+  let toolOutputs: string[] = [];
+  for (const it of input) {
+    if ((it.type === "message" || it.type === undefined) && it.role === "user") {
+      const t = textOf(it.content);
+      userTexts.push(t);
+      lastUserText = t;
+      toolOutputs = [];
+    } else if (it.type === "function_call_output" || it.type === "custom_tool_call_output") {
+      toolOutputs.push(typeof it.output === "string" ? it.output : JSON.stringify(it.output));
+    }
+  }
+  return { api: "openai", main: tools.some((t) => shellToolName([t]) !== undefined), lastUserText, userTexts, toolOutputs };
+}
+
+/** the name of codex's shell tool in this request's tools, if any */
+function shellToolName(tools: any[]): string | undefined {
+  for (const name of ["exec_command", "shell", "local_shell"]) if (tools.some((t) => t?.name === name || t?.type === name)) return name;
+  return undefined;
+}
+
+function sse(events: [string, unknown][], delayMs = 0): Response {
+  const stream = new ReadableStream({
+    async start(c) {
+      for (let i = 0; i < events.length; i++) {
+        const [ev, data] = events[i];
+        c.enqueue(enc.encode(`event: ${ev}\ndata: ${JSON.stringify(data)}\n\n`));
+        if (i === 0 && delayMs > 0) await sleep(delayMs);
+      }
+      c.close();
+    },
+  });
+  return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
+}
+
+function anthropicAnswer(body: any, reply: Reply): Response {
+  const model = String(body?.model ?? "mock-model");
+  const id = nextId("msg");
+  const content: any[] = [];
+  if (reply.text !== undefined && reply.text !== "") content.push({ type: "text", text: reply.text });
+  if (reply.shell !== undefined) content.push({ type: "tool_use", id: nextId("toolu"), name: "Bash", input: { command: reply.shell, description: "Run a command" } });
+  if (content.length === 0) content.push({ type: "text", text: "ok" });
+  const stop = reply.shell !== undefined ? "tool_use" : "end_turn";
+  const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  if (!body?.stream) {
+    return Response.json({ id, type: "message", role: "assistant", model, content, stop_reason: stop, stop_sequence: null, usage });
+  }
+  const ev: [string, unknown][] = [
+    ["message_start", { type: "message_start", message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } }],
+  ];
+  content.forEach((b, index) => {
+    if (b.type === "text") {
+      ev.push(["content_block_start", { type: "content_block_start", index, content_block: { type: "text", text: "" } }]);
+      ev.push(["content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text: b.text } }]);
+    } else {
+      ev.push(["content_block_start", { type: "content_block_start", index, content_block: { type: "tool_use", id: b.id, name: b.name, input: {} } }]);
+      ev.push(["content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: JSON.stringify(b.input) } }]);
+    }
+    ev.push(["content_block_stop", { type: "content_block_stop", index }]);
+  });
+  ev.push(["message_delta", { type: "message_delta", delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 5 } }]);
+  ev.push(["message_stop", { type: "message_stop" }]);
+  return sse(ev, reply.delayMs);
+}
+
+function openaiAnswer(body: any, reply: Reply): Response {
+  const id = nextId("resp");
+  const model = String(body?.model ?? "mock-model");
+  const items: any[] = [];
+  if (reply.text !== undefined && reply.text !== "") {
+    items.push({ type: "message", id: nextId("msg"), role: "assistant", status: "completed", content: [{ type: "output_text", text: reply.text, annotations: [] }] });
+  }
+  if (reply.shell !== undefined) {
+    const tool = shellToolName(Array.isArray(body?.tools) ? body.tools : []) ?? "exec_command";
+    const args: Record<string, unknown> = tool === "exec_command" ? { cmd: reply.shell } : { command: ["bash", "-lc", reply.shell] };
+    if (reply.escalate) Object.assign(args, { sandbox_permissions: "require_escalated", justification: "needs to write outside the workspace" });
+    items.push({ type: "function_call", id: nextId("fc"), call_id: nextId("call"), name: tool, arguments: JSON.stringify(args), status: "completed" });
+  }
+  if (items.length === 0) items.push({ type: "message", id: nextId("msg"), role: "assistant", status: "completed", content: [{ type: "output_text", text: "ok", annotations: [] }] });
+  const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 };
+  const base = { id, object: "response", created_at: Math.floor(Date.now() / 1000), model };
+  const ev: [string, unknown][] = [["response.created", { type: "response.created", response: { ...base, status: "in_progress", output: [] } }]];
+  items.forEach((item, output_index) => {
+    if (item.type === "message") {
+      ev.push(["response.output_item.added", { type: "response.output_item.added", output_index, item: { ...item, status: "in_progress", content: [] } }]);
+      ev.push(["response.output_text.delta", { type: "response.output_text.delta", item_id: item.id, output_index, content_index: 0, delta: item.content[0].text }]);
+    } else {
+      ev.push(["response.output_item.added", { type: "response.output_item.added", output_index, item }]);
+    }
+    ev.push(["response.output_item.done", { type: "response.output_item.done", output_index, item }]);
+  });
+  ev.push(["response.completed", { type: "response.completed", response: { ...base, status: "completed", output: items, usage } }]);
+  return sse(ev, reply.delayMs);
+}
+
+/** start the endpoint on a free loopback port */
+export function startModelApi(script: Script, listenPort = 0): ModelApi {
+  const requests: KeptRequest[] = [];
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: listenPort,
+    idleTimeout: 120,
+    async fetch(req) {
+      const url = new URL(req.url);
+      let body: any;
+      if (req.method === "POST") {
+        try {
+          body = await req.json();
+        } catch {
+          body = undefined;
+        }
+      }
+      const path = url.pathname;
+      const kept: KeptRequest = { api: "other", method: req.method, path, body };
+      requests.push(kept);
+      if (req.method === "HEAD" || (req.method === "GET" && path === "/")) return new Response(null, { status: 200 });
+      if (path === "/v1/messages/count_tokens") {
+        kept.api = "anthropic";
+        return Response.json({ input_tokens: Math.max(1, Math.round(JSON.stringify(body ?? "").length / 4)) });
+      }
+      if (path === "/v1/messages" && req.method === "POST") {
+        kept.api = "anthropic";
+        const turn = anthropicTurn(body);
+        const reply = turn.main ? script(turn) : { text: "Mock session" };
+        kept.turn = turn;
+        kept.reply = reply;
+        return anthropicAnswer(body, reply);
+      }
+      if (path === "/v1/responses" && req.method === "POST") {
+        kept.api = "openai";
+        const turn = openaiTurn(body);
+        const reply = turn.main ? script(turn) : { text: "Mock session" };
+        kept.turn = turn;
+        kept.reply = reply;
+        return openaiAnswer(body, reply);
+      }
+      if (path === "/v1/models") return Response.json({ object: "list", data: [{ id: "mock-model", object: "model", owned_by: "mock" }], models: [] });
+      return Response.json({ error: { type: "not_found", message: `mock model api: no ${req.method} ${path}` } }, { status: 404 });
+    },
+  });
+  const port = server.port!;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port: listenPort,
+    requests,
+    turns: (api) => requests.filter((r) => r.turn?.main && (!api || r.api === api)).map((r) => r.turn!),
+    stop: async () => {
+      await server.stop(true);
+    },
+  };
+}

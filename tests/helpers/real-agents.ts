@@ -1,0 +1,199 @@
+// The real-agent harness (tests/real-agents, `npm run test:agents`): per test its own sandbox
+// (temp HOME and workspace), its own scripted model endpoint (tests/fakes/model-api), its own
+// CLAUDE_CONFIG_DIR (.claude.json pre-seeded: onboarding done, the test key approved, the
+// workspace trusted only when asked) and CODEX_HOME (config.toml with the mock provider, trust
+// only when asked), and its own tmux server (-L, socket in the sandbox). Nothing touches
+// ~/.claude or ~/.codex. mam is NOT on the env's PATH: tests run it by absolute path (MAM_BIN),
+// as a user who downloaded it does. Teardown: the tmux server, codex's background app-server
+// (by pid), the endpoint, then the sandbox reaper.
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { installTestAgents } from "../../scripts/install-test-agents.ts";
+import { type ModelApi, type Script, startModelApi } from "../fakes/model-api/server.ts";
+import { type RunResult, run, runMam } from "./mam.ts";
+import { anchoredPids, makeSandbox, type Sandbox, waitFor } from "./sandbox.ts";
+import { killTmuxServer, TMUX_BIN, tmuxServerName } from "./tmux.ts";
+
+/** the key the agents send; claude approves keys by their last 20 characters */
+export const TEST_API_KEY = "sk-ant-mam-test-0123456789abcdefghij";
+
+let agentsBin: string | undefined;
+/** the bin folder holding the pinned claude and codex (installs them on first use) */
+export function testAgentsBin(): string {
+  agentsBin ??= installTestAgents();
+  return agentsBin;
+}
+
+export interface RealAgentOptions {
+  script: Script;
+  /** trust the workspace in claude's config (default true) */
+  trustClaude?: boolean;
+  /** trust the workspace in codex's config (default true) */
+  trustCodex?: boolean;
+  /** extra env for mam and the agents */
+  env?: Record<string, string>;
+}
+
+export interface RealAgentWorld {
+  sb: Sandbox;
+  api: ModelApi;
+  /** the private tmux server mam uses (--tmux-server) */
+  server: string;
+  claudeConfigDir: string;
+  codexHome: string;
+  /** env for mam (and so the agents): PATH has the agents and no mam */
+  env: Record<string, string>;
+  /** run mam by absolute path in the workspace */
+  mam(args: string[], timeoutMs?: number): Promise<RunResult>;
+  tmux(args: string[]): Promise<RunResult>;
+  /** the visible screen of a pane, soft wraps joined */
+  screen(pane: string): Promise<string>;
+  /** claude's per-user config file (.claude.json), parsed */
+  claudeConfig(): any;
+  cleanup(): Promise<void>;
+}
+
+export function seedClaudeConfig(dir: string, ws: string | undefined): void {
+  mkdirSync(dir, { recursive: true });
+  const cfg: Record<string, unknown> = {
+    hasCompletedOnboarding: true,
+    customApiKeyResponses: { approved: [TEST_API_KEY.slice(-20)], rejected: [] },
+  };
+  if (ws) cfg.projects = { [ws]: { hasTrustDialogAccepted: true, allowedTools: [] } };
+  writeFileSync(join(dir, ".claude.json"), `${JSON.stringify(cfg, null, 2)}\n`);
+}
+
+export function seedCodexHome(dir: string, apiUrl: string, ws: string | undefined): void {
+  mkdirSync(dir, { recursive: true });
+  const lines = [
+    `model = "mock-model"`,
+    `model_provider = "mock"`,
+    ``,
+    `[model_providers.mock]`,
+    `name = "mock"`,
+    `base_url = "${apiUrl}/v1"`,
+    `wire_api = "responses"`,
+    `env_key = "MOCK_API_KEY"`,
+  ];
+  if (ws) lines.push(``, `[projects."${ws}"]`, `trust_level = "trusted"`);
+  writeFileSync(join(dir, "config.toml"), `${lines.join("\n")}\n`);
+}
+
+/** the env the agent CLIs need to run offline against the endpoint, isolated in the sandbox */
+export function agentEnv(api: ModelApi, claudeConfigDir: string, codexHome: string): Record<string, string> {
+  return {
+    ANTHROPIC_BASE_URL: api.url,
+    ANTHROPIC_API_KEY: TEST_API_KEY,
+    CLAUDE_CONFIG_DIR: claudeConfigDir,
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    DISABLE_AUTOUPDATER: "1",
+    CODEX_HOME: codexHome,
+    MOCK_API_KEY: "mock-key",
+  };
+}
+
+function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim();
+  } catch {
+    return "?";
+  }
+}
+
+/** pids of codex's background app-server daemons that live under codexHome */
+export function codexDaemons(codexHome: string): number[] {
+  const out: number[] = [];
+  for (const ent of readdirSync("/proc")) {
+    if (!/^\d+$/.test(ent)) continue;
+    try {
+      const exe = readlinkSync(`/proc/${ent}/exe`);
+      const cmd = readFileSync(`/proc/${ent}/cmdline`, "utf8");
+      if ((exe.startsWith(codexHome) || cmd.startsWith(codexHome)) && cmd.includes("app-server")) out.push(Number(ent));
+    } catch {}
+  }
+  return out;
+}
+
+export async function realAgentWorld(o: RealAgentOptions): Promise<RealAgentWorld> {
+  if (!TMUX_BIN) throw new Error("tmux is not installed: the real-agent tests need it (apt install tmux)");
+  const bin = testAgentsBin();
+  const sb = makeSandbox("mam-ra-");
+  const api = startModelApi(o.script);
+  const claudeConfigDir = join(sb.root, "claude-config");
+  const codexHome = join(sb.root, "codex-home");
+  seedClaudeConfig(claudeConfigDir, o.trustClaude === false ? undefined : sb.ws);
+  seedCodexHome(codexHome, api.url, o.trustCodex === false ? undefined : sb.ws);
+  const server = tmuxServerName("mamra");
+  const env = sb.with({
+    // the agents and the system, never a mam: the tests run mam by absolute path
+    PATH: `${sb.bin}:${bin}:/usr/local/bin:/usr/bin:/bin`,
+    TMUX_TMPDIR: sb.root,
+    // no broker configured (MQTT_BROKER unset): the journal is the channel, as on a fresh machine
+    MQTT_BROKER: undefined,
+    MQTT_PORT: undefined,
+    ...agentEnv(api, claudeConfigDir, codexHome),
+    ...o.env,
+  });
+  const tmux = (args: string[]) => run([TMUX_BIN!, "-L", server, ...args], { env, timeoutMs: 20_000 });
+  return {
+    sb,
+    api,
+    server,
+    claudeConfigDir,
+    codexHome,
+    env,
+    mam: (args, timeoutMs = 120_000) => runMam(args, { env, cwd: sb.ws, timeoutMs }),
+    tmux,
+    screen: async (pane) => (await tmux(["capture-pane", "-p", "-J", "-t", pane])).stdout,
+    claudeConfig: () => JSON.parse(readFileSync(join(claudeConfigDir, ".claude.json"), "utf8")),
+    async cleanup() {
+      await killTmuxServer(server, env);
+      // the agents take a moment to go after their terminal does (codex waits for its requests)
+      await waitFor(() => anchoredPids(sb.root).every((p) => codexDaemons(codexHome).includes(p)), 10_000, 100);
+      for (const pid of codexDaemons(codexHome)) {
+        try {
+          process.kill(pid, "SIGTERM");
+        } catch {}
+      }
+      // it may wait for a model request still under way: SIGKILL after a grace time
+      if (!(await waitFor(() => codexDaemons(codexHome).length === 0, 3000, 100))) {
+        for (const pid of codexDaemons(codexHome)) {
+          try {
+            process.kill(pid, "SIGKILL");
+          } catch {}
+        }
+        await waitFor(() => codexDaemons(codexHome).length === 0, 3000, 100);
+      }
+      await api.stop();
+      const left = anchoredPids(sb.root).map((p) => `${p}: ${cmdline(p)}`);
+      try {
+        await sb.cleanup();
+      } catch (e) {
+        throw new Error(`${(e as Error).message}\n${left.join("\n")}`);
+      }
+    },
+  };
+}
+
+/** wait until the pane's screen satisfies `pred`; throws with the screen when it never does */
+export async function waitScreen(w: RealAgentWorld, pane: string, pred: (s: string) => boolean, what: string, timeoutMs = 30_000): Promise<string> {
+  let s = "";
+  if (await waitFor(async () => pred((s = await w.screen(pane))), timeoutMs, 200)) return s;
+  throw new Error(`pane ${pane} never showed ${what}; it shows:\n${s}`);
+}
+
+/**
+ * type text into a pane by hand (the harness's own tests, not mam) and submit it: Enter, and
+ * Enter again while the endpoint has not seen a new main turn (codex can drop an Enter that comes
+ * right after typed text)
+ */
+export async function typeAndSubmit(w: RealAgentWorld, pane: string, text: string): Promise<void> {
+  const before = w.api.turns().length;
+  await w.tmux(["send-keys", "-t", pane, "-l", text]);
+  for (let i = 0; i < 4; i++) {
+    await Bun.sleep(400);
+    await w.tmux(["send-keys", "-t", pane, "Enter"]);
+    if (await waitFor(() => w.api.turns().length > before, 3000, 100)) return;
+  }
+  throw new Error(`the text typed into ${pane} never reached the model; the pane shows:\n${await w.screen(pane)}`);
+}

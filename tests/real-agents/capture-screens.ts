@@ -1,0 +1,176 @@
+// Captures real screens of claude and codex for the screen-state detector's fixtures:
+//   bun tests/real-agents/capture-screens.ts [NAME-FILTER]
+// Each scenario runs the pinned CLI (scripts/install-test-agents.ts) in its own harness world
+// (tests/helpers/real-agents.ts: isolated config, private tmux, scripted model endpoint), drives it
+// to one state, then writes tests/fixtures/screens/<kind>/<state>-<what>.txt (tmux capture-pane
+// -p -J of the visible screen), .title (#{pane_title}) and .json (the verdict the detector owes).
+// Re-runnable; a scenario that does not reach its state is reported and writes nothing.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Reply, Turn } from "../fakes/model-api/server.ts";
+import { type RealAgentWorld, realAgentWorld, testAgentsBin, typeAndSubmit, waitScreen } from "../helpers/real-agents.ts";
+
+const OUT = join(import.meta.dir, "..", "fixtures", "screens");
+
+interface Verdict {
+  state: "working" | "blocked" | "idle" | "unknown";
+  dialog?: "start" | "permission";
+  reason?: string;
+}
+
+interface Scenario {
+  kind: "claude" | "codex";
+  file: string;
+  verdict: Verdict;
+  trust?: boolean;
+  /** change the world before the agent starts (config files) */
+  prepare?: (w: RealAgentWorld) => void;
+  script?: (t: Turn) => Reply;
+  /** keep the pane after the agent exits (a shell follows it) */
+  keepShell?: boolean;
+  /** drive the agent to the state; resolves when the screen shows it */
+  drive: (w: RealAgentWorld, pane: string) => Promise<void>;
+}
+
+const idleClaude = (s: string) => s.includes("? for shortcuts") && /^❯/m.test(s);
+const idleCodex = (s: string) => /^› /m.test(s) && s.includes("? for shortcuts");
+const slow: (t: Turn) => Reply = (t) => (t.lastUserText.includes("work slowly") ? { text: "finished the slow work", delayMs: 15_000 } : { text: "ready" });
+const wantsShell = (cmd: string) => (t: Turn): Reply => (t.toolOutputs.length === 0 && t.lastUserText.includes("run it") ? { shell: cmd } : { text: "ok, done" });
+
+const SCENARIOS: Scenario[] = [
+  {
+    kind: "claude", file: "idle-real-prompt", verdict: { state: "idle" },
+    drive: async (w, p) => void (await waitScreen(w, p, idleClaude, "claude's prompt box")),
+  },
+  {
+    kind: "claude", file: "idle-real-after-answer", verdict: { state: "idle" },
+    drive: async (w, p) => {
+      await waitScreen(w, p, idleClaude, "claude's prompt box");
+      await typeAndSubmit(w, p, "hello");
+      await waitScreen(w, p, (s) => s.includes("● ready") && idleClaude(s), "the answer");
+    },
+  },
+  {
+    kind: "claude", file: "working-real-answer", verdict: { state: "working" }, script: slow,
+    drive: async (w, p) => {
+      await waitScreen(w, p, idleClaude, "claude's prompt box");
+      await typeAndSubmit(w, p, "work slowly please");
+      await waitScreen(w, p, (s) => s.includes("esc to interrupt"), "claude working");
+      await Bun.sleep(1500);
+    },
+  },
+  {
+    kind: "claude", file: "blocked-real-permission-bash", verdict: { state: "blocked", dialog: "permission" },
+    script: wantsShell("mkdir -p build && touch build/out.txt"),
+    drive: async (w, p) => {
+      await waitScreen(w, p, idleClaude, "claude's prompt box");
+      await typeAndSubmit(w, p, "make the build folder, run it");
+      await waitScreen(w, p, (s) => s.includes("Do you want to proceed?"), "the permission prompt");
+    },
+  },
+  {
+    kind: "claude", file: "blocked-real-start-trust", verdict: { state: "blocked", dialog: "start" }, trust: false,
+    drive: async (w, p) => void (await waitScreen(w, p, (s) => s.includes("Yes, I trust this folder"), "the trust dialog")),
+  },
+  {
+    kind: "claude", file: "blocked-real-start-api-key", verdict: { state: "blocked", dialog: "start" },
+    prepare: (w) => {
+      const cfg = w.claudeConfig();
+      cfg.customApiKeyResponses = { approved: [], rejected: [] };
+      writeFileSync(join(w.claudeConfigDir, ".claude.json"), JSON.stringify(cfg));
+    },
+    drive: async (w, p) => void (await waitScreen(w, p, (s) => s.includes("Do you want to use this API key?"), "the API key dialog")),
+  },
+  {
+    kind: "claude", file: "unknown-real-exited-unable-to-connect", verdict: { state: "unknown" },
+    keepShell: true,
+    prepare: (w) => writeFileSync(join(w.claudeConfigDir, ".claude.json"), "{}"),
+    drive: async (w, p) => void (await waitScreen(w, p, (s) => s.includes("Unable to connect") && s.includes("agent exited"), "claude's exit", 90_000)),
+  },
+  {
+    kind: "codex", file: "idle-real-prompt", verdict: { state: "idle" },
+    drive: async (w, p) => void (await waitScreen(w, p, idleCodex, "codex's prompt")),
+  },
+  {
+    kind: "codex", file: "idle-real-after-answer", verdict: { state: "idle" },
+    drive: async (w, p) => {
+      await waitScreen(w, p, idleCodex, "codex's prompt");
+      await typeAndSubmit(w, p, "hello");
+      await waitScreen(w, p, (s) => s.includes("• ready") && idleCodex(s), "the answer");
+    },
+  },
+  {
+    kind: "codex", file: "working-real-answer", verdict: { state: "working" }, script: slow,
+    drive: async (w, p) => {
+      await waitScreen(w, p, idleCodex, "codex's prompt");
+      await typeAndSubmit(w, p, "work slowly please");
+      await waitScreen(w, p, (s) => s.includes("esc to interrupt"), "codex working");
+      await Bun.sleep(1500);
+    },
+  },
+  {
+    kind: "codex", file: "blocked-real-permission-command", verdict: { state: "blocked", dialog: "permission" },
+    script: (t) => ({ ...wantsShell("touch /var/tmp/mam-capture-escalated.txt")(t), escalate: true }),
+    // top-level keys go before the first [table]
+    prepare: (w) => writeFileSync(join(w.codexHome, "config.toml"), `approval_policy = "on-request"\n${readFileSync(join(w.codexHome, "config.toml"), "utf8")}`),
+    drive: async (w, p) => {
+      await waitScreen(w, p, idleCodex, "codex's prompt");
+      await typeAndSubmit(w, p, "touch the file, run it");
+      await waitScreen(w, p, (s) => /allow|approv|proceed/i.test(s) && !idleCodex(s), "the approval prompt");
+    },
+  },
+  {
+    kind: "codex", file: "blocked-real-start-trust", verdict: { state: "blocked", dialog: "start" }, trust: false,
+    // codex asks about trust in a git repository
+    prepare: (w) => void Bun.spawnSync(["git", "init", "-q", w.sb.ws]),
+    drive: async (w, p) => void (await waitScreen(w, p, (s) => s.includes("Trust this folder") || s.includes("trust"), "the trust dialog")),
+  },
+  {
+    kind: "codex", file: "blocked-real-start-sign-in", verdict: { state: "blocked", dialog: "start" },
+    prepare: (w) => writeFileSync(join(w.codexHome, "config.toml"), `[projects."${w.sb.ws}"]\ntrust_level = "trusted"\n`),
+    drive: async (w, p) => void (await waitScreen(w, p, (s) => s.includes("Sign in with ChatGPT"), "the sign-in menu")),
+  },
+];
+
+async function runScenario(sc: Scenario): Promise<void> {
+  const w = await realAgentWorld({ script: sc.script ?? (() => ({ text: "ready" })), trustClaude: sc.trust, trustCodex: sc.trust });
+  try {
+    sc.prepare?.(w);
+    const env = Object.entries(w.env).map(([k, v]) => `${k}=${v}`);
+    const exe = join(testAgentsBin(), sc.kind);
+    const cmd = sc.keepShell ? ["bash", "--noprofile", "--norc", "-c", `'${exe}'; echo "[agent exited: $?]"; exec bash --noprofile --norc`] : [exe];
+    const r = await w.tmux(["new-session", "-d", "-P", "-F", "#{pane_id}", "-s", "cap", "-x", "200", "-y", "50", "-c", w.sb.ws, "env", ...env, ...cmd]);
+    if (r.code !== 0) throw new Error(`tmux new-session failed: ${r.stderr}`);
+    const pane = r.stdout.trim();
+    await sc.drive(w, pane);
+    // let the screen and the title settle (a spinner frame can outlive the work by a moment)
+    if (sc.verdict.state !== "working") await Bun.sleep(1000);
+    const text = await w.screen(pane);
+    const title = (await w.tmux(["display-message", "-p", "-t", pane, "#{pane_title}"])).stdout.replace(/\n$/, "");
+    const dir = join(OUT, sc.kind);
+    mkdirSync(dir, { recursive: true });
+    // the sandbox's random temp path would make every capture differ: name it once
+    const clean = (s: string) => s.replaceAll(w.sb.root, "/tmp/mam-ra-XXXXXX");
+    writeFileSync(join(dir, `${sc.file}.txt`), clean(text));
+    writeFileSync(join(dir, `${sc.file}.title`), `${clean(title)}\n`);
+    writeFileSync(join(dir, `${sc.file}.json`), `${JSON.stringify(sc.verdict)}\n`);
+    console.error(`captured ${sc.kind}/${sc.file} (title ${JSON.stringify(title)})`);
+  } finally {
+    await w.cleanup();
+  }
+}
+
+if (import.meta.main) {
+  const filter = process.argv[2];
+  let failed = 0;
+  for (const sc of SCENARIOS) {
+    if (filter && !`${sc.kind}/${sc.file}`.includes(filter)) continue;
+    try {
+      await runScenario(sc);
+    } catch (e) {
+      failed++;
+      console.error(`FAILED ${sc.kind}/${sc.file}: ${(e as Error).message}`);
+    }
+  }
+  process.exit(failed ? 1 : 0);
+}
