@@ -1,7 +1,7 @@
 // mam against herdr as real herdr 0.8.0 behaves (reference/herdr-0.8.0-audit.md, issue 13): one
 // test (or more) per audit finding, named after it, on the fake herdr that models each behaviour.
 import { describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { HerdrMux } from "../../lib/mux/herdr.ts";
 import { AgentGone } from "../../lib/mux/types.ts";
@@ -141,6 +141,25 @@ describe.concurrent("audit #3: fresh panes and the user's shell startup files", 
   });
 });
 
+describe.concurrent("audit #3: a fresh pane's shell startup files (pty panes running the user's shell)", () => {
+  for (const secs of [2, 6]) {
+    test(`an rc file that runs ${secs} s: create still succeeds in that pane (${secs > 5 ? "agent_pane_busy, waited out and tried again" : "waited for before agent start"})`, async () => {
+      await withWorld({}, async (w) => {
+        writeFileSync(join(w.sb.home, ".bashrc"), `sleep ${secs}\nPS1='rc-done> '\n`);
+        const t0 = Date.now();
+        const r = await w.create("claude", ["--session", `rc${secs}`]);
+        expect(r.code, r.stderr).toBe(0);
+        expect(Date.now() - t0).toBeGreaterThanOrEqual(secs * 1000);
+        const pane = w.row(`rc${secs}`).pane.id as string;
+        const panes = await w.panes();
+        expect(panes).toHaveLength(1);
+        expect(panes[0]).toMatchObject({ pane_id: pane, label: `mam:rc${secs}`, agent: "claude" });
+        expect(agentLines(await w.inputs(pane))).toHaveLength(1);
+      });
+    });
+  }
+});
+
 describe.concurrent("audit #4: an agent that exits at start", () => {
   test("create fails naming the exit with its last output in under 5 s (herdr would wait its whole --timeout), no labelled pane left", async () => {
     await withWorld({ herdrEnv: { FAKE_AGENT_EXIT_AT_START: "1" } }, async (w) => {
@@ -170,17 +189,23 @@ describe.concurrent("audit #5: HERDR_BIN_PATH is not set in 0.8.0's panes", () =
 });
 
 describe.concurrent("audit #6: no onboarding into a blocked agent or a dialog", () => {
-  test("an agent that starts in a first-run dialog: started, the onboarding prompt not sent, a clear error", async () => {
-    await withWorld({ herdrEnv: { FAKE_AGENT_START_BLOCKED: "1" } }, async (w) => {
-      const r = await w.create("claude", ["--session", "dlg"], { onboard: true });
-      expect(r.code).toBe(1);
-      const pane = w.row("dlg").pane.id as string;
-      expect(r.stderr).toContain("ERROR: dlg started, but the onboarding prompt was not sent: it is waiting for a decision (blocked)");
-      expect(r.stderr).toContain(`answer it in pane ${pane}`);
-      expect(w.row("dlg")).toMatchObject({ status: "running" });
-      expect(typed(await w.inputs(pane))).toEqual(agentLines(await w.inputs(pane)));
+  const cases: { what: string; knob: string; env: Record<string, string>; why: string }[] = [
+    { what: "herdr says blocked, the screen detector sees the start dialog", knob: "1", env: {}, why: "it shows a start dialog (Do you trust the files in this folder?)" },
+    { what: "herdr says idle (0.8.0's rules miss the trust dialog), the screen detector sees it", knob: "idle", env: {}, why: "it shows a start dialog (Do you trust the files in this folder?)" },
+    { what: "herdr says blocked, no screen detection (MAM_SCREEN_DETECT=0)", knob: "1", env: { MAM_SCREEN_DETECT: "0" }, why: "it is waiting for a decision (blocked)" },
+  ];
+  for (const c of cases) {
+    test(`an agent that starts in a first-run dialog, ${c.what}: started, the onboarding prompt not sent, a clear error`, async () => {
+      await withWorld({ herdrEnv: { FAKE_AGENT_START_BLOCKED: c.knob } }, async (w) => {
+        const r = await w.mam(["create", "--agent", "claude", "--herdr-session", SERVER, "--session", "dlg"], { env: { ...w.env, ...c.env } });
+        expect(r.code).toBe(1);
+        const pane = w.row("dlg").pane.id as string;
+        expect(r.stderr).toContain(`ERROR: dlg started, but the onboarding prompt was not sent: ${c.why}; answer it in pane ${pane}, then send the session its instructions yourself`);
+        expect(w.row("dlg")).toMatchObject({ status: "running" });
+        expect(typed(await w.inputs(pane))).toEqual(agentLines(await w.inputs(pane)));
+      });
     });
-  });
+  }
 });
 
 describe.concurrent("audit #7: a server mam starts gets none of mam's own environment", () => {
