@@ -39,6 +39,11 @@ export interface HerdrOptions {
    * it (default: MAM_HERDR_SHELL_READY_S, else 30 s)
    */
   shellReadyMs?: number;
+  /**
+   * a server reachable only by this socket path (herdr-socket.ts): calls carry
+   * HERDR_SOCKET_PATH=<path> and no --session (which would override it)
+   */
+  socketPath?: string;
   /** print a warning line (an unsupported-but-allowed herdr version); default: stderr */
   warn?: (line: string) => void;
   /** pause between typed text and its Enter in sendText (default 300 ms) */
@@ -122,17 +127,30 @@ export class HerdrMux implements Mux {
     return (this.binPath ??= findHerdr(this.env));
   }
 
+  /** how herdr is told the server: --session, or nothing (the socket path is in the env) */
+  private target(): string[] {
+    return this.opts.socketPath ? [] : ["--session", this.server];
+  }
+
+  private get callEnv(): Env {
+    return this.opts.socketPath ? { ...this.env, HERDR_SOCKET_PATH: this.opts.socketPath, HERDR_SESSION: undefined } : this.env;
+  }
+
   /** run `herdr --session <server> <args>`; throws the typed failure; returns stdout */
   private async call(args: string[], opts: { timeoutMs?: number; paneId?: string; signal?: AbortSignal } = {}): Promise<string> {
     const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
-    const argv = [this.bin, "--session", this.server, ...args];
+    const argv = [this.bin, ...this.target(), ...args];
     let r;
     try {
-      r = await execCapture(argv, { env: this.env, timeoutMs, signal: opts.signal });
+      r = await execCapture(argv, { env: this.callEnv, timeoutMs, signal: opts.signal });
     } catch (e) {
       throw new MamError(`cannot run ${argv[0]}: ${(e as Error).message}`, 1, "install herdr or set MAM_HERDR_BIN (or use --mux tmux)");
     }
     const failure = callFailure(r, args, this.server, timeoutMs, opts.paneId);
+    if (failure instanceof HerdrError && failure.code === "server_not_running" && this.opts.socketPath) {
+      const sock = this.opts.socketPath;
+      throw new HerdrError(`herdr server '${this.server}' (socket ${sock}) is not running`, failure.code, `start it with: HERDR_SOCKET_PATH=${sock} herdr server`);
+    }
     if (failure) throw failure;
     return r.stdout;
   }
@@ -224,8 +242,8 @@ export class HerdrMux implements Mux {
       if (existsSync(h)) cwd = h;
     } catch {}
     try {
-      const proc = Bun.spawn([this.bin, "--session", this.server, "server"], {
-        env: serverEnv(this.env),
+      const proc = Bun.spawn([this.bin, ...this.target(), "server"], {
+        env: this.opts.socketPath ? { ...serverEnv(this.env), HERDR_SOCKET_PATH: this.opts.socketPath } : serverEnv(this.env),
         cwd,
         detached: true,
         stdio: ["ignore", fd, fd],

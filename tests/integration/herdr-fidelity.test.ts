@@ -274,3 +274,36 @@ describe.concurrent("herdr versions", () => {
     });
   });
 });
+
+describe.concurrent("audit #8c: a server reachable only by a custom socket path", () => {
+  test("create in its pane (ambient), status and stop from anywhere: HERDR_SOCKET_PATH, never --session", async () => {
+    await withWorld({ wrap: true }, async (w) => {
+      const sock = join(w.sb.root, "custom", "herdr.sock");
+      const env = { ...w.env, HERDR_SOCKET_PATH: sock, FAKE_HERDR_SETTLE_MS: "150" };
+      const srv = Bun.spawn([join(w.sb.root, "fakebin", "herdr"), "server"], { env, cwd: w.ws, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+      try {
+        expect(await waitFor(() => existsSync(sock), 10_000, 50)).toBe(true);
+        // mam run from a pane of that server: the ambient target is it
+        const r = ok(await w.mam(["create", "--agent", "claude", "--mux", "herdr", "--no-onboard", "--session", "cs"], { env }));
+        const row = w.row("cs");
+        expect(row.herdr_server).toMatch(/^sock-[0-9a-f]{8}$/);
+        expect(r.stdout).toContain(`on herdr server ${row.herdr_server}`);
+        const onCustom = JSON.parse((await run([join(w.sb.root, "fakebin", "herdr"), "pane", "list"], { env, timeoutMs: 10_000 })).stdout).result.panes;
+        expect(onCustom).toEqual([expect.objectContaining({ pane_id: row.pane.id, label: "mam:cs", agent: "claude" })]);
+        expect(await w.panes()).toEqual([]); // nothing on the world's named server
+        // from anywhere (no HERDR_SOCKET_PATH): the server is found again by its name
+        const st = JSON.parse(ok(await w.mam(["status", "--json"])).stdout);
+        expect(st.sessions).toEqual([expect.objectContaining({ name: "cs", server: row.herdr_server, live: "idle" })]);
+        ok(await w.mam(["stop", "cs"]));
+        expect(w.row("cs").status).toBe("stopped");
+        const calls = wrapperLog(w.sb).filter((l) => !l.startsWith("--session mam ") && l !== "server");
+        expect(calls.filter((l) => /(^| )--session( |=)/.test(l.split(" -- ")[0]!))).toEqual([]);
+        expect(calls.some((l) => l.startsWith("agent start cs "))).toBe(true);
+      } finally {
+        srv.kill();
+        await srv.exited;
+        killBySocket(sock);
+      }
+    });
+  });
+});

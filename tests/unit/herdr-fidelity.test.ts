@@ -1,6 +1,9 @@
 // The pure decisions behind mam's herdr 0.8.0 fidelity (reference/herdr-0.8.0-audit.md), named
 // after the audit findings.
 import { describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { isHerdrManaged } from "../../lib/agents/kinds.ts";
 import { applyActions } from "../../lib/monitor/apply.ts";
 import { classify, type ServerView } from "../../lib/monitor/classify.ts";
@@ -12,6 +15,9 @@ import type { Row } from "../../lib/registry/types.ts";
 import { agentGone } from "../../lib/sessions/liveness.ts";
 import { onboardReadiness } from "../../lib/sessions/ready.ts";
 import { ambientHerdrServer } from "../../lib/sys/paths.ts";
+import { customHerdrSocket, isSocketServer, socketServerName } from "../../lib/mux/herdr-socket.ts";
+import { chooseServer } from "../../lib/mux/index.ts";
+import { claimLockName } from "../../lib/sessions/launch.ts";
 
 const WS = "/w/proj";
 const shell = (id: string, extra: Partial<MuxPane> = {}): MuxPane => ({ id, status: "unknown", cwd: WS, label: "mam:a", ...extra });
@@ -118,6 +124,24 @@ describe("audit #8: the ambient server by herdr's precedence", () => {
     expect(ambientHerdrServer({ ...home, HERDR_SESSION: "b" })).toBe("b");
     expect(ambientHerdrServer({ ...home, HERDR_SESSION: "b", HERDR_SOCKET_PATH: "" })).toBe("b");
     expect(ambientHerdrServer(home)).toBe("default");
+  });
+
+  test("#8c a custom socket is its own server sock-<hash>, locked as default.lock (SPEC §4.1's rule for other sockets)", () => {
+    const home = mkdtempSync(join(tmpdir(), "mam-sock-"));
+    const env = { HOME: "/h", HOME_DIR: home, HERDR_SOCKET_PATH: "/elsewhere/herdr.sock" };
+    expect(customHerdrSocket(env)).toBe("/elsewhere/herdr.sock");
+    expect(customHerdrSocket({ HOME: "/h", HERDR_SOCKET_PATH: "/h/.config/herdr/sessions/a/herdr.sock" })).toBeUndefined();
+    expect(customHerdrSocket({ HOME: "/h", HERDR_SOCKET_PATH: "/h/.config/herdr/herdr.sock" })).toBeUndefined();
+    const name = socketServerName("/elsewhere/herdr.sock");
+    expect(name).toMatch(/^sock-[0-9a-f]{8}$/);
+    expect(isSocketServer(name)).toBe(true);
+    expect(chooseServer("herdr", {}, env)).toBe(name);
+    expect(chooseServer("herdr", { herdrSession: "team" }, env)).toBe("team");
+    expect(claimLockName("herdr", name)).toBe("default");
+    expect(claimLockName("herdr", "team")).toBe("team");
+    // remembered for callers without the variable (reconcile, the daemon)
+    expect(JSON.parse(readFileSync(join(home, ".local", "state", "mam", "herdr-sockets.json"), "utf8"))).toEqual({ [name]: "/elsewhere/herdr.sock" });
+    rmSync(home, { recursive: true, force: true });
   });
 });
 
