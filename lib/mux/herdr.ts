@@ -1,11 +1,14 @@
-// The herdr backend: drives the `herdr` CLI (reference/herdr.md §2) with Bun.spawn, always with
-// `--session <server>` and explicit pane ids, one JSON line per command, a deadline per call.
+// The herdr backend: drives the `herdr` CLI (reference/herdr.md §2, as real 0.8.0 behaves:
+// reference/herdr-0.8.0-audit.md) with Bun.spawn, always with `--session <server>` (or, for a
+// server reachable only by a custom socket, HERDR_SOCKET_PATH) and explicit pane ids, one JSON
+// line per command, a deadline per call. Starting agents: herdr-start.ts; versions:
+// herdr-version.ts; the binary and a started server's env: herdr-env.ts.
 import { randomBytes } from "node:crypto";
-import { closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { basename, join } from "node:path";
 import { MamError } from "../sys/errors.ts";
 import { type Env, homeDir, stateDir } from "../sys/paths.ts";
-import { cleanEnv, execCapture, shJoin } from "./exec.ts";
+import { execCapture, shJoin } from "./exec.ts";
 import {
   callFailure,
   HerdrError,
@@ -21,11 +24,11 @@ import {
 } from "./herdr-proto.ts";
 import { busyFreshPane, failStart, type HerdrOps, runManagedStart, waitShellFree } from "./herdr-start.ts";
 import { herdrSupport, unsupportedError, versionWarning } from "./herdr-version.ts";
+import { findHerdr, serverEnv, shellReadyMs } from "./herdr-env.ts";
 import { isShellOnly, nonShellForeground } from "./procfs.ts";
-import { isMamShimFile } from "./shim.ts";
 import { AgentGone, AgentPaneBusy, type Listing, type Mux, type MuxPane, type Notice, type PaneScreen, type ProcessInfo, type StartSpec } from "./types.ts";
 
-export { herdrAgentName, HerdrError };
+export { findHerdr, herdrAgentName, HerdrError, serverEnv };
 
 export interface HerdrOptions {
   /** deadline of one CLI call (default 15 s) */
@@ -50,28 +53,6 @@ export interface HerdrOptions {
   enterDelayMs?: number;
 }
 
-/** herdr's own variables of the pane mam may run in: never handed to a server mam starts */
-const PANE_VARS = ["HERDR_ENV", "HERDR_SOCKET_PATH", "HERDR_SESSION", "HERDR_PANE_ID", "HERDR_TAB_ID", "HERDR_WORKSPACE_ID", "TMUX", "TMUX_PANE"];
-
-/**
- * The environment of a herdr server mam starts (audit #7): the caller's, without herdr's pane
- * variables, without every MAM_* variable (an agent's MAM_SESSION / MAM_WORKSPACE would reach
- * every pane of the server) and without <ws>/.mam/bin (the shim dirs mam puts first on its
- * agents' PATH) on PATH. Pure, for tests.
- */
-export function serverEnv(env: Env): Record<string, string> {
-  const out = cleanEnv(env, PANE_VARS);
-  for (const k of Object.keys(out)) if (k.startsWith("MAM_")) delete out[k];
-  if (out.PATH !== undefined) out.PATH = out.PATH.split(":").filter((d) => !/(^|\/)\.mam\/bin\/?$/.test(d)).join(":");
-  return out;
-}
-
-/** MAM_HERDR_SHELL_READY_S in ms (a positive number), else 30 s */
-export function shellReadyMs(env: Env): number {
-  const v = Number(env.MAM_HERDR_SHELL_READY_S);
-  return env.MAM_HERDR_SHELL_READY_S && Number.isFinite(v) && v > 0 ? v * 1000 : 30_000;
-}
-
 /** how many agent names `start` tries when herdr says the name is taken */
 export const NAME_ATTEMPTS = 3;
 
@@ -80,34 +61,6 @@ const START_FAILED = new Set(["agent_start_failed", "agent_kind_mismatch", "agen
 
 /** codes of `agent prompt` that mean no agent owns the pane (src/app/api/agents.rs:62-100) */
 const NO_AGENT = new Set(["agent_not_found", "agent_not_ready"]);
-
-function isExecutable(p: string): boolean {
-  try {
-    const st = statSync(p);
-    return st.isFile() && (st.mode & 0o111) !== 0;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * The herdr binary: MAM_HERDR_BIN, else the first `herdr` on the env's PATH that is not a mam
- * shim (the shim would wait for the pane-claim lock mam itself holds).
- */
-export function findHerdr(env: Env): string {
-  const given = env.MAM_HERDR_BIN;
-  if (given) {
-    const p = given.includes("/") ? given : Bun.which(given, { PATH: env.PATH ?? "" });
-    if (!p || !isExecutable(p)) throw new MamError(`MAM_HERDR_BIN '${given}' is not an executable file`, 1, "point it at the herdr binary");
-    if (isMamShimFile(p)) throw new MamError(`MAM_HERDR_BIN '${given}' is the mam herdr shim`, 1, "point it at the real herdr binary");
-    return p;
-  }
-  for (const dir of (env.PATH ?? "").split(":")) {
-    const p = join(dir || ".", "herdr");
-    if (isExecutable(p) && !isMamShimFile(p)) return p;
-  }
-  throw new MamError("herdr not found on PATH", 1, "install herdr or set MAM_HERDR_BIN (or use --mux tmux)");
-}
 
 export class HerdrMux implements Mux {
   readonly backend = "herdr" as const;
