@@ -29,7 +29,7 @@ export interface JobRuntime {
   findSession(name: string): Promise<SessionRef | undefined>;
   /** submit text to the session's agent (never into a pane whose agent is gone: AgentGone) */
   prompt(session: SessionRef, text: string): Promise<void>;
-  /** the running session's server, for a notice (undefined: none known) */
+  /** the server of the session of that name (running or not), for a notice (undefined: none known) */
   noticeTarget?(session: string): Promise<NoticeTarget | undefined>;
   /** show a best-effort notice there; false when it was not shown (disabled, rate limited, …) */
   notify?(target: NoticeTarget, title: string, body: string): Promise<boolean>;
@@ -48,10 +48,11 @@ export async function loadJobRuntime(ws: string, env: Env = process.env): Promis
     import("../sessions/liveness.ts"),
     import("../agents/kinds.ts"),
   ]);
-  const rowOf = (name: string) => {
+  /** the running row of that name; with anyStatus, failing that any row of that name (a job's worker may end with its job) */
+  const rowOf = (name: string, anyStatus = false) => {
     const data = readRegistry(registryPath(ws, env));
     for (const section of ["herdr_sessions", "tmux_sessions"] as const) {
-      const row = data[section].find((r) => r.name === name && r.status === "running");
+      const row = data[section].find((r) => r.name === name && r.status === "running") ?? (anyStatus ? data[section].find((r) => r.name === name) : undefined);
       if (row) return { row, section, backend: backendOf(section), server: serverOf(row, section) };
     }
     return undefined;
@@ -72,7 +73,7 @@ export async function loadJobRuntime(ws: string, env: Env = process.env): Promis
       await muxFor(s.backend, s.server, env).submit(s.paneId, text, isHerdrManaged(s.agent === "unknown" ? undefined : s.agent));
     },
     async noticeTarget(name) {
-      const r = rowOf(name);
+      const r = rowOf(name, true);
       return r ? { backend: r.backend, server: r.server } : undefined;
     },
     async notify(t, title, body) {

@@ -166,17 +166,21 @@ export async function runManagedStart(ops: HerdrOps, s: ManagedStart): Promise<M
 
 /**
  * agent_pane_busy on a pane this claim created: the shell is still running its startup files.
- * Wait until it is free and say to try again; a pane that now hosts someone else's agent, or one
- * whose shell stays busy past the bound, is given up (AgentPaneBusy / a MamError naming the wait).
+ * Wait until it is free and return (try again). A pane that now hosts someone else's agent is
+ * theirs: AgentPaneBusy (kept). One whose shell is still busy at the deadline is closed (nobody
+ * uses it) and the start fails naming the wait.
  */
 export async function busyFreshPane(ops: HerdrOps, pane: MuxPane, deadline: number, boundMs: number): Promise<void> {
   const now = await ops.pane(pane.id).catch(() => undefined);
   if (now && (now.agent !== undefined || now.status !== "unknown")) throw new AgentPaneBusy(pane.id);
-  if (await waitShellFree(ops, pane.id, Math.max(0, deadline - Date.now()))) return;
+  if (Date.now() < deadline && (await waitShellFree(ops, pane.id, deadline - Date.now()))) {
+    await Bun.sleep(200); // free between two startup commands: give the next one its chance first
+    return;
+  }
   await ops.close(pane.id).catch(() => {});
   throw new MamError(
-    `the shell of the new pane ${pane.id} was still busy after ${Math.round(boundMs / 1000)} s (its startup files were still running)`,
+    `the shell of the new pane ${pane.id} was still busy after ${Math.round(boundMs / 1000)} s (its startup files were still running); the pane is closed`,
     1,
-    "make the shell's startup files (.bashrc, .zshrc, .zprofile) finish faster, or raise MAM_HERDR_SHELL_READY_S",
+    "make the shell's startup files (.bashrc, .zshrc, .zprofile) finish sooner, or raise MAM_HERDR_SHELL_READY_S",
   );
 }

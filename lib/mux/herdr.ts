@@ -1,11 +1,14 @@
-// The herdr backend: drives the `herdr` CLI (reference/herdr.md §2) with Bun.spawn, always with
-// `--session <server>` and explicit pane ids, one JSON line per command, a deadline per call.
+// The herdr backend: drives the `herdr` CLI (reference/herdr.md §2, as real 0.8.0 behaves:
+// reference/herdr-0.8.0-audit.md) with Bun.spawn, always with `--session <server>` (or, for a
+// server reachable only by a custom socket, HERDR_SOCKET_PATH) and explicit pane ids, one JSON
+// line per command, a deadline per call. Starting agents: herdr-start.ts; versions:
+// herdr-version.ts; the binary and a started server's env: herdr-env.ts.
 import { randomBytes } from "node:crypto";
-import { closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { basename, join } from "node:path";
 import { MamError } from "../sys/errors.ts";
 import { type Env, homeDir, stateDir } from "../sys/paths.ts";
-import { cleanEnv, execCapture, shJoin } from "./exec.ts";
+import { execCapture, shJoin } from "./exec.ts";
 import {
   callFailure,
   HerdrError,
@@ -21,11 +24,11 @@ import {
 } from "./herdr-proto.ts";
 import { busyFreshPane, failStart, type HerdrOps, runManagedStart, waitShellFree } from "./herdr-start.ts";
 import { herdrSupport, unsupportedError, versionWarning } from "./herdr-version.ts";
+import { findHerdr, serverEnv, shellReadyMs } from "./herdr-env.ts";
 import { isShellOnly, nonShellForeground } from "./procfs.ts";
-import { isMamShimFile } from "./shim.ts";
 import { AgentGone, AgentPaneBusy, type Listing, type Mux, type MuxPane, type Notice, type PaneScreen, type ProcessInfo, type StartSpec } from "./types.ts";
 
-export { herdrAgentName, HerdrError };
+export { findHerdr, herdrAgentName, HerdrError, serverEnv };
 
 export interface HerdrOptions {
   /** deadline of one CLI call (default 15 s) */
@@ -39,32 +42,15 @@ export interface HerdrOptions {
    * it (default: MAM_HERDR_SHELL_READY_S, else 30 s)
    */
   shellReadyMs?: number;
+  /**
+   * a server reachable only by this socket path (herdr-socket.ts): calls carry
+   * HERDR_SOCKET_PATH=<path> and no --session (which would override it)
+   */
+  socketPath?: string;
   /** print a warning line (an unsupported-but-allowed herdr version); default: stderr */
   warn?: (line: string) => void;
   /** pause between typed text and its Enter in sendText (default 300 ms) */
   enterDelayMs?: number;
-}
-
-/** herdr's own variables of the pane mam may run in: never handed to a server mam starts */
-const PANE_VARS = ["HERDR_ENV", "HERDR_SOCKET_PATH", "HERDR_SESSION", "HERDR_PANE_ID", "HERDR_TAB_ID", "HERDR_WORKSPACE_ID", "TMUX", "TMUX_PANE"];
-
-/**
- * The environment of a herdr server mam starts (audit #7): the caller's, without herdr's pane
- * variables, without every MAM_* variable (an agent's MAM_SESSION / MAM_WORKSPACE would reach
- * every pane of the server) and without <ws>/.mam/bin (the shim dirs mam puts first on its
- * agents' PATH) on PATH. Pure, for tests.
- */
-export function serverEnv(env: Env): Record<string, string> {
-  const out = cleanEnv(env, PANE_VARS);
-  for (const k of Object.keys(out)) if (k.startsWith("MAM_")) delete out[k];
-  if (out.PATH !== undefined) out.PATH = out.PATH.split(":").filter((d) => !/(^|\/)\.mam\/bin\/?$/.test(d)).join(":");
-  return out;
-}
-
-/** MAM_HERDR_SHELL_READY_S in ms (a positive number), else 30 s */
-export function shellReadyMs(env: Env): number {
-  const v = Number(env.MAM_HERDR_SHELL_READY_S);
-  return env.MAM_HERDR_SHELL_READY_S && Number.isFinite(v) && v > 0 ? v * 1000 : 30_000;
 }
 
 /** how many agent names `start` tries when herdr says the name is taken */
@@ -75,34 +61,6 @@ const START_FAILED = new Set(["agent_start_failed", "agent_kind_mismatch", "agen
 
 /** codes of `agent prompt` that mean no agent owns the pane (src/app/api/agents.rs:62-100) */
 const NO_AGENT = new Set(["agent_not_found", "agent_not_ready"]);
-
-function isExecutable(p: string): boolean {
-  try {
-    const st = statSync(p);
-    return st.isFile() && (st.mode & 0o111) !== 0;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * The herdr binary: MAM_HERDR_BIN, else the first `herdr` on the env's PATH that is not a mam
- * shim (the shim would wait for the pane-claim lock mam itself holds).
- */
-export function findHerdr(env: Env): string {
-  const given = env.MAM_HERDR_BIN;
-  if (given) {
-    const p = given.includes("/") ? given : Bun.which(given, { PATH: env.PATH ?? "" });
-    if (!p || !isExecutable(p)) throw new MamError(`MAM_HERDR_BIN '${given}' is not an executable file`, 1, "point it at the herdr binary");
-    if (isMamShimFile(p)) throw new MamError(`MAM_HERDR_BIN '${given}' is the mam herdr shim`, 1, "point it at the real herdr binary");
-    return p;
-  }
-  for (const dir of (env.PATH ?? "").split(":")) {
-    const p = join(dir || ".", "herdr");
-    if (isExecutable(p) && !isMamShimFile(p)) return p;
-  }
-  throw new MamError("herdr not found on PATH", 1, "install herdr or set MAM_HERDR_BIN (or use --mux tmux)");
-}
 
 export class HerdrMux implements Mux {
   readonly backend = "herdr" as const;
@@ -122,17 +80,30 @@ export class HerdrMux implements Mux {
     return (this.binPath ??= findHerdr(this.env));
   }
 
+  /** how herdr is told the server: --session, or nothing (the socket path is in the env) */
+  private target(): string[] {
+    return this.opts.socketPath ? [] : ["--session", this.server];
+  }
+
+  private get callEnv(): Env {
+    return this.opts.socketPath ? { ...this.env, HERDR_SOCKET_PATH: this.opts.socketPath, HERDR_SESSION: undefined } : this.env;
+  }
+
   /** run `herdr --session <server> <args>`; throws the typed failure; returns stdout */
   private async call(args: string[], opts: { timeoutMs?: number; paneId?: string; signal?: AbortSignal } = {}): Promise<string> {
     const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
-    const argv = [this.bin, "--session", this.server, ...args];
+    const argv = [this.bin, ...this.target(), ...args];
     let r;
     try {
-      r = await execCapture(argv, { env: this.env, timeoutMs, signal: opts.signal });
+      r = await execCapture(argv, { env: this.callEnv, timeoutMs, signal: opts.signal });
     } catch (e) {
       throw new MamError(`cannot run ${argv[0]}: ${(e as Error).message}`, 1, "install herdr or set MAM_HERDR_BIN (or use --mux tmux)");
     }
     const failure = callFailure(r, args, this.server, timeoutMs, opts.paneId);
+    if (failure instanceof HerdrError && failure.code === "server_not_running" && this.opts.socketPath) {
+      const sock = this.opts.socketPath;
+      throw new HerdrError(`herdr server '${this.server}' (socket ${sock}) is not running`, failure.code, `start it with: HERDR_SOCKET_PATH=${sock} herdr server`);
+    }
     if (failure) throw failure;
     return r.stdout;
   }
@@ -224,8 +195,8 @@ export class HerdrMux implements Mux {
       if (existsSync(h)) cwd = h;
     } catch {}
     try {
-      const proc = Bun.spawn([this.bin, "--session", this.server, "server"], {
-        env: serverEnv(this.env),
+      const proc = Bun.spawn([this.bin, ...this.target(), "server"], {
+        env: this.opts.socketPath ? { ...serverEnv(this.env), HERDR_SOCKET_PATH: this.opts.socketPath } : serverEnv(this.env),
         cwd,
         detached: true,
         stdio: ["ignore", fd, fd],
@@ -300,7 +271,7 @@ export class HerdrMux implements Mux {
             continue;
           }
           // a pane this claim created whose shell still runs its startup files: wait, try again
-          if (e instanceof AgentPaneBusy && pane.fresh && Date.now() < busyUntil) {
+          if (e instanceof AgentPaneBusy && pane.fresh) {
             await busyFreshPane(this.ops, pane, busyUntil, boundMs);
             continue;
           }

@@ -6,7 +6,6 @@ import onboardingTemplate from "../assets/onboarding.md" with { type: "text" };
 import { agentKind, idField, isHerdrManaged } from "../agents/kinds.ts";
 import { type MuxChoice, resolveMuxTarget } from "../mux/index.ts";
 import { shJoin } from "../mux/exec.ts";
-import type { Mux } from "../mux/types.ts";
 import { sectionOf } from "../registry/rows.ts";
 import { mutateRegistry, readRegistry, registryPath } from "../registry/index.ts";
 import type { Row } from "../registry/types.ts";
@@ -16,7 +15,7 @@ import type { Env } from "../sys/paths.ts";
 import { epochNow, isoUtc } from "../sys/time.ts";
 import { decide, placeRow } from "./adopt.ts";
 import { launch } from "./launch.ts";
-import { onboardReadiness, type Readiness } from "./ready.ts";
+import { awaitOnboardReady } from "./ready.ts";
 import { defaultSessionName } from "./naming.ts";
 
 export const CREATED_NOTE = "created by mam create";
@@ -192,7 +191,7 @@ export async function createSession(o: CreateOptions): Promise<Created> {
 
   // 5. onboarding, never into a dialog (ready.ts)
   if (o.onboard) {
-    const r = await awaitOnboardReady(l.mux, l.pane.id, target.backend === "herdr");
+    const r = await awaitOnboardReady(l.mux, l.pane.id, kind.kind, o.env);
     if (r.kind !== "ready") {
       throw new MamError(`${name} started, but the onboarding prompt was not sent: ${r.why}`, 1, `answer it in pane ${l.pane.id}, then send the session its instructions yourself`);
     }
@@ -214,22 +213,4 @@ export async function createSession(o: CreateOptions): Promise<Created> {
     session_id_source: sessionId ? "assigned" : "pending-discovery",
     start_command: shJoin(l.argv),
   };
-}
-
-/**
- * wait (up to ~10 s) while the new agent works, then type (a busy TUI queues the prompt); refuse
- * a dialog. Its status comes from the multiplexer's listing (herdr's agent status; tmux has
- * none, so tmux is ready at once here).
- */
-async function awaitOnboardReady(mux: Mux, paneId: string, herdr: boolean, waitMs = 10_000): Promise<Readiness> {
-  if (!herdr) return { kind: "ready" };
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    const l = await mux.list();
-    const pane = l.state === "ok" ? l.panes.find((p) => p.id === paneId) : undefined;
-    const r = onboardReadiness(pane?.status ?? "unknown");
-    if (r.kind !== "wait") return r;
-    if (Date.now() >= deadline) return { kind: "ready" };
-    await Bun.sleep(250);
-  }
 }

@@ -4,6 +4,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { type AgentKind, commandLine } from "../agents/kinds.ts";
 import { muxFor } from "../mux/index.ts";
+import { isSocketServer } from "../mux/herdr-socket.ts";
 import { installShim } from "../mux/shim.ts";
 import { AgentPaneBusy, type Backend, type Mux, type MuxPane } from "../mux/types.ts";
 import { herdrAgentName } from "../mux/herdr-proto.ts";
@@ -53,6 +54,8 @@ export function agentEnv(ws: string, name: string, env: Env): Record<string, str
 
 /** the lock that serialises claims on one multiplexer server (herdr: SPEC §4's per-server lock) */
 export function claimLockName(backend: Backend, server: string): string {
+  // a custom-socket server's panes take default.lock through the shim (SPEC §4.1): so does mam
+  if (backend === "herdr" && isSocketServer(server)) return "default";
   return backend === "herdr" ? server : `tmux.${server}`;
 }
 
