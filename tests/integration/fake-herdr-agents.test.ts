@@ -341,8 +341,12 @@ describe("server stop", () => {
       }, 5000),
     ).toBe(true);
     const r = await s.herdr(["server", "stop"]);
-    expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout).result.type).toBe("ok");
+    // 0.8.0 prints nothing on success (src/cli/server.rs:27-40)
+    expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 0, stdout: "", stderr: "" });
+    const again = await s.herdr(["server", "stop"]);
+    expect(again.code).toBe(1);
+    expect(again.stdout).toBe("");
+    expect(again.stderr).toMatch(/^server is not running or cannot be reached at \S+herdr\.sock: /);
     await s.stop();
     const alive = () => {
       try {

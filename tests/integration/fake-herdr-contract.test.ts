@@ -125,7 +125,7 @@ describe("sessions and socket resolution", () => {
     const p = await startFakeHerdr(sb, { session: "p20", protocol: 20 });
     try {
       const v = apiErr(await cli(["--session", "p20", "workspace", "list"]), "protocol_mismatch");
-      expect(v.error.message).toContain("client protocol 19 is older than server protocol 20");
+      expect(v.error.message).toBe("client protocol 19 is older than server protocol 20; upgrade the Herdr client before using this command");
       expect(json(await cli(["--session", "p20", "workspace", "list"], { FAKE_HERDR_PROTOCOL: "20" })).result.type).toBe("workspace_list");
       const pong = json(await cli(["--session", "p20", "status", "--json"], { FAKE_HERDR_PROTOCOL: "20" }));
       expect(pong.result).toMatchObject({ type: "pong", version: "0.8.0", protocol: 20 });

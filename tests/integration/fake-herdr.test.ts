@@ -105,6 +105,9 @@ describe("fake herdr: workspaces and panes", () => {
     expect(pi.shell_pid).toBeGreaterThan(0);
     expect(pi.foreground_processes).toHaveLength(1);
     expect(pi.foreground_processes[0]).toMatchObject({ pid: pi.shell_pid, name: "bash", cwd: sb.ws });
+    // 0.8.0's --current sends no pane id: the server's focused pane, whatever HERDR_PANE_ID says
+    const cur = ok(await h.herdr(["pane", "process-info", "--current"], { env: { ...sb.env, HERDR_PANE_ID: "w9:p9" } }));
+    expect(cur.result.process_info.pane_id).toBe("w1:p1");
   });
 });
 

@@ -144,7 +144,9 @@ const COMMANDS: Record<string, Record<string, Cmd>> = {
     },
     "process-info": {
       spec: { usage: "usage: herdr pane process-info [--pane <pane_id>|--current]", flags: { "--pane": "value", "--current": "bool" } },
-      build: (p, ctx) => ({ method: "pane.process_info", params: drop({ pane_id: p.flags["--pane"] ?? (p.bools.has("--current") ? ctx.env.HERDR_PANE_ID || undefined : undefined) }) }),
+      // 0.8.0 (src/cli/pane.rs:225-245): --current sends no pane id, so the server answers for
+      // its focused pane (HEAD resolves HERDR_PANE_ID instead)
+      build: (p) => ({ method: "pane.process_info", params: drop({ pane_id: p.bools.has("--current") ? undefined : p.flags["--pane"] }) }),
     },
     "report-agent": {
       spec: {
@@ -302,7 +304,10 @@ async function dispatch(ctx: CliCtx, args: string[], explicitDefault: boolean): 
   const parsed = parseArgs(words, cmd.spec);
   if (cmd.run) return cmd.run(parsed, ctx, agentArgs);
   const { method, params } = cmd.build!(parsed, ctx);
-  return apiCommand(ctx, `cli:${group}:${sub}`, method, params, cmd.mode ?? "json");
+  // request ids as 0.8.0's CLI sets them (src/cli.rs:730-742 send_ok_request, src/cli/pane.rs:166)
+  const mode = cmd.mode ?? "json";
+  const id = mode === "silent" ? "cli:request" : `cli:${group}:${sub === "process-info" ? "process_info" : sub}`;
+  return apiCommand(ctx, id, method, params, mode);
 }
 
 export async function main(argv: string[]): Promise<number> {
