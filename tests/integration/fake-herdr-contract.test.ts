@@ -156,7 +156,6 @@ describe("CLI usage errors exit 2 with plain text", () => {
     [["agent", "prompt", "rev-1", "hi", "--timeout", "100"]],
     [["agent", "wait", "rev-1", "--until", "ready"]],
     [["agent", "start", "x", "--pane", "w1:p1"]],
-    [["pane", "read", "w1:p1", "--lines", "many"]],
     [["frobnicate"]],
     [[]],
   ])("herdr %p", async (args) => {
@@ -171,6 +170,9 @@ describe("CLI usage errors exit 2 with plain text", () => {
     const r = await cli(["--session", "a", "pane", "read", "w1:p1", "--source", "screen"]);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe("Error: invalid read source: screen\n");
+    // so is a bad number of lines in 0.8.0 (parse_u32_flag(..)?; HEAD: exit 2)
+    const n = await cli(["--session", "a", "pane", "read", "w1:p1", "--lines", "many"]);
+    expect({ code: n.code, stdout: n.stdout, stderr: n.stderr }).toEqual({ code: 1, stdout: "", stderr: "Error: invalid value for --lines: many\n" });
   });
 });
 

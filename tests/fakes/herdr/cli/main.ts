@@ -19,6 +19,7 @@ import {
   parseStatuses,
   parseU32,
   parseU64,
+  parseU64Raw,
   type Spec,
 } from "./args.ts";
 import { apiCommand, type CliCtx, cliVersion, err, Failed, makeCtx, type OutMode, out } from "./io.ts";
@@ -136,7 +137,7 @@ const COMMANDS: Record<string, Record<string, Cmd>> = {
             source: parseSource(p.flags["--source"]) ?? "recent",
             match: m !== undefined ? { type: "substring", value: m } : { type: "regex", value: r },
             lines: parseU32("--lines", p.flags["--lines"]),
-            timeout_ms: parseU64("--timeout", p.flags["--timeout"]),
+            timeout_ms: parseU64Raw("--timeout", p.flags["--timeout"]),
             strip_ansi: p.bools.has("--raw") ? false : undefined,
           }),
         };
@@ -168,7 +169,7 @@ const COMMANDS: Record<string, Record<string, Cmd>> = {
             agent: p.flags["--agent"],
             state,
             message: p.flags["--message"],
-            seq: parseU64("--seq", p.flags["--seq"]),
+            seq: parseU64Raw("--seq", p.flags["--seq"]),
             agent_session_id: p.flags["--agent-session-id"],
             agent_session_path: p.flags["--agent-session-path"],
           }),
@@ -182,7 +183,7 @@ const COMMANDS: Record<string, Record<string, Cmd>> = {
         const source = p.flags["--source"]?.trim();
         if (!source) throw new CliUsage("missing required --source");
         if (p.flags["--agent"] === undefined) throw new CliUsage("missing required --agent");
-        return { method: "pane.release_agent", params: drop({ pane_id: p.pos.id, source, agent: p.flags["--agent"], seq: parseU64("--seq", p.flags["--seq"]) }) };
+        return { method: "pane.release_agent", params: drop({ pane_id: p.pos.id, source, agent: p.flags["--agent"], seq: parseU64Raw("--seq", p.flags["--seq"]) }) };
       },
       mode: "silent",
     },
