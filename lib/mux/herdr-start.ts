@@ -23,17 +23,23 @@ import { AgentPaneBusy, type MuxPane, type ProcessInfo } from "./types.ts";
 
 /** how often the pane is looked at while `agent start` runs */
 export const WATCH_MS = 150;
-/** a command never seen in the foreground counts as gone after this long */
-export const GRACE_MS = 2000;
+/**
+ * a command never seen in the foreground, with the pane's screen unchanged since the call began
+ * (nothing typed yet, as far as we can see), counts as gone only after this long
+ */
+export const GRACE_MS = 5000;
 /** the bare shell must be back this long (two looks) before the agent counts as gone */
 export const CONFIRM_MS = 250;
 
 /**
  * The pure half of the start watch: fed one look at the pane at a time (ms since the start call
- * began; is something other than the shell in the foreground?), it says when the agent is gone.
+ * began; is something other than the shell in the foreground; has the screen changed since the
+ * call began, i.e. was the command typed), it says when the agent is gone: back to the bare
+ * shell for confirmMs after it was seen or typed, or never seen nor typed for graceMs.
  */
 export class StartWatch {
   private seen = false;
+  private typed = false;
   private shellSince: number | undefined;
 
   constructor(
@@ -46,14 +52,15 @@ export class StartWatch {
     return this.seen;
   }
 
-  /** true once the agent is gone: back to the bare shell after it was seen, or never seen in time */
-  feed(elapsedMs: number, agentInForeground: boolean): boolean {
+  /** true once the agent is gone */
+  feed(elapsedMs: number, agentInForeground: boolean, screenChanged = false): boolean {
     if (agentInForeground) {
       this.seen = true;
       this.shellSince = undefined;
       return false;
     }
-    if (!this.seen && elapsedMs < this.graceMs) return false;
+    if (screenChanged) this.typed = true;
+    if (!this.seen && !this.typed && elapsedMs < this.graceMs) return false;
     this.shellSince ??= elapsedMs;
     return elapsedMs - this.shellSince >= this.confirmMs;
   }
@@ -65,6 +72,8 @@ export interface HerdrOps {
   call(args: string[], opts?: { timeoutMs?: number; paneId?: string }): Promise<string>;
   processInfo(paneId: string): Promise<ProcessInfo>;
   read(paneId: string, lines: number): Promise<string>;
+  /** the visible screen's text */
+  visible(paneId: string): Promise<string>;
   close(paneId: string): Promise<void>;
   label(paneId: string, label: string): Promise<void>;
   /** the pane's record in `pane list`, undefined when it is gone */
@@ -130,11 +139,16 @@ export async function runManagedStart(ops: HerdrOps, s: ManagedStart): Promise<M
     labelled = true;
     await ops.label(s.paneId, s.label).catch(() => {});
   };
+  // the screen before the command is typed: a change later means it was typed (an agent that
+  // exits before it is ever seen in the foreground is told from one not typed yet)
+  const screenNow = () => ops.visible(s.paneId).catch(() => undefined);
+  const before = await screenNow();
   const call = ops.json(s.args, { timeoutMs: s.callMs, paneId: s.paneId, signal: ac.signal }).then((result): ManagedOutcome => ({ kind: "ok", result }));
   let stop = false;
   const watch = (async (): Promise<ManagedOutcome | undefined> => {
     const w = new StartWatch();
     const t0 = Date.now();
+    let changed = false;
     while (!stop) {
       await Bun.sleep(WATCH_MS);
       if (stop) return undefined;
@@ -147,7 +161,11 @@ export async function runManagedStart(ops: HerdrOps, s: ManagedStart): Promise<M
       const fg = info ? nonShellForeground(info) : [];
       const inFg = fg.length > 0;
       if (fg.some((p) => basename(p.name) === s.exe || basename(p.argv[0] ?? "") === s.exe)) await labelOnce();
-      if (info === undefined || w.feed(Date.now() - t0, inFg)) return { kind: "exited" };
+      if (!inFg && !w.appeared && !changed && before !== undefined) {
+        const text = await screenNow();
+        changed = text !== undefined && text !== before;
+      }
+      if (info === undefined || w.feed(Date.now() - t0, inFg, changed)) return { kind: "exited" };
     }
     return undefined;
   })();

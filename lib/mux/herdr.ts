@@ -124,6 +124,7 @@ export class HerdrMux implements Mux {
       call: (a, o) => this.call(a, o),
       processInfo: (id) => this.processInfo(id),
       read: (id, n) => this.read(id, n),
+      visible: (id) => this.call(["pane", "read", id, "--source", "visible"], { paneId: id }),
       close: (id) => this.close(id),
       label: (id, l) => this.label(id, l),
       pane: async (id) => (await this.panes()).find((p) => p.id === id),

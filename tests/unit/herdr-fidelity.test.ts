@@ -85,6 +85,13 @@ describe("audit #4: the start watch", () => {
     expect(never.feed(2100, false)).toBe(false);
     expect(never.feed(2400, false)).toBe(true);
   });
+  test("typed (the screen changed) but never seen: gone once the bare shell stays for the confirm time, well before the grace time", () => {
+    const w = new StartWatch(5000, 250);
+    expect(w.feed(150, false)).toBe(false);
+    expect(w.feed(300, false, true)).toBe(false);
+    expect(w.feed(450, false)).toBe(false);
+    expect(w.feed(600, false)).toBe(true);
+  });
 });
 
 describe("audit #6: onboarding readiness", () => {
