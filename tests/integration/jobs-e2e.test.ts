@@ -51,8 +51,7 @@ const count = (hay: string, needle: string) => hay.split(needle).length - 1;
 async function expectToldOnce(w: Ws, pane: string, line: string): Promise<void> {
   expect(await waitTyped(e.herdr, pane, line, 20_000), `${line}\nmonitor log:\n${monitorLog(w.dir)}`).toBe(true);
   await Bun.sleep(2200);
-  // once per event: a delegator also hears of the dialogs its worker waits at (permission_required)
-  expect(count(await typed(e.herdr, pane), line.slice(0, line.indexOf(":") + 1))).toBe(1);
+  expect(count(await typed(e.herdr, pane), `] job ${line.split(" ")[2]} `)).toBe(1);
 }
 
 // ---------------------------------------------------------------------------------------------
