@@ -7,7 +7,7 @@ import { firstInvalidKey, keyBytes } from "../fakes/herdr/common/keys.ts";
 import { apiSocketPath, resolveTarget, serverNotRunningMessage, stripSessionFlag, UsageError, validateSessionName } from "../fakes/herdr/common/session.ts";
 import { shellQuote } from "../fakes/herdr/server/handlers/agent.ts";
 import { decodeNumber, encodeNumber, newTerminalId, paneId, tabId, workspaceId } from "../fakes/herdr/server/ids.ts";
-import { leaves, measure, removeLeaf, splitLeaf } from "../fakes/herdr/server/layout.ts";
+import { leaves, measure, parseArea, removeLeaf, splitLeaf } from "../fakes/herdr/server/layout.ts";
 import { strippedTitle } from "../fakes/herdr/server/model.ts";
 import { foregroundJob, sessionMembers, stat } from "../fakes/herdr/server/procfs.ts";
 import { Screen } from "../fakes/herdr/server/screen.ts";
@@ -257,6 +257,11 @@ describe("kinds, quoting, layout", () => {
     const line = words.map(shellQuote).join(" ");
     const r = Bun.spawnSync(["bash", "-c", `for a in ${line}; do printf '%s\\n' "$a"; done`]);
     expect(r.stdout.toString()).toBe(`${words.join("\n")}\n`);
+  });
+
+  test("the tab area: COLSxROWS, else 200x50", () => {
+    expect(parseArea("120x80")).toEqual({ x: 0, y: 0, width: 120, height: 80 });
+    for (const bad of [undefined, "", "120", "1x1", "axb", "120x80x2"]) expect(parseArea(bad)).toEqual({ x: 0, y: 0, width: 200, height: 50 });
   });
 
   test("layout: split, order, remove, measure", () => {
