@@ -117,6 +117,8 @@ describe("agent start: the two phases", () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(3400);
     expect(r.id).toBe("cli:agent:start");
     expect(r.error.message).toBe("timed out waiting for agent startup");
+    // the server's deadline counts from its agent.start, a moment after the CLI's: then it goes
+    expect(await waitFor(async () => (await h.herdr(["agent", "get", "dies"])).code === 1, 2000)).toBe(true);
     apiErr(await h.herdr(["agent", "get", "dies"]), "agent_not_found");
     await h.call("pane.close", { pane_id: pane });
   });
