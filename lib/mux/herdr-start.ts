@@ -4,9 +4,11 @@
 //   command into the pane's shell and the CLI polls until the agent is ready. An agent that exits
 //   at start does NOT end the call early: 0.8.0 keeps polling and answers `timeout` after the
 //   whole --timeout (src/cli/agent.rs:501-562; audit #4). So mam watches the pane while the call
-//   runs (`pane process-info` every WATCH_MS): the typed command showed up in the foreground and
-//   the bare shell is back (or it never showed up within GRACE_MS) → "exited right after start",
-//   with the pane's last output, in about a second.
+//   runs (`pane process-info` every WATCH_MS, the visible screen while nothing runs): the agent
+//   was in the foreground and the bare shell is back (CONFIRM_MS), or the command was typed (the
+//   screen changed) or something else ran and the bare shell stays (CONFIRM_UNSEEN_MS: a fresh
+//   pane's startup files may still run), or nothing happened within GRACE_MS → "exited right
+//   after start", with the pane's last output, in about a second.
 // * a pane this claim created may still be running the user's shell startup files (pyenv, conda,
 //   direnv hooks run children in the shell's process group), which herdr answers with
 //   agent_pane_busy (src/platform/mod.rs:214-225): wait until the shell is free, try again,
@@ -19,7 +21,7 @@ import { MamError } from "../sys/errors.ts";
 import { lastOutput } from "./exec.ts";
 import { HerdrError } from "./herdr-proto.ts";
 import { isShellOnly, nonShellForeground } from "./procfs.ts";
-import { AgentPaneBusy, type MuxPane, type ProcessInfo } from "./types.ts";
+import { AgentPaneBusy, type ForegroundProcess, type MuxPane, type ProcessInfo } from "./types.ts";
 
 /** how often the pane is looked at while `agent start` runs */
 export const WATCH_MS = 150;
@@ -28,14 +30,23 @@ export const WATCH_MS = 150;
  * (nothing typed yet, as far as we can see), counts as gone only after this long
  */
 export const GRACE_MS = 5000;
-/** the bare shell must be back this long (two looks) before the agent counts as gone */
+/** the bare shell must be back this long (two looks) after the agent itself was seen */
 export const CONFIRM_MS = 250;
+/**
+ * … and this long when the agent was never recognised (typed only, or something else ran: a
+ * fresh pane's startup files may still run between their commands)
+ */
+export const CONFIRM_UNSEEN_MS = 1000;
+
+/** one look at the pane: its foreground is the agent, something else, or the bare shell */
+export type Look = "agent" | "other" | "shell";
 
 /**
  * The pure half of the start watch: fed one look at the pane at a time (ms since the start call
- * began; is something other than the shell in the foreground; has the screen changed since the
- * call began, i.e. was the command typed), it says when the agent is gone: back to the bare
- * shell for confirmMs after it was seen or typed, or never seen nor typed for graceMs.
+ * began; what owns the foreground; has the screen changed since the call began, i.e. was the
+ * command typed), it says when the agent is gone: the bare shell back for confirmMs after the
+ * agent was seen, for confirmUnseenMs after it was typed or something ran, or nothing at all for
+ * graceMs.
  */
 export class StartWatch {
   private seen = false;
@@ -45,24 +56,26 @@ export class StartWatch {
   constructor(
     private readonly graceMs = GRACE_MS,
     private readonly confirmMs = CONFIRM_MS,
+    private readonly confirmUnseenMs = CONFIRM_UNSEEN_MS,
   ) {}
 
-  /** the typed command has been seen in the foreground */
+  /** the agent itself has been seen in the foreground */
   get appeared(): boolean {
     return this.seen;
   }
 
   /** true once the agent is gone */
-  feed(elapsedMs: number, agentInForeground: boolean, screenChanged = false): boolean {
-    if (agentInForeground) {
-      this.seen = true;
+  feed(elapsedMs: number, look: Look, screenChanged = false): boolean {
+    if (screenChanged) this.typed = true;
+    if (look !== "shell") {
+      if (look === "agent") this.seen = true;
+      else this.typed = true; // our command, unrecognised, or the shell's startup files
       this.shellSince = undefined;
       return false;
     }
-    if (screenChanged) this.typed = true;
     if (!this.seen && !this.typed && elapsedMs < this.graceMs) return false;
     this.shellSince ??= elapsedMs;
-    return elapsedMs - this.shellSince >= this.confirmMs;
+    return elapsedMs - this.shellSince >= (this.seen ? this.confirmMs : this.confirmUnseenMs);
   }
 }
 
@@ -90,6 +103,11 @@ export async function failStart(ops: HerdrOps, paneId: string, agent: string, ho
     await ops.close(paneId);
   } catch {}
   throw new MamError(`${agent} ${how} in ${paneId}; last output: ${lastOutput(text, 5, typed)}`, 1);
+}
+
+/** a foreground process is the agent `exe`: by its name, or the program or script it runs (node/bun/python wrappers) */
+export function isExe(p: ForegroundProcess, exe: string): boolean {
+  return [p.name, p.argv[0], p.argv[1]].some((w) => w !== undefined && basename(w) === exe);
 }
 
 /** processInfo, or undefined when the pane is gone */
@@ -159,13 +177,14 @@ export async function runManagedStart(ops: HerdrOps, s: ManagedStart): Promise<M
         continue; // a failed look decides nothing
       }
       const fg = info ? nonShellForeground(info) : [];
-      const inFg = fg.length > 0;
-      if (fg.some((p) => basename(p.name) === s.exe || basename(p.argv[0] ?? "") === s.exe)) await labelOnce();
-      if (!inFg && !w.appeared && !changed && before !== undefined) {
+      const agent = fg.some((p) => isExe(p, s.exe));
+      if (agent) await labelOnce();
+      if (fg.length === 0 && !w.appeared && !changed && before !== undefined) {
         const text = await screenNow();
         changed = text !== undefined && text !== before;
       }
-      if (info === undefined || w.feed(Date.now() - t0, inFg, changed)) return { kind: "exited" };
+      const what: Look = agent ? "agent" : fg.length > 0 ? "other" : "shell";
+      if (info === undefined || w.feed(Date.now() - t0, what, changed)) return { kind: "exited" };
     }
     return undefined;
   })();

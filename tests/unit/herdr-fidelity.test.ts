@@ -65,32 +65,40 @@ describe("audit #1: a pane alive with no agent in it", () => {
 });
 
 describe("audit #4: the start watch", () => {
-  test("seen in the foreground, then the bare shell for the confirm time → gone", () => {
-    const w = new StartWatch(2000, 250);
-    expect(w.feed(100, false)).toBe(false); // before it was typed
-    expect(w.feed(300, true)).toBe(false);
+  test("the agent seen in the foreground, then the bare shell for the confirm time → gone", () => {
+    const w = new StartWatch(2000, 250, 1500);
+    expect(w.feed(100, "shell")).toBe(false); // before it was typed
+    expect(w.feed(300, "agent")).toBe(false);
     expect(w.appeared).toBe(true);
-    expect(w.feed(450, false)).toBe(false);
-    expect(w.feed(600, false)).toBe(false);
-    expect(w.feed(700, false)).toBe(true);
+    expect(w.feed(450, "shell")).toBe(false);
+    expect(w.feed(600, "shell")).toBe(false);
+    expect(w.feed(700, "shell")).toBe(true);
   });
-  test("back in the foreground resets; never seen → gone only after the grace time", () => {
-    const w = new StartWatch(2000, 250);
-    expect(w.feed(300, true)).toBe(false);
-    expect(w.feed(400, false)).toBe(false);
-    expect(w.feed(500, true)).toBe(false);
-    expect(w.feed(700, false)).toBe(false);
-    const never = new StartWatch(2000, 250);
-    for (const t of [150, 600, 1200, 1900]) expect(never.feed(t, false)).toBe(false);
-    expect(never.feed(2100, false)).toBe(false);
-    expect(never.feed(2400, false)).toBe(true);
+  test("back in the foreground resets; never seen nor typed → gone only after the grace time", () => {
+    const w = new StartWatch(2000, 250, 1500);
+    expect(w.feed(300, "agent")).toBe(false);
+    expect(w.feed(400, "shell")).toBe(false);
+    expect(w.feed(500, "agent")).toBe(false);
+    expect(w.feed(700, "shell")).toBe(false);
+    const never = new StartWatch(2000, 250, 1500);
+    for (const t of [150, 600, 1200, 1900, 2100, 3000, 3500]) expect(never.feed(t, "shell")).toBe(false);
+    expect(never.feed(3600, "shell")).toBe(true);
   });
-  test("typed (the screen changed) but never seen: gone once the bare shell stays for the confirm time, well before the grace time", () => {
-    const w = new StartWatch(5000, 250);
-    expect(w.feed(150, false)).toBe(false);
-    expect(w.feed(300, false, true)).toBe(false);
-    expect(w.feed(450, false)).toBe(false);
-    expect(w.feed(600, false)).toBe(true);
+  test("typed (the screen changed) but never recognised: gone after the longer confirm time, well before the grace time", () => {
+    const w = new StartWatch(5000, 250, 1500);
+    expect(w.feed(150, "shell")).toBe(false);
+    expect(w.feed(300, "shell", true)).toBe(false);
+    expect(w.feed(1000, "shell")).toBe(false);
+    expect(w.feed(1800, "shell")).toBe(true);
+  });
+  test("a fresh pane's startup files (other processes, builtins between them) are not the agent exiting", () => {
+    const w = new StartWatch(5000, 250, 1500);
+    expect(w.feed(150, "other", true)).toBe(false); // pyenv init from .bashrc, our command echoed
+    expect(w.feed(300, "shell")).toBe(false); // builtins between two startup commands
+    expect(w.feed(450, "other")).toBe(false);
+    expect(w.feed(1200, "agent")).toBe(false); // the rc is done: our agent runs
+    expect(w.feed(1400, "agent")).toBe(false);
+    expect(w.appeared).toBe(true);
   });
 });
 
