@@ -144,6 +144,22 @@ describe("herdr's login-shell mode and CPU", () => {
     }
   });
 
+  test("FAKE_HERDR_AREA sets the area panes share (a taller pane than the default)", async () => {
+    const s = await startFakeHerdr(sb, { session: "area", env: { FAKE_HERDR_AREA: "120x80" } });
+    try {
+      const pane = ((await s.call("workspace.create", { cwd: sb.ws })) as any).root_pane.pane_id;
+      await s.herdr(["pane", "run", pane, "stty size"]);
+      const read = async () => ((await s.call("pane.read", { pane_id: pane, source: "visible" })) as any).read.text as string;
+      expect(await waitFor(async () => /^80 120$/m.test(await read()), 5000)).toBe(true);
+      expect(((await s.call("session.snapshot", {})) as any).snapshot.layouts[0].area).toEqual({ x: 0, y: 0, width: 120, height: 80 });
+      // herdr's row-count rule: 50 rows of an 80-row screen miss output at its top
+      const r50 = ((await s.call("pane.read", { pane_id: pane, source: "recent_unwrapped", lines: 50 })) as any).read.text as string;
+      expect(r50).not.toContain("80 120");
+    } finally {
+      await s.stop();
+    }
+  });
+
   test("ten idle panes do not spin", async () => {
     const s = await startFakeHerdr(sb, { session: "cpu" });
     try {

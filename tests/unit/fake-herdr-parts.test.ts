@@ -7,8 +7,9 @@ import { firstInvalidKey, keyBytes } from "../fakes/herdr/common/keys.ts";
 import { apiSocketPath, resolveTarget, serverNotRunningMessage, stripSessionFlag, UsageError, validateSessionName } from "../fakes/herdr/common/session.ts";
 import { shellQuote } from "../fakes/herdr/server/handlers/agent.ts";
 import { decodeNumber, encodeNumber, newTerminalId, paneId, tabId, workspaceId } from "../fakes/herdr/server/ids.ts";
-import { leaves, measure, removeLeaf, splitLeaf } from "../fakes/herdr/server/layout.ts";
+import { leaves, measure, parseArea, removeLeaf, splitLeaf } from "../fakes/herdr/server/layout.ts";
 import { strippedTitle } from "../fakes/herdr/server/model.ts";
+import { foregroundJob, sessionMembers, stat } from "../fakes/herdr/server/procfs.ts";
 import { Screen } from "../fakes/herdr/server/screen.ts";
 
 describe("ids", () => {
@@ -124,6 +125,37 @@ describe("screen (a headless xterm, read as herdr 0.8.0 reads ghostty)", () => {
   });
 });
 
+describe("procfs (what herdr reads of a pane's processes)", () => {
+  test("stat fields; a process without a controlling terminal has no foreground job", () => {
+    const me = stat(process.pid)!;
+    expect(me.state).toMatch(/^[RSD]$/);
+    expect(me.ppid).toBe(process.ppid);
+    expect(me.startTime).toBeGreaterThan(0);
+    const detached = Bun.spawnSync(["setsid", "-w", "sh", "-c", "cat /proc/$$/stat"], { stdin: "ignore" }).stdout.toString();
+    expect(detached.slice(detached.lastIndexOf(")") + 2).split(" ")[5]).toBe("-1"); // tpgid
+    expect(foregroundJob(999_999_999)).toBeUndefined();
+  });
+
+  test("a session is swept only while its leader is the process that started it", () => {
+    const leader = Bun.spawn(["setsid", "sleep", "30"], { stdin: "ignore" });
+    try {
+      // setsid forks when it is a group leader already; wait for the sleep's own session
+      let sid = 0;
+      for (let i = 0; i < 100 && !sid; i++) {
+        const st = stat(leader.pid);
+        if (st && st.session === leader.pid) sid = leader.pid;
+        else Bun.sleepSync(10);
+      }
+      expect(sid).toBe(leader.pid);
+      const start = stat(sid)!.startTime;
+      expect(sessionMembers(sid, start)).toEqual([sid]);
+      expect(sessionMembers(sid, start + 1)).toEqual([]); // a recycled id: someone else's session
+    } finally {
+      leader.kill("SIGKILL");
+    }
+  });
+});
+
 describe("terminal titles", () => {
   test("herdr strips one leading spinner or claude activity glyph (src/terminal/title.rs cases)", () => {
     for (const t of ["⠋ task", "✳ task", "  ⠙   task  ", "✢ task", "✻ task"]) expect(strippedTitle(t)).toBe("task");
@@ -225,6 +257,11 @@ describe("kinds, quoting, layout", () => {
     const line = words.map(shellQuote).join(" ");
     const r = Bun.spawnSync(["bash", "-c", `for a in ${line}; do printf '%s\\n' "$a"; done`]);
     expect(r.stdout.toString()).toBe(`${words.join("\n")}\n`);
+  });
+
+  test("the tab area: COLSxROWS, else 200x50", () => {
+    expect(parseArea("120x80")).toEqual({ x: 0, y: 0, width: 120, height: 80 });
+    for (const bad of [undefined, "", "120", "1x1", "axb", "120x80x2"]) expect(parseArea(bad)).toEqual({ x: 0, y: 0, width: 200, height: 50 });
   });
 
   test("layout: split, order, remove, measure", () => {

@@ -5,7 +5,7 @@ import { resolve } from "node:path";
 import { markSeen, refreshPane } from "./agents.ts";
 import { EventHub } from "./events.ts";
 import { newTerminalId } from "./ids.ts";
-import { type Direction, measure, removeLeaf, splitLeaf } from "./layout.ts";
+import { AREA, type Direction, measure, removeLeaf, splitLeaf } from "./layout.ts";
 import { ApiError, Pane, State, Tab, type Workspace } from "./model.ts";
 import type { NoticeRecord } from "./handlers/notification.ts";
 import { shellCommand, Terminal } from "./terminal.ts";
@@ -167,7 +167,7 @@ export class FakeHerdr {
   /** a pane's size: its rectangle in the tab's layout (a new pane: the whole area until placed) */
   private sizeOf(tab: Tab, id: string): { width: number; height: number } {
     const r = tab.layout ? measure(tab.layout).panes.find((x) => x.pane_id === id)?.rect : undefined;
-    return { width: Math.max(2, r?.width ?? 200), height: Math.max(1, r?.height ?? 50) };
+    return { width: Math.max(2, r?.width ?? AREA.width), height: Math.max(1, r?.height ?? AREA.height) };
   }
 
   /** after a layout change every pane of the tab takes its new size (SIGWINCH to its app) */

@@ -95,6 +95,8 @@ export interface Stat {
   pgrp: number;
   session: number;
   tpgid: number;
+  /** clock ticks after boot (field 22): with the pid, a process's identity */
+  startTime: number;
 }
 
 /** /proc/<pid>/stat after the comm: "state ppid pgrp session tty_nr tpgid …" */
@@ -102,7 +104,7 @@ export function stat(pid: number): Stat | undefined {
   const s = read(`/proc/${pid}/stat`);
   if (!s) return undefined;
   const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
-  return { state: f[0]!, ppid: Number(f[1]), pgrp: Number(f[2]), session: Number(f[3]), tpgid: Number(f[5]) };
+  return { state: f[0]!, ppid: Number(f[1]), pgrp: Number(f[2]), session: Number(f[3]), tpgid: Number(f[5]), startTime: Number(f[19]) };
 }
 
 /** the process group that owns the terminal of pid (herdr: tpgid of the shell), if any */
@@ -142,9 +144,18 @@ export function foregroundJob(shellPid: number): { pgid: number; pids: number[] 
   return pids.length ? { pgid, pids } : undefined;
 }
 
-/** every live process of a session (a pane's shell is its session leader) */
-export function sessionMembers(sid: number): number[] {
+/**
+ * every live process of a session (a pane's shell is its session leader). `leaderStart` guards
+ * against a recycled id: when a process with the session's id runs but started at another time,
+ * the session is someone else's and nothing is returned (Linux keeps an id from being reused
+ * while any process still has it as its session, so members of ours are never mistaken).
+ */
+export function sessionMembers(sid: number, leaderStart?: number): number[] {
   const out: number[] = [];
+  if (leaderStart !== undefined) {
+    const leader = stat(sid);
+    if (leader && leader.startTime !== leaderStart) return out;
+  }
   let ents: string[];
   try {
     ents = readdirSync("/proc");

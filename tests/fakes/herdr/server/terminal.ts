@@ -11,7 +11,7 @@
 // hangs up the session (SIGHUP); whatever of the session is still alive 500 ms later is killed.
 import type { Subprocess } from "bun";
 import { keyBytes } from "../common/keys.ts";
-import { foregroundJob, sessionMembers } from "./procfs.ts";
+import { foregroundJob, sessionMembers, stat } from "./procfs.ts";
 import { COLS, ROWS, Screen } from "./screen.ts";
 
 export interface InputEntry {
@@ -60,6 +60,8 @@ export class Terminal {
   ends = 0;
   private lastFg: number | undefined;
   private closed = false;
+  /** the shell's start time: its session is swept only while the id is still ours */
+  private readonly startTime: number | undefined;
 
   constructor(o: TerminalOptions) {
     this.inputs = o.inputs ?? [];
@@ -83,6 +85,7 @@ export class Terminal {
       },
     });
     this.pid = this.proc.pid;
+    this.startTime = stat(this.pid)?.startTime;
     void this.proc.exited.then((code) => {
       this.exited = true;
       o.onExit(code ?? 1);
@@ -161,7 +164,8 @@ export class Terminal {
 
   /** kill -9 what is left of the pane's session (the shell is its leader) */
   killNow(): void {
-    for (const pid of [this.pid, ...sessionMembers(this.pid)]) {
+    const members = this.startTime === undefined ? [] : sessionMembers(this.pid, this.startTime);
+    for (const pid of this.exited ? members : [this.pid, ...members]) {
       try {
         process.kill(pid, "SIGKILL");
       } catch {}
@@ -175,13 +179,13 @@ export class Terminal {
       try {
         this.proc.terminal?.close();
       } catch {}
-      try {
-        process.kill(this.pid, "SIGHUP");
-      } catch {}
+      if (!this.exited) {
+        try {
+          process.kill(this.pid, "SIGHUP");
+        } catch {}
+      }
     }
-    const sweep = () => {
-      if (!this.exited || sessionMembers(this.pid).length) this.killNow();
-    };
+    const sweep = () => this.killNow();
     return Promise.race([this.proc.exited, Bun.sleep(500)]).then(async () => {
       // the shell is gone (or did not listen); its jobs may linger a moment
       await Bun.sleep(this.exited ? 100 : 0);
