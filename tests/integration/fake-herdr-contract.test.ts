@@ -319,7 +319,7 @@ describe("tabs and focus", () => {
     // no target: the focused pane of that workspace (its active tab t1 → p1)
     const split = (await a.call("pane.split", { workspace_id: wid, direction: "right" })) as any;
     expect(split.pane).toMatchObject({ pane_id: `${wid}:p3`, tab_id: `${wid}:t1` });
-    const focused = json(await cli(["--session", "a", "pane", "split", `${wid}:p2`, "--direction", "down", "--focus"])).result.pane;
+    const focused = json(await cli(["--session", "a", "pane", "split", `${wid}:p2`, "--direction", "down", "--no-focus", "--focus"])).result.pane;
     expect(focused).toMatchObject({ pane_id: `${wid}:p4`, tab_id: `${wid}:t2`, focused: true });
     const ws = json(await cli(["--session", "a", "workspace", "get", wid])).result.workspace;
     expect(ws).toMatchObject({ focused: true, active_tab_id: `${wid}:t2`, tab_count: 2, pane_count: 4 });

@@ -221,6 +221,12 @@ describe("CLI argv rules (herdr 0.8.0)", () => {
     expect(p.multi["--env"]).toEqual(["A=1", "B=2"]);
   });
 
+  test("bool flags keep their order: --focus/--no-focus is last-one-wins, as 0.8.0's parsers", () => {
+    const s = { ...spec, flags: { ...spec.flags, "--no-focus": "bool" as const } };
+    expect(parseArgs(["w1:p1", "--no-focus", "--focus"], s).boolOrder).toEqual(["--no-focus", "--focus"]);
+    expect(parseArgs(["w1:p1", "--focus", "--no-focus"], s).boolOrder).toEqual(["--focus", "--no-focus"]);
+  });
+
   test("--flag=value, flags before the id, unknown flags and missing values are usage errors", () => {
     const s = { ...spec, flags: { ...spec.flags } };
     expect(() => parseArgs(["w1:p1", "--direction=right"], s)).toThrow("unknown option: --direction=right");

@@ -32,10 +32,12 @@ export interface Parsed {
   flags: Record<string, string | undefined>;
   multi: Record<string, string[]>;
   bools: Set<string>;
+  /** the bool flags in the order given (for last-one-wins pairs like --focus/--no-focus) */
+  boolOrder: string[];
 }
 
 export function parseArgs(args: string[], spec: Spec): Parsed {
-  const out: Parsed = { pos: {}, rest: [], flags: {}, multi: {}, bools: new Set() };
+  const out: Parsed = { pos: {}, rest: [], flags: {}, multi: {}, bools: new Set(), boolOrder: [] };
   let i = 0;
   for (const name of spec.positional ?? []) {
     const optional = name.endsWith("?");
@@ -63,6 +65,7 @@ export function parseArgs(args: string[], spec: Spec): Parsed {
     }
     if (kind === "bool") {
       out.bools.add(a);
+      out.boolOrder.push(a);
       i++;
       continue;
     }

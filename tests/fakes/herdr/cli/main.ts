@@ -43,8 +43,9 @@ function readParams(p: Parsed, idKey: "pane_id" | "target", id: string): Json {
 
 const READ_FLAGS = { "--source": "value", "--lines": "value", "--format": "value", "--ansi": "bool", "--raw": "bool" } as const;
 
+/** --focus / --no-focus: the last one wins, default no focus (src/cli/workspace.rs:41-80) */
 function focusFlag(p: Parsed): boolean {
-  return p.bools.has("--focus") && !p.bools.has("--no-focus") ? true : false;
+  return p.boolOrder.filter((b) => b === "--focus" || b === "--no-focus").at(-1) === "--focus";
 }
 
 const COMMANDS: Record<string, Record<string, Cmd>> = {
