@@ -68,6 +68,13 @@ describe("fake herdr: workspaces and panes", () => {
     const list = ok(await h.herdr(["pane", "list", "--workspace", "w1"]));
     expect(list.result.panes.map((p: any) => p.pane_id)).toEqual(["w1:p1", "w1:p3"]);
     ok(await h.herdr(["pane", "close", "w1:p3"]));
+    // 0.8.0: the pane may also be --pane ID, --current (HERDR_PANE_ID), or none (the focused pane)
+    expect(ok(await h.herdr(["pane", "split", "--pane", "w1:p1", "--direction", "down"])).result.pane.pane_id).toBe("w1:p4");
+    expect(ok(await h.herdr(["pane", "split", "--current", "--direction", "down"], { env: { ...sb.env, HERDR_PANE_ID: "w1:p4" } })).result.pane.pane_id).toBe("w1:p5");
+    const focused = ok(await h.herdr(["pane", "list"])).result.panes.find((p: any) => p.focused).pane_id;
+    const none = ok(await h.herdr(["pane", "split", "--direction", "right"])).result.pane;
+    expect(none.pane_id).toBe(`${focused.split(":")[0]}:p${focused.startsWith("w1:") ? 6 : 2}`);
+    for (const id of ["w1:p4", "w1:p5", none.pane_id]) ok(await h.herdr(["pane", "close", id]));
   });
 
   test("closing the last pane closes the workspace; workspace numbers only grow", async () => {

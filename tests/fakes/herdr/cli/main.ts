@@ -84,16 +84,19 @@ const COMMANDS: Record<string, Record<string, Cmd>> = {
     },
     split: {
       spec: {
-        usage: "usage: herdr pane split <pane_id> --direction right|down [--ratio F] [--cwd PATH] [--env KEY=VALUE] [--focus] [--no-focus]",
-        positional: ["id"],
-        flags: { "--direction": "value", "--ratio": "value", "--cwd": "value", "--env": "multi", "--focus": "bool", "--no-focus": "bool" },
+        usage: "usage: herdr pane split [<pane_id>|--pane ID|--current] --direction right|down [--ratio FLOAT] [--cwd PATH] [--env KEY=VALUE] [--focus] [--no-focus]",
+        positional: ["id?"],
+        flags: { "--pane": "value", "--current": "bool", "--direction": "value", "--ratio": "value", "--cwd": "value", "--env": "multi", "--focus": "bool", "--no-focus": "bool" },
       },
-      build: (p) => {
+      // 0.8.0 (src/cli/pane.rs:513-624): the pane is the positional id, --pane ID, or --current
+      // (HERDR_PANE_ID); none → the server splits its focused pane
+      build: (p, ctx) => {
         const direction = parseDirection(p.flags["--direction"]);
         if (!direction) throw new CliUsage("missing required --direction");
+        const target = p.flags["--pane"] ?? (p.bools.has("--current") ? ctx.env.HERDR_PANE_ID?.trim() || undefined : p.pos.id);
         return {
           method: "pane.split",
-          params: drop({ target_pane_id: p.pos.id, direction, ratio: parseFloatFlag("--ratio", p.flags["--ratio"]), cwd: p.flags["--cwd"], focus: focusFlag(p), env: parseEnv(p.multi["--env"]) }),
+          params: drop({ target_pane_id: target, direction, ratio: parseFloatFlag("--ratio", p.flags["--ratio"]), cwd: p.flags["--cwd"], focus: focusFlag(p), env: parseEnv(p.multi["--env"]) }),
         };
       },
     },
