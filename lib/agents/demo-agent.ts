@@ -64,16 +64,23 @@ export function plan(prompt: string, o: Pick<DemoOptions, "passOn">, reviewsSoFa
   return steps;
 }
 
+/**
+ * tell herdr the demo agent's state: `${HERDR_BIN_PATH:-herdr}` (herdr 0.8.0 sets HERDR_BIN_PATH
+ * only in plugin panes; a normal pane finds herdr on PATH); best effort
+ */
 async function reportHerdr(state: "idle" | "working"): Promise<void> {
-  const bin = process.env.HERDR_BIN_PATH;
   const pane = process.env.HERDR_PANE_ID;
-  if (!bin || !pane) return;
-  const p = Bun.spawn([bin, "pane", "report-agent", pane, "--source", "custom:mam-demo", "--agent", "demo", "--state", state], {
-    stdin: "ignore",
-    stdout: "ignore",
-    stderr: "ignore",
-  });
-  await p.exited;
+  if (!pane) return;
+  const bin = process.env.HERDR_BIN_PATH || Bun.which("herdr");
+  if (!bin) return;
+  try {
+    const p = Bun.spawn([bin, "pane", "report-agent", pane, "--source", "custom:mam-demo", "--agent", "demo", "--state", state], {
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "ignore",
+    });
+    await p.exited;
+  } catch {}
 }
 
 async function runEvent(job: JobRef, event: string, detail: string, print: (l: string) => void): Promise<void> {

@@ -148,3 +148,14 @@ export function ownId(row: Record<string, unknown>, kind: string): string | unde
   }
   return undefined;
 }
+
+/**
+ * Does herdr manage this kind's agent (started with `agent start`, prompted with `agent prompt`,
+ * seen in PaneInfo.agent)? Kinds mam types into a shell (aider, demo, shell) are not; a kind mam
+ * does not know came from herdr's own detection (a monitor-registered pane), so it is.
+ */
+export function isHerdrManaged(agent: string | undefined): boolean {
+  if (agent === undefined) return true;
+  const k = Object.hasOwn(KINDS, agent) ? KINDS[agent] : undefined;
+  return k === undefined || k.herdrKind !== undefined;
+}

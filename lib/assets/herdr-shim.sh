@@ -6,6 +6,7 @@
 # concurrent agents never grab the same pane. Everything else is passed through unchanged.
 #   -L NAME            → --session NAME (herdr has no -L)
 #   HERDR_SESSION_NAME → --session NAME when no --session/-L is given (empty or "default": ambient)
+#   --session default  → herdr's default server (and its lock), as herdr reads it
 #   MAM_REAL_HERDR     → the real herdr (else the first herdr on PATH that is not a mam shim)
 # Generated file: `mam shim install` overwrites it.
 
@@ -112,8 +113,13 @@ case "${shim_words[0]:-} ${shim_words[1]:-}" in
       command -v mam >/dev/null 2>&1 || shim_die 127 "mam not found (neither ${MAM_SHIM_MAM[0]} nor mam on PATH)"
       MAM_SHIM_MAM=(mam)
     fi
-    if [[ $shim_session == default ]]; then shim_target=; else shim_target=$shim_session; fi
-    shim_lock=$("${MAM_SHIM_MAM[@]}" pane-lock path --session "$shim_target") || exit $?
+    if [[ $shim_session == default ]]; then
+      # an explicit --session default is herdr's default server (src/session.rs:459-465), not
+      # the pane's own: its lock, whatever HERDR_SOCKET_PATH / HERDR_SESSION say
+      shim_lock=$(env -u HERDR_SOCKET_PATH -u HERDR_SESSION "${MAM_SHIM_MAM[@]}" pane-lock path --session "") || exit $?
+    else
+      shim_lock=$("${MAM_SHIM_MAM[@]}" pane-lock path --session "$shim_session") || exit $?
+    fi
     exec 9>>"$shim_lock" || shim_die 1 "cannot open the pane-claim lock $shim_lock"
     shim_got=$("${MAM_SHIM_MAM[@]}" pane-lock acquire --fd 9)
     shim_rc=$?

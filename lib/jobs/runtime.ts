@@ -14,46 +14,78 @@ export interface SessionRef {
   agent: string;
   /** the git worktree the session runs in, when it has one */
   worktree?: JobWorktree;
+  /**
+   * set when the row's pane lives but its agent is gone (a herdr pane left as a bare shell):
+   * why, in a few words. Nothing may be typed into it.
+   */
+  gone?: string;
+}
+
+/** a best-effort notice to the user on a multiplexer server (herdr notification show) */
+export interface NoticeTarget {
+  backend: Backend;
+  server: string;
 }
 
 export interface JobRuntime {
   /** the running session of that name in this workspace's registry, with a live pane, or undefined */
   findSession(name: string): Promise<SessionRef | undefined>;
-  /** type text into the session's pane and submit it */
+  /** submit text to the session's agent (never into a pane whose agent is gone: AgentGone) */
   prompt(session: SessionRef, text: string): Promise<void>;
+  /** the server of the session of that name (running or not), for a notice (undefined: none known) */
+  noticeTarget?(session: string): Promise<NoticeTarget | undefined>;
+  /** show a best-effort notice there; false when it was not shown (disabled, rate limited, …) */
+  notify?(target: NoticeTarget, title: string, body: string): Promise<boolean>;
   /** make sure the workspace's subscriber daemon runs; its PID, or undefined when disabled */
   ensureDaemon(): Promise<string | undefined>;
 }
 
 /** the runtime of the real binary: the registry, the multiplexer drivers, the daemon */
 export async function loadJobRuntime(ws: string, env: Env = process.env): Promise<JobRuntime> {
-  const [{ readRegistry, registryPath }, { backendOf, serverOf }, { muxFor }, { findPane }, { ensureDaemon }, { liveWorktreeOf }] = await Promise.all([
+  const [{ readRegistry, registryPath }, { backendOf, serverOf }, { muxFor }, { findPane }, { ensureDaemon }, { liveWorktreeOf }, { paneAgentGone }, { isHerdrManaged }] = await Promise.all([
     import("../registry/index.ts"),
     import("../registry/rows.ts"),
     import("../mux/index.ts"),
     import("../monitor/classify.ts"),
     import("../monitor/spawn.ts"),
     import("../worktrees/plan.ts"),
+    import("../sessions/liveness.ts"),
+    import("../agents/kinds.ts"),
   ]);
+  /** the running row of that name; with anyStatus, failing that any row of that name (a job's worker may end with its job) */
+  const rowOf = (name: string, anyStatus = false) => {
+    const data = readRegistry(registryPath(ws, env));
+    for (const section of ["herdr_sessions", "tmux_sessions"] as const) {
+      const row = data[section].find((r) => r.name === name && r.status === "running") ?? (anyStatus ? data[section].find((r) => r.name === name) : undefined);
+      if (row) return { row, section, backend: backendOf(section), server: serverOf(row, section) };
+    }
+    return undefined;
+  };
   return {
     async findSession(name) {
-      const data = readRegistry(registryPath(ws, env));
-      for (const section of ["herdr_sessions", "tmux_sessions"] as const) {
-        const row = data[section].find((r) => r.name === name && r.status === "running");
-        if (!row) continue;
-        const backend = backendOf(section);
-        const server = serverOf(row, section);
-        const l = await muxFor(backend, server, env).list();
-        const pane = l.state === "ok" ? findPane(row, l.panes, section) : undefined;
-        if (!pane) return undefined;
-        const wt = liveWorktreeOf(row);
-        const worktree = wt ? { path: wt.path, branch: wt.branch, base: wt.base, base_commit: wt.base_commit } : undefined;
-        return { name, backend, server, paneId: pane.id, agent: typeof row.agent === "string" ? row.agent : "unknown", ...(worktree ? { worktree } : {}) };
-      }
-      return undefined;
+      const r = rowOf(name);
+      if (!r) return undefined;
+      const mux = muxFor(r.backend, r.server, env);
+      const l = await mux.list();
+      const pane = l.state === "ok" ? findPane(r.row, l.panes, r.section) : undefined;
+      if (!pane) return undefined;
+      const agent = typeof r.row.agent === "string" ? r.row.agent : "unknown";
+      const gone = (await paneAgentGone(mux, pane, typeof r.row.agent === "string" ? r.row.agent : undefined)) ? `its agent exited; pane ${pane.id} is a bare shell` : undefined;
+      const wt = liveWorktreeOf(r.row);
+      const worktree = wt ? { path: wt.path, branch: wt.branch, base: wt.base, base_commit: wt.base_commit } : undefined;
+      return { name, backend: r.backend, server: r.server, paneId: pane.id, agent, ...(gone ? { gone } : {}), ...(worktree ? { worktree } : {}) };
     },
     async prompt(s, text) {
-      await muxFor(s.backend, s.server, env).sendText(s.paneId, text, true);
+      await muxFor(s.backend, s.server, env).submit(s.paneId, text, isHerdrManaged(s.agent === "unknown" ? undefined : s.agent));
+    },
+    async noticeTarget(name) {
+      const r = rowOf(name, true);
+      return r ? { backend: r.backend, server: r.server } : undefined;
+    },
+    async notify(t, title, body) {
+      const mux = muxFor(t.backend, t.server, env);
+      if (!mux.notify) return false;
+      return (await mux.notify({ title, body })).shown;
     },
     async ensureDaemon() {
       const pid = await ensureDaemon(ws, env);

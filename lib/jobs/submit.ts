@@ -79,8 +79,11 @@ export async function submitJob(ws: string, o: SubmitOptions, runtime: JobRuntim
   const spec = jobSpecOf(o);
   const target = await runtime.findSession(o.to);
   if (!target) throw notFound(`no running session named '${o.to}' in this workspace (${ws})`, "see: mam status");
-  if (spec.reviewer_session !== null && !(await runtime.findSession(spec.reviewer_session))) {
-    throw notFound(`no running session named '${spec.reviewer_session}' (the reviewer) in this workspace (${ws})`, "see: mam status");
+  if (target.gone) throw new MamError(`session '${o.to}' has no agent any more (${target.gone}); nothing was submitted`, 1, `mam resume ${o.to} starts it again`);
+  if (spec.reviewer_session !== null) {
+    const reviewer = await runtime.findSession(spec.reviewer_session);
+    if (!reviewer) throw notFound(`no running session named '${spec.reviewer_session}' (the reviewer) in this workspace (${ws})`, "see: mam status");
+    if (reviewer.gone) throw new MamError(`session '${spec.reviewer_session}' (the reviewer) has no agent any more (${reviewer.gone}); nothing was submitted`, 1, `mam resume ${spec.reviewer_session} starts it again`);
   }
   const record = await registerJob(ws, { ...spec, agent: target.agent, ...(target.worktree ? { worktree: target.worktree } : {}) });
   let daemonPid: string | undefined;

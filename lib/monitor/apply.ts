@@ -4,7 +4,7 @@
 import type { RegistryData, Row } from "../registry/types.ts";
 import { isoUtc } from "../sys/time.ts";
 import { rowServer } from "../sessions/adopt.ts";
-import { type Action, TERMINATED_NOTE } from "./classify.ts";
+import { type Action, AGENT_EXITED_NOTE, TERMINATED_NOTE } from "./classify.ts";
 
 function target(data: RegistryData, a: { section: Action["section"]; name: string; server: string }): Row | undefined {
   return data[a.section].find((r) => r.name === a.name && r.status === "running" && rowServer(r, a.section) === a.server);
@@ -21,7 +21,7 @@ export function applyActions(data: RegistryData, actions: Action[], now: number)
         if (a.paneId !== undefined && row.pane?.id !== undefined && row.pane.id !== a.paneId) break;
         row.status = "terminated";
         row.last_visible_status = "terminated";
-        row.last_visible_note = TERMINATED_NOTE;
+        row.last_visible_note = a.reason === AGENT_EXITED_NOTE ? AGENT_EXITED_NOTE : TERMINATED_NOTE;
         row.terminated_at = isoUtc(now);
         row.terminated_at_epoch = now;
         row.termination_mode = "auto-detected";

@@ -10,13 +10,17 @@ import { isoUtc } from "../sys/time.ts";
 import { MONITOR_NOTE, rowEpoch, rowServer } from "../sessions/adopt.ts";
 import { guessRole, nameFromLabel } from "../sessions/naming.ts";
 import { liveWorktreeOf, rowCwd } from "../worktrees/plan.ts";
+import { agentGone } from "../sessions/liveness.ts";
 
 export const TERMINATED_NOTE = "terminated (auto-detected)";
+/** the note of a row whose agent exited while its herdr pane lives on as a shell (audit #1) */
+export const AGENT_EXITED_NOTE = "agent exited";
 
 export type Live = "working" | "blocked" | "idle" | "unknown" | "dead" | "unreachable";
 
 export type DriftKind =
   | "pane-gone" // a running row whose pane is gone (step 1)
+  | "agent-exited" // a running herdr row whose pane is alive with no agent in it (step 1)
   | "server-down" // its server is definitely not running (step 1)
   | "server-unreachable" // its server failed in another way: nothing is changed
   | "unregistered-pane" // a live agent pane of this workspace without a row (step 3)
@@ -112,9 +116,13 @@ export function liveOf(p: MuxPane): Live {
   return p.status;
 }
 
-/** a pane that hosts an agent session worth registering */
-function isAgentPane(p: MuxPane): boolean {
-  return nameFromLabel(p.label) !== undefined || p.agentName !== undefined || p.agent !== undefined;
+/**
+ * a pane that hosts an agent session worth registering. A herdr pane with only a `mam:` label and
+ * no agent is a bare shell whose agent exited (audit #1): not a session.
+ */
+function isAgentPane(p: MuxPane, backend: Backend): boolean {
+  if (p.agentName !== undefined || p.agent !== undefined) return true;
+  return nameFromLabel(p.label) !== undefined && (backend === "tmux" || p.status !== "unknown");
 }
 
 /** the name an unregistered pane gets: its label, its herdr agent name, else <agent>-<pane id> */
@@ -166,15 +174,21 @@ export function classify(input: ClassifyInput): Classification {
       }
       const panes = view.listing.state === "ok" ? view.listing.panes : [];
       const pane = findPane(row, panes, section);
+      const exited = pane !== undefined && section === "herdr_sessions" && agentGone(pane, typeof row.agent === "string" ? row.agent : undefined);
       if (pane) {
         v.pane = pane;
-        v.live = liveOf(pane);
+        v.live = exited ? "dead" : liveOf(pane);
         if (!claimed.has(key)) claimed.set(key, new Set());
         claimed.get(key)!.add(pane.id);
       } else {
         v.live = "dead";
       }
       if (row.status !== "running") return; // step 2: deliberate end states are left alone
+      if (exited) {
+        add("agent-exited", `pane ${pane.id} is alive with no agent in it`);
+        actions.push({ type: "terminate", section, name: row.name, server, paneId: pane.id, reason: AGENT_EXITED_NOTE });
+        return;
+      }
       if (!pane) {
         const down = view.listing.state === "not-running";
         add(down ? "server-down" : "pane-gone", down ? `${backend} server '${server}' is not running` : `pane ${row.pane?.id ?? "?"} is gone`);
@@ -220,7 +234,7 @@ export function classify(input: ClassifyInput): Classification {
     const key = serverKey(view.backend, view.server);
     const held = claimed.get(key) ?? new Set<string>();
     for (const p of view.listing.panes) {
-      if (held.has(p.id) || p.cwd !== workspace || !isAgentPane(p)) continue;
+      if (held.has(p.id) || p.cwd !== workspace || !isAgentPane(p, view.backend)) continue;
       const name = nameForPane(p);
       if (!name) continue;
       const taken = data[section].some((r) => r.name === name && r.status === "running" && rowServer(r, section) === view.server);

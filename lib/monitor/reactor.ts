@@ -98,10 +98,16 @@ export async function publishAppended(ctx: ReactorContext, rec: JobRecord | unde
   }
 }
 
-/** the delegator hears of the end of its job, and of every dialog its agent waits at */
+/**
+ * a job ended, or its agent waits at a dialog: the delegator hears it in its pane when it is a
+ * session whose agent is there; a best-effort herdr notification also goes to the worker's server
+ * (audit #10: herdr's default config shows none, `shown:false` is fine). Never typed into a pane
+ * whose agent is gone.
+ */
 async function tellDelegator(ctx: ReactorContext, rec: JobRecord, ev: JobEvent): Promise<void> {
   const line = endLine(ev);
   const who = rec.delegator;
+  await notice(ctx, rec, ev);
   if (!who) {
     ctx.log(`job ${rec.job_id}: ${ev.event}; no delegator session to tell`);
     return;
@@ -117,11 +123,29 @@ async function tellDelegator(ctx: ReactorContext, rec: JobRecord, ev: JobEvent):
     ctx.log(`job ${rec.job_id}: ${ev.event}; delegator ${who} is not a running session, not told`);
     return;
   }
+  if (s.gone) {
+    ctx.log(`job ${rec.job_id} ended (${ev.event}); delegator ${who} ${s.gone}, not told`);
+    return;
+  }
   try {
     await ctx.runtime.prompt(s, line);
     ctx.log(`job ${rec.job_id}: told ${who}: ${line}`);
   } catch (e) {
     ctx.log(`job ${rec.job_id}: could not tell ${who} (${(e as Error).message})`);
+  }
+}
+
+/** the job's end as a notification on the worker's server; best effort, only logged */
+async function notice(ctx: ReactorContext, rec: JobRecord, ev: JobEvent): Promise<void> {
+  const rt = ctx.runtime;
+  if (!rt.noticeTarget || !rt.notify) return;
+  try {
+    const target = await rt.noticeTarget(rec.agent_session);
+    if (!target || target.backend !== "herdr") return;
+    const shown = await rt.notify(target, `mam: job ${rec.job_id} ${ev.event}`, `${rec.agent_session}: ${ev.detail.replace(/\s+/g, " ").trim()}`.slice(0, 240));
+    ctx.log(`job ${rec.job_id}: herdr notification ${shown ? "shown" : "not shown"}`);
+  } catch (e) {
+    ctx.log(`job ${rec.job_id}: no herdr notification (${(e as Error).message})`);
   }
 }
 

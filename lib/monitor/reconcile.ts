@@ -6,6 +6,7 @@ import type { Backend } from "../mux/types.ts";
 import { mutateRegistry, readRegistry, registryPath } from "../registry/index.ts";
 import { isValidName } from "../sys/names.ts";
 import { ambientHerdrServer, type Env } from "../sys/paths.ts";
+import { customHerdrSocket, rememberSocket } from "../mux/herdr-socket.ts";
 import { epochNow, isoUtc } from "../sys/time.ts";
 import { observe } from "../sessions/observe.ts";
 import { applyActions } from "./apply.ts";
@@ -31,7 +32,8 @@ export function callerServers(env: Env, uid: number = process.getuid?.() ?? 0): 
   const found: { backend: Backend; server: string }[] = [];
   if ((env.HERDR_SOCKET_PATH || env.HERDR_SESSION) && (env.MAM_HERDR_BIN || onPath("herdr", env))) {
     try {
-      found.push({ backend: "herdr", server: ambientHerdrServer(env) });
+      const custom = customHerdrSocket(env);
+      found.push({ backend: "herdr", server: custom ? rememberSocket(custom, env) : ambientHerdrServer(env) });
     } catch {}
   }
   const socket = env.TMUX?.split(",")[0];

@@ -16,6 +16,8 @@ export interface ExecOptions {
   timeoutMs: number;
   cwd?: string;
   stdin?: string;
+  /** kill the child (SIGKILL) when this aborts; the result then says timedOut */
+  signal?: AbortSignal;
 }
 
 /** env without undefined values, as Bun.spawn wants it */
@@ -44,19 +46,23 @@ export async function execCapture(argv: string[], opts: ExecOptions): Promise<Ex
   let timedOut = false;
   let release!: () => void;
   const afterKill = new Promise<void>((r) => (release = r));
-  const timer = setTimeout(() => {
+  const kill = () => {
     timedOut = true;
     try {
       proc.kill("SIGKILL");
     } catch {}
     setTimeout(release, 500);
-  }, opts.timeoutMs);
+  };
+  const timer = setTimeout(kill, opts.timeoutMs);
+  if (opts.signal?.aborted) kill();
+  else opts.signal?.addEventListener("abort", kill, { once: true });
   try {
     const [stdout, stderr] = await Promise.all([drain(proc.stdout, afterKill), drain(proc.stderr, afterKill)]);
     const code = await proc.exited;
     return { code: timedOut ? null : code, signal: proc.signalCode == null ? null : String(proc.signalCode), stdout, stderr, timedOut, ms: performance.now() - t0 };
   } finally {
     clearTimeout(timer);
+    opts.signal?.removeEventListener("abort", kill);
     release();
   }
 }

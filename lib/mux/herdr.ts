@@ -1,11 +1,14 @@
-// The herdr backend: drives the `herdr` CLI (reference/herdr.md §2) with Bun.spawn, always with
-// `--session <server>` and explicit pane ids, one JSON line per command, a deadline per call.
+// The herdr backend: drives the `herdr` CLI (reference/herdr.md §2, as real 0.8.0 behaves:
+// reference/herdr-0.8.0-audit.md) with Bun.spawn, always with `--session <server>` (or, for a
+// server reachable only by a custom socket, HERDR_SOCKET_PATH) and explicit pane ids, one JSON
+// line per command, a deadline per call. Starting agents: herdr-start.ts; versions:
+// herdr-version.ts; the binary and a started server's env: herdr-env.ts.
 import { randomBytes } from "node:crypto";
-import { closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { basename, join } from "node:path";
 import { MamError } from "../sys/errors.ts";
 import { type Env, homeDir, stateDir } from "../sys/paths.ts";
-import { cleanEnv, execCapture, lastOutput, shJoin } from "./exec.ts";
+import { execCapture, shJoin } from "./exec.ts";
 import {
   callFailure,
   HerdrError,
@@ -19,11 +22,13 @@ import {
   pickWorkspace,
   toMuxPane,
 } from "./herdr-proto.ts";
+import { busyFreshPane, failStart, type HerdrOps, runManagedStart, waitShellFree } from "./herdr-start.ts";
+import { herdrSupport, unsupportedError, versionWarning } from "./herdr-version.ts";
+import { findHerdr, serverEnv, shellReadyMs } from "./herdr-env.ts";
 import { isShellOnly, nonShellForeground } from "./procfs.ts";
-import { isMamShimFile } from "./shim.ts";
-import { AgentPaneBusy, type Listing, type Mux, type MuxPane, type PaneScreen, type ProcessInfo, type StartSpec, type WorktreeOpened, type WorktreeSpec } from "./types.ts";
+import { AgentGone, AgentPaneBusy, type Listing, type Mux, type MuxPane, type Notice, type PaneScreen, type ProcessInfo, type StartSpec, type WorktreeOpened, type WorktreeSpec } from "./types.ts";
 
-export { herdrAgentName, HerdrError };
+export { findHerdr, herdrAgentName, HerdrError, serverEnv };
 
 export interface HerdrOptions {
   /** deadline of one CLI call (default 15 s) */
@@ -32,14 +37,21 @@ export interface HerdrOptions {
   startWaitMs?: number;
   /** how long a typed agent may take to reach the foreground (default 3 s) */
   appearMs?: number;
-  /** how long a created pane's shell may take to own its terminal (default 5 s) */
+  /**
+   * how long a created pane's shell may stay busy with its startup files before mam gives up on
+   * it (default: MAM_HERDR_SHELL_READY_S, else 30 s)
+   */
   shellReadyMs?: number;
+  /**
+   * a server reachable only by this socket path (herdr-socket.ts): calls carry
+   * HERDR_SOCKET_PATH=<path> and no --session (which would override it)
+   */
+  socketPath?: string;
+  /** print a warning line (an unsupported-but-allowed herdr version); default: stderr */
+  warn?: (line: string) => void;
   /** pause between typed text and its Enter in sendText (default 300 ms) */
   enterDelayMs?: number;
 }
-
-/** herdr's own variables of the pane mam may run in: never handed to a server mam starts */
-const PANE_VARS = ["HERDR_ENV", "HERDR_SOCKET_PATH", "HERDR_SESSION", "HERDR_PANE_ID", "HERDR_TAB_ID", "HERDR_WORKSPACE_ID", "TMUX", "TMUX_PANE"];
 
 /** how many agent names `start` tries when herdr says the name is taken */
 export const NAME_ATTEMPTS = 3;
@@ -47,38 +59,14 @@ export const NAME_ATTEMPTS = 3;
 /** codes of `agent start` that mean the agent did not come up (§3.4, §3.6) */
 const START_FAILED = new Set(["agent_start_failed", "agent_kind_mismatch", "agent_name_not_found", "timeout"]);
 
-function isExecutable(p: string): boolean {
-  try {
-    const st = statSync(p);
-    return st.isFile() && (st.mode & 0o111) !== 0;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * The herdr binary: MAM_HERDR_BIN, else the first `herdr` on the env's PATH that is not a mam
- * shim (the shim would wait for the pane-claim lock mam itself holds).
- */
-export function findHerdr(env: Env): string {
-  const given = env.MAM_HERDR_BIN;
-  if (given) {
-    const p = given.includes("/") ? given : Bun.which(given, { PATH: env.PATH ?? "" });
-    if (!p || !isExecutable(p)) throw new MamError(`MAM_HERDR_BIN '${given}' is not an executable file`, 1, "point it at the herdr binary");
-    if (isMamShimFile(p)) throw new MamError(`MAM_HERDR_BIN '${given}' is the mam herdr shim`, 1, "point it at the real herdr binary");
-    return p;
-  }
-  for (const dir of (env.PATH ?? "").split(":")) {
-    const p = join(dir || ".", "herdr");
-    if (isExecutable(p) && !isMamShimFile(p)) return p;
-  }
-  throw new MamError("herdr not found on PATH", 1, "install herdr or set MAM_HERDR_BIN (or use --mux tmux)");
-}
+/** codes of `agent prompt` that mean no agent owns the pane (src/app/api/agents.rs:62-100) */
+const NO_AGENT = new Set(["agent_not_found", "agent_not_ready"]);
 
 export class HerdrMux implements Mux {
   readonly backend = "herdr" as const;
   private binPath?: string;
   private readonly timeoutMs: number;
+  private checked = false;
 
   constructor(
     readonly server: string,
@@ -92,28 +80,55 @@ export class HerdrMux implements Mux {
     return (this.binPath ??= findHerdr(this.env));
   }
 
+  /** how herdr is told the server: --session, or nothing (the socket path is in the env) */
+  private target(): string[] {
+    return this.opts.socketPath ? [] : ["--session", this.server];
+  }
+
+  private get callEnv(): Env {
+    return this.opts.socketPath ? { ...this.env, HERDR_SOCKET_PATH: this.opts.socketPath, HERDR_SESSION: undefined } : this.env;
+  }
+
   /** run `herdr --session <server> <args>`; throws the typed failure; returns stdout */
-  private async call(args: string[], opts: { timeoutMs?: number; paneId?: string } = {}): Promise<string> {
+  private async call(args: string[], opts: { timeoutMs?: number; paneId?: string; signal?: AbortSignal } = {}): Promise<string> {
     const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
-    const argv = [this.bin, "--session", this.server, ...args];
+    const argv = [this.bin, ...this.target(), ...args];
     let r;
     try {
-      r = await execCapture(argv, { env: this.env, timeoutMs });
+      r = await execCapture(argv, { env: this.callEnv, timeoutMs, signal: opts.signal });
     } catch (e) {
       throw new MamError(`cannot run ${argv[0]}: ${(e as Error).message}`, 1, "install herdr or set MAM_HERDR_BIN (or use --mux tmux)");
     }
     const failure = callFailure(r, args, this.server, timeoutMs, opts.paneId);
+    if (failure instanceof HerdrError && failure.code === "server_not_running" && this.opts.socketPath) {
+      const sock = this.opts.socketPath;
+      throw new HerdrError(`herdr server '${this.server}' (socket ${sock}) is not running`, failure.code, `start it with: HERDR_SOCKET_PATH=${sock} herdr server`);
+    }
     if (failure) throw failure;
     return r.stdout;
   }
 
-  private async json(args: string[], opts: { timeoutMs?: number; paneId?: string } = {}): Promise<Record<string, unknown>> {
+  private async json(args: string[], opts: { timeoutMs?: number; paneId?: string; signal?: AbortSignal } = {}): Promise<Record<string, unknown>> {
     return parseResult(await this.call(args, opts), args);
   }
 
   private async panes(): Promise<MuxPane[]> {
     const args = ["pane", "list"];
     return parsePaneList(await this.json(args), args);
+  }
+
+  /** the calls the start logic (herdr-start.ts) makes */
+  private get ops(): HerdrOps {
+    return {
+      json: (a, o) => this.json(a, o),
+      call: (a, o) => this.call(a, o),
+      processInfo: (id) => this.processInfo(id),
+      read: (id, n) => this.read(id, n),
+      visible: (id) => this.call(["pane", "read", id, "--source", "visible"], { paneId: id }),
+      close: (id) => this.close(id),
+      label: (id, l) => this.label(id, l),
+      pane: async (id) => (await this.panes()).find((p) => p.id === id),
+    };
   }
 
   async list(): Promise<Listing> {
@@ -126,7 +141,19 @@ export class HerdrMux implements Mux {
     }
   }
 
+  /** refuse a herdr older than mam supports; warn once about a newer one (herdr-version.ts) */
+  async checkVersion(): Promise<void> {
+    if (this.checked) return;
+    this.checked = true;
+    const support = await herdrSupport(this.bin, this.env);
+    const refused = unsupportedError(support, this.bin);
+    if (refused) throw refused;
+    const w = versionWarning(support);
+    if (w) (this.opts.warn ?? ((l: string) => process.stderr.write(`${l}\n`)))(w);
+  }
+
   async ensureRunning(start: boolean): Promise<void> {
+    await this.checkVersion();
     try {
       await this.panes();
       return;
@@ -169,8 +196,8 @@ export class HerdrMux implements Mux {
       if (existsSync(h)) cwd = h;
     } catch {}
     try {
-      const proc = Bun.spawn([this.bin, "--session", this.server, "server"], {
-        env: cleanEnv(this.env, PANE_VARS),
+      const proc = Bun.spawn([this.bin, ...this.target(), "server"], {
+        env: this.opts.socketPath ? { ...serverEnv(this.env), HERDR_SOCKET_PATH: this.opts.socketPath } : serverEnv(this.env),
         cwd,
         detached: true,
         stdio: ["ignore", fd, fd],
@@ -190,7 +217,7 @@ export class HerdrMux implements Mux {
       const r = await this.json(["workspace", "create", "--cwd", cwd, "--no-focus", ...envArgs]);
       const root = toMuxPane(r.root_pane);
       if (!root) throw new HerdrError(`herdr workspace create returned no root pane`, "mam_not_json");
-      await this.waitShellReady(root.id);
+      await waitShellFree(this.ops, root.id, 5000);
       return { ...root, fresh: true };
     }
     const mine = panes.filter((p) => p.workspaceId === ws);
@@ -209,22 +236,8 @@ export class HerdrMux implements Mux {
     const r = await this.json(["pane", "split", target.id, "--direction", "right", "--cwd", cwd, "--no-focus", ...envArgs]);
     const pane = toMuxPane(r.pane);
     if (!pane) throw new HerdrError(`herdr pane split returned no pane`, "mam_not_json");
-    await this.waitShellReady(pane.id);
+    await waitShellFree(this.ops, pane.id, 5000);
     return { ...pane, fresh: true };
-  }
-
-  /** a new pane's shell may still run its rc files: wait (bounded) until it owns the terminal */
-  private async waitShellReady(paneId: string): Promise<void> {
-    const deadline = Date.now() + (this.opts.shellReadyMs ?? 5000);
-    while (Date.now() < deadline) {
-      try {
-        const info = await this.processInfo(paneId);
-        if (info.shellPid !== undefined && isShellOnly(info)) return;
-      } catch {
-        return;
-      }
-      await Bun.sleep(50);
-    }
   }
 
   async label(paneId: string, label: string): Promise<void> {
@@ -235,19 +248,21 @@ export class HerdrMux implements Mux {
     if (!pane) throw new MamError("herdr start needs a claimed pane (a bug in mam)", 1);
     const exe = spec.argv[0] ?? spec.herdrKind ?? "agent";
     const agent = spec.agent ?? spec.herdrKind ?? basename(exe);
+    const boundMs = this.opts.shellReadyMs ?? shellReadyMs(this.env);
+    const busyUntil = Date.now() + boundMs;
     if (spec.herdrKind) {
       let name = spec.agentName ?? herdrAgentName(spec.session);
       const readyMs = Math.min(300_000, Math.max(3001, spec.readyTimeoutMs ?? 30_000));
+      const typed = shJoin([spec.herdrKind, ...spec.argv.slice(1)]);
       const args = (n: string) => {
         const a = ["agent", "start", n, "--kind", spec.herdrKind!, "--pane", pane.id, "--timeout", String(readyMs)];
         if (spec.argv.length > 1) a.push("--", ...spec.argv.slice(1));
         return a;
       };
-      let r: Record<string, unknown>;
       for (let attempt = 1; ; attempt++) {
+        let out;
         try {
-          r = await this.json(args(name), { timeoutMs: readyMs + 15_000, paneId: pane.id });
-          break;
+          out = await runManagedStart(this.ops, { args: args(name), callMs: readyMs + 15_000, paneId: pane.id, label: spec.label ?? "", exe: spec.herdrKind });
         } catch (e) {
           // agent names are unique per server: another workspace's session of the same name, or an
           // archived (--soft) session's agent, may hold it. herdr checks the name before it claims
@@ -256,19 +271,29 @@ export class HerdrMux implements Mux {
             name = herdrAgentName(spec.session, randomBytes(4).toString("hex"));
             continue;
           }
+          // a pane this claim created whose shell still runs its startup files: wait, try again
+          if (e instanceof AgentPaneBusy && pane.fresh) {
+            await busyFreshPane(this.ops, pane, busyUntil, boundMs);
+            continue;
+          }
           if (e instanceof HerdrError && START_FAILED.has(e.code)) {
             const how = e.code === "timeout" ? `did not become ready within ${Math.round(readyMs / 1000)} s` : "exited right after start";
-            return this.failStart(pane.id, agent, how, shJoin([spec.herdrKind, ...spec.argv.slice(1)]));
+            return failStart(this.ops, pane.id, agent, how, typed);
           }
           throw e;
         }
+        if (out.kind === "exited") return failStart(this.ops, pane.id, agent, "exited right after start", typed);
+        const info = toMuxPane(out.result.agent);
+        return { ...pane, agentName: name, agent: info?.agent ?? spec.herdrKind, status: info?.status ?? pane.status, cmd: basename(exe), cmdFull: shJoin(spec.argv) };
       }
-      const info = toMuxPane(r.agent);
-      return { ...pane, agentName: name, agent: info?.agent ?? spec.herdrKind, status: info?.status ?? pane.status, cmd: basename(exe), cmdFull: shJoin(spec.argv) };
     }
+    // a typed kind: `pane run` does not check the pane; a fresh pane's shell must be done with its
+    // startup files first, or the command would wait behind them
+    if (pane.fresh) await waitShellFree(this.ops, pane.id, boundMs);
     await this.call(["pane", "run", pane.id, shJoin(spec.argv)], { paneId: pane.id });
     const fg = await this.verifyForeground(pane.id, spec.settleMs);
-    if (!fg) return this.failStart(pane.id, agent, "exited right after start", shJoin(spec.argv));
+    if (!fg) return failStart(this.ops, pane.id, agent, "exited right after start", shJoin(spec.argv));
+    if (spec.label) await this.label(pane.id, spec.label);
     return { ...pane, pid: fg.pid, cmd: fg.name || basename(exe), cmdFull: shJoin(spec.argv) };
   }
 
@@ -299,29 +324,62 @@ export class HerdrMux implements Mux {
     }
   }
 
-  /** read the pane's last lines, close it, throw the start failure of SPEC §5.2 */
-  private async failStart(paneId: string, agent: string, how: string, typed: string): Promise<never> {
-    let text = "";
-    try {
-      text = await this.read(paneId, 50);
-    } catch {}
-    try {
-      await this.close(paneId);
-    } catch {}
-    throw new MamError(`${agent} ${how} in ${paneId}; last output: ${lastOutput(text, 5, typed)}`, 1);
-  }
-
+  /**
+   * raw typing, for shell use and tests: `pane send-text` (never bracketed by herdr), then Enter
+   * ~300 ms later. Prompts to agents go through submit(). Multi-line text is refused: herdr's
+   * send-text would deliver every line break as a key press.
+   */
   async sendText(paneId: string, text: string, enter: boolean): Promise<void> {
+    if (/[\r\n]/.test(text)) throw new MamError("herdr send-text of multi-line text (a bug in mam: prompts go through submit)", 1);
     if (text === "") {
       if (enter) await this.sendKeys(paneId, ["enter"]);
       return;
     }
     await this.call(["pane", "send-text", paneId, text], { paneId });
     if (!enter) return;
-    // Enter a moment after the text, as herdr's own agent prompt does: a TUI agent that sees the
-    // text and Enter in one burst may take the Enter as part of a paste
     await Bun.sleep(this.opts.enterDelayMs ?? 300);
     await this.call(["pane", "send-keys", paneId, "Enter"], { paneId });
+  }
+
+  /**
+   * a prompt to the pane's agent (audit #1, #2). herdr kinds: `herdr agent prompt <pane> <text>`,
+   * herdr's own submission (bracketed paste when the app asked for it, Enter 300 ms later), which
+   * herdr refuses when no agent owns the pane. Typed kinds: the agent must own the terminal
+   * (`pane process-info`), then `pane run` (text + Enter, bracketed when asked). A pane whose
+   * agent is gone → AgentGone, and nothing is typed.
+   */
+  async submit(paneId: string, text: string, managed: boolean): Promise<void> {
+    if (text === "") throw new MamError("an empty prompt (a bug in mam)", 1);
+    if (managed) {
+      try {
+        await this.call(["agent", "prompt", paneId, text], { paneId });
+      } catch (e) {
+        if (e instanceof HerdrError && NO_AGENT.has(e.code)) throw new AgentGone(paneId, e.message);
+        if (e instanceof HerdrError && e.code === "pane_not_found") throw new AgentGone(paneId, "the pane is gone");
+        throw e;
+      }
+      return;
+    }
+    let info: ProcessInfo;
+    try {
+      info = await this.processInfo(paneId);
+    } catch (e) {
+      if (e instanceof HerdrError && e.code === "pane_not_found") throw new AgentGone(paneId, "the pane is gone");
+      throw e;
+    }
+    if (nonShellForeground(info).length === 0) throw new AgentGone(paneId, "only its shell is left in the foreground");
+    await this.call(["pane", "run", paneId, text], { paneId });
+  }
+
+  /**
+   * `herdr notification show <title> --body <text>` (audit #10): best effort. 0.8.0's default
+   * config has toasts off (`shown:false, reason:"disabled"`), which is not an error.
+   */
+  async notify(n: Notice): Promise<{ shown: boolean; reason: string }> {
+    const args = ["notification", "show", n.title];
+    if (n.body) args.push("--body", n.body);
+    const r = await this.json(args, { timeoutMs: 5000 });
+    return { shown: r.shown === true, reason: typeof r.reason === "string" ? r.reason : "" };
   }
 
   async sendKeys(paneId: string, keys: string[]): Promise<void> {
@@ -369,7 +427,7 @@ export class HerdrMux implements Mux {
     const ws = r.workspace as Record<string, unknown> | undefined;
     const wt = r.worktree as Record<string, unknown> | undefined;
     if (!pane || typeof ws?.workspace_id !== "string") throw new HerdrError("herdr worktree create returned no workspace or root pane", "mam_not_json");
-    await this.waitShellReady(pane.id);
+    await waitShellFree(this.ops, pane.id, 5000);
     return { workspaceId: ws.workspace_id, pane: { ...pane, fresh: true }, path: typeof wt?.path === "string" ? wt.path : spec.path };
   }
 
@@ -381,7 +439,7 @@ export class HerdrMux implements Mux {
     const ws = r.workspace as Record<string, unknown> | undefined;
     if (!pane || typeof ws?.workspace_id !== "string") throw new HerdrError("herdr worktree open returned no workspace or root pane", "mam_not_json");
     const alreadyOpen = r.already_open === true;
-    if (!alreadyOpen) await this.waitShellReady(pane.id);
+    if (!alreadyOpen) await waitShellFree(this.ops, pane.id, 5000);
     return { workspaceId: ws.workspace_id, pane: { ...pane, fresh: !alreadyOpen }, path: spec.path, alreadyOpen };
   }
 

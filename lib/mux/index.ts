@@ -3,6 +3,7 @@ import { MamError, usageError } from "../sys/errors.ts";
 import { checkName } from "../sys/names.ts";
 import { ambientHerdrServer, type Env } from "../sys/paths.ts";
 import { HerdrMux, type HerdrOptions } from "./herdr.ts";
+import { customHerdrSocket, rememberSocket, socketOf } from "./herdr-socket.ts";
 import { TmuxMux, type TmuxOptions } from "./tmux.ts";
 import type { Backend, Mux } from "./types.ts";
 
@@ -57,13 +58,15 @@ export function chooseBackend(choice: MuxChoice, env: Env, has: (cmd: string) =>
 
 /**
  * The server: herdr → --herdr-session S ("default" is the default server), else the caller's own
- * (ambient, SPEC §4.1; "default" outside herdr); tmux → --tmux-server, else "mam".
+ * (ambient, SPEC §4.1; "default" outside herdr; a custom HERDR_SOCKET_PATH → its sock-<hash>
+ * server, herdr-socket.ts); tmux → --tmux-server, else "mam".
  */
 export function chooseServer(backend: Backend, choice: MuxChoice, env: Env): string {
   if (backend === "herdr") {
     const s = choice.herdrSession;
     if (s !== undefined && s !== "") return s === "default" ? "default" : checkName(s, "herdr server name");
-    return ambientHerdrServer(env);
+    const custom = customHerdrSocket(env);
+    return custom ? rememberSocket(custom, env) : ambientHerdrServer(env);
   }
   const t = choice.tmuxServer;
   return t !== undefined && t !== "" ? checkName(t, "tmux server name") : DEFAULT_TMUX_SERVER;
@@ -83,7 +86,9 @@ export interface MuxOptions {
 /** the Mux of (backend, server); env is the environment its CLI calls get (PATH decides the binary) */
 export function muxFor(backend: Backend, server: string, env: Env = process.env, opts: MuxOptions = {}): Mux {
   checkName(server, `${backend} server name`);
-  return backend === "herdr" ? new HerdrMux(server, env, opts.herdr) : new TmuxMux(server, env, opts.tmux);
+  if (backend === "tmux") return new TmuxMux(server, env, opts.tmux);
+  const socketPath = socketOf(server, env);
+  return new HerdrMux(server, env, socketPath ? { ...opts.herdr, socketPath } : opts.herdr);
 }
 
 export type { Backend, Mux } from "./types.ts";

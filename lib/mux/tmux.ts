@@ -303,6 +303,11 @@ export class TmuxMux implements Mux {
     if (enter) await this.tmux(["send-keys", "-t", paneId, "Enter"]);
   }
 
+  /** tmux panes die with their agent (no shell under it): a prompt is the text + Enter */
+  async submit(paneId: string, text: string, _managed: boolean): Promise<void> {
+    await this.sendText(paneId, text, true);
+  }
+
   async sendKeys(paneId: string, keys: string[]): Promise<void> {
     if (keys.length === 0) return;
     await this.tmux(["send-keys", "-t", paneId, ...keys.map(tmuxKey)]);

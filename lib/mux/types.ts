@@ -40,6 +40,11 @@ export interface MuxPane {
    * to claimPane reached its shell. A reused free pane keeps the env it was created with.
    */
   fresh?: boolean;
+  /**
+   * herdr: `pane process-info` found only the shell in the pane's foreground (the agent typed
+   * into it has exited). Filled only where someone looked (lib/sessions/liveness.ts).
+   */
+  shellOnly?: boolean;
 }
 
 /** the outcome of one listing call for a server (SPEC §6.1 step 1) */
@@ -93,6 +98,17 @@ export interface StartSpec {
   settleMs: number;
   /** herdr agent start readiness timeout */
   readyTimeoutMs?: number;
+  /**
+   * herdr: the pane label (`mam:<name>`) to set once the claim is ours (our command in the pane's
+   * foreground, or the start succeeded), never before (audit #3)
+   */
+  label?: string;
+}
+
+/** a short notice for the user of a multiplexer (herdr notification show) */
+export interface Notice {
+  title: string;
+  body?: string;
 }
 
 /** a git worktree for an agent, made by the multiplexer itself (herdr `worktree create`) */
@@ -140,13 +156,25 @@ export interface Mux {
    */
   start(pane: MuxPane | undefined, spec: StartSpec): Promise<MuxPane>;
   /**
-   * type text; with enter, submit it: the text, then Enter ~300 ms later (herdr pane send-text +
-   * send-keys; tmux send-keys -l, or a bracketed paste for multi-line / long text, + Enter)
+   * raw typing for shells (not for prompts: see submit): the text, then with enter an Enter
+   * ~300 ms later (herdr pane send-text + send-keys, single-line text only; tmux send-keys -l, or
+   * a bracketed paste for multi-line / long text, + Enter)
    */
   sendText(paneId: string, text: string, enter: boolean): Promise<void>;
   /**
-   * keys in herdr's names, case-insensitive: enter, esc, tab, shift+tab, backspace, space, up,
-   * down, left, right, home, end, pageup, pagedown, delete, f1…f12, ctrl+<x>, alt+<x> (tmux maps them)
+   * submit a prompt to the agent that owns the pane (text, Enter after it). `managed`: the agent
+   * is of a kind herdr knows (herdr: `agent prompt`); else a typed kind (herdr: `pane run` after
+   * checking the foreground). Never types into a pane whose agent is gone: AgentGone.
+   */
+  submit(paneId: string, text: string, managed: boolean): Promise<void>;
+  /** a best-effort notice to the user (herdr: notification show); absent where there is none */
+  notify?(n: Notice): Promise<{ shown: boolean; reason: string }>;
+  /**
+   * keys in the names herdr 0.8.0 accepts, case-insensitive (src/config/keybinds.rs
+   * parse_key_combo): enter/return, esc/escape, tab, shift+tab, backspace/bs, space, up, down,
+   * left, right, f1…f12, named punctuation (minus, comma, period, slash, backslash, quote,
+   * double_quote, semicolon, colon, percent, ampersand, backtick, plus), single characters, with
+   * modifiers ctrl+, alt+, shift+; and `C-c`. herdr has no home/end/pageup/pagedown/delete/insert.
    */
   sendKeys(paneId: string, keys: string[]): Promise<void>;
   /** the last `lines` lines of the pane's output (soft wraps joined) */
@@ -174,6 +202,17 @@ export interface Mux {
   openWorktree?(spec: Omit<WorktreeSpec, "branch" | "base">): Promise<WorktreeOpened>;
   /** herdr only: remove a worktree herdr shows as `workspaceId` (closing that workspace); the branch stays */
   removeWorktree?(workspaceId: string, force: boolean): Promise<void>;
+}
+
+/** the pane holds no agent any more (it exited; herdr leaves the pane as a bare shell): nothing was typed */
+export class AgentGone extends MamError {
+  constructor(
+    readonly paneId: string,
+    why: string,
+  ) {
+    super(`no agent in pane ${paneId} any more (${why}); nothing was typed into it`, 1, "see: mam status; mam resume <name> starts it again");
+    this.name = "AgentGone";
+  }
 }
 
 /** herdr said agent_pane_busy: another client claimed the pane first (exit 1 if it escapes) */

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import onboardingTemplate from "../assets/onboarding.md" with { type: "text" };
-import { agentKind, idField } from "../agents/kinds.ts";
+import { agentKind, idField, isHerdrManaged } from "../agents/kinds.ts";
 import { type MuxChoice, resolveMuxTarget } from "../mux/index.ts";
 import { shJoin } from "../mux/exec.ts";
 import { findRows, sectionOf } from "../registry/rows.ts";
@@ -23,6 +23,7 @@ import { undoWorktree } from "../worktrees/remove.ts";
 import { agentMcpArgs, serverEntry } from "../mcp/config.ts";
 import { decide, placeRow } from "./adopt.ts";
 import { launch } from "./launch.ts";
+import { awaitOnboardReady } from "./ready.ts";
 import { defaultSessionName } from "./naming.ts";
 
 export const CREATED_NOTE = "created by mam create";
@@ -250,10 +251,14 @@ export async function createSession(o: CreateOptions): Promise<Created> {
     l.lock.close();
   }
 
-  // 5. onboarding
+  // 5. onboarding, never into a dialog (ready.ts)
   if (o.onboard) {
+    const r = await awaitOnboardReady(l.mux, l.pane.id, kind.kind, o.env);
+    if (r.kind !== "ready") {
+      throw new MamError(`${name} started, but the onboarding prompt was not sent: ${r.why}`, 1, `answer it in pane ${l.pane.id}, then send the session its instructions yourself`);
+    }
     try {
-      await l.mux.sendText(l.pane.id, onboardingText(name, kind.kind, role, o.ws, wt), true);
+      await l.mux.submit(l.pane.id, onboardingText(name, kind.kind, role, o.ws, wt), isHerdrManaged(kind.kind));
     } catch (e) {
       throw new MamError(`${name} started, but the onboarding prompt could not be sent (${(e as Error).message})`, 1, "the session runs; send it instructions yourself");
     }

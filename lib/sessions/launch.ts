@@ -4,6 +4,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { type AgentKind, commandLine } from "../agents/kinds.ts";
 import { muxFor } from "../mux/index.ts";
+import { isSocketServer } from "../mux/herdr-socket.ts";
 import { installShim } from "../mux/shim.ts";
 import { AgentPaneBusy, type Backend, type Mux, type MuxPane, type WorktreeSpec } from "../mux/types.ts";
 import { herdrAgentName } from "../mux/herdr-proto.ts";
@@ -64,6 +65,8 @@ export function agentEnv(ws: string, name: string, env: Env): Record<string, str
 
 /** the lock that serialises claims on one multiplexer server (herdr: SPEC §4's per-server lock) */
 export function claimLockName(backend: Backend, server: string): string {
+  // a custom-socket server's panes take default.lock through the shim (SPEC §4.1): so does mam
+  if (backend === "herdr" && isSocketServer(server)) return "default";
   return backend === "herdr" ? server : `tmux.${server}`;
 }
 
@@ -91,6 +94,9 @@ export async function launch(s: LaunchSpec): Promise<Launched> {
       cwd: s.cwd ?? s.ws,
       env,
       settleMs: settleMs(s.env),
+      // herdr: labelled once the claim is ours, never before (a pane another client wins must
+      // not carry our label)
+      label: labelFor(s.name),
     };
     let started: MuxPane | undefined;
     let worktreeWorkspace: string | undefined;
@@ -113,17 +119,17 @@ export async function launch(s: LaunchSpec): Promise<Launched> {
       for (let attempt = 1; !started; attempt++) {
         const pane = await mux.claimPane(s.cwd ?? s.ws, (id) => s.taken.has(id), env);
         if (!pane) throw new Error("herdr claimPane returned no pane");
-        await mux.label(pane.id, labelFor(s.name));
         try {
           started = await mux.start(pane, spec);
         } catch (e) {
-          // another client won this pane between our pick and herdr's atomic claim: pick again
+          // another client won this pane between our pick and herdr's atomic claim (a pane this
+          // claim created is only given up once someone else's agent is in it): pick again
           if (e instanceof AgentPaneBusy && attempt < PICK_ATTEMPTS) {
             s.taken.add(pane.id);
             continue;
           }
-          // a pane this claim created must not outlive the failed start: left behind, it would be
-          // an empty shell carrying our label (a failed start of an agent closes it itself)
+          // a pane this claim created must not outlive the failed start as an empty shell (a
+          // failed start of an agent closes it itself); one another client won is theirs
           if (pane.fresh && !(e instanceof AgentPaneBusy)) await mux.close(pane.id).catch(() => {});
           throw e;
         }

@@ -5,7 +5,9 @@ import type { Backend, Mux, MuxPane } from "../mux/types.ts";
 import type { RegistryData, Row, Section } from "../registry/types.ts";
 import { readReport, reportIsFresh, reportsDir } from "../agents/reports.ts";
 import { rowEpoch } from "./adopt.ts";
-import { type Classification, type ServerView, classify, serverKey, serversOf } from "../monitor/classify.ts";
+import { type Classification, type ServerView, classify, findPane, serverKey, serversOf } from "../monitor/classify.ts";
+import { serverOf } from "../registry/rows.ts";
+import { probeTyped } from "./liveness.ts";
 import { agentKind } from "../agents/kinds.ts";
 import type { Env } from "../sys/paths.ts";
 
@@ -54,6 +56,25 @@ export function hookReportedId(ws: string) {
   };
 }
 
+/**
+ * herdr rows of kinds mam typed into a shell: look at their panes' foreground (liveness.ts), in
+ * parallel, so that classify can tell a pane whose agent exited
+ */
+export async function probeTypedRows(data: RegistryData, views: ServerView[], muxFor: MuxFactory): Promise<void> {
+  const looks: Promise<void>[] = [];
+  for (const view of views) {
+    if (view.backend !== "herdr" || view.listing.state !== "ok") continue;
+    const panes = view.listing.panes;
+    for (const row of data.herdr_sessions) {
+      if (row.status !== "running" || serverOf(row, "herdr_sessions") !== view.server) continue;
+      const agent = typeof row.agent === "string" ? row.agent : undefined;
+      const pane = findPane(row, panes, "herdr_sessions");
+      if (pane) looks.push(probeTyped(muxFor("herdr", view.server), pane, agent));
+    }
+  }
+  await Promise.all(looks);
+}
+
 export interface ObserveOptions {
   /** work out LIVE of tmux panes only for these sessions (the daemon: the agents jobs wait on) */
   liveOnly?: Set<string>;
@@ -69,6 +90,7 @@ export async function observe(
   opts: ObserveOptions = {},
 ): Promise<Observation> {
   const views = await listServers(data, muxFor, extra);
+  await probeTypedRows(data, views, muxFor);
   if ((data.tmux_sessions ?? []).length > 0) {
     const { fillTmuxLive } = await import("./live.ts");
     await fillTmuxLive(data, views, muxFor, ws, env, Date.now(), opts.liveOnly);

@@ -14,6 +14,7 @@ import { existsSync } from "node:fs";
 import { liveWorktreeOf, rowCwd, worktreeOf } from "../worktrees/plan.ts";
 import { agentMcpArgs, serverEntry } from "../mcp/config.ts";
 import { launch } from "./launch.ts";
+import { paneAgentGone } from "./liveness.ts";
 import { pickRow } from "./stop.ts";
 
 export const STOP_KEYS = ["stopped_at", "stopped_at_epoch", "stop_reason", "resumable", "terminated_at", "terminated_at_epoch", "termination_mode", "archived_at"];
@@ -57,10 +58,15 @@ export async function resumeSession(o: ResumeOptions): Promise<Resumed> {
   if (!agent) throw new MamError(`session '${o.name}' has no agent kind in the registry`, 1, "stop it and create a new one");
   const kind = agentKind(agent);
 
+  // a running row whose pane lives with no agent in it (herdr leaves a bare shell when the agent
+  // exits) is started again, in that same pane when it is free
+  let bareShell: string | undefined;
   if (row.status === "running") {
-    const l = await muxFor(backend, server, o.env).list();
+    const mux = muxFor(backend, server, o.env);
+    const l = await mux.list();
     const pane = l.state === "ok" ? findPane(row, l.panes, section) : undefined;
-    if (pane || l.state === "unreachable") return { name: o.name, already: true, pane: pane?.id ?? String(row.pane?.id ?? "?"), session_id: ownId(row, agent) ?? null, from: "running" };
+    if (pane && (await paneAgentGone(mux, pane, agent))) bareShell = pane.id;
+    else if (pane || l.state === "unreachable") return { name: o.name, already: true, pane: pane?.id ?? String(row.pane?.id ?? "?"), session_id: ownId(row, agent) ?? null, from: "running" };
   }
 
   // a session in a worktree comes back there; its conversations are keyed by that folder
@@ -80,6 +86,7 @@ export async function resumeSession(o: ResumeOptions): Promise<Resumed> {
   const args = [...(conv ? kind.resumeArgs!(conv.id) : kind.freshArgs(kind.assignsId ? crypto.randomUUID() : undefined)), ...mcpArgs];
   const freshId = !conv && kind.assignsId ? args[args.indexOf("--session-id") + 1] : undefined;
   const taken = new Set<string>(data[section].filter((r) => r.status === "running" && typeof r.pane?.id === "string").map((r) => r.pane!.id as string));
+  if (bareShell) taken.delete(bareShell);
   // herdr: show the kept worktree as its own workspace again (herdr worktree open)
   const herdrWorktree = wt && backend === "herdr" ? { cwd: o.ws, branch: wt.branch, path: wt.path, label: o.name, open: true } : undefined;
   const l = await launch({ ws: o.ws, name: o.name, kind, args, backend, server, startServer: o.startServer, taken, env: o.env, cwd, herdrWorktree });

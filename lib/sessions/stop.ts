@@ -3,7 +3,7 @@
 // pane running) can be stopped again: graceful or --hard then close that pane, if it is still
 // ours (it carries our label, or it is the pane the row names and no running row holds it).
 import { rmSync } from "node:fs";
-import { agentKind, idField, KINDS, ownId } from "../agents/kinds.ts";
+import { agentKind, idField, isHerdrManaged, KINDS, ownId } from "../agents/kinds.ts";
 import { findPane } from "../monitor/classify.ts";
 import { muxFor } from "../mux/index.ts";
 import type { Mux, MuxPane } from "../mux/types.ts";
@@ -162,7 +162,9 @@ export async function stopSession(o: StopOptions): Promise<Stopped> {
   if (o.mode === "graceful" && ours && pane) {
     const kind = agent && KINDS[agent] ? KINDS[agent] : undefined;
     if (kind) {
-      await mux.sendText(pane.id, kind.exitText, true).catch(() => {});
+      // as a prompt to the agent: herdr refuses it when the agent is already gone (a bare shell
+      // must not run the exit text)
+      await mux.submit(pane.id, kind.exitText, isHerdrManaged(kind.kind)).catch(() => {});
       await until(() => agentLeft(mux, pane.id), 3000);
     }
   }

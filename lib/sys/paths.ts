@@ -27,16 +27,15 @@ export function configBase(env: Env = process.env): string {
 }
 
 /**
- * The herdr server a caller runs in (SPEC §4.1, the "ambient" target): HERDR_SESSION if set and
- * non-empty (must be a valid name), else the name in HERDR_SOCKET_PATH when it is
- * <config>/herdr/sessions/<name>/herdr.sock, else "default".
+ * The herdr server a caller runs in (SPEC §4.1, the "ambient" target), by herdr's own precedence
+ * (src/session.rs:80-91, 173-181: without --session, HERDR_SOCKET_PATH wins over HERDR_SESSION):
+ * a non-empty HERDR_SOCKET_PATH names the server: <config>/herdr/sessions/<name>/herdr.sock →
+ * <name>, <config>/herdr/herdr.sock or any other path → "default"; else HERDR_SESSION if set and
+ * non-empty (must be a valid name); else "default".
+ * (SPEC §4.1 and the seed put HERDR_SESSION first; herdr does not, and a pane of server A with
+ * HERDR_SESSION=B exported would then have its `herdr …` calls go to A but mam's lock to B.)
  */
 export function ambientHerdrServer(env: Env = process.env): string {
-  const s = env.HERDR_SESSION;
-  if (s !== undefined && s !== "") {
-    if (s === "default") return "default";
-    return checkName(s, "herdr server name in HERDR_SESSION");
-  }
   const sock = env.HERDR_SOCKET_PATH;
   if (sock) {
     const herdrDir = join(configBase(env), "herdr");
@@ -47,6 +46,12 @@ export function ambientHerdrServer(env: Env = process.env): string {
       const name = norm.slice(prefix.length, -`${sep}herdr.sock`.length);
       if (!name.includes(sep) && isValidName(name)) return name;
     }
+    return "default";
+  }
+  const s = env.HERDR_SESSION;
+  if (s !== undefined && s !== "") {
+    if (s === "default") return "default";
+    return checkName(s, "herdr server name in HERDR_SESSION");
   }
   return "default";
 }

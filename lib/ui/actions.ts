@@ -67,6 +67,8 @@ export async function runAction(ws: string, a: UiAction, env: Env): Promise<stri
       const rt = await loadJobRuntime(ws, env);
       const s = await rt.findSession(a.name);
       if (!s) throw notFound(`no running session ${a.name} with a live pane`, "see: mam status");
+      // never into a pane whose agent is gone (a herdr pane left as a bare shell would run it)
+      if (s.gone) throw new MamError(`session '${a.name}' has no agent any more (${s.gone}); nothing was sent`, 1, `mam resume ${a.name} starts it again`);
       await rt.prompt(s, a.text);
       return `sent to ${a.name}`;
     }

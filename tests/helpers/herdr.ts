@@ -116,6 +116,9 @@ export async function startFakeHerdr(sb: Sandbox, o: StartOptions = {}): Promise
     FAKE_HERDR_SETTLE_MS: String(o.settleMs ?? 150),
     FAKE_HERDR_POLL_MS: String(o.pollMs ?? 50),
     FAKE_HERDR_CHECK_SCHEMA: o.checkSchema === false ? "0" : "1",
+    // panes run $SHELL as herdr does: bash, so tests do not depend on the developer's shell
+    // (an empty-HOME zsh would start its new-user wizard); o.env may choose another
+    SHELL: "/bin/bash",
     ...(o.protocol !== undefined ? { FAKE_HERDR_PROTOCOL: String(o.protocol) } : {}),
     ...(o.version !== undefined ? { FAKE_HERDR_VERSION: o.version } : {}),
     ...(o.env ?? {}),

@@ -28,7 +28,7 @@ ev="$5"
 case "$ev" in started | progress | completed) ;; *) exit 0 ;; esac
 if [ "$ev" != started ] && [ -d "$ws/.gate" ]; then
   if [ "\${BLOCK:-}" = 1 ]; then
-    "$HERDR_BIN_PATH" pane report-agent "$HERDR_PANE_ID" --source custom:test --agent claude --state blocked >/dev/null 2>&1
+    "\${HERDR_BIN_PATH:-herdr}" pane report-agent "$HERDR_PANE_ID" --source custom:test --agent claude --state blocked >/dev/null 2>&1
   fi
   for _ in $(seq 1 1200); do [ -e "$ws/.gate/$ev" ] && break; sleep 0.1; done
 fi

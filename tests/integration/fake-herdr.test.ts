@@ -68,6 +68,13 @@ describe("fake herdr: workspaces and panes", () => {
     const list = ok(await h.herdr(["pane", "list", "--workspace", "w1"]));
     expect(list.result.panes.map((p: any) => p.pane_id)).toEqual(["w1:p1", "w1:p3"]);
     ok(await h.herdr(["pane", "close", "w1:p3"]));
+    // 0.8.0: the pane may also be --pane ID, --current (HERDR_PANE_ID), or none (the focused pane)
+    expect(ok(await h.herdr(["pane", "split", "--pane", "w1:p1", "--direction", "down"])).result.pane.pane_id).toBe("w1:p4");
+    expect(ok(await h.herdr(["pane", "split", "--current", "--direction", "down"], { env: { ...sb.env, HERDR_PANE_ID: "w1:p4" } })).result.pane.pane_id).toBe("w1:p5");
+    const focused = ok(await h.herdr(["pane", "list"])).result.panes.find((p: any) => p.focused).pane_id;
+    const none = ok(await h.herdr(["pane", "split", "--direction", "right"])).result.pane;
+    expect(none.pane_id).toBe(`${focused.split(":")[0]}:p${focused.startsWith("w1:") ? 6 : 2}`);
+    for (const id of ["w1:p4", "w1:p5", none.pane_id]) ok(await h.herdr(["pane", "close", id]));
   });
 
   test("closing the last pane closes the workspace; workspace numbers only grow", async () => {
@@ -83,9 +90,12 @@ describe("fake herdr: workspaces and panes", () => {
     expect(await h.herdr(["pane", "run", "w1:p1", "echo", "hi-$((40+2))"])).toMatchObject({ code: 0, stdout: "", stderr: "" });
     const seen = await waitFor(async () => (await h.herdr(["pane", "read", "w1:p1"])).stdout.includes("\nhi-42"), 5000);
     expect(seen).toBe(true);
-    const text = await h.herdr(["pane", "read", "w1:p1", "--source", "recent-unwrapped", "--lines", "5"]);
+    // herdr counts --lines in rendered rows of scrollback + screen, blank screen rows included:
+    // a few lines of output on a 50-row pane need --lines ≥ 50
+    const text = await h.herdr(["pane", "read", "w1:p1", "--source", "recent-unwrapped", "--lines", "60"]);
     expect(text.code).toBe(0);
-    expect(text.stdout).toContain("$ echo hi-$((40+2))");
+    expect(text.stdout).toMatch(/[$#] echo hi-\$\(\(40\+2\)\)\nhi-42\n/);
+    expect((await h.herdr(["pane", "read", "w1:p1", "--source", "recent-unwrapped", "--lines", "5"])).stdout).toBe("");
     expect(await h.herdr(["pane", "send-text", "w1:p1", "echo", "typed"])).toMatchObject({ code: 0, stdout: "" });
     await Bun.sleep(200);
     expect((await h.herdr(["pane", "read", "w1:p1"])).stdout).not.toContain("\ntyped");
@@ -102,6 +112,9 @@ describe("fake herdr: workspaces and panes", () => {
     expect(pi.shell_pid).toBeGreaterThan(0);
     expect(pi.foreground_processes).toHaveLength(1);
     expect(pi.foreground_processes[0]).toMatchObject({ pid: pi.shell_pid, name: "bash", cwd: sb.ws });
+    // 0.8.0's --current sends no pane id: the server's focused pane, whatever HERDR_PANE_ID says
+    const cur = ok(await h.herdr(["pane", "process-info", "--current"], { env: { ...sb.env, HERDR_PANE_ID: "w9:p9" } }));
+    expect(cur.result.process_info.pane_id).toBe("w1:p1");
   });
 });
 
@@ -145,7 +158,7 @@ describe("fake herdr: agents", () => {
     expect(v.result.type).toBe("agent_prompted");
     expect(["idle", "done"]).toContain(v.result.agent.agent_status);
     expect(v.result.agent.state_change_seq).toBeGreaterThanOrEqual(3);
-    const text = await h.herdr(["agent", "read", "rev-1", "--lines", "20"]);
+    const text = await h.herdr(["agent", "read", "rev-1"]);
     expect(text.stdout).toContain("got: review the diff");
   });
 

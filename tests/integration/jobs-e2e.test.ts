@@ -254,6 +254,28 @@ test("a loop job whose reviewer dies during the review → error (agent exited)"
   await expectToldOnce(w, dp, `[mam] job ${id} error: agent exited`);
 }, 120_000);
 
+test("audit #1 #10: the worker's agent exits and its pane stays a shell → error (agent exited), the delegator told, a herdr notification", async () => {
+  // a passive worker reads its job header and reports nothing (no hook runs)
+  const w = newWorkspace(e, {}, { agent: { PASSIVE: "1" } });
+  await ensureDaemon(w, "polling");
+  const [lead, wk] = [w.n("lead"), w.n("shell-wk")];
+  const dp = await createAgent(e, w, lead, "lead");
+  const wp = await createAgent(e, w, wk, "worker");
+  const id = await submit(w, ["--to", wk, "--from", lead, "--prompt", "summarise the README"]);
+  // every line of the header read (lines it had not read would reach the shell after it)
+  const screen = async () => String(((await e.herdr.call("pane.read", { pane_id: wp, source: "recent_unwrapped", lines: 100 })) as { read: { text: string } }).read.text);
+  expect(await waitFor(async () => (await screen()).includes("got: Run started now"), 20_000, 100)).toBe(true);
+  // the agent dies; herdr keeps the pane as a bare shell
+  const info = (await e.herdr.call("pane.process_info", { pane_id: wp })) as { process_info: { shell_pid: number; foreground_processes: { pid: number }[] } };
+  for (const p of info.process_info.foreground_processes) if (p.pid !== info.process_info.shell_pid) process.kill(p.pid, "SIGKILL");
+  const wait = await w.mam(["job", "wait", id, "--timeout", "30"]);
+  expect({ code: wait.code, out: wait.stdout }).toEqual({ code: 1, out: `${id} error: agent exited\n` });
+  expect(((await e.herdr.call("pane.list", {})) as { panes: { pane_id: string }[] }).panes.some((p) => p.pane_id === wp)).toBe(true);
+  await expectToldOnce(w, dp, `[mam] job ${id} error: agent exited`);
+  const notices = ((await e.herdr.state()) as { notifications: { at: number; title: string; body?: string; shown: boolean; reason: string }[] }).notifications;
+  expect(notices.filter((n) => n.title === `mam: job ${id} error`)).toEqual([{ at: expect.any(Number), title: `mam: job ${id} error`, body: `${wk}: agent exited`, shown: false, reason: "disabled" }]);
+}, 120_000);
+
 // ---------------------------------------------------------------------------------------------
 // trouble in the middle of a job
 // ---------------------------------------------------------------------------------------------

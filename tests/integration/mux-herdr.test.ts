@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { join } from "node:path";
 import { HerdrError, HerdrMux } from "../../lib/mux/herdr.ts";
 import { installShim } from "../../lib/mux/shim.ts";
-import { AgentPaneBusy, type MuxPane, type StartSpec } from "../../lib/mux/types.ts";
+import { AgentGone, AgentPaneBusy, type MuxPane, type StartSpec } from "../../lib/mux/types.ts";
 import { MamError } from "../../lib/sys/errors.ts";
 import { claimPaneLock } from "../../lib/sys/pane-lock.ts";
 import { installFakeAgents, installFakeHerdr, startFakeHerdr } from "../helpers/herdr.ts";
@@ -238,6 +238,33 @@ for (const target of [fake, real]) {
       const gone = await mux.processInfo(p.id).catch((e) => e);
       expect(gone).toBeInstanceOf(HerdrError);
       expect((gone as HerdrError).code).toBe("pane_not_found");
+    });
+
+    test("submit: agent prompt for a herdr kind, pane run for a typed one; a pane whose agent exited stays a shell and is refused (AgentGone), nothing typed", async () => {
+      const p = await mux.claimPane(sb.ws, () => false);
+      await mux.start(p, spec("subm", ["claude"], { herdrKind: "claude", readyTimeoutMs: 20_000 }));
+      await waitRead(p.id, "ready");
+      await mux.submit(p.id, "hello agent", true);
+      await waitRead(p.id, "got: hello agent");
+      expect(logged()).toContain(`--session ${session} agent prompt ${p.id} hello agent`);
+      await Bun.sleep(400); // agent prompt's Enter follows 300 ms later
+      await mux.submit(p.id, "/exit", true);
+      expect(await waitFor(async () => (await listed()).find((x) => x.id === p.id)?.agent === undefined, 10_000)).toBe(true);
+      expect((await listed()).map((x) => x.id)).toContain(p.id);
+      for (const managed of [true, false]) {
+        const e = await mux.submit(p.id, "echo SHOULD-NOT-RUN", managed).catch((x) => x);
+        expect(e).toBeInstanceOf(AgentGone);
+      }
+      await Bun.sleep(500);
+      expect(await mux.read(p.id, 50)).not.toContain("SHOULD-NOT-RUN");
+      // a typed kind: pane run once its command owns the terminal
+      const t = await mux.claimPane(sb.ws, () => false);
+      await mux.start(t, spec("typed-s", ["aider"], { settleMs: 300 }));
+      await waitRead(t.id, "ready");
+      await mux.submit(t.id, "typed hello", false);
+      await waitRead(t.id, "got: typed hello");
+      expect(logged()).toContain(`--session ${session} pane run ${t.id} typed hello`);
+      expect(logged().filter((l) => l.includes(" send-text "))).toEqual([]);
     });
 
     test("a herdr shim first on PATH is skipped: mam holds the pane-claim lock and must not wait on itself", async () => {

@@ -67,7 +67,9 @@ describe("P1 the lock file is per server under the sessions home", () => {
 });
 
 describe("P1b the ambient target locks the caller's server", () => {
-  test("HERDR_SESSION > HERDR_SOCKET_PATH > default", async () => {
+  // herdr's precedence (src/session.rs:80-91, 173-181), not the seed's: HERDR_SOCKET_PATH decides
+  // which server a plain `herdr …` reaches, so it decides the lock too (audit #8a)
+  test("HERDR_SOCKET_PATH > HERDR_SESSION > default", async () => {
     const t = sb.root;
     const home = { HOME: t };
     const sock = { HERDR_SOCKET_PATH: join(t, ".config/herdr/sessions/t50-x/herdr.sock") };
@@ -76,7 +78,7 @@ describe("P1b the ambient target locks the caller's server", () => {
       expect(await lockPath(ambient, only({ ...home, ...sock }))).toBe(named);
       expect(await lockPath(ambient, only({ ...home, HERDR_SESSION: "t50-x" }))).toBe(named);
       expect(
-        await lockPath(ambient, only({ ...home, HERDR_SESSION: "t50-x", HERDR_SOCKET_PATH: join(t, ".config/herdr/sessions/t50-y/herdr.sock") })),
+        await lockPath(ambient, only({ ...home, HERDR_SESSION: "t50-y", HERDR_SOCKET_PATH: join(t, ".config/herdr/sessions/t50-x/herdr.sock") })),
       ).toBe(named);
       const viaDefaultSock = await lockPath(ambient, only({ ...home, HERDR_SOCKET_PATH: join(t, ".config/herdr/herdr.sock") }));
       expect(viaDefaultSock).toBe(await lockPath("default", only(home)));

@@ -221,6 +221,21 @@ describe("the herdr shim", () => {
     }
   });
 
+  test("audit #8b: an explicit --session default is herdr's default server and takes its lock, also in a pane of another server", async () => {
+    const holder = await holdLock("default");
+    try {
+      const r = await herdr(["--session", "default", "pane", "split", "w1:p1"], { HERDR_SESSION: "srv-amb", HERDR_SOCKET_PATH: join(sb.home, ".config/herdr/sessions/srv-amb/herdr.sock"), MAM_PANE_CLAIM_WAIT_S: "1" });
+      expect(r.code).toBe(75);
+      expect(r.stderr).toContain("lock of server 'default'");
+    } finally {
+      holder.kill();
+      await holder.exited;
+    }
+    const r = await herdr(["--session", "default", "pane", "split", "w1:p1"], { HERDR_SESSION: "srv-amb" });
+    expect(r.code).toBe(0);
+    expect(calls().at(-1)!.args).toBe("--session default pane split w1:p1");
+  });
+
   test("everything else passes through unchanged: stdout, stderr, exit code, arguments after --", async () => {
     const holder = await holdLock("default");
     try {

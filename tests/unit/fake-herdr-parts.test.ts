@@ -7,7 +7,9 @@ import { firstInvalidKey, keyBytes } from "../fakes/herdr/common/keys.ts";
 import { apiSocketPath, resolveTarget, serverNotRunningMessage, stripSessionFlag, UsageError, validateSessionName } from "../fakes/herdr/common/session.ts";
 import { shellQuote } from "../fakes/herdr/server/handlers/agent.ts";
 import { decodeNumber, encodeNumber, newTerminalId, paneId, tabId, workspaceId } from "../fakes/herdr/server/ids.ts";
-import { leaves, measure, removeLeaf, splitLeaf } from "../fakes/herdr/server/layout.ts";
+import { leaves, measure, parseArea, removeLeaf, splitLeaf } from "../fakes/herdr/server/layout.ts";
+import { strippedTitle } from "../fakes/herdr/server/model.ts";
+import { foregroundJob, sessionMembers, stat } from "../fakes/herdr/server/procfs.ts";
 import { Screen } from "../fakes/herdr/server/screen.ts";
 
 describe("ids", () => {
@@ -38,7 +40,6 @@ describe("keys", () => {
     expect(keyBytes("C-c")).toBe("\x03");
     expect(keyBytes("Ctrl+D")).toBe("\x04");
     expect(keyBytes("alt+x")).toBe("\x1bx");
-    expect(keyBytes("M-x")).toBe("\x1bx");
     expect(keyBytes("shift+tab")).toBe("\x1b[Z");
     expect(keyBytes("esc")).toBe("\x1b");
     expect(keyBytes("up")).toBe("\x1b[A");
@@ -51,46 +52,118 @@ describe("keys", () => {
   test("invalid keys are found before anything is written", () => {
     expect(firstInvalidKey(["Enter", "bogus", "y"])).toBe("bogus");
     expect(firstInvalidKey(["ctrl+", "x"])).toBe("ctrl+");
-    expect(firstInvalidKey(["f13"])).toBe("f13");
-    expect(firstInvalidKey(["hyper+x"])).toBe("hyper+x");
+    expect(firstInvalidKey(["ctrl+a+b"])).toBe("ctrl+a+b");
     expect(firstInvalidKey(["Enter", "ctrl+c"])).toBeUndefined();
+  });
+
+  test("only the names herdr 0.8.0 knows (audit #9): no home/end/pageup/delete/insert, no M-x", () => {
+    for (const k of ["home", "end", "pageup", "pgup", "pagedown", "pgdn", "insert", "ins", "delete", "del", "backtab", "M-x", "equal", "dot", "grave", "tilde", "doublequote"]) {
+      expect(keyBytes(k)).toBeUndefined();
+    }
+    // what 0.8.0's parse_key_combo does accept
+    expect(keyBytes("double_quote")).toBe('"');
+    expect(keyBytes("BS")).toBe("\x7f");
+    expect(keyBytes("+")).toBe("+");
+    expect(keyBytes("c-c")).toBe("\x03");
+    expect(keyBytes("option+x")).toBe("\x1bx");
+    expect(keyBytes("X")).toBe("X");
+    expect(keyBytes("f13")).toBe("");
+    expect(keyBytes("hyper+x")).toBe("x");
   });
 });
 
-describe("screen", () => {
-  test("lines, carriage return overwrite, backspace, escape sequences stripped from text", () => {
-    const s = new Screen();
-    s.write("hello\r\nworld\n\x1b[31mred\x1b[0m\nabc\rX\nab\bc\n\x1b]0;title\x07t\n");
+describe("screen (a headless xterm, read as herdr 0.8.0 reads ghostty)", () => {
+  // a pty turns "\n" into "\r\n" (ONLCR); the screen gets what the pty gives
+  const feed = async (s: Screen, text: string) => s.write(text.replace(/\n/g, "\r\n"));
+
+  test("carriage return overwrites, backspace moves, escape sequences are not text; ansi keeps SGR", async () => {
+    const s = new Screen(80, 24);
+    await feed(s, "hello\nworld\n\x1b[31mred\x1b[0m\nabc\rX\nab\bc\n\x1b]0;title\x07t\n");
     expect(s.read("recent_unwrapped", undefined, "text").text).toBe("hello\nworld\nred\nXbc\nac\nt");
-    expect(s.read("recent_unwrapped", undefined, "ansi").text).toContain("\x1b[31mred");
+    expect(s.read("visible", undefined, "text").text).toBe("hello\nworld\nred\nXbc\nac\nt\n");
+    expect(s.read("recent_unwrapped", undefined, "ansi").text).toContain("\x1b[0;31mred\x1b[0m");
+    expect(s.title).toBe("title");
   });
 
-  test("recent wraps at 80 columns, recent_unwrapped does not; lines and truncated", () => {
-    const s = new Screen();
-    s.write(`${"x".repeat(100)}\nshort\n`);
-    expect(s.read("recent", undefined, "text").text.split("\n")).toEqual(["x".repeat(80), "x".repeat(20), "short"]);
-    expect(s.read("recent_unwrapped", undefined, "text").text.split("\n")).toEqual(["x".repeat(100), "short"]);
-    const two = s.read("recent", 2, "text");
-    expect(two).toEqual({ text: `${"x".repeat(20)}\nshort`, truncated: true });
-    expect(s.read("recent", 5, "text").truncated).toBe(false);
+  test("recent keeps soft wraps as rows, recent_unwrapped joins them; visible and recent end in a newline", async () => {
+    const s = new Screen(80, 24);
+    await feed(s, `${"x".repeat(100)}\nshort\n`);
+    expect(s.read("recent", undefined, "text").text).toBe(`${"x".repeat(80)}\n${"x".repeat(20)}\nshort\n`);
+    expect(s.read("recent_unwrapped", undefined, "text").text).toBe(`${"x".repeat(100)}\nshort`);
+    // the row limit counts rendered rows of scrollback + screen, blank screen rows included
+    expect(s.read("recent", 30, "text")).toEqual({ text: `${"x".repeat(80)}\n${"x".repeat(20)}\nshort\n`, truncated: false });
+    expect(s.read("recent", 5, "text")).toEqual({ text: "", truncated: true });
   });
 
-  test("visible is the last 24 rows; default 80 lines; cap 1000", () => {
-    const s = new Screen();
-    for (let i = 1; i <= 1500; i++) s.write(`line ${i}\n`);
+  test("visible is the screen; --lines keeps its last lines; recent defaults to 80 rows, capped at 1000", async () => {
+    const s = new Screen(80, 24);
+    let out = "";
+    for (let i = 1; i <= 1500; i++) out += `line ${i}\n`;
+    await feed(s, out);
     const vis = s.read("visible", undefined, "text").text.split("\n");
-    expect(vis).toHaveLength(24);
-    expect(vis[23]).toBe("line 1500");
-    expect(s.read("recent", undefined, "text").text.split("\n")).toHaveLength(80);
+    expect(vis).toHaveLength(24); // 23 rows of text, the cursor's empty row dropped, a final newline
+    expect(vis[22]).toBe("line 1500");
+    expect(s.read("visible", 2, "text")).toEqual({ text: "line 1499\nline 1500\n", truncated: true });
+    expect(s.read("recent", undefined, "text").text.split("\n")).toHaveLength(80); // 79 rows + ""
     expect(s.read("recent", 5000, "text").text.split("\n")).toHaveLength(1000);
-    expect(s.read("detection", 3, "text").text).toBe("line 1498\nline 1499\nline 1500");
+    expect(s.read("detection", 3, "text").text).toBe("line 1498\nline 1499\nline 1500\n");
   });
 
-  test("the partial line under the cursor is part of the screen", () => {
-    const s = new Screen();
-    s.write("out\n$ ");
-    expect(s.read("recent", undefined, "text").text).toBe("out\n$");
-    expect(s.lastLines(1)).toEqual(["$"]);
+  test("bracketed paste follows DECSET/DECRST 2004 from the app; new output wraps at a new width", async () => {
+    const s = new Screen(20, 5);
+    expect(s.bracketedPaste).toBe(false);
+    await s.write("\x1b[?2004h");
+    expect(s.bracketedPaste).toBe(true);
+    await s.write("\x1b[?2004l");
+    expect(s.bracketedPaste).toBe(false);
+    await feed(s, "abcdefghijklmnopqrstuvwxyz");
+    expect(s.read("visible", undefined, "text").text).toBe("abcdefghijklmnopqrst\nuvwxyz\n");
+    s.resize(10, 5);
+    expect([s.cols, s.rows]).toEqual([10, 5]);
+    await feed(s, "\n0123456789ABCDE");
+    expect(s.lastLines(2)).toEqual(["0123456789", "ABCDE"]);
+  });
+});
+
+describe("procfs (what herdr reads of a pane's processes)", () => {
+  test("stat fields; a process without a controlling terminal has no foreground job", () => {
+    const me = stat(process.pid)!;
+    expect(me.state).toMatch(/^[RSD]$/);
+    expect(me.ppid).toBe(process.ppid);
+    expect(me.startTime).toBeGreaterThan(0);
+    const detached = Bun.spawnSync(["setsid", "-w", "sh", "-c", "cat /proc/$$/stat"], { stdin: "ignore" }).stdout.toString();
+    expect(detached.slice(detached.lastIndexOf(")") + 2).split(" ")[5]).toBe("-1"); // tpgid
+    expect(foregroundJob(999_999_999)).toBeUndefined();
+  });
+
+  test("a session is swept only while its leader is the process that started it", () => {
+    const leader = Bun.spawn(["setsid", "sleep", "30"], { stdin: "ignore" });
+    try {
+      // setsid forks when it is a group leader already; wait for the sleep's own session
+      let sid = 0;
+      for (let i = 0; i < 100 && !sid; i++) {
+        const st = stat(leader.pid);
+        if (st && st.session === leader.pid) sid = leader.pid;
+        else Bun.sleepSync(10);
+      }
+      expect(sid).toBe(leader.pid);
+      const start = stat(sid)!.startTime;
+      expect(sessionMembers(sid, start)).toEqual([sid]);
+      expect(sessionMembers(sid, start + 1)).toEqual([]); // a recycled id: someone else's session
+    } finally {
+      leader.kill("SIGKILL");
+    }
+  });
+});
+
+describe("terminal titles", () => {
+  test("herdr strips one leading spinner or claude activity glyph (src/terminal/title.rs cases)", () => {
+    for (const t of ["⠋ task", "✳ task", "  ⠙   task  ", "✢ task", "✻ task"]) expect(strippedTitle(t)).toBe("task");
+    expect(strippedTitle("⠋ ⠙ task")).toBe("⠙ task");
+    for (const t of ["★task", "✨ task", "@ task", "task ⠋ detail", "[prod] task"]) expect(strippedTitle(t)).toBe(t);
+    expect(strippedTitle(" ⠋ 修复🙂标题 ")).toBe("修复🙂标题");
+    expect(strippedTitle("⠋")).toBeUndefined();
+    expect(strippedTitle("  ")).toBeUndefined();
   });
 });
 
@@ -148,6 +221,12 @@ describe("CLI argv rules (herdr 0.8.0)", () => {
     expect(p.multi["--env"]).toEqual(["A=1", "B=2"]);
   });
 
+  test("bool flags keep their order: --focus/--no-focus is last-one-wins, as 0.8.0's parsers", () => {
+    const s = { ...spec, flags: { ...spec.flags, "--no-focus": "bool" as const } };
+    expect(parseArgs(["w1:p1", "--no-focus", "--focus"], s).boolOrder).toEqual(["--no-focus", "--focus"]);
+    expect(parseArgs(["w1:p1", "--focus", "--no-focus"], s).boolOrder).toEqual(["--focus", "--no-focus"]);
+  });
+
   test("--flag=value, flags before the id, unknown flags and missing values are usage errors", () => {
     const s = { ...spec, flags: { ...spec.flags } };
     expect(() => parseArgs(["w1:p1", "--direction=right"], s)).toThrow("unknown option: --direction=right");
@@ -184,6 +263,11 @@ describe("kinds, quoting, layout", () => {
     const line = words.map(shellQuote).join(" ");
     const r = Bun.spawnSync(["bash", "-c", `for a in ${line}; do printf '%s\\n' "$a"; done`]);
     expect(r.stdout.toString()).toBe(`${words.join("\n")}\n`);
+  });
+
+  test("the tab area: COLSxROWS, else 200x50", () => {
+    expect(parseArea("120x80")).toEqual({ x: 0, y: 0, width: 120, height: 80 });
+    for (const bad of [undefined, "", "120", "1x1", "axb", "120x80x2"]) expect(parseArea(bad)).toEqual({ x: 0, y: 0, width: 200, height: 50 });
   });
 
   test("layout: split, order, remove, measure", () => {

@@ -1,8 +1,9 @@
 // `herdr agent start NAME --kind K --pane P [--timeout MS] [-- ARGS…]`: the client half of the
-// two-phase start (herdr.md §3.6). agent.start claims the pane and types the command; then
-// agent.get NAME every 100 ms until interactive_ready (success), launch_pending gone
-// (agent_start_failed), another terminal (agent_name_not_found), another kind
-// (agent_kind_mismatch), or the deadline (timeout).
+// two-phase start (herdr.md §3.6, real 0.8.0 src/cli/agent.rs:272-562). agent.start claims the
+// pane and types the command; then agent.get NAME (else the pane) every 100 ms until
+// interactive_ready (success), another terminal or name (agent_name_not_found), another kind
+// (agent_kind_mismatch), or the deadline (timeout). An agent that exits at start is not found
+// any more, which the CLI keeps polling through: it ends in `timeout` after the whole --timeout.
 import type { Json } from "../common/client.ts";
 import { canonicalKind } from "../common/kinds.ts";
 import { CliUsage, type Parsed, parseU64 } from "./args.ts";
@@ -33,31 +34,30 @@ export async function agentStart(ctx: CliCtx, p: Parsed, agentArgs: string[]): P
   const argv = result.argv;
   const expected = canonicalKind(kind);
   const deadline = t0 + (timeout ?? DEFAULT_TIMEOUT_MS);
+  // src/cli/agent.rs:501-562 (wait_for_named_agent): agent.get NAME, else agent.get PANE; when
+  // both fail (the typed command ended, or the agent came and went) it sleeps and keeps polling:
+  // such a start ends in `timeout` at the deadline, never in agent_start_failed
   for (;;) {
-    await Bun.sleep(POLL_MS);
-    const r = await call(ctx, ID, "agent.get", { target: name });
-    const now = Date.now();
+    if (Date.now() >= deadline) {
+      await call(ctx, ID, "agent.get", { target: name });
+      return failWith(ID, "timeout", "timed out waiting for agent startup");
+    }
+    let r = await call(ctx, ID, "agent.get", { target: name });
+    if (r.error) r = await call(ctx, ID, "agent.get", { target: pane });
     if (r.error) {
-      const code = (r.error as Json).code;
-      if (code === "agent_not_found") {
-        if (now >= deadline - 2 * POLL_MS) return failWith(ID, "timeout", "timed out waiting for agent startup");
-        return failWith(ID, "agent_start_failed", "agent process exited before becoming interactive");
-      }
-      await err(line({ id: ID, error: r.error }));
-      return 1;
+      await Bun.sleep(POLL_MS);
+      continue;
     }
     const a = (r.result as Json).agent as Json;
-    if (a.terminal_id !== terminal) return failWith(ID, "agent_name_not_found", `agent ${name} no longer owns the target terminal`);
+    if (a.terminal_id !== terminal) return failWith(ID, "agent_name_not_found", `named agent ${name} no longer owns the target terminal`);
     if (typeof a.agent === "string" && expected && canonicalKind(a.agent) !== expected)
-      return failWith(ID, "agent_kind_mismatch", `expected agent kind ${expected} but detected ${a.agent}`);
+      return failWith(ID, "agent_kind_mismatch", `expected ${expected}, detected ${a.agent}`);
+    if (a.name !== name) return failWith(ID, "agent_name_not_found", `named agent ${name} no longer owns the target terminal`);
     if (a.interactive_ready === true) {
       await out(line({ id: ID, result: { type: "agent_started", agent: a, argv } }));
       return 0;
     }
-    if (a.launch_pending !== true) {
-      if (now >= deadline - 2 * POLL_MS) return failWith(ID, "timeout", "timed out waiting for agent startup");
-      return failWith(ID, "agent_start_failed", "agent process exited before becoming interactive");
-    }
-    if (now >= deadline) return failWith(ID, "timeout", "timed out waiting for agent startup");
+    if (a.launch_pending !== true) return failWith(ID, "agent_start_failed", "agent process exited before becoming interactive");
+    await Bun.sleep(POLL_MS);
   }
 }

@@ -32,10 +32,12 @@ export interface Parsed {
   flags: Record<string, string | undefined>;
   multi: Record<string, string[]>;
   bools: Set<string>;
+  /** the bool flags in the order given (for last-one-wins pairs like --focus/--no-focus) */
+  boolOrder: string[];
 }
 
 export function parseArgs(args: string[], spec: Spec): Parsed {
-  const out: Parsed = { pos: {}, rest: [], flags: {}, multi: {}, bools: new Set() };
+  const out: Parsed = { pos: {}, rest: [], flags: {}, multi: {}, bools: new Set(), boolOrder: [] };
   let i = 0;
   for (const name of spec.positional ?? []) {
     const optional = name.endsWith("?");
@@ -63,6 +65,7 @@ export function parseArgs(args: string[], spec: Spec): Parsed {
     }
     if (kind === "bool") {
       out.bools.add(a);
+      out.boolOrder.push(a);
       i++;
       continue;
     }
@@ -75,9 +78,20 @@ export function parseArgs(args: string[], spec: Spec): Parsed {
   return out;
 }
 
+/**
+ * a u32 flag value (`--lines`): 0.8.0's parse_u32_flag(..)? ends the command with a raw
+ * `Error: invalid value for --lines: X`, exit 1 (src/cli.rs:904-914; HEAD makes it exit 2)
+ */
 export function parseU32(flag: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v) || Number(v) > 4294967295) throw new CliUsage(`invalid value for ${flag}: ${v}`);
+  if (!/^\d+$/.test(v) || Number(v) > 4294967295) throw new CliRawError(`invalid value for ${flag}: ${v}`);
+  return Number(v);
+}
+
+/** a u64 flag value parsed with 0.8.0's parse_u64_flag(..)? (wait-output --timeout, --seq): a raw error, exit 1 */
+export function parseU64Raw(flag: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v))) throw new CliRawError(`invalid value for ${flag}: ${v}`);
   return Number(v);
 }
 

@@ -67,11 +67,13 @@ export async function ping(ctx: CliCtx, id: string): Promise<Json> {
   const mine = cliProtocol(ctx.env);
   const theirs = result?.protocol;
   if (typeof theirs === "number" && theirs !== mine) {
-    const rel = mine > theirs ? "newer" : "older";
+    // src/cli/protocol_guard.rs:24-33
     return failWith(
       id,
       "protocol_mismatch",
-      `client protocol ${mine} is ${rel} than server protocol ${theirs}; restart the Herdr server before using this command. Stop the old server to use the new version.\nStopping exits pane processes.\nRun \`herdr server stop\`, then run \`herdr\` again.`,
+      mine > theirs
+        ? `client protocol ${mine} is newer than server protocol ${theirs}; restart the Herdr server before using this command. Stop the old server to use the new version.\nStopping exits pane processes.\nRun \`herdr server stop\`, then run \`herdr\` again.`
+        : `client protocol ${mine} is older than server protocol ${theirs}; upgrade the Herdr client before using this command`,
     );
   }
   return pong;

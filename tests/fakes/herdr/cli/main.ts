@@ -19,6 +19,7 @@ import {
   parseStatuses,
   parseU32,
   parseU64,
+  parseU64Raw,
   type Spec,
 } from "./args.ts";
 import { apiCommand, type CliCtx, cliVersion, err, Failed, makeCtx, type OutMode, out } from "./io.ts";
@@ -43,8 +44,9 @@ function readParams(p: Parsed, idKey: "pane_id" | "target", id: string): Json {
 
 const READ_FLAGS = { "--source": "value", "--lines": "value", "--format": "value", "--ansi": "bool", "--raw": "bool" } as const;
 
+/** --focus / --no-focus: the last one wins, default no focus (src/cli/workspace.rs:41-80) */
 function focusFlag(p: Parsed): boolean {
-  return p.bools.has("--focus") && !p.bools.has("--no-focus") ? true : false;
+  return p.boolOrder.filter((b) => b === "--focus" || b === "--no-focus").at(-1) === "--focus";
 }
 
 const COMMANDS: Record<string, Record<string, Cmd>> = {
@@ -83,16 +85,19 @@ const COMMANDS: Record<string, Record<string, Cmd>> = {
     },
     split: {
       spec: {
-        usage: "usage: herdr pane split <pane_id> --direction right|down [--ratio F] [--cwd PATH] [--env KEY=VALUE] [--focus] [--no-focus]",
-        positional: ["id"],
-        flags: { "--direction": "value", "--ratio": "value", "--cwd": "value", "--env": "multi", "--focus": "bool", "--no-focus": "bool" },
+        usage: "usage: herdr pane split [<pane_id>|--pane ID|--current] --direction right|down [--ratio FLOAT] [--cwd PATH] [--env KEY=VALUE] [--focus] [--no-focus]",
+        positional: ["id?"],
+        flags: { "--pane": "value", "--current": "bool", "--direction": "value", "--ratio": "value", "--cwd": "value", "--env": "multi", "--focus": "bool", "--no-focus": "bool" },
       },
-      build: (p) => {
+      // 0.8.0 (src/cli/pane.rs:513-624): the pane is the positional id, --pane ID, or --current
+      // (HERDR_PANE_ID); none → the server splits its focused pane
+      build: (p, ctx) => {
         const direction = parseDirection(p.flags["--direction"]);
         if (!direction) throw new CliUsage("missing required --direction");
+        const target = p.flags["--pane"] ?? (p.bools.has("--current") ? ctx.env.HERDR_PANE_ID?.trim() || undefined : p.pos.id);
         return {
           method: "pane.split",
-          params: drop({ target_pane_id: p.pos.id, direction, ratio: parseFloatFlag("--ratio", p.flags["--ratio"]), cwd: p.flags["--cwd"], focus: focusFlag(p), env: parseEnv(p.multi["--env"]) }),
+          params: drop({ target_pane_id: target, direction, ratio: parseFloatFlag("--ratio", p.flags["--ratio"]), cwd: p.flags["--cwd"], focus: focusFlag(p), env: parseEnv(p.multi["--env"]) }),
         };
       },
     },
@@ -137,7 +142,7 @@ const COMMANDS: Record<string, Record<string, Cmd>> = {
             source: parseSource(p.flags["--source"]) ?? "recent",
             match: m !== undefined ? { type: "substring", value: m } : { type: "regex", value: r },
             lines: parseU32("--lines", p.flags["--lines"]),
-            timeout_ms: parseU64("--timeout", p.flags["--timeout"]),
+            timeout_ms: parseU64Raw("--timeout", p.flags["--timeout"]),
             strip_ansi: p.bools.has("--raw") ? false : undefined,
           }),
         };
@@ -145,7 +150,9 @@ const COMMANDS: Record<string, Record<string, Cmd>> = {
     },
     "process-info": {
       spec: { usage: "usage: herdr pane process-info [--pane <pane_id>|--current]", flags: { "--pane": "value", "--current": "bool" } },
-      build: (p, ctx) => ({ method: "pane.process_info", params: drop({ pane_id: p.flags["--pane"] ?? (p.bools.has("--current") ? ctx.env.HERDR_PANE_ID || undefined : undefined) }) }),
+      // 0.8.0 (src/cli/pane.rs:225-245): --current sends no pane id, so the server answers for
+      // its focused pane (HEAD resolves HERDR_PANE_ID instead)
+      build: (p) => ({ method: "pane.process_info", params: drop({ pane_id: p.bools.has("--current") ? undefined : p.flags["--pane"] }) }),
     },
     "report-agent": {
       spec: {
@@ -167,7 +174,7 @@ const COMMANDS: Record<string, Record<string, Cmd>> = {
             agent: p.flags["--agent"],
             state,
             message: p.flags["--message"],
-            seq: parseU64("--seq", p.flags["--seq"]),
+            seq: parseU64Raw("--seq", p.flags["--seq"]),
             agent_session_id: p.flags["--agent-session-id"],
             agent_session_path: p.flags["--agent-session-path"],
           }),
@@ -181,7 +188,7 @@ const COMMANDS: Record<string, Record<string, Cmd>> = {
         const source = p.flags["--source"]?.trim();
         if (!source) throw new CliUsage("missing required --source");
         if (p.flags["--agent"] === undefined) throw new CliUsage("missing required --agent");
-        return { method: "pane.release_agent", params: drop({ pane_id: p.pos.id, source, agent: p.flags["--agent"], seq: parseU64("--seq", p.flags["--seq"]) }) };
+        return { method: "pane.release_agent", params: drop({ pane_id: p.pos.id, source, agent: p.flags["--agent"], seq: parseU64Raw("--seq", p.flags["--seq"]) }) };
       },
       mode: "silent",
     },
@@ -225,6 +232,20 @@ const COMMANDS: Record<string, Record<string, Cmd>> = {
     },
   },
   worktree: worktreeCommands,
+  notification: {
+    // src/cli/notification.rs: the title is the first argument; bad values are usage errors
+    show: {
+      spec: { usage: "usage: herdr notification show <title> [--body TEXT] [--position top-left|top-right|bottom-left|bottom-right] [--sound none|done|request]", positional: ["title"], flags: { "--body": "value", "--position": "value", "--sound": "value" } },
+      build: (p) => {
+        const position = p.flags["--position"];
+        if (position !== undefined && !["top-left", "top-right", "bottom-left", "bottom-right"].includes(position))
+          throw new CliUsage(`invalid position: ${position} (expected top-left, top-right, bottom-left, or bottom-right)`);
+        const sound = p.flags["--sound"] ?? "none";
+        if (!["none", "done", "request"].includes(sound)) throw new CliUsage(`invalid sound: ${sound} (expected none, done, or request)`);
+        return { method: "notification.show", params: drop({ title: p.pos.title, body: p.flags["--body"], position, sound }) };
+      },
+    },
+  },
   api: {
     snapshot: { spec: { usage: "usage: herdr api snapshot" }, build: () => ({ method: "session.snapshot", params: {} }) },
     schema: {
@@ -246,6 +267,7 @@ const HELP = `herdr (fake, for tests) — commands:
   herdr pane list|get|current|split|rename|close|run|send-text|send-keys|read|wait-output|process-info|report-agent|release-agent|focus
   herdr agent start|get|list|prompt|wait|read|send-keys|rename|focus
   herdr worktree list|create|open|remove
+  herdr notification show <title> [--body TEXT] [--position P] [--sound S]
   herdr api snapshot | api schema --json
 `;
 
@@ -290,7 +312,10 @@ async function dispatch(ctx: CliCtx, args: string[], explicitDefault: boolean): 
   const parsed = parseArgs(words, cmd.spec);
   if (cmd.run) return cmd.run(parsed, ctx, agentArgs);
   const { method, params } = cmd.build!(parsed, ctx);
-  return apiCommand(ctx, `cli:${group}:${sub}`, method, params, cmd.mode ?? "json");
+  // request ids as 0.8.0's CLI sets them (src/cli.rs:730-742 send_ok_request, src/cli/pane.rs:166)
+  const mode = cmd.mode ?? "json";
+  const id = mode === "silent" ? "cli:request" : `cli:${group}:${sub === "process-info" ? "process_info" : sub}`;
+  return apiCommand(ctx, id, method, params, mode);
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -1,11 +1,11 @@
 // `herdr session list [--json]`, `herdr session stop NAME [--json]`, `herdr server stop`,
 // `herdr status [server] [--json]` (herdr.md §1.3).
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { isListening, NotRunningError, request } from "../common/client.ts";
-import { apiSocketPath, configDir, DEFAULT_SESSION, sessionDir, serverNotRunningMessage, validateSessionName } from "../common/session.ts";
+import { apiSocketPath, configDir, DEFAULT_SESSION, sessionDir, validateSessionName } from "../common/session.ts";
 import { CliUsage } from "./args.ts";
-import { type CliCtx, cliProtocol, cliVersion, err, failWith, line, out, ping } from "./io.ts";
+import { type CliCtx, cliProtocol, cliVersion, err, line, out, ping } from "./io.ts";
 
 export const STOP_WAIT_MS = 15_000;
 
@@ -84,23 +84,32 @@ export async function sessionStop(ctx: CliCtx, args: string[]): Promise<number> 
   return 0;
 }
 
+/**
+ * `herdr server stop` as 0.8.0 (src/cli/server.rs:27-40, src/session.rs:236-297): silent on
+ * success; a server that cannot be reached is a plain-text line on stderr, exit 1
+ */
 export async function serverStop(ctx: CliCtx, args: string[]): Promise<number> {
   if (args.length) throw new CliUsage("usage: herdr server stop");
-  const id = "cli:server:stop";
   const t = ctx.target();
   let resp;
   try {
-    resp = await request(t.socket, { id, method: "server.stop", params: {} }, { timeoutMs: 10_000 });
+    resp = await request(t.socket, { id: "cli:session:stop", method: "server.stop", params: {} }, { timeoutMs: 10_000 });
   } catch (e) {
-    if (e instanceof NotRunningError) return failWith(id, "server_not_running", serverNotRunningMessage(t));
+    if (e instanceof NotRunningError) {
+      const why = existsSync(t.socket) ? "Connection refused (os error 111)" : "No such file or directory (os error 2)";
+      await err(`server is not running or cannot be reached at ${t.socket}: ${why}\n`);
+      return 1;
+    }
     throw e;
   }
   if (resp.error) {
-    await err(line(resp));
+    await err(`${JSON.stringify(resp.error)}\n`);
     return 1;
   }
-  if (!(await waitGone(t.socket, STOP_WAIT_MS))) return failWith(id, "server_stop_failed", `server did not stop within ${STOP_WAIT_MS}ms; socket is still reachable at ${t.socket}`);
-  await out(line(resp));
+  if (!(await waitGone(t.socket, STOP_WAIT_MS))) {
+    await err(`server did not stop within ${STOP_WAIT_MS}ms; sockets are still reachable at ${t.socket}\n`);
+    return 1;
+  }
   return 0;
 }
 

@@ -1,130 +1,94 @@
-// Key names as herdr's send-keys accepts them (herdr.md §2.3 notes): case-insensitive combos,
-// `C-x` / `M-x` aliases, named punctuation, f1…f12. A key becomes the bytes a terminal would send.
+// Key names exactly as herdr 0.8.0's send-keys accepts them (src/config/keybinds.rs:1151-1264
+// parse_key_combo, src/app/api_helpers.rs normalize_api_key_alias): `+`-separated combos,
+// case-insensitive, at most one key with any modifiers (ctrl/control, shift, alt/option/meta,
+// cmd/command/super, hyper); keys: space, enter/return, esc/escape, tab (shift+tab = backtab),
+// backspace/bs, the four arrows, named punctuation, any single character (upper case = shift),
+// f<N> (any u8); aliases `C-c`/`c-c` → ctrl+c and `+` → plus. Everything else (home, end,
+// pageup, delete, insert, `M-x`, …) is `invalid_key`, as in 0.8.0. A key becomes the bytes a
+// terminal sends (f13+ and super/hyper have no bytes here; 0.8.0's mis-encoded shift+tab through
+// send-keys is not copied: the fake sends backtab).
 
 const NAMED: Record<string, string> = {
+  space: " ",
   enter: "\r",
   return: "\r",
   esc: "\x1b",
   escape: "\x1b",
   tab: "\t",
-  "shift+tab": "\x1b[Z",
-  backtab: "\x1b[Z",
   backspace: "\x7f",
   bs: "\x7f",
-  space: " ",
   up: "\x1b[A",
   down: "\x1b[B",
   right: "\x1b[C",
   left: "\x1b[D",
-  home: "\x1b[H",
-  end: "\x1b[F",
-  pageup: "\x1b[5~",
-  pgup: "\x1b[5~",
-  pagedown: "\x1b[6~",
-  pgdn: "\x1b[6~",
-  insert: "\x1b[2~",
-  ins: "\x1b[2~",
-  delete: "\x1b[3~",
-  del: "\x1b[3~",
-  // named punctuation
   minus: "-",
-  plus: "+",
-  slash: "/",
-  backslash: "\\",
-  equal: "=",
-  equals: "=",
   comma: ",",
   period: ".",
-  dot: ".",
+  slash: "/",
+  backslash: "\\",
+  quote: "'",
+  double_quote: '"',
+  "double-quote": '"',
   semicolon: ";",
   colon: ":",
-  quote: "'",
-  apostrophe: "'",
-  doublequote: '"',
-  backtick: "`",
-  grave: "`",
-  tilde: "~",
-  bang: "!",
-  exclamation: "!",
-  at: "@",
-  hash: "#",
-  dollar: "$",
   percent: "%",
-  caret: "^",
   ampersand: "&",
-  asterisk: "*",
-  star: "*",
-  underscore: "_",
-  pipe: "|",
-  question: "?",
-  lparen: "(",
-  rparen: ")",
-  lbracket: "[",
-  rbracket: "]",
-  lbrace: "{",
-  rbrace: "}",
-  lt: "<",
-  gt: ">",
+  backtick: "`",
+  plus: "+",
 };
 
 const FKEYS = ["\x1bOP", "\x1bOQ", "\x1bOR", "\x1bOS", "\x1b[15~", "\x1b[17~", "\x1b[18~", "\x1b[19~", "\x1b[20~", "\x1b[21~", "\x1b[23~", "\x1b[24~"];
 
-function base(name: string): string | undefined {
-  if (name.length === 1) return name;
-  const n = NAMED[name.toLowerCase()];
-  if (n !== undefined) return n;
-  const f = /^f(\d{1,2})$/i.exec(name);
-  if (f) {
+type Mod = "ctrl" | "shift" | "alt" | "super" | "hyper";
+const MODS: Record<string, Mod> = { ctrl: "ctrl", control: "ctrl", shift: "shift", alt: "alt", option: "alt", meta: "alt", cmd: "super", command: "super", super: "super", hyper: "hyper" };
+
+/** the key part alone → bytes, or undefined when 0.8.0 does not know it */
+function base(key: string): { bytes: string; char?: string } | undefined {
+  const lower = key.toLowerCase();
+  const n = NAMED[lower];
+  if (n !== undefined) return { bytes: n, ...(n.length === 1 && n !== "\r" && n !== "\t" && n !== "\x1b" && n !== "\x7f" ? { char: n } : {}) };
+  if ([...key].length === 1) return { bytes: key, char: key };
+  const f = /^f(\d+)$/.exec(lower);
+  if (f && Number(f[1]) <= 255) {
     const i = Number(f[1]);
-    if (i >= 1 && i <= 12) return FKEYS[i - 1];
+    return { bytes: i >= 1 && i <= 12 ? FKEYS[i - 1]! : "" };
   }
   return undefined;
 }
 
-function ctrl(ch: string): string | undefined {
+function ctrlOf(ch: string): string | undefined {
   const c = ch.toLowerCase();
-  if (c.length !== 1) return undefined;
   if (c >= "a" && c <= "z") return String.fromCharCode(c.charCodeAt(0) - 96);
   const special: Record<string, string> = { "@": "\x00", " ": "\x00", "[": "\x1b", "\\": "\x1c", "]": "\x1d", "^": "\x1e", _: "\x1f", "?": "\x7f" };
   return special[c];
 }
 
-/** the bytes for one key, or undefined when herdr would answer invalid_key */
+/** the bytes for one key, or undefined when herdr 0.8.0 would answer invalid_key */
 export function keyBytes(key: string): string | undefined {
-  if (key === "") return undefined;
-  let k = key;
-  // tmux-style aliases: C-c, M-x
-  const tm = /^([CcMm])-(.+)$/.exec(k);
-  if (tm) k = `${tm[1]!.toLowerCase() === "c" ? "ctrl" : "alt"}+${tm[2]}`;
-  const whole = base(k);
-  if (whole !== undefined && !k.includes("+")) return whole;
-  if (k.toLowerCase() === "shift+tab") return NAMED["shift+tab"];
-  const parts = k.split("+");
-  if (parts.length < 2 || parts.some((p) => p === "")) {
-    // a lone "+" is a printable key
-    return k === "+" ? "+" : undefined;
+  let k = key.trim();
+  if (k === "C-c" || k === "c-c") k = "ctrl+c";
+  else if (k === "+") k = "plus";
+  const mods = new Set<Mod>();
+  let keyPart: string | undefined;
+  for (const raw of k.split("+")) {
+    const part = raw.trim();
+    if (part === "") return undefined;
+    const m = MODS[part.toLowerCase()];
+    if (m) mods.add(m);
+    else if (keyPart !== undefined) return undefined;
+    else keyPart = part;
   }
-  const last = parts.pop()!;
-  const mods = parts.map((p) => p.toLowerCase());
-  let bytes = base(last);
-  if (bytes === undefined) return undefined;
-  let alt = false;
-  for (const m of mods) {
-    if (m === "ctrl" || m === "control") {
-      const c = ctrl(last.length === 1 ? last : bytes);
-      if (c === undefined) return undefined;
-      bytes = c;
-    } else if (m === "alt" || m === "meta" || m === "option") {
-      alt = true;
-    } else if (m === "shift") {
-      if (last.length === 1) bytes = last.toUpperCase();
-      else if (last.toLowerCase() !== "tab") return undefined;
-      else bytes = NAMED["shift+tab"]!;
-    } else {
-      return undefined;
-    }
+  if (keyPart === undefined) return undefined;
+  const b = base(keyPart);
+  if (!b) return undefined;
+  let bytes = b.bytes;
+  if (keyPart.toLowerCase() === "tab" && mods.has("shift")) bytes = "\x1b[Z";
+  else if (b.char !== undefined && mods.has("shift") && !mods.has("ctrl")) bytes = b.char.toUpperCase();
+  if (mods.has("ctrl")) {
+    const c = b.char !== undefined ? ctrlOf(b.char) : undefined;
+    if (c !== undefined) bytes = c;
   }
-  return alt ? `\x1b${bytes}` : bytes;
+  return mods.has("alt") ? `\x1b${bytes}` : bytes;
 }
 
 /** the first invalid key in keys, or undefined when all are valid */

@@ -1,13 +1,13 @@
 // Agent identification and state for one pane, as herdr.md §3.6 and §4 describe:
-// * the pane's foreground job is read from /proc; a process named like a known agent (or
-//   carrying HERDR_AGENT=<kind>) is that agent;
+// * the pane's foreground job is the tty's foreground process group (terminal.ts); a process
+//   named like a known agent (or carrying HERDR_AGENT=<kind>), group leader first, is that agent;
 // * a pane.report_agent from a custom source is the state authority while its process lives;
 //   otherwise a detected agent is idle (herdr's fallback), or blocked when "Do you want to
 //   proceed?" is among the last 4 non-empty lines of the screen;
 // * done = idle and unseen: a working/blocked → idle transition outside the active tab of the
 //   focused workspace;
 // * a managed start (agent.start) is pending until the settle delay has passed and the expected
-//   kind is idle or blocked; the typed command ending first, or the deadline, clears the claim.
+//   kind is idle or blocked; the deadline, or the detected agent leaving, clears the claim.
 import { canonicalKind } from "../common/kinds.ts";
 import type { EventHub } from "./events.ts";
 import { type Internal, type Pane, type State, type Status } from "./model.ts";
@@ -33,9 +33,8 @@ function screenBlocked(p: Pane): boolean {
 export function refreshPane(h: AgentHost, p: Pane, now = Date.now()): void {
   if (p.closed) return;
   const t = p.term;
-  const scan = t.running || t.queued > 0 || p.detected !== undefined || p.authority !== undefined || p.pending !== undefined;
-  const job = scan && !t.exited ? t.foreground() : [];
-  const det = job.length ? detectAgent(job) : undefined;
+  const job = t.foreground();
+  const det = job.length ? detectAgent(job, job[0]) : undefined;
   p.detected = det;
   p.fgCwd = job.length ? cwdOf(job[0]!) : undefined;
 
@@ -62,8 +61,10 @@ export function refreshPane(h: AgentHost, p: Pane, now = Date.now()): void {
 
   const pd = p.pending;
   if (pd) {
-    if (now >= pd.deadline || t.ends > pd.endsAtStart || t.exited) {
-      // the deadline passed, or the typed command already ended: the claim and name go
+    if (now >= pd.deadline || t.exited) {
+      // the deadline passed: the claim and name go. A typed command that ends before its agent
+      // was ever detected leaves the claim pending until then (real 0.8.0,
+      // src/terminal/state.rs:1846-1911); one detected and then gone was released above.
       p.pending = undefined;
       p.name = undefined;
       p.revision++;

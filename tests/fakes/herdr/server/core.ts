@@ -5,9 +5,10 @@ import { resolve } from "node:path";
 import { markSeen, refreshPane } from "./agents.ts";
 import { EventHub } from "./events.ts";
 import { newTerminalId } from "./ids.ts";
-import { type Direction, removeLeaf, splitLeaf } from "./layout.ts";
+import { AREA, type Direction, measure, removeLeaf, splitLeaf } from "./layout.ts";
 import { ApiError, Pane, State, Tab, type Workspace } from "./model.ts";
-import { Terminal } from "./terminal.ts";
+import type { NoticeRecord } from "./handlers/notification.ts";
+import { shellCommand, Terminal } from "./terminal.ts";
 
 export interface Config {
   version: string;
@@ -15,13 +16,19 @@ export interface Config {
   settleMs: number;
   pollMs: number;
   socket: string;
-  /** HERDR_BIN_PATH for panes */
-  binPath: string;
+  /**
+   * HERDR_BIN_PATH for panes, or undefined: herdr 0.8.0 gives it only to plugin panes and custom
+   * commands (src/integration/env.rs:26-28 sets only HERDR_SOCKET_PATH); every pane gets it from
+   * HEAD (50ddc06f). FAKE_HERDR_PANE_BIN_PATH=1 models HEAD.
+   */
+  binPath?: string;
   /** the environment panes start from (the server's own) */
   env: Record<string, string>;
   cwd: string;
-  /** the file holding the panes' shell loop (terminal.ts SHELL_LOOP) */
-  loopFile: string;
+  /** herdr's shell_mode: "login" runs the pane shell as a login shell (argv0 "-bash") */
+  shellMode?: string;
+  /** `[ui.toast] delivery`: off (herdr's default) or herdr (in-app toasts) */
+  toastDelivery?: "off" | "herdr";
 }
 
 export interface CreateOpts {
@@ -43,6 +50,8 @@ export class FakeHerdr {
   readonly violations: string[] = [];
   /** input logs outlive their panes (fake.inputs on a closed pane) */
   readonly inputLogs = new Map<string, Terminal["inputs"]>();
+  /** every notification.show, shown or not (fake.state) */
+  readonly notices: NoticeRecord[] = [];
 
   /** set by the transport: answer server.stop, then shut down */
   requestStop: () => void = () => {};
@@ -102,11 +111,11 @@ export class FakeHerdr {
       COLORTERM: "truecolor",
       HERDR_ENV: "1",
       HERDR_SOCKET_PATH: this.cfg.socket,
-      HERDR_BIN_PATH: this.cfg.binPath,
       HERDR_WORKSPACE_ID: ws.id,
       HERDR_TAB_ID: tab.id,
       HERDR_PANE_ID: id,
     });
+    if (this.cfg.binPath) env.HERDR_BIN_PATH = this.cfg.binPath;
     return env;
   }
 
@@ -136,18 +145,16 @@ export class FakeHerdr {
   /** a shell for pane `id`; its events reach the pane only while it is the pane's terminal */
   private startTerminal(ws: Workspace, tab: Tab, id: string, dir: string, env: Record<string, string> | undefined, holder: { p?: Pane }): Terminal {
     const current = () => (holder.p && holder.p.term === term ? holder.p : undefined);
+    const paneEnv = this.paneEnv(ws, tab, id, env);
+    const size = this.sizeOf(tab, id);
     const term: Terminal = new Terminal({
       cwd: dir,
-      loopFile: this.cfg.loopFile,
+      ...shellCommand(paneEnv, this.cfg.shellMode),
       inputs: this.inputLogs.get(id),
-      env: this.paneEnv(ws, tab, id, env),
+      env: paneEnv,
+      cols: size.width,
+      rows: size.height,
       onOutput: () => this.notify(),
-      onCommandStart: () => this.notify(),
-      onCommandEnd: () => {
-        const p = current();
-        if (p) refreshPane(this, p);
-        this.notify();
-      },
       onExit: () => {
         const p = current();
         if (p) void this.serialize(() => this.paneExited(p));
@@ -155,6 +162,18 @@ export class FakeHerdr {
     });
     this.inputLogs.set(id, term.inputs);
     return term;
+  }
+
+  /** a pane's size: its rectangle in the tab's layout (a new pane: the whole area until placed) */
+  private sizeOf(tab: Tab, id: string): { width: number; height: number } {
+    const r = tab.layout ? measure(tab.layout).panes.find((x) => x.pane_id === id)?.rect : undefined;
+    return { width: Math.max(2, r?.width ?? AREA.width), height: Math.max(1, r?.height ?? AREA.height) };
+  }
+
+  /** after a layout change every pane of the tab takes its new size (SIGWINCH to its app) */
+  private relayout(tab: Tab): void {
+    if (!tab.layout) return;
+    for (const x of measure(tab.layout).panes) tab.panes.find((p) => p.id === x.pane_id)?.term.resize(x.rect.width, x.rect.height);
   }
 
   /**
@@ -223,6 +242,7 @@ export class FakeHerdr {
     const tab = target.tab;
     const pane = this.spawnPane(target.ws, tab, o.cwd ?? target.currentCwd(), o.env, "pane_split_failed");
     tab.layout = splitLeaf(tab.layout ?? { type: "pane", paneId: target.id }, target.id, pane.id, direction, ratio, `${tab.id}:s${++tab.splitCounter}`);
+    this.relayout(tab);
     this.hub.emit("pane_created", { pane: this.state.paneInfo(pane) });
     if (o.focus) this.focusPane(pane);
     return pane;
@@ -237,7 +257,8 @@ export class FakeHerdr {
     tab.panes = tab.panes.filter((x) => x !== p);
     if (tab.layout) tab.layout = removeLeaf(tab.layout, p.id);
     if (tab.focusedPaneId === p.id) tab.focusedPaneId = tab.orderedPanes()[0]?.id;
-    if (!p.term.exited) void p.term.kill();
+    void p.term.kill();
+    this.relayout(tab);
   }
 
   private dropTab(t: Tab): void {
@@ -339,7 +360,7 @@ export class FakeHerdr {
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
     const panes = this.state.allPanes();
-    await Promise.race([Promise.all(panes.map((p) => p.term.kill())), Bun.sleep(3000)]);
+    await Promise.race([Promise.all(panes.map((p) => p.term.kill())), Bun.sleep(2000)]);
     for (const p of panes) p.term.killNow();
     this.notify();
   }

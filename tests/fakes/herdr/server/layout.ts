@@ -12,7 +12,16 @@ export interface Rect {
   height: number;
 }
 
-export const AREA: Rect = { x: 0, y: 0, width: 200, height: 50 };
+/** "COLSxROWS" (e.g. "120x80") → the tab area; anything else → 200×50 */
+export function parseArea(v: string | undefined): Rect {
+  const m = /^(\d{1,4})x(\d{1,4})$/.exec(v ?? "");
+  const w = m ? Number(m[1]) : 0;
+  const h = m ? Number(m[2]) : 0;
+  return w >= 2 && h >= 1 ? { x: 0, y: 0, width: w, height: h } : { x: 0, y: 0, width: 200, height: 50 };
+}
+
+/** the area a tab's panes share (FAKE_HERDR_AREA, default 200×50): their pty sizes come from it */
+export const AREA: Rect = parseArea(process.env.FAKE_HERDR_AREA);
 
 /** replace the leaf target with a split of (target, added) */
 export function splitLeaf(node: LayoutNode, target: string, added: string, direction: Direction, ratio: number, id: string): LayoutNode {

@@ -1,14 +1,13 @@
 // `herdr [--session NAME] server`: the fake server in the foreground (herdr.md §1.3). Binds the
 // session's API socket (mode 0600; a stale socket is removed, a live one means "already
 // running"), runs until server.stop or SIGTERM/SIGINT/SIGHUP, then kills every pane's processes.
-import { chmodSync, existsSync, mkdirSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, unlinkSync } from "node:fs";
 import { createServer } from "node:net";
 import { basename, dirname, join } from "node:path";
 import { isListening } from "../common/client.ts";
 import type { Target } from "../common/session.ts";
 import { HerdrSchema } from "../schema/herdr-schema.ts";
 import { FakeHerdr } from "./core.ts";
-import { SHELL_LOOP } from "./terminal.ts";
 import { Transport } from "./transport.ts";
 
 function intEnv(name: string, dflt: number): number {
@@ -39,8 +38,6 @@ export async function runServer(target: Target, explicitDefault: boolean): Promi
     }
     unlinkSync(socket);
   }
-  const loopFile = join(dir, "fake-herdr-shell.sh");
-  writeFileSync(loopFile, `${SHELL_LOOP}\n`, { mode: 0o600 });
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   const h = new FakeHerdr({
@@ -49,10 +46,11 @@ export async function runServer(target: Target, explicitDefault: boolean): Promi
     settleMs: intEnv("FAKE_HERDR_SETTLE_MS", 3000),
     pollMs: Math.max(10, intEnv("FAKE_HERDR_POLL_MS", 50)),
     socket,
-    binPath: process.env.FAKE_HERDR_BIN || (compiled() ? process.execPath : process.argv[1]!),
+    binPath: process.env.FAKE_HERDR_PANE_BIN_PATH === "1" ? process.env.FAKE_HERDR_BIN || (compiled() ? process.execPath : process.argv[1]!) : undefined,
     env,
     cwd: process.cwd(),
-    loopFile,
+    shellMode: process.env.FAKE_HERDR_SHELL_MODE || undefined,
+    toastDelivery: process.env.FAKE_HERDR_TOAST_DELIVERY === "herdr" ? "herdr" : "off",
   });
   const transport = new Transport(h, HerdrSchema.load());
   if (process.env.FAKE_HERDR_TRACE) transport.trace = (d, l) => process.stderr.write(`${d} ${l}\n`);
@@ -87,7 +85,7 @@ export async function runServer(target: Target, explicitDefault: boolean): Promi
     await h.shutdown();
     await Promise.race([transport.close(), Bun.sleep(1000)]);
     client?.close();
-    for (const s of [socket, clientSock, loopFile]) {
+    for (const s of [socket, clientSock]) {
       try {
         if (s !== clientSock || client) unlinkSync(s);
       } catch {}

@@ -27,7 +27,7 @@ export interface Authority {
   message?: string;
   /** the foreground process the report is bound to; when it goes, the authority goes */
   pid?: number;
-  /** Terminal.ends at the report: an unbound report dies with the command that made it */
+  /** Terminal.ends at the report: an unbound report dies with the next command end seen */
   endsAtReport: number;
 }
 
@@ -44,8 +44,6 @@ export interface Pending {
   startedAt: number;
   settleAt: number;
   deadline: number;
-  /** Terminal.ends when the command line was typed: a later end means the command finished */
-  endsAtStart: number;
 }
 
 export class Pane {
@@ -281,6 +279,7 @@ export class State {
     if (p.fgCwd) r.foreground_cwd = p.fgCwd;
     if (p.label) r.label = p.label;
     if (p.agent) r.agent = p.agent;
+    titles(p, r);
     r.agent_status = p.status;
     if (p.session) r.agent_session = { ...p.session };
     r.revision = p.revision;
@@ -291,6 +290,7 @@ export class State {
     const r: Record<string, unknown> = { terminal_id: p.terminalId };
     if (p.name) r.name = p.name;
     if (p.agent) r.agent = p.agent;
+    titles(p, r);
     r.agent_status = p.status;
     if (p.session) r.agent_session = { ...p.session };
     r.workspace_id = p.ws.id;
@@ -305,4 +305,27 @@ export class State {
     r.revision = p.revision;
     return r;
   }
+}
+
+const CLAUDE_ACTIVITY_GLYPHS = "·✢✳✶✻✽";
+
+/** herdr's stripped_terminal_title (src/terminal/title.rs): one leading spinner glyph dropped */
+export function strippedTitle(title: string): string | undefined {
+  const t = title.trim();
+  if (!t) return undefined;
+  const first = String.fromCodePoint(t.codePointAt(0)!);
+  const rest = t.slice(first.length);
+  const cp = first.codePointAt(0)!;
+  const spinner = (cp >= 0x2800 && cp <= 0x28ff) || CLAUDE_ACTIVITY_GLYPHS.includes(first);
+  const out = spinner && (rest === "" || /^\s/.test(rest)) ? rest.trim() : t;
+  return out || undefined;
+}
+
+/** the app's OSC title as herdr's PaneInfo/AgentInfo carry it (omitted when none) */
+function titles(p: Pane, r: Record<string, unknown>): void {
+  const raw = p.term.screen.title;
+  if (!raw) return;
+  r.terminal_title = raw;
+  const s = strippedTitle(raw);
+  if (s) r.terminal_title_stripped = s;
 }

@@ -1,13 +1,12 @@
-// What herdr reads from /proc to know what runs in a pane (herdr.md §4.1): the shell's children,
-// which of them hold the pane's input (the foreground job: background jobs of a non-interactive
-// shell get /dev/null), and their comm, argv, cwd and HERDR_AGENT hint.
+// What herdr reads from /proc to know what runs in a pane (herdr.md §4.1): the terminal's
+// foreground process group (tpgid), its members, and their comm, argv, cwd and HERDR_AGENT hint.
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { type AgentKind, canonicalKind, kindForProcessName } from "../common/kinds.ts";
 
+/** a foreground process as herdr 0.8.0 reports it on Linux (argv0 is never set there) */
 export interface ProcInfo {
   pid: number;
   name: string;
-  argv0?: string;
   argv?: string[];
   cmdline?: string;
   cwd?: string;
@@ -52,10 +51,6 @@ export function children(pid: number): number[] {
   return out;
 }
 
-export function stdinLink(pid: number): string | undefined {
-  return link(`/proc/${pid}/fd/0`);
-}
-
 export function comm(pid: number): string | undefined {
   return read(`/proc/${pid}/comm`)?.replace(/\n$/, "");
 }
@@ -86,7 +81,6 @@ export function procInfo(pid: number): ProcInfo | undefined {
   const a = argv(pid);
   const info: ProcInfo = { pid, name };
   if (a && a.length) {
-    info.argv0 = a[0];
     info.argv = a;
     info.cmdline = a.join(" ");
   }
@@ -95,20 +89,84 @@ export function procInfo(pid: number): ProcInfo | undefined {
   return info;
 }
 
-/**
- * The pane's foreground job: children of the shell whose stdin is the pane's input, plus their
- * descendants (the same process group in a real terminal), parents first. Empty when the shell
- * owns the foreground.
- */
-export function foregroundJob(shellPid: number, input: string | undefined, maxDepth = 4): number[] {
-  const first = children(shellPid).filter((c) => alive(c) && (input === undefined || stdinLink(c) === input));
+export interface Stat {
+  state: string;
+  ppid: number;
+  pgrp: number;
+  session: number;
+  tpgid: number;
+  /** clock ticks after boot (field 22): with the pid, a process's identity */
+  startTime: number;
+}
+
+/** /proc/<pid>/stat after the comm: "state ppid pgrp session tty_nr tpgid …" */
+export function stat(pid: number): Stat | undefined {
+  const s = read(`/proc/${pid}/stat`);
+  if (!s) return undefined;
+  const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
+  return { state: f[0]!, ppid: Number(f[1]), pgrp: Number(f[2]), session: Number(f[3]), tpgid: Number(f[5]), startTime: Number(f[19]) };
+}
+
+/** the process group that owns the terminal of pid (herdr: tpgid of the shell), if any */
+export function foregroundGroup(shellPid: number): number | undefined {
+  const st = stat(shellPid);
+  return st && st.tpgid > 0 ? st.tpgid : undefined;
+}
+
+/** pid and its descendants, breadth first */
+export function tree(roots: number[], limit = 4096): number[] {
+  const seen = new Set<number>(roots.filter((p) => p > 0));
+  const queue = [...seen];
   const out: number[] = [];
-  let level = first;
-  for (let d = 0; d < maxDepth && level.length; d++) {
-    out.push(...level);
-    const next: number[] = [];
-    for (const p of level) for (const c of children(p)) if (alive(c)) next.push(c);
-    level = next;
+  while (queue.length && out.length < limit) {
+    const pid = queue.shift()!;
+    out.push(pid);
+    for (const c of children(pid)) if (!seen.has(c)) (seen.add(c), queue.push(c));
+  }
+  return out;
+}
+
+/**
+ * The pane's foreground job as herdr 0.8.0 reads it (src/platform/linux.rs foreground_job): the
+ * terminal's foreground process group (tpgid of the shell), its members found by walking the
+ * process tree from the shell and from the group leader, sorted by pid. The shell alone when it
+ * owns the terminal and runs nothing.
+ */
+export function foregroundJob(shellPid: number): { pgid: number; pids: number[] } | undefined {
+  const pgid = foregroundGroup(shellPid);
+  if (pgid === undefined) return undefined;
+  const pids = tree([shellPid, pgid])
+    .filter((pid) => {
+      const st = stat(pid);
+      return st !== undefined && st.pgrp === pgid && st.state !== "Z" && st.state !== "X";
+    })
+    .sort((a, b) => a - b);
+  return pids.length ? { pgid, pids } : undefined;
+}
+
+/**
+ * every live process of a session (a pane's shell is its session leader). `leaderStart` guards
+ * against a recycled id: when a process with the session's id runs but started at another time,
+ * the session is someone else's and nothing is returned (Linux keeps an id from being reused
+ * while any process still has it as its session, so members of ours are never mistaken).
+ */
+export function sessionMembers(sid: number, leaderStart?: number): number[] {
+  const out: number[] = [];
+  if (leaderStart !== undefined) {
+    const leader = stat(sid);
+    if (leader && leader.startTime !== leaderStart) return out;
+  }
+  let ents: string[];
+  try {
+    ents = readdirSync("/proc");
+  } catch {
+    return out;
+  }
+  for (const e of ents) {
+    const c = e.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    const st = stat(Number(e));
+    if (st && st.session === sid && st.state !== "Z") out.push(Number(e));
   }
   return out;
 }
@@ -139,9 +197,10 @@ export function agentKindOf(pid: number): AgentKind | undefined {
   return hint ? canonicalKind(hint) : undefined;
 }
 
-/** the first process of the job that is a known agent (parents first) */
-export function detectAgent(job: number[]): { pid: number; kind: AgentKind } | undefined {
-  for (const pid of job) {
+/** the agent of a job: the group leader's kind first (herdr identify_agent_in_job), else the first member's */
+export function detectAgent(job: number[], leader?: number): { pid: number; kind: AgentKind } | undefined {
+  const order = leader !== undefined && job.includes(leader) ? [leader, ...job.filter((p) => p !== leader)] : job;
+  for (const pid of order) {
     const kind = agentKindOf(pid);
     if (kind) return { pid, kind };
   }

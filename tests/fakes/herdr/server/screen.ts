@@ -1,7 +1,17 @@
-// A pane's text buffer: the scrollback of logical lines plus the partial line under the cursor,
-// fed with the raw bytes the pane's processes write. A tiny terminal model: \n, \r (back to column
-// 0, later text overwrites), \b, \t, and escape sequences (CSI, OSC, two-byte ESC) stripped from
-// the text view but kept in the ansi view. Reads follow herdr.md §2.5.
+// A pane's screen: a headless terminal emulator (@xterm/headless) fed with everything the pane's
+// pty prints, read the way herdr 0.8.0 reads its ghostty terminal (src/pane/terminal.rs,
+// src/app/api_helpers.rs read_terminal_snapshot):
+// * visible   the viewport rows, each trimmed on the right, trailing blank rows dropped, joined
+//             with "\n" plus a final "\n"; --lines keeps the last N of those lines;
+// * recent    the last N rendered rows of scrollback + screen (soft-wrapped rows stay separate),
+//             trailing blank rows dropped, final "\n"; truncated when there are more rows;
+// * recent_unwrapped  the same rows with soft wraps joined, right-trimmed, no final "\n";
+// * detection the recent text of one screen height (the bottom of the buffer), --lines as visible.
+// `format: ansi` renders the same rows with SGR colour/attribute sequences.
+// The emulator also tracks the modes the app sets (bracketed paste, DECSET 2004) and its title.
+// xterm parses asynchronously: write() resolves once its bytes are on the screen.
+import { Terminal as Xterm } from "@xterm/headless";
+import { sgrRow } from "./sgr.ts";
 
 export const COLS = 80;
 export const ROWS = 24;
@@ -12,155 +22,137 @@ export const MAX_LINES = 1000;
 export type ReadSource = "visible" | "recent" | "recent_unwrapped" | "detection";
 export type ReadFormat = "text" | "ansi";
 
-const enum St {
-  Normal,
-  Esc,
-  Csi,
-  Osc,
-  OscEsc,
+export interface ReadResult {
+  text: string;
+  truncated: boolean;
+}
+
+/** keep the last `limit` lines of text (herdr's limit_snapshot_lines: line endings kept) */
+export function limitLines(text: string, limit: number | undefined): ReadResult {
+  if (limit === undefined) return { text, truncated: false };
+  const lines = text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
+  return { text: lines.slice(Math.max(0, lines.length - limit)).join(""), truncated: lines.length > limit };
 }
 
 export class Screen {
-  /** completed logical lines, escape sequences stripped */
-  private lines: string[] = [];
-  private cur = "";
-  private col = 0;
-  /** the same lines with escape sequences kept */
-  private raw: string[] = [];
-  private rawCur = "";
-  private st = St.Normal;
+  private readonly x: Xterm;
   /** bumps on every write (not herdr's revision, which stays 0) */
   version = 0;
+  title = "";
+  private pending = 0;
+  private idle: (() => void)[] = [];
 
-  write(text: string): void {
-    if (!text) return;
+  constructor(cols = COLS, rows = ROWS) {
+    this.x = new Xterm({ cols, rows, scrollback: SCROLLBACK, allowProposedApi: true });
+    this.x.onTitleChange((t) => (this.title = t));
+  }
+
+  get cols(): number {
+    return this.x.cols;
+  }
+
+  get rows(): number {
+    return this.x.rows;
+  }
+
+  /** the app asked for bracketed paste (DECSET 2004) */
+  get bracketedPaste(): boolean {
+    return this.x.modes.bracketedPasteMode;
+  }
+
+  /** feed output; resolves when it has been parsed onto the screen */
+  write(data: string | Uint8Array): Promise<void> {
+    if (data.length === 0) return this.settled();
     this.version++;
-    // fast path: plain text at the end of the line
-    if (this.st === St.Normal && this.col === this.cur.length && !/[\x00-\x09\x0b-\x1f\x7f]/.test(text)) {
-      const parts = text.split("\n");
-      for (let i = 0; i < parts.length; i++) {
-        if (i > 0) this.newline();
-        this.cur += parts[i];
-        this.rawCur += parts[i];
-        this.col = this.cur.length;
-      }
-      return;
-    }
-    for (const ch of text) this.put(ch);
+    this.pending++;
+    return new Promise((resolve) =>
+      this.x.write(data, () => {
+        this.pending--;
+        resolve();
+        if (this.pending === 0) for (const f of this.idle.splice(0)) f();
+      }),
+    );
   }
 
-  private newline(): void {
-    this.lines.push(this.cur.replace(/\s+$/, ""));
-    this.raw.push(this.rawCur);
-    this.cur = "";
-    this.rawCur = "";
-    this.col = 0;
-    if (this.lines.length > SCROLLBACK) {
-      this.lines.splice(0, this.lines.length - SCROLLBACK);
-      this.raw.splice(0, this.raw.length - SCROLLBACK);
-    }
+  /** resolves once every earlier write has been parsed */
+  settled(): Promise<void> {
+    return this.pending === 0 ? Promise.resolve() : new Promise((r) => this.idle.push(r));
   }
 
-  private put(ch: string): void {
-    switch (this.st) {
-      case St.Esc:
-        this.rawCur += ch;
-        this.st = ch === "[" ? St.Csi : ch === "]" ? St.Osc : St.Normal;
-        return;
-      case St.Csi:
-        this.rawCur += ch;
-        if (ch >= "@" && ch <= "~") this.st = St.Normal;
-        return;
-      case St.Osc:
-        this.rawCur += ch;
-        if (ch === "\x07") this.st = St.Normal;
-        else if (ch === "\x1b") this.st = St.OscEsc;
-        return;
-      case St.OscEsc:
-        this.rawCur += ch;
-        this.st = ch === "\\" ? St.Normal : St.Osc;
-        return;
-    }
-    if (ch === "\n") return this.newline();
-    if (ch === "\x1b") {
-      this.rawCur += ch;
-      this.st = St.Esc;
-      return;
-    }
-    if (ch === "\r") {
-      this.col = 0;
-      return;
-    }
-    if (ch === "\b") {
-      if (this.col > 0) this.col--;
-      this.rawCur += ch;
-      return;
-    }
-    if (ch === "\t") {
-      const n = 8 - (this.col % 8);
-      for (let i = 0; i < n; i++) this.putChar(" ");
-      this.rawCur += ch;
-      return;
-    }
-    if (ch < " " || ch === "\x7f") return;
-    this.putChar(ch);
-    this.rawCur += ch;
+  resize(cols: number, rows: number): void {
+    if (cols === this.x.cols && rows === this.x.rows) return;
+    this.x.resize(Math.max(2, cols), Math.max(1, rows));
+    this.version++;
   }
 
-  private putChar(ch: string): void {
-    if (this.col >= this.cur.length) {
-      this.cur += " ".repeat(this.col - this.cur.length) + ch;
-    } else {
-      this.cur = this.cur.slice(0, this.col) + ch + this.cur.slice(this.col + 1);
-    }
-    this.col++;
+  dispose(): void {
+    this.x.dispose();
   }
 
-  /** logical lines including the cursor line when it holds text */
-  private logical(ansi: boolean): string[] {
-    const base = ansi ? this.raw : this.lines;
-    const cur = ansi ? this.rawCur : this.cur.replace(/\s+$/, "");
-    return cur !== "" ? [...base, cur] : base;
+  private row(i: number, ansi: boolean): string {
+    const line = this.x.buffer.active.getLine(i);
+    if (!line) return "";
+    return ansi ? sgrRow(line, this.x.cols) : line.translateToString(true);
   }
 
-  /** the last `want` rows; wrap=true splits logical lines into COLS-wide rows */
-  private tail(want: number, wrap: boolean, ansi: boolean): { rows: string[]; truncated: boolean } {
-    const lines = this.logical(ansi);
-    if (!wrap) {
-      const rows = want >= lines.length ? lines.slice() : lines.slice(lines.length - want);
-      return { rows, truncated: lines.length > rows.length };
+  /** rows [start, end) of the whole buffer (scrollback + screen) */
+  private rowsOf(start: number, end: number, ansi: boolean): string[] {
+    const out: string[] = [];
+    for (let i = start; i < end; i++) out.push(this.row(i, ansi));
+    return out;
+  }
+
+  private visible(ansi: boolean): string {
+    const b = this.x.buffer.active;
+    const rows = this.rowsOf(b.baseY, b.baseY + this.x.rows, ansi);
+    return joinRows(trimBlankTail(rows));
+  }
+
+  private recent(n: number, unwrap: boolean, ansi: boolean): ReadResult {
+    const b = this.x.buffer.active;
+    const total = b.length;
+    const start = Math.max(0, total - n);
+    if (n === 0) return { text: "", truncated: total > 0 };
+    if (!unwrap) return { text: joinRows(trimBlankTail(this.rowsOf(start, total, ansi))), truncated: total > n };
+    const lines: string[] = [];
+    for (let i = start; i < total; i++) {
+      const r = this.row(i, ansi);
+      if (i > start && b.getLine(i)?.isWrapped && lines.length) lines[lines.length - 1] += r;
+      else lines.push(r);
     }
-    const rev: string[] = [];
-    for (let i = lines.length - 1; i >= 0; i--) {
-      const l = lines[i]!;
-      const parts: string[] = [];
-      if (ansi || l.length <= COLS) parts.push(l);
-      else for (let j = 0; j < l.length; j += COLS) parts.push(l.slice(j, j + COLS));
-      for (let j = parts.length - 1; j >= 0; j--) {
-        if (rev.length >= want) return { rows: rev.reverse(), truncated: true };
-        rev.push(parts[j]!);
-      }
-    }
-    return { rows: rev.reverse(), truncated: false };
+    return { text: trimBlankTail(lines.map((l) => l.replace(/\s+$/, ""))).join("\n"), truncated: total > n };
   }
 
   /** herdr's pane.read: text and truncated for a source, line count and format */
-  read(source: ReadSource, lines: number | undefined, format: ReadFormat): { text: string; truncated: boolean } {
+  read(source: ReadSource, lines: number | undefined, format: ReadFormat): ReadResult {
     const ansi = format === "ansi";
-    if (source === "visible" || source === "detection") {
-      const screen = this.tail(ROWS, true, ansi);
-      const n = lines === undefined ? ROWS : Math.min(lines, MAX_LINES);
-      const rows = n >= screen.rows.length ? screen.rows : screen.rows.slice(screen.rows.length - n);
-      return { text: rows.join("\n"), truncated: rows.length < screen.rows.length };
+    const limit = lines === undefined ? undefined : Math.min(lines, MAX_LINES);
+    switch (source) {
+      case "visible":
+        return limitLines(this.visible(ansi), limit);
+      case "detection":
+        // herdr reads detection as text even for format ansi
+        return limitLines(this.recent(Math.max(1, this.x.rows), false, false).text, limit);
+      case "recent":
+        return this.recent(limit ?? DEFAULT_LINES, false, ansi);
+      case "recent_unwrapped":
+        return this.recent(limit ?? DEFAULT_LINES, true, ansi);
     }
-    const n = Math.min(lines ?? DEFAULT_LINES, MAX_LINES);
-    const t = this.tail(n, source === "recent", ansi);
-    return { text: t.rows.join("\n"), truncated: t.truncated };
   }
 
-  /** the last n logical lines (plain text), for screen-based state rules */
+  /** the last n non-wrapped lines of the visible screen (plain text), for screen-based state rules */
   lastLines(n: number): string[] {
-    const l = this.logical(false);
+    const l = this.visible(false).replace(/\n$/, "").split("\n");
     return l.slice(Math.max(0, l.length - n));
   }
+}
+
+function trimBlankTail(rows: string[]): string[] {
+  let end = rows.length;
+  while (end > 0 && rows[end - 1]!.replace(/\x1b\[[0-9;]*m/g, "").trim() === "") end--;
+  return rows.slice(0, end);
+}
+
+function joinRows(rows: string[]): string {
+  return rows.length ? `${rows.join("\n")}\n` : "";
 }

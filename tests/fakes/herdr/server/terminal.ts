@@ -1,32 +1,18 @@
-// A pane's terminal: a real bash reading commands from a pipe (no pty), its output captured into
-// a Screen, and a canonical-mode "line discipline" in front of its input, like a tty: typed text
-// is echoed and collected until Enter, Backspace edits the line, Ctrl-C drops the line and sends
-// SIGINT to the foreground job, Ctrl-D on an empty line at the prompt ends the shell.
+// A pane's terminal: a real pty (Bun.spawn's `terminal` option: the shell is a session leader
+// with the pty as its controlling tty, job control works) running the user's shell the way herdr
+// 0.8.0 starts it on Linux (src/pane.rs pane_shell_command_builder: `$SHELL`, else /bin/sh, with
+// no arguments, so an interactive non-login shell that reads its rc files; herdr's
+// `shell_mode = login`, the macOS default, is FAKE_HERDR_SHELL_MODE=login: argv0 "-<shell>").
+// Everything the pty prints goes to a headless terminal emulator (screen.ts). Input is written to
+// the pty as bytes: the kernel's line discipline and the shell do the rest (echo, Ctrl-C, …).
 //
-// The shell is a plain `bash --norc --noprofile` that first sources (BASH_ENV) a small read-eval
-// loop: it prints "$ " as its prompt and marks the start and end of every command with private
-// OSC sequences, so the server knows when the shell owns the foreground (the marks are stripped
-// from the output).
+// What runs in the foreground comes from the tty: the shell's tpgid and that group's members
+// (procfs.ts foregroundJob), as herdr reads it. Closing the pane closes the pty: the kernel
+// hangs up the session (SIGHUP); whatever of the session is still alive 500 ms later is killed.
 import type { Subprocess } from "bun";
 import { keyBytes } from "../common/keys.ts";
-import { foregroundJob, stdinLink } from "./procfs.ts";
-import { Screen } from "./screen.ts";
-
-const MARK = "\x1b]7777;fake-herdr;";
-const MARK_RE = /\x1b\]7777;fake-herdr;([BE])(?:;(\d+))?\x07/g;
-
-/** the shell's read-eval loop; bash sources it through BASH_ENV so its argv stays plain */
-export const SHELL_LOOP = `unset BASH_ENV
-exec 2>&1
-__fh_mark() { printf '\\033]7777;fake-herdr;%s\\007' "$1"; }
-while :; do
-  printf '$ '
-  IFS= read -r __fh_line || exit 0
-  __fh_mark B
-  eval "$__fh_line"
-  __fh_mark "E;$?"
-done
-exit 0`;
+import { foregroundJob, sessionMembers, stat } from "./procfs.ts";
+import { COLS, ROWS, Screen } from "./screen.ts";
 
 export interface InputEntry {
   /** ms since epoch */
@@ -38,225 +24,172 @@ export interface InputEntry {
 
 export interface TerminalOptions {
   cwd: string;
-  /** a file holding SHELL_LOOP */
-  loopFile: string;
+  /** the shell argv (default: shellArgv(env)) */
+  argv?: string[];
+  /** argv0 for the shell (a login shell's "-bash") */
+  argv0?: string;
   /** the input log to append to (kept across a restart) */
   inputs?: InputEntry[];
   env: Record<string, string>;
+  cols?: number;
+  rows?: number;
   onOutput(): void;
-  onCommandStart(): void;
-  onCommandEnd(code: number): void;
   onExit(code: number): void;
 }
 
-export class Terminal {
-  readonly proc: Subprocess<"pipe", "pipe", "ignore">;
-  readonly pid: number;
-  readonly screen = new Screen();
-  readonly inputs: InputEntry[];
-  /** the kernel name of the pane's input (the shell's fd 0), to tell foreground from background */
-  input: string | undefined;
-  /** the shell is running a command (between its B and E marks) */
-  running = false;
-  /** lines handed to the shell while it sat at its prompt, not yet started */
-  queued = 0;
-  starts = 0;
-  ends = 0;
-  lastExitCode: number | undefined;
-  exited = false;
-  private line = "";
-  private carry = "";
-  private inputClosed = false;
+/** the pane shell herdr 0.8.0 runs: $SHELL (trimmed, non-empty), else /bin/sh */
+export function paneShell(env: Record<string, string | undefined>): string {
+  const s = env.SHELL?.trim();
+  return s ? s : "/bin/sh";
+}
 
-  constructor(private readonly o: TerminalOptions) {
+/** argv and argv0 of the pane's shell for a shell mode ("login": argv0 "-<name>") */
+export function shellCommand(env: Record<string, string | undefined>, mode: string | undefined): { argv: string[]; argv0?: string } {
+  const shell = paneShell(env);
+  if (mode === "login") return { argv: [shell], argv0: `-${shell.slice(shell.lastIndexOf("/") + 1)}` };
+  return { argv: [shell] };
+}
+
+export class Terminal {
+  readonly proc: Subprocess;
+  readonly pid: number;
+  readonly screen: Screen;
+  readonly inputs: InputEntry[];
+  exited = false;
+  /** how often the foreground was seen going back to the shell (a command ended) */
+  ends = 0;
+  private lastFg: number | undefined;
+  private closed = false;
+  /** the shell's start time: its session is swept only while the id is still ours */
+  private readonly startTime: number | undefined;
+
+  constructor(o: TerminalOptions) {
     this.inputs = o.inputs ?? [];
-    this.proc = Bun.spawn(["bash", "--norc", "--noprofile"], {
+    const cols = o.cols ?? COLS;
+    const rows = o.rows ?? ROWS;
+    this.screen = new Screen(cols, rows);
+    const cmd = o.argv ? { argv: o.argv, argv0: o.argv0 } : shellCommand(o.env, undefined);
+    this.proc = Bun.spawn(cmd.argv, {
       cwd: o.cwd,
-      env: { ...o.env, BASH_ENV: o.loopFile },
-      stdin: "pipe",
-      stdout: "pipe",
-      stderr: "ignore",
-      detached: true,
+      env: o.env,
+      ...(cmd.argv0 ? { argv0: cmd.argv0 } : {}),
+      terminal: {
+        cols,
+        rows,
+        name: o.env.TERM ?? "xterm-256color",
+        data: (_t, bytes) => {
+          if (this.closed) return;
+          void this.screen.write(bytes);
+          o.onOutput();
+        },
+      },
     });
     this.pid = this.proc.pid;
-    void this.pump();
+    this.startTime = stat(this.pid)?.startTime;
     void this.proc.exited.then((code) => {
       this.exited = true;
-      o.onExit(code);
+      o.onExit(code ?? 1);
     });
   }
 
-  /** the shell owns the foreground: nothing running, nothing queued, no foreground child */
-  shellFree(): boolean {
-    if (this.running || this.queued > 0) return false;
-    return this.foreground().length === 0;
+  /**
+   * The foreground job: its process group and members (the shell alone when it owns the
+   * terminal). Counts a return of the foreground to the shell as a command's end.
+   */
+  job(): { pgid: number; pids: number[] } | undefined {
+    if (this.exited) return undefined;
+    const j = foregroundJob(this.pid);
+    const fg = j?.pgid;
+    if (fg === this.pid && this.lastFg !== undefined && this.lastFg !== this.pid) this.ends++;
+    if (fg !== undefined) this.lastFg = fg;
+    return j;
   }
 
+  /** the foreground processes other than the shell, group leader first */
   foreground(): number[] {
-    if (this.exited) return [];
-    this.input ??= stdinLink(this.pid);
-    return foregroundJob(this.pid, this.input);
+    const j = this.job();
+    if (!j) return [];
+    const rest = j.pids.filter((p) => p !== this.pid);
+    return rest.includes(j.pgid) ? [j.pgid, ...rest.filter((p) => p !== j.pgid)] : rest;
   }
 
-  private async pump(): Promise<void> {
-    const dec = new TextDecoder();
+  /**
+   * herdr's available_pane_shell: the shell's own group owns the terminal and the shell is its
+   * only member (a startup file's child in the shell's group makes the pane busy).
+   */
+  shellFree(): boolean {
+    const j = this.job();
+    return j !== undefined && j.pgid === this.pid && j.pids.every((p) => p === this.pid);
+  }
+
+  private writeBytes(bytes: string): void {
+    if (this.closed || this.exited || bytes === "") return;
     try {
-      for await (const chunk of this.proc.stdout) this.feed(dec.decode(chunk, { stream: true }));
-    } catch {}
-    if (this.carry) this.feed("", true);
-  }
-
-  /** split the shell's output into text (to the screen) and command marks */
-  private feed(chunk: string, flush = false): void {
-    let s = this.carry + chunk;
-    this.carry = "";
-    if (!flush) {
-      const i = s.lastIndexOf("\x1b");
-      if (i >= 0) {
-        const tail = s.slice(i);
-        if ((MARK.startsWith(tail) || tail.startsWith(MARK)) && !tail.includes("\x07")) {
-          this.carry = tail;
-          s = s.slice(0, i);
-        }
-      }
-    }
-    let last = 0;
-    for (const m of s.matchAll(MARK_RE)) {
-      this.screen.write(s.slice(last, m.index));
-      last = m.index! + m[0].length;
-      if (m[1] === "B") {
-        this.running = true;
-        if (this.queued > 0) this.queued--;
-        this.starts++;
-        this.o.onCommandStart();
-      } else {
-        this.running = false;
-        this.ends++;
-        this.lastExitCode = Number(m[2] ?? 0);
-        this.o.onCommandEnd(this.lastExitCode);
-      }
-    }
-    this.screen.write(s.slice(last));
-    this.o.onOutput();
-  }
-
-  private writeInput(bytes: string): void {
-    if (this.inputClosed || this.exited) return;
-    try {
-      this.proc.stdin.write(bytes);
-      this.proc.stdin.flush();
+      this.proc.terminal?.write(bytes);
     } catch {}
   }
 
-  /** type text (raw bytes) through the line discipline */
+  /** raw bytes, as herdr's pane.send_text writes them (never bracketed) */
   typeText(text: string, log = true): void {
     if (log) this.inputs.push({ at: Date.now(), kind: "text", text });
-    for (const ch of text) this.inputChar(ch);
-    this.o.onOutput();
+    this.writeBytes(text);
+  }
+
+  /**
+   * text as herdr's encode_api_text sends it for send_input, run, agent prompt and agent start:
+   * wrapped in ESC[200~ … ESC[201~ when the app enabled bracketed paste
+   */
+  pasteText(text: string, log = true): void {
+    if (log) this.inputs.push({ at: Date.now(), kind: "text", text });
+    this.writeBytes(this.screen.bracketedPaste ? `\x1b[200~${text}\x1b[201~` : text);
   }
 
   /** press keys (already validated) */
   pressKeys(keys: string[], log = true): void {
     if (log) this.inputs.push({ at: Date.now(), kind: "keys", keys: [...keys] });
-    for (const k of keys) for (const ch of keyBytes(k) ?? "") this.inputChar(ch);
-    this.o.onOutput();
+    this.writeBytes(keys.map((k) => keyBytes(k) ?? "").join(""));
   }
 
-  private inputChar(ch: string): void {
-    switch (ch) {
-      case "\r":
-      case "\n": {
-        const line = this.line;
-        this.line = "";
-        this.screen.write("\r\n");
-        if (!this.running && this.queued === 0 && this.foreground().length === 0) this.queued++;
-        this.writeInput(`${line}\n`);
-        return;
-      }
-      case "\x7f":
-      case "\b":
-        if (this.line.length > 0) {
-          this.line = [...this.line].slice(0, -1).join("");
-          this.screen.write("\b \b");
-        }
-        return;
-      case "\x15": // Ctrl-U
-        this.line = "";
-        this.screen.write("\r\n");
-        return;
-      case "\x03": // Ctrl-C
-        this.line = "";
-        this.screen.write("^C\r\n");
-        this.signalForeground("SIGINT");
-        return;
-      case "\x1c": // Ctrl-\
-        this.line = "";
-        this.signalForeground("SIGQUIT");
-        return;
-      case "\x1a": // Ctrl-Z: no job control in the fake
-        return;
-      case "\x04": // Ctrl-D
-        if (this.line === "") {
-          if (this.shellFree()) {
-            this.inputClosed = true;
-            try {
-              this.proc.stdin.end();
-            } catch {}
-          }
-        } else {
-          const line = this.line;
-          this.line = "";
-          this.writeInput(line);
-        }
-        return;
-      default:
-        this.line += ch;
-        if (ch >= " " && ch !== "\x7f") this.screen.write(ch);
-        else if (ch === "\t") this.screen.write("\t");
-        else this.screen.write(`^${String.fromCharCode(ch.charCodeAt(0) + 64)}`);
-    }
-  }
-
-  signalForeground(sig: NodeJS.Signals): void {
-    for (const pid of this.foreground()) {
-      try {
-        process.kill(pid, sig);
-      } catch {}
-    }
-  }
-
-  /** kill the pane's whole process group (SIGHUP as a closing terminal, then SIGKILL) */
-  kill(): Promise<void> {
-    const grp = -this.pid;
+  /** the pane's size changed (layout): the pty and the screen follow, the app gets SIGWINCH */
+  resize(cols: number, rows: number): void {
+    cols = Math.max(2, Math.floor(cols));
+    rows = Math.max(1, Math.floor(rows));
+    if (cols === this.screen.cols && rows === this.screen.rows) return;
+    this.screen.resize(cols, rows);
+    if (this.closed || this.exited) return;
     try {
-      process.kill(grp, "SIGHUP");
+      this.proc.terminal?.resize(cols, rows);
     } catch {}
-    try {
-      this.proc.stdin.end();
-    } catch {}
-    const t = setTimeout(() => {
-      try {
-        process.kill(grp, "SIGKILL");
-      } catch {}
-    }, 500);
-    return this.proc.exited.then(
-      () => {
-        // the shell is gone; its job may linger a moment: make sure the group dies
-        setTimeout(() => {
-          try {
-            process.kill(grp, "SIGKILL");
-          } catch {}
-          clearTimeout(t);
-        }, 200);
-      },
-      () => clearTimeout(t),
-    );
   }
 
-  /** kill -9 the group at once (fake.pane.exit, server stop fallback) */
+  /** kill -9 what is left of the pane's session (the shell is its leader) */
   killNow(): void {
-    try {
-      process.kill(-this.pid, "SIGKILL");
-    } catch {}
+    const members = this.startTime === undefined ? [] : sessionMembers(this.pid, this.startTime);
+    for (const pid of this.exited ? members : [this.pid, ...members]) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {}
+    }
+  }
+
+  /** close the pty (SIGHUP to the session, as a closed terminal does), then SIGKILL leftovers */
+  kill(): Promise<void> {
+    if (!this.closed) {
+      this.closed = true;
+      try {
+        this.proc.terminal?.close();
+      } catch {}
+      if (!this.exited) {
+        try {
+          process.kill(this.pid, "SIGHUP");
+        } catch {}
+      }
+    }
+    const sweep = () => this.killNow();
+    return Promise.race([this.proc.exited, Bun.sleep(500)]).then(async () => {
+      // the shell is gone (or did not listen); its jobs may linger a moment
+      await Bun.sleep(this.exited ? 100 : 0);
+      sweep();
+    });
   }
 }

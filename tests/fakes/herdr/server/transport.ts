@@ -11,6 +11,7 @@ import { agentMethods } from "./handlers/agent.ts";
 import { eventMethods } from "./handlers/events.ts";
 import { fakeMethods } from "./handlers/fake.ts";
 import { ioMethods } from "./handlers/io.ts";
+import { notificationMethods } from "./handlers/notification.ts";
 import { structureMethods } from "./handlers/structure.ts";
 import { worktreeMethods } from "./handlers/worktree.ts";
 import { ApiError } from "./model.ts";
@@ -18,7 +19,7 @@ import { ApiError } from "./model.ts";
 export const MAX_LINE = 1024 * 1024;
 export const LINE_TIMEOUT_MS = 5000;
 
-export const METHODS: Record<string, MethodDef> = { ...structureMethods, ...ioMethods, ...agentMethods, ...eventMethods, ...worktreeMethods, ...fakeMethods };
+export const METHODS: Record<string, MethodDef> = { ...structureMethods, ...ioMethods, ...agentMethods, ...eventMethods, ...worktreeMethods, ...notificationMethods, ...fakeMethods };
 
 function invalid(message: string) {
   return { id: "", error: { code: "invalid_request", message: `invalid request: ${message}` } };

@@ -66,20 +66,23 @@ export const agentMethods: Record<string, MethodDef> = {
       if (!kind) throw new ApiError("unsupported_agent_kind", unsupportedKindMessage(p.kind));
       const args: string[] = p.args ?? [];
       if (args.some((a) => /[\x00-\x1f\x7f]/.test(a))) throw new ApiError("invalid_agent_argument", "agent arguments must not contain control characters");
-      const timeout: number = p.timeout_ms ?? DEFAULT_START_TIMEOUT_MS;
-      if (p.timeout_ms !== undefined && p.timeout_ms !== null && (p.timeout_ms <= 3000 || p.timeout_ms > 300_000))
-        throw new ApiError("invalid_agent_timeout", "agent start timeout must be greater than 3000ms and at most 300000ms");
+      // real 0.8.0's order (src/app/agents.rs:147-205): name, kind, args, name taken, pane, busy,
+      // and the timeout last
+      checkName(h, name);
       const pane = h.state.findPane(p.pane_id);
       if (!pane) throw new ApiError("agent_pane_not_found", `agent target pane ${p.pane_id} not found`);
       if (hostsAgent(pane) || !pane.term.shellFree()) throw new ApiError("agent_pane_busy", `agent target pane ${pane.id} is not an available shell`);
-      checkName(h, name);
+      const timeout: number = p.timeout_ms ?? DEFAULT_START_TIMEOUT_MS;
+      if (p.timeout_ms !== undefined && p.timeout_ms !== null && (p.timeout_ms <= 3000 || p.timeout_ms > 300_000))
+        throw new ApiError("invalid_agent_timeout", "agent start timeout must be greater than 3000ms and at most 300000ms");
       const argv = [executableFor(kind), ...args];
       const now = Date.now();
       pane.name = name;
       pane.ready = false;
-      pane.pending = { name, kind, startedAt: now, settleAt: now + h.cfg.settleMs, deadline: now + timeout, endsAtStart: pane.term.ends };
+      pane.pending = { name, kind, startedAt: now, settleAt: now + h.cfg.settleMs, deadline: now + timeout };
       pane.revision++;
-      pane.term.typeText(argv.map(shellQuote).join(" "));
+      // herdr's encode_api_submission: the command line (bracketed when the shell asked) + Enter
+      pane.term.pasteText(argv.map(shellQuote).join(" "));
       pane.term.pressKeys(["Enter"]);
       return { type: "agent_started", agent: h.state.agentInfo(pane), argv };
     },
@@ -132,7 +135,9 @@ export const agentMethods: Record<string, MethodDef> = {
         refreshPane(h, pane);
         const seq = pane.stateChangeSeq;
         const wasWorking = pane.internal === "working";
-        pane.term.typeText(p.text);
+        // encode_api_submission_parts (src/app/api/agents.rs:101-106): the text bracketed when
+        // the app asked for it; Enter 300 ms later
+        pane.term.pasteText(p.text);
         const info = h.state.agentInfo(pane);
         return { pane, seq, wasWorking, info, gone: pin(pane) };
       });

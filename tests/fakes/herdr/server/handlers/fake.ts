@@ -1,6 +1,6 @@
 // Test controls, in a namespace real herdr does not have (it would answer invalid_request):
 //   fake.inputs {pane_id}            → {type:"fake_inputs", pane_id, inputs:[{at, kind, text?|keys?}]}
-//   fake.pane.write {pane_id, text}  → ok; text appended to the pane's output as if printed
+//   fake.pane.write {pane_id, text}  → ok; text fed to the pane's screen as if printed
 //   fake.pane.exit {pane_id}         → ok; the pane's processes are killed (a crash): pane_exited
 //   fake.state {}                    → {type:"fake_state", schema_violations, panes, …} internals
 //   fake.respond {result}            → {id, result}: the given result, as is (tests the schema self-check)
@@ -25,9 +25,9 @@ export const fakeMethods: Record<string, MethodDef> = {
     },
   },
   "fake.pane.write": {
-    run: (h: FakeHerdr, p) => {
+    run: async (h: FakeHerdr, p) => {
       const pane = h.state.pane(needString(p, "pane_id"));
-      pane.term.screen.write(needString(p, "text"));
+      await pane.term.screen.write(needString(p, "text"));
       h.notify();
       return { type: "ok" };
     },
@@ -56,13 +56,15 @@ export const fakeMethods: Record<string, MethodDef> = {
       settle_ms: h.cfg.settleMs,
       schema_violations: h.violations,
       waiting: h.waiting,
+      notifications: h.notices,
       panes: h.state.allPanes().map((p) => ({
         pane_id: p.id,
         shell_pid: p.term.pid,
-        running: p.term.running,
-        queued: p.term.queued,
-        starts: p.term.starts,
         ends: p.term.ends,
+        foreground: p.term.foreground(),
+        size: { cols: p.term.screen.cols, rows: p.term.screen.rows },
+        bracketed_paste: p.term.screen.bracketedPaste,
+        title: p.term.screen.title,
         agent: p.agent ?? null,
         internal: p.internal,
         status: p.status,

@@ -3,7 +3,6 @@
 import { firstInvalidKey } from "../../common/keys.ts";
 import { dropDeadAuthority, refreshPane } from "../agents.ts";
 import { type Ctx, type MethodDef, waitFor } from "../context.ts";
-import type { FakeHerdr } from "../core.ts";
 import { ApiError, type Internal, type Pane } from "../model.ts";
 import { procInfo } from "../procfs.ts";
 import type { ReadFormat, ReadSource } from "../screen.ts";
@@ -12,7 +11,7 @@ const ok = { type: "ok" };
 
 export function checkKeys(keys: string[]): void {
   const bad = firstInvalidKey(keys);
-  if (bad !== undefined) throw new ApiError("invalid_key", `invalid key: ${bad}`);
+  if (bad !== undefined) throw new ApiError("invalid_key", `unsupported key ${bad}`);
 }
 
 export function readResult(p: Pane, source: ReadSource, lines: number | null | undefined, format: ReadFormat | undefined): Record<string, unknown> {
@@ -42,18 +41,17 @@ export function matchRead(read: Record<string, unknown>, m: LineMatcher): string
   return undefined;
 }
 
-function processInfo(h: FakeHerdr, p: Pane): Record<string, unknown> {
-  const shellPid = p.term.exited ? null : p.term.pid;
-  const job = p.term.foreground();
-  const pids = job.length ? job : shellPid !== null ? [shellPid] : [];
-  const procs = pids.map((pid) => procInfo(pid)).filter((x) => x !== undefined);
-  return {
-    pane_id: p.id,
-    shell_pid: shellPid,
-    foreground_process_group_id: job.length ? job[0] : shellPid,
-    tty: null,
-    foreground_processes: procs,
-  };
+/** herdr 0.8.0's process_info (api/panes.rs): empty fields omitted, tty and argv0 never set on Linux */
+function processInfo(p: Pane): Record<string, unknown> {
+  const r: Record<string, unknown> = { pane_id: p.id };
+  if (p.term.exited) return r;
+  r.shell_pid = p.term.pid;
+  const job = p.term.job();
+  if (!job) return r;
+  r.foreground_process_group_id = job.pgid;
+  const procs = job.pids.map((pid) => procInfo(pid)).filter((x) => x !== undefined);
+  if (procs.length) r.foreground_processes = procs;
+  return r;
 }
 
 export const ioMethods: Record<string, MethodDef> = {
@@ -61,7 +59,7 @@ export const ioMethods: Record<string, MethodDef> = {
     run: (h, p) => {
       const pane = p.pane_id ? h.state.pane(p.pane_id) : h.state.focusedPane(h.state.focusedWs());
       if (!pane) throw new ApiError("pane_not_found", "pane not found");
-      return { type: "pane_process_info", process_info: processInfo(h, pane) };
+      return { type: "pane_process_info", process_info: processInfo(pane) };
     },
   },
   "pane.send_text": {
@@ -83,7 +81,8 @@ export const ioMethods: Record<string, MethodDef> = {
       const pane = h.state.pane(p.pane_id);
       const keys: string[] = p.keys ?? [];
       checkKeys(keys);
-      if (p.text) pane.term.typeText(p.text);
+      // encode_api_input: the text bracketed when the app asked for it, then the keys
+      if (p.text) pane.term.pasteText(p.text);
       if (keys.length) pane.term.pressKeys(keys);
       return ok;
     },

@@ -1,5 +1,5 @@
 // ping, session.snapshot, workspace.*, tab.*, and the structural pane.* methods (herdr.md §3.3).
-import { measure } from "../layout.ts";
+import { AREA, measure } from "../layout.ts";
 import type { MethodDef } from "../context.ts";
 import type { FakeHerdr } from "../core.ts";
 import { ApiError, type Pane } from "../model.ts";
@@ -29,7 +29,7 @@ function snapshot(h: FakeHerdr): Record<string, unknown> {
       workspace_id: t.ws.id,
       tab_id: t.id,
       zoomed: false,
-      area: { x: 0, y: 0, width: 200, height: 50 },
+      area: { ...AREA },
       focused_pane_id: focused?.id ?? "",
       panes: m.panes.map((x) => ({ pane_id: x.pane_id, focused: x.pane_id === focused?.id, rect: x.rect })),
       splits: m.splits,
@@ -193,7 +193,7 @@ export const structureMethods: Record<string, MethodDef> = {
           workspace_id: t.ws.id,
           tab_id: t.id,
           zoomed: false,
-          area: { x: 0, y: 0, width: 200, height: 50 },
+          area: { ...AREA },
           focused_pane_id: focused?.id ?? "",
           panes: m.panes.map((x) => ({ pane_id: x.pane_id, focused: x.pane_id === focused?.id, rect: x.rect })),
           splits: m.splits,

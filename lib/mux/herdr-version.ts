@@ -1,0 +1,101 @@
+// Which herdr versions mam drives, and how it tells one it does not. mam is written against
+// herdr 0.8.0's source (reference/herdr-0.8.0-audit.md): every argv it builds, every JSON field it
+// reads, every error code it keys on. `herdr --version` prints `herdr <version>` (src/main.rs:691,
+// build_info.rs: `0.8.0`, or `0.8.0-<channel>[.<build>]` for preview builds).
+//
+// The rule (supportOf, pure):
+//   < 0.8.0   refused: older herdr lacks what mam relies on (agent start before 0.7.5, the 0.8.0
+//             agent start / agent prompt semantics), so create and resume stop with an ERROR
+//   0.8.x     supported
+//   >= 0.9.0  allowed with one WARNING line: newer herdr may change what mam parses
+//   unreadable allowed, silently (a build or wrapper that prints something else: the calls
+//             themselves then say what is wrong, if anything is)
+// The answer is cached per binary (path, size, mtime) in <state>/herdr-version.json, so the
+// `herdr --version` spawn happens once per herdr install, not once per mam call; and once per
+// process in memory.
+import { mkdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { MamError } from "../sys/errors.ts";
+import { atomicWriteFile } from "../sys/atomic.ts";
+import { type Env, stateDir } from "../sys/paths.ts";
+import { execCapture } from "./exec.ts";
+
+export const MIN_HERDR = [0, 8, 0] as const;
+/** the first version mam has not been checked against */
+export const NEXT_UNCHECKED = [0, 9, 0] as const;
+export const SUPPORTED_TEXT = "herdr 0.8.x (0.8.0 or newer)";
+
+export type Support = { kind: "supported"; version: string } | { kind: "old"; version: string } | { kind: "newer"; version: string } | { kind: "unknown"; text: string };
+
+function cmp(a: readonly number[], b: readonly number[]): number {
+  for (let i = 0; i < 3; i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) - (b[i] ?? 0);
+  return 0;
+}
+
+/** what `herdr --version` printed → is it a herdr mam supports */
+export function supportOf(versionOutput: string): Support {
+  const m = /(\d+)\.(\d+)\.(\d+)(\S*)/.exec(versionOutput);
+  if (!m) return { kind: "unknown", text: versionOutput.trim().slice(0, 80) };
+  const v = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const version = m[0];
+  if (cmp(v, MIN_HERDR) < 0) return { kind: "old", version };
+  if (cmp(v, NEXT_UNCHECKED) >= 0) return { kind: "newer", version };
+  return { kind: "supported", version };
+}
+
+/** a refused version as the error the user sees; undefined when mam may go on */
+export function unsupportedError(s: Support, bin: string): MamError | undefined {
+  if (s.kind !== "old") return undefined;
+  return new MamError(`herdr ${s.version} (${bin}) is too old: mam supports ${SUPPORTED_TEXT}`, 1, "upgrade herdr (herdr update), or use --mux tmux");
+}
+
+/** the one warning line for a version mam allows but was not checked against */
+export function versionWarning(s: Support): string | undefined {
+  if (s.kind === "newer") return `WARNING: herdr ${s.version} is newer than the versions mam was checked against (${SUPPORTED_TEXT}); if herdr calls fail, report it with \`herdr --version\``;
+  return undefined;
+}
+
+const memo = new Map<string, Support>();
+
+interface CacheEntry {
+  bin: string;
+  size: number;
+  mtimeMs: number;
+  output: string;
+}
+
+function cachePath(env: Env): string {
+  return join(stateDir(env), "herdr-version.json");
+}
+
+/** `herdr --version` of this binary: memory, else the state file (same size and mtime), else run it */
+export async function herdrSupport(bin: string, env: Env): Promise<Support> {
+  const hit = memo.get(bin);
+  if (hit) return hit;
+  let st: { size: number; mtimeMs: number } | undefined;
+  try {
+    const s = statSync(bin);
+    st = { size: s.size, mtimeMs: s.mtimeMs };
+  } catch {}
+  let entries: CacheEntry[] = [];
+  try {
+    const v = JSON.parse(readFileSync(cachePath(env), "utf8"));
+    if (Array.isArray(v)) entries = v.filter((e): e is CacheEntry => e && typeof e.bin === "string" && typeof e.output === "string");
+  } catch {}
+  const cached = st && entries.find((e) => e.bin === bin && e.size === st!.size && e.mtimeMs === st!.mtimeMs);
+  let output = cached?.output;
+  if (output === undefined) {
+    const r = await execCapture([bin, "--version"], { env, timeoutMs: 5000 });
+    output = r.code === 0 ? r.stdout : `${r.stdout}${r.stderr}`;
+    if (st && r.code === 0) {
+      const next = [...entries.filter((e) => e.bin !== bin), { bin, ...st, output }].slice(-8);
+      try {
+        mkdirSync(stateDir(env), { recursive: true, mode: 0o700 });
+        atomicWriteFile(cachePath(env), `${JSON.stringify(next)}\n`);
+      } catch {}
+    }
+  }
+  const s = supportOf(output);
+  memo.set(bin, s);
+  return s;
+}

@@ -1,0 +1,179 @@
+// The pure decisions behind mam's herdr 0.8.0 fidelity (reference/herdr-0.8.0-audit.md), named
+// after the audit findings.
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { isHerdrManaged } from "../../lib/agents/kinds.ts";
+import { applyActions } from "../../lib/monitor/apply.ts";
+import { classify, type ServerView } from "../../lib/monitor/classify.ts";
+import { serverEnv } from "../../lib/mux/herdr.ts";
+import { StartWatch } from "../../lib/mux/herdr-start.ts";
+import { supportOf, unsupportedError, versionWarning } from "../../lib/mux/herdr-version.ts";
+import type { MuxPane } from "../../lib/mux/types.ts";
+import type { Row } from "../../lib/registry/types.ts";
+import { agentGone } from "../../lib/sessions/liveness.ts";
+import { onboardReadiness } from "../../lib/sessions/ready.ts";
+import { ambientHerdrServer } from "../../lib/sys/paths.ts";
+import { customHerdrSocket, isSocketServer, socketServerName } from "../../lib/mux/herdr-socket.ts";
+import { chooseServer } from "../../lib/mux/index.ts";
+import { claimLockName } from "../../lib/sessions/launch.ts";
+
+const WS = "/w/proj";
+const shell = (id: string, extra: Partial<MuxPane> = {}): MuxPane => ({ id, status: "unknown", cwd: WS, label: "mam:a", ...extra });
+const row = (agent: string, extra: Partial<Row> = {}): Row => ({ name: "a", status: "running", role: "worker", agent, herdr_server: "mam", herdr_session: "mam", pane: { id: "w1:p1" }, ...extra });
+const view = (panes: MuxPane[]): ServerView => ({ backend: "herdr", server: "mam", listing: { state: "ok", panes } });
+
+describe("audit #1: a pane alive with no agent in it", () => {
+  test("herdr kinds: no agent and status unknown is gone; any agent or status is not", () => {
+    expect(agentGone(shell("p"), "claude")).toBe(true);
+    expect(agentGone(shell("p", { agent: "claude", status: "idle" }), "claude")).toBe(false);
+    expect(agentGone(shell("p", { status: "working" }), "claude")).toBe(false);
+    // a kind mam does not know came from herdr's detection: managed
+    expect(agentGone(shell("p"), "pi")).toBe(true);
+  });
+
+  test("typed kinds: only the foreground tells (shellOnly); unknown status alone is not gone", () => {
+    expect(isHerdrManaged("demo")).toBe(false);
+    expect(isHerdrManaged("aider")).toBe(false);
+    expect(isHerdrManaged("codex")).toBe(true);
+    expect(agentGone(shell("p"), "aider")).toBe(false);
+    expect(agentGone(shell("p", { shellOnly: true }), "aider")).toBe(true);
+    expect(agentGone(shell("p", { shellOnly: false }), "aider")).toBe(false);
+  });
+
+  test("classify: LIVE dead, drift agent-exited, terminate with note 'agent exited'; tmux rows never", () => {
+    const c = classify({ data: { herdr_sessions: [row("claude")], tmux_sessions: [] }, views: [view([shell("w1:p1")])], workspace: WS, now: 1 });
+    expect(c.rows[0]!.live).toBe("dead");
+    expect(c.drifts.map((d) => d.kind)).toEqual(["agent-exited"]);
+    expect(c.actions).toEqual([{ type: "terminate", section: "herdr_sessions", name: "a", server: "mam", paneId: "w1:p1", reason: "agent exited" }]);
+    const d = { herdr_sessions: [row("claude")], tmux_sessions: [] };
+    applyActions(d, c.actions, 100);
+    expect(d.herdr_sessions[0]).toMatchObject({ status: "terminated", last_visible_note: "agent exited", termination_mode: "auto-detected" });
+    // the bare shell keeps its mam: label; it is not registered as a new session
+    const again = classify({ data: d, views: [view([shell("w1:p1")])], workspace: WS, now: 2 });
+    expect(again.actions).toEqual([]);
+    const tmux = classify({
+      data: { herdr_sessions: [], tmux_sessions: [{ name: "t", status: "running", role: "w", agent: "claude", tmux_server: "mam", pane: { id: "%1" } }] },
+      views: [{ backend: "tmux", server: "mam", listing: { state: "ok", panes: [{ id: "%1", status: "unknown", label: "mam:t", cwd: WS }] } }],
+      workspace: WS,
+      now: 1,
+    });
+    expect(tmux.rows[0]!.live).toBe("unknown");
+    expect(tmux.actions).toEqual([]);
+  });
+});
+
+describe("audit #4: the start watch", () => {
+  test("the agent seen in the foreground, then the bare shell for the confirm time → gone", () => {
+    const w = new StartWatch(2000, 250, 1500);
+    expect(w.feed(100, "shell")).toBe(false); // before it was typed
+    expect(w.feed(300, "agent")).toBe(false);
+    expect(w.appeared).toBe(true);
+    expect(w.feed(450, "shell")).toBe(false);
+    expect(w.feed(600, "shell")).toBe(false);
+    expect(w.feed(700, "shell")).toBe(true);
+  });
+  test("back in the foreground resets; never seen nor typed → gone only after the grace time", () => {
+    const w = new StartWatch(2000, 250, 1500);
+    expect(w.feed(300, "agent")).toBe(false);
+    expect(w.feed(400, "shell")).toBe(false);
+    expect(w.feed(500, "agent")).toBe(false);
+    expect(w.feed(700, "shell")).toBe(false);
+    const never = new StartWatch(2000, 250, 1500);
+    for (const t of [150, 600, 1200, 1900, 2100, 3000, 3500]) expect(never.feed(t, "shell")).toBe(false);
+    expect(never.feed(3600, "shell")).toBe(true);
+  });
+  test("typed (the screen changed) but never recognised: gone after the longer confirm time, well before the grace time", () => {
+    const w = new StartWatch(5000, 250, 1500);
+    expect(w.feed(150, "shell")).toBe(false);
+    expect(w.feed(300, "shell", true)).toBe(false);
+    expect(w.feed(1000, "shell")).toBe(false);
+    expect(w.feed(1800, "shell")).toBe(true);
+  });
+  test("a fresh pane's startup files (other processes, builtins between them) are not the agent exiting", () => {
+    const w = new StartWatch(5000, 250, 1500);
+    expect(w.feed(150, "other", true)).toBe(false); // pyenv init from .bashrc, our command echoed
+    expect(w.feed(300, "shell")).toBe(false); // builtins between two startup commands
+    expect(w.feed(450, "other")).toBe(false);
+    expect(w.feed(1200, "agent")).toBe(false); // the rc is done: our agent runs
+    expect(w.feed(1400, "agent")).toBe(false);
+    expect(w.appeared).toBe(true);
+  });
+});
+
+describe("audit #6: onboarding readiness", () => {
+  test("idle/done/unknown ready; working waits; blocked or a dialog refuses", () => {
+    expect(onboardReadiness("idle").kind).toBe("ready");
+    expect(onboardReadiness("done").kind).toBe("ready");
+    expect(onboardReadiness("unknown").kind).toBe("ready");
+    expect(onboardReadiness("working").kind).toBe("wait");
+    expect(onboardReadiness("blocked")).toEqual({ kind: "refuse", why: "it is waiting for a decision (blocked)" });
+    // herdr 0.8.0 sees claude's trust dialog as idle: the screen detector's verdict wins
+    expect(onboardReadiness("idle", { state: "blocked", dialog: "start", reason: "trust this folder" })).toEqual({ kind: "refuse", why: "it shows a start dialog (trust this folder)" });
+  });
+});
+
+describe("audit #7: the environment of a server mam starts", () => {
+  test("no MAM_*, no herdr pane variables, no .mam/bin on PATH", () => {
+    const env = serverEnv({
+      PATH: "/ws/.mam/bin:/usr/bin:/other/.mam/bin/:/bin",
+      MAM_SESSION: "lead",
+      MAM_WORKSPACE: "/ws",
+      HERDR_SOCKET_PATH: "/s",
+      HERDR_PANE_ID: "w1:p1",
+      TMUX: "x",
+      HOME: "/h",
+      LANG: "C",
+    });
+    expect(env).toEqual({ PATH: "/usr/bin:/bin", HOME: "/h", LANG: "C" });
+  });
+});
+
+describe("audit #8: the ambient server by herdr's precedence", () => {
+  const home = { HOME: "/h" };
+  test("HERDR_SOCKET_PATH wins over HERDR_SESSION; its folder names the server; others are the default", () => {
+    expect(ambientHerdrServer({ ...home, HERDR_SESSION: "b", HERDR_SOCKET_PATH: "/h/.config/herdr/sessions/a/herdr.sock" })).toBe("a");
+    expect(ambientHerdrServer({ ...home, HERDR_SESSION: "b", HERDR_SOCKET_PATH: "/h/.config/herdr/herdr.sock" })).toBe("default");
+    expect(ambientHerdrServer({ ...home, HERDR_SESSION: "b", HERDR_SOCKET_PATH: "/elsewhere/herdr.sock" })).toBe("default");
+    expect(ambientHerdrServer({ ...home, HERDR_SESSION: "b" })).toBe("b");
+    expect(ambientHerdrServer({ ...home, HERDR_SESSION: "b", HERDR_SOCKET_PATH: "" })).toBe("b");
+    expect(ambientHerdrServer(home)).toBe("default");
+  });
+
+  test("#8c a custom socket is its own server sock-<hash>, locked as default.lock (SPEC §4.1's rule for other sockets)", () => {
+    const home = mkdtempSync(join(tmpdir(), "mam-sock-"));
+    const env = { HOME: "/h", HOME_DIR: home, HERDR_SOCKET_PATH: "/elsewhere/herdr.sock" };
+    expect(customHerdrSocket(env)).toBe("/elsewhere/herdr.sock");
+    expect(customHerdrSocket({ HOME: "/h", HERDR_SOCKET_PATH: "/h/.config/herdr/sessions/a/herdr.sock" })).toBeUndefined();
+    expect(customHerdrSocket({ HOME: "/h", HERDR_SOCKET_PATH: "/h/.config/herdr/herdr.sock" })).toBeUndefined();
+    const name = socketServerName("/elsewhere/herdr.sock");
+    expect(name).toMatch(/^sock-[0-9a-f]{8}$/);
+    expect(isSocketServer(name)).toBe(true);
+    expect(chooseServer("herdr", {}, env)).toBe(name);
+    expect(chooseServer("herdr", { herdrSession: "team" }, env)).toBe("team");
+    expect(claimLockName("herdr", name)).toBe("default");
+    expect(claimLockName("herdr", "team")).toBe("team");
+    // remembered for callers without the variable (reconcile, the daemon)
+    expect(JSON.parse(readFileSync(join(home, ".local", "state", "mam", "herdr-sockets.json"), "utf8"))).toEqual({ [name]: "/elsewhere/herdr.sock" });
+    rmSync(home, { recursive: true, force: true });
+  });
+});
+
+describe("herdr versions mam supports", () => {
+  test("0.8.x supported, older refused with a fix, newer warned", () => {
+    expect(supportOf("herdr 0.8.0\n")).toEqual({ kind: "supported", version: "0.8.0" });
+    expect(supportOf("herdr 0.8.2-preview.abc")).toEqual({ kind: "supported", version: "0.8.2-preview.abc" });
+    expect(supportOf("herdr 0.7.5")).toEqual({ kind: "old", version: "0.7.5" });
+    expect(supportOf("herdr 0.9.0").kind).toBe("newer");
+    expect(supportOf("herdr 1.0.0").kind).toBe("newer");
+    expect(supportOf("Segmentation fault").kind).toBe("unknown");
+    expect(unsupportedError(supportOf("herdr 0.7.5"), "/bin/herdr")!.render()).toBe(
+      "ERROR: herdr 0.7.5 (/bin/herdr) is too old: mam supports herdr 0.8.x (0.8.0 or newer); upgrade herdr (herdr update), or use --mux tmux",
+    );
+    expect(unsupportedError(supportOf("herdr 0.8.0"), "/bin/herdr")).toBeUndefined();
+    expect(versionWarning(supportOf("herdr 0.9.1"))).toStartWith("WARNING: herdr 0.9.1 is newer than the versions mam was checked against");
+    expect(versionWarning(supportOf("herdr 0.8.0"))).toBeUndefined();
+    expect(versionWarning(supportOf("garbage"))).toBeUndefined();
+  });
+});
