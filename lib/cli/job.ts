@@ -3,7 +3,7 @@ import { type BrokerConfig, brokerConfigFromEnv, eventsTopic } from "../jobs/bro
 import { CanonicalJsonError, canonicalJson, type Json } from "../jobs/canonical.ts";
 import { EVENT_NAMES, isEventName, isFinal, JOB_STATUSES, type JobEvent, type JobStatus } from "../jobs/event.ts";
 import { eventLine, listText, statusText, waitLine } from "../jobs/render.ts";
-import { publishJournalled } from "../jobs/publish.ts";
+import { publishJournalled, savedNote } from "../jobs/publish.ts";
 import { jobStatus, listJobs } from "../jobs/query.ts";
 import { appendEvent, effectiveStatus, jobView, publicRecord, readJournal, requireRecord, type JobRecord } from "../jobs/store.ts";
 import { JournalReader, JournalWatch, publicWait, waitExitCode, waitJobs } from "../jobs/wait.ts";
@@ -42,10 +42,10 @@ function interruptible(): { signal: AbortSignal; code: () => number; dispose: ()
   };
 }
 
-/** publish a journalled event; without a broker: a warning, the journal keeps it */
+/** publish a journalled event; a configured broker that does not take it: one NOTE (the journal keeps it) */
 async function publish(topic: string, line: string, id: string, seq: number): Promise<void> {
-  const w = await publishJournalled(topic, line, id, seq);
-  if (w) warn(w);
+  const note = await publishJournalled(topic, line, id, seq);
+  if (note) err(note);
 }
 
 /**
@@ -63,7 +63,7 @@ async function publishRemote(cfg: BrokerConfig, ws: string, id: string, token: s
     const mark = ack && ev.origin !== undefined ? (readAck(ack, id, token)?.[ev.origin] ?? 0) : 0;
     return [...resendable(ws, id, ev, mark), line];
   });
-  if (!r.ok) warn(`${r.reason}; event ${id} #${ev.seq} is in the journal only`);
+  if (!r.ok) err(savedNote(id, ev.seq, r.reason, true));
 }
 
 /** this journal's own events before `ev` and past `mark` (and any from an older mam), oldest first, at most RESEND_MAX */

@@ -61,8 +61,7 @@ export const create = defineCommand({
     });
     for (const w of c.warnings) err(w);
     if (bool(args, "json")) {
-      const { warnings: _w, ...doc } = c;
-      outJson({ ...doc, mux: c.backend });
+      outJson({ ...c, mux: c.backend });
       return;
     }
     const { createdText } = await import("../sessions/render.ts");
@@ -142,6 +141,7 @@ export const resume = defineCommand({
     const ws = resolveWorkspace(str(args, "workspace"));
     const { resumeSession } = await import("../sessions/resume.ts");
     const r = await resumeSession({ ws, name, fresh: bool(args, "fresh"), startServer: bool(args, "start-server"), env: process.env });
+    for (const w of r.warnings) err(w);
     if (bool(args, "json")) return outJson(r);
     const { resumedText } = await import("../sessions/render.ts");
     out(resumedText(r));

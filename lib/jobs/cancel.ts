@@ -36,7 +36,7 @@ export async function cancelJob(ws: string, rawId: string, env: Env = process.en
   if (!a) return { job_id: id, cancelled: false, status: ended!, told: null, warnings: [] };
   const warnings: string[] = [];
   const w = await publishJournalled(`${a.record!.topic_prefix}/events`, a.line, id, a.payload.seq, env);
-  if (w) warnings.push(w);
+  if (w) warnings.push(w.replace(/^NOTE: /, ""));
   const { loadJobRuntime } = await import("./runtime.ts");
   const rt = await loadJobRuntime(ws, env);
   const s = await rt.findSession(a.record!.agent_session);

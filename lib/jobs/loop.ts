@@ -51,7 +51,10 @@ export function loopNext(job: JobRecord, event: JobEvent, ws: string): LoopActio
 export interface LoopApplied {
   /** events appended (publish them) */
   appended: Appended[];
-  /** the prompt could not be delivered (the session is gone): the job was ended with error */
+  /**
+   * the prompt could not be delivered (the session is gone, it waits at a dialog: the job was
+   * ended with error), or it may have stayed in the agent's input box (the job goes on)
+   */
   undelivered?: string;
 }
 
@@ -73,10 +76,12 @@ export async function applyLoop(ws: string, job: JobRecord, action: LoopAction, 
   if (!(await add(action.marker))) return { appended };
   const s = await runtime.findSession(action.session);
   let problem: string | undefined;
+  let unsure: string | undefined;
   if (!s) problem = `session ${action.session} not found`;
   else {
     try {
-      await runtime.prompt(s, action.text);
+      // typed, but it may wait in the agent's input box: the job goes on, the daemon says so
+      unsure = (await runtime.prompt(s, action.text)) || undefined;
     } catch (e) {
       problem = `could not prompt ${action.session} (${(e as Error).message})`;
     }
@@ -85,5 +90,5 @@ export async function applyLoop(ws: string, job: JobRecord, action: LoopAction, 
     await add({ event: "error", detail: problem, source: "mam" });
     return { appended, undelivered: problem };
   }
-  return { appended };
+  return unsure ? { appended, undelivered: unsure.replace(/^WARNING: /, "") } : { appended };
 }

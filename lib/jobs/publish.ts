@@ -1,15 +1,32 @@
 // Publishing journalled events (SPEC §7.4): the journal already holds them; the broker makes them
-// live. Without a broker this is not a failure: the caller gets a warning line to show.
+// live. A broker that does not take one is not a failure, and what mam prints here is read by the
+// agent that ran `mam job event` (a model reads "WARNING … unreachable" as its command failing):
+// * no broker configured (MQTT_BROKER unset): nothing at all; the journal is the channel and the
+//   daemon of this workspace reacts to it;
+// * a configured broker that does not answer: one NOTE line saying the event is saved.
 import { brokerConfigFromEnv } from "./broker-config.ts";
 import type { Env } from "../sys/paths.ts";
 
+/** has the user named a broker (MQTT_BROKER)? Without one mam still tries the local default, quietly */
+export function brokerConfigured(env: Env): boolean {
+  return (env.MQTT_BROKER ?? "") !== "";
+}
+
+/** the NOTE for an event this machine's journal holds but the broker did not take */
+export function savedNote(id: string, seq: number, reason: string, remote: boolean): string {
+  return remote
+    ? `NOTE: job ${id} event #${seq} is saved here; ${reason}: it is sent again with your next report`
+    : `NOTE: job ${id} event #${seq} is saved in the journal, where mam's daemon reads it; ${reason}, so it was not sent live`;
+}
+
 /**
- * publish `line` on `topic`; returns a warning when no broker took it (the journal keeps the
- * event), else undefined. A remote reporter's resends go through publishReport (acks) instead.
+ * publish `line` on `topic`; returns the line to show when the configured broker did not take it
+ * (the journal keeps the event), else undefined. A remote reporter's resends go through
+ * publishReport (acks) instead.
  */
 export async function publishJournalled(topic: string, line: string, id: string, seq: number, env: Env = process.env): Promise<string | undefined> {
   const cfg = brokerConfigFromEnv(env);
   const { publishAll } = await import("./transport.ts");
   const r = await publishAll(cfg, [{ topic, payload: line }]);
-  return r.ok ? undefined : `${r.reason}; event ${id} #${seq} is in the journal only`;
+  return r.ok || !brokerConfigured(env) ? undefined : savedNote(id, seq, r.reason, false);
 }

@@ -19,6 +19,11 @@ export interface SessionRef {
    * why, in a few words. Nothing may be typed into it.
    */
   gone?: string;
+  /**
+   * set when the agent waits at a dialog (a start dialog, a permission prompt): what it waits at
+   * and where to answer it. Text typed now would answer the dialog, so nothing may be typed.
+   */
+  waiting?: string;
 }
 
 /** a best-effort notice to the user on a multiplexer server (herdr notification show) */
@@ -30,8 +35,11 @@ export interface NoticeTarget {
 export interface JobRuntime {
   /** the running session of that name in this workspace's registry, with a live pane, or undefined */
   findSession(name: string): Promise<SessionRef | undefined>;
-  /** submit text to the session's agent (never into a pane whose agent is gone: AgentGone) */
-  prompt(session: SessionRef, text: string): Promise<void>;
+  /**
+   * submit text to the session's agent: never into a pane whose agent is gone (AgentGone) or into
+   * a dialog (MamError); a warning line when the text may have stayed in the agent's input box
+   */
+  prompt(session: SessionRef, text: string): Promise<string | void>;
   /** the server of the session of that name (running or not), for a notice (undefined: none known) */
   noticeTarget?(session: string): Promise<NoticeTarget | undefined>;
   /** show a best-effort notice there; false when it was not shown (disabled, rate limited, …) */
@@ -42,15 +50,15 @@ export interface JobRuntime {
 
 /** the runtime of the real binary: the registry, the multiplexer drivers, the daemon */
 export async function loadJobRuntime(ws: string, env: Env = process.env): Promise<JobRuntime> {
-  const [{ readRegistry, registryPath }, { backendOf, serverOf }, { muxFor }, { findPane }, { ensureDaemon }, { liveWorktreeOf }, { paneAgentGone }, { isHerdrManaged }] = await Promise.all([
+  const [{ readRegistry, registryPath }, { backendOf, serverOf }, { muxFor }, { findPane }, { ensureDaemon }, { liveWorktreeOf }, { isHerdrManaged }, { answerHint, lookAt, typeInto, waitingAt }] = await Promise.all([
     import("../registry/index.ts"),
     import("../registry/rows.ts"),
     import("../mux/index.ts"),
     import("../monitor/classify.ts"),
     import("../monitor/spawn.ts"),
     import("../worktrees/plan.ts"),
-    import("../sessions/liveness.ts"),
     import("../agents/kinds.ts"),
+    import("../sessions/at-prompt.ts"),
   ]);
   /** the running row of that name; with anyStatus, failing that any row of that name (a job's worker may end with its job) */
   const rowOf = (name: string, anyStatus = false) => {
@@ -70,13 +78,16 @@ export async function loadJobRuntime(ws: string, env: Env = process.env): Promis
       const pane = l.state === "ok" ? findPane(r.row, l.panes, r.section) : undefined;
       if (!pane) return undefined;
       const agent = typeof r.row.agent === "string" ? r.row.agent : "unknown";
-      const gone = (await paneAgentGone(mux, pane, typeof r.row.agent === "string" ? r.row.agent : undefined)) ? `its agent exited; pane ${pane.id} is a bare shell` : undefined;
+      const st = await lookAt(mux, pane.id, agent, env, pane);
+      const gone = st.at === "gone" ? st.why : undefined;
+      const waiting = st.at === "dialog" ? `${waitingAt(st)} in ${pane.id} (answer it there: ${answerHint(r.backend, r.server, name, pane.id)})` : undefined;
       const wt = liveWorktreeOf(r.row);
       const worktree = wt ? { path: wt.path, branch: wt.branch, base: wt.base, base_commit: wt.base_commit } : undefined;
-      return { name, backend: r.backend, server: r.server, paneId: pane.id, agent, ...(gone ? { gone } : {}), ...(worktree ? { worktree } : {}) };
+      return { name, backend: r.backend, server: r.server, paneId: pane.id, agent, ...(gone ? { gone } : {}), ...(waiting ? { waiting } : {}), ...(worktree ? { worktree } : {}) };
     },
     async prompt(s, text) {
-      await muxFor(s.backend, s.server, env).submit(s.paneId, text, isHerdrManaged(s.agent === "unknown" ? undefined : s.agent));
+      const t = await typeInto(muxFor(s.backend, s.server, env), s, text, isHerdrManaged(s.agent === "unknown" ? undefined : s.agent), env);
+      return t.warning;
     },
     async noticeTarget(name) {
       const r = rowOf(name, true);

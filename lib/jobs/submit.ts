@@ -5,7 +5,7 @@ import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { MamError, notFound, usageError } from "../sys/errors.ts";
 import { checkName } from "../sys/names.ts";
-import { warn } from "../sys/io.ts";
+import { err, warn } from "../sys/io.ts";
 import { jobHeader } from "./header.ts";
 import type { JobRuntime } from "./runtime.ts";
 import { appendEvent, DEFAULT_IDLE_TIMEOUT_SEC, DEFAULT_MAX_ITERATIONS, DEFAULT_TIMEOUT_SEC, type JobRecord, type JobSpec, registerJob } from "./store.ts";
@@ -74,16 +74,23 @@ export interface Submitted {
   daemonPid?: string;
 }
 
-/** submit: nothing is written unless the target (and reviewer) sessions exist */
+/** the target waits at a dialog: the job header typed now would answer it */
+function waitingError(who: string, waiting: string): MamError {
+  return new MamError(`${who} waits at ${waiting}; nothing was submitted`, 1, "answer it, then submit the job again");
+}
+
+/** submit: nothing is written unless the target (and reviewer) sessions exist and can take a prompt */
 export async function submitJob(ws: string, o: SubmitOptions, runtime: JobRuntime): Promise<Submitted> {
   const spec = jobSpecOf(o);
   const target = await runtime.findSession(o.to);
   if (!target) throw notFound(`no running session named '${o.to}' in this workspace (${ws})`, "see: mam status");
   if (target.gone) throw new MamError(`session '${o.to}' has no agent any more (${target.gone}); nothing was submitted`, 1, `mam resume ${o.to} starts it again`);
+  if (target.waiting) throw waitingError(`session '${o.to}'`, target.waiting);
   if (spec.reviewer_session !== null) {
     const reviewer = await runtime.findSession(spec.reviewer_session);
     if (!reviewer) throw notFound(`no running session named '${spec.reviewer_session}' (the reviewer) in this workspace (${ws})`, "see: mam status");
     if (reviewer.gone) throw new MamError(`session '${spec.reviewer_session}' (the reviewer) has no agent any more (${reviewer.gone}); nothing was submitted`, 1, `mam resume ${spec.reviewer_session} starts it again`);
+    if (reviewer.waiting) throw waitingError(`session '${spec.reviewer_session}' (the reviewer)`, reviewer.waiting);
   }
   const record = await registerJob(ws, { ...spec, agent: target.agent, ...(target.worktree ? { worktree: target.worktree } : {}) });
   let daemonPid: string | undefined;
@@ -93,7 +100,8 @@ export async function submitJob(ws: string, o: SubmitOptions, runtime: JobRuntim
     warn(`could not start the subscriber daemon (${(e as Error).message}); job ${record.job_id} is tracked through its journal`);
   }
   try {
-    await runtime.prompt(target, jobHeader(record, o.to, ws));
+    const w = await runtime.prompt(target, jobHeader(record, o.to, ws));
+    if (w) err(w);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
     await appendEvent(ws, record.job_id, { event: "error", detail: `could not prompt ${o.to}: ${why}`.slice(0, 2000), source: "mam" });

@@ -117,7 +117,7 @@ const resumeAgent = def({
   async run(a, ctx) {
     const [{ resumeSession }, { resumedText }] = await Promise.all([import("../sessions/resume.ts"), import("../sessions/render.ts")]);
     const r = await resumeSession({ ws: ctx.ws, name: a.name, fresh: a.fresh ?? false, startServer: a.start_server ?? false, env: ctx.env });
-    return { data: { ...r }, text: resumedText(r) };
+    return { data: { ...r }, text: [resumedText(r), ...r.warnings].join("\n") };
   },
 });
 

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import onboardingTemplate from "../assets/onboarding.md" with { type: "text" };
-import { agentKind, idField, isHerdrManaged } from "../agents/kinds.ts";
+import { agentKind, idField } from "../agents/kinds.ts";
 import { type MuxChoice, resolveMuxTarget } from "../mux/index.ts";
 import { shJoin } from "../mux/exec.ts";
 import { findRows, sectionOf } from "../registry/rows.ts";
@@ -23,7 +23,7 @@ import { undoWorktree } from "../worktrees/remove.ts";
 import { agentMcpArgs, serverEntry } from "../mcp/config.ts";
 import { decide, placeRow } from "./adopt.ts";
 import { launch } from "./launch.ts";
-import { awaitOnboardReady } from "./ready.ts";
+import { type AfterStart, afterStart } from "./after-start.ts";
 import { defaultSessionName } from "./naming.ts";
 
 export const CREATED_NOTE = "created by mam create";
@@ -57,11 +57,9 @@ export interface CreateOutcome extends Created {
   job_id: string | null;
   /** the subscriber daemon's pid; null when none runs (MAM_NO_SUBSCRIBER_DAEMON=1) */
   watchdog_pid: number | null;
-  /** non-fatal problems after the session was created, one line each (printed on stderr) */
-  warnings: string[];
 }
 
-export interface Created {
+export interface Created extends AfterStart {
   name: string;
   agent: string;
   role: string;
@@ -112,7 +110,10 @@ export async function createAndFollowUp(o: CreateOptions): Promise<CreateOutcome
   const warnings: string[] = [];
   // 6. a job for the new session
   let jobId: string | null = null;
-  if (job) {
+  if (job && c.waiting_at !== null) {
+    // typed into a dialog, the job header would answer it: the user answers it first
+    warnings.push(`WARNING: the job was not submitted: ${c.name} waits at ${c.waiting_at}; once it is answered: mam job submit --to ${c.name} …`);
+  } else if (job) {
     const [{ submitJob }, { loadJobRuntime }, { brokerConfigFromEnv }] = await Promise.all([
       import("../jobs/submit.ts"),
       import("../jobs/runtime.ts"),
@@ -136,7 +137,7 @@ export async function createAndFollowUp(o: CreateOptions): Promise<CreateOutcome
   // 8. the subscriber daemon
   const { ensureDaemon } = await import("../monitor/spawn.ts");
   const pid = await ensureDaemon(o.ws, o.env);
-  return { ...c, job_id: jobId, watchdog_pid: pid ?? null, warnings };
+  return { ...c, job_id: jobId, watchdog_pid: pid ?? null, warnings: [...c.warnings, ...warnings] };
 }
 
 /** the session's name: --session, else `<slug>-<role>-<agent>`; exit 2 when invalid */
@@ -251,18 +252,17 @@ export async function createSession(o: CreateOptions): Promise<Created> {
     l.lock.close();
   }
 
-  // 5. onboarding, never into a dialog (ready.ts)
-  if (o.onboard) {
-    const r = await awaitOnboardReady(l.mux, l.pane.id, kind.kind, o.env);
-    if (r.kind !== "ready") {
-      throw new MamError(`${name} started, but the onboarding prompt was not sent: ${r.why}`, 1, `answer it in pane ${l.pane.id}, then send the session its instructions yourself`);
-    }
-    try {
-      await l.mux.submit(l.pane.id, onboardingText(name, kind.kind, role, o.ws, wt), isHerdrManaged(kind.kind));
-    } catch (e) {
-      throw new MamError(`${name} started, but the onboarding prompt could not be sent (${(e as Error).message})`, 1, "the session runs; send it instructions yourself");
-    }
-  }
+  // 5. once the agent is at its input prompt, its onboarding; never into a dialog (after-start.ts)
+  const after = await afterStart({
+    mux: l.mux,
+    name,
+    kind: kind.kind,
+    backend: target.backend,
+    server: target.server,
+    paneId: l.pane.id,
+    env: o.env,
+    text: o.onboard ? onboardingText(name, kind.kind, role, o.ws, wt) : undefined,
+  });
   return {
     name,
     agent: kind.kind,
@@ -275,5 +275,6 @@ export async function createSession(o: CreateOptions): Promise<Created> {
     session_id_source: sessionId ? "assigned" : "pending-discovery",
     start_command: shJoin(l.argv),
     worktree: wt ?? null,
+    ...after,
   };
 }

@@ -13,6 +13,7 @@ import { epochNow, isoUtc } from "../sys/time.ts";
 import { existsSync } from "node:fs";
 import { liveWorktreeOf, rowCwd, worktreeOf } from "../worktrees/plan.ts";
 import { agentMcpArgs, serverEntry } from "../mcp/config.ts";
+import { type AfterStart, afterStart } from "./after-start.ts";
 import { launch } from "./launch.ts";
 import { paneAgentGone } from "./liveness.ts";
 import { pickRow } from "./stop.ts";
@@ -27,7 +28,7 @@ export interface ResumeOptions {
   env: Env;
 }
 
-export interface Resumed {
+export interface Resumed extends AfterStart {
   name: string;
   already: boolean;
   pane: string;
@@ -44,6 +45,9 @@ export function pickConversation(row: Record<string, unknown>, agent: string, ws
   const newest = store?.newest(ws, env);
   return newest ? { id: newest.id, from: "newest" } : undefined;
 }
+
+/** an agent that was already running: nothing was started or looked at */
+const NOT_STARTED: AfterStart = { at_prompt: false, waiting_at: null, onboarding: "off", warnings: [] };
 
 export async function resumeSession(o: ResumeOptions): Promise<Resumed> {
   checkName(o.name, "session name");
@@ -66,7 +70,7 @@ export async function resumeSession(o: ResumeOptions): Promise<Resumed> {
     const l = await mux.list();
     const pane = l.state === "ok" ? findPane(row, l.panes, section) : undefined;
     if (pane && (await paneAgentGone(mux, pane, agent))) bareShell = pane.id;
-    else if (pane || l.state === "unreachable") return { name: o.name, already: true, pane: pane?.id ?? String(row.pane?.id ?? "?"), session_id: ownId(row, agent) ?? null, from: "running" };
+    else if (pane || l.state === "unreachable") return { name: o.name, already: true, pane: pane?.id ?? String(row.pane?.id ?? "?"), session_id: ownId(row, agent) ?? null, from: "running", ...NOT_STARTED };
   }
 
   // a session in a worktree comes back there; its conversations are keyed by that folder
@@ -114,5 +118,7 @@ export async function resumeSession(o: ResumeOptions): Promise<Resumed> {
   } finally {
     l.lock.close();
   }
-  return { name: o.name, already: false, pane: l.pane.id, session_id: sid ?? null, from: conv ? conv.from : "fresh" };
+  // the agent is registered; tell the user when it waits at a dialog (resume types nothing)
+  const after = await afterStart({ mux: l.mux, name: o.name, kind: agent, backend, server, paneId: l.pane.id, env: o.env });
+  return { name: o.name, already: false, pane: l.pane.id, session_id: sid ?? null, from: conv ? conv.from : "fresh", ...after };
 }

@@ -17,6 +17,7 @@ import type { Env } from "../sys/paths.ts";
 import { epochNow, isoUtc } from "../sys/time.ts";
 import { liveWorktreeOf, rowCwd } from "../worktrees/plan.ts";
 import { checkRemovable, removeWorktreeOfSession } from "../worktrees/sessions.ts";
+import { lookAt } from "./at-prompt.ts";
 import { nameFromLabel } from "./naming.ts";
 
 export type StopMode = "graceful" | "hard" | "soft";
@@ -161,9 +162,11 @@ export async function stopSession(o: StopOptions): Promise<Stopped> {
 
   if (o.mode === "graceful" && ours && pane) {
     const kind = agent && KINDS[agent] ? KINDS[agent] : undefined;
-    if (kind) {
-      // as a prompt to the agent: herdr refuses it when the agent is already gone (a bare shell
-      // must not run the exit text)
+    // the exit text, as a prompt to the agent: never into a dialog (Enter would answer it; the
+    // pane is closed below instead), and herdr refuses it when the agent is already gone (a bare
+    // shell must not run the exit text)
+    const st = kind ? await lookAt(mux, pane.id, kind.kind, o.env).catch(() => undefined) : undefined;
+    if (kind && st && st.at !== "dialog" && st.at !== "gone") {
       await mux.submit(pane.id, kind.exitText, isHerdrManaged(kind.kind)).catch(() => {});
       await until(() => agentLeft(mux, pane.id), 3000);
     }

@@ -54,7 +54,7 @@ export async function runAction(ws: string, a: UiAction, env: Env): Promise<stri
     case "resume": {
       const { resumeSession } = await import("../sessions/resume.ts");
       const r = await resumeSession({ ws, name: a.name, fresh: false, startServer: false, env });
-      return r.already ? `${a.name} is already running (pane ${r.pane})` : `resumed ${a.name} in pane ${r.pane}`;
+      return [r.already ? `${a.name} is already running (pane ${r.pane})` : `resumed ${a.name} in pane ${r.pane}`, ...r.warnings].join("; ");
     }
     case "cancel": {
       const { cancelJob } = await import("../jobs/cancel.ts");
@@ -69,8 +69,8 @@ export async function runAction(ws: string, a: UiAction, env: Env): Promise<stri
       if (!s) throw notFound(`no running session ${a.name} with a live pane`, "see: mam status");
       // never into a pane whose agent is gone (a herdr pane left as a bare shell would run it)
       if (s.gone) throw new MamError(`session '${a.name}' has no agent any more (${s.gone}); nothing was sent`, 1, `mam resume ${a.name} starts it again`);
-      await rt.prompt(s, a.text);
-      return `sent to ${a.name}`;
+      const w = await rt.prompt(s, a.text);
+      return w ? `sent to ${a.name}; ${w.replace(/^WARNING: /, "")}` : `sent to ${a.name}`;
     }
   }
 }

@@ -131,6 +131,8 @@ export async function realAgentWorld(o: RealAgentOptions): Promise<RealAgentWorl
     // no broker configured (MQTT_BROKER unset): the journal is the channel, as on a fresh machine
     MQTT_BROKER: undefined,
     MQTT_PORT: undefined,
+    // mam waits for the real prompt, as for a user
+    MAM_PROMPT_WAIT_S: undefined,
     ...agentEnv(api, claudeConfigDir, codexHome),
     ...o.env,
   });

@@ -39,6 +39,9 @@ export function makeSandbox(prefix = "mam-"): Sandbox {
     XDG_CONFIG_HOME: join(home, ".config"),
     NO_COLOR: "1",
     MAM_NO_SUBSCRIBER_DAEMON: "1",
+    // the fake agents draw no real prompt box: look once, type unless a dialog shows (the
+    // real-agent tests wait for the real prompt, the default)
+    MAM_PROMPT_WAIT_S: "0",
     // never a real broker by accident: port 9 refuses at once
     MQTT_BROKER: "127.0.0.1",
     MQTT_PORT: "9",

@@ -96,9 +96,9 @@ describe("a job end to end", () => {
       const wait = await w.mam(["job", "wait", id, "--timeout", "60"]);
       expect({ code: wait.code, out: wait.stdout, err: wait.stderr }).toEqual({ code: 0, out: `${id} completed: summary of the result\n`, err: "" });
       expect(events(w, id)).toEqual([`1:started:${wk}`, `2:progress:${wk}`, `3:completed:${wk}`]);
-      // the worker's events went over the broker (no "journal only" warning), or journal-only without one
+      // the worker's events went over the broker (no NOTE), or a NOTE each when the configured broker is down
       expect(await waitFor(() => count(agentLog(w.dir), " exit ") === 3, 10_000)).toBe(true); // the worker's commands have returned
-      expect(count(agentLog(w.dir), "is in the journal only")).toBe(mode === "mqtt" ? 0 : 3);
+      expect(count(agentLog(w.dir), "so it was not sent live")).toBe(mode === "mqtt" ? 0 : 3);
       expect(count(agentLog(w.dir), " exit 0\n")).toBe(3);
       const st = JSON.parse((await w.mam(["job", "status", id, "--json"])).stdout);
       expect(st).toMatchObject({ status: "completed", events: 3, last_seq: 3, delegator: lead, agent_session: wk, agent: "claude" });
@@ -295,7 +295,7 @@ describe("trouble in the middle of a job", () => {
       // started is journalled and published (the worker's command has returned)
       expect(await waitFor(() => count(agentLog(w.dir), " exit ") === 1, 20_000)).toBe(true);
       await broker.stop();
-      // the worker reports while the broker is down: journal only (warning), nothing lost
+      // the worker reports while the broker is down: saved in the journal (a NOTE), nothing lost
       openGate(w.dir, "progress");
       expect(await waitFor(() => count(agentLog(w.dir), " exit ") === 2, 20_000)).toBe(true);
       expect(events(w, id)).toHaveLength(2);
@@ -306,7 +306,7 @@ describe("trouble in the middle of a job", () => {
       expect(wait.code).toBe(0);
       expect(events(w, id)).toEqual([`1:started:${wk}`, `2:progress:${wk}`, `3:completed:${wk}`]);
       expect(JSON.parse((await w.mam(["job", "status", id, "--json"])).stdout)).toMatchObject({ status: "completed", last_seq: 3, events: 3 });
-      expect(count(agentLog(w.dir), "is in the journal only")).toBe(1);
+      expect(count(agentLog(w.dir), "so it was not sent live")).toBe(1);
       await expectToldOnce(w, dp, `[mam] job ${id} completed: summary of the result`);
     } finally {
       await broker.stop();
@@ -334,7 +334,7 @@ describe("trouble in the middle of a job", () => {
       for (let i = 1; i <= 12; i++) {
         const down = await report("progress", `step ${i} while the broker is down`);
         expect(down.code).toBe(0);
-        expect(down.stderr).toContain("is in the journal only");
+        expect(down.stderr).toContain("it is sent again with your next report");
       }
       broker = await startMosquitto(dir, { port });
       expect(await waitFor(() => /MQTT Monitor: subscribed to .*[\s\S]*MQTT Monitor: subscribed to /.test(monitorLog(w.dir)), 20_000, 100)).toBe(true);

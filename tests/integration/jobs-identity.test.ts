@@ -89,7 +89,7 @@ describe("several writers on one job through Mosquitto", () => {
       // the broker goes away: reports land in the remote journals only
       await mosq.stop();
       const down = await r1.report("progress", "m1 while the broker is down", wk);
-      expect(down.stderr).toContain("is in the journal only");
+      expect(down.stderr).toContain("it is sent again with your next report");
       await r2.report("progress", "m2 while the broker is down", wk);
       mosq = await startMosquitto(join(e.sb.root, "mosq"), { port: mosq.port });
       expect(await waitFor(async () => (monitorLog(w.dir).match(/MQTT Monitor: subscribed to /g) ?? []).length >= 2, 20_000, 100), monitorLog(w.dir)).toBe(true);

@@ -81,16 +81,16 @@ describe("publishing job events", () => {
     try {
       const ca = await Bun.file(certs.ca).text();
       await roundTrip(m, { protocol: "mqtts", host: "127.0.0.1", port: m.port, ca, username: "team", password: "s3cr3t" });
-      // a wrong password: the event stays in the journal, a warning, exit 0
+      // a wrong password: the event stays in the journal, a NOTE, exit 0
       const r = await reg();
       const bad = await runMam(["job", "event", r.job_id, "started", "--workspace", sb.ws], { env: { ...sb.env, ...m.env, MQTT_PASSWORD: "nope" } });
       expect(bad.code).toBe(0);
-      expect(bad.stderr).toMatch(new RegExp(`^WARNING: broker 127\\.0\\.0\\.1:${m.port} unreachable \\(.*\\); event ${r.job_id} #1 is in the journal only\\n$`));
+      expect(bad.stderr).toMatch(new RegExp(`^NOTE: job ${r.job_id} event #1 is saved in the journal, where mam's daemon reads it; broker 127\\.0\\.0\\.1:${m.port} unreachable \\(.*\\), so it was not sent live\\n$`));
       expect(readJournal(sb.ws, r.job_id)).toHaveLength(1);
       // without the CA the server certificate is refused
       const noCa = await runMam(["job", "event", r.job_id, "progress", "--workspace", sb.ws], { env: { ...sb.env, ...m.env, MQTT_CA_CERTS: "" } });
       expect(noCa.code).toBe(0);
-      expect(noCa.stderr).toContain("is in the journal only");
+      expect(noCa.stderr).toContain("so it was not sent live");
     } finally {
       await m.stop();
     }

@@ -23,12 +23,22 @@ function emptyWs(name: string): string {
 }
 
 describe("job event, status, list, logs", () => {
-  test("event → journal line + record status; no broker: warning on stderr, exit 0, nothing on stdout", async () => {
+  test("no broker configured (MQTT_BROKER unset): the event is journalled and nothing at all is printed", async () => {
+    const r = await reg();
+    // the local default 127.0.0.1:<port> does not answer either: still silent
+    const e = await runMam(["job", "event", r.job_id, "started", "--detail", "x", "--workspace", sb.ws], { env: sb.with({ MQTT_BROKER: undefined, MQTT_PORT: "9" }) });
+    expect(e.code).toBe(0);
+    expect(e.stdout).toBe("");
+    expect(e.stderr).toBe("");
+    expect(readJournal(sb.ws, r.job_id).map((x) => x.event)).toEqual(["started"]);
+  });
+
+  test("event → journal line + record status; a configured broker down: one NOTE on stderr (nothing reads as a failure), exit 0, nothing on stdout", async () => {
     const r = await reg();
     const e = await mam("job", "event", r.job_id, "started", "--source", "wrk", "--detail", "héllo wörld");
     expect(e.code).toBe(0);
     expect(e.stdout).toBe("");
-    expect(e.stderr).toBe(`WARNING: broker 127.0.0.1:9 unreachable (ECONNREFUSED); event ${r.job_id} #1 is in the journal only\n`);
+    expect(e.stderr).toBe(`NOTE: job ${r.job_id} event #1 is saved in the journal, where mam's daemon reads it; broker 127.0.0.1:9 unreachable (ECONNREFUSED), so it was not sent live\n`);
     const evs = readJournal(sb.ws, r.job_id);
     expect(evs).toHaveLength(1);
     expect(evs[0]).toMatchObject({ schema_version: 1, seq: 1, job_id: r.job_id, event: "started", detail: "héllo wörld", source: "wrk" });

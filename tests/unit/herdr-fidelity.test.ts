@@ -13,7 +13,7 @@ import { supportOf, unsupportedError, versionWarning } from "../../lib/mux/herdr
 import type { MuxPane } from "../../lib/mux/types.ts";
 import type { Row } from "../../lib/registry/types.ts";
 import { agentGone } from "../../lib/sessions/liveness.ts";
-import { onboardReadiness } from "../../lib/sessions/ready.ts";
+import { mayType, paneStateOf } from "../../lib/sessions/at-prompt.ts";
 import { ambientHerdrServer } from "../../lib/sys/paths.ts";
 import { customHerdrSocket, isSocketServer, socketServerName } from "../../lib/mux/herdr-socket.ts";
 import { chooseServer } from "../../lib/mux/index.ts";
@@ -103,14 +103,17 @@ describe("audit #4: the start watch", () => {
 });
 
 describe("audit #6: onboarding readiness", () => {
-  test("idle/done/unknown ready; working waits; blocked or a dialog refuses", () => {
-    expect(onboardReadiness("idle").kind).toBe("ready");
-    expect(onboardReadiness("done").kind).toBe("ready");
-    expect(onboardReadiness("unknown").kind).toBe("ready");
-    expect(onboardReadiness("working").kind).toBe("wait");
-    expect(onboardReadiness("blocked")).toEqual({ kind: "refuse", why: "it is waiting for a decision (blocked)" });
+  test("idle/done at the prompt; working waits; blocked or a dialog is never typed into", () => {
+    expect(paneStateOf("idle", undefined)).toEqual({ at: "prompt" });
+    expect(paneStateOf("done", undefined)).toEqual({ at: "prompt" });
+    expect(paneStateOf("unknown", undefined)).toEqual({ at: "unknown" });
+    expect(paneStateOf("working", undefined)).toEqual({ at: "working" });
+    expect(paneStateOf("blocked", undefined)).toEqual({ at: "dialog", dialog: "question", reason: "herdr reports it blocked" });
     // herdr 0.8.0 sees claude's trust dialog as idle: the screen detector's verdict wins
-    expect(onboardReadiness("idle", { state: "blocked", dialog: "start", reason: "trust this folder" })).toEqual({ kind: "refuse", why: "it shows a start dialog (trust this folder)" });
+    const trust = paneStateOf("idle", { state: "blocked", dialog: "start", reason: "trust this folder?", name: "trust this folder" });
+    expect(trust).toEqual({ at: "dialog", dialog: "start", name: "trust this folder", reason: "trust this folder?" });
+    expect(mayType(trust, true, true)).toBe(false);
+    expect(mayType({ at: "prompt" }, true, true)).toBe(true);
   });
 });
 

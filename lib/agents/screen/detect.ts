@@ -8,13 +8,15 @@
 // no rule matches, is "unknown": never a guess. For "blocked" the verdict carries a one-line reason
 // (the dialog's question) and whether it is a start dialog (trust, sign-in) or a permission prompt.
 import { embeddedRules } from "./embed.ts" with { type: "macro" };
-import { type CompiledRule, compileRules, type DialogKind, type RuleFile, type ScreenState } from "./rules.ts";
+import { type CompiledInput, type CompiledRule, compileInput, compileRules, type DialogKind, type RuleFile, type ScreenState } from "./rules.ts";
 import { reasonOf, Regions } from "./regions.ts";
 
 export interface ScreenVerdict {
   state: ScreenState;
   reason?: string;
   dialog?: DialogKind;
+  /** blocked: the dialog's name as the user knows it ("trust this folder"), when its rule gives one */
+  name?: string;
 }
 
 export interface Screen {
@@ -56,7 +58,7 @@ export function detectWith(rules: readonly CompiledRule[], screen: Screen): Scre
     const { text, lower } = regions.get(r.region, r.regionKey);
     if (text === "" || !matches(r, text, lower)) continue;
     if (r.state !== "blocked") return { state: r.state };
-    return { state: "blocked", reason: reasonOf(r, regions), ...(r.dialog ? { dialog: r.dialog } : {}) };
+    return { state: "blocked", reason: reasonOf(r, regions), ...(r.dialog ? { dialog: r.dialog } : {}), ...(r.name ? { name: r.name } : {}) };
   }
   return { state: "unknown" };
 }
@@ -64,4 +66,27 @@ export function detectWith(rules: readonly CompiledRule[], screen: Screen): Scre
 export function detectScreen(kind: string, screen: Screen): ScreenVerdict {
   const rules = rulesOf(kind);
   return rules ? detectWith(rules, screen) : { state: "unknown" };
+}
+
+const inputs = new Map<string, CompiledInput | null>();
+
+/** does this kind's rules file say where its input box is */
+export function hasInputBox(kind: string): boolean {
+  return Object.hasOwn(RULES, kind) && RULES[kind]!.input !== undefined;
+}
+
+/**
+ * the text waiting in the agent's input box (not submitted yet): "" when the box is empty (or
+ * holds the agent's placeholder), undefined when the kind names no input box or none is on screen
+ */
+export function inputBoxText(kind: string, screen: Screen): string | undefined {
+  let c = inputs.get(kind);
+  if (c === undefined) inputs.set(kind, (c = Object.hasOwn(RULES, kind) ? (compileInput(RULES[kind]!) ?? null) : null));
+  if (!c) return undefined;
+  const lines = new Regions(screen.text, screen.title ?? "").linesOf(c.region);
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const m = c.line.exec(lines[i]!);
+    if (m) return (m[1] ?? "").trim();
+  }
+  return undefined;
 }

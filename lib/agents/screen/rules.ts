@@ -15,12 +15,16 @@
 //     "any": ["bash command", "❯ 1. yes"],       // at least one must appear
 //     "not": ["esc to interrupt"],               // none may appear
 //     "regex": ["^\\s*❯"],                       // every one must match (multi-line)
-//     "reason": { "heading": "^(bash command|…)$", "detail": "^\\$ ", "question": "do you want to proceed\\?", "text": "…" }
-//   }]
+//     "reason": { "heading": "^(bash command|…)$", "detail": "^\\$ ", "question": "do you want to proceed\\?", "text": "…" },
+//     "name": "trust this folder"         // blocked only: the dialog's name as the user knows it (mam's warnings)
+//   }],
+//   "input": { "region": "prompt-box", "line": "^[❯>]\\s?(.*)$" }  // optional: where the agent's input box is
 // }
 // Text matchers and regexes are case-insensitive. `reason` (blocked rules) builds the one-line
 // reason from the screen: "<heading>: <the line after it (the first matching `detail`)> — <question>",
-// else `text`, else the id.
+// else `text`, else the id. `input` says where typed text waits before it is submitted: the last
+// line of `region` that matches `line` holds it in its first group (lib/sessions/at-prompt.ts checks
+// with it that a text mam typed was submitted, not left in the box).
 
 export type ScreenState = "working" | "blocked" | "idle" | "unknown";
 export type DialogKind = "start" | "permission";
@@ -45,11 +49,18 @@ export interface RuleSpec {
   not?: string[];
   regex?: string[];
   reason?: ReasonSpec;
+  name?: string;
+}
+
+export interface InputSpec {
+  region: string;
+  line: string;
 }
 
 export interface RuleFile {
   kind: string;
   rules: RuleSpec[];
+  input?: InputSpec;
 }
 
 export interface CompiledRule {
@@ -68,10 +79,17 @@ export interface CompiledRule {
   detail?: RegExp;
   question?: RegExp;
   text?: string;
+  name?: string;
+}
+
+/** the compiled input box of a kind: where typed text waits (region) and the line that holds it */
+export interface CompiledInput {
+  region: Region;
+  line: RegExp;
 }
 
 const STATES = new Set(["working", "blocked", "idle", "unknown"]);
-const KEYS = new Set(["id", "state", "dialog", "priority", "region", "contains", "any", "not", "regex", "reason"]);
+const KEYS = new Set(["id", "state", "dialog", "priority", "region", "contains", "any", "not", "regex", "reason", "name"]);
 
 export function parseRegion(r: string): Region {
   if (r === "title" || r === "screen" || r === "after-rule" || r === "prompt-box") return { type: r };
@@ -103,6 +121,20 @@ export function validateRuleFile(kind: string, doc: unknown): RuleFile {
   const d = doc as Record<string, unknown>;
   if (d.kind !== kind) fail(`"kind" must be "${kind}" (the file name), got ${JSON.stringify(d.kind)}`);
   if (!Array.isArray(d.rules) || d.rules.length === 0) fail(`"rules" must be a non-empty list`);
+  for (const k of Object.keys(d)) if (!["kind", "rules", "input"].includes(k)) fail(`unknown field "${k}"`);
+  if (d.input !== undefined) {
+    const i = d.input as Record<string, unknown>;
+    if (!i || typeof i !== "object" || Array.isArray(i) || typeof i.region !== "string" || typeof i.line !== "string" || Object.keys(i).some((k) => k !== "region" && k !== "line")) {
+      fail(`"input" must be { "region": "…", "line": "<regex with one group>" }`);
+    }
+    try {
+      parseRegion(i.region as string);
+      if (!/\((?!\?)/.test(i.line as string)) throw new Error(`"line" needs a group: the typed text`);
+      regex(i.line as string, `"input.line"`);
+    } catch (e) {
+      fail(`"input": ${(e as Error).message}`);
+    }
+  }
   const ids = new Set<string>();
   (d.rules as unknown[]).forEach((r, i) => {
     const where = `rule ${i + 1}`;
@@ -117,6 +149,7 @@ export function validateRuleFile(kind: string, doc: unknown): RuleFile {
     if (x.dialog !== undefined && (x.state !== "blocked" || (x.dialog !== "start" && x.dialog !== "permission"))) {
       fail(`${at}: "dialog" (start or permission) belongs to blocked rules only`);
     }
+    if (x.name !== undefined && (x.state !== "blocked" || typeof x.name !== "string" || x.name === "")) fail(`${at}: "name" (a non-empty string) belongs to blocked rules only`);
     if (typeof x.priority !== "number" || !Number.isFinite(x.priority)) fail(`${at}: "priority" must be a number`);
     if (typeof x.region !== "string") fail(`${at}: "region" must be a string`);
     try {
@@ -159,9 +192,15 @@ export function compileRules(file: RuleFile): CompiledRule[] {
       ...(r.reason?.detail ? { detail: regex(r.reason.detail, r.id) } : {}),
       ...(r.reason?.question ? { question: regex(r.reason.question, r.id) } : {}),
       ...(r.reason?.text ? { text: r.reason.text } : {}),
+      ...(r.name ? { name: r.name } : {}),
     };
   });
   // stable: equal priorities keep file order
   out.sort((a, b) => b.priority - a.priority || a.order - b.order);
   return out.map(({ order: _o, ...r }) => r);
+}
+
+/** the kind's input box, compiled (undefined: the file names none) */
+export function compileInput(file: RuleFile): CompiledInput | undefined {
+  return file.input ? { region: parseRegion(file.input.region), line: regex(file.input.line, "input") } : undefined;
 }

@@ -1,0 +1,69 @@
+// Right after create / resume started an agent: wait until it is at its input prompt, then type
+// its onboarding (create). A start dialog (trust this folder, sign-in, first-run setup) is the
+// user's to answer: mam types nothing into it, the session stays registered (status shows it
+// blocked) and a WARNING says what the agent waits at and where to answer it. Never an error: the
+// agent runs.
+import { isHerdrManaged } from "../agents/kinds.ts";
+import type { Mux } from "../mux/types.ts";
+import type { Env } from "../sys/paths.ts";
+import { answerHint, deliver, mayType, promptWaitMs, waitForPrompt, waitingAt } from "./at-prompt.ts";
+
+export interface AfterStart {
+  /** the agent showed its input prompt (false: a dialog, gone, or it never showed one in time) */
+  at_prompt: boolean;
+  /** what the agent waits at when it is not at its prompt ("its "trust this folder" dialog"), else null */
+  waiting_at: string | null;
+  /** the onboarding text: sent, not sent (the agent was not ready for it), or off (--no-onboard, resume) */
+  onboarding: "sent" | "not sent" | "off";
+  /** one line each, for stderr */
+  warnings: string[];
+}
+
+export interface StartedAgent {
+  mux: Mux;
+  name: string;
+  kind: string;
+  backend: "herdr" | "tmux";
+  server: string;
+  paneId: string;
+  env: Env;
+  /** the onboarding text to type once the agent is at its prompt (undefined: none) */
+  text?: string;
+}
+
+/** does mam know when this kind is at its prompt (screen rules, or herdr's own status of a kind it manages) */
+async function knowsPrompt(a: StartedAgent): Promise<boolean> {
+  if (a.backend === "herdr" && isHerdrManaged(a.kind)) return true;
+  if (a.env.MAM_SCREEN_DETECT === "0") return false;
+  return (await import("../agents/screen/detect.ts")).hasScreenRules(a.kind);
+}
+
+export async function afterStart(a: StartedAgent): Promise<AfterStart> {
+  const waitMs = promptWaitMs(a.env);
+  const st = await waitForPrompt(a.mux, a.paneId, a.kind, a.env, waitMs);
+  const hint = answerHint(a.backend, a.server, a.name, a.paneId);
+  const notSent = a.text !== undefined ? "; the onboarding was not sent" : "";
+  const out = (at_prompt: boolean, waiting_at: string | null, onboarding: AfterStart["onboarding"], warnings: string[]): AfterStart => ({ at_prompt, waiting_at, onboarding, warnings });
+  if (st.at === "dialog") {
+    const at = waitingAt(st);
+    return out(false, at, a.text !== undefined ? "not sent" : "off", [`WARNING: ${a.kind} waits at ${at} in ${a.paneId}: answer it there (${hint})${notSent}`]);
+  }
+  if (st.at === "gone") {
+    return out(false, null, a.text !== undefined ? "not sent" : "off", [`WARNING: ${a.kind} in ${a.name} is gone after it started (${st.why})${notSent}; see: mam status`]);
+  }
+  const known = await knowsPrompt(a);
+  if (!mayType(st, known, waitMs > 0)) {
+    return out(false, null, a.text !== undefined ? "not sent" : "off", [
+      `WARNING: ${a.kind} did not show its input prompt within ${waitMs / 1000} s in ${a.paneId}: look at it there (${hint})${notSent}`,
+    ]);
+  }
+  const atPrompt = st.at === "prompt";
+  if (a.text === undefined) return out(atPrompt, null, "off", []);
+  try {
+    const d = await deliver(a.mux, a.paneId, a.kind, a.text, isHerdrManaged(a.kind), a.env);
+    if (d === "left-in-box") return out(atPrompt, null, "not sent", [`WARNING: the onboarding stayed in ${a.name}'s input box in ${a.paneId}: press Enter there (${hint})`]);
+  } catch (e) {
+    return out(atPrompt, null, "not sent", [`WARNING: ${a.name} started, but the onboarding could not be sent (${(e as Error).message}); send it instructions yourself`]);
+  }
+  return out(atPrompt, null, "sent", []);
+}

@@ -1,0 +1,184 @@
+// Typing into an agent, safely: mam types only into an agent at its input prompt, never into a
+// dialog (a start dialog such as "trust this folder", a permission prompt: text + Enter would
+// answer it for the user), and checks that what it typed was submitted, not left in the input box.
+// Shared by create / resume (the onboarding), job submit and the daemon (job texts), and stop.
+//
+// What mam sees of a pane: herdr's agent status (tmux has none) and the screen detector's verdict
+// on the visible screen (lib/agents/screen/detect.ts), which knows each kind's prompt, dialogs and
+// input box. herdr 0.8.0 counts claude's first-run trust dialog as idle: the screen wins.
+// MAM_SCREEN_DETECT=0 leaves the screen out (then only herdr's status speaks).
+import type { ScreenVerdict } from "../agents/screen/detect.ts";
+import { AgentGone, type LiveStatus, type Mux, type MuxPane } from "../mux/types.ts";
+import { MamError } from "../sys/errors.ts";
+import type { Env } from "../sys/paths.ts";
+import { paneAgentGone } from "./liveness.ts";
+
+export type PaneState =
+  /** at its input prompt: text may be typed */
+  | { at: "prompt" }
+  /** waiting for the user: a start dialog, a permission prompt, a question */
+  | { at: "dialog"; dialog: "start" | "permission" | "question"; name?: string; reason?: string }
+  | { at: "working" }
+  /** nothing known says where it is (a kind without screen rules, a screen no rule matches) */
+  | { at: "unknown" }
+  | { at: "gone"; why: string };
+
+/** pure: where the agent is, from herdr's status (tmux: unknown) and the screen's verdict (undefined: not looked) */
+export function paneStateOf(status: LiveStatus, v: ScreenVerdict | undefined): PaneState {
+  if (v?.state === "blocked") {
+    return { at: "dialog", dialog: v.dialog ?? "question", ...(v.name ? { name: v.name } : {}), ...(v.reason ? { reason: v.reason } : {}) };
+  }
+  if (status === "blocked") return { at: "dialog", dialog: "question", reason: "herdr reports it blocked" };
+  if (v?.state === "working" || status === "working") return { at: "working" };
+  if (v?.state === "idle" || status === "idle" || status === "done") return { at: "prompt" };
+  return { at: "unknown" };
+}
+
+/** "its "trust this folder" dialog", "a permission prompt (Bash command: …)": what the agent waits at */
+export function waitingAt(s: Extract<PaneState, { at: "dialog" }>): string {
+  const why = s.reason ? ` (${s.reason})` : "";
+  if (s.dialog === "start") return s.name ? `its "${s.name}" dialog` : `a start dialog${why}`;
+  if (s.dialog === "permission") return `a permission prompt${why}`;
+  return `a question${why}`;
+}
+
+/** how the user gets to the pane to answer it */
+export function answerHint(backend: "herdr" | "tmux", server: string, name: string, paneId: string): string {
+  return backend === "tmux" ? `tmux -L ${server} attach -t ${name}` : `herdr --session ${server}, pane ${paneId}`;
+}
+
+/**
+ * look at the pane once: gone, a dialog, working, at its prompt, unknown. herdr: `listed` is the
+ * pane as a listing just showed it (else mam lists the panes itself).
+ */
+export async function lookAt(mux: Mux, paneId: string, kind: string, env: Env, listed?: MuxPane): Promise<PaneState> {
+  let status: LiveStatus = "unknown";
+  if (mux.backend === "herdr") {
+    let pane = listed;
+    if (!pane) {
+      const l = await mux.list();
+      if (l.state === "ok") {
+        pane = l.panes.find((p) => p.id === paneId);
+        if (!pane) return { at: "gone", why: "its pane is gone" };
+      }
+    }
+    if (pane) {
+      if (await paneAgentGone(mux, pane, kind)) return { at: "gone", why: `its agent exited; pane ${paneId} is a bare shell` };
+      status = pane.status;
+    }
+  }
+  let verdict: ScreenVerdict | undefined;
+  if (env.MAM_SCREEN_DETECT !== "0") {
+    const { detectScreen } = await import("../agents/screen/detect.ts");
+    try {
+      verdict = detectScreen(kind, await mux.screen(paneId));
+    } catch (e) {
+      // tmux panes end with their agent
+      if (mux.backend === "tmux" && (e as { kind?: string }).kind === "missing") return { at: "gone", why: "its pane is gone (the agent exited)" };
+    }
+  }
+  return paneStateOf(status, verdict);
+}
+
+/** seconds create and resume wait for a new agent's input prompt (MAM_PROMPT_WAIT_S, default 30) */
+export function promptWaitMs(env: Env): number {
+  const raw = env.MAM_PROMPT_WAIT_S;
+  const v = Number(raw);
+  return raw !== undefined && raw !== "" && Number.isFinite(v) && v >= 0 ? v * 1000 : 30_000;
+}
+
+/** look until the agent is at its prompt, at a dialog or gone, for up to waitMs; else the last look */
+export async function waitForPrompt(mux: Mux, paneId: string, kind: string, env: Env, waitMs: number): Promise<PaneState> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const s = await lookAt(mux, paneId, kind, env);
+    if (s.at === "prompt" || s.at === "dialog" || s.at === "gone" || Date.now() >= deadline) return s;
+    await Bun.sleep(200);
+  }
+}
+
+/**
+ * pure: after the wait, may mam type into the new agent? At its prompt yes; at a dialog or gone
+ * never; still working yes (a busy agent queues the text); unknown only when mam did not wait
+ * (MAM_PROMPT_WAIT_S=0) or cannot know the kind's prompt (no screen rules)
+ */
+export function mayType(s: PaneState, knowsPrompt: boolean, waited: boolean): boolean {
+  if (s.at === "prompt" || s.at === "working") return true;
+  if (s.at === "unknown") return !knowsPrompt || !waited;
+  return false;
+}
+
+/** pure: does the input box still hold `text` (or the agent's stand-in for a paste)? */
+export function holdsText(box: string, text: string): boolean {
+  const norm = (s: string) => s.replace(/\s+/g, " ").trim().toLowerCase();
+  const b = norm(box);
+  if (b === "") return false;
+  if (b.includes("[pasted")) return true;
+  const head = norm(text.split("\n").find((l) => l.trim() !== "") ?? "").slice(0, 24);
+  return head !== "" && b.includes(head);
+}
+
+export type Delivery = "submitted" | "unchecked" | "left-in-box";
+
+/**
+ * submit `text` to the agent (Mux.submit), then, where mam can see the agent's input box (tmux,
+ * kinds whose rules name one), check it was submitted: while the box still holds it at the
+ * prompt, press Enter again (at most twice more). Never presses anything at a dialog.
+ */
+export async function deliver(mux: Mux, paneId: string, kind: string, text: string, managed: boolean, env: Env): Promise<Delivery> {
+  await mux.submit(paneId, text, managed);
+  if (mux.backend !== "tmux" || env.MAM_SCREEN_DETECT === "0") return "unchecked";
+  const { detectScreen, hasInputBox, inputBoxText } = await import("../agents/screen/detect.ts");
+  if (!hasInputBox(kind)) return "unchecked";
+  /** true while the text waits in the box at the prompt; false once it left (or anything else shows) */
+  const pending = async (): Promise<boolean> => {
+    let sc;
+    try {
+      sc = await mux.screen(paneId);
+    } catch {
+      return false;
+    }
+    if (detectScreen(kind, sc).state !== "idle") return false;
+    const box = inputBoxText(kind, sc);
+    return box !== undefined && holdsText(box, text);
+  };
+  for (let enter = 0; ; enter++) {
+    let still = true;
+    for (let i = 0; i < 8 && still; i++) {
+      await Bun.sleep(i === 0 ? 100 : 200);
+      still = await pending();
+    }
+    if (!still) return "submitted";
+    if (enter === 2) return "left-in-box";
+    await mux.sendKeys(paneId, ["Enter"]);
+  }
+}
+
+export interface Typed {
+  delivery: Delivery;
+  /** a warning line for the user when the text may not have reached the agent */
+  warning?: string;
+}
+
+/**
+ * type a text into a running session's agent (job header, review, feedback, exit command): look
+ * first, refuse a dialog (MamError exit 1, nothing typed) or a gone agent (AgentGone), deliver,
+ * and say when the text stayed in the input box
+ */
+export async function typeInto(
+  mux: Mux,
+  s: { name: string; paneId: string; agent: string; backend: "herdr" | "tmux"; server: string },
+  text: string,
+  managed: boolean,
+  env: Env,
+): Promise<Typed> {
+  const st = await lookAt(mux, s.paneId, s.agent, env);
+  if (st.at === "gone") throw new AgentGone(s.paneId, st.why);
+  if (st.at === "dialog") {
+    throw new MamError(`session '${s.name}' waits at ${waitingAt(st)} in ${s.paneId}; nothing was typed`, 1, `answer it there (${answerHint(s.backend, s.server, s.name, s.paneId)}), then try again`);
+  }
+  const delivery = await deliver(mux, s.paneId, s.agent, text, managed, env);
+  return delivery === "left-in-box"
+    ? { delivery, warning: `WARNING: the text stayed in ${s.name}'s input box in ${s.paneId}: press Enter there (${answerHint(s.backend, s.server, s.name, s.paneId)})` }
+    : { delivery };
+}

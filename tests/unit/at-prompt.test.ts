@@ -1,0 +1,85 @@
+// Typing into agents (lib/sessions/at-prompt.ts): where an agent is, from herdr's status and the
+// screen detector; when mam may type; whether a typed text is still waiting in the input box.
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { detectScreen, hasInputBox, inputBoxText } from "../../lib/agents/screen/detect.ts";
+import { answerHint, holdsText, mayType, paneStateOf, promptWaitMs, waitingAt } from "../../lib/sessions/at-prompt.ts";
+
+const FIX = join(import.meta.dir, "..", "fixtures", "screens");
+const screen = (kind: string, name: string) => {
+  const title = (() => {
+    try {
+      return readFileSync(join(FIX, kind, `${name}.title`), "utf8").trim();
+    } catch {
+      return "";
+    }
+  })();
+  return { text: readFileSync(join(FIX, kind, `${name}.txt`), "utf8"), title };
+};
+
+describe("paneStateOf", () => {
+  test("the real start dialogs of claude and codex are dialogs with a name, never a prompt", () => {
+    for (const kind of ["claude", "codex"]) {
+      const s = paneStateOf("idle", detectScreen(kind, screen(kind, "blocked-real-start-trust")));
+      expect(s).toMatchObject({ at: "dialog", dialog: "start", name: "trust this folder" });
+      expect(waitingAt(s as Extract<typeof s, { at: "dialog" }>)).toBe(`its "trust this folder" dialog`);
+    }
+    expect(paneStateOf("unknown", detectScreen("codex", screen("codex", "blocked-real-start-sign-in")))).toMatchObject({ at: "dialog", name: "sign-in" });
+  });
+
+  test("a permission prompt is named with its reason", () => {
+    const s = paneStateOf("unknown", detectScreen("claude", screen("claude", "blocked-real-permission-bash")));
+    expect(s.at).toBe("dialog");
+    expect(waitingAt(s as Extract<typeof s, { at: "dialog" }>)).toMatch(/^a permission prompt \(.+\)$/);
+  });
+
+  test("the real idle prompts are the prompt; a shell left after an exit is unknown", () => {
+    expect(paneStateOf("unknown", detectScreen("claude", screen("claude", "idle-real-prompt")))).toEqual({ at: "prompt" });
+    expect(paneStateOf("unknown", detectScreen("codex", screen("codex", "idle-real-prompt")))).toEqual({ at: "prompt" });
+    expect(paneStateOf("unknown", detectScreen("claude", screen("claude", "unknown-real-exited-unable-to-connect")))).toEqual({ at: "unknown" });
+  });
+});
+
+describe("mayType", () => {
+  test("at the prompt or working: yes; a dialog or gone: never; unknown: only when mam cannot know or did not wait", () => {
+    expect(mayType({ at: "prompt" }, true, true)).toBe(true);
+    expect(mayType({ at: "working" }, true, true)).toBe(true);
+    expect(mayType({ at: "dialog", dialog: "start" }, false, false)).toBe(false);
+    expect(mayType({ at: "gone", why: "x" }, false, false)).toBe(false);
+    expect(mayType({ at: "unknown" }, true, true)).toBe(false);
+    expect(mayType({ at: "unknown" }, false, true)).toBe(true);
+    expect(mayType({ at: "unknown" }, true, false)).toBe(true);
+  });
+});
+
+describe("the input box", () => {
+  test("claude and codex name one; the real idle screens show it empty (a placeholder is not our text)", () => {
+    expect(hasInputBox("claude")).toBe(true);
+    expect(hasInputBox("codex")).toBe(true);
+    expect(hasInputBox("aider")).toBe(false);
+    expect(inputBoxText("claude", screen("claude", "idle-real-prompt"))).toBe("");
+    const codexBox = inputBoxText("codex", screen("codex", "idle-real-prompt"));
+    expect(codexBox).toBeDefined();
+    expect(holdsText(codexBox!, "You are wrk, a codex agent")).toBe(false);
+  });
+
+  test("text left in claude's box, or a paste stand-in in codex's, is found", () => {
+    const rule = "─".repeat(40);
+    const claude = { text: `some history\n${rule}\n❯ You are wrk, a claude agent with the role\n  "worker" in the mam team\n${rule}\n  ? for shortcuts\n`, title: "" };
+    expect(holdsText(inputBoxText("claude", claude)!, "You are wrk, a claude agent with the role \"worker\" in the mam team")).toBe(true);
+    expect(holdsText(inputBoxText("claude", claude)!, "[mam] Job 1234abcd delegated to you")).toBe(false);
+    const codex = { text: "\n› [Pasted Content 712 chars]\n\n  ? for shortcuts\n", title: "" };
+    expect(holdsText(inputBoxText("codex", codex)!, "anything")).toBe(true);
+    // a numbered menu line is not the input box
+    expect(inputBoxText("codex", { text: "› 1. Trust and continue\n  2. Quit\n", title: "" })).toBeUndefined();
+  });
+});
+
+test("MAM_PROMPT_WAIT_S: default 30 s, 0 allowed, junk falls back", () => {
+  expect(promptWaitMs({})).toBe(30_000);
+  expect(promptWaitMs({ MAM_PROMPT_WAIT_S: "0" })).toBe(0);
+  expect(promptWaitMs({ MAM_PROMPT_WAIT_S: "2.5" })).toBe(2500);
+  expect(promptWaitMs({ MAM_PROMPT_WAIT_S: "x" })).toBe(30_000);
+  expect(answerHint("tmux", "mam", "wrk", "%3")).toBe("tmux -L mam attach -t wrk");
+});
