@@ -1,0 +1,134 @@
+// Issue 11's done-when with the real CLIs on tmux (npm run test:agents): mam creates the agent,
+// waits for its input prompt, sends the onboarding as one message, and a delegated job ends
+// `completed` through the agent's own `mam job event` commands, with no key pressed by the test
+// and no `mam` on the test's PATH (mam names its own path in the texts it types, and grants
+// claude exactly its reporting commands). A first-run trust dialog is left for the user.
+import { afterEach, expect, test } from "bun:test";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { jobWorker } from "../fakes/model-api/scripts.ts";
+import { codexDaemons, type RealAgentWorld, realAgentWorld, waitScreen } from "../helpers/real-agents.ts";
+import { waitFor } from "../helpers/sandbox.ts";
+
+let w: RealAgentWorld | undefined;
+afterEach(async () => {
+  await w?.cleanup();
+  w = undefined;
+});
+
+function row(w: RealAgentWorld, name: string): any {
+  const f = join(w.sb.ws, ".mam", "agent-sessions.yaml");
+  const d = existsSync(f) ? (parse(readFileSync(f, "utf8")) ?? {}) : {};
+  return (d.tmux_sessions ?? []).find((r: any) => r.name === name);
+}
+
+/** a user message as the user typed it: claude adds its own <system-reminder> blocks to it */
+const typedPart = (t: string) => t.replace(/<system-reminder>[\s\S]*?<\/system-reminder>\s*/g, "").trim();
+
+function journal(w: RealAgentWorld, id: string): { event: string; source: string }[] {
+  return readFileSync(join(w.sb.ws, ".mam", "jobs", `${id}.events.ndjson`), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
+}
+
+async function create(w: RealAgentWorld, agent: string, name: string): Promise<any> {
+  const c = await w.mam(["create", "--agent", agent, "--mux", "tmux", "--tmux-server", w.server, "--session", name, "--json"]);
+  expect(c.code, c.stdout + c.stderr).toBe(0);
+  return { ...JSON.parse(c.stdout), stderr: c.stderr };
+}
+
+/** submit a job and wait for its end; the job's id */
+async function delegate(w: RealAgentWorld, to: string, prompt: string): Promise<string> {
+  const s = await w.mam(["job", "submit", "--to", to, "--prompt", prompt, "--json"]);
+  expect(s.code, s.stdout + s.stderr).toBe(0);
+  const id: string = JSON.parse(s.stdout).job_id;
+  const wait = await w.mam(["job", "wait", id, "--timeout", "120"], 150_000);
+  expect(wait.code, `${wait.stdout}${wait.stderr}\n${await w.screen(`=${to}:`)}`).toBe(0);
+  return id;
+}
+
+test("real claude on tmux, mam not on PATH: onboarding as one message, a job completed with no key pressed; stop → resume keeps the conversation", async () => {
+  w = await realAgentWorld({ script: jobWorker({ detail: "done: job finished" }) });
+  expect(Bun.which("mam", { PATH: w.env.PATH })).toBeNull();
+  const c = await create(w, "claude", "wrk");
+  expect(c).toMatchObject({ at_prompt: true, waiting_at: null, onboarding: "sent", warnings: [] });
+  expect(c.stderr).not.toContain("WARNING");
+  // the onboarding reached the model whole, as one message, once
+  expect(await waitFor(() => w!.api.turns("anthropic").length >= 1, 30_000, 100)).toBe(true);
+  const onboard = w.api.turns("anthropic");
+  expect(onboard).toHaveLength(1);
+  expect(typedPart(onboard[0]!.lastUserText)).toStartWith("You are wrk, a claude agent");
+  expect(typedPart(onboard[0]!.lastUserText)).toEndWith(`Reply "ready" when you have read this.`);
+  // claude may run exactly mam's reporting commands without asking, by the path mam names
+  expect(row(w, "wrk").start_command).toContain("--allowedTools");
+
+  const id = await delegate(w, "wrk", "say hello");
+  expect(journal(w, id).map((e) => e.event)).toEqual(["started", "completed"]);
+  expect(journal(w, id).every((e) => e.source === "wrk")).toBe(true);
+  const header = w.api.turns("anthropic").find((t) => t.lastUserText.includes(`Job ${id} delegated`))!;
+  // the header arrived as one message and names a mam the agent's shell finds
+  expect(header.lastUserText).toContain(`job event ${id} completed`);
+  expect(w.api.requests.some((r) => r.reply?.shell?.includes(`job event ${id} completed`))).toBe(true);
+  // no permission dialog ever showed: the events ran without a key
+  expect(await w.screen("=wrk:")).not.toContain("Do you want to proceed?");
+
+  // stop records the conversation; resume brings it back, and the next job's request carries
+  // the earlier messages
+  const stop = await w.mam(["stop", "wrk"]);
+  expect(stop.code, stop.stdout + stop.stderr).toBe(0);
+  const sid = row(w, "wrk").claude_session_id_own as string;
+  expect(sid).toMatch(/^[0-9a-f-]{36}$/);
+  const r = await w.mam(["resume", "wrk", "--json"]);
+  expect(r.code, r.stdout + r.stderr).toBe(0);
+  expect(JSON.parse(r.stdout)).toMatchObject({ from: "own", session_id: sid, at_prompt: true, waiting_at: null });
+  expect(row(w, "wrk").start_command).toContain(`--resume ${sid}`);
+  const id2 = await delegate(w, "wrk", "say hello again");
+  const next = w.api.turns("anthropic").find((t) => t.lastUserText.includes(`Job ${id2} delegated`))!;
+  expect(next.userTexts.some((u) => u.includes(`Job ${id} delegated`))).toBe(true);
+  expect(next.userTexts.some((u) => typedPart(u).startsWith("You are wrk"))).toBe(true);
+}, 300_000);
+
+test("real claude in a folder it does not trust: the trust dialog is left untouched, create names it, a job is refused", async () => {
+  w = await realAgentWorld({ script: jobWorker(), trustClaude: false });
+  const c = await create(w, "claude", "dlg");
+  const line = `WARNING: claude waits at its "trust this folder" dialog in ${c.pane}: answer it there (tmux -L ${w.server} attach -t dlg); the onboarding was not sent`;
+  expect(c.stderr.split("\n").filter((l: string) => l.startsWith("WARNING"))).toEqual([line]);
+  expect(c).toMatchObject({ at_prompt: false, waiting_at: `its "trust this folder" dialog`, onboarding: "not sent", warnings: [line] });
+  expect(row(w, "dlg")).toMatchObject({ status: "running", agent: "claude" });
+  // the dialog is still there, nothing reached the model, the folder is still not trusted
+  await waitScreen(w, "=dlg:", (s) => /trust this folder/i.test(s), "the trust dialog");
+  await Bun.sleep(1500);
+  expect(w.api.turns()).toHaveLength(0);
+  expect(w.claudeConfig().projects?.[w.sb.ws]?.hasTrustDialogAccepted).not.toBe(true);
+  const st = JSON.parse((await w.mam(["status", "--json"])).stdout).sessions.find((s: any) => s.name === "dlg");
+  expect(st).toMatchObject({ live: "blocked", dialog: "start" });
+  // a job now would answer the dialog: refused, nothing written
+  const s = await w.mam(["job", "submit", "--to", "dlg", "--prompt", "x"]);
+  expect(s.code).toBe(1);
+  expect(s.stderr).toContain(`ERROR: session 'dlg' waits at its "trust this folder" dialog in ${c.pane}`);
+  const jobs = join(w.sb.ws, ".mam", "jobs");
+  expect(existsSync(jobs) ? readdirSync(jobs) : []).toEqual([]);
+  expect(w.claudeConfig().projects?.[w.sb.ws]?.hasTrustDialogAccepted).not.toBe(true);
+}, 180_000);
+
+test("real codex on tmux (custom provider, trusted folder): onboarding as one message, a job completed with no key pressed", async () => {
+  w = await realAgentWorld({ script: jobWorker({ detail: "done: job finished" }) });
+  const c = await create(w, "codex", "cdx");
+  expect(c).toMatchObject({ at_prompt: true, onboarding: "sent", warnings: [] });
+  expect(await waitFor(() => w!.api.turns("openai").length >= 1, 30_000, 100)).toBe(true);
+  const onboard = w.api.turns("openai");
+  expect(onboard).toHaveLength(1);
+  expect(typedPart(onboard[0]!.lastUserText)).toStartWith("You are cdx, a codex agent");
+  expect(typedPart(onboard[0]!.lastUserText)).toEndWith(`Reply "ready" when you have read this.`);
+  const id = await delegate(w, "cdx", "say hello");
+  expect(journal(w, id).map((e) => e.event)).toEqual(["started", "completed"]);
+  // the header was its own message, not appended to the onboarding
+  const header = w.api.turns("openai").find((t) => t.lastUserText.includes(`Job ${id} delegated`))!;
+  expect(typedPart(header.lastUserText)).toStartWith(`[mam] Job ${id}`);
+  const home = w.codexHome;
+  await w.cleanup();
+  w = undefined;
+  expect(codexDaemons(home)).toEqual([]);
+}, 300_000);
