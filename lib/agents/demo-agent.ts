@@ -1,5 +1,5 @@
 // The built-in demo agent (SPEC §8): reads prompts from its terminal and reports job events the
-// way a real agent following mam's job header would, by running `mam job event …`.
+// way a real agent following mam's job header would, by running `mam job event …` (itself).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, normalize } from "node:path";
 import { childEnv, selfCommand } from "../sys/self.ts";
@@ -18,7 +18,11 @@ export interface JobRef {
   ws: string;
 }
 
-const EVENT_CMD = /mam job event ([0-9a-f]{8}) [a-z_]+ --source ('(?:[^']|'\\'')*'|\S+) --workspace ('(?:[^']|'\\'')*'|\S+)/;
+/**
+ * a header's event command, whatever words name mam before `job event` (agentMam: `mam`, an
+ * absolute path, a quoted one, or bun and mam.ts from source); the demo agent runs itself
+ */
+const EVENT_CMD = /(?:^|\s)job event ([0-9a-f]{8}) [a-z_]+ --source ('(?:[^']|'\\'')*'|\S+) --workspace ('(?:[^']|'\\'')*'|\S+)/;
 
 function unquote(s: string): string {
   return s.startsWith("'") ? s.slice(1, -1).replaceAll(`'\\''`, "'") : s;

@@ -24,6 +24,7 @@ export const create = defineCommand({
       "mam create --agent codex --role worker --worktree fix/login --base main",
       "mam create --agent claude --role worker -- --model opus     # after --: the agent's own arguments",
       "mam create --agent claude --role lead --mcp                 # with mam's MCP tools (see mam mcp)",
+      "mam create --agent claude --role worker --no-grant          # claude asks before each mam command too",
     ],
   },
   args: {
@@ -39,6 +40,7 @@ export const create = defineCommand({
     "submit-job": { type: "string", description: "submit this job to the new session right away", valueHint: "TEXT" },
     ...worktreeArgs,
     mcp: { type: "boolean", description: "give the agent mam's MCP tools (claude: --mcp-config; codex: -c mcp_servers.mam…)" },
+    "no-grant": { type: "boolean", description: "do not pre-approve mam's own commands in the agent (claude: --allowedTools for `mam job event`, `mam job status`, `mam status`); resume keeps this" },
     ...jsonArg,
   },
   async run({ args, rest }) {
@@ -58,6 +60,7 @@ export const create = defineCommand({
       submitJob: str(args, "submit-job"),
       worktree,
       mcp: bool(args, "mcp"),
+      grant: !bool(args, "no-grant"),
     });
     for (const w of c.warnings) err(w);
     if (bool(args, "json")) {

@@ -1,16 +1,14 @@
 // The texts agents receive: the job header (submit), the review request and the feedback of a
-// loop job. Each names the exact `mam job event` commands to run, with the workspace flag.
+// loop job. Each names the exact `mam job event` commands to run, with the workspace flag, and
+// names mam as the agent's shell finds it (agentMam: `mam`, or this binary's absolute path).
+import { agentMam } from "../sys/agent-mam.ts";
+import { shq } from "../sys/shell.ts";
 import type { EventName } from "./event.ts";
 import type { JobRecord } from "./store.ts";
 
-/** quote for a POSIX shell only when needed */
-export function shq(s: string): string {
-  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
-}
-
-/** the exact command an agent runs to report `event` */
-export function eventCommand(job: Pick<JobRecord, "job_id">, ws: string, event: EventName, source: string, detail: string): string {
-  return `mam job event ${job.job_id} ${event} --source ${shq(source)} --workspace ${shq(ws)} --detail "${detail}"`;
+/** the exact command an agent runs to report `event`; `mam` is the words that run mam (agentMam) */
+export function eventCommand(job: Pick<JobRecord, "job_id">, ws: string, event: EventName, source: string, detail: string, mam: string = agentMam()): string {
+  return `${mam} job event ${job.job_id} ${event} --source ${shq(source)} --workspace ${shq(ws)} --detail "${detail}"`;
 }
 
 function taskLine(job: JobRecord): string {

@@ -66,6 +66,7 @@ const createAgent = def({
     onboard: z.boolean().optional().describe("type the onboarding message into the new agent (default true)"),
     submit_job: z.string().min(1).optional().describe("a job (prompt text) to submit to the new agent right away"),
     mcp: z.boolean().optional().describe("give the new agent these mam tools too (claude and codex)"),
+    grant: z.boolean().optional().describe("pre-approve mam's own reporting commands in the agent (claude: mam job event / job status / status; default true); false is create --no-grant"),
     agent_args: z.array(z.string()).optional().describe("extra command-line arguments for the agent itself"),
   },
   readOnly: false,
@@ -83,6 +84,7 @@ const createAgent = def({
       env: ctx.env,
       submitJob: a.submit_job,
       mcp: a.mcp ?? false,
+      grant: a.grant ?? true,
     });
     const { warnings, ...doc } = c;
     return { data: { ...doc, mux: c.backend, warnings }, text: [createdText(c), ...warnings].join("\n") };

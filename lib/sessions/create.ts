@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import onboardingTemplate from "../assets/onboarding.md" with { type: "text" };
+import { grantArgs } from "../agents/grants.ts";
 import { agentKind, idField } from "../agents/kinds.ts";
 import { type MuxChoice, resolveMuxTarget } from "../mux/index.ts";
 import { shJoin } from "../mux/exec.ts";
@@ -21,6 +22,7 @@ import { addWorktree } from "../worktrees/git.ts";
 import { ensureWorktreesDir, liveWorktreeOf, planWorktree, recordOf, type WorktreeRecord } from "../worktrees/plan.ts";
 import { undoWorktree } from "../worktrees/remove.ts";
 import { agentMcpArgs, serverEntry } from "../mcp/config.ts";
+import { agentMam } from "../sys/agent-mam.ts";
 import { decide, placeRow } from "./adopt.ts";
 import { launch } from "./launch.ts";
 import { type AfterStart, afterStart } from "./after-start.ts";
@@ -50,6 +52,8 @@ export interface CreateOptions {
   worktree?: { branch?: string; base?: string };
   /** give the agent mam's MCP tools (`mam mcp` for this workspace; claude and codex) */
   mcp?: boolean;
+  /** false (`--no-grant`): start the agent without mam's pre-approved commands (lib/agents/grants.ts) */
+  grant?: boolean;
 }
 
 /** what `mam create` does and reports: the created session, then steps 6–8 of SPEC §5.2 */
@@ -86,15 +90,19 @@ export function checkRole(role: string): string {
   return role;
 }
 
-export function onboardingText(name: string, agent: string, role: string, ws: string, wt?: WorktreeRecord): string {
+/** the onboarding message; `mam` is the words that run mam in the agent's shell (agentMam) */
+export function onboardingText(name: string, agent: string, role: string, ws: string, wt?: WorktreeRecord, mam: string = agentMam()): string {
   const text = onboardingTemplate
     .trim()
+    .replaceAll("{{mam}}", mam)
     .replaceAll("{{name}}", name)
     .replaceAll("{{agent}}", agent)
     .replaceAll("{{role}}", role)
     .replaceAll("{{workspace}}", ws);
-  if (!wt) return text;
-  return `${text} You work in your own git worktree ${wt.path} on branch ${wt.branch} (made from ${wt.base}): edit and commit there, never in ${ws}; mam's state stays in ${ws}, so run mam commands with --workspace ${ws}.`;
+  // the skills and other docs say `mam`: name what the agent's shell runs instead
+  const named = mam === "mam" ? text : `${text} Where the mam skills say \`mam\`, run \`${mam}\`.`;
+  if (!wt) return named;
+  return `${named} You work in your own git worktree ${wt.path} on branch ${wt.branch} (made from ${wt.base}): edit and commit there, never in ${ws}; mam's state stays in ${ws}, so run mam commands with --workspace ${ws}.`;
 }
 
 /**
@@ -151,6 +159,8 @@ export async function createSession(o: CreateOptions): Promise<Created> {
   const role = checkRole(o.role);
   const name = sessionNameOf(o);
   const mcpArgs = o.mcp ? agentMcpArgs(kind.kind, serverEntry(o.ws)) : [];
+  const grant = o.grant !== false;
+  const grants = grant ? grantArgs(kind.kind, o.env) : [];
   const target = resolveMuxTarget(o.choice, o.env);
   const section = sectionOf(target.backend);
   const t0 = epochNow();
@@ -192,7 +202,7 @@ export async function createSession(o: CreateOptions): Promise<Created> {
       ws: o.ws,
       name,
       kind,
-      args: [...kind.freshArgs(sessionId), ...mcpArgs, ...o.agentArgs],
+      args: [...kind.freshArgs(sessionId), ...grants, ...mcpArgs, ...o.agentArgs],
       backend: target.backend,
       server: target.server,
       startServer: o.startServer,
@@ -236,6 +246,8 @@ export async function createSession(o: CreateOptions): Promise<Created> {
       ...(wt ? { worktree: wt } : {}),
       // resume gives the agent the mam tools again
       ...(o.mcp ? { mcp_tools: true } : {}),
+      // resume keeps an opt-out of the grants
+      ...(grant ? {} : { grants: false }),
     };
     await mutateRegistry(path, (d, tx) => {
       const dn = decide(d, name, t0, { section, server: target.server });
@@ -261,7 +273,7 @@ export async function createSession(o: CreateOptions): Promise<Created> {
     server: target.server,
     paneId: l.pane.id,
     env: o.env,
-    text: o.onboard ? onboardingText(name, kind.kind, role, o.ws, wt) : undefined,
+    text: o.onboard ? onboardingText(name, kind.kind, role, o.ws, wt, agentMam(o.env)) : undefined,
   });
   return {
     name,

@@ -1,5 +1,6 @@
 // mam resume (SPEC §5.4): bring a stopped / terminated / archived session back with its own
 // conversation (else this workspace's newest of that agent), in a pane claimed as create does.
+import { grantArgs } from "../agents/grants.ts";
 import { agentKind, idField, ownId } from "../agents/kinds.ts";
 import { findPane } from "../monitor/classify.ts";
 import { muxFor } from "../mux/index.ts";
@@ -87,7 +88,9 @@ export async function resumeSession(o: ResumeOptions): Promise<Resumed> {
   }
   // a session created with --mcp (mcp_tools) comes back with the mam tools
   const mcpArgs = row.mcp_tools === true ? agentMcpArgs(kind.kind, serverEntry(o.ws)) : [];
-  const args = [...(conv ? kind.resumeArgs!(conv.id) : kind.freshArgs(kind.assignsId ? crypto.randomUUID() : undefined)), ...mcpArgs];
+  // mam's own commands stay pre-approved unless the session was created with --no-grant
+  const grants = row.grants === false ? [] : grantArgs(kind.kind, o.env);
+  const args = [...(conv ? kind.resumeArgs!(conv.id) : kind.freshArgs(kind.assignsId ? crypto.randomUUID() : undefined)), ...grants, ...mcpArgs];
   const freshId = !conv && kind.assignsId ? args[args.indexOf("--session-id") + 1] : undefined;
   const taken = new Set<string>(data[section].filter((r) => r.status === "running" && typeof r.pane?.id === "string").map((r) => r.pane!.id as string));
   if (bareShell) taken.delete(bareShell);

@@ -21,10 +21,11 @@ line="$1"
 ws="\${MAM_WORKSPACE:-$PWD}"
 if [ -f "$ws/.agent-env" ]; then set -a; . "$ws/.agent-env"; set +a; fi
 [ "\${PASSIVE:-}" = 1 ] && exit 0
-case "$line" in *"mam job event "*) ;; *) exit 0 ;; esac
+case "$line" in *" job event "*) ;; *) exit 0 ;; esac
 cmd="\${line#"\${line%%[![:space:]]*}"}"
-set -- $cmd
-ev="$5"
+# the words before "job event" name mam (mam, its absolute path, or bun and mam.ts)
+set -- \${cmd#* job event }
+ev="$2"
 case "$ev" in started | progress | completed) ;; *) exit 0 ;; esac
 if [ "$ev" != started ] && [ -d "$ws/.gate" ]; then
   if [ "\${BLOCK:-}" = 1 ]; then

@@ -1,11 +1,21 @@
 // Run mam as users and bash shims do: the compiled binary (MAM_BIN), else `bun mam.ts`.
 import { join, resolve } from "node:path";
+import { grantArgs } from "../../lib/agents/grants.ts";
+import { shJoin } from "../../lib/mux/exec.ts";
+import { shq } from "../../lib/sys/shell.ts";
 
 export const ROOT = join(import.meta.dir, "..", "..");
 export const MAM_BIN = process.env.MAM_BIN ? resolve(process.env.MAM_BIN) : undefined;
 export const MAM_CMD: string[] = MAM_BIN ? [MAM_BIN] : [process.execPath, join(ROOT, "mam.ts")];
 /** a command line prefix usable from bash */
 export const MAM_SH = MAM_CMD.map((a) => `'${a}'`).join(" ");
+/**
+ * how the texts mam types into agents name it here (agentMam): its absolute path, since a
+ * sandbox's HOME and the system folders hold no mam
+ */
+export const AGENT_MAM = MAM_CMD.map(shq).join(" ");
+/** claude's grants, as a start_command and the typed command line show them */
+export const CLAUDE_GRANTS = shJoin(grantArgs("claude", {}, AGENT_MAM));
 
 export interface RunResult {
   code: number;

@@ -9,7 +9,7 @@ import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type E2E, journalEvents, newWorkspace, openGate, startE2E, type Ws } from "../helpers/jobs-e2e.ts";
-import { MAM_CMD } from "../helpers/mam.ts";
+import { CLAUDE_GRANTS, MAM_CMD } from "../helpers/mam.ts";
 import { waitFor } from "../helpers/sandbox.ts";
 
 let e: E2E;
@@ -63,8 +63,8 @@ async function withServer(fn: (c: Conn, w: Ws) => Promise<void>, opts: { gated?:
   }
 }
 
-async function createWorker(c: Conn, w: Ws, base = "worker"): Promise<string> {
-  const r = await c.call("create_agent", { agent: "claude", role: "worker", name: w.n(base), herdr_server: e.server, onboard: false });
+async function createWorker(c: Conn, w: Ws, base = "worker", extra: Record<string, unknown> = {}): Promise<string> {
+  const r = await c.call("create_agent", { agent: "claude", role: "worker", name: w.n(base), herdr_server: e.server, onboard: false, ...extra });
   expect(r.isError, text(r)).toBeFalsy();
   return r.structuredContent!.name as string;
 }
@@ -149,6 +149,7 @@ describe("mam mcp: a delegation through the tools", () => {
         const st = await c.call("status");
         const sessions = st.structuredContent!.sessions as { name: string; status: string }[];
         expect(sessions.map((s) => [s.name, s.status])).toEqual([[name, "running"]]);
+        expect(readFileSync(join(w.dir, ".mam", "agent-sessions.yaml"), "utf8")).not.toContain("grants: false");
 
         const sub = await c.call("submit_job", { to: name, prompt: "Write hello.txt", expect: ["hello.txt"] });
         expect(sub.isError, text(sub)).toBeFalsy();
@@ -262,9 +263,12 @@ describe("mam mcp: a delegation through the tools", () => {
     );
   }, 120_000);
 
-  test("stop_agent and resume_agent act on the session as mam stop / resume do", async () => {
+  test("stop_agent and resume_agent act on the session as mam stop / resume do (and keep create_agent's grant: false)", async () => {
     await withServer(async (c, w) => {
-      const name = await createWorker(c, w, "sr");
+      const name = await createWorker(c, w, "sr", { grant: false });
+      const reg = () => readFileSync(join(w.dir, ".mam", "agent-sessions.yaml"), "utf8");
+      expect(reg()).toContain("grants: false");
+      expect(reg()).not.toContain("--allowedTools");
       const s = await c.call("stop_agent", { name, mode: "hard", reason: "test" });
       expect(s.isError, text(s)).toBeFalsy();
       expect(s.structuredContent).toMatchObject({ name, status: "terminated", already: false });
@@ -275,6 +279,7 @@ describe("mam mcp: a delegation through the tools", () => {
       expect(r.isError, text(r)).toBeFalsy();
       expect(r.structuredContent).toMatchObject({ name, already: false });
       expect(text(r)).toStartWith(`resumed ${name} in pane `);
+      expect(reg()).not.toContain("--allowedTools");
       const st = await c.call("status");
       expect((st.structuredContent!.sessions as { status: string }[]).map((x) => x.status)).toEqual(["running"]);
       await c.call("stop_agent", { name, mode: "hard" });
@@ -311,6 +316,8 @@ describe("mam create --mcp and mam mcp install", () => {
     expect(cmd).toContain("--mcp-config=");
     expect(cmd).toContain("--allowedTools=mcp__mam");
     expect(cmd).toContain(`"mcp","--workspace","${w.dir}"`);
+    // mam's grants too, each its own --allowedTools= (claude adds up repeated ones)
+    expect(cmd).toContain(CLAUDE_GRANTS);
     expect(readFileSync(join(w.dir, ".mam", "agent-sessions.yaml"), "utf8")).toContain("mcp_tools: true");
     // resume brings it back with the tools
     await w.mam(["stop", w.n("lead"), "--hard"]);

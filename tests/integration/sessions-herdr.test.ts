@@ -8,7 +8,7 @@ import { claudeProjectDir } from "../../lib/agents/stores.ts";
 import { apiSocketPath } from "../fakes/herdr/common/session.ts";
 import { killBySocket } from "../helpers/herdr.ts";
 import { agentLines, createdName, environOf, ok, type Row, SERVER, tree, typed, waitPaneText, withWorld, wrapperLog } from "../helpers/herdr-world.ts";
-import { MAM_CMD, run, runMam } from "../helpers/mam.ts";
+import { CLAUDE_GRANTS, MAM_CMD, run, runMam } from "../helpers/mam.ts";
 import { makeSandbox, waitFor } from "../helpers/sandbox.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -32,21 +32,21 @@ describe.concurrent("mam create on herdr", () => {
         herdr_server: SERVER,
         session_id_source: "assigned",
         last_visible_status: "running",
-        start_command: `claude --session-id ${sid} --model opus`,
+        start_command: `claude --session-id ${sid} ${CLAUDE_GRANTS} --model opus`,
       });
       expect(row.last_visible_note).not.toBe("auto-registered by monitor");
       expect(row.herdr_session_epoch).toBeGreaterThanOrEqual(t0);
       expect(row.herdr_session_epoch).toBeLessThanOrEqual(Math.floor(Date.now() / 1000));
       expect(row.herdr_session_created_at).toBe(new Date(row.herdr_session_epoch * 1000).toISOString().replace(/\.\d+Z$/, "Z"));
       expect(row.pane).toMatchObject({ cmd: "claude", cwd: w.ws });
-      expect(row.pane.cmd_full).toContain(`--session-id ${sid} --model opus`);
+      expect(row.pane.cmd_full).toContain(`--session-id ${sid} ${CLAUDE_GRANTS} --model opus`);
       expect(row.pane.pid).toBeGreaterThan(0);
       // the pane: labelled, in the workspace folder, running the agent
       const panes = await w.panes();
       expect(panes).toHaveLength(1);
       expect(panes[0]).toMatchObject({ pane_id: row.pane.id, label: "mam:api-worker", cwd: w.ws, agent: "claude" });
       // the agent got the assigned id and the arguments after --, typed once
-      expect(agentLines(await w.inputs(row.pane.id))).toEqual([`claude --session-id ${sid} --model opus`]);
+      expect(agentLines(await w.inputs(row.pane.id))).toEqual([`claude --session-id ${sid} ${CLAUDE_GRANTS} --model opus`]);
       expect(existsSync(join(claudeProjectDir(w.ws, w.env), `${sid}.jsonl`))).toBe(true);
       // the herdr shim, and <ws>/.mam/bin first on the agent's PATH
       const shim = join(w.ws, ".mam", "bin", "herdr");
@@ -191,7 +191,7 @@ describe("concurrent creates in one folder on one server", () => {
           expect(p.label).toBe(`mam:${row.name}`);
           expect(p.cwd).toBe(w.ws);
           // exactly the one agent command line, typed once, the row's own
-          expect(typed(await w.inputs(row.pane.id))).toEqual([`claude --session-id ${row.claude_session_id_own}`]);
+          expect(typed(await w.inputs(row.pane.id))).toEqual([`claude --session-id ${row.claude_session_id_own} ${CLAUDE_GRANTS}`]);
         }
         // all in one herdr workspace: one per folder and server
         expect(new Set(panes.map((p) => p.workspace_id)).size).toBe(1);
@@ -484,11 +484,11 @@ describe.concurrent("mam resume", () => {
       const r = ok(await w.mam(["resume", "r1"]));
       const row = w.row("r1");
       expect(r.stdout.trim()).toBe(`resumed r1 in pane ${row.pane.id} (conversation ${id})`);
-      expect(row).toMatchObject({ status: "running", role: "worker", claude_session_id_own: id, last_visible_status: "running", start_command: `claude --resume ${id}` });
+      expect(row).toMatchObject({ status: "running", role: "worker", claude_session_id_own: id, last_visible_status: "running", start_command: `claude --resume ${id} ${CLAUDE_GRANTS}` });
       for (const k of ["stopped_at", "stopped_at_epoch", "stop_reason", "resumable", "terminated_at", "terminated_at_epoch", "termination_mode", "archived_at"]) {
         expect(row[k], k).toBeUndefined();
       }
-      expect(agentLines(await w.inputs(row.pane.id))).toEqual([`claude --resume ${id}`]);
+      expect(agentLines(await w.inputs(row.pane.id))).toEqual([`claude --resume ${id} ${CLAUDE_GRANTS}`]);
       await waitPaneText(w, row.pane.id, `resumed ${id}`);
       expect((await w.panes()).find((p) => p.pane_id === row.pane.id)).toMatchObject({ label: "mam:r1", agent: "claude" });
       // already running with a live pane: exit 0, nothing typed, nothing changed
@@ -550,7 +550,7 @@ describe.concurrent("mam resume", () => {
       const r = ok(await w.mam(["resume", "r3", "--json"]));
       expect(JSON.parse(r.stdout)).toMatchObject({ name: "r3", already: false, session_id: newer, from: "newest" });
       expect(w.row("r3").claude_session_id_own).toBe(newer);
-      expect(agentLines(await w.inputs(w.row("r3").pane.id))).toEqual([`claude --resume ${newer}`]);
+      expect(agentLines(await w.inputs(w.row("r3").pane.id))).toEqual([`claude --resume ${newer} ${CLAUDE_GRANTS}`]);
 
       // none of this workspace's conversations left → exit 3, nothing spawned or written
       ok(await w.mam(["stop", "r3", "--hard"]));
@@ -569,7 +569,7 @@ describe.concurrent("mam resume", () => {
       expect(row.status).toBe("running");
       expect(row.claude_session_id_own).not.toBe(foreign);
       expect(f.stdout).toContain(`fresh conversation ${row.claude_session_id_own}`);
-      expect(agentLines(await w.inputs(row.pane.id))).toEqual([`claude --session-id ${row.claude_session_id_own}`]);
+      expect(agentLines(await w.inputs(row.pane.id))).toEqual([`claude --session-id ${row.claude_session_id_own} ${CLAUDE_GRANTS}`]);
     });
   });
 
@@ -584,7 +584,7 @@ describe.concurrent("mam resume", () => {
       const row = w.row("crash");
       expect(row.status).toBe("running");
       expect(row.pane.id).not.toBe(before.pane.id);
-      expect(agentLines(await w.inputs(row.pane.id))).toEqual([`claude --resume ${before.claude_session_id_own}`]);
+      expect(agentLines(await w.inputs(row.pane.id))).toEqual([`claude --resume ${before.claude_session_id_own} ${CLAUDE_GRANTS}`]);
 
       const nf = await w.mam(["resume", "nobody"]);
       expect(nf.code).toBe(3);

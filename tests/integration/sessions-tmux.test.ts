@@ -7,8 +7,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { claudeProjectDir } from "../../lib/agents/stores.ts";
 import { installFakeAgents } from "../helpers/herdr.ts";
-import { type RunResult, run, runMam } from "../helpers/mam.ts";
-import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
+import { AGENT_MAM, CLAUDE_GRANTS, type RunResult, run, runMam } from "../helpers/mam.ts";
+import { anchoredPids, makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
 import { killTmuxServer, TMUX_BIN, tmuxServerName } from "../helpers/tmux.ts";
 
 type Row = Record<string, any>;
@@ -91,7 +91,7 @@ describe.concurrent("sessions on tmux", () => {
       const row = w.row("e2e.worker");
       const id = row.claude_session_id_own as string;
       expect(create.stdout.trimEnd().split("\n")).toEqual(["watchdog PID: none (MAM_NO_SUBSCRIBER_DAEMON=1)", `created e2e.worker (claude, role worker) in pane ${row.pane.id} on tmux server ${w.server}`]);
-      expect(row).toMatchObject({ status: "running", role: "worker", agent: "claude", tmux_server: w.server, session_id_source: "assigned", start_command: `claude --session-id ${id}` });
+      expect(row).toMatchObject({ status: "running", role: "worker", agent: "claude", tmux_server: w.server, session_id_source: "assigned", start_command: `claude --session-id ${id} ${CLAUDE_GRANTS}` });
       expect(row.pane.id).toMatch(/^%\d+$/);
       expect(row.pane.cwd).toBe(w.sb.ws);
       expect(row.tmux_session_epoch).toBeGreaterThan(0);
@@ -122,7 +122,7 @@ describe.concurrent("sessions on tmux", () => {
       const res = ok(await w.mam(["resume", "e2e.worker"]));
       const back = w.row("e2e.worker");
       expect(res.stdout.trim()).toBe(`resumed e2e.worker in pane ${back.pane.id} (conversation ${id})`);
-      expect(back).toMatchObject({ status: "running", claude_session_id_own: id, start_command: `claude --resume ${id}` });
+      expect(back).toMatchObject({ status: "running", claude_session_id_own: id, start_command: `claude --resume ${id} ${CLAUDE_GRANTS}` });
       expect(back.stopped_at).toBeUndefined();
       expect(back.resumable).toBeUndefined();
       expect(await waitCapture(w, back.pane.id, `resumed ${id}`)).toContain(`resumed ${id}`);
@@ -137,6 +137,56 @@ describe.concurrent("sessions on tmux", () => {
       expect(w.row("e2e.worker")).toMatchObject({ status: "terminated", termination_mode: "hard" });
       // the conversation file got the resume line (the fake appends one per resume)
       expect(readFileSync(join(claudeProjectDir(w.sb.ws, w.env), `${id}.jsonl`), "utf8").split("\n").filter(Boolean)).toHaveLength(2);
+    });
+  });
+
+  test("claude starts with mam's three grants as its own arguments; --no-grant leaves them out and resume keeps that", async () => {
+    await withTmux({ MAM_AGENT_SETTLE_S: "0.5" }, async (w) => {
+      const create = (n: string, extra: string[] = []) =>
+        w.mam(["create", "--agent", "claude", "--mux", "tmux", "--tmux-server", w.server, "--role", "worker", "--session", n, "--no-onboard", ...extra]);
+      /** the argv the fake claude of conversation `id` runs with */
+      const argvOf = async (id: string) => {
+        let argv: string[] = [];
+        const found = await waitFor(() => {
+          for (const pid of anchoredPids(w.sb.root)) {
+            try {
+              const a = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+              if (a.some((x) => x.endsWith("/claude")) && a.includes(id)) {
+                argv = a.filter(Boolean);
+                return true;
+              }
+            } catch {}
+          }
+          return false;
+        }, 10_000);
+        if (!found) throw new Error(`no claude process of conversation ${id}`);
+        return argv.slice(argv.findIndex((x) => x.endsWith("/claude")) + 1);
+      };
+      const rules = [`Bash(${AGENT_MAM} job event:*)`, `Bash(${AGENT_MAM} job status:*)`, `Bash(${AGENT_MAM} status:*)`];
+
+      // default: the three rules, each one argument, before the user's own arguments
+      ok(await create("granted", ["--", "--model", "opus"]));
+      const g = w.row("granted");
+      const gid = g.claude_session_id_own as string;
+      expect(g.start_command).toBe(`claude --session-id ${gid} ${CLAUDE_GRANTS} --model opus`);
+      expect(g.grants).toBeUndefined();
+      expect(await argvOf(gid)).toEqual(["--session-id", gid, ...rules.map((r) => `--allowedTools=${r}`), "--model", "opus"]);
+
+      // --no-grant: none, and the row says so
+      ok(await create("asks", ["--no-grant", "--", "--model", "opus"]));
+      const a = w.row("asks");
+      const aid = a.claude_session_id_own as string;
+      expect(a.start_command).toBe(`claude --session-id ${aid} --model opus`);
+      expect(a.grants).toBe(false);
+      expect((await argvOf(aid)).join(" ")).not.toContain("--allowedTools");
+
+      // resume keeps each choice
+      for (const n of ["granted", "asks"]) ok(await w.mam(["stop", n]));
+      for (const n of ["granted", "asks"]) ok(await w.mam(["resume", n]));
+      expect(w.row("granted").start_command).toBe(`claude --resume ${gid} ${CLAUDE_GRANTS}`);
+      expect(w.row("asks")).toMatchObject({ status: "running", grants: false, start_command: `claude --resume ${aid}` });
+      expect((await argvOf(aid)).join(" ")).not.toContain("--allowedTools");
+      for (const n of ["granted", "asks"]) ok(await w.mam(["stop", n, "--hard"]));
     });
   });
 

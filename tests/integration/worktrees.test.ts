@@ -27,9 +27,9 @@ printf '%s\\n' "$line" >> "$WT_LOG/$me.lines"
 cmd="\${line#"\${line%%[![:space:]]*}"}"
 case "$cmd" in
   "git -C "*" diff "*) eval "$cmd" > "$WT_LOG/review.diff" 2>&1 ;;
-  "mam job event "*)
-    set -- $cmd
-    ev="$5"; src="$7"
+  *" job event "*)
+    set -- \${cmd#* job event }
+    ev="$2"; src="$4"
     case "$ev:$cmd" in
       started:*) eval "$cmd" >> "$WT_LOG/$me.out" 2>&1 ;;
       completed:*'"PASS"'*) eval "$cmd" >> "$WT_LOG/$me.out" 2>&1 ;;

@@ -12,7 +12,6 @@ import { startSubscriber } from "../helpers/daemon.ts";
 import { MAM_CMD } from "../helpers/mam.ts";
 import { type RealAgentWorld, realAgentWorld, typeAndSubmit, waitScreen } from "../helpers/real-agents.ts";
 import { waitFor } from "../helpers/sandbox.ts";
-import { writeScript } from "../helpers/tmux.ts";
 
 let w: RealAgentWorld | undefined;
 afterEach(async () => {
@@ -22,9 +21,11 @@ afterEach(async () => {
 
 type Sess = { name: string; live: string; reason?: string; dialog?: string; live_source?: string };
 
-/** `mam` on the agents' PATH (the job header says `mam job event …`); only `mam job event` is pre-allowed */
+/**
+ * a user's own allow rule in the workspace (mam hooks install keeps it); mam's grants let claude
+ * run the header's `<mam> job event` lines, so only the test's own command asks
+ */
 function prepare(w: RealAgentWorld): void {
-  writeScript(w.sb.bin, "mam", `#!/bin/sh\nexec ${MAM_CMD.map((a) => `'${a}'`).join(" ")} "$@"\n`);
   mkdirSync(join(w.sb.ws, ".claude"), { recursive: true });
   writeFileSync(join(w.sb.ws, ".claude", "settings.local.json"), `${JSON.stringify({ permissions: { allow: ["Bash(mam job event:*)"] } }, null, 2)}\n`);
 }

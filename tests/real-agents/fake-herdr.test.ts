@@ -2,15 +2,14 @@
 // bash, a headless xterm as the screen), so the real Claude Code TUI runs there as it would in
 // herdr 0.8.0. mam drives it the way it drives herdr: create (agent start, onboarding through
 // `agent prompt`), a job completed by the agent's own `mam job event` commands, stop, resume.
-// The model is the scripted endpoint (tests/fakes/model-api); mam is on the agent's PATH as a
-// user who installed it has it, and the workspace allows `mam job event` for claude.
+// The model is the scripted endpoint (tests/fakes/model-api); the header names mam by its
+// absolute path, and mam's grants let claude run its commands.
 import { afterEach, expect, test } from "bun:test";
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { jobWorker } from "../fakes/model-api/scripts.ts";
 import { type FakeHerdrServer, installFakeHerdr, startFakeHerdr } from "../helpers/herdr.ts";
-import { MAM_BIN } from "../helpers/mam.ts";
 import { codexDaemons, type RealAgentWorld, realAgentWorld } from "../helpers/real-agents.ts";
 import { waitFor } from "../helpers/sandbox.ts";
 
@@ -41,10 +40,6 @@ test("the real claude in a fake herdr pane: create with onboarding, a job comple
   w = await realAgentWorld({ script: jobWorker({ detail: "done: job finished" }) });
   const { sb } = w;
   installFakeHerdr(sb.bin);
-  // mam on the agent's PATH, as installed; the workspace lets claude run mam's event commands
-  symlinkSync(MAM_BIN!, join(sb.bin, "mam"));
-  mkdirSync(join(sb.ws, ".claude"), { recursive: true });
-  writeFileSync(join(sb.ws, ".claude", "settings.local.json"), `${JSON.stringify({ permissions: { allow: ["Bash(mam job event:*)"] } }, null, 2)}\n`);
   h = await startFakeHerdr(sb, { session: SERVER, env: w.env, settleMs: 3000 });
 
   // create: herdr agent start types claude into a fresh pane's bash; the onboarding goes through
@@ -93,9 +88,9 @@ test("the real claude in a fake herdr pane: create with onboarding, a job comple
   expect(((await h.call("pane.get", { pane_id: back.pane.id })) as any).pane.agent).toBe("claude");
 }, 300_000);
 
-// codex runs its tool commands in a login shell that resets PATH (real-agents.md §1), so a job
-// would need mam in a system folder; this case covers what the fake herdr must carry: the TUI in
-// a pty pane, agent start, the onboarding through agent prompt, stop and resume
+// a codex job (its login shell finds mam by the header's absolute path) is in grants.test.ts;
+// this case covers what the fake herdr must carry: the TUI in a pty pane, agent start, the
+// onboarding through agent prompt, stop and resume
 test("the real codex in a fake herdr pane: create with onboarding, stop, resume", async () => {
   w = await realAgentWorld({ script: jobWorker() });
   const { sb } = w;

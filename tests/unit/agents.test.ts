@@ -139,6 +139,13 @@ describe("the demo agent's plan", () => {
     expect(jobOf(header)).toEqual({ id: "deadbeef", source: "w", ws: "/tmp/my ws" });
     expect(jobOf("hello")).toBeUndefined();
   });
+  test("finds it whatever words name mam: mam, an absolute path, quoted, or bun and mam.ts from source", () => {
+    for (const m of ["mam", "/opt/tools/mam", "'/my dl/mam'", "'/x/bun' '/y/mam.ts'", "/x/bun /y/mam.ts"]) {
+      const h = header.replace("  mam job event", `  ${m} job event`);
+      expect(h).toContain(`${m} job event deadbeef`);
+      expect(jobOf(h)).toEqual({ id: "deadbeef", source: "w", ws: "/tmp/my ws" });
+    }
+  });
   test("a worker starts, writes the artifacts, completes", () => {
     expect(plan(header, { passOn: 2 }, 0)).toEqual([
       { event: "started", detail: "demo agent on it" },

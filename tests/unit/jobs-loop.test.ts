@@ -3,6 +3,7 @@ import { describe, expect, test } from "bun:test";
 import type { JobEvent, EventName } from "../../lib/jobs/event.ts";
 import { decideTimeout } from "../../lib/jobs/ingest.ts";
 import { loopNext } from "../../lib/jobs/loop.ts";
+import { agentMam } from "../../lib/sys/agent-mam.ts";
 import type { JobRecord } from "../../lib/jobs/store.ts";
 import { isoUtc } from "../../lib/sys/time.ts";
 
@@ -44,7 +45,7 @@ describe("loopNext", () => {
     expect(a.session).toBe("rev");
     expect(a.text).toContain("wrk reports completed: implemented in lib/x.ts");
     expect(a.text).toContain("Expected artifacts: out.md, lib/x.ts");
-    expect(a.text).toContain(`mam job event abc12345 completed --source rev --workspace '/work/my ws' --detail "PASS"`);
+    expect(a.text).toContain(`${agentMam()} job event abc12345 completed --source rev --workspace '/work/my ws' --detail "PASS"`);
     expect(a.marker).toMatchObject({ event: "progress", source: "mam", detail: "iteration 1: review requested from rev" });
   });
 
@@ -59,7 +60,7 @@ describe("loopNext", () => {
     expect(a.session).toBe("wrk");
     expect(a.iteration).toBe(2);
     expect(a.text).toContain("iteration 2 of 3: reviewer rev asks for changes: rename the flag");
-    expect(a.text).toContain(`mam job event abc12345 completed --source wrk --workspace '/work/my ws'`);
+    expect(a.text).toContain(`${agentMam()} job event abc12345 completed --source wrk --workspace '/work/my ws'`);
     expect(a.marker).toMatchObject({ event: "progress", source: "mam", data: { iteration: 2 } });
   });
 

@@ -11,6 +11,7 @@ import { applyLoop, loopNext } from "../../lib/jobs/loop.ts";
 import type { JobRuntime, SessionRef } from "../../lib/jobs/runtime.ts";
 import { appendEvent, type JobSpec, journalPath, readJournal, readRecord, recordPath, registerJob } from "../../lib/jobs/store.ts";
 import { submitJob } from "../../lib/jobs/submit.ts";
+import { agentMam } from "../../lib/sys/agent-mam.ts";
 import { MamError } from "../../lib/sys/errors.ts";
 
 const roots: string[] = [];
@@ -231,7 +232,7 @@ describe("submitJob", () => {
     expect(text).toContain("Task: Write hello.txt");
     expect(text).toContain("Expected artifacts: hello.txt");
     for (const e of ["started", "progress", "completed", "error"]) {
-      expect(text).toContain(`mam job event ${record.job_id} ${e} --source wrk --workspace ${ws} --detail "`);
+      expect(text).toContain(`${agentMam()} job event ${record.job_id} ${e} --source wrk --workspace ${ws} --detail "`);
     }
   });
 

@@ -5,6 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { parseCommandArgs } from "../../lib/cli/parse.ts";
 import { worktreeArgs, worktreeOption } from "../../lib/cli/worktree.ts";
 import { feedbackRequest, jobHeader, reviewRequest } from "../../lib/jobs/header.ts";
+import { agentMam } from "../../lib/sys/agent-mam.ts";
 import type { JobRecord } from "../../lib/jobs/store.ts";
 import { classify } from "../../lib/monitor/classify.ts";
 import type { RegistryData, Row } from "../../lib/registry/types.ts";
@@ -125,7 +126,7 @@ describe("jobs name the branch", () => {
   test("the header of a worker in a worktree names its branch; mam commands point at the main workspace", () => {
     const h = jobHeader(job({ worktree: WT }), "w1", WS);
     expect(h).toContain(`Work in your git worktree ${WT.path} on branch feat-x (made from main); commit your changes on feat-x before you report completed.`);
-    expect(h).toContain(`mam job event abc12345 started --source w1 --workspace '/work/my ws'`);
+    expect(h).toContain(`${agentMam()} job event abc12345 started --source w1 --workspace '/work/my ws'`);
     expect(jobHeader(job(), "w1", WS)).not.toContain("worktree");
   });
 

@@ -2,9 +2,12 @@
 // mam's texts. Pure functions of the Turn, so a test reads as its script.
 import type { Reply, Script, Turn } from "./server.ts";
 
-/** the `<mam> job event <id> <event> …` line of a mam text (job header, review, feedback) */
+/**
+ * the `<mam> job event <id> <event> …` line of a mam text (job header, review, feedback), whole:
+ * <mam> is `mam`, an absolute path (quoted when it needs it) or bun and mam.ts (agentMam)
+ */
 export function eventLine(text: string, event: string): string | undefined {
-  const m = new RegExp(`^\\s*(\\S*mam job event [0-9a-f]{8} ${event} .*)$`, "m").exec(text);
+  const m = new RegExp(`^\\s*(\\S.* job event [0-9a-f]{8} ${event} .*)$`, "m").exec(text);
   return m?.[1];
 }
 
