@@ -120,37 +120,58 @@ export function holdsText(box: string, text: string): boolean {
 
 export type Delivery = "submitted" | "unchecked" | "left-in-box";
 
+/** ms a TUI may take to show typed text in its input box (one still starting reads it later) */
+const LAND_MS = 10_000;
+/** ms between the text showing in the box and Enter: an Enter inside the typing burst is taken as part of a paste */
+const ENTER_GAP_MS = 300;
+/** ms to see the box clear after an Enter */
+const LEAVE_MS = 2_000;
+
+/** what the input box shows of the text: holds it, clear of it, a dialog instead, or no box to see */
+type BoxView = "holds" | "clear" | "dialog" | "unseen";
+
+async function pollFor(look: () => Promise<BoxView>, done: (v: BoxView) => boolean, ms: number): Promise<BoxView> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await look();
+    if (done(v) || Date.now() >= end) return v;
+    await Bun.sleep(150);
+  }
+}
+
 /**
- * submit `text` to the agent (Mux.submit), then, where mam can see the agent's input box (tmux,
- * kinds whose rules name one), check it was submitted: while the box still holds it at the
- * prompt, press Enter again (at most twice more). Never presses anything at a dialog.
+ * submit `text` to the agent. Where mam can see the agent's input box (tmux, kinds whose rules
+ * name one) it types the text, waits until the box shows it, presses Enter, and checks the box
+ * let go of it: while the box still holds it, Enter again (twice at the most). Never presses
+ * anything at a dialog. Elsewhere: Mux.submit, unchecked.
  */
 export async function deliver(mux: Mux, paneId: string, kind: string, text: string, managed: boolean, env: Env): Promise<Delivery> {
-  await mux.submit(paneId, text, managed);
-  if (mux.backend !== "tmux" || env.MAM_SCREEN_DETECT === "0") return "unchecked";
-  const { detectScreen, hasInputBox, inputBoxText } = await import("../agents/screen/detect.ts");
-  if (!hasInputBox(kind)) return "unchecked";
-  /** true while the text waits in the box at the prompt; false once it left (or anything else shows) */
-  const pending = async (): Promise<boolean> => {
+  const detect = mux.backend === "tmux" && env.MAM_SCREEN_DETECT !== "0" ? await import("../agents/screen/detect.ts") : undefined;
+  if (!detect?.hasInputBox(kind)) {
+    await mux.submit(paneId, text, managed);
+    return "unchecked";
+  }
+  const look = async (): Promise<BoxView> => {
     let sc;
     try {
       sc = await mux.screen(paneId);
     } catch {
-      return false;
+      return "unseen";
     }
-    if (detectScreen(kind, sc).state !== "idle") return false;
-    const box = inputBoxText(kind, sc);
-    return box !== undefined && holdsText(box, text);
+    if (detect.detectScreen(kind, sc).state === "blocked") return "dialog";
+    const box = detect.inputBoxText(kind, sc);
+    return box === undefined ? "unseen" : holdsText(box, text) ? "holds" : "clear";
   };
+  await mux.sendText(paneId, text, false);
+  const landed = await pollFor(look, (v) => v === "holds" || v === "dialog", LAND_MS);
+  // a dialog opened under the text: no Enter into it
+  if (landed === "dialog") return "left-in-box";
+  await Bun.sleep(ENTER_GAP_MS);
   for (let enter = 0; ; enter++) {
-    let still = true;
-    for (let i = 0; i < 8 && still; i++) {
-      await Bun.sleep(i === 0 ? 100 : 200);
-      still = await pending();
-    }
-    if (!still) return "submitted";
-    if (enter === 2) return "left-in-box";
     await mux.sendKeys(paneId, ["Enter"]);
+    const v = await pollFor(look, (x) => x !== "holds", LEAVE_MS);
+    if (v !== "holds") return landed === "holds" ? "submitted" : "unchecked";
+    if (enter === 2) return "left-in-box";
   }
 }
 
