@@ -4,7 +4,8 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { detectScreen, hasInputBox, inputBoxText } from "../../lib/agents/screen/detect.ts";
-import { answerHint, holdsText, mayType, paneStateOf, promptWaitMs, waitingAt } from "../../lib/sessions/at-prompt.ts";
+import type { Mux } from "../../lib/mux/types.ts";
+import { answerHint, deliver, holdsText, mayType, paneStateOf, promptWaitMs, waitingAt } from "../../lib/sessions/at-prompt.ts";
 
 const FIX = join(import.meta.dir, "..", "fixtures", "screens");
 const screen = (kind: string, name: string) => {
@@ -82,4 +83,68 @@ test("MAM_PROMPT_WAIT_S: default 30 s, 0 allowed, junk falls back", () => {
   expect(promptWaitMs({ MAM_PROMPT_WAIT_S: "2.5" })).toBe(2500);
   expect(promptWaitMs({ MAM_PROMPT_WAIT_S: "x" })).toBe(30_000);
   expect(answerHint("tmux", "mam", "wrk", "%3")).toBe("tmux -L mam attach -t wrk");
+});
+
+describe("deliver: typed, seen in the box, Enter, seen to leave", () => {
+  const rule = "─".repeat(40);
+  const TEXT = "[mam] Job 1234abcd delegated to you (wrk) by the user.";
+  /** a tmux pane running claude: the box holds what was typed until an Enter is taken */
+  function fakePane(o: { takesEnterAt?: number; landsAfterLooks?: number; dialogUnderText?: boolean } = {}) {
+    const calls: string[] = [];
+    let typed = "";
+    let enters = 0;
+    let looks = 0;
+    const mux = {
+      backend: "tmux",
+      async sendText(_p: string, text: string, enter: boolean) {
+        calls.push(`text${enter ? "+enter" : ""}`);
+        typed = text;
+      },
+      async sendKeys(_p: string, keys: string[]) {
+        calls.push(keys.join(","));
+        enters++;
+        if (o.takesEnterAt !== undefined && enters >= o.takesEnterAt) typed = "";
+      },
+      async submit() {
+        calls.push("submit");
+      },
+      async screen() {
+        looks++;
+        if (o.dialogUnderText) return { text: "Quick safety check: Is this a project you created or one you trust?\n❯ 1. Yes, I trust this folder\n", title: "" };
+        const shown = looks > (o.landsAfterLooks ?? 0) ? typed : "";
+        return { text: `history\n${rule}\n❯ ${shown}\n${rule}\n  ? for shortcuts\n`, title: "" };
+      },
+    } as unknown as Mux;
+    return { mux, calls };
+  }
+
+  test("the box shows the text late (a TUI still starting), one Enter takes it: submitted", async () => {
+    const p = fakePane({ takesEnterAt: 1, landsAfterLooks: 2 });
+    expect(await deliver(p.mux, "%1", "claude", TEXT, true, {})).toBe("submitted");
+    expect(p.calls).toEqual(["text", "Enter"]);
+  });
+
+  test("an Enter that is not taken is pressed again (twice at the most)", async () => {
+    const p = fakePane({ takesEnterAt: 2 });
+    expect(await deliver(p.mux, "%1", "claude", TEXT, true, {})).toBe("submitted");
+    expect(p.calls).toEqual(["text", "Enter", "Enter"]);
+    const never = fakePane({});
+    expect(await deliver(never.mux, "%1", "claude", TEXT, true, {})).toBe("left-in-box");
+    expect(never.calls).toEqual(["text", "Enter", "Enter", "Enter"]);
+  }, 20_000);
+
+  test("a dialog under the text: no Enter at all", async () => {
+    const p = fakePane({ dialogUnderText: true });
+    expect(await deliver(p.mux, "%1", "claude", TEXT, true, {})).toBe("left-in-box");
+    expect(p.calls).toEqual(["text"]);
+  });
+
+  test("herdr, a kind without an input box, or the detector off: Mux.submit, unchecked", async () => {
+    for (const [kind, env, backend] of [["claude", {}, "herdr"], ["aider", {}, "tmux"], ["claude", { MAM_SCREEN_DETECT: "0" }, "tmux"]] as const) {
+      const p = fakePane({ takesEnterAt: 1 });
+      (p.mux as { backend: string }).backend = backend;
+      expect(await deliver(p.mux, "%1", kind, TEXT, true, env)).toBe("unchecked");
+      expect(p.calls).toEqual(["submit"]);
+    }
+  });
 });
