@@ -141,7 +141,7 @@ async function pollFor(look: () => Promise<BoxView>, done: (v: BoxView) => boole
 
 /**
  * submit `text` to the agent. Where mam can see the agent's input box (tmux, kinds whose rules
- * name one) it types the text, waits until the box shows it, presses Enter, and checks the box
+ * name one, the box on screen) it types the text, waits until the box shows it, presses Enter, and checks the box
  * let go of it: while the box still holds it, Enter again (twice at the most). Never presses
  * anything at a dialog. Elsewhere: Mux.submit, unchecked.
  */
@@ -162,6 +162,13 @@ export async function deliver(mux: Mux, paneId: string, kind: string, text: stri
     const box = detect.inputBoxText(kind, sc);
     return box === undefined ? "unseen" : holdsText(box, text) ? "holds" : "clear";
   };
+  // no input box on screen (an agent whose screen mam does not know): typed and sent unchecked
+  const before = await look();
+  if (before === "dialog") throw new MamError(`a dialog opened in ${paneId} just before mam typed; nothing was typed`, 1, "answer it there, then try again");
+  if (before === "unseen") {
+    await mux.submit(paneId, text, managed);
+    return "unchecked";
+  }
   await mux.sendText(paneId, text, false);
   const landed = await pollFor(look, (v) => v === "holds" || v === "dialog", LAND_MS);
   // a dialog opened under the text: no Enter into it

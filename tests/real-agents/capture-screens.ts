@@ -88,8 +88,15 @@ const SCENARIOS: Scenario[] = [
     drive: async (w, p) => void (await waitScreen(w, p, (s) => s.includes("Unable to connect") && s.includes("agent exited"), "claude's exit", 90_000)),
   },
   {
+    // while it starts (about 6 s) codex shows its logo and a composer whose footer is only
+    // "? for shortcuts": typed text waits there, and a trust dialog may still follow
+    kind: "codex", file: "unknown-real-starting", verdict: { state: "unknown" },
+    drive: async (w, p) => void (await waitScreen(w, p, (s) => s.includes("? for shortcuts") && !s.includes("mock-model"), "codex starting")),
+  },
+  {
+    // ready: the footer names the model and the folder
     kind: "codex", file: "idle-real-prompt", verdict: { state: "idle" },
-    drive: async (w, p) => void (await waitScreen(w, p, idleCodex, "codex's prompt")),
+    drive: async (w, p) => void (await waitScreen(w, p, (s) => idleCodex(s) && s.includes("mock-model default"), "codex's prompt")),
   },
   {
     kind: "codex", file: "idle-real-after-answer", verdict: { state: "idle" },

@@ -4,7 +4,7 @@
 // and no `mam` on the test's PATH (mam names its own path in the texts it types, and grants
 // claude exactly its reporting commands). A first-run trust dialog is left for the user.
 import { afterEach, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { jobWorker } from "../fakes/model-api/scripts.ts";
@@ -132,3 +132,41 @@ test("real codex on tmux (custom provider, trusted folder): onboarding as one me
   w = undefined;
   expect(codexDaemons(home)).toEqual([]);
 }, 300_000);
+
+for (const c of [
+  {
+    what: "a git repository it does not trust: its trust dialog",
+    dialog: "trust this folder",
+    // codex asks about trust in a git repository
+    prepare: (w: RealAgentWorld) => void Bun.spawnSync(["git", "init", "-q", w.sb.ws]),
+    shows: /trust this folder/i,
+    trust: false,
+  },
+  {
+    what: "no credentials: its sign-in menu",
+    dialog: "sign-in",
+    // a trusted folder and no model provider: codex wants an account
+    prepare: (w: RealAgentWorld) => writeFileSync(join(w.codexHome, "config.toml"), `[projects."${w.sb.ws}"]\ntrust_level = "trusted"\n`),
+    shows: /sign in with chatgpt/i,
+    trust: true,
+  },
+]) {
+  test(`real codex in ${c.what} is left untouched and named`, async () => {
+    w = await realAgentWorld({ script: jobWorker(), trustCodex: c.trust });
+    c.prepare(w);
+    const cfg = readFileSync(join(w.codexHome, "config.toml"), "utf8");
+    const r = await create(w, "codex", "cdt");
+    const line = `WARNING: codex waits at its "${c.dialog}" dialog in ${r.pane}: answer it there (tmux -L ${w.server} attach -t cdt); the onboarding was not sent`;
+    expect(r.stderr.split("\n").filter((l: string) => l.startsWith("WARNING"))).toEqual([line]);
+    expect(r).toMatchObject({ at_prompt: false, waiting_at: `its "${c.dialog}" dialog`, onboarding: "not sent" });
+    await waitScreen(w, "=cdt:", (s) => c.shows.test(s), c.dialog);
+    await Bun.sleep(1500);
+    expect(w.api.turns()).toHaveLength(0);
+    // nothing was decided for the user: codex's config is as the test left it
+    expect(readFileSync(join(w.codexHome, "config.toml"), "utf8")).toBe(cfg);
+    const home = w.codexHome;
+    await w.cleanup();
+    w = undefined;
+    expect(codexDaemons(home)).toEqual([]);
+  }, 180_000);
+}

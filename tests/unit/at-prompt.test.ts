@@ -39,6 +39,8 @@ describe("paneStateOf", () => {
     expect(paneStateOf("unknown", detectScreen("claude", screen("claude", "idle-real-prompt")))).toEqual({ at: "prompt" });
     expect(paneStateOf("unknown", detectScreen("codex", screen("codex", "idle-real-prompt")))).toEqual({ at: "prompt" });
     expect(paneStateOf("unknown", detectScreen("claude", screen("claude", "unknown-real-exited-unable-to-connect")))).toEqual({ at: "unknown" });
+    // codex's first seconds: a composer, but it is not ready (a trust dialog may still come)
+    expect(paneStateOf("unknown", detectScreen("codex", screen("codex", "unknown-real-starting")))).toEqual({ at: "unknown" });
   });
 });
 
@@ -110,7 +112,7 @@ describe("deliver: typed, seen in the box, Enter, seen to leave", () => {
       },
       async screen() {
         looks++;
-        if (o.dialogUnderText) return { text: "Quick safety check: Is this a project you created or one you trust?\n❯ 1. Yes, I trust this folder\n", title: "" };
+        if (o.dialogUnderText && typed !== "") return { text: "Quick safety check: Is this a project you created or one you trust?\n❯ 1. Yes, I trust this folder\n", title: "" };
         const shown = looks > (o.landsAfterLooks ?? 0) ? typed : "";
         return { text: `history\n${rule}\n❯ ${shown}\n${rule}\n  ? for shortcuts\n`, title: "" };
       },
@@ -133,10 +135,30 @@ describe("deliver: typed, seen in the box, Enter, seen to leave", () => {
     expect(never.calls).toEqual(["text", "Enter", "Enter", "Enter"]);
   }, 20_000);
 
-  test("a dialog under the text: no Enter at all", async () => {
+  test("a dialog under the text: no Enter at all; a dialog before it: nothing typed", async () => {
     const p = fakePane({ dialogUnderText: true });
     expect(await deliver(p.mux, "%1", "claude", TEXT, true, {})).toBe("left-in-box");
     expect(p.calls).toEqual(["text"]);
+    const q = fakePane({ dialogUnderText: true });
+    await q.mux.sendText("%1", "earlier", false);
+    q.calls.length = 0;
+    await expect(deliver(q.mux, "%1", "claude", TEXT, true, {})).rejects.toThrow("nothing was typed");
+    expect(q.calls).toEqual([]);
+  });
+
+  test("no input box on screen (a fake agent, a screen mam does not know): Mux.submit at once, unchecked", async () => {
+    const calls: string[] = [];
+    const mux = {
+      backend: "tmux",
+      async submit() {
+        calls.push("submit");
+      },
+      async screen() {
+        return { text: "claude (fake agent) ready\n> ", title: "" };
+      },
+    } as unknown as Mux;
+    expect(await deliver(mux, "%1", "claude", TEXT, true, {})).toBe("unchecked");
+    expect(calls).toEqual(["submit"]);
   });
 
   test("herdr, a kind without an input box, or the detector off: Mux.submit, unchecked", async () => {
