@@ -100,8 +100,6 @@ export const stop = defineCommand({
   },
   async run({ args }) {
     const name = str(args, "name")!;
-    const { checkName } = await import("../sys/names.ts");
-    checkName(name, "session name");
     if (bool(args, "hard") && bool(args, "soft")) throw usageError("--hard and --soft contradict each other");
     if (bool(args, "purge-conversation") && !bool(args, "hard")) throw usageError("--purge-conversation goes with --hard");
     if (bool(args, "purge-conversation") && !bool(args, "yes")) throw usageError("--purge-conversation deletes conversation files; add --yes to confirm");
@@ -139,8 +137,6 @@ export const resume = defineCommand({
   },
   async run({ args }) {
     const name = str(args, "name")!;
-    const { checkName } = await import("../sys/names.ts");
-    checkName(name, "session name");
     const ws = resolveWorkspace(str(args, "workspace"));
     const { resumeSession } = await import("../sessions/resume.ts");
     const r = await resumeSession({ ws, name, fresh: bool(args, "fresh"), startServer: bool(args, "start-server"), env: process.env });

@@ -66,8 +66,6 @@ const remove = defineCommand({
   },
   async run({ args }) {
     const name = str(args, "name")!;
-    const { checkName } = await import("../sys/names.ts");
-    checkName(name, "session name");
     const ws = resolveWorkspace(str(args, "workspace"));
     const { removeWorktreeOfSession } = await import("../worktrees/sessions.ts");
     const r = await removeWorktreeOfSession(ws, name, bool(args, "force"), process.env);

@@ -1,6 +1,7 @@
 // The worktrees of a workspace's sessions (issue 18): `mam worktree list`, `mam worktree remove
 // NAME`, and the removal step of `mam stop --remove-worktree`. The registry row keeps its
 // `worktree` block after removal, with `removed_at`, so status and history still name the branch.
+import { checkName } from "../sys/names.ts";
 import { existsSync } from "node:fs";
 import { muxFor } from "../mux/index.ts";
 import { mutateRegistry, readRegistry, registryPath } from "../registry/index.ts";
@@ -99,6 +100,7 @@ export function checkRemovable(ws: string, name: string, wt: WorktreeRecord, env
  * row's worktree `removed_at`
  */
 export async function removeWorktreeOfSession(ws: string, name: string, force: boolean, env: Env): Promise<Removed> {
+  checkName(name, "session name");
   const path = registryPath(ws, env);
   const rows = worktreeRows(readRegistry(path)).filter((r) => r.row.name === name);
   if (rows.length === 0) {
