@@ -10,6 +10,7 @@ import { kindNames } from "../../lib/agents/kinds.ts";
 import { feedbackRequest, jobHeader, reviewRequest } from "../../lib/jobs/header.ts";
 import { eventLine } from "../fakes/model-api/scripts.ts";
 import type { JobRecord } from "../../lib/jobs/store.ts";
+import { loopJob } from "../helpers/job-record.ts";
 import { onboardingText } from "../../lib/sessions/create.ts";
 import { agentMam, loginPathDirs, resolveAgentMam } from "../../lib/sys/agent-mam.ts";
 import { selfCommand } from "../../lib/sys/self.ts";
@@ -91,28 +92,7 @@ describe("agentMam: the words that run mam in an agent's shell", () => {
 
 const T = "2027-01-01T00:00:00Z";
 function job(over: Partial<JobRecord> = {}): JobRecord {
-  return {
-    schema_version: 1,
-    job_id: "abc12345",
-    status: "running",
-    created_at: T,
-    updated_at: T,
-    prompt: "build it",
-    agent: "claude",
-    agent_session: "wrk",
-    delegator: "lead",
-    type: "loop",
-    reviewer_session: "rev",
-    max_iterations: 3,
-    iteration: 1,
-    topic_prefix: "mam/jobs/abc12345",
-    timeout_sec: 3600,
-    idle_timeout_sec: 120,
-    expected_artifacts: ["out.md"],
-    last_seq: 2,
-    auth_token: "tok",
-    ...over,
-  };
+  return loopJob({ expected_artifacts: ["out.md"], ...over }, T);
 }
 const WS = "/work/my ws";
 const WT = { path: "/work/my ws/.mam/worktrees/wrk", branch: "feat-x", base: "main", base_commit: "0123abc" };

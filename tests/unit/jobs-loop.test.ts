@@ -5,32 +5,12 @@ import { decideTimeout } from "../../lib/jobs/ingest.ts";
 import { loopNext } from "../../lib/jobs/loop.ts";
 import { agentMam } from "../../lib/sys/agent-mam.ts";
 import type { JobRecord } from "../../lib/jobs/store.ts";
+import { loopJob } from "../helpers/job-record.ts";
 import { isoUtc } from "../../lib/sys/time.ts";
 
 const T0 = 1_800_000_000;
 function job(over: Partial<JobRecord> = {}): JobRecord {
-  return {
-    schema_version: 1,
-    job_id: "abc12345",
-    status: "running",
-    created_at: isoUtc(T0),
-    updated_at: isoUtc(T0),
-    prompt: "build it",
-    agent: "claude",
-    agent_session: "wrk",
-    delegator: "lead",
-    type: "loop",
-    reviewer_session: "rev",
-    max_iterations: 3,
-    iteration: 1,
-    topic_prefix: "mam/jobs/abc12345",
-    timeout_sec: 3600,
-    idle_timeout_sec: 120,
-    expected_artifacts: ["out.md", "lib/x.ts"],
-    last_seq: 2,
-    auth_token: "tok",
-    ...over,
-  };
+  return loopJob({ expected_artifacts: ["out.md", "lib/x.ts"], ...over }, isoUtc(T0));
 }
 const ev = (event: EventName, source: string, detail = "", seq = 3): JobEvent => ({
   schema_version: 1, seq, job_id: "abc12345", event, timestamp: isoUtc(T0), detail, source, data: {},

@@ -7,6 +7,7 @@ import { worktreeArgs, worktreeOption } from "../../lib/cli/worktree.ts";
 import { feedbackRequest, jobHeader, reviewRequest } from "../../lib/jobs/header.ts";
 import { agentMam } from "../../lib/sys/agent-mam.ts";
 import type { JobRecord } from "../../lib/jobs/store.ts";
+import { loopJob } from "../helpers/job-record.ts";
 import { classify } from "../../lib/monitor/classify.ts";
 import type { RegistryData, Row } from "../../lib/registry/types.ts";
 import { validateRegistry } from "../../lib/registry/validate.ts";
@@ -98,28 +99,7 @@ describe("what removing a worktree would lose", () => {
 });
 
 function job(over: Partial<JobRecord> = {}): JobRecord {
-  return {
-    schema_version: 1,
-    job_id: "abc12345",
-    status: "running",
-    created_at: "2026-12-01T00:00:00Z",
-    updated_at: "2026-12-01T00:00:00Z",
-    prompt: "build it",
-    agent: "claude",
-    agent_session: "w1",
-    delegator: null,
-    type: "loop",
-    reviewer_session: "rev",
-    max_iterations: 3,
-    iteration: 1,
-    topic_prefix: "mam/jobs/abc12345",
-    timeout_sec: 3600,
-    idle_timeout_sec: 120,
-    expected_artifacts: [],
-    last_seq: 0,
-    auth_token: "tok",
-    ...over,
-  };
+  return loopJob({ agent_session: "w1", delegator: null, last_seq: 0, ...over });
 }
 
 describe("jobs name the branch", () => {
