@@ -120,8 +120,8 @@ export function holdsText(box: string, text: string): boolean {
 
 export type Delivery = "submitted" | "unchecked" | "left-in-box";
 
-/** ms a TUI may take to show typed text in its input box (one still starting reads it later) */
-const LAND_MS = 10_000;
+/** ms a TUI at its prompt may take to show typed text in its input box (real ones: well under 1 s) */
+const LAND_MS = 2_000;
 /** ms between the text showing in the box and Enter: an Enter inside the typing burst is taken as part of a paste */
 const ENTER_GAP_MS = 300;
 /** ms to see the box clear after an Enter */
