@@ -162,8 +162,11 @@ for (const c of [
     await waitScreen(w, "=cdt:", (s) => c.shows.test(s), c.dialog);
     await Bun.sleep(1500);
     expect(w.api.turns()).toHaveLength(0);
-    // nothing was decided for the user: codex's config is as the test left it
-    expect(readFileSync(join(w.codexHome, "config.toml"), "utf8")).toBe(cfg);
+    // nothing was decided for the user: no trust decision saved (codex adds only its own [tui]
+    // bookkeeping to config.toml), no sign-in
+    const trusts = (t: string) => (t.match(/trust_level/g) ?? []).length;
+    expect(trusts(readFileSync(join(w.codexHome, "config.toml"), "utf8"))).toBe(trusts(cfg));
+    expect(existsSync(join(w.codexHome, "auth.json"))).toBe(false);
     const home = w.codexHome;
     await w.cleanup();
     w = undefined;
