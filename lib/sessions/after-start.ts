@@ -4,7 +4,7 @@
 // blocked) and a WARNING says what the agent waits at and where to answer it. Never an error: the
 // agent runs.
 import { isHerdrManaged } from "../agents/kinds.ts";
-import type { Mux, MuxPane } from "../mux/types.ts";
+import type { Mux } from "../mux/types.ts";
 import type { Env } from "../sys/paths.ts";
 import { answerHint, deliver, mayType, promptWaitMs, waitForPrompt, waitingAt } from "./at-prompt.ts";
 
@@ -26,8 +26,6 @@ export interface StartedAgent {
   backend: "herdr" | "tmux";
   server: string;
   paneId: string;
-  /** herdr: the pane as the agent's start reported it (its agent and status), saving a listing */
-  started?: MuxPane;
   env: Env;
   /** the onboarding text to type once the agent is at its prompt (undefined: none) */
   text?: string;
@@ -41,11 +39,8 @@ async function knowsPrompt(a: StartedAgent): Promise<boolean> {
 }
 
 export async function afterStart(a: StartedAgent): Promise<AfterStart> {
-  // an agent whose prompt mam cannot see (no screen rules, not managed by herdr) gets one look
-  // (a dialog is still seen when its kind has rules for one): nothing to wait for
-  const known = await knowsPrompt(a);
-  const waitMs = known ? promptWaitMs(a.env) : 0;
-  const st = await waitForPrompt(a.mux, a.paneId, a.kind, a.env, waitMs, a.started);
+  const waitMs = promptWaitMs(a.env);
+  const st = await waitForPrompt(a.mux, a.paneId, a.kind, a.env, waitMs);
   const hint = answerHint(a.backend, a.server, a.name, a.paneId);
   const notSent = a.text !== undefined ? "; the onboarding was not sent" : "";
   const out = (at_prompt: boolean, waiting_at: string | null, onboarding: AfterStart["onboarding"], warnings: string[]): AfterStart => ({ at_prompt, waiting_at, onboarding, warnings });
@@ -56,6 +51,7 @@ export async function afterStart(a: StartedAgent): Promise<AfterStart> {
   if (st.at === "gone") {
     return out(false, null, a.text !== undefined ? "not sent" : "off", [`WARNING: ${a.kind} in ${a.name} is gone after it started (${st.why})${notSent}; see: mam status`]);
   }
+  const known = await knowsPrompt(a);
   if (!mayType(st, known, waitMs > 0)) {
     return out(false, null, a.text !== undefined ? "not sent" : "off", [
       `WARNING: ${a.kind} did not show its input prompt within ${waitMs / 1000} s in ${a.paneId}: look at it there (${hint})${notSent}`,

@@ -87,14 +87,11 @@ export function promptWaitMs(env: Env): number {
   return raw !== undefined && raw !== "" && Number.isFinite(v) && v >= 0 ? v * 1000 : 30_000;
 }
 
-/**
- * look until the agent is at its prompt, at a dialog or gone, for up to waitMs; else the last
- * look. herdr: `started` is the pane as the start just reported it (the first look lists nothing).
- */
-export async function waitForPrompt(mux: Mux, paneId: string, kind: string, env: Env, waitMs: number, started?: MuxPane): Promise<PaneState> {
+/** look until the agent is at its prompt, at a dialog or gone, for up to waitMs; else the last look */
+export async function waitForPrompt(mux: Mux, paneId: string, kind: string, env: Env, waitMs: number): Promise<PaneState> {
   const deadline = Date.now() + waitMs;
-  for (let first = started?.agent !== undefined ? started : undefined; ; first = undefined) {
-    const s = await lookAt(mux, paneId, kind, env, first);
+  for (;;) {
+    const s = await lookAt(mux, paneId, kind, env);
     if (s.at === "prompt" || s.at === "dialog" || s.at === "gone" || Date.now() >= deadline) return s;
     await Bun.sleep(200);
   }

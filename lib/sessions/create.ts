@@ -272,7 +272,6 @@ export async function createSession(o: CreateOptions): Promise<Created> {
     backend: target.backend,
     server: target.server,
     paneId: l.pane.id,
-    started: l.pane,
     env: o.env,
     text: o.onboard ? onboardingText(name, kind.kind, role, o.ws, wt, agentMam(o.env)) : undefined,
   });

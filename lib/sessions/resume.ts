@@ -122,6 +122,6 @@ export async function resumeSession(o: ResumeOptions): Promise<Resumed> {
     l.lock.close();
   }
   // the agent is registered; tell the user when it waits at a dialog (resume types nothing)
-  const after = await afterStart({ mux: l.mux, name: o.name, kind: agent, backend, server, paneId: l.pane.id, started: l.pane, env: o.env });
+  const after = await afterStart({ mux: l.mux, name: o.name, kind: agent, backend, server, paneId: l.pane.id, env: o.env });
   return { name: o.name, already: false, pane: l.pane.id, session_id: sid ?? null, from: conv ? conv.from : "fresh", ...after };
 }
