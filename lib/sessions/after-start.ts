@@ -39,7 +39,10 @@ async function knowsPrompt(a: StartedAgent): Promise<boolean> {
 }
 
 export async function afterStart(a: StartedAgent): Promise<AfterStart> {
-  const waitMs = promptWaitMs(a.env);
+  // an agent whose prompt mam cannot see (no screen rules, not managed by herdr) gets one look
+  // (a dialog is still seen when its kind has rules for one): nothing to wait for
+  const known = await knowsPrompt(a);
+  const waitMs = known ? promptWaitMs(a.env) : 0;
   const st = await waitForPrompt(a.mux, a.paneId, a.kind, a.env, waitMs);
   const hint = answerHint(a.backend, a.server, a.name, a.paneId);
   const notSent = a.text !== undefined ? "; the onboarding was not sent" : "";
@@ -51,7 +54,6 @@ export async function afterStart(a: StartedAgent): Promise<AfterStart> {
   if (st.at === "gone") {
     return out(false, null, a.text !== undefined ? "not sent" : "off", [`WARNING: ${a.kind} in ${a.name} is gone after it started (${st.why})${notSent}; see: mam status`]);
   }
-  const known = await knowsPrompt(a);
   if (!mayType(st, known, waitMs > 0)) {
     return out(false, null, a.text !== undefined ? "not sent" : "off", [
       `WARNING: ${a.kind} did not show its input prompt within ${waitMs / 1000} s in ${a.paneId}: look at it there (${hint})${notSent}`,
