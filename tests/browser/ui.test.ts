@@ -257,8 +257,11 @@ it("actions only with --allow-actions: refused (403) and hidden without it; with
     expect(logs.stdout).toContain("cancelled  mam: cancelled by mam job cancel");
     await page.click("#panel-close");
 
-    // stop the session: graceful, through the same code as mam stop (once the cancel notice
-    // typed into alpha has closed its dialog, so that the table holds still under the mouse)
+    // the cancel notice was not typed into alpha's dialog (it would have answered it): alpha
+    // still waits; the user answers it in the pane, and alpha goes idle
+    expect(await w.mam(["status", "--json"]).then((r) => JSON.parse(r.stdout).sessions.find((x: { name: string }) => x.name === "alpha").live)).toBe("blocked");
+    await w.keys("alpha", "1");
+    // stop the session: graceful, through the same code as mam stop (the table holds still under the mouse once alpha is idle)
     await page.waitForSelector("tr[data-session='alpha'][data-live='idle']", { timeout: 10_000 });
     await page.click("tr[data-session='alpha'] [data-act='stop']");
     await waitFor(async () => (await registryStatus()) !== "running", 15_000, 200);
