@@ -190,7 +190,13 @@ export async function runDemo(o: DemoOptions): Promise<number> {
 
     // 5. the status table
     const { sessionStatus } = await import("../sessions/status-run.ts");
-    p(`\n${(await sessionStatus(ws, env)).text(false)}`);
+    // the agents return from their last `mam job event` a moment after the job ended
+    let st = await sessionStatus(ws, env);
+    for (const end = Date.now() + 3000; st.doc.sessions.some((x) => x.live === "working") && Date.now() < end; ) {
+      await Bun.sleep(200);
+      st = await sessionStatus(ws, env);
+    }
+    p(`\n${st.text(false)}`);
     if (o.keep) {
       p(`\nkept everything. Look around:`);
       p(`  mam status --workspace ${ws}`);
