@@ -86,8 +86,7 @@ export async function loadJobRuntime(ws: string, env: Env = process.env): Promis
       return { name, backend: r.backend, server: r.server, paneId: pane.id, agent, ...(gone ? { gone } : {}), ...(waiting ? { waiting } : {}), ...(worktree ? { worktree } : {}) };
     },
     async prompt(s, text) {
-      const t = await typeInto(muxFor(s.backend, s.server, env), s, text, isHerdrManaged(s.agent === "unknown" ? undefined : s.agent), env);
-      return t.warning;
+      return typeInto(muxFor(s.backend, s.server, env), s, text, isHerdrManaged(s.agent === "unknown" ? undefined : s.agent), env);
     },
     async noticeTarget(name) {
       const r = rowOf(name, true);

@@ -8,7 +8,7 @@
 // input box. herdr 0.8.0 counts claude's first-run trust dialog as idle: the screen wins.
 // MAM_SCREEN_DETECT=0 leaves the screen out (then only herdr's status speaks).
 import type { ScreenVerdict } from "../agents/screen/detect.ts";
-import { AgentGone, type LiveStatus, type Mux, type MuxPane } from "../mux/types.ts";
+import { AgentGone, type LiveStatus, type Mux, type MuxPane, type PaneScreen } from "../mux/types.ts";
 import { MamError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 import { paneAgentGone } from "./liveness.ts";
@@ -52,6 +52,12 @@ export function answerHint(backend: "herdr" | "tmux", server: string, name: stri
  * pane as a listing just showed it (else mam lists the panes itself).
  */
 export async function lookAt(mux: Mux, paneId: string, kind: string, env: Env, listed?: MuxPane): Promise<PaneState> {
+  return (await lookWithScreen(mux, paneId, kind, env, listed)).state;
+}
+
+/** lookAt, with the screen it read (so that typing right after it need not read it again) */
+async function lookWithScreen(mux: Mux, paneId: string, kind: string, env: Env, listed?: MuxPane): Promise<{ state: PaneState; screen?: PaneScreen }> {
+  const gone = (why: string) => ({ state: { at: "gone" as const, why } });
   let status: LiveStatus = "unknown";
   if (mux.backend === "herdr") {
     let pane = listed;
@@ -59,25 +65,27 @@ export async function lookAt(mux: Mux, paneId: string, kind: string, env: Env, l
       const l = await mux.list();
       if (l.state === "ok") {
         pane = l.panes.find((p) => p.id === paneId);
-        if (!pane) return { at: "gone", why: "its pane is gone" };
+        if (!pane) return gone("its pane is gone");
       }
     }
     if (pane) {
-      if (await paneAgentGone(mux, pane, kind)) return { at: "gone", why: `its agent exited; pane ${paneId} is a bare shell` };
+      if (await paneAgentGone(mux, pane, kind)) return gone(`its agent exited; pane ${paneId} is a bare shell`);
       status = pane.status;
     }
   }
   let verdict: ScreenVerdict | undefined;
+  let screen: PaneScreen | undefined;
   if (env.MAM_SCREEN_DETECT !== "0") {
     const { detectScreen } = await import("../agents/screen/detect.ts");
     try {
-      verdict = detectScreen(kind, await mux.screen(paneId));
+      screen = await mux.screen(paneId);
+      verdict = detectScreen(kind, screen);
     } catch (e) {
       // tmux panes end with their agent
-      if (mux.backend === "tmux" && (e as { kind?: string }).kind === "missing") return { at: "gone", why: "its pane is gone (the agent exited)" };
+      if (mux.backend === "tmux" && (e as { kind?: string }).kind === "missing") return gone("its pane is gone (the agent exited)");
     }
   }
-  return paneStateOf(status, verdict);
+  return { state: paneStateOf(status, verdict), screen };
 }
 
 /** seconds create and resume wait for a new agent's input prompt (MAM_PROMPT_WAIT_S, default 30) */
@@ -145,16 +153,18 @@ async function pollFor(look: () => Promise<BoxView>, done: (v: BoxView) => boole
  * let go of it: while the box still holds it, Enter again (twice at the most). Never presses
  * anything at a dialog. Elsewhere: Mux.submit, unchecked.
  */
-export async function deliver(mux: Mux, paneId: string, kind: string, text: string, managed: boolean, env: Env): Promise<Delivery> {
+export async function deliver(mux: Mux, paneId: string, kind: string, text: string, managed: boolean, env: Env, seen?: PaneScreen): Promise<Delivery> {
   const detect = mux.backend === "tmux" && env.MAM_SCREEN_DETECT !== "0" ? await import("../agents/screen/detect.ts") : undefined;
   if (!detect?.hasInputBox(kind)) {
     await mux.submit(paneId, text, managed);
     return "unchecked";
   }
+  /** the box's view of a screen: the one the caller just read, once, else a fresh read */
   const look = async (): Promise<BoxView> => {
-    let sc;
+    let sc = seen;
+    seen = undefined;
     try {
-      sc = await mux.screen(paneId);
+      sc ??= await mux.screen(paneId);
     } catch {
       return "unseen";
     }
@@ -182,16 +192,10 @@ export async function deliver(mux: Mux, paneId: string, kind: string, text: stri
   }
 }
 
-export interface Typed {
-  delivery: Delivery;
-  /** a warning line for the user when the text may not have reached the agent */
-  warning?: string;
-}
-
 /**
- * type a text into a running session's agent (job header, review, feedback, exit command): look
- * first, refuse a dialog (MamError exit 1, nothing typed) or a gone agent (AgentGone), deliver,
- * and say when the text stayed in the input box
+ * type a text into a running session's agent (job header, review, feedback, cancel notice): look
+ * first, refuse a dialog (MamError exit 1, nothing typed) or a gone agent (AgentGone), deliver;
+ * a warning line when the text stayed in the input box
  */
 export async function typeInto(
   mux: Mux,
@@ -199,14 +203,12 @@ export async function typeInto(
   text: string,
   managed: boolean,
   env: Env,
-): Promise<Typed> {
-  const st = await lookAt(mux, s.paneId, s.agent, env);
+): Promise<string | undefined> {
+  const { state: st, screen } = await lookWithScreen(mux, s.paneId, s.agent, env);
   if (st.at === "gone") throw new AgentGone(s.paneId, st.why);
   if (st.at === "dialog") {
     throw new MamError(`session '${s.name}' waits at ${waitingAt(st)} in ${s.paneId}; nothing was typed`, 1, `answer it there (${answerHint(s.backend, s.server, s.name, s.paneId)}), then try again`);
   }
-  const delivery = await deliver(mux, s.paneId, s.agent, text, managed, env);
-  return delivery === "left-in-box"
-    ? { delivery, warning: `WARNING: the text stayed in ${s.name}'s input box in ${s.paneId}: press Enter there (${answerHint(s.backend, s.server, s.name, s.paneId)})` }
-    : { delivery };
+  const delivery = await deliver(mux, s.paneId, s.agent, text, managed, env, screen);
+  return delivery === "left-in-box" ? `WARNING: the text stayed in ${s.name}'s input box in ${s.paneId}: press Enter there (${answerHint(s.backend, s.server, s.name, s.paneId)})` : undefined;
 }
