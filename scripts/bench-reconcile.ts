@@ -84,7 +84,7 @@ export async function benchReconcile(bin: string, f: Fmt): Promise<Row[]> {
     const driftCalls = callCount() / 13;
 
     // in a warm process: the pass itself (listing through the stub, classification, no write)
-    const { reconcileOnce } = await import("../lib/monitor/reconcile.ts");
+    const { reconcileOnce } = await import("../lib/ops/reconcile.ts");
     writeFileSync(answer, listing(ws, () => true));
     writeFileSync(yaml, benchRegistry(N, { server: SERVER, ws }));
     const warm: number[] = [];

@@ -64,7 +64,7 @@ async function report(args: Record<string, unknown>, hook: string | undefined): 
     }
     if (!hookInput || typeof hookInput !== "object" || Array.isArray(hookInput)) throw new MamError(`the ${hook} hook input is not a JSON object`, 1);
   }
-  const { recordAgentReport } = await import("../sessions/agent-report.ts");
+  const { recordAgentReport } = await import("../ops/session/agent-report.ts");
   const sessionId = str(a, "session-id");
   const r = await recordAgentReport(
     {

@@ -19,10 +19,10 @@ const ensure = defineCommand({
   args: { ...workspaceArg },
   async run({ args }) {
     const ws = resolveWorkspace(str(args, "workspace"));
-    const { ensureDaemonDetailed } = await import("../monitor/spawn.ts");
+    const { ensureDaemonDetailed } = await import("../sys/daemon-proc.ts");
     const r = await ensureDaemonDetailed(ws);
     if (r.started) {
-      const { monitorLogPath } = await import("../monitor/files.ts");
+      const { monitorLogPath } = await import("../sys/daemon-files.ts");
       err(`mam: started the subscriber daemon for ${ws} (pid ${r.pid}; log ${monitorLogPath(ws)})`);
     }
     if (r.pid !== undefined) out(String(r.pid));
@@ -38,7 +38,7 @@ const status = defineCommand({
   args: { ...workspaceArg, ...jsonArg },
   async run({ args }) {
     const ws = resolveWorkspace(str(args, "workspace"));
-    const { daemonStatus } = await import("../monitor/spawn.ts");
+    const { daemonStatus } = await import("../sys/daemon-proc.ts");
     const s = daemonStatus(ws);
     if (!s) throw noneRuns(ws);
     if (bool(args, "json")) {
@@ -65,7 +65,7 @@ const stop = defineCommand({
   args: { ...workspaceArg },
   async run({ args }) {
     const ws = resolveWorkspace(str(args, "workspace"));
-    const { stopDaemon, STOP_GRACE_MS } = await import("../monitor/spawn.ts");
+    const { stopDaemon, STOP_GRACE_MS } = await import("../sys/daemon-proc.ts");
     const r = await stopDaemon(ws);
     if (!r) throw noneRuns(ws);
     if (r.killed) err(`WARNING: the subscriber daemon (pid ${r.pid}) did not stop within ${STOP_GRACE_MS / 1000} s of SIGTERM; killed it (SIGKILL)`);

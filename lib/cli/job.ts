@@ -152,7 +152,7 @@ const submit = defineCommand({
       // a fresh worktree for a new worker, in one step: mam create --worktree … --submit-job
       const agent = str(args, "agent");
       if (agent === undefined) throw usageError("--worktree makes a new worker: give its --agent KIND");
-      const { createAndFollowUp } = await import("../sessions/create.ts");
+      const { createAndFollowUp } = await import("../ops/session/create.ts");
       const c = await createAndFollowUp({
         ws: w,
         agent,
@@ -169,7 +169,7 @@ const submit = defineCommand({
       for (const x of c.warnings) err(x);
       record = requireRecord(w, c.job_id!);
     } else {
-      const [{ submitJob }, { loadJobRuntime }] = await Promise.all([import("../jobs/submit.ts"), import("../jobs/runtime.ts")]);
+      const [{ submitJob }, { loadJobRuntime }] = await Promise.all([import("../ops/job/submit.ts"), import("../jobs/runtime.ts")]);
       record = (await submitJob(w, { ...opts, to: str(args, "to")!, topicPrefix: cfg.topicPrefix }, await loadJobRuntime(w))).record;
     }
     if (!bool(args, "wait")) {
@@ -316,7 +316,7 @@ const cancel = defineCommand({
   },
   args: { id: { type: "positional", description: "job id", valueHint: "ID" }, ...workspaceArg },
   async run({ args }) {
-    const { cancelJob } = await import("../jobs/cancel.ts");
+    const { cancelJob } = await import("../ops/job/cancel.ts");
     const c = await cancelJob(ws(args), str(args, "id")!);
     for (const w of c.warnings) warn(w);
     if (!c.cancelled) err(`job ${c.job_id} has already ended (${c.status}); nothing to cancel`);

@@ -16,8 +16,8 @@ async function runSubscribe(args: ParsedArgs): Promise<number> {
   const idleTimeoutS = parseSecondsFlag(str(args, "idle-timeout") ?? "3600", "idle-timeout");
   const timeoutS = parseSecondsFlag(str(args, "timeout") ?? "0", "timeout");
   const ws = resolveWorkspace(str(args, "workspace"));
-  const { runDaemon } = await import("../monitor/daemon.ts");
-  const { defaultHooks } = await import("../monitor/hooks.ts");
+  const { runDaemon } = await import("../daemon/loop.ts");
+  const { defaultHooks } = await import("../daemon/hooks.ts");
   return runDaemon({ ws, idleTimeoutS, timeoutS, hooks: defaultHooks() });
 }
 
@@ -26,7 +26,7 @@ async function runOnce(args: ParsedArgs): Promise<number> {
     if (str(args, f) !== undefined) throw usageError(`--${f} goes with --subscribe`, "see: mam reconcile --help");
   }
   const ws = resolveWorkspace(str(args, "workspace"));
-  const [{ reconcileOnce }, { reconcileText }] = await Promise.all([import("../monitor/reconcile.ts"), import("../monitor/report.ts")]);
+  const [{ reconcileOnce }, { reconcileText }] = await Promise.all([import("../ops/reconcile.ts"), import("../ops/reconcile-text.ts")]);
   const r = await reconcileOnce(ws, process.env, { dryRun: bool(args, "dry-run") });
   if (bool(args, "json")) outJson(r);
   else out(reconcileText(r));

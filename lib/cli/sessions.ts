@@ -46,7 +46,7 @@ export const create = defineCommand({
   async run({ args, rest }) {
     const ws = resolveWorkspace(str(args, "workspace"));
     const worktree = worktreeOption(args);
-    const { createAndFollowUp } = await import("../sessions/create.ts");
+    const { createAndFollowUp } = await import("../ops/session/create.ts");
     const c = await createAndFollowUp({
       ws,
       agent: str(args, "agent")!,
@@ -67,7 +67,7 @@ export const create = defineCommand({
       outJson({ ...c, mux: c.backend });
       return;
     }
-    const { createdText } = await import("../sessions/render.ts");
+    const { createdText } = await import("../ops/session/render.ts");
     out(createdText(c));
   },
 });
@@ -105,7 +105,7 @@ export const stop = defineCommand({
     if (bool(args, "purge-conversation") && !bool(args, "yes")) throw usageError("--purge-conversation deletes conversation files; add --yes to confirm");
     if (bool(args, "force") && !bool(args, "remove-worktree")) throw usageError("--force goes with --remove-worktree");
     const ws = resolveWorkspace(str(args, "workspace"));
-    const { stopSession } = await import("../sessions/stop.ts");
+    const { stopSession } = await import("../ops/session/stop.ts");
     const r = await stopSession({
       ws,
       name,
@@ -117,7 +117,7 @@ export const stop = defineCommand({
       force: bool(args, "force"),
     });
     if (bool(args, "json")) return outJson(r);
-    const { stoppedText } = await import("../sessions/render.ts");
+    const { stoppedText } = await import("../ops/session/render.ts");
     out(stoppedText(r));
   },
 });
@@ -138,11 +138,11 @@ export const resume = defineCommand({
   async run({ args }) {
     const name = str(args, "name")!;
     const ws = resolveWorkspace(str(args, "workspace"));
-    const { resumeSession } = await import("../sessions/resume.ts");
+    const { resumeSession } = await import("../ops/session/resume.ts");
     const r = await resumeSession({ ws, name, fresh: bool(args, "fresh"), startServer: bool(args, "start-server"), env: process.env });
     for (const w of r.warnings) err(w);
     if (bool(args, "json")) return outJson(r);
-    const { resumedText } = await import("../sessions/render.ts");
+    const { resumedText } = await import("../ops/session/render.ts");
     out(resumedText(r));
   },
 });
@@ -165,13 +165,13 @@ export const status = defineCommand({
     const json = bool(args, "json");
     if (watch !== undefined && (!/^\d+(\.\d+)?$/.test(watch) || Number(watch) <= 0)) throw usageError(`--watch takes a number of seconds > 0 (got '${watch}')`);
     if (watch !== undefined && json) throw usageError("--watch and --json do not go together");
-    const { sessionStatus } = await import("../sessions/status-run.ts");
+    const { sessionStatus } = await import("../ops/session/status-run.ts");
     if (watch === undefined) {
       const doc = await sessionStatus(ws, process.env, json);
       if (json) return outJson(doc.doc);
       return out(doc.text(useColor()));
     }
-    const { watchStatus } = await import("../sessions/status-run.ts");
+    const { watchStatus } = await import("../ops/session/status-run.ts");
     return watchStatus(ws, process.env, Number(watch) * 1000);
   },
 });

@@ -38,7 +38,7 @@ const list = defineCommand({
   args: { ...workspaceArg, ...jsonArg },
   async run({ args }) {
     const ws = resolveWorkspace(str(args, "workspace"));
-    const { listSessionWorktrees } = await import("../worktrees/sessions.ts");
+    const { listSessionWorktrees } = await import("../ops/worktree.ts");
     const views = await listSessionWorktrees(ws, process.env);
     if (bool(args, "json")) return outJson({ workspace: ws, worktrees: views });
     if (views.length === 0) return out(`no session worktrees in ${ws}`);
@@ -67,7 +67,7 @@ const remove = defineCommand({
   async run({ args }) {
     const name = str(args, "name")!;
     const ws = resolveWorkspace(str(args, "workspace"));
-    const { removeWorktreeOfSession } = await import("../worktrees/sessions.ts");
+    const { removeWorktreeOfSession } = await import("../ops/worktree.ts");
     const r = await removeWorktreeOfSession(ws, name, bool(args, "force"), process.env);
     if (bool(args, "json")) return outJson(r);
     out(r.removed ? `removed worktree ${r.path} of ${name} (branch ${r.branch} kept)` : `worktree ${r.path} of ${name} was already gone (branch ${r.branch} kept)`);

@@ -110,7 +110,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     p(`  broker mqtt://127.0.0.1:${port} (embedded), ${o.backend} server '${server}'`);
 
     // 2. two demo agents
-    const { createSession } = await import("../sessions/create.ts");
+    const { createSession } = await import("../ops/session/create.ts");
     const choice = o.backend === "herdr" ? { herdrSession: server } : { mux: "tmux", tmuxServer: server };
     if (!o.keep) {
       cleanups.unshift({
@@ -150,14 +150,14 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     }
 
     // 3. the daemon hears the events and moves the loop on
-    const { ensureDaemon, stopDaemon } = await import("../monitor/spawn.ts");
+    const { ensureDaemon, stopDaemon } = await import("../sys/daemon-proc.ts");
     const pid = await ensureDaemon(ws, env);
     if (!o.keep) cleanups.unshift({ what: "daemon", run: () => stopDaemon(ws) });
     p(`  subscriber daemon pid ${pid}`);
 
     // 4. a loop job
     const [{ submitJob }, { loadJobRuntime }, { waitJobs }, { readJournal }] = await Promise.all([
-      import("../jobs/submit.ts"),
+      import("../ops/job/submit.ts"),
       import("../jobs/runtime.ts"),
       import("../jobs/wait.ts"),
       import("../jobs/store.ts"),
@@ -189,7 +189,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     p(res.outcome === "timeout" ? `job ${record.job_id} did not finish within ${o.timeoutMs / 1000} s` : `job ${record.job_id} ${status} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
     // 5. the status table
-    const { sessionStatus } = await import("../sessions/status-run.ts");
+    const { sessionStatus } = await import("../ops/session/status-run.ts");
     // the agents return from their last `mam job event` a moment after the job ended
     let st = await sessionStatus(ws, env);
     for (const end = Date.now() + 3000; st.doc.sessions.some((x) => x.live === "working") && Date.now() < end; ) {

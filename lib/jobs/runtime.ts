@@ -54,11 +54,11 @@ export async function loadJobRuntime(ws: string, env: Env = process.env): Promis
     import("../registry/index.ts"),
     import("../registry/rows.ts"),
     import("../mux/index.ts"),
-    import("../monitor/classify.ts"),
-    import("../monitor/spawn.ts"),
+    import("../fleet/classify.ts"),
+    import("../sys/daemon-proc.ts"),
     import("../worktrees/plan.ts"),
     import("../agents/kinds.ts"),
-    import("../sessions/at-prompt.ts"),
+    import("../ops/session/at-prompt.ts"),
   ]);
   /** the running row of that name; with anyStatus, failing that any row of that name (a job's worker may end with its job) */
   const rowOf = (name: string, anyStatus = false) => {

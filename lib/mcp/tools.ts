@@ -46,7 +46,7 @@ const status = def({
   input: {},
   readOnly: true,
   async run(_a, ctx) {
-    const { sessionStatus } = await import("../sessions/status-run.ts");
+    const { sessionStatus } = await import("../ops/session/status-run.ts");
     const s = await sessionStatus(ctx.ws, ctx.env);
     return { data: { ...s.doc }, text: s.text(false) };
   },
@@ -71,7 +71,7 @@ const createAgent = def({
   },
   readOnly: false,
   async run(a, ctx) {
-    const [{ createAndFollowUp }, { createdText }] = await Promise.all([import("../sessions/create.ts"), import("../sessions/render.ts")]);
+    const [{ createAndFollowUp }, { createdText }] = await Promise.all([import("../ops/session/create.ts"), import("../ops/session/render.ts")]);
     const c = await createAndFollowUp({
       ws: ctx.ws,
       agent: a.agent,
@@ -101,7 +101,7 @@ const stopAgent = def({
   },
   readOnly: false,
   async run(a, ctx) {
-    const [{ stopSession }, { stoppedText }] = await Promise.all([import("../sessions/stop.ts"), import("../sessions/render.ts")]);
+    const [{ stopSession }, { stoppedText }] = await Promise.all([import("../ops/session/stop.ts"), import("../ops/session/render.ts")]);
     const r = await stopSession({ ws: ctx.ws, name: a.name, mode: a.mode ?? "graceful", purge: false, reason: a.reason ?? "requested", env: ctx.env });
     return { data: { ...r }, text: stoppedText(r) };
   },
@@ -117,7 +117,7 @@ const resumeAgent = def({
   },
   readOnly: false,
   async run(a, ctx) {
-    const [{ resumeSession }, { resumedText }] = await Promise.all([import("../sessions/resume.ts"), import("../sessions/render.ts")]);
+    const [{ resumeSession }, { resumedText }] = await Promise.all([import("../ops/session/resume.ts"), import("../ops/session/render.ts")]);
     const r = await resumeSession({ ws: ctx.ws, name: a.name, fresh: a.fresh ?? false, startServer: a.start_server ?? false, env: ctx.env });
     return { data: { ...r }, text: [resumedText(r), ...r.warnings].join("\n") };
   },
@@ -141,7 +141,7 @@ const submitJobTool = def({
   readOnly: false,
   async run(a, ctx) {
     const [{ submitJob }, { loadJobRuntime }, { brokerConfigFromEnv }, { publicRecord }] = await Promise.all([
-      import("../jobs/submit.ts"),
+      import("../ops/job/submit.ts"),
       import("../jobs/runtime.ts"),
       import("../jobs/broker-config.ts"),
       import("../jobs/store.ts"),
@@ -214,7 +214,7 @@ const cancelJobTool = def({
   input: { job_id: jobId },
   readOnly: false,
   async run(a, ctx) {
-    const { cancelJob } = await import("../jobs/cancel.ts");
+    const { cancelJob } = await import("../ops/job/cancel.ts");
     const c = await cancelJob(ctx.ws, a.job_id, ctx.env);
     const text = c.cancelled ? `job ${c.job_id} cancelled${c.told ? `; told ${c.told}` : ""}` : `job ${c.job_id} has already ended (${c.status}); nothing to cancel`;
     return { data: { ...c }, text: [text, ...c.warnings.map((w) => `WARNING: ${w}`)].join("\n") };
@@ -283,7 +283,7 @@ const reconcile = def({
   input: { dry_run: z.boolean().optional().describe("compute drift and actions, change nothing") },
   readOnly: false,
   async run(a, ctx) {
-    const [{ reconcileOnce }, { reconcileText }] = await Promise.all([import("../monitor/reconcile.ts"), import("../monitor/report.ts")]);
+    const [{ reconcileOnce }, { reconcileText }] = await Promise.all([import("../ops/reconcile.ts"), import("../ops/reconcile-text.ts")]);
     const r = await reconcileOnce(ctx.ws, ctx.env, { dryRun: a.dry_run ?? false });
     return { data: { ...r }, text: reconcileText(r) };
   },

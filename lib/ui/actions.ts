@@ -47,17 +47,17 @@ export function parseAction(body: unknown): UiAction {
 export async function runAction(ws: string, a: UiAction, env: Env): Promise<string> {
   switch (a.action) {
     case "stop": {
-      const { stopSession } = await import("../sessions/stop.ts");
+      const { stopSession } = await import("../ops/session/stop.ts");
       const r = await stopSession({ ws, name: a.name, mode: "graceful", purge: false, reason: "stopped from mam ui", env });
       return r.already ? `${a.name} is already ${r.status}` : `${a.name} ${r.status}`;
     }
     case "resume": {
-      const { resumeSession } = await import("../sessions/resume.ts");
+      const { resumeSession } = await import("../ops/session/resume.ts");
       const r = await resumeSession({ ws, name: a.name, fresh: false, startServer: false, env });
       return [r.already ? `${a.name} is already running (pane ${r.pane})` : `resumed ${a.name} in pane ${r.pane}`, ...r.warnings].join("; ");
     }
     case "cancel": {
-      const { cancelJob } = await import("../jobs/cancel.ts");
+      const { cancelJob } = await import("../ops/job/cancel.ts");
       const r = await cancelJob(ws, a.job, env);
       const msg = r.cancelled ? `job ${a.job} cancelled${r.told ? `; told ${r.told}` : ""}` : `job ${a.job} has already ended (${r.status}); nothing to cancel`;
       return [msg, ...r.warnings].join("; ");

@@ -4,7 +4,7 @@
 import type { JobEvent } from "../jobs/event.ts";
 import type { JobRecord } from "../jobs/store.ts";
 import { effectiveStatus } from "../jobs/store.ts";
-import type { SessionStatus } from "../sessions/status.ts";
+import type { SessionStatus } from "../ops/session/status.ts";
 
 /** LIVE states, in the order the team table lists them (blocked agents wait for a person: on top) */
 export const LIVE_ORDER = ["blocked", "working", "idle", "unknown", "dead", "unreachable"] as const;

@@ -2,11 +2,11 @@
 // costs only what changed: a job is re-read only when its record or journal changed (size, mtime),
 // the daemon's log only from where it was last read. Read-only: nothing here writes a file.
 import { closeSync, openSync, readSync, statSync } from "node:fs";
-import { daemonStatus } from "../monitor/spawn.ts";
-import { monitorLogPath } from "../monitor/files.ts";
+import { daemonStatus } from "../sys/daemon-proc.ts";
+import { monitorLogPath } from "../sys/daemon-files.ts";
 import { jobsDir, journalPath, listJobIds, readJournal, readRecord, recordPath } from "../jobs/store.ts";
 import type { Row } from "../registry/types.ts";
-import type { JobRef } from "../sessions/status.ts";
+import type { JobRef } from "../ops/session/status.ts";
 import type { Env } from "../sys/paths.ts";
 import { DROPPED, daemonView, jobViewModel, teamView, type UiDaemon, type UiJob, type UiSession } from "./model.ts";
 
@@ -155,7 +155,7 @@ export function jobColumn(jobs: readonly UiJob[]): (row: Row) => JobRef | null {
 
 /** the team: `mam status`'s use case, ordered for the page; problems are returned, not thrown */
 export async function readTeam(ws: string, env: Env, jobs: readonly UiJob[]): Promise<{ sessions: UiSession[]; registry: string; problem?: string }> {
-  const { sessionStatus } = await import("../sessions/status-run.ts");
+  const { sessionStatus } = await import("../ops/session/status-run.ts");
   const { registryPath } = await import("../registry/paths.ts");
   try {
     const { doc } = await sessionStatus(ws, env, false, jobColumn(jobs));

@@ -8,7 +8,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { daemonDisabled } from "../../lib/monitor/spawn.ts";
+import { daemonDisabled } from "../../lib/sys/daemon-proc.ts";
 import { startMamBroker, startMosquitto, type TestBroker } from "../helpers/brokers.ts";
 import { alive, daemonPids, killAndWait, logText, startSubscriber, unreachableBrokerEnv, waitForLog } from "../helpers/daemon.ts";
 import { installFakeAgents, startFakeHerdr } from "../helpers/herdr.ts";

@@ -1,9 +1,9 @@
 // The adoption rule as a pure function (SPEC §5.2, seeds A1/A2); the binary tests live in
 // tests/integration/create-adoption.test.ts.
 import { describe, expect, test } from "bun:test";
-import { decide, MONITOR_NOTE, placeRow } from "../../lib/sessions/adopt.ts";
+import { decide, MONITOR_NOTE, placeRow } from "../../lib/fleet/adopt.ts";
 import type { RegistryData, Row } from "../../lib/registry/types.ts";
-import { defaultSessionName, guessRole, workspaceSlug } from "../../lib/sessions/naming.ts";
+import { defaultSessionName, guessRole, workspaceSlug } from "../../lib/fleet/naming.ts";
 
 const T0 = 1_800_000_000;
 const target = { section: "herdr_sessions" as const, server: "t50-srv" };

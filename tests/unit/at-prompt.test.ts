@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { detectScreen, hasInputBox, inputBoxText } from "../../lib/agents/screen/detect.ts";
 import type { Mux } from "../../lib/mux/types.ts";
-import { answerHint, deliver, holdsText, mayType, paneStateOf, promptWaitMs, waitingAt } from "../../lib/sessions/at-prompt.ts";
+import { answerHint, deliver, holdsText, mayType, paneStateOf, promptWaitMs, waitingAt } from "../../lib/ops/session/at-prompt.ts";
 
 const FIX = join(import.meta.dir, "..", "fixtures", "screens");
 const screen = (kind: string, name: string) => {

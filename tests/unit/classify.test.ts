@@ -1,7 +1,7 @@
 // The reconcile pass as pure functions: each drift case of SPEC §6.1, and apply's re-checks.
 import { describe, expect, test } from "bun:test";
-import { applyActions } from "../../lib/monitor/apply.ts";
-import { classify, findPane, nameForPane, serversOf, type ServerView, TERMINATED_NOTE } from "../../lib/monitor/classify.ts";
+import { applyActions } from "../../lib/fleet/apply.ts";
+import { classify, findPane, nameForPane, serversOf, type ServerView, TERMINATED_NOTE } from "../../lib/fleet/classify.ts";
 import type { MuxPane } from "../../lib/mux/types.ts";
 import type { RegistryData, Row } from "../../lib/registry/types.ts";
 

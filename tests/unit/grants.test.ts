@@ -11,7 +11,7 @@ import { feedbackRequest, jobHeader, reviewRequest } from "../../lib/jobs/header
 import { eventLine } from "../fakes/model-api/scripts.ts";
 import type { JobRecord } from "../../lib/jobs/store.ts";
 import { loopJob } from "../helpers/job-record.ts";
-import { onboardingText } from "../../lib/sessions/create.ts";
+import { onboardingText } from "../../lib/ops/session/create.ts";
 import { agentMam, loginPathDirs, resolveAgentMam } from "../../lib/sys/agent-mam.ts";
 import { selfCommand } from "../../lib/sys/self.ts";
 import { shq } from "../../lib/sys/shell.ts";

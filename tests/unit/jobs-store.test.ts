@@ -10,7 +10,7 @@ import { ingestEvent, scanJobs } from "../../lib/jobs/ingest.ts";
 import { applyLoop, loopNext } from "../../lib/jobs/loop.ts";
 import type { JobRuntime, SessionRef } from "../../lib/jobs/runtime.ts";
 import { appendEvent, type JobSpec, journalPath, readJournal, readRecord, recordPath, registerJob } from "../../lib/jobs/store.ts";
-import { submitJob } from "../../lib/jobs/submit.ts";
+import { submitJob } from "../../lib/ops/job/submit.ts";
 import { agentMam } from "../../lib/sys/agent-mam.ts";
 import { MamError } from "../../lib/sys/errors.ts";
 

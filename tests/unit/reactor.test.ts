@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { JobRuntime } from "../../lib/jobs/runtime.ts";
 import { appendEvent, type JobSpec, readJournal, readRecord, registerJob } from "../../lib/jobs/store.ts";
-import { type AgentLook, type AgentState, type ReactorContext, watchAgents } from "../../lib/monitor/reactor.ts";
+import { type AgentLook, type AgentState, type ReactorContext, watchAgents } from "../../lib/daemon/reactor.ts";
 
 const roots: string[] = [];
 afterAll(() => roots.forEach((r) => rmSync(r, { recursive: true, force: true })));
@@ -120,7 +120,7 @@ test("a loop job waits on its reviewer from the worker's hand-in to the verdict"
 // ---- reactToJobs: journal order, several writers, the cursor ---------------------------------
 
 test("reactToJobs tells the delegator once, at the first ending event in journal order, whatever the seqs; a 0.1 cursor is read as seqs", async () => {
-  const { reactToJobs, cursorPosition, cursorPath } = await import("../../lib/monitor/reactor.ts");
+  const { reactToJobs, cursorPosition, cursorPath } = await import("../../lib/daemon/reactor.ts");
   const { JournalCache } = await import("../../lib/jobs/journal-index.ts");
   const { ingestEvent } = await import("../../lib/jobs/ingest.ts");
   const { canonicalJson } = await import("../../lib/jobs/canonical.ts");

@@ -1,7 +1,7 @@
 // callerServers (SPEC §6.1 "plus the server of the caller's pane"): herdr from HERDR_SESSION /
 // HERDR_SOCKET_PATH, tmux from TMUX when its socket is where `tmux -L <name>` looks.
 import { expect, test } from "bun:test";
-import { callerServers } from "../../lib/monitor/reconcile.ts";
+import { callerServers } from "../../lib/ops/reconcile.ts";
 
 test("a tmux pane: the -L name of its socket", () => {
   expect(callerServers({ TMUX: "/tmp/tmux-1000/mam,4242,0", PATH: "" }, 1000)).toEqual([{ backend: "tmux", server: "mam" }]);

@@ -6,7 +6,7 @@ import { daemonView, jobViewModel, jobsView, laneOf, spread, teamView } from "..
 import { parseAction, httpStatusOf } from "../../lib/ui/actions.ts";
 import type { JobEvent } from "../../lib/jobs/event.ts";
 import type { JobRecord } from "../../lib/jobs/store.ts";
-import type { SessionStatus } from "../../lib/sessions/status.ts";
+import type { SessionStatus } from "../../lib/ops/session/status.ts";
 import { MamError } from "../../lib/sys/errors.ts";
 
 describe("guard", () => {
@@ -234,7 +234,7 @@ describe("state readers (a temp workspace)", () => {
 
   test("DaemonWatch: the log read incrementally (last lines, dropped events), a new log starts over", async () => {
     const { DaemonWatch } = await import("../../lib/ui/state.ts");
-    const { monitorLogPath } = await import("../../lib/monitor/files.ts");
+    const { monitorLogPath } = await import("../../lib/sys/daemon-files.ts");
     const ws = mkdtempSync(join(tmpdir(), "mam-ui-unit-"));
     try {
       mkdirSync(join(ws, ".mam"));

@@ -8,7 +8,7 @@ import { feedbackRequest, jobHeader, reviewRequest } from "../../lib/jobs/header
 import { agentMam } from "../../lib/sys/agent-mam.ts";
 import type { JobRecord } from "../../lib/jobs/store.ts";
 import { loopJob } from "../helpers/job-record.ts";
-import { classify } from "../../lib/monitor/classify.ts";
+import { classify } from "../../lib/fleet/classify.ts";
 import type { RegistryData, Row } from "../../lib/registry/types.ts";
 import { validateRegistry } from "../../lib/registry/validate.ts";
 import { gitWhy, parseWorktreeList } from "../../lib/worktrees/git.ts";

@@ -1,12 +1,12 @@
 // Cancelling a job (SPEC §7.4 `job cancel`), the one use case behind `mam job cancel`, the MCP
 // tool cancel_job and mam ui's cancel: journal a `cancelled` event (source mam) under the jobs lock unless the job has
 // already ended, publish it, and tell the job's agent to stop.
-import { brokerConfigFromEnv } from "./broker-config.ts";
-import { isFinal, type JobStatus } from "./event.ts";
-import { publishJournalled } from "./publish.ts";
-import { appendEvent, effectiveStatus, requireRecord } from "./store.ts";
-import { checkJobId } from "../sys/names.ts";
-import type { Env } from "../sys/paths.ts";
+import { brokerConfigFromEnv } from "../../jobs/broker-config.ts";
+import { isFinal, type JobStatus } from "../../jobs/event.ts";
+import { publishJournalled } from "../../jobs/publish.ts";
+import { appendEvent, effectiveStatus, requireRecord } from "../../jobs/store.ts";
+import { checkJobId } from "../../sys/names.ts";
+import type { Env } from "../../sys/paths.ts";
 
 export interface Cancelled {
   job_id: string;
@@ -37,7 +37,7 @@ export async function cancelJob(ws: string, rawId: string, env: Env = process.en
   const warnings: string[] = [];
   const w = await publishJournalled(`${a.record!.topic_prefix}/events`, a.line, id, a.payload.seq, env);
   if (w) warnings.push(w.replace(/^NOTE: /, ""));
-  const { loadJobRuntime } = await import("./runtime.ts");
+  const { loadJobRuntime } = await import("../../jobs/runtime.ts");
   const rt = await loadJobRuntime(ws, env);
   const s = await rt.findSession(a.record!.agent_session);
   let told: string | null = null;

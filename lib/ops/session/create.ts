@@ -5,28 +5,28 @@
 // by herdr in it, and removed again when the create fails.
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
-import onboardingTemplate from "../assets/onboarding.md" with { type: "text" };
-import { grantArgs } from "../agents/grants.ts";
-import { agentKind, idField } from "../agents/kinds.ts";
-import { type MuxChoice, resolveMuxTarget } from "../mux/index.ts";
-import { shJoin } from "../mux/exec.ts";
-import { findRows, sectionOf } from "../registry/rows.ts";
-import { mutateRegistry, readRegistry, registryPath } from "../registry/index.ts";
-import type { Row } from "../registry/types.ts";
-import { conflict, MamError, usageError } from "../sys/errors.ts";
-import { checkName } from "../sys/names.ts";
-import type { Env } from "../sys/paths.ts";
-import { epochNow, isoUtc } from "../sys/time.ts";
-import type { SubmitOptions } from "../jobs/submit.ts";
-import { addWorktree } from "../worktrees/git.ts";
-import { ensureWorktreesDir, liveWorktreeOf, planWorktree, recordOf, type WorktreeRecord } from "../worktrees/plan.ts";
-import { undoWorktree } from "../worktrees/remove.ts";
-import { agentMcpArgs, serverEntry } from "../mcp/config.ts";
-import { agentMam } from "../sys/agent-mam.ts";
-import { decide, placeRow } from "./adopt.ts";
+import onboardingTemplate from "../../assets/onboarding.md" with { type: "text" };
+import { grantArgs } from "../../agents/grants.ts";
+import { agentKind, idField } from "../../agents/kinds.ts";
+import { type MuxChoice, resolveMuxTarget } from "../../mux/index.ts";
+import { shJoin } from "../../mux/exec.ts";
+import { findRows, sectionOf } from "../../registry/rows.ts";
+import { mutateRegistry, readRegistry, registryPath } from "../../registry/index.ts";
+import type { Row } from "../../registry/types.ts";
+import { conflict, MamError, usageError } from "../../sys/errors.ts";
+import { checkName } from "../../sys/names.ts";
+import type { Env } from "../../sys/paths.ts";
+import { epochNow, isoUtc } from "../../sys/time.ts";
+import type { SubmitOptions } from "../job/submit.ts";
+import { addWorktree } from "../../worktrees/git.ts";
+import { ensureWorktreesDir, liveWorktreeOf, planWorktree, recordOf, type WorktreeRecord } from "../../worktrees/plan.ts";
+import { undoWorktree } from "../../worktrees/remove.ts";
+import { agentMcpArgs, serverEntry } from "../../agents/mcp-config.ts";
+import { agentMam } from "../../sys/agent-mam.ts";
+import { decide, placeRow } from "../../fleet/adopt.ts";
 import { launch } from "./launch.ts";
 import { type AfterStart, afterStart } from "./after-start.ts";
-import { defaultSessionName } from "./naming.ts";
+import { defaultSessionName } from "../../fleet/naming.ts";
 
 export const CREATED_NOTE = "created by mam create";
 
@@ -113,7 +113,7 @@ export function onboardingText(name: string, agent: string, role: string, ws: st
 export async function createAndFollowUp(o: CreateOptions): Promise<CreateOutcome> {
   const job: JobOptions | undefined = typeof o.submitJob === "string" ? { prompt: o.submitJob, cwd: process.cwd() } : o.submitJob;
   // the job's own options are checked before the session is made (a bad one changes nothing)
-  if (job) (await import("../jobs/submit.ts")).jobSpecOf({ ...job, to: sessionNameOf(o), topicPrefix: "" });
+  if (job) (await import("../job/submit.ts")).jobSpecOf({ ...job, to: sessionNameOf(o), topicPrefix: "" });
   const c = await createSession(o);
   const warnings: string[] = [];
   // 6. a job for the new session
@@ -123,9 +123,9 @@ export async function createAndFollowUp(o: CreateOptions): Promise<CreateOutcome
     warnings.push(`WARNING: the job was not submitted: ${c.name} waits at ${c.waiting_at}; once it is answered: mam job submit --to ${c.name} …`);
   } else if (job) {
     const [{ submitJob }, { loadJobRuntime }, { brokerConfigFromEnv }] = await Promise.all([
-      import("../jobs/submit.ts"),
-      import("../jobs/runtime.ts"),
-      import("../jobs/broker-config.ts"),
+      import("../job/submit.ts"),
+      import("../../jobs/runtime.ts"),
+      import("../../jobs/broker-config.ts"),
     ]);
     const s = await submitJob(o.ws, { ...job, to: c.name, topicPrefix: brokerConfigFromEnv(o.env).topicPrefix }, await loadJobRuntime(o.ws, o.env));
     jobId = s.record.job_id;
@@ -136,14 +136,14 @@ export async function createAndFollowUp(o: CreateOptions): Promise<CreateOutcome
     });
   }
   // 7. one reconcile pass; a failure here does not undo the create
-  const { reconcileOnce } = await import("../monitor/reconcile.ts");
+  const { reconcileOnce } = await import("../reconcile.ts");
   try {
     await reconcileOnce(o.ws, o.env, { dryRun: false });
   } catch (e) {
     warnings.push(`WARNING: the end-of-create reconcile failed (${(e as Error).message})`);
   }
   // 8. the subscriber daemon
-  const { ensureDaemon } = await import("../monitor/spawn.ts");
+  const { ensureDaemon } = await import("../../sys/daemon-proc.ts");
   const pid = await ensureDaemon(o.ws, o.env);
   return { ...c, job_id: jobId, watchdog_pid: pid ?? null, warnings: [...c.warnings, ...warnings] };
 }

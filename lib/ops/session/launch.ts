@@ -2,16 +2,16 @@
 // resume. The caller writes its row and only then releases the pane-claim lock.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { type AgentKind, commandLine } from "../agents/kinds.ts";
-import { muxFor } from "../mux/index.ts";
-import { isSocketServer } from "../mux/herdr-socket.ts";
-import { installShim } from "../mux/shim.ts";
-import { AgentPaneBusy, type Backend, type Mux, type MuxPane, type WorktreeSpec } from "../mux/types.ts";
-import { herdrAgentName } from "../mux/herdr-proto.ts";
-import type { HeldLock } from "../sys/flock.ts";
-import { claimPaneLock } from "../sys/pane-lock.ts";
-import { type Env, mamDir } from "../sys/paths.ts";
-import { labelFor } from "./naming.ts";
+import { type AgentKind, commandLine } from "../../agents/kinds.ts";
+import { muxFor } from "../../mux/index.ts";
+import { isSocketServer } from "../../mux/herdr-socket.ts";
+import { installShim } from "../../mux/shim.ts";
+import { AgentPaneBusy, type Backend, type Mux, type MuxPane, type WorktreeSpec } from "../../mux/types.ts";
+import { herdrAgentName } from "../../mux/herdr-proto.ts";
+import type { HeldLock } from "../../sys/flock.ts";
+import { claimPaneLock } from "../../sys/pane-lock.ts";
+import { type Env, mamDir } from "../../sys/paths.ts";
+import { labelFor } from "../../fleet/naming.ts";
 
 export const PICK_ATTEMPTS = 3;
 

@@ -1,11 +1,11 @@
 // Running `mam status` once or with --watch.
 import { existsSync } from "node:fs";
-import { muxFor } from "../mux/index.ts";
-import { readRegistry, registryPath } from "../registry/index.ts";
-import { type RegistryData, type Row, SECTIONS } from "../registry/types.ts";
-import { isValidJobId } from "../sys/names.ts";
-import type { Env } from "../sys/paths.ts";
-import { epochNow } from "../sys/time.ts";
+import { muxFor } from "../../mux/index.ts";
+import { readRegistry, registryPath } from "../../registry/index.ts";
+import { type RegistryData, type Row, SECTIONS } from "../../registry/types.ts";
+import { isValidJobId } from "../../sys/names.ts";
+import type { Env } from "../../sys/paths.ts";
+import { epochNow } from "../../sys/time.ts";
 import { observe } from "./observe.ts";
 import { type JobRef, renderStatus, type StatusDoc, statusDoc, type WorktreeStatus } from "./status.ts";
 
@@ -14,7 +14,7 @@ function jobReader(ws: string) {
   return (row: Row): JobRef | null => {
     const id = row.delegate_job_id;
     if (typeof id !== "string" || !isValidJobId(id)) return null;
-    const { effectiveStatus, readJournal, readRecord } = require("../jobs/store.ts") as typeof import("../jobs/store.ts");
+    const { effectiveStatus, readJournal, readRecord } = require("../../jobs/store.ts") as typeof import("../../jobs/store.ts");
     try {
       const rec = readRecord(ws, id);
       // the journal is the truth; the record's status is a cache
@@ -33,7 +33,7 @@ async function worktreeStatuses(ws: string, data: RegistryData, env: Env, counts
   const m = new Map<Row, WorktreeStatus>();
   const withWt = SECTIONS.flatMap((section) => data[section].filter((r) => r.worktree !== undefined).map((row) => ({ section, row })));
   if (withWt.length === 0) return m;
-  const [{ worktreeOf }, { headOf, viewOf }] = await Promise.all([import("../worktrees/plan.ts"), import("../worktrees/sessions.ts")]);
+  const [{ worktreeOf }, { headOf, viewOf }] = await Promise.all([import("../../worktrees/plan.ts"), import("../worktree.ts")]);
   const head = counts ? headOf(ws, env) : undefined;
   await Promise.all(
     withWt.map(async ({ section, row }) => {
@@ -49,7 +49,7 @@ async function worktreeStatuses(ws: string, data: RegistryData, env: Env, counts
 /** the newest job per session (agent_session), when the row names none */
 function latestJobs(ws: string): Map<string, JobRef> {
   const m = new Map<string, JobRef>();
-  const { effectiveStatus, jobsDir, listJobIds, readJournal, readRecord } = require("../jobs/store.ts") as typeof import("../jobs/store.ts");
+  const { effectiveStatus, jobsDir, listJobIds, readJournal, readRecord } = require("../../jobs/store.ts") as typeof import("../../jobs/store.ts");
   if (!existsSync(jobsDir(ws))) return m;
   const recs = listJobIds(ws)
     .map((id) => {
@@ -93,7 +93,7 @@ export async function watchStatus(ws: string, env: Env, everyMs: number): Promis
   while (!ac.signal.aborted) {
     const { text } = await sessionStatus(ws, env, false);
     const stamp = new Date().toISOString().replace(/\.\d+Z$/, "Z");
-    const { useColor, out } = await import("../sys/io.ts");
+    const { useColor, out } = await import("../../sys/io.ts");
     out(`${tty ? "\u001b[H\u001b[2J" : ""}mam status — ${ws} — ${stamp} (every ${everyMs / 1000} s, Ctrl-C to stop)\n${text(useColor())}`);
     await new Promise<void>((r) => {
       const t = setTimeout(r, everyMs);

@@ -7,11 +7,11 @@
 // on the visible screen (lib/agents/screen/detect.ts), which knows each kind's prompt, dialogs and
 // input box. herdr 0.8.0 counts claude's first-run trust dialog as idle: the screen wins.
 // MAM_SCREEN_DETECT=0 leaves the screen out (then only herdr's status speaks).
-import type { ScreenVerdict } from "../agents/screen/detect.ts";
-import { AgentGone, type LiveStatus, type Mux, type MuxPane, type PaneScreen } from "../mux/types.ts";
-import { MamError } from "../sys/errors.ts";
-import type { Env } from "../sys/paths.ts";
-import { paneAgentGone } from "./liveness.ts";
+import type { ScreenVerdict } from "../../agents/screen/detect.ts";
+import { AgentGone, type LiveStatus, type Mux, type MuxPane, type PaneScreen } from "../../mux/types.ts";
+import { MamError } from "../../sys/errors.ts";
+import type { Env } from "../../sys/paths.ts";
+import { paneAgentGone } from "../../fleet/liveness.ts";
 
 export type PaneState =
   /** at its input prompt: text may be typed */
@@ -76,7 +76,7 @@ async function lookWithScreen(mux: Mux, paneId: string, kind: string, env: Env, 
   let verdict: ScreenVerdict | undefined;
   let screen: PaneScreen | undefined;
   if (env.MAM_SCREEN_DETECT !== "0") {
-    const { detectScreen } = await import("../agents/screen/detect.ts");
+    const { detectScreen } = await import("../../agents/screen/detect.ts");
     try {
       screen = await mux.screen(paneId);
       verdict = detectScreen(kind, screen);
@@ -154,7 +154,7 @@ async function pollFor(look: () => Promise<BoxView>, done: (v: BoxView) => boole
  * anything at a dialog. Elsewhere: Mux.submit, unchecked.
  */
 export async function deliver(mux: Mux, paneId: string, kind: string, text: string, managed: boolean, env: Env, seen?: PaneScreen): Promise<Delivery> {
-  const detect = mux.backend === "tmux" && env.MAM_SCREEN_DETECT !== "0" ? await import("../agents/screen/detect.ts") : undefined;
+  const detect = mux.backend === "tmux" && env.MAM_SCREEN_DETECT !== "0" ? await import("../../agents/screen/detect.ts") : undefined;
   if (!detect?.hasInputBox(kind)) {
     await mux.submit(paneId, text, managed);
     return "unchecked";

@@ -1,12 +1,12 @@
 // The subscriber daemon's files in <ws>/.mam/ and the read-only probe that tells whether a daemon
 // runs (SPEC §2, §6.3). Liveness is the flock on monitor.lock, never kill -0: a dead daemon can
 // linger as a zombie while its lock is already free (fds close at exit).
-import { atomicWriteFile } from "../sys/atomic.ts";
+import { atomicWriteFile } from "./atomic.ts";
 import { closeSync, openSync, readFileSync, constants as C } from "node:fs";
 import { join } from "node:path";
-import { errCode } from "../sys/errors.ts";
-import { tryFlock, unflock } from "../sys/flock.ts";
-import { mamDir } from "../sys/paths.ts";
+import { errCode } from "./errors.ts";
+import { tryFlock, unflock } from "./flock.ts";
+import { mamDir } from "./paths.ts";
 
 export const monitorLockPath = (ws: string) => join(mamDir(ws), "monitor.lock");
 export const monitorLogPath = (ws: string) => join(mamDir(ws), "monitor.log");

@@ -8,9 +8,9 @@ import { isValidName } from "../sys/names.ts";
 import { ambientHerdrServer, type Env } from "../sys/paths.ts";
 import { customHerdrSocket, rememberSocket } from "../mux/herdr-socket.ts";
 import { epochNow, isoUtc } from "../sys/time.ts";
-import { observe } from "../sessions/observe.ts";
-import { applyActions } from "./apply.ts";
-import type { Action, Drift } from "./classify.ts";
+import { observe } from "./session/observe.ts";
+import { applyActions } from "../fleet/apply.ts";
+import type { Action, Drift } from "../fleet/classify.ts";
 
 export interface ReconcileReport {
   timestamp: string;

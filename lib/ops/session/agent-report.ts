@@ -3,10 +3,10 @@
 // when it carries the conversation id at session start, put that id into the session's row with
 // `session_id_source: hook` (the agent said so itself: a /clear or /resume inside the agent moves
 // the row to the new conversation).
-import { hookOutcome, type HookOutcome } from "../agents/hook-report.ts";
-import { idField } from "../agents/kinds.ts";
-import { type AgentReport, readReport, removeReport, type ReportState, writeReport } from "../agents/reports.ts";
-import type { Env } from "../sys/paths.ts";
+import { hookOutcome, type HookOutcome } from "../../agents/hook-report.ts";
+import { idField } from "../../agents/kinds.ts";
+import { type AgentReport, readReport, removeReport, type ReportState, writeReport } from "../../agents/reports.ts";
+import type { Env } from "../../sys/paths.ts";
 
 export interface ReportRequest {
   ws: string;
@@ -58,7 +58,7 @@ export async function recordAgentReport(req: ReportRequest, env: Env): Promise<R
   }
   const id = outcome.sessionId;
   if (id && (outcome.event === "SessionStart" || !req.hookInput)) {
-    const { mutateRegistry, registryPath } = await import("../registry/index.ts");
+    const { mutateRegistry, registryPath } = await import("../../registry/index.ts");
     const { result: set } = await mutateRegistry(registryPath(req.ws, env), (data) => {
       const row = [...data.herdr_sessions, ...data.tmux_sessions].find((r) => r.name === req.session && r.status === "running" && (!req.kind || r.agent === req.kind));
       if (!row || typeof row.agent !== "string") return false;

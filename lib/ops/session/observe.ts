@@ -1,15 +1,15 @@
 // Looking at reality: one listing per server, then the pure classification. Shared by
 // `mam status` (read-only) and `mam reconcile` (which then applies the actions).
 import { existsSync } from "node:fs";
-import type { Backend, Mux, MuxPane } from "../mux/types.ts";
-import type { RegistryData, Row, Section } from "../registry/types.ts";
-import { readReport, reportIsFresh, reportsDir } from "../agents/reports.ts";
-import { rowEpoch } from "./adopt.ts";
-import { type Classification, type ServerView, classify, findPane, serverKey, serversOf } from "../monitor/classify.ts";
-import { serverOf } from "../registry/rows.ts";
-import { probeTyped } from "./liveness.ts";
-import { agentKind } from "../agents/kinds.ts";
-import type { Env } from "../sys/paths.ts";
+import type { Backend, Mux, MuxPane } from "../../mux/types.ts";
+import type { RegistryData, Row, Section } from "../../registry/types.ts";
+import { readReport, reportIsFresh, reportsDir } from "../../agents/reports.ts";
+import { rowEpoch } from "../../fleet/adopt.ts";
+import { type Classification, type ServerView, classify, findPane, serverKey, serversOf } from "../../fleet/classify.ts";
+import { serverOf } from "../../registry/rows.ts";
+import { probeTyped } from "../../fleet/liveness.ts";
+import { agentKind } from "../../agents/kinds.ts";
+import type { Env } from "../../sys/paths.ts";
 
 export type MuxFactory = (backend: Backend, server: string) => Mux;
 

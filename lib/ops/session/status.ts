@@ -1,7 +1,7 @@
 // mam status: the registry next to the multiplexers' view of it (SPEC §5.5). Read-only.
-import type { Row } from "../registry/types.ts";
+import type { Row } from "../../registry/types.ts";
 import type { Observation } from "./observe.ts";
-import { paint, table } from "../sys/io.ts";
+import { paint, table } from "../../sys/io.ts";
 
 export interface JobRef {
   id: string;

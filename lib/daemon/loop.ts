@@ -17,7 +17,7 @@ import { out } from "../sys/io.ts";
 import { type Env, mamDir } from "../sys/paths.ts";
 import { epochNow, isoUtc, logStamp } from "../sys/time.ts";
 import type { BrokerLink } from "./broker-link.ts";
-import { type DaemonMode, type DaemonState, monitorLockPath, monitorLogPath, monitorStatePath, parsePid, readState, writeFileAtomic } from "./files.ts";
+import { type DaemonMode, type DaemonState, monitorLockPath, monitorLogPath, monitorStatePath, parsePid, readState, writeFileAtomic } from "../sys/daemon-files.ts";
 
 export interface HookContext {
   ws: string;

@@ -11,9 +11,9 @@ import { SECTIONS } from "../registry/types.ts";
 import { conflict, notFound, usageError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 import { epochNow, isoUtc } from "../sys/time.ts";
-import { repoOf, worktreeCounts } from "./git.ts";
-import { type WorktreeRecord, worktreeOf } from "./plan.ts";
-import { refuseAtRisk, removeSessionWorktree, type WorkAtRisk, workAtRisk } from "./remove.ts";
+import { repoOf, worktreeCounts } from "../worktrees/git.ts";
+import { type WorktreeRecord, worktreeOf } from "../worktrees/plan.ts";
+import { refuseAtRisk, removeSessionWorktree, type WorkAtRisk, workAtRisk } from "../worktrees/remove.ts";
 
 export interface WorktreeView {
   session: string;

@@ -7,10 +7,10 @@ import { backendOf, sectionOf } from "../registry/rows.ts";
 import { idField, KINDS, ownId } from "../agents/kinds.ts";
 import { isValidName } from "../sys/names.ts";
 import { isoUtc } from "../sys/time.ts";
-import { MONITOR_NOTE, rowEpoch, rowServer } from "../sessions/adopt.ts";
-import { guessRole, nameFromLabel } from "../sessions/naming.ts";
+import { MONITOR_NOTE, rowEpoch, rowServer } from "./adopt.ts";
+import { guessRole, nameFromLabel } from "./naming.ts";
 import { liveWorktreeOf, rowCwd } from "../worktrees/plan.ts";
-import { agentGone } from "../sessions/liveness.ts";
+import { agentGone } from "./liveness.ts";
 
 export const TERMINATED_NOTE = "terminated (auto-detected)";
 /** the note of a row whose agent exited while its herdr pane lives on as a shell (audit #1) */

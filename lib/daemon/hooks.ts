@@ -14,7 +14,7 @@ import type { RepeatLog } from "../jobs/ingest.ts";
 import { JournalCache } from "../jobs/journal-index.ts";
 import type { JobRuntime } from "../jobs/runtime.ts";
 import type { Env } from "../sys/paths.ts";
-import type { DaemonHooks, HookContext } from "./daemon.ts";
+import type { DaemonHooks, HookContext } from "./loop.ts";
 import { AckSender } from "./ack-sender.ts";
 import type { AgentLook, AgentState, CursorState, ReactorContext } from "./reactor.ts";
 
@@ -44,7 +44,7 @@ export function defaultHooks(env: Env = process.env): DaemonHooks {
     return { ws: ctx.ws, runtime, log: ctx.log, publish: ctx.publish, journals, cursor };
   };
   const pass = async (ctx: HookContext) => {
-    const { reconcileOnce, describeAction } = await import("./reconcile.ts");
+    const { reconcileOnce, describeAction } = await import("../ops/reconcile.ts");
     const r = await reconcileOnce(ctx.ws, env, { dryRun: false });
     for (const a of r.actions) ctx.log(`reconcile: ${describeAction(a)}`);
   };
@@ -150,7 +150,7 @@ async function agentStates(ws: string, env: Env, watched?: Set<string>): Promise
   const [{ readRegistry, registryPath }, { muxFor }, { observe }, { epochNow }] = await Promise.all([
     import("../registry/index.ts"),
     import("../mux/index.ts"),
-    import("../sessions/observe.ts"),
+    import("../ops/session/observe.ts"),
     import("../sys/time.ts"),
   ]);
   let cache: Map<string, AgentLook> | undefined;

@@ -7,12 +7,12 @@
 // MAM_SCREEN_DETECT=0 turns step 2 off (hooks only). herdr panes keep herdr's own status.
 // The result is written into the listed panes (status, reason, dialog, liveSource), so the pure
 // classification (monitor/classify.ts) and everything after it see it like herdr's status.
-import { readReport, reportIsFresh, staleMs } from "../agents/reports.ts";
-import { findPane, serverKey, type ServerView } from "../monitor/classify.ts";
-import type { MuxPane, PaneScreen } from "../mux/types.ts";
-import type { RegistryData, Row } from "../registry/types.ts";
-import type { Env } from "../sys/paths.ts";
-import { rowEpoch, rowServer } from "./adopt.ts";
+import { readReport, reportIsFresh, staleMs } from "../../agents/reports.ts";
+import { findPane, serverKey, type ServerView } from "../../fleet/classify.ts";
+import type { MuxPane, PaneScreen } from "../../mux/types.ts";
+import type { RegistryData, Row } from "../../registry/types.ts";
+import type { Env } from "../../sys/paths.ts";
+import { rowEpoch, rowServer } from "../../fleet/adopt.ts";
 import type { MuxFactory } from "./observe.ts";
 
 export function screenDetectOn(env: Env): boolean {
@@ -50,7 +50,7 @@ export async function fillTmuxLive(data: RegistryData, views: ServerView[], muxF
     if (detect && typeof row.agent === "string") wanted.push({ row, pane, kind: row.agent, server });
   }
   if (wanted.length === 0) return;
-  const { detectScreen, hasScreenRules } = await import("../agents/screen/detect.ts");
+  const { detectScreen, hasScreenRules } = await import("../../agents/screen/detect.ts");
   // one capture call per server, for the panes of kinds that have screen rules
   const byServer = new Map<string, { server: string; targets: Target[] }>();
   for (const t of wanted) {

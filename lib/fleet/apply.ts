@@ -3,7 +3,7 @@
 // listing and the write wins.
 import type { RegistryData, Row } from "../registry/types.ts";
 import { isoUtc } from "../sys/time.ts";
-import { rowServer } from "../sessions/adopt.ts";
+import { rowServer } from "./adopt.ts";
 import { type Action, AGENT_EXITED_NOTE, TERMINATED_NOTE } from "./classify.ts";
 
 function target(data: RegistryData, a: { section: Action["section"]; name: string; server: string }): Row | undefined {

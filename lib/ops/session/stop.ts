@@ -3,22 +3,22 @@
 // pane running) can be stopped again: graceful or --hard then close that pane, if it is still
 // ours (it carries our label, or it is the pane the row names and no running row holds it).
 import { rmSync } from "node:fs";
-import { agentKind, idField, isHerdrManaged, KINDS, ownId } from "../agents/kinds.ts";
-import { findPane } from "../monitor/classify.ts";
-import { muxFor } from "../mux/index.ts";
-import type { Mux, MuxPane } from "../mux/types.ts";
-import { backendOf, serverOf } from "../registry/rows.ts";
-import { mutateRegistry, readRegistry, registryPath } from "../registry/index.ts";
-import type { RegistryData, Row, Section } from "../registry/types.ts";
-import { SECTIONS } from "../registry/types.ts";
-import { MamError, notFound, usageError } from "../sys/errors.ts";
-import { checkName } from "../sys/names.ts";
-import type { Env } from "../sys/paths.ts";
-import { epochNow, isoUtc } from "../sys/time.ts";
-import { liveWorktreeOf, rowCwd } from "../worktrees/plan.ts";
-import { checkRemovable, removeWorktreeOfSession } from "../worktrees/sessions.ts";
+import { agentKind, idField, isHerdrManaged, KINDS, ownId } from "../../agents/kinds.ts";
+import { findPane } from "../../fleet/classify.ts";
+import { muxFor } from "../../mux/index.ts";
+import type { Mux, MuxPane } from "../../mux/types.ts";
+import { backendOf, serverOf } from "../../registry/rows.ts";
+import { mutateRegistry, readRegistry, registryPath } from "../../registry/index.ts";
+import type { RegistryData, Row, Section } from "../../registry/types.ts";
+import { SECTIONS } from "../../registry/types.ts";
+import { MamError, notFound, usageError } from "../../sys/errors.ts";
+import { checkName } from "../../sys/names.ts";
+import type { Env } from "../../sys/paths.ts";
+import { epochNow, isoUtc } from "../../sys/time.ts";
+import { liveWorktreeOf, rowCwd } from "../../worktrees/plan.ts";
+import { checkRemovable, removeWorktreeOfSession } from "../worktree.ts";
 import { lookAt } from "./at-prompt.ts";
-import { nameFromLabel } from "./naming.ts";
+import { nameFromLabel } from "../../fleet/naming.ts";
 
 export type StopMode = "graceful" | "hard" | "soft";
 

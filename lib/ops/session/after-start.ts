@@ -3,9 +3,9 @@
 // user's to answer: mam types nothing into it, the session stays registered (status shows it
 // blocked) and a WARNING says what the agent waits at and where to answer it. Never an error: the
 // agent runs.
-import { isHerdrManaged } from "../agents/kinds.ts";
-import type { Mux } from "../mux/types.ts";
-import type { Env } from "../sys/paths.ts";
+import { isHerdrManaged } from "../../agents/kinds.ts";
+import type { Mux } from "../../mux/types.ts";
+import type { Env } from "../../sys/paths.ts";
 import { answerHint, deliver, mayType, promptWaitMs, waitForPrompt, waitingAt } from "./at-prompt.ts";
 
 export interface AfterStart {
@@ -35,7 +35,7 @@ export interface StartedAgent {
 async function knowsPrompt(a: StartedAgent): Promise<boolean> {
   if (a.backend === "herdr" && isHerdrManaged(a.kind)) return true;
   if (a.env.MAM_SCREEN_DETECT === "0") return false;
-  return (await import("../agents/screen/detect.ts")).hasScreenRules(a.kind);
+  return (await import("../../agents/screen/detect.ts")).hasScreenRules(a.kind);
 }
 
 export async function afterStart(a: StartedAgent): Promise<AfterStart> {

@@ -1,14 +1,14 @@
 // Starting, finding and stopping a workspace's subscriber daemon (SPEC §6.3): what `mam daemon`,
 // `mam create` and `mam job submit` use. A daemon runs iff it holds the flock on
 // .mam/monitor.lock; the PID in that file is only a hint, read while the lock is held.
-import { childEnv, selfCommand } from "../sys/self.ts";
+import { childEnv, selfCommand } from "./self.ts";
 import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { MamError, errCode } from "../sys/errors.ts";
-import { withLock } from "../sys/flock.ts";
-import { err } from "../sys/io.ts";
-import { type Env, mamDir } from "../sys/paths.ts";
-import { type DaemonMode, monitorLogPath, probeDaemon, readState, spawnLockPath } from "./files.ts";
+import { MamError, errCode } from "./errors.ts";
+import { withLock } from "./flock.ts";
+import { err } from "./io.ts";
+import { type Env, mamDir } from "./paths.ts";
+import { type DaemonMode, monitorLogPath, probeDaemon, readState, spawnLockPath } from "./daemon-files.ts";
 
 export const DISABLED_MESSAGE = "not starting the subscriber daemon (MAM_NO_SUBSCRIBER_DAEMON=1)";
 /** how long ensure waits for a daemon it started to hold the lock and write its PID */

@@ -3,12 +3,12 @@
 // and by `mam create --submit-job`.
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import { MamError, notFound, usageError } from "../sys/errors.ts";
-import { checkName } from "../sys/names.ts";
-import { err, warn } from "../sys/io.ts";
-import { jobHeader } from "./header.ts";
-import type { JobRuntime } from "./runtime.ts";
-import { appendEvent, DEFAULT_IDLE_TIMEOUT_SEC, DEFAULT_MAX_ITERATIONS, DEFAULT_TIMEOUT_SEC, type JobRecord, type JobSpec, registerJob } from "./store.ts";
+import { MamError, notFound, usageError } from "../../sys/errors.ts";
+import { checkName } from "../../sys/names.ts";
+import { err, warn } from "../../sys/io.ts";
+import { jobHeader } from "../../jobs/header.ts";
+import type { JobRuntime } from "../../jobs/runtime.ts";
+import { appendEvent, DEFAULT_IDLE_TIMEOUT_SEC, DEFAULT_MAX_ITERATIONS, DEFAULT_TIMEOUT_SEC, type JobRecord, type JobSpec, registerJob } from "../../jobs/store.ts";
 
 export interface SubmitOptions {
   to: string;

@@ -12,7 +12,7 @@ import { applyLoop, loopNext } from "../jobs/loop.ts";
 import type { JobRuntime, SessionRef } from "../jobs/runtime.ts";
 import { type Appended, appendEvent, type JobRecord, listJobIds, readJournal, readRecord } from "../jobs/store.ts";
 import { mamDir } from "../sys/paths.ts";
-import { writeFileAtomic } from "./files.ts";
+import { writeFileAtomic } from "../sys/daemon-files.ts";
 
 export const cursorPath = (ws: string) => join(mamDir(ws), "monitor.cursor.json");
 

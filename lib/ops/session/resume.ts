@@ -1,22 +1,22 @@
 // mam resume (SPEC §5.4): bring a stopped / terminated / archived session back with its own
 // conversation (else this workspace's newest of that agent), in a pane claimed as create does.
-import { grantArgs } from "../agents/grants.ts";
-import { agentKind, idField, ownId } from "../agents/kinds.ts";
-import { findPane } from "../monitor/classify.ts";
-import { muxFor } from "../mux/index.ts";
-import { shJoin } from "../mux/exec.ts";
-import { backendOf, serverOf } from "../registry/rows.ts";
-import { mutateRegistry, readRegistry, registryPath } from "../registry/index.ts";
-import { MamError, notFound } from "../sys/errors.ts";
-import { checkName } from "../sys/names.ts";
-import type { Env } from "../sys/paths.ts";
-import { epochNow, isoUtc } from "../sys/time.ts";
+import { grantArgs } from "../../agents/grants.ts";
+import { agentKind, idField, ownId } from "../../agents/kinds.ts";
+import { findPane } from "../../fleet/classify.ts";
+import { muxFor } from "../../mux/index.ts";
+import { shJoin } from "../../mux/exec.ts";
+import { backendOf, serverOf } from "../../registry/rows.ts";
+import { mutateRegistry, readRegistry, registryPath } from "../../registry/index.ts";
+import { MamError, notFound } from "../../sys/errors.ts";
+import { checkName } from "../../sys/names.ts";
+import type { Env } from "../../sys/paths.ts";
+import { epochNow, isoUtc } from "../../sys/time.ts";
 import { existsSync } from "node:fs";
-import { liveWorktreeOf, rowCwd, worktreeOf } from "../worktrees/plan.ts";
-import { agentMcpArgs, serverEntry } from "../mcp/config.ts";
+import { liveWorktreeOf, rowCwd, worktreeOf } from "../../worktrees/plan.ts";
+import { agentMcpArgs, serverEntry } from "../../agents/mcp-config.ts";
 import { type AfterStart, afterStart } from "./after-start.ts";
 import { launch } from "./launch.ts";
-import { paneAgentGone } from "./liveness.ts";
+import { paneAgentGone } from "../../fleet/liveness.ts";
 import { pickRow } from "./stop.ts";
 
 export const STOP_KEYS = ["stopped_at", "stopped_at_epoch", "stop_reason", "resumable", "terminated_at", "terminated_at_epoch", "termination_mode", "archived_at"];
