@@ -1,5 +1,5 @@
 // mam (multi-agent-mux): the command tree, and the one place that maps errors to exit codes.
-import { type Lazy, type MamCommand, defineCommand } from "./lib/cli/command.ts";
+import { defineCommand, type Lazy, type MamCommand } from "./lib/cli/command.ts";
 import { parseCommandArgs } from "./lib/cli/parse.ts";
 import { versionLine } from "./lib/cli/version.ts";
 import { EXIT, MamError, usageError } from "./lib/sys/errors.ts";
@@ -7,48 +7,57 @@ import { err, out } from "./lib/sys/io.ts";
 
 const lazy = <T>(load: () => Promise<{ default: T }>) => () => load().then((m) => m.default);
 
-export const root: MamCommand = defineCommand({
-  meta: {
-    name: "mam",
-    description: "multi-agent-mux: run a team of AI coding agents in terminal-multiplexer panes",
-    groups: [
-      { title: "agents", commands: ["create", "stop", "resume", "status", "worktree", "hooks"] },
-      { title: "jobs", commands: ["job submit", "job wait", "job status", "job logs", "job list", "job cancel", "job event"] },
-      { title: "from your agent (MCP)", commands: ["mcp", "mcp install", "mcp uninstall"] },
-      { title: "monitoring", commands: ["ui", "reconcile", "daemon", "registry"] },
-      { title: "plumbing", commands: ["skills", "shim", "pane-lock", "broker", "agent-report"] },
-      { title: "try it", commands: ["demo"] },
-    ],
-    examples: [
-      "mam demo                                            # try it: two demo agents, a loop job, then all cleaned up",
-      "mam create --agent claude --role worker --session api-worker",
-      'id=$(mam job submit --to api-worker --from lead --prompt "Add --json to status")',
-      'mam job wait "$id" --timeout 3600                   # exit 0 once the worker reports completed',
-      "mam status                                          # every session: status, live state, its job",
-    ],
-  },
-  subCommands: {
-    create: lazy(() => import("./lib/cli/sessions.ts").then((m) => ({ default: m.create }))),
-    stop: lazy(() => import("./lib/cli/sessions.ts").then((m) => ({ default: m.stop }))),
-    resume: lazy(() => import("./lib/cli/sessions.ts").then((m) => ({ default: m.resume }))),
-    status: lazy(() => import("./lib/cli/sessions.ts").then((m) => ({ default: m.status }))),
-    "pane-lock": lazy(() => import("./lib/cli/pane-lock.ts")),
-    broker: lazy(() => import("./lib/cli/broker.ts")),
-    shim: lazy(() => import("./lib/cli/shim.ts")),
-    skills: lazy(() => import("./lib/cli/skills.ts")),
-    job: lazy(() => import("./lib/cli/job.ts")),
-    demo: lazy(() => import("./lib/cli/demo.ts")),
-    "demo-agent": lazy(() => import("./lib/cli/demo-agent.ts")),
-    reconcile: lazy(() => import("./lib/cli/reconcile.ts")),
-    daemon: lazy(() => import("./lib/cli/daemon.ts")),
-    registry: lazy(() => import("./lib/cli/registry.ts")),
-    ui: lazy(() => import("./lib/cli/ui.ts")),
-    hooks: lazy(() => import("./lib/cli/hooks.ts")),
-    "agent-report": lazy(() => import("./lib/cli/agent-report.ts")),
-    worktree: lazy(() => import("./lib/cli/worktree.ts")),
-    mcp: lazy(() => import("./lib/cli/mcp.ts")),
-  },
-});
+/** the commands that are not operations (lib/ops): each loads only when it runs */
+const PLUMBING: Record<string, Lazy<MamCommand>> = {
+  "pane-lock": lazy(() => import("./lib/cli/pane-lock.ts")),
+  broker: lazy(() => import("./lib/cli/broker.ts")),
+  shim: lazy(() => import("./lib/cli/shim.ts")),
+  skills: lazy(() => import("./lib/cli/skills.ts")),
+  demo: lazy(() => import("./lib/cli/demo.ts")),
+  "demo-agent": lazy(() => import("./lib/cli/demo-agent.ts")),
+  registry: lazy(() => import("./lib/cli/registry.ts")),
+  ui: lazy(() => import("./lib/cli/ui.ts")),
+  hooks: lazy(() => import("./lib/cli/hooks.ts")),
+  "agent-report": lazy(() => import("./lib/cli/agent-report.ts")),
+  mcp: lazy(() => import("./lib/cli/mcp.ts")),
+};
+
+const META: MamCommand["meta"] = {
+  name: "mam",
+  description: "multi-agent-mux: run a team of AI coding agents in terminal-multiplexer panes",
+  groups: [
+    { title: "agents", commands: ["create", "stop", "resume", "status", "prune", "worktree", "hooks"] },
+    { title: "jobs", commands: ["job submit", "job wait", "job status", "job logs", "job list", "job cancel", "job event"] },
+    { title: "from your agent (MCP)", commands: ["mcp", "mcp install", "mcp uninstall"] },
+    { title: "monitoring", commands: ["ui", "reconcile", "daemon", "registry"] },
+    { title: "plumbing", commands: ["skills", "shim", "pane-lock", "broker", "agent-report"] },
+    { title: "try it", commands: ["demo"] },
+  ],
+  examples: [
+    "mam demo                                            # try it: two demo agents, a loop job, then all cleaned up",
+    "mam create --agent claude --role worker --session api-worker",
+    'id=$(mam job submit --to api-worker --from lead --prompt "Add --json to status")',
+    'mam job wait "$id" --timeout 3600                   # exit 0 once the worker reports completed',
+    "mam status                                          # every session: status, live state, its job",
+  ],
+};
+
+/** the whole command tree: the plumbing and every operation's command (lib/cli/ops.ts) */
+export async function rootCommand(): Promise<MamCommand> {
+  const { opCommands, opGroups } = await import("./lib/cli/ops.ts");
+  const ops = opCommands();
+  // a command of the table in no group of META lands in the group its op names
+  const groups = (META.groups ?? []).map((g) => ({ ...g, commands: [...g.commands] }));
+  const listed = new Set(groups.flatMap((g) => g.commands));
+  for (const [path, group] of opGroups()) {
+    if (listed.has(path) || listed.has(path.split(" ")[0]!)) continue;
+    (groups.find((g) => g.title === group) ?? groups[groups.length - 1]!).commands.push(path);
+  }
+  return defineCommand({ meta: { ...META, groups }, subCommands: { ...PLUMBING, ...ops } });
+}
+
+/** a tree of the plumbing alone: what a plumbing command needs (`mam pane-lock` loads no operation) */
+const plumbingRoot: MamCommand = defineCommand({ meta: META, subCommands: PLUMBING });
 
 async function resolve(c: Lazy<MamCommand>): Promise<MamCommand> {
   return typeof c === "function" ? await c() : c;
@@ -57,10 +66,10 @@ async function resolve(c: Lazy<MamCommand>): Promise<MamCommand> {
 /** aliases of top-level commands, so that `mam ls` does not load every command to find one */
 const ALIASES: Record<string, string> = { ls: "status" };
 
-async function findSub(cmd: MamCommand, name: string): Promise<[string, MamCommand] | undefined> {
+async function findSub(cmd: MamCommand, name: string, top: boolean): Promise<[string, MamCommand] | undefined> {
   const subs = cmd.subCommands ?? {};
   if (Object.hasOwn(subs, name)) return [name, await resolve(subs[name]!)];
-  const alias = cmd === root ? ALIASES[name] : undefined;
+  const alias = top ? ALIASES[name] : undefined;
   if (alias && Object.hasOwn(subs, alias)) return [alias, await resolve(subs[alias]!)];
   // an unknown word: look for a declared alias (this loads every subcommand)
   for (const [key, sub] of Object.entries(subs)) {
@@ -84,13 +93,14 @@ export async function main(argv: string[]): Promise<number> {
     out(versionLine());
     return EXIT.OK;
   }
-  let cmd = root;
+  // a plumbing command (`mam pane-lock acquire`, called many times a minute) loads no operation
+  let cmd = argv[0] !== undefined && Object.hasOwn(PLUMBING, argv[0]) && !wantsHelp ? plumbingRoot : await rootCommand();
   const path: string[] = [];
   let i = 0;
   while (cmd.subCommands && i < argv.length) {
     const tok = argv[i]!;
     if (tok.startsWith("-")) break;
-    const found = await findSub(cmd, tok);
+    const found = await findSub(cmd, tok, path.length === 0);
     if (!found) {
       if (wantsHelp) break;
       throw usageError(`unknown command '${[...path, tok].join(" ")}'`, `see: mam ${path.length ? `${path.join(" ")} ` : ""}--help`);

@@ -4,7 +4,7 @@
 //   bun scripts/gen-cli-docs.ts --check   exit 1 when docs/cli.md is out of date
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { root } from "../mam.ts";
+import { rootCommand } from "../mam.ts";
 import type { Lazy, MamCommand } from "../lib/cli/command.ts";
 import { helpText } from "../lib/cli/help.ts";
 
@@ -25,13 +25,14 @@ async function walk(cmd: MamCommand, path: string[] = []): Promise<[string[], Ma
 const anchor = (title: string) => title.toLowerCase().replace(/[^a-z0-9 -]/g, "").replace(/ /g, "-");
 
 export async function renderCliDocs(): Promise<string> {
+  const root = await rootCommand();
   const cmds = await walk(root);
   const title = (p: string[]) => ["mam", ...p].join(" ");
   const parts = [
     "# mam command reference",
     "",
     "<!-- Generated from the command definitions by `npm run docs:cli` (scripts/gen-cli-docs.ts).",
-    "     Do not edit: change the command in lib/cli/ or mam.ts and run `npm run docs:cli`. -->",
+    "     Do not edit: change the operation in lib/ops/table/, the command in lib/cli/ or mam.ts, and run `npm run docs:cli`. -->",
     "",
     "Every command's `--help`, as the binary prints it. Conventions (exit codes, `--json`, errors,",
     "the workspace) are in [the README](../README.md#conventions); topics in [docs/](README.md).",

@@ -12,14 +12,12 @@
 //   busy        → a running row or an unfinished job holds the idle timeout off
 import type { RepeatLog } from "../jobs/ingest.ts";
 import { JournalCache } from "../jobs/journal-index.ts";
-import type { JobRuntime } from "../jobs/runtime.ts";
-import type { Env } from "../sys/paths.ts";
+import type { Deps } from "../ops/deps.ts";
 import type { DaemonHooks, HookContext } from "./loop.ts";
 import { AckSender } from "./ack-sender.ts";
 import type { AgentLook, AgentState, CursorState, ReactorContext } from "./reactor.ts";
 
-export function defaultHooks(env: Env = process.env): DaemonHooks {
-  let runtime: JobRuntime | undefined;
+export function defaultHooks(deps: Deps): DaemonHooks {
   const blocked = new Map<string, string>();
   const journals = new JournalCache();
   let repeats: RepeatLog | undefined;
@@ -38,14 +36,10 @@ export function defaultHooks(env: Env = process.env): DaemonHooks {
     (t as { unref?: () => void }).unref?.();
     settling.set(id, t);
   };
-  const reactor = async (ctx: HookContext): Promise<ReactorContext> => {
-    const { loadJobRuntime } = await import("../jobs/runtime.ts");
-    runtime ??= await loadJobRuntime(ctx.ws, env);
-    return { ws: ctx.ws, runtime, log: ctx.log, publish: ctx.publish, journals, cursor };
-  };
+  const reactor = async (ctx: HookContext): Promise<ReactorContext> => ({ ws: ctx.ws, runtime: deps.runtime, log: ctx.log, publish: ctx.publish, journals, cursor });
   const pass = async (ctx: HookContext) => {
     const { reconcileOnce, describeAction } = await import("../ops/reconcile.ts");
-    const r = await reconcileOnce(ctx.ws, env, { dryRun: false });
+    const r = await reconcileOnce(deps, { dry_run: false });
     for (const a of r.actions) ctx.log(`reconcile: ${describeAction(a)}`);
   };
   const react = async (ctx: HookContext, only?: string[]) => {
@@ -110,15 +104,11 @@ export function defaultHooks(env: Env = process.env): DaemonHooks {
       const { watchAgents } = await import("./reactor.ts");
       const rc = await reactor(ctx);
       // what it appends reaches the delegator through jobsChanged (the journal watch), not here
-      await watchAgents(rc, await agentStates(ctx.ws, env, watched), blocked);
+      await watchAgents(rc, await agentStates(deps, watched), blocked);
     },
     async busy(ctx) {
-      const [{ readRegistry, registryPath }, { listJobIds, readRecord }, { isFinal }] = await Promise.all([
-        import("../registry/index.ts"),
-        import("../jobs/store.ts"),
-        import("../jobs/event.ts"),
-      ]);
-      const data = readRegistry(registryPath(ctx.ws, env));
+      const [{ listJobIds, readRecord }, { isFinal }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/event.ts")]);
+      const data = deps.registry.read();
       if ([...data.herdr_sessions, ...data.tmux_sessions].some((r) => r.status === "running")) return true;
       return listJobIds(ctx.ws).some((id) => {
         try {
@@ -146,19 +136,14 @@ async function waitedOn(ws: string): Promise<Set<string>> {
 }
 
 /** the state of each session's pane, from one listing per server (tmux screens: only `watched`) */
-async function agentStates(ws: string, env: Env, watched?: Set<string>): Promise<(session: string) => Promise<AgentLook>> {
-  const [{ readRegistry, registryPath }, { muxFor }, { observe }, { epochNow }] = await Promise.all([
-    import("../registry/index.ts"),
-    import("../mux/index.ts"),
-    import("../ops/session/observe.ts"),
-    import("../sys/time.ts"),
-  ]);
+async function agentStates(deps: Deps, watched?: Set<string>): Promise<(session: string) => Promise<AgentLook>> {
+  const { observe } = await import("../ops/session/observe.ts");
   let cache: Map<string, AgentLook> | undefined;
   return async (session) => {
     if (!cache) {
       cache = new Map();
-      const data = readRegistry(registryPath(ws, env));
-      const obs = await observe(data, ws, (b, s) => muxFor(b, s, env), env, epochNow(), [], { liveOnly: watched });
+      const data = deps.registry.read();
+      const obs = await observe(deps, data, [], { liveOnly: watched });
       for (const v of obs.rows) {
         if (v.row.status !== "running" && cache.has(v.row.name)) continue;
         const st: AgentState = v.live === "blocked" ? "blocked" : v.live === "dead" ? "gone" : v.live === "unreachable" ? "unknown" : "alive";

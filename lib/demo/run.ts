@@ -110,8 +110,9 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     p(`  broker mqtt://127.0.0.1:${port} (embedded), ${o.backend} server '${server}'`);
 
     // 2. two demo agents
-    const { createSession } = await import("../ops/session/create.ts");
-    const choice = o.backend === "herdr" ? { herdrSession: server } : { mux: "tmux", tmuxServer: server };
+    const [{ createSession }, { realDeps }] = await Promise.all([import("../ops/session/create.ts"), import("../ops/wiring.ts")]);
+    const deps = realDeps(ws, env);
+    const choice = o.backend === "herdr" ? { herdr_server: server } : { mux: "tmux" as const, tmux_server: server };
     if (!o.keep) {
       cleanups.unshift({
         what: `${o.backend} server`,
@@ -134,69 +135,48 @@ export async function runDemo(o: DemoOptions): Promise<number> {
       [WORKER, "worker", []],
       [REVIEWER, "reviewer", ["--pass-on", "2"]],
     ] as const) {
-      const c = await createSession({
-        ws,
-        agent: "demo",
-        role,
-        name,
-        choice,
-        startServer: true,
-        onboard: false,
-        agentArgs: ["--role", role, ...extra],
-        env,
-      });
+      const c = await createSession(deps, { agent: "demo", role, name, ...choice, start_server: true, onboard: false, mcp: false, grant: true, agent_args: ["--role", role, ...extra] });
       p(`  created ${c.name} (demo, role ${c.role}) in pane ${c.pane}`);
       checkpoint();
     }
 
     // 3. the daemon hears the events and moves the loop on
-    const { ensureDaemon, stopDaemon } = await import("../sys/daemon-proc.ts");
-    const pid = await ensureDaemon(ws, env);
-    if (!o.keep) cleanups.unshift({ what: "daemon", run: () => stopDaemon(ws) });
+    const { pid } = await deps.daemon.ensure();
+    if (!o.keep) cleanups.unshift({ what: "daemon", run: () => deps.daemon.stop() });
     p(`  subscriber daemon pid ${pid}`);
 
     // 4. a loop job
-    const [{ submitJob }, { loadJobRuntime }, { waitJobs }, { readJournal }] = await Promise.all([
-      import("../ops/job/submit.ts"),
-      import("../jobs/runtime.ts"),
-      import("../jobs/wait.ts"),
-      import("../jobs/store.ts"),
-    ]);
-    const { record } = await submitJob(
-      ws,
-      {
-        to: WORKER,
-        type: "loop",
-        reviewer: REVIEWER,
-        maxIterations: 3,
-        prompt: "write hello.txt with a greeting for the team",
-        expect: ["hello.txt"],
-        topicPrefix: "mam/jobs",
-        timeoutSec: Math.ceil(o.timeoutMs / 1000),
-        idleTimeoutSec: 60,
-      },
-      await loadJobRuntime(ws, env),
-    );
+    const [{ submitJob }, { waitJobs }] = await Promise.all([import("../ops/job/submit.ts"), import("../jobs/wait.ts")]);
+    const { record } = await submitJob(deps, {
+      to: WORKER,
+      type: "loop",
+      reviewer: REVIEWER,
+      max_iterations: 3,
+      prompt: "write hello.txt with a greeting for the team",
+      expect: ["hello.txt"],
+      timeout_s: Math.ceil(o.timeoutMs / 1000),
+      idle_timeout_s: 60,
+    });
     p(`\njob ${record.job_id}: loop, worker ${WORKER}, reviewer ${REVIEWER} (the reviewer asks for one change, then passes)`);
     const t0 = Date.now();
     checkpoint();
     const res = await waitJobs(ws, [record], { any: false, timeoutMs: o.timeoutMs, signal: stop.signal });
     checkpoint();
-    const events = readJournal(ws, record.job_id);
+    const events = deps.jobs.journal(record.job_id);
     p(timeline(events, Date.parse(events[0]?.timestamp ?? new Date(t0).toISOString())).join("\n"));
     const status = res.jobs[0]?.status ?? "unknown";
     ok = res.outcome === "done" && status === "completed";
     p(res.outcome === "timeout" ? `job ${record.job_id} did not finish within ${o.timeoutMs / 1000} s` : `job ${record.job_id} ${status} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
     // 5. the status table
-    const { sessionStatus } = await import("../ops/session/status-run.ts");
+    const [{ sessionStatus }, { renderStatus }] = await Promise.all([import("../ops/session/status-run.ts"), import("../ops/session/status.ts")]);
     // the agents return from their last `mam job event` a moment after the job ended
-    let st = await sessionStatus(ws, env);
-    for (const end = Date.now() + 3000; st.doc.sessions.some((x) => x.live === "working") && Date.now() < end; ) {
+    let st = await sessionStatus(deps);
+    for (const end = Date.now() + 3000; st.sessions.some((x) => x.live === "working") && Date.now() < end; ) {
       await Bun.sleep(200);
-      st = await sessionStatus(ws, env);
+      st = await sessionStatus(deps);
     }
-    p(`\n${st.text(false)}`);
+    p(`\n${renderStatus(st, false)}`);
     if (o.keep) {
       p(`\nkept everything. Look around:`);
       p(`  mam status --workspace ${ws}`);

@@ -11,6 +11,7 @@ import { MONITOR_NOTE, rowEpoch, rowServer } from "./adopt.ts";
 import { guessRole, nameFromLabel } from "./naming.ts";
 import { liveWorktreeOf, rowCwd } from "../worktrees/plan.ts";
 import { agentGone } from "./liveness.ts";
+import { rowAgent } from "./rows.ts";
 
 export const TERMINATED_NOTE = "terminated (auto-detected)";
 /** the note of a row whose agent exited while its herdr pane lives on as a shell (audit #1) */
@@ -142,7 +143,7 @@ export function classify(input: ClassifyInput): Classification {
 
   for (const section of SECTIONS) {
     (data[section] ?? []).forEach((row) => {
-      const agent = typeof row.agent === "string" ? row.agent : undefined;
+      const agent = rowAgent(row);
       const id = agent ? ownId(row, agent) : undefined;
       if (id) ownedIds.add(id);
     });
@@ -174,7 +175,7 @@ export function classify(input: ClassifyInput): Classification {
       }
       const panes = view.listing.state === "ok" ? view.listing.panes : [];
       const pane = findPane(row, panes, section);
-      const exited = pane !== undefined && section === "herdr_sessions" && agentGone(pane, typeof row.agent === "string" ? row.agent : undefined);
+      const exited = pane !== undefined && section === "herdr_sessions" && agentGone(pane, rowAgent(row));
       if (pane) {
         v.pane = pane;
         v.live = exited ? "dead" : liveOf(pane);
@@ -196,7 +197,7 @@ export function classify(input: ClassifyInput): Classification {
         return;
       }
       // step 4: the conversation id; what the agent's own hook reported wins (session_id_source: hook)
-      const agent = typeof row.agent === "string" ? row.agent : pane.agent;
+      const agent = rowAgent(row) ?? pane.agent;
       const hookId = agent ? input.reported?.(row, section, pane) : undefined;
       if (agent && hookId && (ownId(row, agent) !== hookId || row.session_id_source !== "hook") && !(ownedIds.has(hookId) && ownId(row, agent) !== hookId)) {
         ownedIds.add(hookId);

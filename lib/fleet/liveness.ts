@@ -4,36 +4,15 @@
 // * herdr-managed kinds: herdr clears the pane's agent when it exits, so a pane with no agent and
 //   status `unknown` has none left (src/app/api_helpers.rs:99-110);
 // * kinds mam typed into the shell (aider, demo, shell): herdr may never have detected them; the
-//   pane's foreground says it (`pane process-info`: only the shell left → gone).
+//   pane's foreground says it (`pane process-info`: only the shell left → gone; looked at by
+//   lib/ops/session/probe.ts, which records it in pane.shellOnly).
 // tmux panes end with their agent: the pane's existence is enough there.
 import { isHerdrManaged } from "../agents/kinds.ts";
-import { nonShellForeground } from "../mux/procfs.ts";
-import type { Mux, MuxPane } from "../mux/types.ts";
+import type { MuxPane } from "../mux/types.ts";
 
 /** pure: the herdr pane of a row whose agent kind is `agent` holds no agent any more */
 export function agentGone(pane: MuxPane, agent: string | undefined): boolean {
   if (pane.shellOnly === true) return true;
   if (!isHerdrManaged(agent)) return false;
   return pane.agent === undefined && pane.agentName === undefined && pane.status === "unknown";
-}
-
-/**
- * Look at the foreground of a herdr pane whose agent kind herdr does not manage, and record it in
- * pane.shellOnly (one `pane process-info`); herdr-managed kinds and tmux need no look. A failed
- * look leaves it unknown (never "gone" on a guess).
- */
-export async function probeTyped(mux: Mux, pane: MuxPane, agent: string | undefined): Promise<void> {
-  if (mux.backend !== "herdr" || isHerdrManaged(agent) || pane.shellOnly !== undefined) return;
-  try {
-    const info = await mux.processInfo(pane.id);
-    if (info.shellPid === undefined && info.foreground.length === 0) return; // the pane's child is gone: herdr says nothing
-    pane.shellOnly = nonShellForeground(info).length === 0;
-  } catch {}
-}
-
-/** the pane's agent is gone (looking at a typed kind's foreground first) */
-export async function paneAgentGone(mux: Mux, pane: MuxPane, agent: string | undefined): Promise<boolean> {
-  if (mux.backend !== "herdr") return false;
-  await probeTyped(mux, pane, agent);
-  return agentGone(pane, agent);
 }

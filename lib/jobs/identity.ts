@@ -9,14 +9,16 @@
 // exact replay has the same identity and the same signature; a valid signature covers every other
 // byte of the payload), and per origin the highest seq (to log gaps). Pure: no I/O.
 import { randomBytes } from "node:crypto";
-import type { JobEvent } from "./event.ts";
 
 /** an origin id: what mam writes is 16 hex digits; other senders may use 8-64 of [A-Za-z0-9_-] */
 export const ORIGIN_RE = /^[A-Za-z0-9_-]{8,64}$/;
 
 export const newOrigin = (): string => randomBytes(8).toString("hex");
 
-type Identified = Pick<JobEvent, "seq"> & { origin?: string };
+/** what identifies an event: its seq, and the journal it was numbered in (origin) */
+type Identified = { seq: number; origin?: string };
+/** an event as the index reads it (its identity and its signature) */
+type Indexed = Identified & { data?: { hmac_sig?: unknown } };
 
 /** the identity of an event: `<origin>#<seq>`, `#<seq>` for senders without origin */
 export const eventKey = (ev: Identified): string => `${ev.origin ?? ""}#${ev.seq}`;
@@ -32,7 +34,7 @@ export interface SeenEvents {
   maxSeq(origin: string | undefined): number;
 }
 
-const sigOf = (ev: JobEvent): string => {
+const sigOf = (ev: Indexed): string => {
   const s = ev.data?.hmac_sig;
   return typeof s === "string" ? s : "";
 };
@@ -46,13 +48,13 @@ export class EventIndex implements SeenEvents {
   /** events added (the journal's length: repeats are never journalled) */
   count = 0;
 
-  static of(events: Iterable<JobEvent>): EventIndex {
+  static of(events: Iterable<Indexed>): EventIndex {
     const ix = new EventIndex();
     for (const e of events) ix.add(e);
     return ix;
   }
 
-  add(ev: JobEvent): void {
+  add(ev: Indexed): void {
     const k = eventKey(ev);
     if (!this.byKey.has(k)) this.byKey.set(k, { sig: sigOf(ev), at: this.count });
     const o = ev.origin ?? "";

@@ -2,6 +2,7 @@
 // accepted event, and the apply step (journal marker, iteration, prompt) the daemon runs.
 import { endsJob, isFinal, type JobEvent, reviewPassed } from "./event.ts";
 import { feedbackRequest, reviewRequest } from "./header.ts";
+import type { Notice } from "../sys/notice.ts";
 import type { JobRuntime } from "./runtime.ts";
 import { type Appended, appendEvent, type EventInput, type JobRecord, mutateRecord } from "./store.ts";
 
@@ -76,12 +77,12 @@ export async function applyLoop(ws: string, job: JobRecord, action: LoopAction, 
   if (!(await add(action.marker))) return { appended };
   const s = await runtime.findSession(action.session);
   let problem: string | undefined;
-  let unsure: string | undefined;
+  let unsure: Notice | undefined;
   if (!s) problem = `session ${action.session} not found`;
   else {
     try {
       // typed, but it may wait in the agent's input box: the job goes on, the daemon says so
-      unsure = (await runtime.prompt(s, action.text)) || undefined;
+      unsure = await runtime.prompt(s, action.text);
     } catch (e) {
       problem = `could not prompt ${action.session} (${(e as Error).message})`;
     }
@@ -90,5 +91,5 @@ export async function applyLoop(ws: string, job: JobRecord, action: LoopAction, 
     await add({ event: "error", detail: problem, source: "mam" });
     return { appended, undelivered: problem };
   }
-  return unsure ? { appended, undelivered: unsure.replace(/^WARNING: /, "") } : { appended };
+  return unsure ? { appended, undelivered: unsure.text } : { appended };
 }

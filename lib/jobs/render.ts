@@ -59,3 +59,6 @@ export function listText(views: JobView[]): string {
 export function waitLine(j: WaitJob): string {
   return `${j.job_id} ${j.status}${j.last_event && j.last_event.detail ? `: ${oneLine(j.last_event.detail)}` : ""}`;
 }
+
+/** an event as one line of progress: `job <id> <event>: <detail>` */
+export const eventNote = (e: JobEvent) => `job ${e.job_id} ${e.event}${e.detail ? `: ${e.detail.slice(0, 200)}` : ""}`;

@@ -401,3 +401,28 @@ export async function mutateRecord(ws: string, id: string, fn: (r: JobRecord) =>
     return out;
   });
 }
+
+/** the jobs of one workspace, as use cases get them (lib/ops/wiring.ts binds the workspace) */
+export interface JobStore {
+  /** the record, or undefined when the job has no record here */
+  read(id: string): JobRecord | undefined;
+  /** the record, or exit 3 */
+  require(id: string): JobRecord;
+  journal(id: string): JobEvent[];
+  ids(): string[];
+  register(spec: JobSpec): Promise<JobRecord>;
+  append(id: string, decide: EventDecision, opts?: { token?: string }): Promise<Appended | undefined>;
+  mutate(id: string, fn: (r: JobRecord) => JobRecord | undefined): Promise<JobRecord>;
+}
+
+export function jobStore(ws: string): JobStore {
+  return {
+    read: (id) => readRecord(ws, id),
+    require: (id) => requireRecord(ws, id),
+    journal: (id) => readJournal(ws, id),
+    ids: () => listJobIds(ws),
+    register: (spec) => registerJob(ws, spec),
+    append: (id, decide, opts) => appendEvent(ws, id, decide, opts),
+    mutate: (id, fn) => mutateRecord(ws, id, fn),
+  };
+}

@@ -1,4 +1,4 @@
-// The output schemas of the MCP tools: the shape of each tool's structured result, published to
+// The output schemas of the MCP tools, by tool name: the shape of each tool's structured result, published to
 // clients (outputSchema) and checked by the SDK on every successful call. Objects are loose
 // (fields may be added later without breaking clients); the fields named here are always there.
 import { z } from "zod";
@@ -28,7 +28,7 @@ const jobRecordOut = {
 const jobViewOut = z.looseObject({ ...jobRecordOut, events: z.number().int(), last_event: eventOut.nullable() });
 
 export const OUTPUTS = {
-  status: z.looseObject({
+  session_status: z.looseObject({
     workspace: str,
     registry: str,
     sessions: z.array(
@@ -46,7 +46,7 @@ export const OUTPUTS = {
       }),
     ),
   }),
-  create_agent: z.looseObject({
+  session_create: z.looseObject({
     name: str,
     agent: str,
     role: str,
@@ -60,20 +60,21 @@ export const OUTPUTS = {
     start_command: str,
     warnings: z.array(str),
   }),
-  stop_agent: z.looseObject({ name: str, status: str, already: z.boolean(), pane: strOrNull, session_id: strOrNull, purged: z.array(str) }),
-  resume_agent: z.looseObject({ name: str, already: z.boolean(), pane: str, session_id: strOrNull, from: str }),
-  submit_job: z.looseObject(jobRecordOut),
+  session_stop: z.looseObject({ name: str, status: str, already: z.boolean(), pane: strOrNull, session_id: strOrNull, purged: z.array(str) }),
+  session_resume: z.looseObject({ name: str, already: z.boolean(), pane: str, session_id: strOrNull, from: str }),
+  job_submit: z.looseObject(jobRecordOut),
   job_status: jobViewOut,
-  list_jobs: z.looseObject({ workspace: str, jobs: z.array(jobViewOut) }),
+  job_list: z.looseObject({ workspace: str, jobs: z.array(jobViewOut) }),
   job_logs: z.looseObject({ job_id: str, total: z.number().int(), events: z.array(eventOut) }),
-  cancel_job: z.looseObject({ job_id: str, cancelled: z.boolean(), status: str, told: strOrNull, warnings: z.array(str) }),
-  wait_jobs: z.looseObject({
+  job_cancel: z.looseObject({ job_id: str, cancelled: z.boolean(), status: str, told: strOrNull, warnings: z.array(str) }),
+  session_prune: z.looseObject({ removed: z.array(z.looseObject({ name: str, status: str, mux: str, server: str })), dry_run: z.boolean(), warnings: z.array(str) }),
+  job_wait: z.looseObject({
     outcome: z.enum(["done", "timeout", "interrupted", "attention"]),
     jobs: z.array(z.looseObject({ job_id: str, status: str, last_event: eventOut.nullable() })),
     event: eventOut.optional(),
     all_completed: z.boolean(),
   }),
-  reconcile: z.looseObject({
+  registry_reconcile: z.looseObject({
     timestamp: str,
     yaml_path: str,
     servers: z.record(z.string(), z.looseObject({ reachable: z.boolean(), state: str, panes: z.number() })),

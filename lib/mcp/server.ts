@@ -5,11 +5,12 @@
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { existsSync, readFileSync } from "node:fs";
-import { z } from "zod";
-import { MamError, usageError } from "../sys/errors.ts";
+import type { Deps } from "../ops/deps.ts";
+import { realDeps } from "../ops/wiring.ts";
+import { MamError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 import { OUTPUTS } from "./results.ts";
-import { TOOLS, type ToolContext, type ToolDef } from "./tools.ts";
+import { runTool, type Tool, type ToolContext, toolNamed, tools } from "./tools.ts";
 
 export const SERVER_NAME = "mam";
 
@@ -31,32 +32,15 @@ type Extra = {
   sendNotification: (n: { method: "notifications/progress"; params: { progressToken: string | number; progress: number; total?: number; message?: string } }) => Promise<void>;
 };
 
-/**
- * a tool's arguments checked against its schema: unknown or bad arguments are a usage error in
- * mam's words (exit code 2), as an unknown or bad flag is on the command line
- */
-export function checkArgs(t: ToolDef, args: unknown): Record<string, unknown> {
-  const r = z.object(t.input).strict().safeParse(args ?? {});
-  if (r.success) return r.data;
-  const what = r.error.issues.map((i) => {
-    const at = i.path.join(".");
-    if (i.code === "unrecognized_keys") return `unknown argument${i.keys.length > 1 ? "s" : ""} ${i.keys.map((k) => `'${k}'`).join(", ")}`;
-    return `${at || "arguments"}: ${i.message.replace(/^Invalid (input|option): /, "")}`;
-  });
-  throw usageError(`${t.name}: ${what.join("; ")}`, "see the tool's input schema");
-}
-
-function register(server: McpServer, t: ToolDef, ws: string, env: Env): void {
+function register(server: McpServer, t: Tool, deps: Deps): void {
   const outputSchema = OUTPUTS[t.name as keyof typeof OUTPUTS];
-  if (!outputSchema) throw new Error(`tool ${t.name} has no output schema in results.ts`);
   server.registerTool(
     t.name,
-    { description: t.description, inputSchema: t.input, outputSchema, annotations: { readOnlyHint: t.readOnly, openWorldHint: false } },
+    { description: t.description, inputSchema: t.input, ...(outputSchema ? { outputSchema } : {}), annotations: { readOnlyHint: t.readOnly, openWorldHint: false } },
     (async (args: Record<string, unknown>, extra: Extra) => {
       const token = extra._meta?.progressToken;
       const ctx: ToolContext = {
-        ws,
-        env,
+        deps,
         signal: extra.signal,
         progress: async (progress, message, total) => {
           if (token === undefined) return;
@@ -64,13 +48,32 @@ function register(server: McpServer, t: ToolDef, ws: string, env: Env): void {
         },
       };
       try {
-        const r = await t.run(checkArgs(t, args) as never, ctx);
+        const r = await runTool(t, args, ctx);
         return { content: [{ type: "text" as const, text: r.text }], structuredContent: r.data };
       } catch (e) {
         return toolError(e);
       }
     }) as never,
   );
+}
+
+/**
+ * a tools/call naming a tool by its old name is sent on as the tool of today's name (old names
+ * stay callable; only today's are listed)
+ */
+function withAliases(transport: StdioServerTransport, all: Tool[]): void {
+  type Deliver = (msg: unknown, extra?: unknown) => void;
+  const t = transport as unknown as { onmessage?: Deliver };
+  const deliver = t.onmessage;
+  if (!deliver) return;
+  t.onmessage = (msg, extra) => {
+    const m = msg as { method?: string; params?: { name?: unknown } };
+    if (m.method === "tools/call" && typeof m.params?.name === "string") {
+      const tool = toolNamed(all, m.params.name);
+      if (tool && tool.name !== m.params.name) m.params.name = tool.name;
+    }
+    deliver.call(transport, msg, extra);
+  };
 }
 
 function text(uri: string, mimeType: string, body: string) {
@@ -120,26 +123,28 @@ function registerResources(server: McpServer, ws: string, env: Env): void {
   );
 }
 
-export function buildServer(ws: string, env: Env, version: string): McpServer {
+export function buildServer(ws: string, env: Env, version: string): { server: McpServer; tools: Tool[] } {
   const server = new McpServer(
     { name: SERVER_NAME, version },
     {
       instructions:
-        `mam runs a team of coding agents for the workspace ${ws}. Typical flow: status → create_agent (or use a running session) → ` +
-        "submit_job → wait_jobs (returns early with outcome attention when an agent needs permission) → job_logs. Errors start with ERROR: and name the fix.",
+        `mam runs a team of coding agents for the workspace ${ws}. Typical flow: session_status → session_create (or use a running session) → ` +
+        "job_submit → job_wait (returns early with outcome attention when an agent needs permission) → job_logs. Errors start with ERROR: and name the fix.",
     },
   );
   // the SDK's own argument check answers "MCP error -32602: Input validation error: …"; mam checks
   // them itself (checkArgs) so that a bad argument reads like every other mam error
   (server as unknown as { validateToolInput: (tool: unknown, args: unknown) => Promise<unknown> }).validateToolInput = async (_tool, args) => args ?? {};
-  for (const t of TOOLS) register(server, t, ws, env);
+  const all = tools();
+  const deps = realDeps(ws, env);
+  for (const t of all) register(server, t, deps);
   registerResources(server, ws, env);
-  return server;
+  return { server, tools: all };
 }
 
 /** serve on stdin/stdout until the client closes stdin or a signal arrives; the exit code */
 export async function serveStdio(ws: string, env: Env, version: string): Promise<number> {
-  const server = buildServer(ws, env, version);
+  const { server, tools: all } = buildServer(ws, env, version);
   const transport = new StdioServerTransport();
   const done = new Promise<number>((resolve) => {
     process.stdin.once("end", () => resolve(0));
@@ -149,6 +154,7 @@ export async function serveStdio(ws: string, env: Env, version: string): Promise
     process.once("SIGINT", () => resolve(130));
   });
   await server.connect(transport);
+  withAliases(transport, all);
   const code = await done;
   await server.close().catch(() => {});
   return code;

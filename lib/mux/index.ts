@@ -1,5 +1,6 @@
 // Which multiplexer and which server (SPEC §3), and the Mux for them.
 import { MamError, usageError } from "../sys/errors.ts";
+import { field } from "../sys/fields.ts";
 import { checkName } from "../sys/names.ts";
 import { ambientHerdrServer, type Env } from "../sys/paths.ts";
 import { HerdrMux, type HerdrOptions } from "./herdr.ts";
@@ -9,13 +10,14 @@ import type { Backend, Mux } from "./types.ts";
 
 export const DEFAULT_TMUX_SERVER = "mam";
 
+/** what a create asked for (the fields of its input, named in messages as {{field}}) */
 export interface MuxChoice {
-  /** --herdr-session S */
-  herdrSession?: string;
-  /** --mux herdr|tmux */
+  /** the herdr server for the pane */
+  herdr_server?: string;
+  /** herdr or tmux */
   mux?: string;
-  /** --tmux-server NAME */
-  tmuxServer?: string;
+  /** the private tmux server (tmux -L NAME) */
+  tmux_server?: string;
 }
 
 export interface MuxTarget {
@@ -34,41 +36,41 @@ export function onPath(cmd: string, env: Env): boolean {
 }
 
 /**
- * The backend of a create (SPEC §3): --herdr-session S → herdr; --mux (--tmux-server alone means
- * tmux) or MAM_MUX; else herdr when
+ * The backend of a create (docs/sessions.md): a herdr server → herdr; mux (a tmux server alone
+ * means tmux) or MAM_MUX; else herdr when
  * herdr is on PATH (or MAM_HERDR_BIN is set), else tmux when tmux is on PATH, else exit 1.
  */
 export function chooseBackend(choice: MuxChoice, env: Env, has: (cmd: string) => boolean = (c) => onPath(c, env)): Backend {
-  const flag = choice.mux !== undefined && choice.mux !== "" ? backendName(choice.mux, "--mux") : undefined;
-  if (choice.herdrSession !== undefined && choice.herdrSession !== "") {
-    if (flag === "tmux") throw usageError("--herdr-session and --mux tmux contradict each other", "give one of them");
+  const flag = choice.mux !== undefined && choice.mux !== "" ? backendName(choice.mux, field("mux")) : undefined;
+  if (choice.herdr_server !== undefined && choice.herdr_server !== "") {
+    if (flag === "tmux") throw usageError(`${field("herdr_server")} and ${field("mux", "tmux")} contradict each other`, "give one of them");
     return "herdr";
   }
-  if (choice.tmuxServer !== undefined && choice.tmuxServer !== "" && flag === "herdr") {
-    throw usageError("--tmux-server and --mux herdr contradict each other", "give one of them");
+  if (choice.tmux_server !== undefined && choice.tmux_server !== "" && flag === "herdr") {
+    throw usageError(`${field("tmux_server")} and ${field("mux", "herdr")} contradict each other`, "give one of them");
   }
   if (flag) return flag;
-  if (choice.tmuxServer !== undefined && choice.tmuxServer !== "") return "tmux";
+  if (choice.tmux_server !== undefined && choice.tmux_server !== "") return "tmux";
   const fromEnv = env.MAM_MUX;
   if (fromEnv !== undefined && fromEnv !== "") return backendName(fromEnv, "MAM_MUX");
   if (env.MAM_HERDR_BIN || has("herdr")) return "herdr";
   if (has("tmux")) return "tmux";
-  throw new MamError("neither herdr nor tmux is on PATH", 1, "install herdr (or set MAM_HERDR_BIN) or tmux, or pass --mux");
+  throw new MamError("neither herdr nor tmux is on PATH", 1, `install herdr (or set MAM_HERDR_BIN) or tmux, or pass ${field("mux")}`);
 }
 
 /**
- * The server: herdr → --herdr-session S ("default" is the default server), else the caller's own
+ * The server: herdr → the herdr server asked for ("default" is the default server), else the caller's own
  * (ambient, SPEC §4.1; "default" outside herdr; a custom HERDR_SOCKET_PATH → its sock-<hash>
- * server, herdr-socket.ts); tmux → --tmux-server, else "mam".
+ * server, herdr-socket.ts); tmux → the tmux server asked for, else "mam".
  */
 export function chooseServer(backend: Backend, choice: MuxChoice, env: Env): string {
   if (backend === "herdr") {
-    const s = choice.herdrSession;
+    const s = choice.herdr_server;
     if (s !== undefined && s !== "") return s === "default" ? "default" : checkName(s, "herdr server name");
     const custom = customHerdrSocket(env);
     return custom ? rememberSocket(custom, env) : ambientHerdrServer(env);
   }
-  const t = choice.tmuxServer;
+  const t = choice.tmux_server;
   return t !== undefined && t !== "" ? checkName(t, "tmux server name") : DEFAULT_TMUX_SERVER;
 }
 

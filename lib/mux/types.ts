@@ -133,6 +133,9 @@ export interface WorktreeOpened {
   alreadyOpen?: boolean;
 }
 
+/** the Mux of (backend, server): what use cases get instead of building one */
+export type MuxFactory = (backend: Backend, server: string) => Mux;
+
 export interface Mux {
   readonly backend: Backend;
   readonly server: string;

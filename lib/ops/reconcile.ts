@@ -1,16 +1,15 @@
-// One reconcile pass (SPEC §6.1): list the servers, classify, apply under the registry lock.
+// One reconcile pass (docs/daemon.md): list the servers, classify, apply under the registry lock.
 import { basename, dirname, join } from "node:path";
-import { muxFor } from "../mux/index.ts";
-import { onPath } from "../mux/index.ts";
-import type { Backend } from "../mux/types.ts";
-import { mutateRegistry, readRegistry, registryPath } from "../registry/index.ts";
-import { isValidName } from "../sys/names.ts";
-import { ambientHerdrServer, type Env } from "../sys/paths.ts";
-import { customHerdrSocket, rememberSocket } from "../mux/herdr-socket.ts";
-import { epochNow, isoUtc } from "../sys/time.ts";
-import { observe } from "./session/observe.ts";
 import { applyActions } from "../fleet/apply.ts";
 import type { Action, Drift } from "../fleet/classify.ts";
+import { customHerdrSocket, rememberSocket } from "../mux/herdr-socket.ts";
+import { onPath } from "../mux/index.ts";
+import type { Backend } from "../mux/types.ts";
+import { isValidName } from "../sys/names.ts";
+import { ambientHerdrServer, type Env } from "../sys/paths.ts";
+import { isoUtc } from "../sys/time.ts";
+import type { Deps } from "./deps.ts";
+import { observe } from "./session/observe.ts";
 
 export interface ReconcileReport {
   timestamp: string;
@@ -43,15 +42,14 @@ export function callerServers(env: Env, uid: number = process.getuid?.() ?? 0): 
   return found;
 }
 
-export async function reconcileOnce(ws: string, env: Env, opts: { dryRun: boolean }): Promise<ReconcileReport> {
-  const path = registryPath(ws, env);
-  const data = readRegistry(path);
-  const now = epochNow();
-  const obs = await observe(data, ws, (b, s) => muxFor(b, s, env), env, now, callerServers(env));
+export async function reconcileOnce(deps: Deps, opts: { dry_run: boolean }): Promise<ReconcileReport> {
+  const data = deps.registry.read();
+  const now = deps.clock.epoch();
+  const obs = await observe(deps, data, callerServers(deps.env));
   let actions = obs.actions;
-  if (!opts.dryRun && actions.length > 0) {
+  if (!opts.dry_run && actions.length > 0) {
     const planned = actions;
-    const r = await mutateRegistry(path, (d) => applyActions(d, planned, now));
+    const r = await deps.registry.mutate((d) => applyActions(d, planned, now));
     actions = r.result;
   }
   const servers: ReconcileReport["servers"] = {};
@@ -64,7 +62,7 @@ export async function reconcileOnce(ws: string, env: Env, opts: { dryRun: boolea
       ...(v.listing.state !== "ok" ? { detail: v.listing.detail } : {}),
     };
   }
-  return { timestamp: isoUtc(now), yaml_path: path, servers, drifts: obs.drifts, actions, dry_run: opts.dryRun };
+  return { timestamp: isoUtc(now), yaml_path: deps.registry.path, servers, drifts: obs.drifts, actions, dry_run: opts.dry_run };
 }
 
 /** one line per action, for humans and the daemon's log */

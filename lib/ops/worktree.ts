@@ -1,19 +1,16 @@
 // The worktrees of a workspace's sessions (issue 18): `mam worktree list`, `mam worktree remove
 // NAME`, and the removal step of `mam stop --remove-worktree`. The registry row keeps its
 // `worktree` block after removal, with `removed_at`, so status and history still name the branch.
-import { checkName } from "../sys/names.ts";
 import { existsSync } from "node:fs";
-import { muxFor } from "../mux/index.ts";
-import { mutateRegistry, readRegistry, registryPath } from "../registry/index.ts";
 import { backendOf, serverOf } from "../registry/rows.ts";
 import type { RegistryData, Row, Section } from "../registry/types.ts";
 import { SECTIONS } from "../registry/types.ts";
 import { conflict, notFound, usageError } from "../sys/errors.ts";
-import type { Env } from "../sys/paths.ts";
-import { epochNow, isoUtc } from "../sys/time.ts";
-import { repoOf, worktreeCounts } from "../worktrees/git.ts";
+import { isoUtc } from "../sys/time.ts";
+import { type Git, repoOf, worktreeCounts } from "../worktrees/git.ts";
 import { type WorktreeRecord, worktreeOf } from "../worktrees/plan.ts";
 import { refuseAtRisk, removeSessionWorktree, type WorkAtRisk, workAtRisk } from "../worktrees/remove.ts";
+import type { Deps } from "./deps.ts";
 
 export interface WorktreeView {
   session: string;
@@ -47,9 +44,9 @@ export function worktreeRows(data: RegistryData): { section: Section; row: Row; 
 }
 
 /** the view of one worktree: two git calls (at once) when its folder exists and counts are wanted */
-export async function viewOf(section: Section, row: Row, wt: WorktreeRecord, head: string | undefined, env: Env, counts = true): Promise<WorktreeView> {
+export async function viewOf(section: Section, row: Row, wt: WorktreeRecord, head: string | undefined, git: Git, counts = true): Promise<WorktreeView> {
   const exists = existsSync(wt.path);
-  const c = exists && head && counts ? await worktreeCounts(wt.path, head, env) : undefined;
+  const c = exists && head && counts ? await worktreeCounts(wt.path, head, git) : undefined;
   return {
     session: row.name,
     status: row.status,
@@ -67,19 +64,19 @@ export async function viewOf(section: Section, row: Row, wt: WorktreeRecord, hea
 }
 
 /** the main checkout's HEAD commit, or undefined when the workspace is not (any more) a repository */
-export function headOf(ws: string, env: Env): string | undefined {
+export function headOf(ws: string, git: Git): string | undefined {
   try {
-    return repoOf(ws, env).head;
+    return repoOf(ws, git).head;
   } catch {
     return undefined;
   }
 }
 
-export async function listSessionWorktrees(ws: string, env: Env): Promise<WorktreeView[]> {
-  const rows = worktreeRows(readRegistry(registryPath(ws, env)));
+export async function listSessionWorktrees(deps: Deps): Promise<WorktreeView[]> {
+  const rows = worktreeRows(deps.registry.read());
   if (rows.length === 0) return [];
-  const head = headOf(ws, env);
-  return Promise.all(rows.map(({ section, row, wt }) => viewOf(section, row, wt, head, env)));
+  const head = headOf(deps.ws, deps.git);
+  return Promise.all(rows.map(({ section, row, wt }) => viewOf(section, row, wt, head, deps.git)));
 }
 
 export interface Removed {
@@ -91,20 +88,20 @@ export interface Removed {
 }
 
 /** refuse (exit 4, nothing changed) when removing the session's worktree would lose work */
-export function checkRemovable(ws: string, name: string, wt: WorktreeRecord, env: Env): void {
-  refuseAtRisk(name, wt, workAtRisk(ws, wt, env));
+export function checkRemovable(deps: Deps, name: string, wt: WorktreeRecord): void {
+  refuseAtRisk(name, wt, workAtRisk(deps.ws, wt, deps.git));
 }
 
 /**
  * remove the worktree of session `name` (not running: stop it first), keep its branch, mark the
  * row's worktree `removed_at`
  */
-export async function removeWorktreeOfSession(ws: string, name: string, force: boolean, env: Env): Promise<Removed> {
-  checkName(name, "session name");
-  const path = registryPath(ws, env);
-  const rows = worktreeRows(readRegistry(path)).filter((r) => r.row.name === name);
+export async function removeWorktreeOfSession(deps: Deps, name: string, force: boolean): Promise<Removed> {
+  const path = deps.registry.path;
+  const data = deps.registry.read();
+  const rows = worktreeRows(data).filter((r) => r.row.name === name);
   if (rows.length === 0) {
-    const any = SECTIONS.some((s) => readRegistry(path)[s].some((r) => r.name === name));
+    const any = SECTIONS.some((s) => data[s].some((r) => r.name === name));
     if (any) throw usageError(`session '${name}' has no worktree`, "see: mam worktree list");
     throw notFound(`no session named '${name}' in ${path}`, "see: mam worktree list");
   }
@@ -113,7 +110,7 @@ export async function removeWorktreeOfSession(ws: string, name: string, force: b
   if (wt.removed_at !== undefined && !existsSync(wt.path)) return { session: name, path: wt.path, branch: wt.branch, removed: false, at_risk: { uncommitted: 0, unmerged: 0 } };
   const server = serverOf(row, section);
   // a pane still in the worktree (an archived session's agent, a shell): refused unless forced
-  const mux = muxFor(backendOf(section), server, env);
+  const mux = deps.muxFor(backendOf(section), server);
   const l = await mux.list().catch(() => undefined);
   const panes = l?.state === "ok" ? l.panes : [];
   const inside = panes.filter((p) => p.cwd !== undefined && (p.cwd === wt.path || p.cwd.startsWith(`${wt.path}/`)));
@@ -121,12 +118,13 @@ export async function removeWorktreeOfSession(ws: string, name: string, force: b
     throw conflict(`pane ${inside.map((p) => p.id).join(", ")} on ${backendOf(section)} server '${server}' still runs in the worktree of ${name} (${wt.path})`, "nothing was changed; close it first, or add --force");
   }
   const herdrOpen = section === "herdr_sessions" && wt.herdr_workspace !== undefined && panes.some((p) => p.workspaceId === wt.herdr_workspace);
-  const r = await removeSessionWorktree(ws, name, wt, { force, herdr: herdrOpen ? mux : undefined, herdrOpen, env });
-  await mutateRegistry(path, (d) => {
+  const r = await removeSessionWorktree(deps.ws, name, wt, { force, herdr: herdrOpen ? mux : undefined, herdrOpen, git: deps.git });
+  const removedAt = isoUtc(deps.clock.epoch());
+  await deps.registry.mutate((d) => {
     for (const x of d[section]) {
       if (x.name !== name || serverOf(x, section) !== server || x.status === "running") continue;
       const w = worktreeOf(x);
-      if (w && w.path === wt.path && x.worktree && w.removed_at === undefined) x.worktree.removed_at = isoUtc(epochNow());
+      if (w && w.path === wt.path && x.worktree && w.removed_at === undefined) x.worktree.removed_at = removedAt;
     }
   });
   return { session: name, path: wt.path, branch: wt.branch, ...r };

@@ -6,7 +6,6 @@ import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { MamError, errCode } from "./errors.ts";
 import { withLock } from "./flock.ts";
-import { err } from "./io.ts";
 import { type Env, mamDir } from "./paths.ts";
 import { type DaemonMode, monitorLogPath, probeDaemon, readState, spawnLockPath } from "./daemon-files.ts";
 
@@ -26,8 +25,6 @@ export function daemonArgv(ws: string): string[] {
   return [...selfCommand(), "reconcile", "--subscribe", "--idle-timeout", "0", "--workspace", ws];
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** the PID of the running daemon, waiting up to ms for a starting one to write it */
 async function runningPid(ws: string, ms: number): Promise<number | undefined> {
   const deadline = Date.now() + ms;
@@ -35,7 +32,7 @@ async function runningPid(ws: string, ms: number): Promise<number | undefined> {
     const p = probeDaemon(ws);
     if (!p.running) return undefined;
     if (p.pid !== undefined || Date.now() >= deadline) return p.pid;
-    await sleep(10);
+    await Bun.sleep(10);
   }
 }
 
@@ -81,13 +78,12 @@ export interface EnsureResult {
 }
 
 /**
- * The PID of ws's daemon, starting one first if none runs (never with MAM_NO_SUBSCRIBER_DAEMON=1,
- * which says so through `warn`). Concurrent calls, in any processes, start one daemon and all
- * return its PID.
+ * The PID of ws's daemon, starting one first if none runs (never with MAM_NO_SUBSCRIBER_DAEMON=1:
+ * then `disabled`, and the caller says DISABLED_MESSAGE). Concurrent calls, in any processes,
+ * start one daemon and all return its PID.
  */
-export async function ensureDaemonDetailed(ws: string, env: Env = process.env, warn: (m: string) => void = (m) => err(`mam: ${m}`)): Promise<EnsureResult> {
+export async function ensureDaemonDetailed(ws: string, env: Env): Promise<EnsureResult> {
   if (daemonDisabled(env)) {
-    warn(DISABLED_MESSAGE);
     return { pid: await runningPid(ws, 1000), started: false, disabled: true };
   }
   const known = probeDaemon(ws);
@@ -113,18 +109,13 @@ export async function ensureDaemonDetailed(ws: string, env: Env = process.env, w
         const tail = logTail(ws);
         throw new MamError(`the subscriber daemon exited at start (status ${exited})${tail ? `: ${tail}` : ""}`, 1, `see ${monitorLogPath(ws)}`);
       }
-      await sleep(10);
+      await Bun.sleep(10);
     }
     try {
       process.kill(child.pid, "SIGKILL");
     } catch {}
     throw new MamError(`the subscriber daemon (pid ${child.pid}) did not take ${join(mamDir(ws), "monitor.lock")} within ${START_TIMEOUT_MS / 1000} s`, 1, `see ${monitorLogPath(ws)}`);
   });
-}
-
-/** for mam create / mam job submit: the daemon's PID, undefined when disabled and none runs */
-export async function ensureDaemon(ws: string, env: Env = process.env): Promise<number | undefined> {
-  return (await ensureDaemonDetailed(ws, env)).pid;
 }
 
 export interface DaemonStatus {
@@ -170,7 +161,7 @@ export async function stopDaemon(ws: string, graceMs = STOP_GRACE_MS): Promise<S
     const deadline = Date.now() + ms;
     while (Date.now() < deadline) {
       if (!probeDaemon(ws).running) return true;
-      await sleep(20);
+      await Bun.sleep(20);
     }
     return !probeDaemon(ws).running;
   };

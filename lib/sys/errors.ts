@@ -33,6 +33,13 @@ export class MamError extends Error {
     if (opts.cause !== undefined) (this as { cause?: unknown }).cause = opts.cause;
   }
 
+  /** the same error with its message and hint rewritten (a front door spelling the {{field}}s it names) */
+  spelled(fn: (text: string) => string): MamError {
+    const e = new MamError(fn(this.message), this.exitCode, this.hint === undefined ? undefined : fn(this.hint), { stdout: this.toStdout });
+    if (this.stack) e.stack = this.stack;
+    return e;
+  }
+
   /** the single line printed for this error */
   render(): string {
     return `ERROR: ${this.message}${this.hint ? `; ${this.hint}` : ""}`;
@@ -42,11 +49,6 @@ export class MamError extends Error {
 export const usageError = (message: string, hint?: string) => new MamError(message, EXIT.USAGE, hint);
 export const notFound = (message: string, hint?: string) => new MamError(message, EXIT.NOT_FOUND, hint);
 export const conflict = (message: string, hint?: string) => new MamError(message, EXIT.CONFLICT, hint);
-export const timeoutError = (message: string, hint?: string) => new MamError(message, EXIT.TIMEOUT, hint);
-
-export function isMamError(e: unknown): e is MamError {
-  return e instanceof MamError;
-}
 
 /** errno-style code of a Node/Bun system error, if any */
 export function errCode(e: unknown): string | undefined {

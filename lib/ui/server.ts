@@ -7,7 +7,8 @@
 // (fs.watch) with a polling fallback; the browser never polls.
 import { type FSWatcher, statSync, watch } from "node:fs";
 import { dirname } from "node:path";
-import { registryPath } from "../registry/paths.ts";
+import type { SessionRef } from "../jobs/runtime.ts";
+import { realDeps } from "../ops/wiring.ts";
 import { MamError } from "../sys/errors.ts";
 import { type Env, mamDir } from "../sys/paths.ts";
 import { httpStatusOf, parseAction, runAction } from "./actions.ts";
@@ -96,7 +97,8 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
   const token = o.token ?? newUiToken();
   const liveMs = o.liveMs ?? liveMsFrom(o.env);
   const ws = o.ws;
-  const regPath = registryPath(ws, o.env);
+  const deps = realDeps(ws, o.env);
+  const regPath = deps.registry.path;
   const jobs = new JobCache(ws);
   const daemon = new DaemonWatch(ws);
   let team: { sessions: UiSession[]; registry: string; problem?: string } = { sessions: [], registry: regPath };
@@ -134,7 +136,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
       do {
         teamAgain = false;
         teamAt = Date.now();
-        team = await readTeam(ws, o.env, jobs.all());
+        team = await readTeam(deps, jobs.all());
         const j = JSON.stringify(team);
         if (j !== teamJson) {
           teamJson = j;
@@ -226,19 +228,17 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let closed = false;
     let last = "";
-    let ref: import("../jobs/runtime.ts").SessionRef | undefined;
+    let ref: SessionRef | undefined;
     return sseStream(
       (c) => {
         const tick = async () => {
           if (closed || stopped) return;
           let msg: { name: string; text: string; title: string; error?: string };
           try {
-            const { loadJobRuntime } = await import("../jobs/runtime.ts");
-            const { muxFor } = await import("../mux/index.ts");
-            ref ??= await (await loadJobRuntime(ws, o.env)).findSession(name);
+            ref ??= await deps.runtime.findSession(name);
             if (!ref) msg = { name, text: "", title: "", error: `${name} has no running pane` };
             else {
-              const s = await muxFor(ref.backend, ref.server, o.env).screen(ref.paneId);
+              const s = await deps.muxFor(ref.backend, ref.server).screen(ref.paneId);
               msg = { name, text: s.text, title: s.title };
             }
           } catch (e) {
@@ -316,7 +316,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
         }
         try {
           const a = parseAction(body);
-          const message = await runAction(ws, a, o.env);
+          const message = await runAction(deps, a);
           refreshFiles();
           void refreshTeam();
           return json(200, { ok: true, message });

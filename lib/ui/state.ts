@@ -7,7 +7,7 @@ import { monitorLogPath } from "../sys/daemon-files.ts";
 import { jobsDir, journalPath, listJobIds, readJournal, readRecord, recordPath } from "../jobs/store.ts";
 import type { Row } from "../registry/types.ts";
 import type { JobRef } from "../ops/session/status.ts";
-import type { Env } from "../sys/paths.ts";
+import type { Deps } from "../ops/deps.ts";
 import { DROPPED, daemonView, jobViewModel, teamView, type UiDaemon, type UiJob, type UiSession } from "./model.ts";
 
 const sig = (p: string): string => {
@@ -154,13 +154,12 @@ export function jobColumn(jobs: readonly UiJob[]): (row: Row) => JobRef | null {
 }
 
 /** the team: `mam status`'s use case, ordered for the page; problems are returned, not thrown */
-export async function readTeam(ws: string, env: Env, jobs: readonly UiJob[]): Promise<{ sessions: UiSession[]; registry: string; problem?: string }> {
+export async function readTeam(deps: Deps, jobs: readonly UiJob[]): Promise<{ sessions: UiSession[]; registry: string; problem?: string }> {
   const { sessionStatus } = await import("../ops/session/status-run.ts");
-  const { registryPath } = await import("../registry/paths.ts");
   try {
-    const { doc } = await sessionStatus(ws, env, false, jobColumn(jobs));
+    const doc = await sessionStatus(deps, false, jobColumn(jobs));
     return { sessions: teamView(doc.sessions), registry: doc.registry };
   } catch (e) {
-    return { sessions: [], registry: registryPath(ws, env), problem: (e as Error).message };
+    return { sessions: [], registry: deps.registry.path, problem: (e as Error).message };
   }
 }

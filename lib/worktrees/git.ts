@@ -19,8 +19,20 @@ function gitEnv(env: Env): Record<string, string> {
   return { ...env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C", GIT_OPTIONAL_LOCKS: "0" } as Record<string, string>;
 }
 
+/** git for the worktree code: `git -C dir args…`, blocking or not; never throws for a non-zero exit */
+export interface Git {
+  run(dir: string, args: string[]): GitResult;
+  /** without blocking: status asks several worktrees at once */
+  runAsync(dir: string, args: string[]): Promise<GitResult>;
+}
+
+/** the real git, run with `env` (lib/ops/wiring.ts builds it) */
+export function gitFor(env: Env): Git {
+  return { run: (dir, args) => git(dir, args, env), runAsync: (dir, args) => gitAsync(dir, args, env) };
+}
+
 /** run `git -C dir args…`; never throws for a non-zero exit */
-export function git(dir: string, args: string[], env: Env = process.env): GitResult {
+function git(dir: string, args: string[], env: Env): GitResult {
   let r;
   try {
     r = Bun.spawnSync(["git", "-C", dir, ...args], {
@@ -35,8 +47,7 @@ export function git(dir: string, args: string[], env: Env = process.env): GitRes
   return { code: r.exitCode ?? 1, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
 }
 
-/** `git -C dir args…` without blocking: status asks several worktrees at once */
-export async function gitAsync(dir: string, args: string[], env: Env = process.env): Promise<GitResult> {
+async function gitAsync(dir: string, args: string[], env: Env): Promise<GitResult> {
   try {
     const p = Bun.spawn(["git", "-C", dir, ...args], {
       env: gitEnv(env),
@@ -68,40 +79,40 @@ export interface Repo {
 }
 
 /** the repository the workspace is in; exit 2 when it is not in a git work tree */
-export function repoOf(ws: string, env: Env = process.env): Repo {
-  const r = git(ws, ["rev-parse", "--show-toplevel", "--verify", "--quiet", "HEAD"], env);
+export function repoOf(ws: string, g: Git): Repo {
+  const r = g.run(ws, ["rev-parse", "--show-toplevel", "--verify", "--quiet", "HEAD"]);
   const lines = r.stdout.trim().split("\n");
   if (r.code !== 0 || lines.length < 2) {
     if (/not a git repository/i.test(r.stderr)) throw usageError(`${ws} is not in a git repository`, "--worktree needs one: run git init (and commit once), or leave --worktree out");
     if (lines.length === 1 && lines[0] !== "") throw usageError(`the repository of ${ws} has no commit yet`, "commit once, then use --worktree");
     throw new MamError(`git cannot read the repository of ${ws} (${gitWhy(r)})`, 1);
   }
-  const b = git(ws, ["symbolic-ref", "--quiet", "--short", "HEAD"], env);
+  const b = g.run(ws, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
   return { top: lines[0]!, head: lines[1]!, headBranch: b.code === 0 ? b.stdout.trim() || undefined : undefined };
 }
 
 /** a branch name git accepts (`git check-ref-format --branch`); exit 2 otherwise */
-export function checkBranchName(ws: string, branch: string, env: Env = process.env): string {
+export function checkBranchName(ws: string, branch: string, g: Git): string {
   if (branch === "" || branch.startsWith("-") || /[\s\x00-\x1f]/.test(branch)) throw usageError(`invalid branch name '${branch.slice(0, 60)}'`, "see: git check-ref-format --help");
-  const r = git(ws, ["check-ref-format", "--branch", branch], env);
+  const r = g.run(ws, ["check-ref-format", "--branch", branch]);
   if (r.code !== 0) throw usageError(`invalid branch name '${branch.slice(0, 60)}' (${gitWhy(r)})`, "see: git check-ref-format --help");
   return branch;
 }
 
 /** the commit a ref names; exit 2 when it names none */
-export function resolveCommit(ws: string, ref: string, env: Env = process.env): string {
+export function resolveCommit(ws: string, ref: string, g: Git): string {
   if (ref === "" || ref.startsWith("-")) throw usageError(`invalid --base '${ref.slice(0, 60)}'`, "give a branch, tag or commit");
-  const r = git(ws, ["rev-parse", "--verify", "--quiet", "--end-of-options", `${ref}^{commit}`], env);
+  const r = g.run(ws, ["rev-parse", "--verify", "--quiet", "--end-of-options", `${ref}^{commit}`]);
   if (r.code !== 0) throw usageError(`--base '${ref.slice(0, 60)}' is not a commit of this repository`, "give a branch, tag or commit (see: git log --oneline)");
   return r.stdout.trim();
 }
 
-export function branchExists(ws: string, branch: string, env: Env = process.env): boolean {
-  return git(ws, ["show-ref", "--verify", "--quiet", `refs/heads/${branch}`], env).code === 0;
+export function branchExists(ws: string, branch: string, g: Git): boolean {
+  return g.run(ws, ["show-ref", "--verify", "--quiet", `refs/heads/${branch}`]).code === 0;
 }
 
-export function branchCommit(ws: string, branch: string, env: Env = process.env): string | undefined {
-  const r = git(ws, ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`], env);
+export function branchCommit(ws: string, branch: string, g: Git): string | undefined {
+  const r = g.run(ws, ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`]);
   return r.code === 0 ? r.stdout.trim() : undefined;
 }
 
@@ -130,16 +141,16 @@ export function parseWorktreeList(text: string): WorktreeEntry[] {
   return out;
 }
 
-export function listWorktrees(ws: string, env: Env = process.env): WorktreeEntry[] {
-  const r = git(ws, ["worktree", "list", "--porcelain"], env);
+export function listWorktrees(ws: string, g: Git): WorktreeEntry[] {
+  const r = g.run(ws, ["worktree", "list", "--porcelain"]);
   if (r.code !== 0) throw new MamError(`git worktree list failed in ${ws} (${gitWhy(r)})`, 1);
   return parseWorktreeList(r.stdout);
 }
 
 /** `git worktree add` on a new branch from `base`, or on an existing branch; exit 4 when git refuses a branch in use */
-export function addWorktree(ws: string, path: string, branch: string, base: string | undefined, env: Env = process.env): void {
+export function addWorktree(ws: string, path: string, branch: string, base: string | undefined, g: Git): void {
   const args = base !== undefined ? ["worktree", "add", "-b", branch, "--", path, base] : ["worktree", "add", "--", path, branch];
-  const r = git(ws, args, env);
+  const r = g.run(ws, args);
   if (r.code === 0) return;
   const why = gitWhy(r);
   if (/already (checked out|used by worktree)|already exists/i.test(why)) throw conflict(`git worktree add refused: ${why}`, "pick another branch with --worktree BRANCH");
@@ -147,14 +158,14 @@ export function addWorktree(ws: string, path: string, branch: string, base: stri
 }
 
 /** `git worktree remove [--force] <path>`; the branch stays */
-export function removeWorktree(ws: string, path: string, force: boolean, env: Env = process.env): void {
-  const r = git(ws, ["worktree", "remove", ...(force ? ["--force", "--force"] : []), "--", path], env);
+export function removeWorktree(ws: string, path: string, force: boolean, g: Git): void {
+  const r = g.run(ws, ["worktree", "remove", ...(force ? ["--force", "--force"] : []), "--", path]);
   if (r.code !== 0) throw new MamError(`git worktree remove ${path} failed (${gitWhy(r)})`, 1, force ? undefined : "add --force to remove it anyway");
 }
 
 /** delete a branch this command created a moment ago (undoing a half-made create) */
-export function deleteBranch(ws: string, branch: string, env: Env = process.env): void {
-  git(ws, ["branch", "-D", "--", branch], env);
+export function deleteBranch(ws: string, branch: string, g: Git): void {
+  g.run(ws, ["branch", "-D", "--", branch]);
 }
 
 export interface WorktreeCounts {
@@ -167,8 +178,8 @@ export interface WorktreeCounts {
 }
 
 /** ahead/behind against a commit, and uncommitted files: two git calls at once; undefined when git cannot tell */
-export async function worktreeCounts(path: string, against: string, env: Env = process.env): Promise<WorktreeCounts | undefined> {
-  const [lr, st] = await Promise.all([gitAsync(path, ["rev-list", "--left-right", "--count", `${against}...HEAD`], env), gitAsync(path, ["status", "--porcelain", "--untracked-files=all"], env)]);
+export async function worktreeCounts(path: string, against: string, g: Git): Promise<WorktreeCounts | undefined> {
+  const [lr, st] = await Promise.all([g.runAsync(path, ["rev-list", "--left-right", "--count", `${against}...HEAD`]), g.runAsync(path, ["status", "--porcelain", "--untracked-files=all"])]);
   if (lr.code !== 0 || st.code !== 0) return undefined;
   const [behind, ahead] = lr.stdout.trim().split(/\s+/).map(Number);
   return { ahead: ahead ?? 0, behind: behind ?? 0, changed: st.stdout.split("\n").filter((l) => l.trim() !== "").length };

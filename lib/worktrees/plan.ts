@@ -16,8 +16,8 @@ import { join } from "node:path";
 import type { Row, WorktreeBlock } from "../registry/types.ts";
 import { atomicWriteFile } from "../sys/atomic.ts";
 import { conflict, usageError } from "../sys/errors.ts";
-import { type Env, mamDir } from "../sys/paths.ts";
-import { branchCommit, branchExists, checkBranchName, git, listWorktrees, repoOf, resolveCommit } from "./git.ts";
+import { mamDir } from "../sys/paths.ts";
+import { branchCommit, branchExists, checkBranchName, type Git, listWorktrees, repoOf, resolveCommit } from "./git.ts";
 
 export interface WorktreeRecord extends WorktreeBlock {
   base: string;
@@ -71,23 +71,23 @@ export interface WorktreePlan extends WorktreeRecord {
  * branch that is not checked out anywhere (4), a folder that is not taken (4). An existing
  * branch is reused (its work continues); then --base is refused (2).
  */
-export function planWorktree(ws: string, name: string, branchArg: string | undefined, baseArg: string | undefined, env: Env = process.env): WorktreePlan {
-  const repo = repoOf(ws, env);
-  const branch = checkBranchName(ws, branchArg === undefined || branchArg === "" ? name : branchArg, env);
+export function planWorktree(ws: string, name: string, branchArg: string | undefined, baseArg: string | undefined, g: Git): WorktreePlan {
+  const repo = repoOf(ws, g);
+  const branch = checkBranchName(ws, branchArg === undefined || branchArg === "" ? name : branchArg, g);
   const path = worktreePath(ws, name);
   if (existsSync(path)) {
     throw conflict(`worktree folder ${path} already exists and no session of this workspace keeps it`, `pick another --session name, or remove it with: git worktree remove ${path}`);
   }
-  if (branchExists(ws, branch, env)) {
+  if (branchExists(ws, branch, g)) {
     if (baseArg !== undefined) throw usageError(`branch '${branch}' already exists; --base only applies to a new branch`, "leave --base out to continue that branch, or pick a new name with --worktree BRANCH");
-    const at = listWorktrees(ws, env).find((w) => w.branch === branch);
+    const at = listWorktrees(ws, g).find((w) => w.branch === branch);
     if (at) throw conflict(`branch '${branch}' is already checked out at ${at.path}`, "pick another branch with --worktree BRANCH");
-    const tip = branchCommit(ws, branch, env)!;
-    const mb = git(ws, ["merge-base", repo.head, tip], env);
+    const tip = branchCommit(ws, branch, g)!;
+    const mb = g.run(ws, ["merge-base", repo.head, tip]);
     return { path, branch, base: repo.headBranch ?? "HEAD", base_commit: mb.code === 0 ? mb.stdout.trim() : tip, newBranch: false };
   }
   const base = baseArg ?? repo.headBranch ?? "HEAD";
-  return { path, branch, base, base_commit: resolveCommit(ws, base, env), newBranch: true };
+  return { path, branch, base, base_commit: resolveCommit(ws, base, g), newBranch: true };
 }
 
 /** the worktrees folder with its .gitignore (`*`: git status of the main checkout stays quiet) */

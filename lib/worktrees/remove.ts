@@ -5,8 +5,7 @@
 import { existsSync } from "node:fs";
 import type { Mux } from "../mux/types.ts";
 import { conflict } from "../sys/errors.ts";
-import type { Env } from "../sys/paths.ts";
-import { branchExists, deleteBranch, git, listWorktrees, removeWorktree } from "./git.ts";
+import { branchExists, deleteBranch, type Git, listWorktrees, removeWorktree } from "./git.ts";
 import type { WorktreePlan, WorktreeRecord } from "./plan.ts";
 
 export interface WorkAtRisk {
@@ -17,15 +16,15 @@ export interface WorkAtRisk {
 }
 
 /** what removing the worktree would lose; Infinity where git cannot tell (counts as risk) */
-export function workAtRisk(ws: string, wt: WorktreeRecord, env: Env = process.env): WorkAtRisk {
+export function workAtRisk(ws: string, wt: WorktreeRecord, g: Git): WorkAtRisk {
   let uncommitted = 0;
   if (existsSync(wt.path)) {
-    const st = git(wt.path, ["status", "--porcelain", "--untracked-files=all"], env);
+    const st = g.run(wt.path, ["status", "--porcelain", "--untracked-files=all"]);
     uncommitted = st.code === 0 ? st.stdout.split("\n").filter((l) => l.trim() !== "").length : Number.POSITIVE_INFINITY;
   }
   let unmerged = 0;
-  if (branchExists(ws, wt.branch, env)) {
-    const rl = git(ws, ["rev-list", "--count", `HEAD..refs/heads/${wt.branch}`], env);
+  if (branchExists(ws, wt.branch, g)) {
+    const rl = g.run(ws, ["rev-list", "--count", `HEAD..refs/heads/${wt.branch}`]);
     unmerged = rl.code === 0 ? Number(rl.stdout.trim()) : Number.POSITIVE_INFINITY;
   }
   return { uncommitted, unmerged };
@@ -46,9 +45,9 @@ export function refuseAtRisk(name: string, wt: WorktreeRecord, risk: WorkAtRisk)
 }
 
 /** is `path` one of the repository's registered worktrees? */
-function registered(ws: string, path: string, env: Env): boolean {
+function registered(ws: string, path: string, g: Git): boolean {
   try {
-    return listWorktrees(ws, env).some((w) => w.path === path);
+    return listWorktrees(ws, g).some((w) => w.path === path);
   } catch {
     return false;
   }
@@ -60,7 +59,7 @@ export interface RemoveOptions {
   herdr?: Mux;
   /** herdr: the worktree's workspace is open there */
   herdrOpen?: boolean;
-  env?: Env;
+  git: Git;
 }
 
 /**
@@ -68,26 +67,26 @@ export interface RemoveOptions {
  * and not forced. A worktree whose folder already vanished is pruned from git's list.
  */
 export async function removeSessionWorktree(ws: string, name: string, wt: WorktreeRecord, o: RemoveOptions): Promise<{ removed: boolean; at_risk: WorkAtRisk }> {
-  const env = o.env ?? process.env;
-  const risk = workAtRisk(ws, wt, env);
+  const g = o.git;
+  const risk = workAtRisk(ws, wt, g);
   if (!o.force) refuseAtRisk(name, wt, risk);
   if (!existsSync(wt.path)) {
-    git(ws, ["worktree", "prune"], env);
+    g.run(ws, ["worktree", "prune"]);
     return { removed: false, at_risk: risk };
   }
   if (o.herdr?.removeWorktree && o.herdrOpen && wt.herdr_workspace) await o.herdr.removeWorktree(wt.herdr_workspace, true);
-  else removeWorktree(ws, wt.path, true, env);
+  else removeWorktree(ws, wt.path, true, g);
   return { removed: true, at_risk: risk };
 }
 
 /** undo a create that failed after the worktree was (maybe) made: no half-made worktree, no new branch */
-export function undoWorktree(ws: string, plan: WorktreePlan, env: Env = process.env): void {
-  if (registered(ws, plan.path, env) || existsSync(plan.path)) {
+export function undoWorktree(ws: string, plan: WorktreePlan, g: Git): void {
+  if (registered(ws, plan.path, g) || existsSync(plan.path)) {
     try {
-      removeWorktree(ws, plan.path, true, env);
+      removeWorktree(ws, plan.path, true, g);
     } catch {
-      git(ws, ["worktree", "prune"], env);
+      g.run(ws, ["worktree", "prune"]);
     }
   }
-  if (plan.newBranch && branchExists(ws, plan.branch, env) && !listWorktrees(ws, env).some((w) => w.branch === plan.branch)) deleteBranch(ws, plan.branch, env);
+  if (plan.newBranch && branchExists(ws, plan.branch, g) && !listWorktrees(ws, g).some((w) => w.branch === plan.branch)) deleteBranch(ws, plan.branch, g);
 }

@@ -1,7 +1,9 @@
 // The help renderer (lib/cli/help.ts) and the docs it generates (docs/cli.md).
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { root } from "../../mam.ts";
+import { rootCommand } from "../../mam.ts";
+
+const root = await rootCommand();
 import { commandAt, helpText } from "../../lib/cli/help.ts";
 import { CLI_DOCS, renderCliDocs } from "../../scripts/gen-cli-docs.ts";
 

@@ -1,58 +1,46 @@
-// Submitting a job (SPEC §7.4 `job submit`): validate, find the target session, register the
-// job (pending), ensure the daemon, prompt the agent with its header. Used by `mam job submit`
-// and by `mam create --submit-job`.
+// Submitting a job (docs/jobs.md): check the job, find the target session (and the reviewer of a
+// loop job) at its input prompt, register the job (pending), make sure the daemon runs, and type
+// the job's header into the agent. Behind `mam job submit`, the MCP tool, `mam create
+// --submit-job` and the demo.
 import { statSync } from "node:fs";
-import { resolve } from "node:path";
-import { MamError, notFound, usageError } from "../../sys/errors.ts";
-import { checkName } from "../../sys/names.ts";
-import { err, warn } from "../../sys/io.ts";
+import { isAbsolute, resolve } from "node:path";
+import { brokerConfigFromEnv } from "../../jobs/broker-config.ts";
 import { jobHeader } from "../../jobs/header.ts";
-import type { JobRuntime } from "../../jobs/runtime.ts";
-import { appendEvent, DEFAULT_IDLE_TIMEOUT_SEC, DEFAULT_MAX_ITERATIONS, DEFAULT_TIMEOUT_SEC, type JobRecord, type JobSpec, registerJob } from "../../jobs/store.ts";
+import { DEFAULT_IDLE_TIMEOUT_SEC, DEFAULT_MAX_ITERATIONS, DEFAULT_TIMEOUT_SEC, type JobRecord, type JobSpec } from "../../jobs/store.ts";
+import { DISABLED_MESSAGE } from "../../sys/daemon-proc.ts";
+import { MamError, notFound, usageError } from "../../sys/errors.ts";
+import { info, type Notice, warning } from "../../sys/notice.ts";
+import type { Deps } from "../deps.ts";
+import { checkJob } from "./rules.ts";
 
-export interface SubmitOptions {
+/** a job, as its op takes it */
+export interface JobInput {
   to: string;
   prompt?: string;
-  briefFile?: string;
+  /** relative to the workspace (the command line resolves it against its own folder first) */
+  brief_file?: string;
   from?: string;
-  timeoutSec?: number;
-  idleTimeoutSec?: number;
+  timeout_s?: number;
+  idle_timeout_s?: number;
   expect?: string[];
   type?: "single" | "loop";
   reviewer?: string;
-  maxIterations?: number;
-  /** MAM_MQTT_TOPIC_PREFIX */
-  topicPrefix: string;
-  /** resolves a relative --brief-file */
-  cwd?: string;
+  max_iterations?: number;
 }
 
-/** the job spec of valid options; usage errors (exit 2) otherwise, before any side effect */
-export function jobSpecOf(o: SubmitOptions): JobSpec {
-  checkName(o.to, "session name (--to)");
-  if (o.from !== undefined) checkName(o.from, "session name (--from)");
-  if ((o.prompt === undefined) === (o.briefFile === undefined)) throw usageError("give exactly one of --prompt and --brief-file");
-  if (o.prompt !== undefined && o.prompt.trim() === "") throw usageError("--prompt is empty");
+/** the job spec of valid input; the brief file must exist (exit 2 otherwise) */
+export function jobSpecOf(o: JobInput, ws: string, topicPrefix: string): JobSpec {
+  checkJob(o);
   let brief: string | undefined;
-  if (o.briefFile !== undefined) {
-    brief = resolve(o.cwd ?? process.cwd(), o.briefFile);
+  if (o.brief_file !== undefined) {
+    brief = isAbsolute(o.brief_file) ? o.brief_file : resolve(ws, o.brief_file);
     let ok = false;
     try {
       ok = statSync(brief).isFile();
     } catch {}
-    if (!ok) throw usageError(`brief file '${o.briefFile}' does not exist or is not a file`);
+    if (!ok) throw usageError(`brief file '${o.brief_file}' does not exist or is not a file`);
   }
   const type = o.type ?? "single";
-  if (type === "loop") {
-    if (o.reviewer === undefined) throw usageError("--type loop needs --reviewer NAME");
-    checkName(o.reviewer, "session name (--reviewer)");
-    if (o.reviewer === o.to) throw usageError("the reviewer must be another session than the worker (--to)");
-  } else {
-    if (o.reviewer !== undefined) throw usageError("--reviewer goes with --type loop");
-    if (o.maxIterations !== undefined) throw usageError("--max-iterations goes with --type loop");
-  }
-  if (o.maxIterations !== undefined && o.maxIterations < 1) throw usageError("--max-iterations must be at least 1");
-  for (const a of o.expect ?? []) if (a === "" || a.includes("\n")) throw usageError(`invalid --expect '${a}'`);
   return {
     agent_session: o.to,
     agent: null,
@@ -60,18 +48,19 @@ export function jobSpecOf(o: SubmitOptions): JobSpec {
     delegator: o.from ?? null,
     type,
     reviewer_session: type === "loop" ? o.reviewer! : null,
-    max_iterations: type === "loop" ? (o.maxIterations ?? DEFAULT_MAX_ITERATIONS) : null,
-    timeout_sec: o.timeoutSec ?? DEFAULT_TIMEOUT_SEC,
-    idle_timeout_sec: o.idleTimeoutSec ?? DEFAULT_IDLE_TIMEOUT_SEC,
+    max_iterations: type === "loop" ? (o.max_iterations ?? DEFAULT_MAX_ITERATIONS) : null,
+    timeout_sec: o.timeout_s ?? DEFAULT_TIMEOUT_SEC,
+    idle_timeout_sec: o.idle_timeout_s ?? DEFAULT_IDLE_TIMEOUT_SEC,
     expected_artifacts: o.expect ?? [],
-    topic_prefix_base: o.topicPrefix,
+    topic_prefix_base: topicPrefix,
   };
 }
 
 export interface Submitted {
   record: JobRecord;
   /** the daemon's PID, when one runs */
-  daemonPid?: string;
+  daemon_pid: number | null;
+  warnings: Notice[];
 }
 
 /** the target waits at a dialog: the job header typed now would answer it */
@@ -79,33 +68,42 @@ function waitingError(who: string, waiting: string): MamError {
   return new MamError(`${who} waits at ${waiting}; nothing was submitted`, 1, "answer it, then submit the job again");
 }
 
+/** the daemon's PID after making sure it runs; a notice when it is off or would not start */
+export async function ensureDaemonNoticed(deps: Deps, warnings: Notice[], what: string): Promise<number | null> {
+  try {
+    const r = await deps.daemon.ensure();
+    if (r.disabled) warnings.push(info(DISABLED_MESSAGE));
+    return r.pid ?? null;
+  } catch (e) {
+    warnings.push(warning(`could not start the subscriber daemon (${(e as Error).message}); ${what}`));
+    return null;
+  }
+}
+
 /** submit: nothing is written unless the target (and reviewer) sessions exist and can take a prompt */
-export async function submitJob(ws: string, o: SubmitOptions, runtime: JobRuntime): Promise<Submitted> {
-  const spec = jobSpecOf(o);
-  const target = await runtime.findSession(o.to);
-  if (!target) throw notFound(`no running session named '${o.to}' in this workspace (${ws})`, "see: mam status");
+export async function submitJob(deps: Deps, o: JobInput): Promise<Submitted> {
+  const spec = jobSpecOf(o, deps.ws, brokerConfigFromEnv(deps.env).topicPrefix);
+  const rt = deps.runtime;
+  const target = await rt.findSession(o.to);
+  if (!target) throw notFound(`no running session named '${o.to}' in this workspace (${deps.ws})`, "see: mam status");
   if (target.gone) throw new MamError(`session '${o.to}' has no agent any more (${target.gone}); nothing was submitted`, 1, `mam resume ${o.to} starts it again`);
   if (target.waiting) throw waitingError(`session '${o.to}'`, target.waiting);
   if (spec.reviewer_session !== null) {
-    const reviewer = await runtime.findSession(spec.reviewer_session);
-    if (!reviewer) throw notFound(`no running session named '${spec.reviewer_session}' (the reviewer) in this workspace (${ws})`, "see: mam status");
+    const reviewer = await rt.findSession(spec.reviewer_session);
+    if (!reviewer) throw notFound(`no running session named '${spec.reviewer_session}' (the reviewer) in this workspace (${deps.ws})`, "see: mam status");
     if (reviewer.gone) throw new MamError(`session '${spec.reviewer_session}' (the reviewer) has no agent any more (${reviewer.gone}); nothing was submitted`, 1, `mam resume ${spec.reviewer_session} starts it again`);
     if (reviewer.waiting) throw waitingError(`session '${spec.reviewer_session}' (the reviewer)`, reviewer.waiting);
   }
-  const record = await registerJob(ws, { ...spec, agent: target.agent, ...(target.worktree ? { worktree: target.worktree } : {}) });
-  let daemonPid: string | undefined;
+  const record = await deps.jobs.register({ ...spec, agent: target.agent, ...(target.worktree ? { worktree: target.worktree } : {}) });
+  const warnings: Notice[] = [];
+  const daemonPid = await ensureDaemonNoticed(deps, warnings, `job ${record.job_id} is tracked through its journal`);
   try {
-    daemonPid = await runtime.ensureDaemon();
-  } catch (e) {
-    warn(`could not start the subscriber daemon (${(e as Error).message}); job ${record.job_id} is tracked through its journal`);
-  }
-  try {
-    const w = await runtime.prompt(target, jobHeader(record, o.to, ws));
-    if (w) err(w);
+    const w = await rt.prompt(target, jobHeader(record, o.to, deps.ws));
+    if (w) warnings.push(w);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    await appendEvent(ws, record.job_id, { event: "error", detail: `could not prompt ${o.to}: ${why}`.slice(0, 2000), source: "mam" });
+    await deps.jobs.append(record.job_id, { event: "error", detail: `could not prompt ${o.to}: ${why}`.slice(0, 2000), source: "mam" });
     throw new MamError(`job ${record.job_id}: could not prompt session ${o.to} (${why})`, 1, `the job is marked error; see: mam job status ${record.job_id}`);
   }
-  return { record, daemonPid };
+  return { record, daemon_pid: daemonPid, warnings };
 }

@@ -5,6 +5,7 @@
 // agent runs.
 import { isHerdrManaged } from "../../agents/kinds.ts";
 import type { Mux } from "../../mux/types.ts";
+import { type Notice, warning } from "../../sys/notice.ts";
 import type { Env } from "../../sys/paths.ts";
 import { answerHint, deliver, mayType, promptWaitMs, waitForPrompt, waitingAt } from "./at-prompt.ts";
 
@@ -15,8 +16,7 @@ export interface AfterStart {
   waiting_at: string | null;
   /** the onboarding text: sent, not sent (the agent was not ready for it), or off (--no-onboard, resume) */
   onboarding: "sent" | "not sent" | "off";
-  /** one line each, for stderr */
-  warnings: string[];
+  warnings: Notice[];
 }
 
 export interface StartedAgent {
@@ -46,26 +46,26 @@ export async function afterStart(a: StartedAgent): Promise<AfterStart> {
   const st = await waitForPrompt(a.mux, a.paneId, a.kind, a.env, waitMs);
   const hint = answerHint(a.backend, a.server, a.name, a.paneId);
   const notSent = a.text !== undefined ? "; the onboarding was not sent" : "";
-  const out = (at_prompt: boolean, waiting_at: string | null, onboarding: AfterStart["onboarding"], warnings: string[]): AfterStart => ({ at_prompt, waiting_at, onboarding, warnings });
+  const out = (at_prompt: boolean, waiting_at: string | null, onboarding: AfterStart["onboarding"], warnings: string[]): AfterStart => ({ at_prompt, waiting_at, onboarding, warnings: warnings.map(warning) });
   if (st.at === "dialog") {
     const at = waitingAt(st);
-    return out(false, at, a.text !== undefined ? "not sent" : "off", [`WARNING: ${a.kind} waits at ${at} in ${a.paneId}: answer it there (${hint})${notSent}`]);
+    return out(false, at, a.text !== undefined ? "not sent" : "off", [`${a.kind} waits at ${at} in ${a.paneId}: answer it there (${hint})${notSent}`]);
   }
   if (st.at === "gone") {
-    return out(false, null, a.text !== undefined ? "not sent" : "off", [`WARNING: ${a.kind} in ${a.name} is gone after it started (${st.why})${notSent}; see: mam status`]);
+    return out(false, null, a.text !== undefined ? "not sent" : "off", [`${a.kind} in ${a.name} is gone after it started (${st.why})${notSent}; see: mam status`]);
   }
   if (!mayType(st, known, waitMs > 0)) {
     return out(false, null, a.text !== undefined ? "not sent" : "off", [
-      `WARNING: ${a.kind} did not show its input prompt within ${waitMs / 1000} s in ${a.paneId}: look at it there (${hint})${notSent}`,
+      `${a.kind} did not show its input prompt within ${waitMs / 1000} s in ${a.paneId}: look at it there (${hint})${notSent}`,
     ]);
   }
   const atPrompt = st.at === "prompt";
   if (a.text === undefined) return out(atPrompt, null, "off", []);
   try {
     const d = await deliver(a.mux, a.paneId, a.kind, a.text, isHerdrManaged(a.kind), a.env);
-    if (d === "left-in-box") return out(atPrompt, null, "not sent", [`WARNING: the onboarding stayed in ${a.name}'s input box in ${a.paneId}: press Enter there (${hint})`]);
+    if (d === "left-in-box") return out(atPrompt, null, "not sent", [`the onboarding stayed in ${a.name}'s input box in ${a.paneId}: press Enter there (${hint})`]);
   } catch (e) {
-    return out(atPrompt, null, "not sent", [`WARNING: ${a.name} started, but the onboarding could not be sent (${(e as Error).message}); send it instructions yourself`]);
+    return out(atPrompt, null, "not sent", [`${a.name} started, but the onboarding could not be sent (${(e as Error).message}); send it instructions yourself`]);
   }
   return out(atPrompt, null, "sent", []);
 }

@@ -10,8 +10,9 @@
 import type { ScreenVerdict } from "../../agents/screen/detect.ts";
 import { AgentGone, type LiveStatus, type Mux, type MuxPane, type PaneScreen } from "../../mux/types.ts";
 import { MamError } from "../../sys/errors.ts";
+import { type Notice, warning } from "../../sys/notice.ts";
 import type { Env } from "../../sys/paths.ts";
-import { paneAgentGone } from "../../fleet/liveness.ts";
+import { paneAgentGone } from "./probe.ts";
 
 export type PaneState =
   /** at its input prompt: text may be typed */
@@ -203,12 +204,12 @@ export async function typeInto(
   text: string,
   managed: boolean,
   env: Env,
-): Promise<string | undefined> {
+): Promise<Notice | undefined> {
   const { state: st, screen } = await lookWithScreen(mux, s.paneId, s.agent, env);
   if (st.at === "gone") throw new AgentGone(s.paneId, st.why);
   if (st.at === "dialog") {
     throw new MamError(`session '${s.name}' waits at ${waitingAt(st)} in ${s.paneId}; nothing was typed`, 1, `answer it there (${answerHint(s.backend, s.server, s.name, s.paneId)}), then try again`);
   }
   const delivery = await deliver(mux, s.paneId, s.agent, text, managed, env, screen);
-  return delivery === "left-in-box" ? `WARNING: the text stayed in ${s.name}'s input box in ${s.paneId}: press Enter there (${answerHint(s.backend, s.server, s.name, s.paneId)})` : undefined;
+  return delivery === "left-in-box" ? warning(`the text stayed in ${s.name}'s input box in ${s.paneId}: press Enter there (${answerHint(s.backend, s.server, s.name, s.paneId)})`) : undefined;
 }

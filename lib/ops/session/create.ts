@@ -1,62 +1,67 @@
-// mam create (SPEC §5.2): validate, check for a conflict, claim a pane and start the agent under
-// the server's pane-claim lock, write the row (adopting the monitor's registration of our own
-// pane), onboard, submit a job, reconcile once, ensure the daemon. With --worktree the agent runs
-// in a git worktree of its own (lib/worktrees): checked before, made before the launch (tmux) or
-// by herdr in it, and removed again when the create fails.
+// Creating a session (docs/sessions.md): validate, check for a conflict, claim a pane and start
+// the agent under the server's pane-claim lock, write the row (adopting the daemon's registration
+// of our own pane), onboard, submit a job, reconcile once, make sure the daemon runs. With a
+// worktree the agent runs in a git worktree of its own (lib/worktrees): checked before, made
+// before the launch (tmux) or by herdr in it, and removed again when the create fails.
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import onboardingTemplate from "../../assets/onboarding.md" with { type: "text" };
 import { grantArgs } from "../../agents/grants.ts";
 import { agentKind, idField } from "../../agents/kinds.ts";
-import { type MuxChoice, resolveMuxTarget } from "../../mux/index.ts";
+import { agentMcpArgs, serverEntry } from "../../agents/mcp-config.ts";
+import { decide, placeRow } from "../../fleet/adopt.ts";
+import { defaultSessionName } from "../../fleet/naming.ts";
 import { shJoin } from "../../mux/exec.ts";
+import { resolveMuxTarget } from "../../mux/index.ts";
 import { findRows, sectionOf } from "../../registry/rows.ts";
-import { mutateRegistry, readRegistry, registryPath } from "../../registry/index.ts";
 import type { Row } from "../../registry/types.ts";
-import { conflict, MamError, usageError } from "../../sys/errors.ts";
+import { agentMam } from "../../sys/agent-mam.ts";
+import { conflict, MamError } from "../../sys/errors.ts";
+import { type Notice, warning } from "../../sys/notice.ts";
 import { checkName } from "../../sys/names.ts";
-import type { Env } from "../../sys/paths.ts";
-import { epochNow, isoUtc } from "../../sys/time.ts";
-import type { SubmitOptions } from "../job/submit.ts";
+import { isoUtc } from "../../sys/time.ts";
 import { addWorktree } from "../../worktrees/git.ts";
 import { ensureWorktreesDir, liveWorktreeOf, planWorktree, recordOf, type WorktreeRecord } from "../../worktrees/plan.ts";
 import { undoWorktree } from "../../worktrees/remove.ts";
-import { agentMcpArgs, serverEntry } from "../../agents/mcp-config.ts";
-import { agentMam } from "../../sys/agent-mam.ts";
-import { decide, placeRow } from "../../fleet/adopt.ts";
-import { launch } from "./launch.ts";
+import type { Deps } from "../deps.ts";
+import { checkJob } from "../job/rules.ts";
+import { ensureDaemonNoticed, type JobInput, submitJob } from "../job/submit.ts";
+import { checkCreate, checkRole } from "./rules.ts";
+import { reconcileOnce } from "../reconcile.ts";
 import { type AfterStart, afterStart } from "./after-start.ts";
-import { defaultSessionName } from "../../fleet/naming.ts";
+import { launch } from "./launch.ts";
 
 export const CREATED_NOTE = "created by mam create";
 
-/** a job for the new session: `mam job submit`'s options without the target */
-export type JobOptions = Omit<SubmitOptions, "to" | "topicPrefix">;
+/** a job for the new session: a job's input without its target */
+export type JobForNew = Omit<JobInput, "to">;
 
-export interface CreateOptions {
-  ws: string;
+export interface CreateInput {
   agent: string;
   role: string;
+  /** default <workspace slug>-<role>-<agent> */
   name?: string;
-  choice: MuxChoice;
-  startServer: boolean;
+  mux?: "herdr" | "tmux";
+  herdr_server?: string;
+  tmux_server?: string;
+  start_server: boolean;
+  /** type the onboarding message into the new agent */
   onboard: boolean;
-  agentArgs: string[];
-  env: Env;
-  /**
-   * submit this job to the new session right after it is created (SPEC §5.2 step 6): its text
-   * (`--submit-job`), or every option of `mam job submit` but the target (`job submit --worktree`)
-   */
-  submitJob?: string | JobOptions;
-  /** `--worktree [BRANCH] [--base REF]`: the agent gets a git worktree of its own (issue 18) */
-  worktree?: { branch?: string; base?: string };
+  /** a job (its text) for the new session, submitted right after it is created */
+  submit_job?: string;
   /** give the agent mam's MCP tools (`mam mcp` for this workspace; claude and codex) */
-  mcp?: boolean;
-  /** false (`--no-grant`): start the agent without mam's pre-approved commands (lib/agents/grants.ts) */
-  grant?: boolean;
+  mcp: boolean;
+  /** false: start the agent without mam's pre-approved commands (lib/agents/grants.ts) */
+  grant: boolean;
+  /** the agent's own extra arguments */
+  agent_args: string[];
+  /** a git worktree of its own on this branch ("" or absent with worktree_default: the session's name) */
+  worktree?: string;
+  /** with worktree: the commit a new branch starts from */
+  base?: string;
 }
 
-/** what `mam create` does and reports: the created session, then steps 6–8 of SPEC §5.2 */
+/** what a create does and reports: the created session, then its job, the reconcile, the daemon */
 export interface CreateOutcome extends Created {
   job_id: string | null;
   /** the subscriber daemon's pid; null when none runs (MAM_NO_SUBSCRIBER_DAEMON=1) */
@@ -68,6 +73,8 @@ export interface Created extends AfterStart {
   agent: string;
   role: string;
   backend: "herdr" | "tmux";
+  /** the same as backend (the name the JSON and the MCP results use) */
+  mux: "herdr" | "tmux";
   server: string;
   pane: string;
   adopted: boolean;
@@ -81,13 +88,6 @@ export interface Created extends AfterStart {
 export function conflictError(name: string): MamError {
   const e = conflict(`${name} already running in agent-sessions.yaml`);
   return new MamError(e.message, e.exitCode, undefined, { stdout: true });
-}
-
-export function checkRole(role: string): string {
-  if (role.trim() === "" || /[\n\r\t]/.test(role) || role.length > 64) {
-    throw usageError(`invalid role '${role.slice(0, 40)}'`, "a role is 1-64 characters on one line");
-  }
-  return role;
 }
 
 /** the onboarding message; `mam` is the words that run mam in the agent's shell (agentMam) */
@@ -106,68 +106,64 @@ export function onboardingText(name: string, agent: string, role: string, ws: st
 }
 
 /**
- * The whole use case of `mam create` (SPEC §5.2), shared by the CLI, the demo and other front
- * ends: create the session, submit `submitJob` to it, run one reconcile pass (a failure there
- * does not undo the create) and make sure the subscriber daemon runs.
+ * The whole create: the session, then `job` (or the submit_job text) submitted to it, one
+ * reconcile pass (a failure there does not undo the create), and the daemon.
  */
-export async function createAndFollowUp(o: CreateOptions): Promise<CreateOutcome> {
-  const job: JobOptions | undefined = typeof o.submitJob === "string" ? { prompt: o.submitJob, cwd: process.cwd() } : o.submitJob;
+export async function createAndFollowUp(deps: Deps, o: CreateInput, jobFor?: JobForNew): Promise<CreateOutcome> {
+  const job: JobForNew | undefined = jobFor ?? (o.submit_job !== undefined ? { prompt: o.submit_job } : undefined);
   // the job's own options are checked before the session is made (a bad one changes nothing)
-  if (job) (await import("../job/submit.ts")).jobSpecOf({ ...job, to: sessionNameOf(o), topicPrefix: "" });
-  const c = await createSession(o);
-  const warnings: string[] = [];
-  // 6. a job for the new session
+  if (job) checkJob({ ...job, to: sessionNameOf(deps.ws, o) });
+  const c = await createSession(deps, o);
+  const warnings: Notice[] = [...c.warnings];
+  // a job for the new session
   let jobId: string | null = null;
   if (job && c.waiting_at !== null) {
     // typed into a dialog, the job header would answer it: the user answers it first
-    warnings.push(`WARNING: the job was not submitted: ${c.name} waits at ${c.waiting_at}; once it is answered: mam job submit --to ${c.name} …`);
+    warnings.push(warning(`the job was not submitted: ${c.name} waits at ${c.waiting_at}; once it is answered: mam job submit --to ${c.name} …`));
   } else if (job) {
-    const [{ submitJob }, { loadJobRuntime }, { brokerConfigFromEnv }] = await Promise.all([
-      import("../job/submit.ts"),
-      import("../../jobs/runtime.ts"),
-      import("../../jobs/broker-config.ts"),
-    ]);
-    const s = await submitJob(o.ws, { ...job, to: c.name, topicPrefix: brokerConfigFromEnv(o.env).topicPrefix }, await loadJobRuntime(o.ws, o.env));
+    const s = await submitJob(deps, { ...job, to: c.name });
+    warnings.push(...s.warnings);
     jobId = s.record.job_id;
-    const path = registryPath(o.ws, o.env);
-    await mutateRegistry(path, (d) => {
+    await deps.registry.mutate((d) => {
       const r = d[sectionOf(c.backend)].find((x) => x.name === c.name && x.status === "running");
       if (r) r.delegate_job_id = jobId!;
     });
   }
-  // 7. one reconcile pass; a failure here does not undo the create
-  const { reconcileOnce } = await import("../reconcile.ts");
+  // one reconcile pass; a failure here does not undo the create
   try {
-    await reconcileOnce(o.ws, o.env, { dryRun: false });
+    await reconcileOnce(deps, { dry_run: false });
   } catch (e) {
-    warnings.push(`WARNING: the end-of-create reconcile failed (${(e as Error).message})`);
+    warnings.push(warning(`the end-of-create reconcile failed (${(e as Error).message})`));
   }
-  // 8. the subscriber daemon
-  const { ensureDaemon } = await import("../../sys/daemon-proc.ts");
-  const pid = await ensureDaemon(o.ws, o.env);
-  return { ...c, job_id: jobId, watchdog_pid: pid ?? null, warnings: [...c.warnings, ...warnings] };
+  // the daemon
+  const pid = await ensureDaemonNoticed(deps, warnings, "jobs are tracked through their journals");
+  return { ...c, job_id: jobId, watchdog_pid: pid, warnings: dedupe(warnings) };
 }
 
-/** the session's name: --session, else `<slug>-<role>-<agent>`; exit 2 when invalid */
-export function sessionNameOf(o: Pick<CreateOptions, "ws" | "agent" | "role" | "name">): string {
-  return checkName(o.name ?? defaultSessionName(o.ws, checkRole(o.role), agentKind(o.agent).kind), "session name");
+/** each notice once (the daemon says it is off once, though submit and create both ask) */
+const dedupe = (ns: Notice[]): Notice[] => ns.filter((n, i) => ns.findIndex((m) => m.level === n.level && m.text === n.text) === i);
+
+/** the session's name: the one asked for, else `<slug>-<role>-<agent>`; exit 2 when invalid */
+export function sessionNameOf(ws: string, o: Pick<CreateInput, "agent" | "role" | "name">): string {
+  return checkName(o.name ?? defaultSessionName(ws, checkRole(o.role), agentKind(o.agent).kind), "session name");
 }
 
-export async function createSession(o: CreateOptions): Promise<Created> {
+export async function createSession(deps: Deps, o: CreateInput): Promise<Created> {
   // 1. validate everything before any side effect
+  checkCreate(o);
+  const ws = deps.ws;
   const kind = agentKind(o.agent);
-  const role = checkRole(o.role);
-  const name = sessionNameOf(o);
-  const mcpArgs = o.mcp ? agentMcpArgs(kind.kind, serverEntry(o.ws)) : [];
+  const role = o.role;
+  const name = sessionNameOf(ws, o);
+  const mcpArgs = o.mcp ? agentMcpArgs(kind.kind, serverEntry(ws)) : [];
   const grant = o.grant !== false;
-  const grants = grant ? grantArgs(kind.kind, o.env) : [];
-  const target = resolveMuxTarget(o.choice, o.env);
+  const grants = grant ? grantArgs(kind.kind, deps.env) : [];
+  const target = resolveMuxTarget(o, deps.env);
   const section = sectionOf(target.backend);
-  const t0 = epochNow();
-  const path = registryPath(o.ws, o.env);
+  const t0 = deps.clock.epoch();
 
   // 2. conflict check
-  const before = readRegistry(path);
+  const before = deps.registry.read();
   const d0 = decide(before, name, t0, { section, server: target.server });
   if (d0.kind === "conflict") throw conflictError(name);
   // a stopped session of this name that keeps its worktree is not replaced: its work would be lost from view
@@ -176,17 +172,17 @@ export async function createSession(o: CreateOptions): Promise<Created> {
     .find((w) => w !== undefined && existsSync(w.path));
   if (kept) throw conflict(`session '${name}' keeps its worktree ${kept.path} (branch ${kept.branch})`, `resume it with: mam resume ${name}; or remove the worktree first: mam worktree remove ${name}`);
   // the worktree's checks (git repository, branch, base, folder) before anything is made
-  const plan = o.worktree ? planWorktree(o.ws, name, o.worktree.branch, o.worktree.base, o.env) : undefined;
+  const plan = o.worktree !== undefined ? planWorktree(ws, name, o.worktree === "" ? undefined : o.worktree, o.base, deps.git) : undefined;
   // only what this create made is undone (a concurrent create of the same name made its own)
   const made = { worktree: false };
   const undo = () => {
-    if (plan && made.worktree) undoWorktree(o.ws, plan, o.env);
+    if (plan && made.worktree) undoWorktree(ws, plan, deps.git);
   };
   if (plan) {
-    ensureWorktreesDir(o.ws);
+    ensureWorktreesDir(ws);
     // tmux: mam makes it; herdr makes it itself (launch), so that it shows it as a workspace
     if (target.backend === "tmux") {
-      addWorktree(o.ws, plan.path, plan.branch, plan.newBranch ? plan.base_commit : undefined, o.env);
+      addWorktree(ws, plan.path, plan.branch, plan.newBranch ? plan.base_commit : undefined, deps.git);
       made.worktree = true;
     }
   }
@@ -198,20 +194,18 @@ export async function createSession(o: CreateOptions): Promise<Created> {
   );
   let l: Awaited<ReturnType<typeof launch>>;
   try {
-    l = await launch({
-      ws: o.ws,
+    l = await launch(deps, {
       name,
       kind,
-      args: [...kind.freshArgs(sessionId), ...grants, ...mcpArgs, ...o.agentArgs],
+      args: [...kind.freshArgs(sessionId), ...grants, ...mcpArgs, ...o.agent_args],
       backend: target.backend,
       server: target.server,
-      startServer: o.startServer,
+      startServer: o.start_server,
       taken,
-      env: o.env,
       cwd: plan?.path,
       made,
       herdrWorktree:
-        plan && target.backend === "herdr" ? { cwd: o.ws, branch: plan.branch, base: plan.newBranch ? plan.base_commit : undefined, path: plan.path, label: name } : undefined,
+        plan && target.backend === "herdr" ? { cwd: ws, branch: plan.branch, base: plan.newBranch ? plan.base_commit : undefined, path: plan.path, label: name } : undefined,
     });
   } catch (e) {
     undo();
@@ -236,7 +230,7 @@ export async function createSession(o: CreateOptions): Promise<Created> {
         ...(l.pid !== undefined ? { pid: l.pid } : {}),
         ...(l.cmd !== undefined ? { cmd: l.cmd } : {}),
         cmd_full: l.cmdFull,
-        cwd: wt?.path ?? o.ws,
+        cwd: wt?.path ?? ws,
       },
       session_id_source: sessionId ? "assigned" : "pending-discovery",
       ...(sessionId ? { [idField(kind.kind)]: sessionId } : {}),
@@ -249,7 +243,7 @@ export async function createSession(o: CreateOptions): Promise<Created> {
       // resume keeps an opt-out of the grants
       ...(grant ? {} : { grants: false }),
     };
-    await mutateRegistry(path, (d, tx) => {
+    await deps.registry.mutate((d, tx) => {
       const dn = decide(d, name, t0, { section, server: target.server });
       if (dn.kind === "conflict") throw conflictError(name);
       tx.allowRoleChange(name);
@@ -272,14 +266,15 @@ export async function createSession(o: CreateOptions): Promise<Created> {
     backend: target.backend,
     server: target.server,
     paneId: l.pane.id,
-    env: o.env,
-    text: o.onboard ? onboardingText(name, kind.kind, role, o.ws, wt, agentMam(o.env)) : undefined,
+    env: deps.env,
+    text: o.onboard ? onboardingText(name, kind.kind, role, ws, wt, agentMam(deps.env)) : undefined,
   });
   return {
     name,
     agent: kind.kind,
     role,
     backend: target.backend,
+    mux: target.backend,
     server: target.server,
     pane: l.pane.id,
     adopted,

@@ -3,7 +3,6 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { type AgentKind, commandLine } from "../../agents/kinds.ts";
-import { muxFor } from "../../mux/index.ts";
 import { isSocketServer } from "../../mux/herdr-socket.ts";
 import { installShim } from "../../mux/shim.ts";
 import { AgentPaneBusy, type Backend, type Mux, type MuxPane, type WorktreeSpec } from "../../mux/types.ts";
@@ -12,11 +11,11 @@ import type { HeldLock } from "../../sys/flock.ts";
 import { claimPaneLock } from "../../sys/pane-lock.ts";
 import { type Env, mamDir } from "../../sys/paths.ts";
 import { labelFor } from "../../fleet/naming.ts";
+import type { Deps } from "../deps.ts";
 
 export const PICK_ATTEMPTS = 3;
 
 export interface LaunchSpec {
-  ws: string;
   name: string;
   kind: AgentKind;
   /** arguments after the kind's command (fresh or resume args, then the user's) */
@@ -26,7 +25,6 @@ export interface LaunchSpec {
   startServer: boolean;
   /** pane ids that running rows of this server hold (never picked) */
   taken: Set<string>;
-  env: Env;
   /** the folder the agent runs in (default: ws); its worktree when it has one */
   cwd?: string;
   /**
@@ -76,14 +74,15 @@ async function worktreeShown(mux: Mux, path: string): Promise<boolean> {
   return l.state === "ok" && l.panes.some((p) => p.cwd === path);
 }
 
-export async function launch(s: LaunchSpec): Promise<Launched> {
-  const mux = muxFor(s.backend, s.server, s.env);
+export async function launch(deps: Pick<Deps, "ws" | "env" | "muxFor">, s: LaunchSpec): Promise<Launched> {
+  const ws = deps.ws;
+  const mux = deps.muxFor(s.backend, s.server);
   await mux.ensureRunning(s.startServer);
-  if (s.backend === "herdr" && !existsSync(join(mamDir(s.ws), "bin", "herdr"))) installShim(join(mamDir(s.ws), "bin"));
-  const lock = await claimPaneLock(claimLockName(s.backend, s.server), s.env);
+  if (s.backend === "herdr" && !existsSync(join(mamDir(ws), "bin", "herdr"))) installShim(join(mamDir(ws), "bin"));
+  const lock = await claimPaneLock(claimLockName(s.backend, s.server), deps.env);
   try {
     const argv = commandLine(s.kind, s.args);
-    const env = agentEnv(s.ws, s.name, s.env);
+    const env = agentEnv(ws, s.name, deps.env);
     const agentName = s.backend === "herdr" && s.kind.herdrKind ? herdrAgentName(s.name) : undefined;
     const spec = {
       session: s.name,
@@ -91,9 +90,9 @@ export async function launch(s: LaunchSpec): Promise<Launched> {
       agentName,
       herdrKind: s.backend === "herdr" ? s.kind.herdrKind : undefined,
       argv,
-      cwd: s.cwd ?? s.ws,
+      cwd: s.cwd ?? ws,
       env,
-      settleMs: settleMs(s.env),
+      settleMs: settleMs(deps.env),
       // herdr: labelled once the claim is ours, never before (a pane another client wins must
       // not carry our label)
       label: labelFor(s.name),
@@ -117,7 +116,7 @@ export async function launch(s: LaunchSpec): Promise<Launched> {
       }
     } else {
       for (let attempt = 1; !started; attempt++) {
-        const pane = await mux.claimPane(s.cwd ?? s.ws, (id) => s.taken.has(id), env);
+        const pane = await mux.claimPane(s.cwd ?? ws, (id) => s.taken.has(id), env);
         if (!pane) throw new Error("herdr claimPane returned no pane");
         try {
           started = await mux.start(pane, spec);

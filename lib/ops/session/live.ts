@@ -9,11 +9,10 @@
 // classification (monitor/classify.ts) and everything after it see it like herdr's status.
 import { readReport, reportIsFresh, staleMs } from "../../agents/reports.ts";
 import { findPane, serverKey, type ServerView } from "../../fleet/classify.ts";
-import type { MuxPane, PaneScreen } from "../../mux/types.ts";
+import type { MuxFactory, MuxPane, PaneScreen } from "../../mux/types.ts";
 import type { RegistryData, Row } from "../../registry/types.ts";
 import type { Env } from "../../sys/paths.ts";
 import { rowEpoch, rowServer } from "../../fleet/adopt.ts";
-import type { MuxFactory } from "./observe.ts";
 
 export function screenDetectOn(env: Env): boolean {
   return env.MAM_SCREEN_DETECT !== "0";

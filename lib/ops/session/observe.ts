@@ -1,17 +1,17 @@
 // Looking at reality: one listing per server, then the pure classification. Shared by
 // `mam status` (read-only) and `mam reconcile` (which then applies the actions).
 import { existsSync } from "node:fs";
-import type { Backend, Mux, MuxPane } from "../../mux/types.ts";
+import type { Backend, MuxFactory, MuxPane } from "../../mux/types.ts";
 import type { RegistryData, Row, Section } from "../../registry/types.ts";
 import { readReport, reportIsFresh, reportsDir } from "../../agents/reports.ts";
 import { rowEpoch } from "../../fleet/adopt.ts";
 import { type Classification, type ServerView, classify, findPane, serverKey, serversOf } from "../../fleet/classify.ts";
 import { serverOf } from "../../registry/rows.ts";
-import { probeTyped } from "../../fleet/liveness.ts";
+import { probeTyped } from "./probe.ts";
 import { agentKind } from "../../agents/kinds.ts";
 import type { Env } from "../../sys/paths.ts";
-
-export type MuxFactory = (backend: Backend, server: string) => Mux;
+import type { Deps } from "../deps.ts";
+import { rowAgent } from "../../fleet/rows.ts";
 
 export interface Observation extends Classification {
   views: ServerView[];
@@ -67,7 +67,7 @@ export async function probeTypedRows(data: RegistryData, views: ServerView[], mu
     const panes = view.listing.panes;
     for (const row of data.herdr_sessions) {
       if (row.status !== "running" || serverOf(row, "herdr_sessions") !== view.server) continue;
-      const agent = typeof row.agent === "string" ? row.agent : undefined;
+      const agent = rowAgent(row);
       const pane = findPane(row, panes, "herdr_sessions");
       if (pane) looks.push(probeTyped(muxFor("herdr", view.server), pane, agent));
     }
@@ -80,20 +80,20 @@ export interface ObserveOptions {
   liveOnly?: Set<string>;
 }
 
+/** the registry's rows next to one listing per server they name (and `extra`), classified */
 export async function observe(
+  deps: Pick<Deps, "ws" | "env" | "muxFor" | "clock">,
   data: RegistryData,
-  ws: string,
-  muxFor: MuxFactory,
-  env: Env,
-  now: number,
   extra: { backend: Backend; server: string }[] = [],
   opts: ObserveOptions = {},
 ): Promise<Observation> {
+  const { ws, env, muxFor } = deps;
+  const now = deps.clock.epoch();
   const views = await listServers(data, muxFor, extra);
   await probeTypedRows(data, views, muxFor);
   if ((data.tmux_sessions ?? []).length > 0) {
     const { fillTmuxLive } = await import("./live.ts");
-    await fillTmuxLive(data, views, muxFor, ws, env, Date.now(), opts.liveOnly);
+    await fillTmuxLive(data, views, muxFor, ws, env, deps.clock.ms(), opts.liveOnly);
   }
   return { ...classify({ data, views, workspace: ws, now, discover: discoverer(env), folderExists: existsSync, reported: hookReportedId(ws) }), views };
 }

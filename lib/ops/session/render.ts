@@ -1,6 +1,7 @@
-// Human-readable renderings of the session use cases' results (create, stop, resume), shared by
-// the CLI and the MCP tools' text parts.
+// Human-readable renderings of the session use cases' results (create, stop, resume, prune): the
+// one text each operation has, on every front door.
 import type { CreateOutcome } from "./create.ts";
+import type { Pruned } from "./prune.ts";
 import type { Resumed } from "./resume.ts";
 import type { Stopped } from "./stop.ts";
 
@@ -28,4 +29,10 @@ export function stoppedText(r: Stopped): string {
 export function resumedText(r: Resumed): string {
   if (r.already) return `${r.name} is already running (pane ${r.pane})`;
   return `resumed ${r.name} in pane ${r.pane}${r.session_id ? ` (${r.from === "fresh" ? "fresh conversation" : "conversation"} ${r.session_id})` : ""}`;
+}
+
+export function prunedText(p: Pruned): string {
+  if (p.removed.length === 0) return "nothing to prune";
+  const list = p.removed.map((r) => `${r.name} (${r.status})`).join(", ");
+  return `${p.dry_run ? "would remove" : "removed"} ${p.removed.length} row${p.removed.length === 1 ? "" : "s"}: ${list}`;
 }

@@ -1,32 +1,33 @@
-// mam resume (SPEC §5.4): bring a stopped / terminated / archived session back with its own
-// conversation (else this workspace's newest of that agent), in a pane claimed as create does.
+// Resuming a session (docs/sessions.md): bring a stopped / terminated / archived session back with
+// its own conversation (else this workspace's newest of that agent), in a pane claimed as create
+// does.
+import { existsSync } from "node:fs";
 import { grantArgs } from "../../agents/grants.ts";
 import { agentKind, idField, ownId } from "../../agents/kinds.ts";
 import { findPane } from "../../fleet/classify.ts";
-import { muxFor } from "../../mux/index.ts";
+import { rowAgent } from "../../fleet/rows.ts";
 import { shJoin } from "../../mux/exec.ts";
 import { backendOf, serverOf } from "../../registry/rows.ts";
-import { mutateRegistry, readRegistry, registryPath } from "../../registry/index.ts";
 import { MamError, notFound } from "../../sys/errors.ts";
-import { checkName } from "../../sys/names.ts";
 import type { Env } from "../../sys/paths.ts";
-import { epochNow, isoUtc } from "../../sys/time.ts";
-import { existsSync } from "node:fs";
+import { isoUtc } from "../../sys/time.ts";
 import { liveWorktreeOf, rowCwd, worktreeOf } from "../../worktrees/plan.ts";
 import { agentMcpArgs, serverEntry } from "../../agents/mcp-config.ts";
 import { type AfterStart, afterStart } from "./after-start.ts";
+import { field } from "../../sys/fields.ts";
 import { launch } from "./launch.ts";
-import { paneAgentGone } from "../../fleet/liveness.ts";
-import { pickRow } from "./stop.ts";
+import { rowNamed } from "./named.ts";
+import { paneAgentGone } from "./probe.ts";
+import type { Deps } from "../deps.ts";
 
 export const STOP_KEYS = ["stopped_at", "stopped_at_epoch", "stop_reason", "resumable", "terminated_at", "terminated_at_epoch", "termination_mode", "archived_at"];
 
-export interface ResumeOptions {
-  ws: string;
+export interface ResumeInput {
   name: string;
+  /** start a fresh conversation when none is found */
   fresh: boolean;
-  startServer: boolean;
-  env: Env;
+  /** start the herdr server when it is not running */
+  start_server: boolean;
 }
 
 export interface Resumed extends AfterStart {
@@ -50,16 +51,11 @@ export function pickConversation(row: Record<string, unknown>, agent: string, ws
 /** an agent that was already running: nothing was started or looked at */
 const NOT_STARTED: AfterStart = { at_prompt: false, waiting_at: null, onboarding: "off", warnings: [] };
 
-export async function resumeSession(o: ResumeOptions): Promise<Resumed> {
-  checkName(o.name, "session name");
-  const path = registryPath(o.ws, o.env);
-  const data = readRegistry(path);
-  const ref = pickRow(data, o.name);
-  if (!ref) throw notFound(`no session named '${o.name}' in ${path}`, "see: mam status");
-  const { section, row } = ref;
+export async function resumeSession(deps: Deps, o: ResumeInput): Promise<Resumed> {
+  const { data, section, row } = rowNamed(deps.registry, o.name);
   const backend = backendOf(section);
   const server = serverOf(row, section);
-  const agent = typeof row.agent === "string" ? row.agent : undefined;
+  const agent = rowAgent(row);
   if (!agent) throw new MamError(`session '${o.name}' has no agent kind in the registry`, 1, "stop it and create a new one");
   const kind = agentKind(agent);
 
@@ -67,7 +63,7 @@ export async function resumeSession(o: ResumeOptions): Promise<Resumed> {
   // exits) is started again, in that same pane when it is free
   let bareShell: string | undefined;
   if (row.status === "running") {
-    const mux = muxFor(backend, server, o.env);
+    const mux = deps.muxFor(backend, server);
     const l = await mux.list();
     const pane = l.state === "ok" ? findPane(row, l.panes, section) : undefined;
     if (pane && (await paneAgentGone(mux, pane, agent))) bareShell = pane.id;
@@ -78,29 +74,29 @@ export async function resumeSession(o: ResumeOptions): Promise<Resumed> {
   const wt = liveWorktreeOf(row);
   if (worktreeOf(row) && !wt) throw new MamError(`the worktree of session '${o.name}' was removed`, 1, `its branch ${worktreeOf(row)!.branch} is kept: start a new session on it with mam create --worktree ${worktreeOf(row)!.branch}`);
   if (wt && !existsSync(wt.path)) throw new MamError(`the worktree of session '${o.name}' (${wt.path}) no longer exists`, 1, `start a new session on its branch with: mam create --worktree ${wt.branch}`);
-  const cwd = rowCwd(row, o.ws);
-  const conv = kind.resumeArgs ? pickConversation(row, agent, cwd, o.env) : undefined;
+  const cwd = rowCwd(row, deps.ws);
+  const conv = kind.resumeArgs ? pickConversation(row, agent, cwd, deps.env) : undefined;
   if (!conv && !o.fresh) {
     throw notFound(
       kind.resumeArgs ? `no ${agent} conversation of session '${o.name}' found in this workspace` : `${agent} sessions cannot be resumed`,
-      "pass --fresh to start a new conversation instead",
+      `pass ${field("fresh")} to start a new conversation instead`,
     );
   }
   // a session created with --mcp (mcp_tools) comes back with the mam tools
-  const mcpArgs = row.mcp_tools === true ? agentMcpArgs(kind.kind, serverEntry(o.ws)) : [];
-  // mam's own commands stay pre-approved unless the session was created with --no-grant
-  const grants = row.grants === false ? [] : grantArgs(kind.kind, o.env);
+  const mcpArgs = row.mcp_tools === true ? agentMcpArgs(kind.kind, serverEntry(deps.ws)) : [];
+  // mam's own commands stay pre-approved unless the session was created without them
+  const grants = row.grants === false ? [] : grantArgs(kind.kind, deps.env);
   const args = [...(conv ? kind.resumeArgs!(conv.id) : kind.freshArgs(kind.assignsId ? crypto.randomUUID() : undefined)), ...grants, ...mcpArgs];
   const freshId = !conv && kind.assignsId ? args[args.indexOf("--session-id") + 1] : undefined;
   const taken = new Set<string>(data[section].filter((r) => r.status === "running" && typeof r.pane?.id === "string").map((r) => r.pane!.id as string));
   if (bareShell) taken.delete(bareShell);
   // herdr: show the kept worktree as its own workspace again (herdr worktree open)
-  const herdrWorktree = wt && backend === "herdr" ? { cwd: o.ws, branch: wt.branch, path: wt.path, label: o.name, open: true } : undefined;
-  const l = await launch({ ws: o.ws, name: o.name, kind, args, backend, server, startServer: o.startServer, taken, env: o.env, cwd, herdrWorktree });
-  const now = epochNow();
+  const herdrWorktree = wt && backend === "herdr" ? { cwd: deps.ws, branch: wt.branch, path: wt.path, label: o.name, open: true } : undefined;
+  const l = await launch(deps, { name: o.name, kind, args, backend, server, startServer: o.start_server, taken, cwd, herdrWorktree });
+  const now = deps.clock.epoch();
   const sid = conv?.id ?? freshId;
   try {
-    await mutateRegistry(path, (d) => {
+    await deps.registry.mutate((d) => {
       const r = d[section].find((x) => x.name === o.name && serverOf(x, section) === server && x.status === row.status);
       if (!r) throw new MamError(`session '${o.name}' changed while it was being resumed`, 1, "see: mam status");
       for (const k of STOP_KEYS) delete r[k];
@@ -122,6 +118,6 @@ export async function resumeSession(o: ResumeOptions): Promise<Resumed> {
     l.lock.close();
   }
   // the agent is registered; tell the user when it waits at a dialog (resume types nothing)
-  const after = await afterStart({ mux: l.mux, name: o.name, kind: agent, backend, server, paneId: l.pane.id, env: o.env });
+  const after = await afterStart({ mux: l.mux, name: o.name, kind: agent, backend, server, paneId: l.pane.id, env: deps.env });
   return { name: o.name, already: false, pane: l.pane.id, session_id: sid ?? null, from: conv ? conv.from : "fresh", ...after };
 }

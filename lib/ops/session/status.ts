@@ -2,6 +2,7 @@
 import type { Row } from "../../registry/types.ts";
 import type { Observation } from "./observe.ts";
 import { paint, table } from "../../sys/io.ts";
+import { rowAgent } from "../../fleet/rows.ts";
 
 export interface JobRef {
   id: string;
@@ -52,7 +53,7 @@ export function statusDoc(ws: string, registry: string, obs: Observation, jobOf:
     registry,
     sessions: obs.rows.map((v) => ({
       name: v.row.name,
-      agent: typeof v.row.agent === "string" ? v.row.agent : null,
+      agent: rowAgent(v.row) ?? null,
       role: typeof v.row.role === "string" ? v.row.role : null,
       status: v.row.status,
       live: v.live,

@@ -1,38 +1,37 @@
-// mam stop (SPEC §5.3): graceful (the agent's own exit, then close), --hard, --soft; the
-// conversation id is recorded first so resume can continue it. An archived row (--soft left its
-// pane running) can be stopped again: graceful or --hard then close that pane, if it is still
-// ours (it carries our label, or it is the pane the row names and no running row holds it).
+// Stopping a session (docs/sessions.md): graceful (the agent's own exit, then close), hard, or
+// soft (archive the row, leave the pane); the conversation id is recorded first so resume can
+// continue it. An archived row (soft left its pane running) can be stopped again: graceful or
+// hard then close that pane, if it is still ours (it carries our label, or it is the pane the row
+// names and no running row holds it).
 import { rmSync } from "node:fs";
 import { agentKind, idField, isHerdrManaged, KINDS, ownId } from "../../agents/kinds.ts";
 import { findPane } from "../../fleet/classify.ts";
-import { muxFor } from "../../mux/index.ts";
+import { nameFromLabel } from "../../fleet/naming.ts";
+import { rowAgent } from "../../fleet/rows.ts";
 import type { Mux, MuxPane } from "../../mux/types.ts";
 import { backendOf, serverOf } from "../../registry/rows.ts";
-import { mutateRegistry, readRegistry, registryPath } from "../../registry/index.ts";
 import type { RegistryData, Row, Section } from "../../registry/types.ts";
-import { SECTIONS } from "../../registry/types.ts";
-import { MamError, notFound, usageError } from "../../sys/errors.ts";
-import { checkName } from "../../sys/names.ts";
+import { MamError, usageError } from "../../sys/errors.ts";
 import type { Env } from "../../sys/paths.ts";
-import { epochNow, isoUtc } from "../../sys/time.ts";
+import { isoUtc } from "../../sys/time.ts";
 import { liveWorktreeOf, rowCwd } from "../../worktrees/plan.ts";
+import type { Deps } from "../deps.ts";
 import { checkRemovable, removeWorktreeOfSession } from "../worktree.ts";
 import { lookAt } from "./at-prompt.ts";
-import { nameFromLabel } from "../../fleet/naming.ts";
+import { rowNamed } from "./named.ts";
 
 export type StopMode = "graceful" | "hard" | "soft";
 
-export interface StopOptions {
-  ws: string;
+export interface StopInput {
   name: string;
   mode: StopMode;
+  /** with a hard stop: delete this session's own conversation files in this workspace */
   purge: boolean;
   reason: string;
-  env: Env;
   /** then remove the session's git worktree (refused, exit 4 before anything, when work would be lost) */
-  removeWorktree?: boolean;
+  remove_worktree: boolean;
   /** remove the worktree even with uncommitted or unmerged work */
-  force?: boolean;
+  force: boolean;
 }
 
 export interface Stopped {
@@ -44,24 +43,6 @@ export interface Stopped {
   purged: string[];
   /** the worktree that was removed (--remove-worktree), else null */
   worktree_removed: string | null;
-}
-
-export interface RowRef {
-  section: Section;
-  row: Row;
-}
-
-/** the row a command about `name` acts on: the running one, else the last one of that name */
-export function pickRow(data: RegistryData, name: string): RowRef | undefined {
-  let last: RowRef | undefined;
-  for (const section of SECTIONS) {
-    for (const row of data[section]) {
-      if (row.name !== name) continue;
-      if (row.status === "running") return { section, row };
-      last = { section, row };
-    }
-  }
-  return last;
 }
 
 const until = async (cond: () => Promise<boolean>, ms: number, step = 100): Promise<boolean> => {
@@ -90,7 +71,7 @@ async function agentLeft(mux: Mux, paneId: string): Promise<boolean> {
 
 /** the conversation id to keep: the row's own, herdr's report, else this workspace's newest */
 export function conversationId(row: Row, pane: MuxPane | undefined, ws: string, env: Env): string | undefined {
-  const agent = typeof row.agent === "string" ? row.agent : undefined;
+  const agent = rowAgent(row);
   if (!agent || !KINDS[agent]) return undefined;
   return ownId(row, agent) ?? pane?.agentSessionId ?? agentKind(agent).store?.newest(rowCwd(row, ws), env)?.id;
 }
@@ -110,24 +91,17 @@ async function leftRunning(mux: Mux, row: Row, section: Section): Promise<string
   }
 }
 
-export async function stopSession(o: StopOptions): Promise<Stopped> {
-  checkName(o.name, "session name");
-  if (o.purge && o.mode !== "hard") throw usageError("--purge-conversation goes with --hard", "mam stop NAME --hard --purge-conversation --yes");
-  const path = registryPath(o.ws, o.env);
-  const data = readRegistry(path);
-  const ref = pickRow(data, o.name);
-  if (!ref) throw notFound(`no session named '${o.name}' in ${path}`, "see: mam status");
-  const { section, row } = ref;
-  const agent = typeof row.agent === "string" ? row.agent : undefined;
+export async function stopSession(deps: Deps, o: StopInput): Promise<Stopped> {
+  const { data, section, row } = rowNamed(deps.registry, o.name);
+  const agent = rowAgent(row);
   const base: Stopped = { name: o.name, status: "stopped", already: false, pane: null, session_id: agent ? (ownId(row, agent) ?? null) : null, purged: [], worktree_removed: null };
   // --remove-worktree: every refusal before the agent is touched
-  const wt = o.removeWorktree ? liveWorktreeOf(row) : undefined;
-  if (o.removeWorktree && !wt) throw usageError(`session '${o.name}' has no worktree to remove`, "see: mam worktree list");
-  if (o.removeWorktree && o.mode === "soft") throw usageError("--remove-worktree cannot go with --soft (its agent keeps running in the worktree)");
-  if (wt && !o.force) checkRemovable(o.ws, o.name, wt, o.env);
+  const wt = o.remove_worktree ? liveWorktreeOf(row) : undefined;
+  if (o.remove_worktree && !wt) throw usageError(`session '${o.name}' has no worktree to remove`, "see: mam worktree list");
+  if (wt && !o.force) checkRemovable(deps, o.name, wt);
   const removeAfter = async (r: Stopped): Promise<Stopped> => {
     if (!wt) return r;
-    const done = await removeWorktreeOfSession(o.ws, o.name, o.force === true, o.env);
+    const done = await removeWorktreeOfSession(deps, o.name, o.force);
     return { ...r, worktree_removed: done.path };
   };
   // an archived row (stop --soft) may have left its pane running: a later stop can close it
@@ -137,7 +111,7 @@ export async function stopSession(o: StopOptions): Promise<Stopped> {
   }
 
   const server = serverOf(row, section);
-  const mux = muxFor(backendOf(section), server, o.env);
+  const mux = deps.muxFor(backendOf(section), server);
   let pane: MuxPane | undefined;
   if (row.status === "running" || (archived && o.mode !== "soft")) {
     const l = await mux.list();
@@ -158,14 +132,14 @@ export async function stopSession(o: StopOptions): Promise<Stopped> {
     const left = o.mode === "soft" ? await leftRunning(mux, row, section) : undefined;
     return removeAfter({ ...base, status: "archived", already: true, pane: left ?? null });
   }
-  const sid = conversationId(row, pane, o.ws, o.env);
+  const sid = conversationId(row, pane, deps.ws, deps.env);
 
   if (o.mode === "graceful" && ours && pane) {
     const kind = agent && KINDS[agent] ? KINDS[agent] : undefined;
     // the exit text, as a prompt to the agent: never into a dialog (Enter would answer it; the
     // pane is closed below instead), and herdr refuses it when the agent is already gone (a bare
     // shell must not run the exit text)
-    const st = kind ? await lookAt(mux, pane.id, kind.kind, o.env).catch(() => undefined) : undefined;
+    const st = kind ? await lookAt(mux, pane.id, kind.kind, deps.env).catch(() => undefined) : undefined;
     if (kind && st && st.at !== "dialog" && st.at !== "gone") {
       await mux.submit(pane.id, kind.exitText, isHerdrManaged(kind.kind)).catch(() => {});
       await until(() => agentLeft(mux, pane.id), 3000);
@@ -178,16 +152,16 @@ export async function stopSession(o: StopOptions): Promise<Stopped> {
 
   const purged: string[] = [];
   if (o.purge && agent && sid) {
-    const conv = agentKind(agent).store?.find(sid, rowCwd(row, o.ws), o.env);
+    const conv = agentKind(agent).store?.find(sid, rowCwd(row, deps.ws), deps.env);
     for (const f of conv?.files ?? []) {
       rmSync(f, { recursive: true, force: true });
       purged.push(f);
     }
   }
 
-  const now = epochNow();
+  const now = deps.clock.epoch();
   const status: Stopped["status"] = o.mode === "graceful" ? "stopped" : o.mode === "hard" ? "terminated" : "archived";
-  await mutateRegistry(path, (d) => {
+  await deps.registry.mutate((d) => {
     const r = d[section].find((x) => x.name === o.name && serverOf(x, section) === server && x.status === row.status);
     if (!r) return;
     if (agent && sid && !o.purge) r[idField(agent)] = sid;

@@ -23,6 +23,7 @@
       if (S.actions) {
         if (running) acts.push(`<button type="button" class="danger" data-act="stop" data-name="${esc(s.name)}">stop</button>`);
         else acts.push(`<button type="button" data-act="resume" data-name="${esc(s.name)}">resume</button>`);
+        if (s.status === "stopped" || s.status === "terminated") acts.push(`<button type="button" data-act="prune" data-name="${esc(s.name)}">forget</button>`);
       }
       const reason = s.live === "blocked" && s.reason ? `<tr class="blocked reason-row"><td colspan="9" class="reason">${esc(s.name)} waits for: ${esc(s.reason)}</td></tr>` : "";
       return `<tr class="${s.tone === "blocked" ? "blocked" : ""}" data-session="${esc(s.name)}" data-live="${esc(s.live)}">
@@ -169,9 +170,10 @@
     if (t.dataset.openJob) return openPanel("job", t.dataset.openJob);
     if (t.dataset.screen) return openPanel("screen", t.dataset.screen);
     const a = t.dataset.act;
-    if (a === "stop") return act({ action: "stop", name: t.dataset.name }, `Stop ${t.dataset.name}? (graceful: it can be resumed)`);
-    if (a === "resume") return act({ action: "resume", name: t.dataset.name }, `Resume ${t.dataset.name}?`);
-    if (a === "cancel") return act({ action: "cancel", job: t.dataset.job }, `Cancel job ${t.dataset.job}?`);
+    if (a === "stop") return act({ action: "session.stop", input: { name: t.dataset.name } }, `Stop ${t.dataset.name}? (graceful: it can be resumed)`);
+    if (a === "resume") return act({ action: "session.resume", input: { name: t.dataset.name } }, `Resume ${t.dataset.name}?`);
+    if (a === "prune") return act({ action: "session.prune", input: { names: [t.dataset.name] } }, `Remove ${t.dataset.name} from the registry? (its conversation and jobs stay)`);
+    if (a === "cancel") return act({ action: "job.cancel", input: { job_id: t.dataset.job } }, `Cancel job ${t.dataset.job}?`);
   });
   document.addEventListener("submit", (ev) => {
     const f = ev.target.closest("form[data-send]");
@@ -179,7 +181,7 @@
     ev.preventDefault();
     const line = f.elements.line.value;
     if (!line.trim()) return;
-    act({ action: "send", name: f.dataset.send, text: line }, `Type this line into ${f.dataset.send}?\n\n${line}`).then(() => (f.elements.line.value = ""));
+    act({ action: "session.send", input: { name: f.dataset.send, text: line } }, `Type this line into ${f.dataset.send}?\n\n${line}`).then(() => (f.elements.line.value = ""));
   });
   document.addEventListener("keydown", (ev) => ev.key === "Escape" && S.panel && closePanel());
 

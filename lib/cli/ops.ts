@@ -1,0 +1,233 @@
+// The commands of the operations table: a loop over lib/ops that makes each op with a `cli` block
+// a command at its path (`stop`, `job submit`), grouped under its first word when it has two. A
+// command that does more than its op on the command line (a watch, a follow, a wait after a
+// submit, the daemon in the foreground) gets a CliExtra here; everything else about a command
+// comes from its op.
+import { OPS } from "../ops/index.ts";
+import type { AnyOp } from "../ops/op.ts";
+import { canonicalJson, CanonicalJsonError } from "../jobs/canonical.ts";
+import { usageError } from "../sys/errors.ts";
+import { err, out, outJson, useColor } from "../sys/io.ts";
+import { noticeLine, noticesOf } from "../sys/notice.ts";
+import { type MamCommand, str } from "./command.ts";
+import { type CliExtra, interruptible, opCommand, type OpRun, printResult } from "./op-command.ts";
+
+/** the command groups' own help (their subcommands come from the table) */
+const GROUPS: Record<string, { description: string; examples: string[] }> = {
+  job: {
+    description: "delegate work to agent sessions and hear back (journals, MQTT events)",
+    examples: ['mam job submit --to worker --prompt "…"', "mam job wait <id>", "mam job list"],
+  },
+  worktree: {
+    description: "the git worktrees mam made for agent sessions (mam create --worktree)",
+    examples: ["mam worktree list", "mam worktree remove feat-x"],
+  },
+  daemon: {
+    description: "the workspace's subscriber daemon (mam reconcile --subscribe, detached): ensure, status, stop",
+    examples: ["mam daemon ensure", "mam daemon status --json", "mam daemon stop"],
+  },
+};
+
+/** a non-negative number of seconds given on the command line */
+function secondsFlag(raw: string, flag: string): number {
+  if (!/^\d+(\.\d+)?$/.test(raw)) throw usageError(`--${flag} must be a number of seconds >= 0 (got '${raw}')`);
+  return Number(raw);
+}
+
+const statusWatch: CliExtra = {
+  args: { watch: { type: "string", optionalValue: "2", description: "redraw every SECS seconds (default 2) until Ctrl-C", valueHint: "SECS" } },
+  async run(c: OpRun) {
+    const watch = str(c.ctx.args, "watch");
+    if (watch === undefined) return c.run();
+    if (!/^\d+(\.\d+)?$/.test(watch) || Number(watch) <= 0) throw usageError(`--watch takes a number of seconds > 0 (got '${watch}')`);
+    if (c.json) throw usageError("--watch and --json do not go together");
+    const everyMs = Number(watch) * 1000;
+    const sig = interruptible();
+    const tty = process.stdout.isTTY;
+    try {
+      while (!sig.signal.aborted) {
+        const doc = await c.exec();
+        const stamp = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+        out(`${tty ? "\u001b[H\u001b[2J" : ""}mam status — ${c.ws} — ${stamp} (every ${everyMs / 1000} s, Ctrl-C to stop)\n${OPS_BY_PATH.get("status")!.text(doc, { color: useColor() })}`);
+        await new Promise<void>((r) => {
+          const t = setTimeout(r, everyMs);
+          sig.signal.addEventListener("abort", () => (clearTimeout(t), r()), { once: true });
+        });
+      }
+      return sig.code();
+    } finally {
+      sig.dispose();
+    }
+  },
+};
+
+const stopModes: CliExtra = {
+  args: {
+    hard: { type: "boolean", description: "close the pane at once (status terminated)" },
+    soft: { type: "boolean", description: "leave the pane running, archive the row (status archived); a later stop (graceful or --hard) of that row closes the pane" },
+    yes: { type: "boolean", description: "confirm --purge-conversation" },
+  },
+  spell: (f, v) => (f === "mode" ? (v === "hard" ? "--hard" : v === "soft" ? "--soft" : "--hard or --soft") : undefined),
+  toInput(args, raw) {
+    if (args.hard === true && args.soft === true) throw usageError("--hard and --soft contradict each other");
+    if (args.hard === true) raw.mode = "hard";
+    else if (args.soft === true) raw.mode = "soft";
+    if (raw.purge === true && raw.mode === "hard" && args.yes !== true) throw usageError("--purge-conversation deletes conversation files; add --yes to confirm");
+  },
+};
+
+const submitWait: CliExtra = {
+  args: { wait: { type: "boolean", description: "then wait for the job as `mam job wait` does" } },
+  toInput(_args, raw) {
+    // a relative brief file is relative to where the command runs
+    if (typeof raw.brief_file === "string" && !raw.brief_file.startsWith("/")) raw.brief_file = `${process.cwd()}/${raw.brief_file}`;
+  },
+  async run(c) {
+    if (c.ctx.args.wait !== true) return c.run();
+    const submitted = (await c.exec()) as { record: { job_id: string } };
+    for (const n of noticesOf(submitted)) err(noticeLine(n));
+    const id = submitted.record.job_id;
+    if (!c.json) out(id);
+    const wait = OPS_BY_PATH.get("job wait")!;
+    const sig = interruptible();
+    try {
+      const w = (await wait.run(await c.deps(), { job_ids: [id], mode: "all", return_on_permission: false }, { signal: sig.signal, progress: () => {}, surface: "cli", form: c.json ? "json" : "text" })) as {
+        jobs: { status: string }[];
+        exit_code: number;
+      };
+      if (sig.signal.aborted) return sig.code();
+      if (!c.json) return printResult(wait, w, false);
+      const { jobView, readJournal, requireRecord } = await import("../jobs/store.ts");
+      outJson({ ...jobView(requireRecord(c.ws, id), readJournal(c.ws, id)), status: w.jobs[0]!.status });
+      return w.exit_code;
+    } finally {
+      sig.dispose();
+    }
+  },
+};
+
+const waitAny: CliExtra = {
+  args: { any: { type: "boolean", description: "return when the first job ends" } },
+  spell: (f, v) => (f === "mode" ? (v === "any" ? "--any" : "--any (or not)") : undefined),
+  toInput(args, raw) {
+    if (args.any === true) raw.mode = "any";
+  },
+};
+
+const logsFollow: CliExtra = {
+  args: { follow: { type: "boolean", description: "keep printing new events until the job ends" } },
+  async run(c) {
+    if (c.ctx.args.follow !== true) return c.run();
+    if (c.json) throw usageError("--follow and --json do not go together");
+    const id = c.input.job_id as string;
+    const [{ JournalReader, JournalWatch }, { effectiveStatus, requireRecord }, { isFinal }, { eventLine }] = await Promise.all([
+      import("../jobs/wait.ts"),
+      import("../jobs/store.ts"),
+      import("../jobs/event.ts"),
+      import("../jobs/render.ts"),
+    ]);
+    const rec = requireRecord(c.ws, id);
+    const reader = new JournalReader(c.ws, id);
+    reader.refresh();
+    let shown = 0;
+    const flush = () => {
+      for (; shown < reader.events.length; shown++) out(eventLine(reader.events[shown]!));
+    };
+    flush();
+    const sig = interruptible();
+    const watch = new JournalWatch(c.ws);
+    try {
+      while (!isFinal(effectiveStatus(rec, reader.events))) {
+        await watch.sleep(1000, sig.signal);
+        if (sig.signal.aborted) return sig.code();
+        if (reader.refresh()) flush();
+      }
+    } finally {
+      watch.close();
+      sig.dispose();
+    }
+  },
+};
+
+const eventData: CliExtra = {
+  toInput(args, raw) {
+    const text = str(args, "data");
+    if (text === undefined) return;
+    let data: unknown;
+    try {
+      data = JSON.parse(text);
+    } catch {
+      throw usageError("--data is not valid JSON");
+    }
+    if (typeof data !== "object" || data === null || Array.isArray(data)) throw usageError("--data must be a JSON object");
+    if ("hmac_sig" in data) throw usageError("--data must not contain hmac_sig (mam signs the event)");
+    try {
+      canonicalJson(data as never);
+    } catch (e) {
+      if (e instanceof CanonicalJsonError) throw usageError(`--data: ${e.message.replace(/^\$\.?/, "")}`);
+      throw e;
+    }
+    raw.data = data;
+  },
+};
+
+const reconcileSubscribe: CliExtra = {
+  args: {
+    once: { type: "boolean", description: "one pass, then exit (the default without --subscribe)" },
+    subscribe: { type: "boolean", description: "run the subscriber daemon: MQTT job events, else polling; one per workspace (.mam/monitor.lock)" },
+    "idle-timeout": { type: "string", description: "with --subscribe: exit after S seconds without an event or running work (default 3600; 0 = never)", valueHint: "S" },
+    timeout: { type: "string", description: "with --subscribe: exit after S seconds in any case (default 0 = no limit)", valueHint: "S" },
+  },
+  async run(c) {
+    const a = c.ctx.args;
+    if (a.subscribe !== true) {
+      for (const f of ["idle-timeout", "timeout"]) if (str(a, f) !== undefined) throw usageError(`--${f} goes with --subscribe`, "see: mam reconcile --help");
+      return c.run();
+    }
+    for (const f of ["once", "dry-run", "json"]) if (a[f] === true) throw usageError(`--${f} does not go with --subscribe`);
+    const idleTimeoutS = secondsFlag(str(a, "idle-timeout") ?? "3600", "idle-timeout");
+    const timeoutS = secondsFlag(str(a, "timeout") ?? "0", "timeout");
+    const [{ runDaemon }, { defaultHooks }] = await Promise.all([import("../daemon/loop.ts"), import("../daemon/hooks.ts")]);
+    return runDaemon({ ws: c.ws, idleTimeoutS, timeoutS, hooks: defaultHooks(await c.deps()) });
+  },
+};
+
+/** what a command adds to its op, by op name */
+const EXTRAS: Record<string, CliExtra> = {
+  "session.status": statusWatch,
+  "session.stop": stopModes,
+  "job.submit": submitWait,
+  "job.wait": waitAny,
+  "job.logs": logsFollow,
+  "job.event": eventData,
+  "registry.reconcile": reconcileSubscribe,
+};
+
+const OPS_BY_PATH = new Map<string, AnyOp>(OPS.filter((o) => o.cli).map((o) => [(o.cli as { path: string }).path, o]));
+
+/** the top-level commands of the table: one per single-word path, one group per first word of the others */
+export function opCommands(): Record<string, MamCommand> {
+  const top: Record<string, MamCommand> = {};
+  for (const op of OPS) {
+    if (!op.cli) continue;
+    const words = op.cli.path.split(" ");
+    const cmd = opCommand(op, EXTRAS[op.name]);
+    if (words.length === 1) {
+      top[words[0]!] = cmd;
+      continue;
+    }
+    const g = words[0]!;
+    const meta = GROUPS[g];
+    if (!meta) throw new Error(`op ${op.name}: no help for the command group '${g}' in lib/cli/ops.ts`);
+    top[g] ??= { meta: { name: g, description: meta.description, examples: meta.examples }, subCommands: {} };
+    top[g].subCommands![words[1]!] = cmd;
+  }
+  return top;
+}
+
+/** the help group of each top-level command the table makes ("job submit" → "jobs") */
+export function opGroups(): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const op of OPS) if (op.cli && op.cli.group) m.set(op.cli.path, op.cli.group);
+  return m;
+}

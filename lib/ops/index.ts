@@ -1,0 +1,35 @@
+// The table of operations: every use case mam offers, once. The command line (lib/cli/ops.ts), the
+// MCP tools (lib/mcp/tools.ts) and the dashboard's actions (lib/ui/actions.ts) are loops over it;
+// a new operation is one entry here (in lib/ops/table/) plus its use case (docs/architecture.md).
+import type { AnyOp } from "./op.ts";
+import { jobCancel, jobEvent, jobList, jobLogs, jobStatus, jobSubmit, jobWait } from "./table/job.ts";
+import { sessionCreate, sessionPrune, sessionResume, sessionSend, sessionStatus, sessionStop } from "./table/session.ts";
+import { daemonEnsure, daemonStatus, daemonStop, registryReconcile, worktreeList, worktreeRemove } from "./table/workspace.ts";
+
+/** in the order MCP clients list the tools and `mam --help` lists the commands of a group */
+export const OPS: readonly AnyOp[] = [
+  sessionStatus,
+  sessionCreate,
+  sessionStop,
+  sessionResume,
+  sessionPrune,
+  sessionSend,
+  jobSubmit,
+  jobStatus,
+  jobList,
+  jobLogs,
+  jobCancel,
+  jobWait,
+  jobEvent,
+  registryReconcile,
+  worktreeList,
+  worktreeRemove,
+  daemonEnsure,
+  daemonStatus,
+  daemonStop,
+];
+
+/** the op of a name; undefined when there is none */
+export function opNamed(name: string): AnyOp | undefined {
+  return OPS.find((o) => o.name === name);
+}

@@ -1,0 +1,55 @@
+// Reaching a session's agent (the JobRuntime of lib/jobs/runtime.ts): find the running row of a
+// name and its pane (one listing of its server), look at the agent first (a bare shell left by
+// an agent that exited, or a dialog, is never typed into), type a prompt at its input prompt, and
+// show a notice on its server. Built from the registry and the multiplexers it is given.
+import { isHerdrManaged } from "../../agents/kinds.ts";
+import { findPane } from "../../fleet/classify.ts";
+import type { JobRuntime } from "../../jobs/runtime.ts";
+import type { MuxFactory } from "../../mux/types.ts";
+import { backendOf, serverOf } from "../../registry/rows.ts";
+import type { RegistryData } from "../../registry/types.ts";
+import type { Env } from "../../sys/paths.ts";
+import { liveWorktreeOf } from "../../worktrees/plan.ts";
+import { answerHint, lookAt, typeInto, waitingAt } from "./at-prompt.ts";
+import { rowAgent } from "../../fleet/rows.ts";
+
+export function sessionReach(read: () => RegistryData, muxFor: MuxFactory, env: Env): JobRuntime {
+  /** the running row of that name; with anyStatus, failing that any row of that name (a job's worker may end with its job) */
+  const rowOf = (name: string, anyStatus = false) => {
+    const data = read();
+    for (const section of ["herdr_sessions", "tmux_sessions"] as const) {
+      const row = data[section].find((r) => r.name === name && r.status === "running") ?? (anyStatus ? data[section].find((r) => r.name === name) : undefined);
+      if (row) return { row, section, backend: backendOf(section), server: serverOf(row, section) };
+    }
+    return undefined;
+  };
+  return {
+    async findSession(name) {
+      const r = rowOf(name);
+      if (!r) return undefined;
+      const mux = muxFor(r.backend, r.server);
+      const l = await mux.list();
+      const pane = l.state === "ok" ? findPane(r.row, l.panes, r.section) : undefined;
+      if (!pane) return undefined;
+      const agent = rowAgent(r.row) ?? "unknown";
+      const st = await lookAt(mux, pane.id, agent, env, pane);
+      const gone = st.at === "gone" ? st.why : undefined;
+      const waiting = st.at === "dialog" ? `${waitingAt(st)} in ${pane.id} (answer it there: ${answerHint(r.backend, r.server, name, pane.id)})` : undefined;
+      const wt = liveWorktreeOf(r.row);
+      const worktree = wt ? { path: wt.path, branch: wt.branch, base: wt.base, base_commit: wt.base_commit } : undefined;
+      return { name, backend: r.backend, server: r.server, paneId: pane.id, agent, ...(gone ? { gone } : {}), ...(waiting ? { waiting } : {}), ...(worktree ? { worktree } : {}) };
+    },
+    async prompt(s, text) {
+      return typeInto(muxFor(s.backend, s.server), s, text, isHerdrManaged(s.agent === "unknown" ? undefined : s.agent), env);
+    },
+    async noticeTarget(name) {
+      const r = rowOf(name, true);
+      return r ? { backend: r.backend, server: r.server } : undefined;
+    },
+    async notify(t, title, body) {
+      const mux = muxFor(t.backend, t.server);
+      if (!mux.notify) return false;
+      return (await mux.notify({ title, body })).shown;
+    },
+  };
+}

@@ -1,0 +1,261 @@
+// The job operations: submit, event, status, list, logs, cancel, wait. Each entry is the one
+// definition of its input, its text and how the command line and MCP name it; the use cases live
+// in lib/ops/job/ and lib/jobs/ and load only when the operation runs.
+import * as z from "zod/mini";
+import { EVENT_NAMES, JOB_STATUSES, type JobEvent } from "../../jobs/event.ts";
+import { eventLine, eventNote, listText, statusText, waitLine } from "../../jobs/render.ts";
+import { type JobView, publicRecord } from "../../jobs/store.ts";
+import { usageError } from "../../sys/errors.ts";
+import { field } from "../../sys/fields.ts";
+import { choice, count, flag, jobId, list, name, optional, seconds, secondsFrac, sessionName, text, withDefault } from "../input.ts";
+import { defineOp, type Shape } from "../op.ts";
+import type { Cancelled } from "../job/cancel.ts";
+import { checkJob } from "../job/rules.ts";
+import type { Submitted } from "../job/submit.ts";
+import type { Waited } from "../job/wait.ts";
+
+/** the fields that make a new worker in its own worktree (job.submit with worktree) */
+const NEW_WORKER = ["agent", "role", "mux", "herdr_server", "tmux_server"] as const;
+
+export const jobSubmit = defineOp({
+  name: "job.submit",
+  summary: "delegate a job to an agent session: register it, prompt the agent with its job header, print the job id",
+  readOnly: false,
+  input: () => ({
+    to: sessionName("the session that does the work (with worktree: the name of the new worker)"),
+    prompt: optional(text("the task, as text (give prompt or brief_file)")),
+    brief_file: optional(text("the task, as a file the agent reads (relative to the workspace)")),
+    from: optional(sessionName("the delegating session (told when the job ends)")),
+    timeout_s: optional(seconds("overall time limit in seconds (default 3600; 0 = none)")),
+    idle_timeout_s: optional(seconds("time limit without events after started, in seconds (default 120; 0 = none)")),
+    expect: optional(list("files the job is expected to produce (repeatable)")),
+    type: optional(choice(["single", "loop"], "single (default) or loop (a reviewer checks the work until PASS)")),
+    reviewer: optional(sessionName("loop jobs: the reviewing session")),
+    max_iterations: optional(count("loop jobs: review rounds before giving up (default 3)", 1, 100)),
+    worktree: optional(z.string().check(z.describe("a new worker in its own git worktree on this branch (\"\": the worker's name); then give its agent"))),
+    base: optional(text("with worktree: the commit a new branch starts from (default: the workspace's HEAD)")),
+    agent: optional(text("with worktree: the new worker's agent kind", { max: 40 })),
+    role: optional(text("with worktree: the new worker's role (default worker)", { max: 64, oneLine: true })),
+    mux: optional(choice(["herdr", "tmux"], "with worktree: herdr or tmux for the new worker")),
+    herdr_server: optional(name("herdr server name", "with worktree: the herdr server of the new worker")),
+    tmux_server: optional(name("tmux server name", "with worktree: the private tmux server of the new worker")),
+  }),
+  check(i) {
+    checkJob(i);
+    if (i.worktree === undefined) {
+      if (i.base !== undefined) throw usageError(`${field("base")} goes with ${field("worktree")}`);
+      for (const f of NEW_WORKER) if (i[f] !== undefined) throw usageError(`${field(f)} goes with ${field("worktree")} (a new worker); without it the job goes to the running session ${field("to")}`);
+    } else if (i.agent === undefined) throw usageError(`${field("worktree")} makes a new worker: give its ${field("agent")}`);
+  },
+  async run(deps, i): Promise<Submitted> {
+    const { to, worktree, base, agent, role, mux, herdr_server, tmux_server, ...job } = i;
+    if (worktree === undefined) return (await import("../job/submit.ts")).submitJob(deps, { ...job, to });
+    // a fresh worktree for a new worker, in one step: create with this job
+    const { createAndFollowUp } = await import("../session/create.ts");
+    const c = await createAndFollowUp(
+      deps,
+      { agent: agent!, role: role ?? "worker", name: to, mux, herdr_server, tmux_server, start_server: false, onboard: true, mcp: false, grant: true, agent_args: [], worktree, base },
+      job,
+    );
+    return { record: deps.jobs.require(c.job_id!), daemon_pid: c.watchdog_pid, warnings: c.warnings };
+  },
+  text: (s: Submitted) => `job ${s.record.job_id} submitted to ${s.record.agent_session}`,
+  json: (s: Submitted) => publicRecord(s.record),
+  cli: {
+    path: "job submit",
+    group: "jobs",
+    print: (s) => (s as Submitted).record.job_id,
+    flags: {
+      to: { valueHint: "NAME" },
+      prompt: { valueHint: "TEXT" },
+      brief_file: { valueHint: "FILE", description: "the task, as a file the agent reads" },
+      from: { valueHint: "NAME" },
+      timeout_s: { flag: "timeout", valueHint: "S" },
+      idle_timeout_s: { flag: "idle-timeout", valueHint: "S" },
+      expect: { valueHint: "PATH", description: "an expected artifact (repeatable)" },
+      reviewer: { valueHint: "NAME" },
+      max_iterations: { valueHint: "N" },
+      worktree: {
+        optionalValue: "",
+        optionalValuePattern: /^[^-]/,
+        valueHint: "BRANCH",
+        description: "a new worker in its own git worktree <workspace>/.mam/worktrees/<to> on branch BRANCH (default: the --to name); give its --agent",
+      },
+      base: { valueHint: "REF", description: "with --worktree: the commit a new branch starts from (default: the workspace's HEAD)" },
+      agent: { valueHint: "KIND", description: "with --worktree: the new worker's agent kind" },
+      role: { valueHint: "ROLE", description: "with --worktree: the new worker's role (default worker)" },
+      mux: { valueHint: "herdr|tmux", description: "with --worktree: herdr or tmux for the new worker (as mam create --mux)" },
+      herdr_server: { flag: "herdr-session", valueHint: "SERVER", description: "with --worktree: the herdr server of the new worker (as mam create)" },
+      tmux_server: { valueHint: "NAME", description: "with --worktree: the private tmux server of the new worker (as mam create)" },
+    },
+    examples: [
+      'mam job submit --to repo-worker-claude --prompt "Add a --json flag to status" --expect lib/cli/status.ts',
+      "mam job submit --to repo-worker-claude --brief-file brief.md --from repo-creator-claude --wait",
+      'mam job submit --to worker --type loop --reviewer reviewer --max-iterations 3 --prompt "Fix issue 12"',
+      'mam job submit --to fix-login --worktree --agent claude --prompt "Fix the login bug"   # a new worker in its own worktree',
+      'mam job submit --to fix-login --worktree fix/login --base main --agent codex --type loop --reviewer rev --prompt "…"',
+    ],
+  },
+  mcp: {
+    aliases: ["submit_job"],
+    description: "Delegate a job to a running agent session (single, or a worker-reviewer loop); returns the job id to pass to job_wait.",
+  },
+});
+
+export const jobEvent = defineOp({
+  name: "job.event",
+  summary: "report a job event (run by the agent doing the job): journal it, then publish it",
+  readOnly: false,
+  input: () => ({
+    job_id: jobId("job id (8 hex digits)"),
+    event: choice(EVENT_NAMES, `one of ${EVENT_NAMES.join(", ")}`),
+    detail: optional(z.string().check(z.describe("a short human-readable text"))),
+    data: optional(z.record(z.string(), z.unknown()).check(z.describe("extra metadata: a JSON object (integers only in numbers)"))),
+    source: withDefault(text("who reports it (your session name; default: agent)", { max: 128 }), "agent"),
+    token: optional(text("the job's token when this machine has no record of the job (else MAM_JOB_TOKEN)")),
+  }),
+  async run(deps, i) {
+    const { reportEvent } = await import("../job/event.ts");
+    return reportEvent(deps, { ...i, detail: i.detail, data: i.data as never, token: i.token ?? (deps.env.MAM_JOB_TOKEN || undefined) });
+  },
+  text: () => "",
+  cli: {
+    path: "job event",
+    group: "jobs",
+    json: false,
+    positionals: ["job_id", "event"],
+    flags: { detail: { valueHint: "TEXT" }, data: { valueHint: "JSON" }, source: { valueHint: "NAME" }, token: { valueHint: "T" } },
+    examples: [
+      'mam job event abc12345 started --source repo-worker-claude --detail "reading the brief"',
+      'mam job event abc12345 progress --detail "tests pass" --data \'{"files":3}\'',
+      'mam job event abc12345 completed --detail "done: lib/cli/status.ts"',
+      'MAM_JOB_TOKEN=… mam job event abc12345 error --detail "build fails"   # on another machine',
+    ],
+  },
+  mcp: false,
+});
+
+export const jobStatus = defineOp({
+  name: "job.status",
+  summary: "show one job: its record (without the token), its status from the journal, its last event",
+  readOnly: true,
+  input: () => ({ job_id: jobId("job id: 8 hex digits, as job_submit returned it") }),
+  async run(deps, i) {
+    const { jobStatus } = await import("../../jobs/query.ts");
+    return jobStatus(deps.ws, i.job_id);
+  },
+  text: (v: JobView) => statusText(v),
+  cli: { path: "job status", group: "jobs", positionals: ["job_id"], examples: ["mam job status abc12345", "mam job status abc12345 --json"] },
+  mcp: { aliases: ["job_status"], description: "Show one job: its status (from its event journal), task, target session, last event." },
+});
+
+interface JobList {
+  workspace: string;
+  jobs: JobView[];
+  status: string | null;
+}
+
+export const jobList = defineOp({
+  name: "job.list",
+  summary: "list the jobs of the workspace",
+  readOnly: true,
+  input: () => ({ status: optional(choice(JOB_STATUSES, `only jobs in this status (${JOB_STATUSES.join(", ")})`)) }),
+  async run(deps, i) {
+    const { listJobs } = await import("../../jobs/query.ts");
+    return { workspace: deps.ws, jobs: listJobs(deps.ws, i.status), status: i.status ?? null } as JobList;
+  },
+  text: (r: JobList) => (r.jobs.length ? listText(r.jobs) : r.status ? `no ${r.status} jobs` : "no jobs"),
+  json: (r: JobList) => ({ workspace: r.workspace, jobs: r.jobs }),
+  cli: {
+    path: "job list",
+    group: "jobs",
+    flags: { status: { valueHint: "S" } },
+    textToStderr: (r) => (r as { jobs: JobView[] }).jobs.length === 0,
+    examples: ["mam job list", "mam job list --status running --json"],
+  },
+  mcp: { aliases: ["list_jobs"], description: "List the jobs of the workspace, optionally only those in one status." },
+});
+
+export const jobLogs = defineOp({
+  name: "job.logs",
+  summary: "print a job's event journal, human readable; --follow until the job ends (or Ctrl-C)",
+  readOnly: true,
+  input: () => ({ job_id: jobId(), last: optional(count("only the last N events", 1, 10000)) }),
+  async run(deps, i) {
+    const { jobEvents } = await import("../../jobs/query.ts");
+    const all = jobEvents(deps.ws, i.job_id);
+    return { job_id: i.job_id, total: all.length, events: i.last === undefined ? all : all.slice(-i.last) };
+  },
+  text: (r: { job_id: string; events: JobEvent[] }) => (r.events.length ? r.events.map(eventLine).join("\n") : `job ${r.job_id} has no events yet`),
+  cli: {
+    path: "job logs",
+    group: "jobs",
+    positionals: ["job_id"],
+    textToStderr: (r) => (r as { events: JobEvent[] }).events.length === 0,
+    examples: ["mam job logs abc12345", "mam job logs abc12345 --follow", "mam job logs abc12345 --last 5"],
+  },
+  mcp: { aliases: ["job_logs"], description: "Read a job's event journal (started, progress, permission_required, completed, …), oldest first." },
+});
+
+export const jobCancel = defineOp({
+  name: "job.cancel",
+  summary: "cancel a job: journal and publish a cancelled event (source mam) and tell its agent",
+  readOnly: false,
+  input: () => ({ job_id: jobId() }),
+  async run(deps, i) {
+    const { cancelJob } = await import("../job/cancel.ts");
+    return cancelJob(deps, i.job_id);
+  },
+  text: (c: Cancelled) => (c.cancelled ? `job ${c.job_id} cancelled${c.told ? `; told ${c.told}` : ""}` : `job ${c.job_id} has already ended (${c.status}); nothing to cancel`),
+  cli: { path: "job cancel", group: "jobs", positionals: ["job_id"], json: false, textToStderr: (c) => !(c as Cancelled).cancelled, examples: ["mam job cancel abc12345"] },
+  mcp: { aliases: ["cancel_job"], description: "Cancel a job that has not ended: journal a cancelled event and tell its agent to stop." },
+});
+
+/** how long job.wait waits over MCP when not told, and at most (codex cuts a tool call after its tool_timeout_sec) */
+export const WAIT_DEFAULT_S = 600;
+export const WAIT_MAX_S = 3600;
+
+export const jobWait = defineOp({
+  name: "job.wait",
+  summary: "wait until the jobs end: exit 0 if all completed, 1 if one ended otherwise, 5 on --timeout",
+  readOnly: true,
+  interruptible: true,
+  input: () => ({
+    job_ids: z.array(jobId()).check(z.minLength(1), z.maxLength(100), z.describe("the jobs to wait for")),
+    mode: withDefault(choice(["all", "any"], "all (default): until every job ends; any: until the first one ends"), "all"),
+    timeout_s: optional(secondsFrac("give up after this many seconds")),
+    return_on_permission: withDefault(flag("return as soon as an agent reports permission_required"), false),
+  }),
+  async run(deps, i, ctx) {
+    const { waitForJobs } = await import("../job/wait.ts");
+    return waitForJobs(deps, i, ctx);
+  },
+  text: (w: Waited) => waitedText(w),
+  json: ({ warnings: _w, exit_code: _e, timeout_s: _t, ...w }: Waited) => w,
+  exitCode: (w: Waited) => w.exit_code,
+  cli: {
+    path: "job wait",
+    group: "jobs",
+    positionals: ["job_ids"],
+    hide: ["mode", "return_on_permission"],
+    flags: { timeout_s: { flag: "timeout", valueHint: "S", description: "give up after S seconds (exit 5)" } },
+    examples: ["mam job wait abc12345", "mam job wait abc12345 deadbeef --any --timeout 600", "mam job wait abc12345 --json"],
+  },
+  mcp: {
+    aliases: ["wait_jobs"],
+    heartbeat: true,
+    description:
+      "Wait until jobs end (all, or any), up to a timeout; streams progress as events arrive and returns early when an agent needs permission (outcome attention).",
+    input: (s: Shape) => ({
+      ...s,
+      timeout_s: withDefault(secondsFrac(`give up after this many seconds (default ${WAIT_DEFAULT_S}); call again to keep waiting`, WAIT_MAX_S), WAIT_DEFAULT_S),
+      return_on_permission: withDefault(flag("return as soon as an agent reports permission_required (default true)"), true),
+    }),
+  },
+});
+
+function waitedText(w: Waited): string {
+  const lines = w.jobs.map(waitLine);
+  if (w.outcome === "attention" && w.event) lines.unshift(`ATTENTION: ${eventNote(w.event)} (the job is still open; act, then wait again)`);
+  return lines.join("\n");
+}

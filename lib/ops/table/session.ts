@@ -1,0 +1,209 @@
+// The session operations: create, stop, resume, status, prune, send. Each entry is the one
+// definition of its input, its text and how the command line and MCP name it; the use cases live
+// in lib/ops/session/ and load only when the operation runs.
+import * as z from "zod/mini";
+import { agentKind, kindNames } from "../../agents/kinds.ts";
+import { choice, flag, list, name, optional, sessionName, text, withDefault } from "../input.ts";
+import { defineOp } from "../op.ts";
+import type { CreateOutcome } from "../session/create.ts";
+import type { Pruned } from "../session/prune.ts";
+import { createdText, prunedText, resumedText, stoppedText } from "../session/render.ts";
+import { checkCreate, checkStop } from "../session/rules.ts";
+import type { Resumed } from "../session/resume.ts";
+import type { Sent } from "../session/send.ts";
+import { renderStatus, type StatusDoc } from "../session/status.ts";
+import type { Stopped } from "../session/stop.ts";
+
+export const sessionCreate = defineOp({
+  name: "session.create",
+  summary: "start an agent in its own pane (herdr) or session (tmux) and register it in .mam/agent-sessions.yaml",
+  readOnly: false,
+  input: () => ({
+    agent: text(`agent kind: ${kindNames().join(", ")}`, { max: 40 }),
+    role: withDefault(text("the session's role, e.g. worker or reviewer (free text, immutable once set)", { max: 64, oneLine: true }), "creator"),
+    name: optional(sessionName("session name (default <workspace slug>-<role>-<agent>)")),
+    mux: optional(choice(["herdr", "tmux"], "herdr or tmux (default: MAM_MUX, else herdr when installed, else tmux)")),
+    herdr_server: optional(name("herdr server name", "herdr server to create the pane on (default: the one you run in, else default)")),
+    tmux_server: optional(name("tmux server name", "private tmux server (tmux -L NAME; default mam)")),
+    start_server: withDefault(flag("start the herdr server (headless, detached) when it is not running"), false),
+    onboard: withDefault(flag("type the onboarding message into the new agent (default true)"), true),
+    submit_job: optional(text("a job (its text) to submit to the new session right away")),
+    worktree: optional(
+      z.string().check(z.describe("run the agent in its own git worktree <workspace>/.mam/worktrees/<session> on branch BRANCH (\"\": the session name); an existing branch is continued")),
+    ),
+    base: optional(text("with worktree: the commit a new branch starts from (default: the workspace's HEAD)")),
+    mcp: withDefault(flag("give the agent mam's MCP tools (claude: --mcp-config; codex: -c mcp_servers.mam…)"), false),
+    grant: withDefault(flag("pre-approve mam's own reporting commands in the agent (claude: --allowedTools for `mam job event`, `mam job status`, `mam status`; default true); resume keeps the choice"), true),
+    agent_args: withDefault(list("the agent's own extra command-line arguments"), []),
+  }),
+  check(i) {
+    agentKind(i.agent);
+    checkCreate(i);
+  },
+  async run(deps, i) {
+    const { createAndFollowUp } = await import("../session/create.ts");
+    return createAndFollowUp(deps, i);
+  },
+  text: (c: CreateOutcome) => createdText(c),
+  cli: {
+    path: "create",
+    group: "agents",
+    rest: "agent_args",
+    flags: {
+      agent: { valueHint: "KIND" },
+      role: { valueHint: "ROLE" },
+      name: { flag: "session", valueHint: "NAME" },
+      mux: { valueHint: "herdr|tmux" },
+      herdr_server: { flag: "herdr-session", valueHint: "SERVER" },
+      tmux_server: { valueHint: "NAME" },
+      onboard: { negated: true, description: "do not type the onboarding message into the new agent" },
+      submit_job: { valueHint: "TEXT" },
+      worktree: {
+        optionalValue: "",
+        optionalValuePattern: /^[^-]/,
+        valueHint: "BRANCH",
+        description: "run the agent in its own git worktree <workspace>/.mam/worktrees/<session> on branch BRANCH; BRANCH may be left out (then: the session name); an existing branch is continued",
+      },
+      base: { valueHint: "REF", description: "with --worktree: the commit a new branch starts from (default: the workspace's HEAD)" },
+      grant: {
+        negated: true,
+        description: "do not pre-approve mam's own commands in the agent (claude: --allowedTools for `mam job event`, `mam job status`, `mam status`); resume keeps this",
+      },
+    },
+    examples: [
+      "mam create --agent claude --role worker",
+      "mam create --agent codex --role reviewer --session api-review --herdr-session mam --start-server",
+      "mam create --agent gemini --mux tmux --role worker",
+      'mam create --agent claude --role worker --submit-job "Fix the failing test in api/"',
+      "mam create --agent claude --role worker --session feat-x --worktree        # its own git worktree on branch feat-x",
+      "mam create --agent codex --role worker --worktree fix/login --base main",
+      "mam create --agent claude --role worker -- --model opus     # after --: the agent's own arguments",
+      "mam create --agent claude --role lead --mcp                 # with mam's MCP tools (see mam mcp)",
+      "mam create --agent claude --role worker --no-grant          # claude asks before each mam command too",
+    ],
+  },
+  mcp: { aliases: ["create_agent"], description: "Start a new coding agent (claude, codex, …) in its own pane, register it, and optionally hand it a first job; returns its session name." },
+});
+
+export const sessionStop = defineOp({
+  name: "session.stop",
+  summary: "stop an agent session: graceful (resumable), --hard, or --soft (archive, leave the pane)",
+  readOnly: false,
+  input: () => ({
+    name: sessionName(),
+    mode: withDefault(choice(["graceful", "hard", "soft"], "graceful (the agent exits, resumable later), hard (close its pane now) or soft (archive the row, leave the pane)"), "graceful"),
+    reason: withDefault(text("why (stored as stop_reason)", { max: 500 }), "requested"),
+    purge: withDefault(flag("with a hard stop: delete this session's own conversation files in this workspace"), false),
+    remove_worktree: withDefault(flag("also remove the session's git worktree (its branch stays); refused with uncommitted or unmerged work"), false),
+    force: withDefault(flag("with remove_worktree: remove it even with uncommitted or unmerged work"), false),
+  }),
+  check: (i) => checkStop(i),
+  async run(deps, i) {
+    const { stopSession } = await import("../session/stop.ts");
+    return stopSession(deps, i);
+  },
+  text: (r: Stopped) => stoppedText(r),
+  cli: {
+    path: "stop",
+    group: "agents",
+    positionals: ["name"],
+    hide: ["mode"],
+    flags: {
+      reason: { valueHint: "TEXT" },
+      purge: { flag: "purge-conversation", description: "with --hard: delete this session's own conversation files in this workspace" },
+      force: { description: "with --remove-worktree: remove it even with uncommitted or unmerged work" },
+    },
+    examples: [
+      "mam stop api-worker-claude",
+      'mam stop api-worker-claude --reason "done for today"',
+      "mam stop api-worker-claude --hard",
+      "mam stop api-worker-claude --soft",
+      "mam stop api-worker-claude --hard --purge-conversation --yes",
+      "mam stop feat-x --remove-worktree            # refused (exit 4) when it has uncommitted or unmerged work",
+      "mam stop feat-x --remove-worktree --force",
+    ],
+  },
+  mcp: { aliases: ["stop_agent"], hide: ["purge"], description: "Stop an agent session: graceful (resumable later), hard (close its pane now) or soft (archive the row, leave the pane)." },
+});
+
+export const sessionResume = defineOp({
+  name: "session.resume",
+  summary: "bring a stopped session back with its own conversation (else this workspace's newest)",
+  readOnly: false,
+  input: () => ({
+    name: sessionName(),
+    fresh: withDefault(flag("start a fresh conversation when none is found"), false),
+    start_server: withDefault(flag("start the herdr server (headless, detached) when it is not running"), false),
+  }),
+  async run(deps, i) {
+    const { resumeSession } = await import("../session/resume.ts");
+    return resumeSession(deps, i);
+  },
+  text: (r: Resumed) => resumedText(r),
+  cli: { path: "resume", group: "agents", positionals: ["name"], examples: ["mam resume api-worker-claude", "mam resume api-worker-claude --fresh"] },
+  mcp: { aliases: ["resume_agent"], description: "Bring a stopped agent session back with its own conversation (else this workspace's newest of that agent)." },
+});
+
+export const sessionStatus = defineOp({
+  name: "session.status",
+  summary: "every agent session of the workspace: registry status, live state, job, drift (read-only)",
+  readOnly: true,
+  input: () => ({}),
+  async run(deps, _i, ctx) {
+    const { sessionStatus } = await import("../session/status-run.ts");
+    return sessionStatus(deps, ctx.form === "json");
+  },
+  text: (doc: StatusDoc, o) => renderStatus(doc, o.color),
+  cli: { path: "status", alias: "ls", group: "agents", examples: ["mam status", "mam ls --json", "mam status --watch 5"] },
+  mcp: { aliases: ["status"], description: "List every agent session of the workspace: registry status, live state (working/blocked/idle/dead), pane, current job, drift." },
+});
+
+export const sessionPrune = defineOp({
+  name: "session.prune",
+  summary: "remove the registry rows of stopped and terminated sessions (never a running one; conversations and jobs stay)",
+  readOnly: false,
+  input: () => ({
+    names: withDefault(z.array(sessionName()).check(z.describe("only these sessions (default: every row in the chosen statuses)")), []),
+    statuses: withDefault(
+      z.array(z.enum(["stopped", "terminated", "archived"])).check(z.minLength(1), z.describe("the statuses whose rows go (default stopped and terminated; archived rows may still have a pane running)")),
+      ["stopped", "terminated"],
+    ),
+    dry_run: withDefault(flag("say what would be removed, change nothing"), false),
+  }),
+  async run(deps, i) {
+    const { pruneSessions } = await import("../session/prune.ts");
+    return pruneSessions(deps, i);
+  },
+  text: (p: Pruned) => prunedText(p),
+  cli: {
+    path: "prune",
+    group: "agents",
+    positionals: ["names"],
+    flags: { statuses: { flag: "status", valueHint: "STATUS" } },
+    examples: ["mam prune                       # every stopped and terminated row", "mam prune w1 w2 --dry-run", "mam prune --status archived --status terminated"],
+  },
+  mcp: { description: "Remove the registry rows of stopped and terminated sessions the user no longer wants (never a running one; conversations and jobs stay)." },
+});
+
+export const sessionSend = defineOp({
+  name: "session.send",
+  summary: "type one line into a running session's agent, at its input prompt",
+  readOnly: false,
+  input: () => ({
+    name: sessionName(),
+    text: z.string().check(
+      z.refine((v: string) => v.trim() !== "", { error: "the line to send is empty" }),
+      z.maxLength(4000, { error: "the line to send is longer than 4000 characters" }),
+      // one line of printable text: no newline, escape or other control character reaches the pane
+      z.refine((v: string) => !/[\u0000-\u001f\u007f]/.test(v), { error: "the line to send has a control character (newline, escape, …); send one line of text" }),
+      z.describe("the line to type"),
+    ),
+  }),
+  async run(deps, i) {
+    const { sendLine } = await import("../session/send.ts");
+    return sendLine(deps, i);
+  },
+  text: (s: Sent) => `sent to ${s.name}`,
+  cli: false,
+  mcp: false,
+});

@@ -1,0 +1,161 @@
+// The operations on the workspace as a whole: reconcile the registry with the panes, the sessions'
+// git worktrees, the workspace's daemon. Each entry is the one definition of its input, its text
+// and how the command line and MCP name it; the use cases load only when the operation runs.
+import type { ReconcileReport } from "../reconcile.ts";
+import { reconcileText } from "../reconcile-text.ts";
+import { monitorLogPath } from "../../sys/daemon-files.ts";
+import type { DaemonStatus } from "../../sys/daemon-proc.ts";
+import { notFound } from "../../sys/errors.ts";
+import { table } from "../../sys/io.ts";
+import { info, type Notice, warning } from "../../sys/notice.ts";
+import { flag, sessionName, withDefault } from "../input.ts";
+import { defineOp } from "../op.ts";
+import type { Removed, WorktreeView } from "../worktree.ts";
+
+export const registryReconcile = defineOp({
+  name: "registry.reconcile",
+  summary: "make the registry match the panes: mark sessions whose pane is gone terminated, register unknown agent panes",
+  readOnly: false,
+  input: () => ({ dry_run: withDefault(flag("compute drift and actions, write nothing"), false) }),
+  async run(deps, i) {
+    const { reconcileOnce } = await import("../reconcile.ts");
+    return reconcileOnce(deps, i);
+  },
+  text: (r: ReconcileReport) => reconcileText(r),
+  cli: {
+    path: "reconcile",
+    group: "monitoring",
+    description: "keep the registry true: one reconcile pass, or with --subscribe the workspace's subscriber daemon in the foreground",
+    examples: [
+      "mam reconcile                                   # one pass: mark dead panes terminated, register unknown agent panes, …",
+      "mam reconcile --dry-run --json                  # what a pass would do, as JSON",
+      "mam reconcile --subscribe                       # the daemon in the foreground (idle exit after 3600 s)",
+      "mam reconcile --subscribe --idle-timeout 0      # never idle out (what mam daemon ensure starts)",
+      "mam reconcile --subscribe --timeout 60 --workspace ~/proj",
+    ],
+  },
+  mcp: { aliases: ["reconcile"], description: "Make the registry match the panes: mark sessions whose pane is gone terminated, register unknown agent panes (dry_run: only report)." },
+});
+
+const n = (v: number | null) => (v === null ? "-" : String(v));
+
+export const worktreeList = defineOp({
+  name: "worktree.list",
+  summary: "the git worktrees of this workspace's sessions: branch, base, ahead/behind the workspace's HEAD, uncommitted files",
+  readOnly: true,
+  input: () => ({}),
+  async run(deps) {
+    const { listSessionWorktrees } = await import("../worktree.ts");
+    return { workspace: deps.ws, worktrees: await listSessionWorktrees(deps) };
+  },
+  text: (r: { workspace: string; worktrees: WorktreeView[] }) =>
+    r.worktrees.length === 0
+      ? `no session worktrees in ${r.workspace}`
+      : table(
+          ["SESSION", "STATUS", "BRANCH", "BASE", "AHEAD", "BEHIND", "CHANGED", "PATH"],
+          r.worktrees.map((v) => [v.session, v.status, v.branch, v.base || "-", n(v.ahead), n(v.behind), n(v.changed), v.exists ? v.path : `${v.path} (${v.removed_at ? "removed" : "gone"})`]),
+        ),
+  cli: { path: "worktree list", examples: ["mam worktree list", "mam worktree list --json"] },
+  mcp: false,
+});
+
+export const worktreeRemove = defineOp({
+  name: "worktree.remove",
+  summary: "remove a stopped session's git worktree (its branch stays); refused (exit 4) with uncommitted or unmerged work unless --force",
+  readOnly: false,
+  input: () => ({
+    name: sessionName(),
+    force: withDefault(flag("remove it even with uncommitted or unmerged work"), false),
+  }),
+  async run(deps, i) {
+    const { removeWorktreeOfSession } = await import("../worktree.ts");
+    return removeWorktreeOfSession(deps, i.name, i.force);
+  },
+  text: (r: Removed) => (r.removed ? `removed worktree ${r.path} of ${r.session} (branch ${r.branch} kept)` : `worktree ${r.path} of ${r.session} was already gone (branch ${r.branch} kept)`),
+  cli: { path: "worktree remove", positionals: ["name"], examples: ["mam worktree remove feat-x", "mam worktree remove feat-x --force"] },
+  mcp: false,
+});
+
+interface Ensured {
+  pid: number | null;
+  started: boolean;
+  disabled: boolean;
+  warnings: Notice[];
+}
+
+export const daemonEnsure = defineOp({
+  name: "daemon.ensure",
+  summary: "print the PID of the workspace's subscriber daemon, starting one (detached) if none runs",
+  readOnly: false,
+  input: () => ({}),
+  async run(deps): Promise<Ensured> {
+    const { DISABLED_MESSAGE } = await import("../../sys/daemon-proc.ts");
+    const r = await deps.daemon.ensure();
+    const warnings: Notice[] = [];
+    if (r.disabled) warnings.push(info(DISABLED_MESSAGE));
+    if (r.started) warnings.push(info(`started the subscriber daemon for ${deps.ws} (pid ${r.pid}; log ${monitorLogPath(deps.ws)})`));
+    return { pid: r.pid ?? null, started: r.started, disabled: r.disabled, warnings };
+  },
+  text: (r: Ensured) => (r.pid === null ? "" : String(r.pid)),
+  cli: {
+    path: "daemon ensure",
+    json: false,
+    examples: [
+      "mam daemon ensure                       # 12345",
+      "mam daemon ensure --workspace ~/proj",
+      "MAM_NO_SUBSCRIBER_DAEMON=1 mam daemon ensure   # never starts one; prints the PID of one that runs",
+    ],
+  },
+  mcp: false,
+});
+
+const noneRuns = (ws: string) => notFound(`no subscriber daemon runs for ${ws}`, "start one with: mam daemon ensure");
+
+export const daemonStatus = defineOp({
+  name: "daemon.status",
+  summary: "show the workspace's subscriber daemon: pid, mode (mqtt / polling), since, log; exit 3 when none runs",
+  readOnly: true,
+  input: () => ({}),
+  async run(deps) {
+    const s = deps.daemon.status();
+    if (!s) throw noneRuns(deps.ws);
+    return { ...s, workspace: deps.ws };
+  },
+  text: (s: DaemonStatus & { workspace: string }) =>
+    table(
+      ["subscriber daemon", s.workspace],
+      [
+        ["pid", String(s.pid ?? "?")],
+        ["mode", s.mode],
+        ["since", s.since ?? "-"],
+        ["broker", s.broker ?? "-"],
+        ["log", s.log ?? "-"],
+      ],
+    ),
+  json: ({ workspace: _w, ...s }: DaemonStatus & { workspace: string }) => s,
+  cli: { path: "daemon status", examples: ["mam daemon status", "mam daemon status --json   # {pid, mode, since, log, broker}"] },
+  mcp: false,
+});
+
+interface DaemonStopped {
+  pid: number;
+  killed: boolean;
+  warnings: Notice[];
+}
+
+export const daemonStop = defineOp({
+  name: "daemon.stop",
+  summary: "stop the workspace's subscriber daemon (SIGTERM, SIGKILL after 5 s); exit 3 when none runs",
+  readOnly: false,
+  input: () => ({}),
+  async run(deps): Promise<DaemonStopped> {
+    const { STOP_GRACE_MS } = await import("../../sys/daemon-proc.ts");
+    const r = await deps.daemon.stop();
+    if (!r) throw noneRuns(deps.ws);
+    const warnings = r.killed ? [warning(`the subscriber daemon (pid ${r.pid}) did not stop within ${STOP_GRACE_MS / 1000} s of SIGTERM; killed it (SIGKILL)`)] : [];
+    return { pid: r.pid, killed: r.killed, warnings };
+  },
+  text: (r: DaemonStopped) => `stopped the subscriber daemon (pid ${r.pid})`,
+  cli: { path: "daemon stop", json: false, examples: ["mam daemon stop", "mam daemon stop --workspace ~/proj"] },
+  mcp: false,
+});
