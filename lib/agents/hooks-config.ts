@@ -4,7 +4,7 @@
 // mam's own entries are the command hooks whose command runs `agent-report --hook <kind>`; install
 // replaces only those (idempotent), uninstall removes only those, and everything else in the file
 // (the user's own hooks, other settings, key order) is kept as it was.
-import { shQuote } from "../mux/exec.ts";
+import { shq } from "../sys/shell.ts";
 
 export interface HookKind {
   kind: string;
@@ -39,7 +39,7 @@ const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && 
 
 /** the command line of mam's hook for a kind */
 export function hookCommand(mam: string[], kind: string): string {
-  return `${mam.map(shQuote).join(" ")} agent-report --hook ${kind}`;
+  return `${mam.map(shq).join(" ")} agent-report --hook ${kind}`;
 }
 
 /** is this hook handler one of mam's (for this kind)? */
