@@ -3,21 +3,11 @@
 // their project config files that `mam mcp install|uninstall` writes (merge, never clobber other
 // servers, idempotent). No I/O here: install.ts reads and writes the files.
 import { usageError } from "../sys/errors.ts";
-import { selfCommand } from "../sys/self.ts";
+import type { ServerEntry } from "../sys/self.ts";
 
 export const SERVER_KEY = "mam";
 export const MCP_AGENTS = ["claude", "codex"] as const;
 export type McpAgent = (typeof MCP_AGENTS)[number];
-
-export interface ServerEntry {
-  command: string;
-  args: string[];
-}
-
-/** the command that runs this mam as the workspace's MCP server */
-export function serverEntry(ws: string, self: string[] = selfCommand()): ServerEntry {
-  return { command: self[0]!, args: [...self.slice(1), "mcp", "--workspace", ws] };
-}
 
 export function isMcpAgent(kind: string): kind is McpAgent {
   return (MCP_AGENTS as readonly string[]).includes(kind);

@@ -8,7 +8,8 @@ import { dirname, join } from "node:path";
 import { atomicWriteFile } from "../sys/atomic.ts";
 import { usageError } from "../sys/errors.ts";
 import { homeDir, type Env } from "../sys/paths.ts";
-import { claudeInstall, claudeUninstall, codexInstall, codexUninstall, type Edit, type McpAgent, serverEntry, type ServerEntry } from "../agents/mcp-config.ts";
+import { claudeInstall, claudeUninstall, codexInstall, codexUninstall, type Edit, type McpAgent } from "../agents/mcp-config.ts";
+import { serverEntry, type ServerEntry } from "../sys/self.ts";
 
 export type Scope = "project" | "user";
 

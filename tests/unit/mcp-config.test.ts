@@ -1,7 +1,8 @@
 // lib/mcp/config.ts: the agent arguments of `mam create --mcp` and the pure edits of the agents'
 // MCP config files (merge, idempotent, never clobber, refuse what cannot be edited safely).
 import { describe, expect, test } from "bun:test";
-import { agentMcpArgs, claudeInstall, claudeUninstall, codexInstall, codexUninstall, serverEntry } from "../../lib/agents/mcp-config.ts";
+import { agentMcpArgs, claudeInstall, claudeUninstall, codexInstall, codexUninstall } from "../../lib/agents/mcp-config.ts";
+import { serverEntry } from "../../lib/sys/self.ts";
 
 const e = serverEntry("/w s", ["/opt/mam"]);
 
