@@ -1,5 +1,5 @@
 // mam create | stop | resume | status (SPEC §5): parse → call → render.
-import { kindNames } from "../agents/kinds.ts";
+import { kindNames } from "../agents/kinds/index.ts";
 import { usageError } from "../sys/errors.ts";
 import { err, out, outJson, useColor } from "../sys/io.ts";
 import { resolveWorkspace } from "../sys/paths.ts";

@@ -6,7 +6,7 @@
 // * kinds mam typed into the shell (aider, demo, shell): herdr may never have detected them; the
 //   pane's foreground says it (`pane process-info`: only the shell left → gone).
 // tmux panes end with their agent: the pane's existence is enough there.
-import { isHerdrManaged } from "../agents/kinds.ts";
+import { isHerdrManaged } from "../agents/kinds/index.ts";
 import { nonShellForeground } from "../mux/procfs.ts";
 import type { Mux, MuxPane } from "../mux/types.ts";
 

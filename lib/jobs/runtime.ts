@@ -57,7 +57,7 @@ export async function loadJobRuntime(ws: string, env: Env = process.env): Promis
     import("../fleet/classify.ts"),
     import("../sys/daemon-proc.ts"),
     import("../worktrees/plan.ts"),
-    import("../agents/kinds.ts"),
+    import("../agents/kinds/index.ts"),
     import("../ops/session/at-prompt.ts"),
   ]);
   /** the running row of that name; with anyStatus, failing that any row of that name (a job's worker may end with its job) */

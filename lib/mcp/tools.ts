@@ -2,7 +2,7 @@
 // calls the same use-case function as its CLI command, and returns a structured result plus the
 // command's text rendering. Errors are MamErrors; server.ts turns them into tool errors.
 import { z } from "zod";
-import { kindNames } from "../agents/kinds.ts";
+import { kindNames } from "../agents/kinds/index.ts";
 import { JOB_STATUSES, type JobEvent, type JobStatus } from "../jobs/event.ts";
 import type { Env } from "../sys/paths.ts";
 

@@ -6,8 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import onboardingTemplate from "../../assets/onboarding.md" with { type: "text" };
-import { grantArgs } from "../../agents/grants.ts";
-import { agentKind, idField } from "../../agents/kinds.ts";
+import { agentKind, agentMcpArgs, grantArgs, idField } from "../../agents/kinds/index.ts";
 import { type MuxChoice, resolveMuxTarget } from "../../mux/index.ts";
 import { shJoin } from "../../mux/exec.ts";
 import { findRows, sectionOf } from "../../registry/rows.ts";
@@ -21,7 +20,6 @@ import type { SubmitOptions } from "../job/submit.ts";
 import { addWorktree } from "../../worktrees/git.ts";
 import { ensureWorktreesDir, liveWorktreeOf, planWorktree, recordOf, type WorktreeRecord } from "../../worktrees/plan.ts";
 import { undoWorktree } from "../../worktrees/remove.ts";
-import { agentMcpArgs } from "../../agents/mcp-config.ts";
 import { serverEntry } from "../../sys/self.ts";
 import { agentMam } from "../../sys/agent-mam.ts";
 import { decide, placeRow } from "../../fleet/adopt.ts";
@@ -53,7 +51,7 @@ export interface CreateOptions {
   worktree?: { branch?: string; base?: string };
   /** give the agent mam's MCP tools (`mam mcp` for this workspace; claude and codex) */
   mcp?: boolean;
-  /** false (`--no-grant`): start the agent without mam's pre-approved commands (lib/agents/grants.ts) */
+  /** false (`--no-grant`): start the agent without mam's pre-approved commands (lib/agents/kinds/) */
   grant?: boolean;
 }
 

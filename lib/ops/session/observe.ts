@@ -8,7 +8,7 @@ import { rowEpoch } from "../../fleet/adopt.ts";
 import { type Classification, type ServerView, classify, findPane, serverKey, serversOf } from "../../fleet/classify.ts";
 import { serverOf } from "../../registry/rows.ts";
 import { probeTyped } from "../../fleet/liveness.ts";
-import { agentKind } from "../../agents/kinds.ts";
+import { agentKind } from "../../agents/kinds/index.ts";
 import type { Env } from "../../sys/paths.ts";
 
 export type MuxFactory = (backend: Backend, server: string) => Mux;

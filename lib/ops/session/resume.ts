@@ -1,7 +1,6 @@
 // mam resume (SPEC §5.4): bring a stopped / terminated / archived session back with its own
 // conversation (else this workspace's newest of that agent), in a pane claimed as create does.
-import { grantArgs } from "../../agents/grants.ts";
-import { agentKind, idField, ownId } from "../../agents/kinds.ts";
+import { agentKind, agentMcpArgs, grantArgs, idField, ownId } from "../../agents/kinds/index.ts";
 import { findPane } from "../../fleet/classify.ts";
 import { muxFor } from "../../mux/index.ts";
 import { shJoin } from "../../mux/exec.ts";
@@ -13,7 +12,6 @@ import type { Env } from "../../sys/paths.ts";
 import { epochNow, isoUtc } from "../../sys/time.ts";
 import { existsSync } from "node:fs";
 import { liveWorktreeOf, rowCwd, worktreeOf } from "../../worktrees/plan.ts";
-import { agentMcpArgs } from "../../agents/mcp-config.ts";
 import { serverEntry } from "../../sys/self.ts";
 import { type AfterStart, afterStart } from "./after-start.ts";
 import { launch } from "./launch.ts";
