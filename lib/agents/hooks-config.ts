@@ -1,45 +1,20 @@
-// The agents' hook settings that make them report to mam (`mam hooks install|uninstall|status`).
-// Pure: a parsed settings document in, the changed document out. Both agents read the same shape:
+// The agents' hook settings that make them report to mam (`mam hooks install|uninstall|status`):
+// the edits of a settings document; which kinds have hooks, their events and files, are each
+// kind's `hooks` (lib/agents/kinds/). Pure: a parsed settings document in, the changed document
+// out. Both agents read the same shape:
 //   {"hooks": {"<Event>": [{"matcher"?: "…", "hooks": [{"type": "command", "command": "…", "timeout": N}]}]}}
 // mam's own entries are the command hooks whose command runs `agent-report --hook <kind>`; install
 // replaces only those (idempotent), uninstall removes only those, and everything else in the file
 // (the user's own hooks, other settings, key order) is kept as it was.
-import { shQuote } from "../mux/exec.ts";
-
-export interface HookKind {
-  kind: string;
-  /** the events mam listens to */
-  events: string[];
-  /** the settings file in a workspace (project scope) and under the agent's home (global) */
-  projectFile: string;
-  globalFile: (env: Record<string, string | undefined>, home: string) => string;
-  /** what else the agent needs before the hooks run (told after install) */
-  note?: string;
-}
-
-export const HOOK_KINDS: Record<string, HookKind> = {
-  claude: {
-    kind: "claude",
-    events: ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification", "Stop", "SessionEnd"],
-    // personal and not committed: the hook names this machine's mam binary
-    projectFile: ".claude/settings.local.json",
-    globalFile: (env, home) => `${env.CLAUDE_CONFIG_DIR || `${home}/.claude`}/settings.json`,
-  },
-  codex: {
-    kind: "codex",
-    events: ["SessionStart", "UserPromptSubmit", "PermissionRequest", "PostToolUse", "Stop"],
-    projectFile: ".codex/hooks.json",
-    globalFile: (env, home) => `${env.CODEX_HOME || `${home}/.codex`}/hooks.json`,
-    note: "codex runs hooks only with `[features] hooks = true` in its config.toml (mam does not edit it), and asks once to trust new or changed hooks (Hooks need review)",
-  },
-};
+import { shq } from "../sys/shell.ts";
+import { HOOK_KINDS } from "./kinds/index.ts";
 
 type Json = Record<string, unknown>;
 const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** the command line of mam's hook for a kind */
 export function hookCommand(mam: string[], kind: string): string {
-  return `${mam.map(shQuote).join(" ")} agent-report --hook ${kind}`;
+  return `${mam.map(shq).join(" ")} agent-report --hook ${kind}`;
 }
 
 /** is this hook handler one of mam's (for this kind)? */

@@ -5,7 +5,7 @@ import { MamError, usageError } from "../sys/errors.ts";
 import { err, out } from "../sys/io.ts";
 import { isValidName } from "../sys/names.ts";
 import { resolveWorkspace } from "../sys/paths.ts";
-import { HOOK_KINDS } from "../agents/hooks-config.ts";
+import { HOOK_KINDS } from "../agents/kinds/index.ts";
 import { defineCommand, str, workspaceArg } from "./command.ts";
 
 const STATES = ["working", "blocked", "idle"] as const;

@@ -3,7 +3,8 @@
 // .claude/settings.local.json, .codex/hooks.json); --global: the user's own settings.
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { checkSettings, HOOK_KINDS, hookCommand, oursIn, withOurs, withoutOurs } from "../agents/hooks-config.ts";
+import { checkSettings, hookCommand, oursIn, withOurs, withoutOurs } from "../agents/hooks-config.ts";
+import { HOOK_KINDS } from "../agents/kinds/index.ts";
 import { atomicWriteFile } from "../sys/atomic.ts";
 import { MamError, usageError } from "../sys/errors.ts";
 import { out } from "../sys/io.ts";

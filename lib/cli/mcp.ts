@@ -10,7 +10,7 @@ const userArg = { user: { type: "boolean" as const, description: "codex only: wr
 
 async function edit(args: ParsedArgs, what: "install" | "uninstall") {
   const agent = str(args, "agent")!;
-  const { isMcpAgent, MCP_AGENTS } = await import("../agents/mcp-config.ts");
+  const { isMcpAgent, MCP_AGENTS } = await import("../agents/kinds/index.ts");
   if (!isMcpAgent(agent)) throw usageError(`mam mcp ${what}: unknown agent '${agent.slice(0, 40)}'`, `use one of: ${MCP_AGENTS.join(", ")}`);
   const ws = resolveWorkspace(str(args, "workspace"));
   const { installMcp, uninstallMcp } = await import("../ops/mcp-install.ts");

@@ -4,7 +4,7 @@ import type { Backend, Listing, MuxPane } from "../mux/types.ts";
 import type { RegistryData, Row, Section } from "../registry/types.ts";
 import { SECTIONS } from "../registry/types.ts";
 import { backendOf, sectionOf } from "../registry/rows.ts";
-import { idField, KINDS, ownId } from "../agents/kinds.ts";
+import { idField, KINDS, ownId } from "../agents/kinds/index.ts";
 import { isValidName } from "../sys/names.ts";
 import { isoUtc } from "../sys/time.ts";
 import { MONITOR_NOTE, rowEpoch, rowServer } from "./adopt.ts";

@@ -7,7 +7,7 @@
 //   pane's foreground says it (`pane process-info`: only the shell left → gone; looked at by
 //   lib/ops/session/probe.ts, which records it in pane.shellOnly).
 // tmux panes end with their agent: the pane's existence is enough there.
-import { isHerdrManaged } from "../agents/kinds.ts";
+import { isHerdrManaged } from "../agents/kinds/index.ts";
 import type { MuxPane } from "../mux/types.ts";
 
 /** pure: the herdr pane of a row whose agent kind is `agent` holds no agent any more */

@@ -1,6 +1,7 @@
 // Running a multiplexer CLI (herdr, tmux) as a child: explicit env (Bun.spawn would otherwise use
 // the launch-time environment, bun-craft §2.3), a deadline per call, output captured, always reaped.
 import type { Env } from "../sys/paths.ts";
+import { shq } from "../sys/shell.ts";
 
 export interface ExecResult {
   code: number | null;
@@ -74,14 +75,9 @@ export function firstBytes(text: string, n = 120): string {
   return JSON.stringify(t.length > n ? `${t.slice(0, n)}…` : t);
 }
 
-/** POSIX-shell single quoting of one word (only when needed) */
-export function shQuote(s: string): string {
-  if (s !== "" && /^[A-Za-z0-9_@%+=:,./-]+$/.test(s)) return s;
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
+/** the words as one POSIX-shell command line, each quoted only when needed */
 export function shJoin(argv: string[]): string {
-  return argv.map(shQuote).join(" ");
+  return argv.map(shq).join(" ");
 }
 
 const ANSI_RE = /\u001b\[[0-9;?]*[ -\/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]/g;

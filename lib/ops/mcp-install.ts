@@ -8,7 +8,8 @@ import { dirname, join } from "node:path";
 import { atomicWriteFile } from "../sys/atomic.ts";
 import { usageError } from "../sys/errors.ts";
 import { homeDir, type Env } from "../sys/paths.ts";
-import { claudeInstall, claudeUninstall, codexInstall, codexUninstall, type Edit, type McpAgent, serverEntry, type ServerEntry } from "../agents/mcp-config.ts";
+import { agentKind, type Edit, type McpAgent } from "../agents/kinds/index.ts";
+import { serverEntry, type ServerEntry } from "../sys/self.ts";
 
 export type Scope = "project" | "user";
 
@@ -48,7 +49,7 @@ export function installMcp(o: InstallOptions): Installed {
   const path = configPath(o.agent, o.scope, o.ws, o.env);
   const entry = o.entry ?? serverEntry(o.ws);
   const before = readText(path);
-  const e = o.agent === "claude" ? claudeInstall(before ?? "", entry, path) : codexInstall(before ?? "", entry, path);
+  const e = agentKind(o.agent).mcp!.install(before ?? "", entry, path);
   if (e.changed) write(path, e);
   return { agent: o.agent, path, action: e.changed ? "installed" : "unchanged", entry };
 }
@@ -57,7 +58,7 @@ export function uninstallMcp(o: InstallOptions): Installed {
   const path = configPath(o.agent, o.scope, o.ws, o.env);
   const before = readText(path);
   if (before === undefined) return { agent: o.agent, path, action: "absent", entry: null };
-  const e = o.agent === "claude" ? claudeUninstall(before, path) : codexUninstall(before, path);
+  const e = agentKind(o.agent).mcp!.uninstall(before, path);
   if (e.changed) write(path, e);
   return { agent: o.agent, path, action: e.changed ? "removed" : "absent", entry: null };
 }

@@ -2,7 +2,7 @@
 // An agent's command shell does not always see the PATH mam gave it (codex runs a login shell
 // that resets PATH; `./mam create` from a download folder puts mam on no PATH at all), so the
 // word `mam` is named only when a plain login PATH finds this very binary; otherwise its
-// absolute path. The grants (lib/agents/grants.ts) pre-approve exactly these words.
+// absolute path. The grants (lib/agents/kinds/) pre-approve exactly these words.
 import { accessSync, constants, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Env } from "./paths.ts";

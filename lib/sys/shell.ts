@@ -1,6 +1,7 @@
-// Quoting for a POSIX shell, for the command lines mam writes into texts an agent runs.
+// Quoting for a POSIX shell: the command lines mam types into panes (lib/mux), writes into texts an
+// agent runs (job headers, hooks) and shows to users. The one quoting function in lib/.
 
-/** quote for a POSIX shell only when needed */
+/** one word quoted for a POSIX shell, only when needed (an empty word becomes '') */
 export function shq(s: string): string {
   return /^[A-Za-z0-9_./:@%+=,-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
 }

@@ -1,6 +1,6 @@
 // Run mam as users and bash shims do: the compiled binary (MAM_BIN), else `bun mam.ts`.
 import { join, resolve } from "node:path";
-import { grantArgs } from "../../lib/agents/grants.ts";
+import { grantArgs } from "../../lib/agents/kinds/index.ts";
 import { shJoin } from "../../lib/mux/exec.ts";
 import { shq } from "../../lib/sys/shell.ts";
 

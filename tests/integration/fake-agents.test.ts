@@ -1,11 +1,10 @@
 // The fake agent executables (tests/fakes/agents/fake-agent) outside herdr: the conversation
-// stores they write are the ones mam's lib/agents/stores.ts reads, resume works with the kinds'
+// stores they write are the ones mam's lib/agents/kinds/ reads, resume works with the kinds'
 // resume arguments, the failure knobs, the prompt hook, and a real tmux pane.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { KINDS } from "../../lib/agents/kinds.ts";
-import { STORES } from "../../lib/agents/stores.ts";
+import { KINDS } from "../../lib/agents/kinds/index.ts";
 import { installFakeAgents } from "../helpers/herdr.ts";
 import { run } from "../helpers/mam.ts";
 import { anchoredPids, makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
@@ -35,7 +34,7 @@ describe("conversation stores, as mam reads them", () => {
     expect(first.stdout).toContain("got: hello");
     const id = sessionOf(first.stdout)!;
     expect(id).toBeTruthy();
-    const store = STORES[kind as keyof typeof STORES];
+    const store = k.store!;
     expect(store.newest(sb.ws, sb.env)?.id).toBe(id);
     expect(store.find(id, sb.ws, sb.env)?.id).toBe(id);
     // another workspace never sees it
@@ -51,7 +50,7 @@ describe("conversation stores, as mam reads them", () => {
     const id = "12345678-aaaa-4bbb-8ccc-1234567890ab";
     const r = await agent("claude", ["--session-id", id], "/exit\n");
     expect(sessionOf(r.stdout)).toBe(id);
-    expect(STORES.claude.find(id, sb.ws, sb.env)?.id).toBe(id);
+    expect(KINDS.claude!.store!.find(id, sb.ws, sb.env)?.id).toBe(id);
     const file = join(sb.home, ".claude", "projects", sb.ws.replace(/[^A-Za-z0-9]/g, "-"), `${id}.jsonl`);
     expect(JSON.parse(readFileSync(file, "utf8").split("\n")[0]!)).toMatchObject({ sessionId: id, cwd: sb.ws });
   });

@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { claudeProjectDir } from "../../lib/agents/stores.ts";
+import { claudeProjectDir } from "../../lib/agents/kinds/claude.ts";
 import { apiSocketPath } from "../fakes/herdr/common/session.ts";
 import { killBySocket } from "../helpers/herdr.ts";
 import { agentLines, createdName, environOf, ok, type Row, SERVER, tree, typed, waitPaneText, withWorld, wrapperLog } from "../helpers/herdr-world.ts";

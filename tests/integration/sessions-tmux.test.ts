@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { claudeProjectDir } from "../../lib/agents/stores.ts";
+import { claudeProjectDir } from "../../lib/agents/kinds/claude.ts";
 import { installFakeAgents } from "../helpers/herdr.ts";
 import { AGENT_MAM, CLAUDE_GRANTS, type RunResult, run, runMam } from "../helpers/mam.ts";
 import { anchoredPids, makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";

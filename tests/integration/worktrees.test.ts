@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { claudeProjectDir } from "../../lib/agents/stores.ts";
+import { claudeProjectDir } from "../../lib/agents/kinds/claude.ts";
 import { type FakeHerdrServer, installFakeAgents, startFakeHerdr } from "../helpers/herdr.ts";
 import { MAM_BIN, MAM_SH, type RunResult, run, runMam } from "../helpers/mam.ts";
 import { anchoredPids, makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";

@@ -2,7 +2,8 @@
 // removes only ours), what a hook input means, and when a report is fresh.
 import { expect, test } from "bun:test";
 import { hookOutcome, toolOf } from "../../lib/agents/hook-report.ts";
-import { checkSettings, hookCommand, HOOK_KINDS, isOurs, oursIn, withOurs, withoutOurs } from "../../lib/agents/hooks-config.ts";
+import { checkSettings, hookCommand, isOurs, oursIn, withOurs, withoutOurs } from "../../lib/agents/hooks-config.ts";
+import { HOOK_KINDS } from "../../lib/agents/kinds/index.ts";
 import { reportIsFresh, staleMs } from "../../lib/agents/reports.ts";
 
 const user = {

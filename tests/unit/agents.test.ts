@@ -5,8 +5,8 @@ import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
-import { agentKind, idField, KINDS, ownId } from "../../lib/agents/kinds.ts";
-import { claudeProjectKey, STORES } from "../../lib/agents/stores.ts";
+import { claudeProjectKey } from "../../lib/agents/kinds/claude.ts";
+import { agentKind, idField, KINDS, ownId } from "../../lib/agents/kinds/index.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "mam-agents-")));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -14,6 +14,8 @@ const home = join(root, "home");
 const env = { HOME: home };
 const ws = "/work/proj_a";
 const other = "/work/proj_b";
+/** the conversation store of a kind that has one */
+const store = (kind: string) => agentKind(kind).store!;
 
 function put(p: string, text: string, ageS = 0) {
   mkdirSync(join(p, ".."), { recursive: true });
@@ -41,8 +43,8 @@ describe("kinds", () => {
     expect(agentKind("codex").exitText).toBe("/quit");
   });
   test("aider and shell are typed with pane run (no herdr kind)", () => {
-    expect(agentKind("aider").herdrKind).toBeUndefined();
-    expect(agentKind("shell").herdrKind).toBeUndefined();
+    expect(agentKind("aider").herdrKind).toBeNull();
+    expect(agentKind("shell").herdrKind).toBeNull();
     expect(agentKind("claude").herdrKind).toBe("claude");
   });
   test("an unknown kind is a usage error", () => {
@@ -64,11 +66,11 @@ describe("stores are scoped to the workspace", () => {
     put(join(dir, "old.jsonl"), `${JSON.stringify({ sessionId: "old", cwd: ws })}\n`, 100);
     put(join(dir, "new.jsonl"), `${JSON.stringify({ type: "summary" })}\n${JSON.stringify({ sessionId: "new" })}\n`, 1);
     put(join(home, ".claude", "projects", "-work-proj-b", "theirs.jsonl"), `${JSON.stringify({ sessionId: "theirs" })}\n`, 0);
-    expect(STORES.claude.newest(ws, env)!.id).toBe("new");
-    expect(STORES.claude.find("old", ws, env)!.files).toEqual([join(dir, "old.jsonl")]);
-    expect(STORES.claude.find("theirs", ws, env)).toBeUndefined();
-    expect(STORES.claude.newest(other, env)!.id).toBe("theirs");
-    expect(STORES.claude.newest(ws, { ...env, CLAUDE_CONFIG_DIR: join(root, "elsewhere") })).toBeUndefined();
+    expect(store("claude").newest(ws, env)!.id).toBe("new");
+    expect(store("claude").find("old", ws, env)!.files).toEqual([join(dir, "old.jsonl")]);
+    expect(store("claude").find("theirs", ws, env)).toBeUndefined();
+    expect(store("claude").newest(other, env)!.id).toBe("theirs");
+    expect(store("claude").newest(ws, { ...env, CLAUDE_CONFIG_DIR: join(root, "elsewhere") })).toBeUndefined();
   });
 
   test("codex", () => {
@@ -76,25 +78,25 @@ describe("stores are scoped to the workspace", () => {
     put(join(d, "rollout-1-a.jsonl"), `${JSON.stringify({ type: "session_meta", payload: { id: "ca", cwd: ws } })}\n`, 50);
     put(join(d, "rollout-2-b.jsonl"), `${JSON.stringify({ type: "session_meta", payload: { id: "cb", cwd: other } })}\n`, 0);
     put(join(d, "rollout-3-c.jsonl"), `${JSON.stringify({ type: "session_meta", payload: { id: "cc", cwd: ws } })}\n`, 10);
-    expect(STORES.codex.newest(ws, env)!.id).toBe("cc");
-    expect(STORES.codex.find("cb", ws, env)).toBeUndefined();
-    expect(STORES.codex.find("ca", ws, env)).toBeDefined();
+    expect(store("codex").newest(ws, env)!.id).toBe("cc");
+    expect(store("codex").find("cb", ws, env)).toBeUndefined();
+    expect(store("codex").find("ca", ws, env)).toBeDefined();
   });
 
   test("gemini", () => {
     const d = join(home, ".gemini", "tmp", createHash("sha256").update(ws).digest("hex"), "chats");
     put(join(d, "session-1.json"), JSON.stringify({ sessionId: "g1" }), 5);
-    expect(STORES.gemini.newest(ws, env)!.id).toBe("g1");
-    expect(STORES.gemini.newest(other, env)).toBeUndefined();
+    expect(store("gemini").newest(ws, env)!.id).toBe("g1");
+    expect(store("gemini").newest(other, env)).toBeUndefined();
   });
 
   test("agy", () => {
     const d = join(home, ".gemini", "antigravity-cli");
     put(join(d, "cache", "last_conversations.json"), JSON.stringify({ [ws]: "a1", [other]: { conversation_id: "a2" } }));
     put(join(d, "conversations", "a1.db"), "x");
-    expect(STORES.agy.newest(ws, env)!.id).toBe("a1");
-    expect(STORES.agy.find("a2", ws, env)).toBeUndefined();
-    expect(STORES.agy.newest(other, env)).toBeUndefined(); // no .db on disk
+    expect(store("agy").newest(ws, env)!.id).toBe("a1");
+    expect(store("agy").find("a2", ws, env)).toBeUndefined();
+    expect(store("agy").newest(other, env)).toBeUndefined(); // no .db on disk
   });
 
   test("cline", () => {
@@ -102,16 +104,16 @@ describe("stores are scoped to the workspace", () => {
     put(join(d, "s1", "s1.json"), JSON.stringify({ session_id: "s1", cwd: ws }), 20);
     put(join(d, "s2", "s2.json"), JSON.stringify({ session_id: "s2", workspace_root: ws }), 2);
     put(join(d, "s3", "s3.json"), JSON.stringify({ session_id: "s3", cwd: other }), 0);
-    expect(STORES.cline.newest(ws, env)!.id).toBe("s2");
-    expect(STORES.cline.find("s3", ws, env)).toBeUndefined();
+    expect(store("cline").newest(ws, env)!.id).toBe("s2");
+    expect(store("cline").find("s3", ws, env)).toBeUndefined();
   });
 
   test("opencode", () => {
     const d = join(home, ".local", "share", "opencode", "storage", "session", "proj1");
     put(join(d, "ses_1.json"), JSON.stringify({ id: "ses_1", directory: ws }), 3);
     put(join(d, "ses_2.json"), JSON.stringify({ id: "ses_2", directory: other }), 0);
-    expect(STORES.opencode.newest(ws, env)!.id).toBe("ses_1");
-    expect(STORES.opencode.find("ses_2", ws, env)).toBeUndefined();
+    expect(store("opencode").newest(ws, env)!.id).toBe("ses_1");
+    expect(store("opencode").find("ses_2", ws, env)).toBeUndefined();
   });
 
   test("hermes (SQLite state.db)", () => {
@@ -120,9 +122,9 @@ describe("stores are scoped to the workspace", () => {
     db.run("CREATE TABLE sessions (id TEXT, cwd TEXT, updated_at INTEGER)");
     db.run("INSERT INTO sessions VALUES ('h1', ?, 1), ('h2', ?, 2), ('h3', ?, 3)", [ws, ws, other]);
     db.close();
-    expect(STORES.hermes.newest(ws, env)!.id).toBe("h2");
-    expect(STORES.hermes.find("h1", ws, env)).toBeDefined();
-    expect(STORES.hermes.find("h3", ws, env)).toBeUndefined();
+    expect(store("hermes").newest(ws, env)!.id).toBe("h2");
+    expect(store("hermes").find("h1", ws, env)).toBeDefined();
+    expect(store("hermes").find("h3", ws, env)).toBeUndefined();
   });
 });
 

@@ -1,12 +1,14 @@
 // Which mam the agents' texts name (lib/sys/agent-mam.ts) and what mam pre-approves in them
-// (lib/agents/grants.ts): the words are `mam` only when a login PATH finds this very binary; a
-// grant matches every command the header, the loop texts and the onboarding tell the agent to run.
+// (each kind's `grants`, lib/agents/kinds/): the words are `mam` only when a login PATH finds this
+// very binary; a grant matches every command the header, the loop texts and the onboarding tell
+// the agent to run.
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { claudeRules, GRANTED_COMMANDS, grantArgs } from "../../lib/agents/grants.ts";
-import { kindNames } from "../../lib/agents/kinds.ts";
+import { claudeRules } from "../../lib/agents/kinds/claude.ts";
+import { grantArgs, kindNames } from "../../lib/agents/kinds/index.ts";
+import { GRANTED_COMMANDS } from "../../lib/agents/kinds/kind.ts";
 import { feedbackRequest, jobHeader, reviewRequest } from "../../lib/jobs/header.ts";
 import { eventLine } from "../fakes/model-api/scripts.ts";
 import type { JobRecord } from "../../lib/jobs/store.ts";

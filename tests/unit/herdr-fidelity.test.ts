@@ -4,7 +4,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isHerdrManaged } from "../../lib/agents/kinds.ts";
+import { isHerdrManaged } from "../../lib/agents/kinds/index.ts";
 import { applyActions } from "../../lib/fleet/apply.ts";
 import { classify, type ServerView } from "../../lib/fleet/classify.ts";
 import { serverEnv } from "../../lib/mux/herdr.ts";

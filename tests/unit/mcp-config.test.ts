@@ -1,8 +1,12 @@
-// lib/mcp/config.ts: the agent arguments of `mam create --mcp` and the pure edits of the agents'
-// MCP config files (merge, idempotent, never clobber, refuse what cannot be edited safely).
+// Each kind's `mcp` (lib/agents/kinds/claude.ts, codex.ts): the agent arguments of `mam create
+// --mcp` and the pure edits of the agents' MCP config files (merge, idempotent, never clobber,
+// refuse what cannot be edited safely); serverEntry (lib/sys/self.ts).
 import { describe, expect, test } from "bun:test";
-import { agentMcpArgs, claudeInstall, claudeUninstall, codexInstall, codexUninstall, serverEntry } from "../../lib/agents/mcp-config.ts";
+import { agentKind, agentMcpArgs } from "../../lib/agents/kinds/index.ts";
+import { serverEntry } from "../../lib/sys/self.ts";
 
+const { install: claudeInstall, uninstall: claudeUninstall } = agentKind("claude").mcp!;
+const { install: codexInstall, uninstall: codexUninstall } = agentKind("codex").mcp!;
 const e = serverEntry("/w s", ["/opt/mam"]);
 
 describe("serverEntry and agentMcpArgs", () => {

@@ -5,7 +5,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, wri
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { detectScreen, detectWith, screenKinds, type ScreenVerdict } from "../../lib/agents/screen/detect.ts";
-import { readRulesDir, RULES_DIR } from "../../lib/agents/screen/embed.ts";
+import { readRulesDir, RULES_DIR, RULES_SUFFIX } from "../../lib/agents/screen/embed.ts";
 import { Regions } from "../../lib/agents/screen/regions.ts";
 import { compileRules, parseRegion, validateRuleFile } from "../../lib/agents/screen/rules.ts";
 import { parseScreens } from "../../lib/mux/tmux.ts";
@@ -67,7 +67,7 @@ test("fixture table: ≥ 95 % per kind, no idle prompt called blocked, no dialog
   // but for the demo agent, which never asks, blocked)
   for (const kind of screenKinds()) {
     const states = new Set(fixtures.filter((f) => f.kind === kind).map((f) => f.want.state));
-    const ruled = JSON.parse(readFileSync(join(import.meta.dir, "..", "..", "lib", "agents", "screen", "rules", `${kind}.json`), "utf8")) as { rules: { state: string }[] };
+    const ruled = JSON.parse(readFileSync(join(RULES_DIR, `${kind}${RULES_SUFFIX}`), "utf8")) as { rules: { state: string }[] };
     const want = [...new Set(ruled.rules.map((r) => r.state))].filter((s) => s !== "unknown").sort();
     expect(want).toContain("idle");
     expect(want).toContain("working");
@@ -75,14 +75,14 @@ test("fixture table: ≥ 95 % per kind, no idle prompt called blocked, no dialog
   }
 });
 
-test("the rules are build-time data: every rules/<kind>.json is embedded, a new file is picked up without code", () => {
-  const files = readdirSync(RULES_DIR).filter((f) => f.endsWith(".json")).map((f) => f.slice(0, -5)).sort();
+test("the rules are build-time data: every <kind>.screen.json is embedded, a new file is picked up without code", () => {
+  const files = readdirSync(RULES_DIR).filter((f) => f.endsWith(RULES_SUFFIX)).map((f) => f.slice(0, -RULES_SUFFIX.length)).sort();
   expect(screenKinds()).toEqual(files);
   const tmp = mkdtempSync(join(tmpdir(), "mam-rules-"));
   try {
     cpSync(RULES_DIR, tmp, { recursive: true });
     writeFileSync(
-      join(tmp, "newagent.json"),
+      join(tmp, `newagent${RULES_SUFFIX}`),
       JSON.stringify({ kind: "newagent", rules: [{ id: "ask", state: "blocked", dialog: "permission", priority: 5, region: "last:3", any: ["proceed? [y/n]"], reason: { question: "^.*proceed\\?" } }] }),
     );
     const all = readRulesDir(tmp);

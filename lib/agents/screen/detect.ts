@@ -3,7 +3,7 @@
 //   detectScreen(kind, { text, title? }) → { state: working|blocked|idle|unknown, reason?, dialog? }
 //
 // Pure and fast (a few µs per screen): the rules of each kind are data
-// (lib/agents/screen/rules/<kind>.json, format in rules.ts), embedded into the binary at build time
+// (lib/agents/kinds/<kind>.screen.json, format in rules.ts), embedded into the binary at build time
 // by a Bun macro (embed.ts), compiled once per kind on first use. A kind without rules, or a screen
 // no rule matches, is "unknown": never a guess. For "blocked" the verdict carries a one-line reason
 // (the dialog's question) and whether it is a start dialog (trust, sign-in) or a permission prompt.

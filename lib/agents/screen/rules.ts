@@ -1,4 +1,4 @@
-// Screen-state rules: the data format of lib/agents/screen/rules/<kind>.json, its validation and
+// Screen-state rules: the data format of lib/agents/kinds/<kind>.screen.json, its validation and
 // its compiled form. A rules file is a list of rules; each rule looks at one region of the screen
 // and, when all its matchers hold, proposes a state with a priority. The highest priority among
 // the matching rules wins (file order breaks ties); no match → "unknown".
@@ -23,7 +23,7 @@
 // Text matchers and regexes are case-insensitive. `reason` (blocked rules) builds the one-line
 // reason from the screen: "<heading>: <the line after it (the first matching `detail`)> — <question>",
 // else `text`, else the id. `input` says where typed text waits before it is submitted: the last
-// line of `region` that matches `line` holds it in its first group (lib/sessions/at-prompt.ts checks
+// line of `region` that matches `line` holds it in its first group (lib/ops/session/at-prompt.ts checks
 // with it that a text mam typed was submitted, not left in the box).
 
 export type ScreenState = "working" | "blocked" | "idle" | "unknown";

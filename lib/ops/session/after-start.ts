@@ -3,7 +3,7 @@
 // user's to answer: mam types nothing into it, the session stays registered (status shows it
 // blocked) and a WARNING says what the agent waits at and where to answer it. Never an error: the
 // agent runs.
-import { isHerdrManaged } from "../../agents/kinds.ts";
+import { isHerdrManaged } from "../../agents/kinds/index.ts";
 import type { Mux } from "../../mux/types.ts";
 import { type Notice, warning } from "../../sys/notice.ts";
 import type { Env } from "../../sys/paths.ts";

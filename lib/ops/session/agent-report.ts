@@ -4,7 +4,7 @@
 // `session_id_source: hook` (the agent said so itself: a /clear or /resume inside the agent moves
 // the row to the new conversation).
 import { hookOutcome, type HookOutcome } from "../../agents/hook-report.ts";
-import { idField } from "../../agents/kinds.ts";
+import { idField } from "../../agents/kinds/index.ts";
 import { type AgentReport, readReport, removeReport, type ReportState, writeReport } from "../../agents/reports.ts";
 import type { Env } from "../../sys/paths.ts";
 

@@ -6,9 +6,8 @@
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import onboardingTemplate from "../../assets/onboarding.md" with { type: "text" };
-import { grantArgs } from "../../agents/grants.ts";
-import { agentKind, idField } from "../../agents/kinds.ts";
-import { agentMcpArgs, serverEntry } from "../../agents/mcp-config.ts";
+import { agentKind, agentMcpArgs, grantArgs, idField } from "../../agents/kinds/index.ts";
+import { serverEntry } from "../../sys/self.ts";
 import { decide, placeRow } from "../../fleet/adopt.ts";
 import { defaultSessionName } from "../../fleet/naming.ts";
 import { shJoin } from "../../mux/exec.ts";
@@ -51,7 +50,7 @@ export interface CreateInput {
   submit_job?: string;
   /** give the agent mam's MCP tools (`mam mcp` for this workspace; claude and codex) */
   mcp: boolean;
-  /** false: start the agent without mam's pre-approved commands (lib/agents/grants.ts) */
+  /** false: start the agent without mam's pre-approved commands (the kind's grants, lib/agents/kinds/) */
   grant: boolean;
   /** the agent's own extra arguments */
   agent_args: string[];

@@ -2,7 +2,7 @@
 // resume. The caller writes its row and only then releases the pane-claim lock.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { type AgentKind, commandLine } from "../../agents/kinds.ts";
+import { type AgentKind, commandLine } from "../../agents/kinds/index.ts";
 import { isSocketServer } from "../../mux/herdr-socket.ts";
 import { installShim } from "../../mux/shim.ts";
 import { AgentPaneBusy, type Backend, type Mux, type MuxPane, type WorktreeSpec } from "../../mux/types.ts";
@@ -88,7 +88,7 @@ export async function launch(deps: Pick<Deps, "ws" | "env" | "muxFor">, s: Launc
       session: s.name,
       agent: s.kind.kind,
       agentName,
-      herdrKind: s.backend === "herdr" ? s.kind.herdrKind : undefined,
+      herdrKind: s.backend === "herdr" ? (s.kind.herdrKind ?? undefined) : undefined,
       argv,
       cwd: s.cwd ?? ws,
       env,

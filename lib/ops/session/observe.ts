@@ -8,7 +8,7 @@ import { rowEpoch } from "../../fleet/adopt.ts";
 import { type Classification, type ServerView, classify, findPane, serverKey, serversOf } from "../../fleet/classify.ts";
 import { serverOf } from "../../registry/rows.ts";
 import { probeTyped } from "./probe.ts";
-import { agentKind } from "../../agents/kinds.ts";
+import { agentKind } from "../../agents/kinds/index.ts";
 import type { Env } from "../../sys/paths.ts";
 import type { Deps } from "../deps.ts";
 import { rowAgent } from "../../fleet/rows.ts";

@@ -1,7 +1,7 @@
 // Looking at a herdr pane's foreground, for the kinds mam typed into its shell (aider, demo,
 // shell): herdr may never have detected them, so only the foreground says whether the agent still
 // runs (lib/fleet/liveness.ts decides from what is recorded here).
-import { isHerdrManaged } from "../../agents/kinds.ts";
+import { isHerdrManaged } from "../../agents/kinds/index.ts";
 import { agentGone } from "../../fleet/liveness.ts";
 import { nonShellForeground } from "../../mux/procfs.ts";
 import type { Mux, MuxPane } from "../../mux/types.ts";

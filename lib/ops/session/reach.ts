@@ -2,7 +2,7 @@
 // name and its pane (one listing of its server), look at the agent first (a bare shell left by
 // an agent that exited, or a dialog, is never typed into), type a prompt at its input prompt, and
 // show a notice on its server. Built from the registry and the multiplexers it is given.
-import { isHerdrManaged } from "../../agents/kinds.ts";
+import { isHerdrManaged } from "../../agents/kinds/index.ts";
 import { findPane } from "../../fleet/classify.ts";
 import type { JobRuntime } from "../../jobs/runtime.ts";
 import type { MuxFactory } from "../../mux/types.ts";

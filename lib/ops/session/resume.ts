@@ -2,8 +2,8 @@
 // its own conversation (else this workspace's newest of that agent), in a pane claimed as create
 // does.
 import { existsSync } from "node:fs";
-import { grantArgs } from "../../agents/grants.ts";
-import { agentKind, idField, ownId } from "../../agents/kinds.ts";
+import { agentKind, agentMcpArgs, grantArgs, idField, ownId } from "../../agents/kinds/index.ts";
+import { serverEntry } from "../../sys/self.ts";
 import { findPane } from "../../fleet/classify.ts";
 import { rowAgent } from "../../fleet/rows.ts";
 import { shJoin } from "../../mux/exec.ts";
@@ -12,7 +12,6 @@ import { MamError, notFound } from "../../sys/errors.ts";
 import type { Env } from "../../sys/paths.ts";
 import { isoUtc } from "../../sys/time.ts";
 import { liveWorktreeOf, rowCwd, worktreeOf } from "../../worktrees/plan.ts";
-import { agentMcpArgs, serverEntry } from "../../agents/mcp-config.ts";
 import { type AfterStart, afterStart } from "./after-start.ts";
 import { field } from "../../sys/fields.ts";
 import { launch } from "./launch.ts";

@@ -4,7 +4,7 @@
 // hard then close that pane, if it is still ours (it carries our label, or it is the pane the row
 // names and no running row holds it).
 import { rmSync } from "node:fs";
-import { agentKind, idField, isHerdrManaged, KINDS, ownId } from "../../agents/kinds.ts";
+import { agentKind, idField, isHerdrManaged, KINDS, ownId } from "../../agents/kinds/index.ts";
 import { findPane } from "../../fleet/classify.ts";
 import { nameFromLabel } from "../../fleet/naming.ts";
 import { rowAgent } from "../../fleet/rows.ts";

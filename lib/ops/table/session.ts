@@ -2,7 +2,7 @@
 // definition of its input, its text and how the command line and MCP name it; the use cases live
 // in lib/ops/session/ and load only when the operation runs.
 import * as z from "zod/mini";
-import { agentKind, kindNames } from "../../agents/kinds.ts";
+import { agentKind, kindNames } from "../../agents/kinds/index.ts";
 import { choice, flag, list, name, optional, sessionName, text, withDefault } from "../input.ts";
 import { defineOp } from "../op.ts";
 import type { CreateOutcome } from "../session/create.ts";

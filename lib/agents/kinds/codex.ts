@@ -1,0 +1,145 @@
+// codex (OpenAI Codex CLI): everything mam knows about this kind. It picks its own conversation id
+// (mam finds it in the rollout files whose session_meta names the workspace) and resumes with
+// `resume <id>`; mam installs hooks for it and gives it the MCP server per run (-c) or in a
+// config.toml. No grants: see `grants` below.
+import { join } from "node:path";
+import { usageError } from "../../sys/errors.ts";
+import { type Env, homeDir } from "../../sys/paths.ts";
+import type { ServerEntry } from "../../sys/self.ts";
+import { type AgentKind, type Conversation, type Edit, SERVER_KEY } from "./kind.ts";
+import { firstJsonLines, list, listedStore, mtime, str } from "./store-util.ts";
+
+// ---- store: $CODEX_HOME or ~/.codex, sessions/**/rollout-*.jsonl whose session_meta has our cwd --
+
+function codexFiles(env: Env): string[] {
+  const root = join(env.CODEX_HOME || join(homeDir(env), ".codex"), "sessions");
+  const out: string[] = [];
+  const walk = (d: string, depth: number) => {
+    for (const e of list(d)) {
+      const p = join(d, e);
+      if (e.startsWith("rollout-") && e.endsWith(".jsonl")) out.push(p);
+      else if (depth < 4 && !e.includes(".")) walk(p, depth + 1);
+    }
+  };
+  walk(root, 0);
+  return out;
+}
+
+function codexMeta(p: string): { id?: string; cwd?: string } {
+  for (const o of firstJsonLines(p)) {
+    const payload = (o.payload && typeof o.payload === "object" ? o.payload : o) as Record<string, unknown>;
+    if (o.type === "session_meta" || str(payload.cwd)) return { id: str(payload.id), cwd: str(payload.cwd) };
+  }
+  return {};
+}
+
+function codexConversations(ws: string, env: Env): Conversation[] {
+  const out: Conversation[] = [];
+  for (const p of codexFiles(env)) {
+    const m = codexMeta(p);
+    if (m.id && m.cwd === ws) out.push({ id: m.id, mtimeMs: mtime(p), files: [p] });
+  }
+  return out;
+}
+
+// ---- MCP: per run (-c), and config.toml ------------------------------------------------------
+
+/**
+ * codex cuts an MCP tool call after tool_timeout_sec (60 s unless set): wait_jobs may wait up to
+ * an hour (WAIT_MAX_S in lib/mcp/tools.ts), so mam's entry allows a little more
+ */
+const CODEX_TOOL_TIMEOUT_S = 3700;
+
+/** a TOML basic string (JSON's escapes are valid TOML) */
+const tomlString = (s: string) => JSON.stringify(s);
+const tomlArray = (a: string[]) => `[${a.map(tomlString).join(", ")}]`;
+
+function parseToml(text: string, path: string): Record<string, unknown> {
+  try {
+    return Bun.TOML.parse(text) as Record<string, unknown>;
+  } catch (e) {
+    throw usageError(`${path} is not valid TOML (${(e as Error).message})`, "fix it by hand; mam changed nothing");
+  }
+}
+
+const ourHeader = /^\s*\[\s*mcp_servers\s*\.\s*(?:mam|"mam")\s*(?:\.[^\]]*)?\]\s*(?:#.*)?$/;
+const anyHeader = /^\s*\[/;
+
+/** the text without the [mcp_servers.mam] table and its sub-tables */
+function withoutOurTable(text: string): string {
+  const out: string[] = [];
+  let inOurs = false;
+  for (const line of text.split("\n")) {
+    if (anyHeader.test(line)) inOurs = ourHeader.test(line);
+    if (!inOurs) out.push(line);
+  }
+  return out.join("\n");
+}
+
+function ourTable(e: ServerEntry): string {
+  return [
+    `[mcp_servers.${SERVER_KEY}]`,
+    "# written by mam mcp install codex; mam mcp uninstall codex removes it",
+    `command = ${tomlString(e.command)}`,
+    `args = ${tomlArray(e.args)}`,
+    `tool_timeout_sec = ${CODEX_TOOL_TIMEOUT_S}`,
+    "",
+  ].join("\n");
+}
+
+function mamOf(doc: Record<string, unknown>): unknown {
+  const s = doc.mcp_servers;
+  return typeof s === "object" && s !== null ? (s as Record<string, unknown>)[SERVER_KEY] : undefined;
+}
+
+function mcpInstall(text: string, e: ServerEntry, path: string): Edit {
+  const cur = mamOf(parseToml(text, path));
+  const want = mamOf(parseToml(ourTable(e), path));
+  if (cur !== undefined && JSON.stringify(cur) === JSON.stringify(want)) return { text, changed: false };
+  const base = withoutOurTable(text).replace(/\s*$/, "");
+  if (mamOf(parseToml(base, path)) !== undefined) {
+    throw usageError(`${path} defines mcp_servers.mam in a form mam does not edit (inline or dotted keys)`, "remove that entry by hand, then run this again");
+  }
+  const next = `${base ? `${base}\n\n` : ""}${ourTable(e)}`;
+  parseToml(next, path); // never write what does not parse
+  return { text: next, changed: true };
+}
+
+function mcpUninstall(text: string, path: string): Edit {
+  if (mamOf(parseToml(text, path)) === undefined) return { text, changed: false };
+  const next = `${withoutOurTable(text).replace(/\s*$/, "")}\n`;
+  if (mamOf(parseToml(next, path)) !== undefined) {
+    throw usageError(`${path} defines mcp_servers.mam in a form mam does not edit (inline or dotted keys)`, "remove that entry by hand");
+  }
+  return { text: next.trim() === "" ? "" : next, changed: true };
+}
+
+export const codex: AgentKind = {
+  kind: "codex",
+  exe: "codex",
+  command: null,
+  herdrKind: "codex",
+  freshArgs: () => [],
+  assignsId: false,
+  resumeArgs: (id) => ["resume", id],
+  exitText: "/quit",
+  store: listedStore(codexConversations),
+  screenRules: "codex.screen.json",
+  hooks: {
+    events: ["SessionStart", "UserPromptSubmit", "PermissionRequest", "PostToolUse", "Stop"],
+    projectFile: ".codex/hooks.json",
+    globalFile: (env, home) => `${env.CODEX_HOME || `${home}/.codex`}/hooks.json`,
+    note: "codex runs hooks only with `[features] hooks = true` in its config.toml (mam does not edit it), and asks once to trust new or changed hooks (Hooks need review)",
+  },
+  // none: codex has no start argument that allows one command, only ones that change approval for
+  // every command; in a trusted folder its default policy runs `<mam> job event` without asking
+  grants: null,
+  mcp: {
+    args(e) {
+      const k = `mcp_servers.${SERVER_KEY}`;
+      return ["-c", `${k}.command=${tomlString(e.command)}`, "-c", `${k}.args=${tomlArray(e.args)}`, "-c", `${k}.tool_timeout_sec=${CODEX_TOOL_TIMEOUT_S}`];
+    },
+    install: mcpInstall,
+    uninstall: mcpUninstall,
+  },
+};

@@ -1,0 +1,87 @@
+// The shape of one agent kind's entry (lib/agents/kinds/<kind>.ts), and the few constants several
+// kinds share. Every aspect of a kind is a field that each entry states, with null where the kind
+// has none of it (no resume, no store, no screen rules, no hooks, no grants, no MCP), so a kind
+// cannot leave an aspect out by accident: tests/unit/agent-kinds.test.ts checks each entry.
+// docs/sessions.md ("Agent kinds") says what each kind does; adding a kind is one module here, its
+// screen rules next to it, and one line in index.ts.
+import type { Env } from "../../sys/paths.ts";
+import type { ServerEntry } from "../../sys/self.ts";
+
+export interface Conversation {
+  id: string;
+  mtimeMs: number;
+  /** the files that belong to this conversation (what --purge-conversation deletes) */
+  files: string[];
+}
+
+/** where a kind keeps its conversations on disk: only ever this workspace's (never another's) */
+export interface ConversationStore {
+  /** conversation `id` of workspace `ws`, if it is on disk */
+  find(id: string, ws: string, env?: Env): Conversation | undefined;
+  /** the newest conversation of workspace `ws` */
+  newest(ws: string, env?: Env): Conversation | undefined;
+}
+
+/** the agent's hook settings that make it report to mam (`mam hooks install`; edits in ../hooks-config.ts) */
+export interface HookKind {
+  /** the events mam listens to */
+  events: string[];
+  /** the settings file in a workspace (project scope) and under the agent's home (global) */
+  projectFile: string;
+  globalFile: (env: Record<string, string | undefined>, home: string) => string;
+  /** what else the agent needs before the hooks run (told after install) */
+  note?: string;
+}
+
+/** a changed (or unchanged) config file text */
+export type Edit = { text: string; changed: boolean };
+
+/** how a kind reaches `mam mcp`: per run (`mam create --mcp`) and in its config file (`mam mcp install`) */
+export interface McpSupport {
+  /** the agent's own arguments that give one run of it the mam tools */
+  args(e: ServerEntry): string[];
+  /** the pure edits of its MCP config file (merge, never clobber other servers, idempotent; no I/O) */
+  install(text: string, e: ServerEntry, path: string): Edit;
+  uninstall(text: string, path: string): Edit;
+}
+
+export interface AgentKind {
+  kind: string;
+  /** the executable typed into the pane */
+  exe: string;
+  /** the command prefix when it is not just `exe` (the demo agent is mam itself); null: `exe` */
+  command: (() => string[]) | null;
+  /** herdr --kind for kinds herdr knows (started with `agent start`); null → typed with `pane run` */
+  herdrKind: string | null;
+  /** arguments of a fresh start; `id` is set when the kind can take an assigned session id */
+  freshArgs(id?: string): string[];
+  /** can mam choose the conversation id at start (claude --session-id)? */
+  assignsId: boolean;
+  /** arguments that resume conversation `id`; null → the kind cannot resume */
+  resumeArgs: ((id: string) => string[]) | null;
+  /** what to type to make the agent leave gracefully: text then Enter */
+  exitText: string;
+  /** where its conversations live on disk; null: none, or not discoverable */
+  store: ConversationStore | null;
+  /**
+   * its screen rules, a file next to its module (`<kind>.screen.json`, the format in
+   * ../screen/rules.ts), embedded at build time by ../screen/embed.ts; null: mam cannot read its
+   * screen (its live state comes from herdr or hooks only)
+   */
+  screenRules: string | null;
+  /** the hooks `mam hooks install <kind>` writes; null: mam has no hooks for it */
+  hooks: HookKind | null;
+  /**
+   * the start arguments that pre-approve mam's own commands (GRANTED_COMMANDS, as `mam` =
+   * agentMam writes them); null: the kind takes no such argument (the entry says why)
+   */
+  grants: ((mam: string) => string[]) | null;
+  /** the mam MCP server for this kind; null: `--mcp` and `mam mcp install` refuse it */
+  mcp: McpSupport | null;
+}
+
+/** the mam subcommands an agent may run without asking (reporting and reading, no side effects elsewhere) */
+export const GRANTED_COMMANDS = ["job event", "job status", "status"] as const;
+
+/** the name of mam's server in an agent's MCP config */
+export const SERVER_KEY = "mam";
