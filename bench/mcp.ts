@@ -3,8 +3,8 @@
 //   (b) the server's RSS, idle for 3 s after those calls, and right after the handshake
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Row } from "./bench.ts";
-import { benchRegistry } from "./bench-fixtures.ts";
+import type { Row } from "./main.ts";
+import { benchRegistry } from "./fixtures.ts";
 
 interface Fmt {
   pct: (xs: number[], p: number) => number;
@@ -14,7 +14,7 @@ interface Fmt {
 const rssMiB = (pid: number) => Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN) / 1024;
 
 export async function benchMcp(bin: string, f: Fmt): Promise<Row[]> {
-  const { buildFakeHerdr } = await import("./test.ts");
+  const { buildFakeHerdr } = await import("../scripts/test.ts");
   await buildFakeHerdr();
   const { makeSandbox } = await import("../tests/helpers/sandbox.ts");
   const { installFakeAgents, startFakeHerdr } = await import("../tests/helpers/herdr.ts");

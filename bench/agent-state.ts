@@ -7,7 +7,7 @@
 //   (d) an agent turning blocked → its `permission_required` in the job's journal (p50 / p95 of 10)
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Row } from "./bench.ts";
+import type { Row } from "./main.ts";
 
 interface Fmt {
   pct: (xs: number[], p: number) => number;

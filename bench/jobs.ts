@@ -14,7 +14,7 @@ import { canonicalJson } from "../lib/jobs/canonical.ts";
 import { type EventName, signEvent } from "../lib/jobs/event.ts";
 import { journalPath, registerJob } from "../lib/jobs/store.ts";
 import { mosquittoPath, startMosquitto } from "../tests/helpers/brokers.ts";
-import type { Row } from "./bench.ts";
+import type { Row } from "./main.ts";
 
 interface Fmt {
   pct: (xs: number[], p: number) => number;

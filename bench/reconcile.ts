@@ -5,8 +5,8 @@
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Row } from "./bench.ts";
-import { benchRegistry } from "./bench-fixtures.ts";
+import type { Row } from "./main.ts";
+import { benchRegistry } from "./fixtures.ts";
 
 interface Fmt {
   pct: (xs: number[], p: number) => number;

@@ -11,8 +11,8 @@
 //   (c) 10 concurrent `mam create` in one folder on one server: total time, panes, rows.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Row } from "./bench.ts";
-import { benchRegistry } from "./bench-fixtures.ts";
+import type { Row } from "./main.ts";
+import { benchRegistry } from "./fixtures.ts";
 
 interface Fmt {
   pct: (xs: number[], p: number) => number;
@@ -23,7 +23,7 @@ type Reg = { herdr_sessions?: Record<string, any>[] };
 
 
 export async function benchSessions(bin: string, f: Fmt): Promise<Row[]> {
-  const { buildFakeHerdr } = await import("./test.ts");
+  const { buildFakeHerdr } = await import("../scripts/test.ts");
   await buildFakeHerdr();
   const { makeSandbox } = await import("../tests/helpers/sandbox.ts");
   const { installFakeAgents, installFakeHerdr, startFakeHerdr } = await import("../tests/helpers/herdr.ts");

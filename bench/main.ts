@@ -1,16 +1,16 @@
-// bun run bench [--json] [--only NAME]: measures the SPEC §10 table in one run and prints it.
+// bun run bench (bun bench/main.ts) [--json] [--only NAME]: measures the SPEC §10 table in one run and prints it.
 import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { build } from "./build.ts";
-import { benchJobs } from "./bench-jobs.ts";
-import { benchReporters } from "./bench-reporters.ts";
-import { benchSessions } from "./bench-sessions.ts";
-import { benchReconcile } from "./bench-reconcile.ts";
-import { benchMcp } from "./bench-mcp.ts";
-import { benchRegistry } from "./bench-fixtures.ts";
-import { benchAgentState } from "./bench-agent-state.ts";
-import { benchUi } from "./bench-ui.ts";
+import { build } from "../scripts/build.ts";
+import { benchJobs } from "./jobs.ts";
+import { benchReporters } from "./reporters.ts";
+import { benchSessions } from "./sessions.ts";
+import { benchReconcile } from "./reconcile.ts";
+import { benchMcp } from "./mcp.ts";
+import { benchRegistry } from "./fixtures.ts";
+import { benchAgentState } from "./agent-state.ts";
+import { benchUi } from "./ui.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const BIN = process.env.MAM_BIN ? resolve(process.env.MAM_BIN) : join(ROOT, "dist", "mam");

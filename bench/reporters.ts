@@ -17,7 +17,7 @@ import { type JobEvent, signEvent } from "../lib/jobs/event.ts";
 import { eventKey, newOrigin } from "../lib/jobs/identity.ts";
 import { journalPath, type JobRecord } from "../lib/jobs/store.ts";
 import { mosquittoPath, startMosquitto, type TestBroker } from "../tests/helpers/brokers.ts";
-import type { Row } from "./bench.ts";
+import type { Row } from "./main.ts";
 
 const REPORTERS = 4;
 const EVENTS = 250;
@@ -206,7 +206,7 @@ export async function benchReporters(bin: string): Promise<Row[]> {
   const what = (extra: string) => `${REPORTER_LABEL} into one job through local Mosquitto → the delegator's journal${extra}: events/s, lost, doubled`;
   const target = "0 lost, 0 doubled, ≥ 500 events/s";
   if (!mosquittoPath()) return [{ what: what(""), target, measured: "skipped: mosquitto not installed", ok: null }];
-  const { newJob, startDaemon, stopDaemon } = await import("./bench-jobs.ts");
+  const { newJob, startDaemon, stopDaemon } = await import("./jobs.ts");
   const root = mkdtempSync(join(tmpdir(), "mam-bench-rep-"));
   const rows: Row[] = [];
   try {

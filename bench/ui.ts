@@ -9,7 +9,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Row } from "./bench.ts";
+import type { Row } from "./main.ts";
 
 interface Fmt {
   pct: (xs: number[], p: number) => number;
