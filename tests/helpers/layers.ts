@@ -30,7 +30,7 @@
 //     of `require()`) and that its own file does not read either. Read only in its own file is
 //     "exported wider than used": a softer list (widerThanUsed), not a failure.
 import ts from "typescript";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { EXIT } from "../../lib/sys/errors.ts";
 import { dotted, factsOf, lineOf, type ModuleFacts } from "./module-facts.ts";
@@ -99,7 +99,7 @@ export function formatReport(r: Report): string {
   return parts.join("\n");
 }
 
-/** the sources of the real tree: every .ts file under SOURCE_ROOTS (no node_modules, no dot folders) */
+/** the sources of a tree on disk: every .ts file under SOURCE_ROOTS (no node_modules, no dot folders) */
 export function readSources(root: string): Record<string, string> {
   const out: Record<string, string> = {};
   const walk = (rel: string) => {
@@ -111,6 +111,7 @@ export function readSources(root: string): Record<string, string> {
     }
   };
   for (const r of SOURCE_ROOTS) {
+    if (!existsSync(join(root, r))) continue; // a tree without bench/, say
     if (r.endsWith(".ts")) out[r] = readFileSync(join(root, r), "utf8");
     else walk(r);
   }
