@@ -1,4 +1,4 @@
-// bench entry `jobs` (SPEC §10): how fast a job event reaches the delegator's side.
+// bench area `jobs` (SPEC §10): how fast a job event reaches the delegator's side.
 //   (a) local Mosquitto: a publisher that writes nothing in the delegator's workspace (an
 //       in-process client signing with the job's token, as a worker on another machine would)
 //       → the line in the delegator's journal, appended by that workspace's daemon (mam daemon
@@ -12,21 +12,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { canonicalJson } from "../lib/jobs/canonical.ts";
 import { type EventName, signEvent } from "../lib/jobs/event.ts";
-import { journalPath, registerJob } from "../lib/jobs/store.ts";
+import { journalPath } from "../lib/jobs/store.ts";
 import { mosquittoPath, startMosquitto } from "../tests/helpers/brokers.ts";
-import type { Row } from "./bench.ts";
-
-interface Fmt {
-  pct: (xs: number[], p: number) => number;
-  ms: (x: number) => string;
-}
-
-export async function newJob(ws: string) {
-  return registerJob(ws, {
-    agent_session: "bench", agent: "shell", prompt: "bench", delegator: null, type: "single", reviewer_session: null,
-    max_iterations: null, timeout_sec: 0, idle_timeout_sec: 0, expected_artifacts: [], topic_prefix_base: "mam/jobs",
-  });
-}
+import { baseEnv, ms, NO_BROKER, newJob, pct, type Row, secondsFrom, startDaemon, stopDaemon } from "./common.ts";
 
 /** resolves when a file in dir changes (inotify), or after ms */
 class DirWatch {
@@ -60,27 +48,13 @@ const sizeOf = (p: string) => {
   }
 };
 
-export function startDaemon(bin: string, ws: string, env: Record<string, string>, mode: "mqtt" | "polling"): number {
-  const r = Bun.spawnSync([bin, "daemon", "ensure", "--workspace", ws], { env });
-  if (r.exitCode !== 0) throw new Error(`mam daemon ensure failed: ${r.stderr}`);
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const st = Bun.spawnSync([bin, "daemon", "status", "--json", "--workspace", ws], { env });
-    if (st.exitCode === 0 && JSON.parse(st.stdout.toString()).mode === mode) return Number(r.stdout.toString().trim());
-    if (Date.now() > deadline) throw new Error(`the daemon did not reach ${mode}: ${readFileSync(join(ws, ".mam", "monitor.log"), "utf8")}`);
-    Bun.sleepSync(100);
-  }
-}
-
-export const stopDaemon = (bin: string, ws: string, env: Record<string, string>) => Bun.spawnSync([bin, "daemon", "stop", "--workspace", ws], { env });
-
-export async function benchJobs(bin: string, f: Fmt): Promise<Row[]> {
+export async function benchJobs(bin: string): Promise<Row[]> {
   const root = mkdtempSync(join(tmpdir(), "mam-bench-jobs-"));
   const rows: Row[] = [];
-  const budgetS = Number(process.env.BENCH_JOBS_SECONDS) > 0 ? Number(process.env.BENCH_JOBS_SECONDS) : 60;
-  const pp = (xs: number[]) => `${f.ms(f.pct(xs, 50))} / ${f.ms(f.pct(xs, 99))}`;
+  const budgetS = secondsFrom("BENCH_JOBS_SECONDS", 60);
+  const pp = (xs: number[]) => `${ms(pct(xs, 50))} / ${ms(pct(xs, 99))}`;
   try {
-    const baseEnv: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: root, NO_COLOR: "1" };
+    const env0 = baseEnv(root);
 
     // (a) local Mosquitto → the delegator's daemon → its journal
     if (!mosquittoPath()) {
@@ -91,8 +65,8 @@ export async function benchJobs(bin: string, f: Fmt): Promise<Row[]> {
       const remote = join(root, "remote");
       mkdirSync(ws);
       mkdirSync(remote);
-      const env = { ...baseEnv, ...m.env };
-      startDaemon(bin, ws, env, "mqtt");
+      const env = { ...env0, ...m.env };
+      await startDaemon(bin, ws, env, "mqtt");
       const mqtt = await import("mqtt");
       const pub = await mqtt.connectAsync({ protocol: "mqtt", host: "127.0.0.1", port: m.port, clientId: "mam-bench-pub", reconnectPeriod: 0 } as never);
       try {
@@ -118,12 +92,12 @@ export async function benchJobs(bin: string, f: Fmt): Promise<Row[]> {
           }
           if (i >= 5) times.push(performance.now() - t0);
         }
-        const p50 = f.pct(times, 50);
-        const p99 = f.pct(times, 99);
+        const p50 = pct(times, 50);
+        const p99 = pct(times, 99);
         rows.push({
           what: `event published (in-process publisher, job token, no write in the delegator's folder) → in the delegator's journal via its daemon, local Mosquitto, ${times.length} events (p50 / p99)`,
           target: "≤ 20 ms p50, ≤ 100 ms p99",
-          measured: `${f.ms(p50)} / ${f.ms(p99)}`,
+          measured: `${ms(p50)} / ${ms(p99)}`,
           ok: p50 <= 20 && p99 <= 100,
         });
 
@@ -161,8 +135,8 @@ export async function benchJobs(bin: string, f: Fmt): Promise<Row[]> {
     {
       const ws = join(root, "nobroker");
       mkdirSync(ws);
-      const env = { ...baseEnv, MQTT_BROKER: "127.0.0.1", MQTT_PORT: "9", MQTT_TLS: "0" };
-      startDaemon(bin, ws, env, "polling");
+      const env = { ...env0, ...NO_BROKER };
+      await startDaemon(bin, ws, env, "polling");
       try {
         const job = await newJob(ws);
         const jp = journalPath(ws, job.job_id);
@@ -198,7 +172,7 @@ export async function benchJobs(bin: string, f: Fmt): Promise<Row[]> {
         }
         dw.close();
         dwj.close();
-        rows.push({ what: `no broker: \`mam job event\` (whole process) → line in the delegator's journal, seen by a journal watcher, ${n} events (p50 / p99)`, target: "≤ 300 ms p50", measured: pp(seen), ok: f.pct(seen, 50) <= 300 });
+        rows.push({ what: `no broker: \`mam job event\` (whole process) → line in the delegator's journal, seen by a journal watcher, ${n} events (p50 / p99)`, target: "≤ 300 ms p50", measured: pp(seen), ok: pct(seen, 50) <= 300 });
         rows.push({ what: `no broker: \`mam job event\` (whole process) → the daemon has reacted to it (journal watching), ${n} events (p50 / p99)`, target: "-", measured: pp(daemon), ok: null });
       } finally {
         stopDaemon(bin, ws, env);
@@ -215,7 +189,7 @@ export async function benchJobs(bin: string, f: Fmt): Promise<Row[]> {
       try {
         await sub.subscribeAsync("mam/jobs/+/events", { qos: 1 });
         const job = await newJob(ws);
-        const env = { ...baseEnv, MAM_NO_SUBSCRIBER_DAEMON: "1", ...m.env };
+        const env = { ...env0, MAM_NO_SUBSCRIBER_DAEMON: "1", ...m.env };
         let got = 0;
         let wake: (() => void) | undefined;
         sub.on("message", () => {

@@ -1,17 +1,11 @@
-// bench entry `reconcile` (SPEC §10): one reconcile pass over 500 rows whose 500 panes live on one
+// bench area `reconcile` (SPEC §10): one reconcile pass over 500 rows whose 500 panes live on one
 // herdr server. The server is a stub `herdr` (MAM_HERDR_BIN) that prints a prepared 500-pane
 // `pane list` answer at once and logs each call, so the pass is measured, not a herdr, and the
 // number of listing calls is counted.
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Row } from "./bench.ts";
-import { benchRegistry } from "./bench-fixtures.ts";
-
-interface Fmt {
-  pct: (xs: number[], p: number) => number;
-  ms: (x: number) => string;
-}
+import { baseEnv, medP90, ms, pct, registryYaml, type Row } from "./common.ts";
 
 const N = 500;
 const SERVER = "bench";
@@ -38,7 +32,7 @@ function listing(ws: string, alive: (i: number) => boolean): string {
 }
 
 
-export async function benchReconcile(bin: string, f: Fmt): Promise<Row[]> {
+export async function benchReconcile(bin: string): Promise<Row[]> {
   const root = mkdtempSync(join(tmpdir(), "mam-bench-rc-"));
   try {
     const ws = join(root, "ws");
@@ -49,7 +43,7 @@ export async function benchReconcile(bin: string, f: Fmt): Promise<Row[]> {
     const stub = join(root, "herdr");
     writeFileSync(stub, `#!/bin/sh\necho "$*" >>'${calls}'\nexec cat '${answer}'\n`);
     chmodSync(stub, 0o755);
-    const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: root, NO_COLOR: "1", MAM_HERDR_BIN: stub };
+    const env = { ...baseEnv(root), MAM_HERDR_BIN: stub };
     const pass = (): { ms: number; out: { actions: unknown[]; drifts: unknown[] } } => {
       const t0 = performance.now();
       const r = Bun.spawnSync([bin, "reconcile", "--json", "--workspace", ws], { env });
@@ -61,7 +55,7 @@ export async function benchReconcile(bin: string, f: Fmt): Promise<Row[]> {
 
     // steady state: every pane alive, nothing to do
     writeFileSync(answer, listing(ws, () => true));
-    writeFileSync(yaml, benchRegistry(N, { server: SERVER, ws }));
+    writeFileSync(yaml, registryYaml(N, { server: SERVER, ws }));
     writeFileSync(calls, "");
     const steady: number[] = [];
     for (let i = 0; i < 23; i++) {
@@ -76,7 +70,7 @@ export async function benchReconcile(bin: string, f: Fmt): Promise<Row[]> {
     const drift: number[] = [];
     writeFileSync(calls, "");
     for (let i = 0; i < 13; i++) {
-      writeFileSync(yaml, benchRegistry(N, { server: SERVER, ws }));
+      writeFileSync(yaml, registryYaml(N, { server: SERVER, ws }));
       const r = pass();
       if (r.out.actions.length !== 50) throw new Error(`drift: ${r.out.actions.length} actions`);
       if (i >= 3) drift.push(r.ms);
@@ -86,28 +80,28 @@ export async function benchReconcile(bin: string, f: Fmt): Promise<Row[]> {
     // in a warm process: the pass itself (listing through the stub, classification, no write)
     const { reconcileOnce } = await import("../lib/ops/reconcile.ts");
     writeFileSync(answer, listing(ws, () => true));
-    writeFileSync(yaml, benchRegistry(N, { server: SERVER, ws }));
+    writeFileSync(yaml, registryYaml(N, { server: SERVER, ws }));
     const warm: number[] = [];
     for (let i = 0; i < 23; i++) {
       const t0 = performance.now();
       await reconcileOnce(ws, env, { dryRun: false });
       if (i >= 3) warm.push(performance.now() - t0);
     }
-    const med = f.pct(steady, 50);
+    const med = pct(steady, 50);
     return [
       {
         what: `reconcile pass, 500 panes / 500 rows, one herdr server (stub herdr printing a 500-pane listing at once), \`mam reconcile --json\` whole process (median / p90); listing calls per pass`,
         target: "≤ 150 ms, one listing call per server",
-        measured: `${f.ms(med)} / ${f.ms(f.pct(steady, 90))}; ${steadyCalls} call(s)`,
+        measured: `${medP90(steady)}; ${steadyCalls} call(s)`,
         ok: med <= 150 && steadyCalls === 1,
       },
       {
         what: "same with 50 panes gone: 50 rows terminated, the registry rewritten (median / p90); listing calls per pass",
         target: "-",
-        measured: `${f.ms(f.pct(drift, 50))} / ${f.ms(f.pct(drift, 90))}; ${driftCalls} call(s)`,
+        measured: `${medP90(drift)}; ${driftCalls} call(s)`,
         ok: null,
       },
-      { what: "reconcile pass, 500 panes / 500 rows, in a warm process (stub listing included; median)", target: "-", measured: f.ms(f.pct(warm, 50)), ok: null },
+      { what: "reconcile pass, 500 panes / 500 rows, in a warm process (stub listing included; median)", target: "-", measured: ms(pct(warm, 50)), ok: null },
     ];
   } finally {
     rmSync(root, { recursive: true, force: true });

@@ -1,4 +1,4 @@
-// bench entry `ui` (issue 16): `mam ui` on a workspace with 50 sessions (tmux rows whose server
+// bench area `ui` (issue 16): `mam ui` on a workspace with 50 sessions (tmux rows whose server
 // does not run: LIVE dead, one cheap tmux call per refresh) and 200 jobs (a quarter of them loop
 // jobs, 4–9 events each), in the system's chromium driven by puppeteer-core:
 //   (a) page ready: navigation start → two animation frames after the first full render (median / p90 of 10)
@@ -6,28 +6,16 @@
 //       the moment a DOM mutation shows it, the bench the moment before the append)
 //   (c) the server's RSS with a page open, and its CPU over BENCH_UI_SECONDS (default 20) with a
 //       page open and with none
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Row } from "./bench.ts";
-
-interface Fmt {
-  pct: (xs: number[], p: number) => number;
-  ms: (x: number) => string;
-}
+import { appendEvent, registerJob } from "../lib/jobs/store.ts";
+import { baseEnv, cpuPercent, medP90, ms, pct, procUsage, type Row, secondsFrom } from "./common.ts";
 
 const SESSIONS = 50;
 const JOBS = 200;
 
-function usage(pid: number): { ticks: number; rssKiB: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const rss = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return { ticks: Number(f[11]) + Number(f[12]), rssKiB: Number(rss?.[1] ?? NaN) };
-}
-const clk = () => Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100;
-
-export function tmuxRegistry(n: number, server: string, ws: string): string {
+function tmuxRegistry(n: number, server: string, ws: string): string {
   const rows: string[] = [];
   for (let i = 0; i < n; i++) {
     rows.push(
@@ -43,8 +31,7 @@ export function tmuxRegistry(n: number, server: string, ws: string): string {
   return `herdr_sessions: []\ntmux_sessions:\n${rows.join("\n")}\n`;
 }
 
-export async function seedJobs(ws: string): Promise<string[]> {
-  const { appendEvent, registerJob } = await import("../lib/jobs/store.ts");
+async function seedJobs(ws: string): Promise<string[]> {
   const ids: string[] = [];
   const t0 = Date.now() / 1000 - 3600;
   for (let i = 0; i < JOBS; i++) {
@@ -67,7 +54,7 @@ export async function seedJobs(ws: string): Promise<string[]> {
   return ids;
 }
 
-export async function benchUi(bin: string, f: Fmt): Promise<Row[]> {
+export async function benchUi(bin: string): Promise<Row[]> {
   const chromium = process.env.MAM_CHROMIUM || Bun.which("chromium") || Bun.which("chromium-browser");
   const rowsOf = (m: string): Row[] => [{ what: "`mam ui`: page ready, event → page, RSS, idle CPU", target: "-", measured: m, ok: null }];
   if (!chromium) return rowsOf("not measured: chromium is not installed (apt-get install -y chromium)");
@@ -75,9 +62,9 @@ export async function benchUi(bin: string, f: Fmt): Promise<Row[]> {
   const ws = join(root, "ws");
   mkdirSync(join(ws, ".mam"), { recursive: true });
   writeFileSync(join(ws, ".mam", "agent-sessions.yaml"), tmuxRegistry(SESSIONS, "ui-bench-none", ws));
-  const seconds = Number(process.env.BENCH_UI_SECONDS) > 0 ? Number(process.env.BENCH_UI_SECONDS) : 20;
+  const seconds = secondsFrom("BENCH_UI_SECONDS", 20);
   const ids = await seedJobs(ws);
-  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: root, TMUX_TMPDIR: root, NO_COLOR: "1", MAM_NO_SUBSCRIBER_DAEMON: "1" };
+  const env = { ...baseEnv(root), TMUX_TMPDIR: root, MAM_NO_SUBSCRIBER_DAEMON: "1" };
   const ui = Bun.spawn([bin, "ui", "--workspace", ws], { env, stdout: "pipe", stderr: "ignore", stdin: "ignore" });
   const { default: puppeteer } = await import("puppeteer-core");
   const browser = await puppeteer.launch({ executablePath: chromium, headless: true, userDataDir: join(root, "chromium"), args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"] });
@@ -109,7 +96,6 @@ export async function benchUi(bin: string, f: Fmt): Promise<Row[]> {
     const page = await browser.newPage();
     await page.goto(url);
     await page.waitForSelector("body[data-ready='1']");
-    const { appendEvent } = await import("../lib/jobs/store.ts");
     const lat: number[] = [];
     const id = ids[1]!; // a single job still running
     for (let i = 0; i < 40; i++) {
@@ -124,23 +110,22 @@ export async function benchUi(bin: string, f: Fmt): Promise<Row[]> {
 
     // (c) RSS and CPU, with this page open, then with none
     await Bun.sleep(3000);
-    const a = usage(ui.pid);
+    const a = procUsage(ui.pid);
     await Bun.sleep(seconds * 1000);
-    const b = usage(ui.pid);
+    const b = procUsage(ui.pid);
     await page.close();
     await Bun.sleep(2000);
-    const c = usage(ui.pid);
+    const c = procUsage(ui.pid);
     await Bun.sleep(seconds * 1000);
-    const d = usage(ui.pid);
-    const cpu = (x: typeof a, y: typeof a) => ((y.ticks - x.ticks) / clk() / seconds) * 100;
-    const open = cpu(a, b);
-    const none = cpu(c, d);
+    const d = procUsage(ui.pid);
+    const open = cpuPercent(a, b, seconds);
+    const none = cpuPercent(c, d, seconds);
     const rss = Math.max(b.rssKiB, d.rssKiB) / 1024;
-    const p50 = f.pct(ready, 50);
-    const e95 = f.pct(lat, 95);
+    const p50 = pct(ready, 50);
+    const e95 = pct(lat, 95);
     return [
-      { what: `\`mam ui\`: page ready (navigation → first full render in chromium), ${SESSIONS} sessions / ${JOBS} jobs (median / p90)`, target: "≤ 300 ms", measured: `${f.ms(p50)} / ${f.ms(f.pct(ready, 90))}`, ok: p50 <= 300 },
-      { what: "`mam ui`: event appended to a journal → visible on the page (p50 / p95 of 40)", target: "≤ 500 ms p95", measured: `${f.ms(f.pct(lat, 50))} / ${f.ms(e95)}`, ok: e95 <= 500 },
+      { what: `\`mam ui\`: page ready (navigation → first full render in chromium), ${SESSIONS} sessions / ${JOBS} jobs (median / p90)`, target: "≤ 300 ms", measured: medP90(ready), ok: p50 <= 300 },
+      { what: "`mam ui`: event appended to a journal → visible on the page (p50 / p95 of 40)", target: "≤ 500 ms p95", measured: `${ms(pct(lat, 50))} / ${ms(e95)}`, ok: e95 <= 500 },
       { what: `\`mam ui\` server: RSS (max) / CPU over ${seconds} s idle with a page open (LIVE every 2 s) / with none`, target: "≤ 80 MiB, ≤ 1 % of one core", measured: `${rss.toFixed(1)} MiB / ${open.toFixed(2)} % / ${none.toFixed(2)} %`, ok: rss <= 80 && open <= 1 && none <= 1 },
     ];
   } finally {

@@ -1,20 +1,14 @@
-// bench entry `mcp` (issue 17): `mam mcp` driven by the SDK's client over stdio, on the fake herdr.
+// bench area `mcp` (issue 17): `mam mcp` driven by the SDK's client over stdio, on the fake herdr.
 //   (a) a `status` tool call round trip with 20 sessions, warm server (after 5 calls), 50 calls
 //   (b) the server's RSS, idle for 3 s after those calls, and right after the handshake
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Row } from "./bench.ts";
-import { benchRegistry } from "./bench-fixtures.ts";
+import { buildFakeHerdr } from "../scripts/test.ts";
+import { medP90, pct, procUsage, registryYaml, type Row } from "./common.ts";
 
-interface Fmt {
-  pct: (xs: number[], p: number) => number;
-  ms: (x: number) => string;
-}
+const rssMiB = (pid: number) => procUsage(pid).rssKiB / 1024;
 
-const rssMiB = (pid: number) => Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN) / 1024;
-
-export async function benchMcp(bin: string, f: Fmt): Promise<Row[]> {
-  const { buildFakeHerdr } = await import("./test.ts");
+export async function benchMcp(bin: string): Promise<Row[]> {
   await buildFakeHerdr();
   const { makeSandbox } = await import("../tests/helpers/sandbox.ts");
   const { installFakeAgents, startFakeHerdr } = await import("../tests/helpers/herdr.ts");
@@ -26,7 +20,7 @@ export async function benchMcp(bin: string, f: Fmt): Promise<Row[]> {
   const h = await startFakeHerdr(sb, { session: server });
   const ws = join(sb.root, "ws-mcp");
   mkdirSync(join(ws, ".mam"), { recursive: true });
-  writeFileSync(join(ws, ".mam", "agent-sessions.yaml"), benchRegistry(20, { server, ws, paneWs: "w9" }));
+  writeFileSync(join(ws, ".mam", "agent-sessions.yaml"), registryYaml(20, { server, ws, paneWs: "w9" }));
   const transport = new StdioClientTransport({ command: bin, args: ["mcp", "--workspace", ws], env: sb.env, cwd: ws, stderr: "inherit" });
   const client = new Client({ name: "mam-bench", version: "1" });
   try {
@@ -43,9 +37,9 @@ export async function benchMcp(bin: string, f: Fmt): Promise<Row[]> {
     }
     await Bun.sleep(3000);
     const idle = rssMiB(pid);
-    const med = f.pct(times, 50);
+    const med = pct(times, 50);
     return [
-      { what: "`mam mcp`: `status` tool call round trip, 20 sessions, fake herdr, warm server (median / p90)", target: "≤ 30 ms median", measured: `${f.ms(med)} / ${f.ms(f.pct(times, 90))}`, ok: med <= 30 },
+      { what: "`mam mcp`: `status` tool call round trip, 20 sessions, fake herdr, warm server (median / p90)", target: "≤ 30 ms median", measured: medP90(times), ok: med <= 30 },
       { what: "`mam mcp`: server RSS idle after 55 calls (right after the handshake)", target: "≤ 60 MiB", measured: `${idle.toFixed(1)} MiB (${afterHandshake.toFixed(1)} MiB)`, ok: idle <= 60 },
     ];
   } finally {

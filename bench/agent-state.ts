@@ -1,4 +1,4 @@
-// bench entry `agent-state` (issue 12), on a real tmux (private server) with 20 claude look-alikes
+// bench area `agent-state` (issue 12), on a real tmux (private server) with 20 claude look-alikes
 // (tests/helpers/agent-screens.ts, drawing claude's real screens):
 //   (a) the screen detector on one screen, in process (every claude/codex fixture, µs per call)
 //   (b) `mam status --json` over 20 tmux agents, whole process (one listing + one batched capture)
@@ -7,25 +7,13 @@
 //   (d) an agent turning blocked → its `permission_required` in the job's journal (p50 / p95 of 10)
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Row } from "./bench.ts";
-
-interface Fmt {
-  pct: (xs: number[], p: number) => number;
-  ms: (x: number) => string;
-}
+import { detectScreen } from "../lib/agents/screen/detect.ts";
+import { cpuPercent, mamSync, medP90, ms, NO_BROKER, pct, procUsage, ROOT, type Row, secondsFrom } from "./common.ts";
 
 const N = 20;
 
-function usage(pid: number): { ticks: number; rssKiB: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const rss = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return { ticks: Number(f[11]) + Number(f[12]), rssKiB: Number(rss?.[1] ?? NaN) };
-}
-
-function classifyRow(f: Fmt): Row {
-  const { detectScreen } = require("../lib/agents/screen/detect.ts") as typeof import("../lib/agents/screen/detect.ts");
-  const root = join(import.meta.dir, "..", "tests", "fixtures", "screens");
+function classifyRow(): Row {
+  const root = join(ROOT, "tests", "fixtures", "screens");
   const screens: { kind: string; text: string; title: string }[] = [];
   for (const kind of ["claude", "codex"]) {
     for (const file of readdirSync(join(root, kind)).filter((x) => x.endsWith(".txt"))) {
@@ -45,11 +33,11 @@ function classifyRow(f: Fmt): Row {
     for (let i = 0; i < n; i++) detectScreen(s.kind, s);
     per.push(((performance.now() - t0) * 1000) / n);
   }
-  return { what: `screen detector: one screen (${screens.length} claude/codex fixtures, in process) (median / max)`, target: "µs", measured: `${f.pct(per, 50).toFixed(1)} µs / ${Math.max(...per).toFixed(1)} µs`, ok: null };
+  return { what: `screen detector: one screen (${screens.length} claude/codex fixtures, in process) (median / max)`, target: "µs", measured: `${pct(per, 50).toFixed(1)} µs / ${Math.max(...per).toFixed(1)} µs`, ok: null };
 }
 
-export async function benchAgentState(bin: string, f: Fmt): Promise<Row[]> {
-  const rows: Row[] = [classifyRow(f)];
+export async function benchAgentState(bin: string): Promise<Row[]> {
+  const rows: Row[] = [classifyRow()];
   const { makeSandbox, waitFor } = await import("../tests/helpers/sandbox.ts");
   const { killTmuxServer, TMUX_BIN, tmuxServerName, writeScript } = await import("../tests/helpers/tmux.ts");
   const { CLAUDE_LOOKALIKE } = await import("../tests/helpers/agent-screens.ts");
@@ -58,11 +46,7 @@ export async function benchAgentState(bin: string, f: Fmt): Promise<Row[]> {
   writeScript(sb.bin, "claude", CLAUDE_LOOKALIKE);
   const server = tmuxServerName("mambas");
   const env = sb.with({ TMUX_TMPDIR: sb.root, MAM_AGENT_SETTLE_S: "0.2", MAM_MUX: "tmux" });
-  const mam = (args: string[], e = env) => {
-    const r = Bun.spawnSync([bin, ...args], { env: e, cwd: sb.ws, stdout: "pipe", stderr: "pipe" });
-    if (r.exitCode !== 0) throw new Error(`mam ${args.join(" ")} exited ${r.exitCode}: ${r.stderr.toString()}`);
-    return r.stdout.toString();
-  };
+  const mam = (args: string[]) => mamSync(bin, args, env, sb.ws);
   const keys = (session: string, text: string) => {
     Bun.spawnSync([TMUX_BIN, "-L", server, "send-keys", "-t", `=${session}:`, "-l", text], { env });
     Bun.spawnSync([TMUX_BIN, "-L", server, "send-keys", "-t", `=${session}:`, "Enter"], { env });
@@ -82,8 +66,8 @@ export async function benchAgentState(bin: string, f: Fmt): Promise<Row[]> {
       }
       if (i >= 3) st.push(dt);
     }
-    const stMed = f.pct(st, 50);
-    rows.push({ what: `\`mam status --json\` over ${N} tmux agents (screen detector), whole process (median / p90)`, target: "≤ 120 ms", measured: `${f.ms(stMed)} / ${f.ms(f.pct(st, 90))}`, ok: stMed <= 120 });
+    const stMed = pct(st, 50);
+    rows.push({ what: `\`mam status --json\` over ${N} tmux agents (screen detector), whole process (median / p90)`, target: "≤ 120 ms", measured: medP90(st), ok: stMed <= 120 });
 
     // (c) the daemon watching 20 agents of 20 running jobs
     const jobs: string[] = [];
@@ -92,17 +76,16 @@ export async function benchAgentState(bin: string, f: Fmt): Promise<Row[]> {
       mam(["job", "event", id, "started", "--detail", "go"]);
       jobs.push(id);
     }
-    const seconds = Number(process.env.BENCH_AGENT_SECONDS) > 0 ? Number(process.env.BENCH_AGENT_SECONDS) : 60;
-    const denv = { ...env, MQTT_BROKER: "127.0.0.1", MQTT_PORT: "9", MQTT_TLS: "0" };
+    const seconds = secondsFrom("BENCH_AGENT_SECONDS", 60);
+    const denv = { ...env, ...NO_BROKER };
     delete (denv as Record<string, string>).MAM_NO_SUBSCRIBER_DAEMON;
     daemon = Bun.spawn([bin, "reconcile", "--subscribe", "--idle-timeout", "0", "--workspace", sb.ws], { env: denv, cwd: sb.ws, stdout: "ignore", stderr: "ignore" });
     const pid = daemon.pid;
     await Bun.sleep(3000); // start-up and the first passes are not the steady state
-    const a = usage(pid);
+    const a = procUsage(pid);
     await Bun.sleep(seconds * 1000);
-    const b = usage(pid);
-    const hz = Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100;
-    const cpu = ((b.ticks - a.ticks) / hz / seconds) * 100;
+    const b = procUsage(pid);
+    const cpu = cpuPercent(a, b, seconds);
     const rss = b.rssKiB / 1024;
     rows.push({ what: `subscriber daemon watching ${N} tmux agents of ${N} running jobs, ${seconds} s, MAM_STATE_POLL_MS 1000: CPU / RSS`, target: "≤ 2 % of one core, ≤ 70 MiB", measured: `${cpu.toFixed(2)} % / ${rss.toFixed(1)} MiB`, ok: cpu <= 2 && rss <= 70 });
 
@@ -119,8 +102,8 @@ export async function benchAgentState(bin: string, f: Fmt): Promise<Row[]> {
       keys(`a${i}`, "1");
       await Bun.sleep(1200 + ((k * 137) % 700)); // unblocked again, seen by a poll; varied phase against the poll timer
     }
-    const p95 = f.pct(lat, 95);
-    rows.push({ what: "agent turns blocked → `permission_required` in the job's journal (10 dialogs, MAM_STATE_POLL_MS 1000) (p50 / p95)", target: "≤ 2 s p95", measured: `${f.ms(f.pct(lat, 50))} / ${f.ms(p95)}`, ok: p95 <= 2000 });
+    const p95 = pct(lat, 95);
+    rows.push({ what: "agent turns blocked → `permission_required` in the job's journal (10 dialogs, MAM_STATE_POLL_MS 1000) (p50 / p95)", target: "≤ 2 s p95", measured: `${ms(pct(lat, 50))} / ${ms(p95)}`, ok: p95 <= 2000 });
   } finally {
     if (daemon) {
       daemon.kill("SIGTERM");

@@ -1,4 +1,4 @@
-// bench rows for issue 14 (SPEC §7.2 event identity): 4 reporters × 250 events at once into one
+// bench area `reporters` (issue 14, SPEC §7.2 event identity): 4 reporters × 250 events at once into one
 // job, through a local Mosquitto, into the delegator's journal (its daemon, `mam daemon ensure`);
 // then the same with the broker restarted in the middle. Each reporter is what a long-lived worker
 // on another machine would be: an in-process MQTT client with an origin of its own, numbering seq
@@ -15,9 +15,11 @@ import { readAck } from "../lib/jobs/acks.ts";
 import { canonicalJson } from "../lib/jobs/canonical.ts";
 import { type JobEvent, signEvent } from "../lib/jobs/event.ts";
 import { eventKey, newOrigin } from "../lib/jobs/identity.ts";
+import { ingestEvent } from "../lib/jobs/ingest.ts";
+import { JournalCache } from "../lib/jobs/journal-index.ts";
 import { journalPath, type JobRecord } from "../lib/jobs/store.ts";
 import { mosquittoPath, startMosquitto, type TestBroker } from "../tests/helpers/brokers.ts";
-import type { Row } from "./bench.ts";
+import { baseEnv, newJob, type Row, startDaemon, stopDaemon } from "./common.ts";
 
 const REPORTERS = 4;
 const EVENTS = 250;
@@ -126,7 +128,7 @@ class Reporter {
   }
 }
 
-export interface ReporterRun {
+interface ReporterRun {
   seconds: number;
   /** broker stopped → the next event journalled after its restart (0 without a restart) */
   outage: number;
@@ -160,7 +162,7 @@ function count(ws: string, job: JobRecord, origins: Set<string>): { distinct: nu
  * restart, the broker is stopped once half the events are journalled and started again on its
  * port after `downMs`.
  */
-export async function runReporters(ws: string, job: JobRecord, broker: { current: TestBroker; dir: string }, restart: { downMs: number } | undefined): Promise<ReporterRun> {
+async function runReporters(ws: string, job: JobRecord, broker: { current: TestBroker; dir: string }, restart: { downMs: number } | undefined): Promise<ReporterRun> {
   const reporters = Array.from({ length: REPORTERS }, (_, i) => new Reporter(job, () => broker.current.port, i + 1));
   const origins = new Set(reporters.map((r) => r.origin));
   const total = REPORTERS * EVENTS;
@@ -199,14 +201,13 @@ export async function runReporters(ws: string, job: JobRecord, broker: { current
   return { seconds: ((t1 || performance.now()) - t0) / 1000, outage, journalled: c.distinct, lost: total - c.distinct, doubled: c.doubled, resent: reporters.reduce((n, r) => n + r.resent, 0) };
 }
 
-export const REPORTER_LABEL = `${REPORTERS} reporters × ${EVENTS} events at once`;
+const REPORTER_LABEL = `${REPORTERS} reporters × ${EVENTS} events at once`;
 
 /** the bench entry `reporters`: the two rows (a broker that stays up, one restarted in the middle) */
 export async function benchReporters(bin: string): Promise<Row[]> {
   const what = (extra: string) => `${REPORTER_LABEL} into one job through local Mosquitto → the delegator's journal${extra}: events/s, lost, doubled`;
   const target = "0 lost, 0 doubled, ≥ 500 events/s";
   if (!mosquittoPath()) return [{ what: what(""), target, measured: "skipped: mosquitto not installed", ok: null }];
-  const { newJob, startDaemon, stopDaemon } = await import("./bench-jobs.ts");
   const root = mkdtempSync(join(tmpdir(), "mam-bench-rep-"));
   const rows: Row[] = [];
   try {
@@ -217,8 +218,8 @@ export async function benchReporters(bin: string): Promise<Row[]> {
       const ws = join(root, restart ? "restart" : "steady");
       mkdirSync(ws);
       // a quick reconnect after the restart (MAM_BROKER_RETRY_S; default 60 s)
-      const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: root, NO_COLOR: "1", MAM_BROKER_RETRY_S: "0.5", ...broker.current.env };
-      startDaemon(bin, ws, env, "mqtt");
+      const env = { ...baseEnv(root), MAM_BROKER_RETRY_S: "0.5", ...broker.current.env };
+      await startDaemon(bin, ws, env, "mqtt");
       try {
         const job = await newJob(ws);
         const r = await runReporters(ws, job, broker, restart);
@@ -248,15 +249,9 @@ export async function benchReporters(bin: string): Promise<Row[]> {
  * call reads the journal: what 0.1 did); the journal must not grow.
  */
 async function benchRepeats(root: string): Promise<Row> {
-  const { registerJob } = await import("../lib/jobs/store.ts");
-  const { ingestEvent } = await import("../lib/jobs/ingest.ts");
-  const { JournalCache } = await import("../lib/jobs/journal-index.ts");
   const ws = join(root, "repeats");
   mkdirSync(ws);
-  const job = await registerJob(ws, {
-    agent_session: "bench", agent: "shell", prompt: "bench", delegator: null, type: "single", reviewer_session: null,
-    max_iterations: null, timeout_sec: 0, idle_timeout_sec: 0, expected_artifacts: [], topic_prefix_base: "mam/jobs",
-  });
+  const job = await newJob(ws);
   const topic = `${job.topic_prefix}/events`;
   const lines = new Reporter(job, () => 0, 1).lines.map((l) => Buffer.from(l));
   const cache = new JournalCache();

@@ -1,4 +1,4 @@
-// bench entry `sessions` (SPEC §10), on the fake herdr (compiled, dist/fake-herdr) and fake agents:
+// bench area `sessions` (SPEC §10), on the fake herdr (compiled, dist/fake-herdr) and fake agents:
 //   (a) `mam create` latency with the agent's ready time excluded: the whole `mam create` process
 //       minus the duration of its one `herdr agent start` call (herdr's readiness wait: the agent
 //       launch, the fake's 150 ms settle, the CLI's 100 ms polling), timed by a bash wrapper in
@@ -11,19 +11,13 @@
 //   (c) 10 concurrent `mam create` in one folder on one server: total time, panes, rows.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Row } from "./bench.ts";
-import { benchRegistry } from "./bench-fixtures.ts";
-
-interface Fmt {
-  pct: (xs: number[], p: number) => number;
-  ms: (x: number) => string;
-}
+import { buildFakeHerdr } from "../scripts/test.ts";
+import { mamSync, medP90, pct, registryYaml, type Row } from "./common.ts";
 
 type Reg = { herdr_sessions?: Record<string, any>[] };
 
 
-export async function benchSessions(bin: string, f: Fmt): Promise<Row[]> {
-  const { buildFakeHerdr } = await import("./test.ts");
+export async function benchSessions(bin: string): Promise<Row[]> {
   await buildFakeHerdr();
   const { makeSandbox } = await import("../tests/helpers/sandbox.ts");
   const { installFakeAgents, installFakeHerdr, startFakeHerdr } = await import("../tests/helpers/herdr.ts");
@@ -48,11 +42,7 @@ exec '${fake}' "$@"
   );
   const h = await startFakeHerdr(sb, { session: server, settleMs: 150, binDir: fakeDir });
   const env = sb.env;
-  const mam = (args: string[], cwd: string) => {
-    const r = Bun.spawnSync([bin, ...args], { env, cwd, stdout: "pipe", stderr: "pipe" });
-    if (r.exitCode !== 0) throw new Error(`mam ${args.join(" ")} exited ${r.exitCode}: ${r.stderr.toString()}`);
-    return r;
-  };
+  const mam = (args: string[], cwd: string) => mamSync(bin, args, env, cwd);
   const rows: Row[] = [];
   try {
     // (a) create latency; a session that stays makes every timed create split a pane beside it.
@@ -77,33 +67,32 @@ exec '${fake}' "$@"
         v.excl.push(dt - startMs);
       }
     }
-    const med = f.pct(quiet.excl, 50);
-    const mp = (xs: number[]) => `${f.ms(f.pct(xs, 50))} / ${f.ms(f.pct(xs, 90))}`;
+    const med = pct(quiet.excl, 50);
     rows.push(
       {
         what: "`mam create --no-onboard` on the fake herdr, agent ready time excluded (whole process minus its `herdr agent start` call; pane split, label, row, reconcile in) (median / p90)",
         target: "≤ 300 ms median",
-        measured: mp(quiet.excl),
+        measured: medP90(quiet.excl),
         ok: med <= 300,
       },
-      { what: "the same with the onboarding prompt (default; its Enter follows the text after a 300 ms pause) (median / p90)", target: "-", measured: mp(onboard.excl), ok: null },
-      { what: "reference: `mam create --no-onboard`, whole process with the agent's start (fake settle 150 ms) (median / p90)", target: "-", measured: mp(quiet.whole), ok: null },
+      { what: "the same with the onboarding prompt (default; its Enter follows the text after a 300 ms pause) (median / p90)", target: "-", measured: medP90(onboard.excl), ok: null },
+      { what: "reference: `mam create --no-onboard`, whole process with the agent's start (fake settle 150 ms) (median / p90)", target: "-", measured: medP90(quiet.whole), ok: null },
     );
 
     // (b) status --json, 200 rows, one listing of the (live) server
     const ws2 = join(sb.root, "ws-status");
     mkdirSync(join(ws2, ".mam"), { recursive: true });
-    writeFileSync(join(ws2, ".mam", "agent-sessions.yaml"), benchRegistry(200, { server, ws: ws2, paneWs: "w9" }));
+    writeFileSync(join(ws2, ".mam", "agent-sessions.yaml"), registryYaml(200, { server, ws: ws2, paneWs: "w9" }));
     const st: number[] = [];
     for (let i = 0; i < 33; i++) {
       const t0 = performance.now();
       const r = mam(["status", "--json"], ws2);
       const dt = performance.now() - t0;
-      if (i === 0 && JSON.parse(r.stdout.toString()).sessions.length !== 200) throw new Error("status did not list 200 rows");
+      if (i === 0 && JSON.parse(r).sessions.length !== 200) throw new Error("status did not list 200 rows");
       if (i >= 3) st.push(dt);
     }
-    const stMed = f.pct(st, 50);
-    rows.push({ what: "`mam status --json` with 200 rows, fake herdr, whole process (median / p90)", target: "≤ 80 ms median", measured: `${f.ms(stMed)} / ${f.ms(f.pct(st, 90))}`, ok: stMed <= 80 });
+    const stMed = pct(st, 50);
+    rows.push({ what: "`mam status --json` with 200 rows, fake herdr, whole process (median / p90)", target: "≤ 80 ms median", measured: medP90(st), ok: stMed <= 80 });
 
     // (c) 10 concurrent creates in one folder on one server
     const ws3 = join(sb.root, "ws-race");
