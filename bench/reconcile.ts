@@ -78,13 +78,14 @@ export async function benchReconcile(bin: string): Promise<Row[]> {
     const driftCalls = callCount() / 13;
 
     // in a warm process: the pass itself (listing through the stub, classification, no write)
-    const { reconcileOnce } = await import("../lib/ops/reconcile.ts");
+    const [{ reconcileOnce }, { realDeps }] = await Promise.all([import("../lib/ops/reconcile.ts"), import("../lib/ops/wiring.ts")]);
+    const deps = realDeps(ws, env);
     writeFileSync(answer, listing(ws, () => true));
     writeFileSync(yaml, registryYaml(N, { server: SERVER, ws }));
     const warm: number[] = [];
     for (let i = 0; i < 23; i++) {
       const t0 = performance.now();
-      await reconcileOnce(ws, env, { dryRun: false });
+      await reconcileOnce(deps, { dry_run: false });
       if (i >= 3) warm.push(performance.now() - t0);
     }
     const med = pct(steady, 50);
