@@ -14,6 +14,7 @@ import { EXIT, MamError } from "../sys/errors.ts";
 import { err, out, outJson, useColor } from "../sys/io.ts";
 import { noticeLine, noticesOf, withNoticeLines } from "../sys/notice.ts";
 import { resolveWorkspace } from "../sys/paths.ts";
+import { parseCommandArgs } from "./parse.ts";
 import { type ArgDef, type ArgsDef, jsonArg, type MamCommand, type ParsedArgs, type RunContext, str, workspaceArg } from "./command.ts";
 
 /** what a command adds to its op: flags of its own, their meaning, or a run of its own */
@@ -69,11 +70,14 @@ function argOf(f: string, info: FieldInfo, fs: FlagSpec, positional: boolean): A
   }
   const base = { description, ...(fs.short ? { alias: fs.short } : {}) };
   if (info.kind === "boolean") return { type: "boolean", ...base } as ArgDef;
+  // the help shows a text or number default (citty: "(Default: …)"); the op fills it in either way
+  const shown = (info.kind === "string" || info.kind === "number" || info.kind === "enum") && info.default !== undefined && fs.optionalValue === undefined ? { default: String(info.default) } : {};
   const valueHint = fs.valueHint ?? (info.kind === "number" ? "N" : kebab(f).toUpperCase());
-  if (info.kind === "enum" && fs.optionalValue === undefined) return { type: "enum", options: info.values, valueHint: fs.valueHint ?? info.values!.join("|"), ...base } as ArgDef;
+  if (info.kind === "enum" && fs.optionalValue === undefined) return { type: "enum", options: info.values, valueHint: fs.valueHint ?? info.values!.join("|"), ...shown, ...base } as ArgDef;
   return {
     type: "string",
     valueHint,
+    ...shown,
     ...(info.kind === "array" ? { multiple: true } : {}),
     ...(fs.optionalValue !== undefined ? { optionalValue: fs.optionalValue, ...(fs.optionalValuePattern ? { optionalValuePattern: fs.optionalValuePattern } : {}) } : {}),
     ...base,
@@ -126,6 +130,18 @@ function rawInput(op: AnyOp, args: ParsedArgs, rest: string[], extra?: CliExtra)
   extra?.toInput?.(args, raw);
   return raw;
 }
+
+/** the checked input a command line gives an op (what its run would get); errors spelled as flags */
+export function commandInput(op: AnyOp, argv: string[], extra = EXTRA_NONE): Record<string, unknown> {
+  const { args, rest } = parseCommandArgs(opCommand(op, extra), argv, specOf(op).path);
+  try {
+    return parseInput(op, rawInput(op, args, rest, extra)) as Record<string, unknown>;
+  } catch (e) {
+    throw e instanceof MamError ? e.spelled((t) => spellFields(t, (f, v) => spellFlag(op, extra, f, v))) : e;
+  }
+}
+
+const EXTRA_NONE: CliExtra = {};
 
 /** SIGINT / SIGTERM abort a long wait; the command then returns 130 / 143 */
 export function interruptible(): { signal: AbortSignal; code: () => number; dispose: () => void } {

@@ -154,7 +154,7 @@ describe("audit #8: the ambient server by herdr's precedence", () => {
     expect(name).toMatch(/^sock-[0-9a-f]{8}$/);
     expect(isSocketServer(name)).toBe(true);
     expect(chooseServer("herdr", {}, env)).toBe(name);
-    expect(chooseServer("herdr", { herdrSession: "team" }, env)).toBe("team");
+    expect(chooseServer("herdr", { herdr_server: "team" }, env)).toBe("team");
     expect(claimLockName("herdr", name)).toBe("default");
     expect(claimLockName("herdr", "team")).toBe("team");
     // remembered for callers without the variable (reconcile, the daemon)

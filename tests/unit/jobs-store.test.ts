@@ -10,7 +10,9 @@ import { ingestEvent, scanJobs } from "../../lib/jobs/ingest.ts";
 import { applyLoop, loopNext } from "../../lib/jobs/loop.ts";
 import type { JobRuntime, SessionRef } from "../../lib/jobs/runtime.ts";
 import { appendEvent, type JobSpec, journalPath, readJournal, readRecord, recordPath, registerJob } from "../../lib/jobs/store.ts";
-import { submitJob } from "../../lib/ops/job/submit.ts";
+import { jobSubmit } from "../../lib/ops/table/job.ts";
+import type { Submitted } from "../../lib/ops/job/submit.ts";
+import { runOp, testDeps } from "../helpers/ops.ts";
 import { agentMam } from "../../lib/sys/agent-mam.ts";
 import { MamError } from "../../lib/sys/errors.ts";
 
@@ -210,20 +212,23 @@ class FakeRuntime implements JobRuntime {
   async prompt(s: SessionRef, text: string) {
     if (this.failPrompt) throw new Error("pane is gone");
     this.prompts.push([s.name, text]);
-  }
-  async ensureDaemon() {
-    this.daemon++;
-    return "4242";
+    return undefined;
   }
 }
 
+/** job.submit as the front doors run it, with a fake runtime and a daemon that says 4242 */
+function submitJob(ws: string, raw: Record<string, unknown>, rt: FakeRuntime): Promise<Submitted> {
+  const daemon = { ensure: async () => (rt.daemon++, { pid: 4242, started: false, disabled: false }), status: () => undefined, stop: async () => undefined };
+  return runOp<Submitted>(jobSubmit, testDeps(ws, { runtime: rt, daemon }), raw);
+}
+
 describe("submitJob", () => {
-  const base = { topicPrefix: "mam/jobs" };
+  const base = {};
   test("registers, ensures the daemon, prompts the agent with the exact event commands", async () => {
     const ws = tempWs();
     const rt = new FakeRuntime(["wrk"]);
-    const { record, daemonPid } = await submitJob(ws, { ...base, to: "wrk", from: "lead", prompt: "Write hello.txt", expect: ["hello.txt"] }, rt);
-    expect(daemonPid).toBe("4242");
+    const { record, daemon_pid } = await submitJob(ws, { ...base, to: "wrk", from: "lead", prompt: "Write hello.txt", expect: ["hello.txt"] }, rt);
+    expect(daemon_pid).toBe(4242);
     expect(readRecord(ws, record.job_id)).toMatchObject({ status: "pending", agent: "codex", agent_session: "wrk", delegator: "lead", expected_artifacts: ["hello.txt"] });
     expect(rt.prompts).toHaveLength(1);
     const [who, text] = rt.prompts[0]!;
@@ -251,12 +256,12 @@ describe("submitJob", () => {
     const bad = [
       { to: "../x", prompt: "x" },
       { to: "wrk" },
-      { to: "wrk", prompt: "x", briefFile: "b.md" },
-      { to: "wrk", briefFile: join(ws, "missing.md") },
+      { to: "wrk", prompt: "x", brief_file: "b.md" },
+      { to: "wrk", brief_file: join(ws, "missing.md") },
       { to: "wrk", prompt: "x", reviewer: "rev" },
       { to: "wrk", prompt: "x", type: "loop" as const },
       { to: "wrk", prompt: "x", type: "loop" as const, reviewer: "wrk" },
-      { to: "wrk", prompt: "x", type: "loop" as const, reviewer: "rev", maxIterations: 0 },
+      { to: "wrk", prompt: "x", type: "loop" as const, reviewer: "rev", max_iterations: 0 },
     ];
     for (const o of bad) {
       const e = await submitJob(ws, { ...base, ...o }, new FakeRuntime(["wrk", "rev"])).catch((x) => x);
@@ -279,7 +284,7 @@ describe("a loop job, driven by ingestEvent → loopNext → applyLoop", () => {
   test("worker, reviewer feedback, worker, reviewer PASS", async () => {
     const ws = tempWs();
     const rt = new FakeRuntime(["wrk", "rev"]);
-    const { record } = await submitJob(ws, { topicPrefix: "mam/jobs", to: "wrk", prompt: "x", type: "loop", reviewer: "rev", maxIterations: 2 }, rt);
+    const { record } = await submitJob(ws, { to: "wrk", prompt: "x", type: "loop", reviewer: "rev", max_iterations: 2 }, rt);
     const topic = `${record.topic_prefix}/events`;
     const report = async (event: "started" | "completed", source: string, detail: string) => {
       const a = await appendEvent(ws, record.job_id, { event, detail, source });
@@ -305,7 +310,7 @@ describe("a loop job, driven by ingestEvent → loopNext → applyLoop", () => {
   test("feedback at the last iteration ends the job: error max iterations reached", async () => {
     const ws = tempWs();
     const rt = new FakeRuntime(["wrk", "rev"]);
-    const { record } = await submitJob(ws, { topicPrefix: "mam/jobs", to: "wrk", prompt: "x", type: "loop", reviewer: "rev", maxIterations: 1 }, rt);
+    const { record } = await submitJob(ws, { to: "wrk", prompt: "x", type: "loop", reviewer: "rev", max_iterations: 1 }, rt);
     await appendEvent(ws, record.job_id, { event: "completed", detail: "v1", source: "wrk" });
     const a = await appendEvent(ws, record.job_id, { event: "completed", detail: "no", source: "rev" });
     const job = readRecord(ws, record.job_id)!;

@@ -52,13 +52,13 @@ describe("backend and server choice (SPEC §3)", () => {
   const none = () => false;
   const only = (...cmds: string[]) => (c: string) => cmds.includes(c);
   test("--herdr-session → herdr; --mux; MAM_MUX; herdr on PATH; tmux on PATH; else exit 1", () => {
-    expect(chooseBackend({ herdrSession: "s" }, {}, none)).toBe("herdr");
+    expect(chooseBackend({ herdr_server: "s" }, {}, none)).toBe("herdr");
     expect(chooseBackend({ mux: "tmux" }, { MAM_MUX: "herdr" }, only("herdr"))).toBe("tmux");
     expect(chooseBackend({}, { MAM_MUX: "tmux" }, only("herdr"))).toBe("tmux");
     expect(chooseBackend({}, {}, only("herdr", "tmux"))).toBe("herdr");
     expect(chooseBackend({}, {}, only("tmux"))).toBe("tmux");
     expect(chooseBackend({}, { MAM_HERDR_BIN: "/opt/herdr" }, only("tmux"))).toBe("herdr");
-    expect(chooseBackend({ tmuxServer: "t" }, { MAM_MUX: "herdr" }, only("herdr"))).toBe("tmux");
+    expect(chooseBackend({ tmux_server: "t" }, { MAM_MUX: "herdr" }, only("herdr"))).toBe("tmux");
     const e = (() => {
       try {
         chooseBackend({}, {}, none);
@@ -67,13 +67,13 @@ describe("backend and server choice (SPEC §3)", () => {
       }
     })()!;
     expect(e.exitCode).toBe(1);
-    expect(e.render()).toBe("ERROR: neither herdr nor tmux is on PATH; install herdr (or set MAM_HERDR_BIN) or tmux, or pass --mux");
+    expect(e.render()).toBe("ERROR: neither herdr nor tmux is on PATH; install herdr (or set MAM_HERDR_BIN) or tmux, or pass {{mux}}");
   });
   test("bad values and contradictions are usage errors", () => {
-    expect(() => chooseBackend({ mux: "screen" }, {}, none)).toThrow("--mux must be herdr or tmux (got 'screen')");
+    expect(() => chooseBackend({ mux: "screen" }, {}, none)).toThrow("{{mux}} must be herdr or tmux (got 'screen')");
     expect(() => chooseBackend({}, { MAM_MUX: "zellij" }, none)).toThrow("MAM_MUX must be herdr or tmux");
-    expect(() => chooseBackend({ herdrSession: "s", mux: "tmux" }, {}, none)).toThrow("contradict");
-    for (const f of [() => chooseBackend({ mux: "x" }, {}, none), () => chooseServer("herdr", { herdrSession: "../x" }, {})]) {
+    expect(() => chooseBackend({ herdr_server: "s", mux: "tmux" }, {}, none)).toThrow("contradict");
+    for (const f of [() => chooseBackend({ mux: "x" }, {}, none), () => chooseServer("herdr", { herdr_server: "../x" }, {})]) {
       try {
         f();
         throw new Error("no throw");
@@ -83,13 +83,13 @@ describe("backend and server choice (SPEC §3)", () => {
     }
   });
   test("servers: herdr = --herdr-session, else the caller's own, else default; tmux = --tmux-server, else mam", () => {
-    expect(chooseServer("herdr", { herdrSession: "team" }, { HERDR_SESSION: "mine" })).toBe("team");
-    expect(chooseServer("herdr", { herdrSession: "default" }, { HERDR_SESSION: "mine" })).toBe("default");
+    expect(chooseServer("herdr", { herdr_server: "team" }, { HERDR_SESSION: "mine" })).toBe("team");
+    expect(chooseServer("herdr", { herdr_server: "default" }, { HERDR_SESSION: "mine" })).toBe("default");
     expect(chooseServer("herdr", {}, { HERDR_SESSION: "mine" })).toBe("mine");
     expect(chooseServer("herdr", {}, { HOME: "/h", HERDR_SOCKET_PATH: "/h/.config/herdr/sessions/sock-s/herdr.sock" })).toBe("sock-s");
     expect(chooseServer("herdr", {}, { HOME: "/h" })).toBe("default");
     expect(chooseServer("tmux", {}, {})).toBe("mam");
-    expect(chooseServer("tmux", { tmuxServer: "canary" }, {})).toBe("canary");
+    expect(chooseServer("tmux", { tmux_server: "canary" }, {})).toBe("canary");
     expect(resolveMuxTarget({}, { HERDR_SESSION: "mine" }, () => true)).toEqual({ backend: "herdr", server: "mine" });
   });
 });

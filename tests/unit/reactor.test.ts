@@ -19,7 +19,7 @@ const spec: JobSpec = {
   agent_session: "wrk", agent: "claude", prompt: "do it", delegator: "lead", type: "single", reviewer_session: null,
   max_iterations: null, timeout_sec: 3600, idle_timeout_sec: 120, expected_artifacts: [], topic_prefix_base: "mam/jobs",
 };
-const runtime: JobRuntime = { findSession: async () => undefined, prompt: async () => {}, ensureDaemon: async () => undefined };
+const runtime: JobRuntime = { findSession: async () => undefined, prompt: async () => undefined };
 function ctx(ws: string): ReactorContext & { lines: string[]; published: string[] } {
   const lines: string[] = [];
   const published: string[] = [];
@@ -129,7 +129,7 @@ test("reactToJobs tells the delegator once, at the first ending event in journal
   const ws = tempWs();
   const job = await registerJob(ws, spec);
   const told: string[] = [];
-  const rt: JobRuntime = { findSession: async (n) => (n === "lead" ? ({ name: n } as never) : undefined), prompt: async (_s, text) => void told.push(text), ensureDaemon: async () => undefined };
+  const rt: JobRuntime = { findSession: async (n) => (n === "lead" ? ({ name: n } as never) : undefined), prompt: async (_s, text) => void told.push(text) };
   const c: ReactorContext = { ws, runtime: rt, log: () => {}, publish: async () => true, journals: new JournalCache(), cursor: { dirty: false, lastWrite: 0 } };
   // a remote's events (its own seqs 1, 2) after the local started (seq 1): the remote's seq 2 ends it
   await appendEvent(ws, job.job_id, { event: "started", detail: "", source: "wrk" });

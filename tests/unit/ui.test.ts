@@ -171,14 +171,28 @@ describe("view model", () => {
 });
 
 describe("actions", () => {
-  test("the four actions, checked before anything runs", () => {
-    expect(parseAction({ action: "stop", name: "w1" })).toEqual({ action: "stop", name: "w1" });
-    expect(parseAction({ action: "resume", name: "w1" })).toEqual({ action: "resume", name: "w1" });
-    expect(parseAction({ action: "cancel", job: "0123abcd" })).toEqual({ action: "cancel", job: "0123abcd" });
-    expect(parseAction({ action: "send", name: "w1", text: "hello there" })).toEqual({ action: "send", name: "w1", text: "hello there" });
+  const parsed = (b: unknown) => {
+    const a = parseAction(b);
+    return { op: a.op.name, input: a.input };
+  };
+  test("the allowed operations, checked before anything runs; the page gives only what the list names", () => {
+    expect(parsed({ action: "session.stop", input: { name: "w1" } })).toEqual({
+      op: "session.stop",
+      input: { name: "w1", mode: "graceful", reason: "stopped from mam ui", purge: false, remove_worktree: false, force: false },
+    });
+    expect(parsed({ action: "session.resume", input: { name: "w1" } })).toEqual({ op: "session.resume", input: { name: "w1", fresh: false, start_server: false } });
+    expect(parsed({ action: "job.cancel", input: { job_id: "0123abcd" } })).toEqual({ op: "job.cancel", input: { job_id: "0123abcd" } });
+    expect(parsed({ action: "session.send", input: { name: "w1", text: "hello there" } })).toEqual({ op: "session.send", input: { name: "w1", text: "hello there" } });
+    expect(parsed({ action: "session.prune", input: { names: ["w1"] } })).toEqual({ op: "session.prune", input: { names: ["w1"], statuses: ["stopped", "terminated"], dry_run: false } });
   });
   test("bad input is a usage error (HTTP 400)", () => {
-    const bad = [null, [], "x", {}, { action: "rm" }, { action: "stop" }, { action: "stop", name: "../x" }, { action: "stop", name: "a;b" }, { action: "cancel", job: "nothex!!" }, { action: "send", name: "w", text: "" }, { action: "send", name: "w", text: "a\nb" }, { action: "send", name: "w", text: "\u001b[2J" }, { action: "send", name: "w", text: "x".repeat(4001) }];
+    const a = (action: string, input: unknown) => ({ action, input });
+    const bad = [
+      null, [], "x", {}, { action: "rm" }, a("session.stop", {}), a("session.stop", { name: "../x" }), a("session.stop", { name: "a;b" }),
+      a("session.stop", { name: "w", mode: "hard" }), a("session.stop", { name: "w", purge: true }), a("job.wait", { job_ids: ["0123abcd"] }), a("session.create", { agent: "claude" }),
+      a("job.cancel", { job_id: "nothex!!" }), a("session.send", { name: "w", text: "" }), a("session.send", { name: "w", text: "a\nb" }),
+      a("session.send", { name: "w", text: "\u001b[2J" }), a("session.send", { name: "w", text: "x".repeat(4001) }), a("session.stop", "w1"),
+    ];
     for (const b of bad) {
       let e: unknown;
       try {
@@ -186,7 +200,7 @@ describe("actions", () => {
       } catch (x) {
         e = x;
       }
-      expect(e).toBeInstanceOf(MamError);
+      expect(e, JSON.stringify(b)).toBeInstanceOf(MamError);
       expect(httpStatusOf(e)).toBe(400);
     }
   });

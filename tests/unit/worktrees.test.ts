@@ -2,8 +2,8 @@
 // validation, what removal would lose, the texts jobs get, the optional --worktree value, and the
 // vanished-worktree drift.
 import { describe, expect, test } from "bun:test";
-import { parseCommandArgs } from "../../lib/cli/parse.ts";
-import { worktreeArgs, worktreeOption } from "../../lib/cli/worktree.ts";
+import { commandInput } from "../../lib/cli/op-command.ts";
+import { sessionCreate } from "../../lib/ops/table/session.ts";
 import { feedbackRequest, jobHeader, reviewRequest } from "../../lib/jobs/header.ts";
 import { agentMam } from "../../lib/sys/agent-mam.ts";
 import type { JobRecord } from "../../lib/jobs/store.ts";
@@ -121,8 +121,10 @@ describe("jobs name the branch", () => {
 });
 
 describe("--worktree [BRANCH]", () => {
-  const cmd = { meta: { name: "create", description: "" }, args: { ...worktreeArgs, agent: { type: "string" as const } } };
-  const parse = (argv: string[]) => worktreeOption(parseCommandArgs(cmd, argv, "create").args);
+  const parse = (argv: string[]) => {
+    const i = commandInput(sessionCreate, argv.includes("--agent") ? argv : [...argv, "--agent", "claude"]);
+    return i.worktree === undefined ? undefined : { branch: i.worktree === "" ? undefined : i.worktree, base: i.base };
+  };
 
   test("alone, before a flag, at the end, with a branch", () => {
     expect(parse(["--worktree"])).toEqual({ branch: undefined, base: undefined });
