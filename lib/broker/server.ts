@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { timingSafeEqual } from "node:crypto";
 import type { AddressInfo, Server } from "node:net";
-import { MamError } from "../sys/errors.ts";
+import { EXIT, MamError } from "../sys/errors.ts";
 
 export interface BrokerOptions {
   host: string;
@@ -30,10 +30,10 @@ function same(a: string, b: string): boolean {
 
 export async function startBroker(o: BrokerOptions): Promise<RunningBroker> {
   if ((o.username === undefined) !== (o.password === undefined)) {
-    throw new MamError("--username and --password go together", 2);
+    throw new MamError("--username and --password go together", EXIT.USAGE);
   }
   if ((o.tlsCertFile === undefined) !== (o.tlsKeyFile === undefined)) {
-    throw new MamError("--tls-cert and --tls-key go together", 2);
+    throw new MamError("--tls-cert and --tls-key go together", EXIT.USAGE);
   }
   const { Aedes } = (await import("aedes")) as unknown as { Aedes: { createBroker(opts: object): Promise<AedesLike> } };
   const aedes = await Aedes.createBroker({ drainTimeout: 30_000, heartbeatInterval: 3_600_000 });
@@ -60,7 +60,7 @@ export async function startBroker(o: BrokerOptions): Promise<RunningBroker> {
       cert = readFileSync(o.tlsCertFile!);
       key = readFileSync(o.tlsKeyFile!);
     } catch (e) {
-      throw new MamError(`cannot read the TLS certificate or key (${(e as Error).message})`, 1);
+      throw new MamError(`cannot read the TLS certificate or key (${(e as Error).message})`, EXIT.FAIL);
     }
     const { createServer } = await import("node:tls");
     server = createServer({ cert, key }, aedes.handle as never) as unknown as Server;
@@ -70,7 +70,7 @@ export async function startBroker(o: BrokerOptions): Promise<RunningBroker> {
   }
   await new Promise<void>((resolve, reject) => {
     server.once("error", (e: NodeJS.ErrnoException) =>
-      reject(new MamError(`cannot listen on ${o.host}:${o.port} (${e.code ?? e.message})`, 1, e.code === "EADDRINUSE" ? "pick another --port" : undefined)),
+      reject(new MamError(`cannot listen on ${o.host}:${o.port} (${e.code ?? e.message})`, EXIT.FAIL, e.code === "EADDRINUSE" ? "pick another --port" : undefined)),
     );
     server.listen(o.port, o.host, () => resolve());
   });

@@ -1,7 +1,7 @@
 // mam agent-report: what an agent's hooks call to tell mam its state (docs/agent-state.md).
 // With --hook KIND it reads the hook's JSON from stdin and NEVER fails the agent: whatever goes
 // wrong is one line on stderr and exit 0 (a hook's exit 2 would block the agent's tool call).
-import { MamError, usageError } from "../sys/errors.ts";
+import { EXIT, MamError, usageError } from "../sys/errors.ts";
 import { err, out } from "../sys/io.ts";
 import { isValidName } from "../sys/names.ts";
 import { resolveWorkspace } from "../sys/paths.ts";
@@ -60,9 +60,9 @@ async function report(args: Record<string, unknown>, hook: string | undefined): 
     try {
       hookInput = JSON.parse(text) as Record<string, unknown>;
     } catch {
-      throw new MamError(`the ${hook} hook input is not JSON: ${text.slice(0, 80)}`, 1);
+      throw new MamError(`the ${hook} hook input is not JSON: ${text.slice(0, 80)}`, EXIT.FAIL);
     }
-    if (!hookInput || typeof hookInput !== "object" || Array.isArray(hookInput)) throw new MamError(`the ${hook} hook input is not a JSON object`, 1);
+    if (!hookInput || typeof hookInput !== "object" || Array.isArray(hookInput)) throw new MamError(`the ${hook} hook input is not a JSON object`, EXIT.FAIL);
   }
   const { recordAgentReport } = await import("../ops/session/agent-report.ts");
   const sessionId = str(a, "session-id");

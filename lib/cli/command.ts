@@ -59,10 +59,6 @@ export const str = (a: ParsedArgs, k: string): string | undefined => {
   return typeof v === "string" ? v : undefined;
 };
 export const bool = (a: ParsedArgs, k: string): boolean => a[k] === true;
-export const list = (a: ParsedArgs, k: string): string[] => {
-  const v = a[k];
-  return Array.isArray(v) ? v : typeof v === "string" ? [v] : [];
-};
 
 /** flags that many commands share */
 export const workspaceArg: ArgsDef = {

@@ -6,7 +6,7 @@ import { dirname, join } from "node:path";
 import { checkSettings, hookCommand, oursIn, withOurs, withoutOurs } from "../agents/hooks-config.ts";
 import { HOOK_KINDS } from "../agents/kinds/index.ts";
 import { atomicWriteFile } from "../sys/atomic.ts";
-import { MamError, usageError } from "../sys/errors.ts";
+import { EXIT, MamError, usageError } from "../sys/errors.ts";
 import { out } from "../sys/io.ts";
 import { homeDir, resolveWorkspace } from "../sys/paths.ts";
 import { selfCommand } from "../sys/self.ts";
@@ -42,12 +42,12 @@ function readSettings(path: string): Record<string, unknown> {
   try {
     doc = JSON.parse(text);
   } catch (e) {
-    throw new MamError(`${path} is not valid JSON (${(e as Error).message})`, 1, "fix it first; mam changes nothing in it");
+    throw new MamError(`${path} is not valid JSON (${(e as Error).message})`, EXIT.FAIL, "fix it first; mam changes nothing in it");
   }
   try {
     return checkSettings(doc, path);
   } catch (e) {
-    throw new MamError((e as Error).message, 1, "fix it first; mam changes nothing in it");
+    throw new MamError((e as Error).message, EXIT.FAIL, "fix it first; mam changes nothing in it");
   }
 }
 

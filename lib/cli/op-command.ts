@@ -73,10 +73,10 @@ function argOf(f: string, info: FieldInfo, fs: FlagSpec, positional: boolean): A
   // the help shows a text or number default (citty: "(Default: …)"); the op fills it in either way
   const shown = (info.kind === "string" || info.kind === "number" || info.kind === "enum") && info.default !== undefined && fs.optionalValue === undefined ? { default: String(info.default) } : {};
   const valueHint = fs.valueHint ?? (info.kind === "number" ? "N" : kebab(f).toUpperCase());
-  if (info.kind === "enum" && fs.optionalValue === undefined) return { type: "enum", options: info.values, valueHint: fs.valueHint ?? info.values!.join("|"), ...shown, ...base } as ArgDef;
+  // an enum is a text flag whose hint lists the values; the op's check says what is wrong with another
   return {
     type: "string",
-    valueHint,
+    valueHint: info.kind === "enum" ? (fs.valueHint ?? info.values!.join("|")) : valueHint,
     ...shown,
     ...(info.kind === "array" ? { multiple: true } : {}),
     ...(fs.optionalValue !== undefined ? { optionalValue: fs.optionalValue, ...(fs.optionalValuePattern ? { optionalValuePattern: fs.optionalValuePattern } : {}) } : {}),
@@ -197,7 +197,7 @@ export function opCommand(op: AnyOp, extra?: CliExtra): MamCommand {
         const json = ctx.args.json === true;
         const input = parseInput(op, rawInput(op, ctx.args, ctx.rest, extra), inputSchema(op)) as Record<string, unknown>;
         let deps: Deps | undefined;
-        const getDeps = async () => (deps ??= (await import("../ops/wiring.ts")).realDeps(ws, process.env));
+        const getDeps = async () => (deps ??= (await import("../ops/wiring.ts")).realDeps(ws, process.env, { warn: (l) => err(l) }));
         const exec = async (i: Record<string, unknown> = input, signal: AbortSignal = NEVER) => {
           const octx: OpContext = { signal, progress: () => {}, surface: "cli", form: json ? "json" : "text" };
           return op.run(await getDeps(), i as never, octx);

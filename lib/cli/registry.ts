@@ -1,7 +1,7 @@
 // mam registry check | restore (docs/registry.md; SPEC §2.1)
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { atomicWriteFile } from "../sys/atomic.ts";
-import { MamError, notFound } from "../sys/errors.ts";
+import { EXIT, MamError, notFound } from "../sys/errors.ts";
 import { withLock } from "../sys/flock.ts";
 import { out, outJson } from "../sys/io.ts";
 import { resolveWorkspace } from "../sys/paths.ts";
@@ -107,7 +107,7 @@ const restore = defineCommand({
         throw e;
       }
       const problems = validateRegistry(f.raw, undefined, { parsed: true });
-      if (problems.length) throw new MamError(`cannot restore: ${bakPath}: ${problems[0]}`, 1, left);
+      if (problems.length) throw new MamError(`cannot restore: ${bakPath}: ${problems[0]}`, EXIT.FAIL, left);
       return { bytes: Buffer.from(f.text, "utf8"), data: normalize(f.raw), mode: f.mode ?? 0o600 };
     };
     const yes = bool(args, "yes");

@@ -1,7 +1,7 @@
 // mam shim install [--dir DIR] [--workspace DIR]: write the herdr shim (SPEC §4.3)
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
-import { MamError } from "../sys/errors.ts";
+import { EXIT, MamError } from "../sys/errors.ts";
 import { out } from "../sys/io.ts";
 import { mamDir, resolveWorkspace } from "../sys/paths.ts";
 import { installShim } from "../mux/shim.ts";
@@ -33,7 +33,7 @@ const install = defineCommand({
       try {
         mkdirSync(m, { recursive: true, mode: 0o700 });
       } catch (e) {
-        throw new MamError(`cannot create ${m}: ${(e as Error).message}`, 1);
+        throw new MamError(`cannot create ${m}: ${(e as Error).message}`, EXIT.FAIL);
       }
       dir = resolve(m, "bin");
     }

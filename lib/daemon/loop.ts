@@ -11,7 +11,7 @@
 import { type FSWatcher, closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, readlinkSync, rmSync, statSync, watch as watchFs, writeSync, constants as C } from "node:fs";
 import { join } from "node:path";
 import { type BrokerConfig, brokerConfigFromEnv, describeBroker } from "../jobs/broker-config.ts";
-import { MamError, errCode } from "../sys/errors.ts";
+import { errCode, EXIT, MamError } from "../sys/errors.ts";
 import { flockWait } from "../sys/flock.ts";
 import { out } from "../sys/io.ts";
 import { type Env, mamDir } from "../sys/paths.ts";
@@ -209,7 +209,7 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
       mkdirSync(mamDir(ws), { recursive: true, mode: 0o700 });
       fd = openSync(lockPath, C.O_RDWR | C.O_CREAT | C.O_NOFOLLOW, 0o600);
     } catch (e) {
-      throw new MamError(`cannot open ${lockPath} (${(e as Error).message})`, 1, "check the workspace's permissions");
+      throw new MamError(`cannot open ${lockPath} (${(e as Error).message})`, EXIT.FAIL, "check the workspace's permissions");
     }
     // a short wait, not one try: `mam daemon status|ensure` probe with a shared lock for a moment
     let got: "locked" | "timeout";

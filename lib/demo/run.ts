@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { RunningBroker } from "../broker/server.ts";
 import type { JobEvent } from "../jobs/event.ts";
 import type { Backend } from "../mux/types.ts";
-import { MamError } from "../sys/errors.ts";
+import { EXIT, MamError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 import { childEnv, selfCommand } from "../sys/self.ts";
 import { freePort } from "../sys/net.ts";
@@ -94,7 +94,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
           c.once("error", () => r(false));
         });
         if (up) break;
-        if (Date.now() > deadline) throw new MamError("the demo broker did not start", 1);
+        if (Date.now() > deadline) throw new MamError("the demo broker did not start", EXIT.FAIL);
         await Bun.sleep(50);
       }
     } else {

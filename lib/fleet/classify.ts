@@ -41,7 +41,6 @@ export type Action =
   | { type: "fill-session-id"; section: Section; name: string; server: string; field: string; value: string; source: "herdr" | "store" | "hook" }
   | { type: "update-pane"; section: Section; name: string; server: string; pane: Record<string, unknown> };
 
-export { backendOf, sectionOf };
 export const serverKey = (backend: Backend, server: string) => `${backend}:${server}`;
 
 export interface ServerView {

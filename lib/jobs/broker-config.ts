@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { isIP } from "node:net";
-import { MamError, usageError } from "../sys/errors.ts";
+import { EXIT, MamError, usageError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 
 export interface BrokerConfig {
@@ -61,7 +61,7 @@ function readPem(path: string, what: string): Buffer {
   try {
     return readFileSync(path);
   } catch (e) {
-    throw new MamError(`cannot read ${what} '${path}' (${(e as Error).message})`, 1, `check ${what === "CA bundle" ? "MQTT_CA_CERTS" : what === "client certificate" ? "MQTT_CERTFILE" : "MQTT_KEYFILE"}`);
+    throw new MamError(`cannot read ${what} '${path}' (${(e as Error).message})`, EXIT.FAIL, `check ${what === "CA bundle" ? "MQTT_CA_CERTS" : what === "client certificate" ? "MQTT_CERTFILE" : "MQTT_KEYFILE"}`);
   }
 }
 

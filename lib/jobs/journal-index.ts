@@ -4,7 +4,7 @@
 // only the bytes appended since the last call (everything again when the file was replaced), and
 // only whole lines: a line still being written is read next time.
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
-import { errCode, MamError } from "../sys/errors.ts";
+import { errCode, EXIT, MamError } from "../sys/errors.ts";
 import { endsJob, foldStep, type JobEvent, type JobStatus, type LoopRoles } from "./event.ts";
 import { EventIndex, ORIGIN_RE } from "./identity.ts";
 import { type JobRecord, journalPath, originPath, parseEventLine } from "./store.ts";
@@ -61,7 +61,7 @@ export class JournalIndex {
     try {
       fd = openSync(path, "r");
     } catch (e) {
-      if (errCode(e) !== "ENOENT") throw new MamError(`cannot read job journal ${path} (${(e as Error).message})`, 1);
+      if (errCode(e) !== "ENOENT") throw new MamError(`cannot read job journal ${path} (${(e as Error).message})`, EXIT.FAIL);
       this.reset();
       this.ino = -1;
       return this;

@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { errCode, MamError, notFound } from "../sys/errors.ts";
+import { errCode, EXIT, MamError, notFound } from "../sys/errors.ts";
 import { withLock } from "../sys/flock.ts";
 import { isValidJobId } from "../sys/names.ts";
 import { isoUtc } from "../sys/time.ts";
@@ -76,7 +76,7 @@ const isInt = (v: unknown) => Number.isSafeInteger(v);
 const isStrOrNull = (v: unknown) => v === null || typeof v === "string";
 
 function malformed(path: string, what: string): MamError {
-  return new MamError(`job file ${path} is malformed (${what})`, 1, "fix or remove it; mam never overwrites it");
+  return new MamError(`job file ${path} is malformed (${what})`, EXIT.FAIL, "fix or remove it; mam never overwrites it");
 }
 
 /** parse and check a record; a file that is not JSON or not a record is an error (exit 1) */
@@ -85,7 +85,7 @@ export function parseRecord(text: string, path: string, id: string): JobRecord {
   try {
     v = JSON.parse(text);
   } catch (e) {
-    throw new MamError(`job file ${path} is not valid JSON (${(e as Error).message})`, 1, "fix or remove it; mam never overwrites it");
+    throw new MamError(`job file ${path} is not valid JSON (${(e as Error).message})`, EXIT.FAIL, "fix or remove it; mam never overwrites it");
   }
   if (typeof v !== "object" || v === null || Array.isArray(v)) throw malformed(path, "not a JSON object");
   const r = v as Record<string, unknown>;
@@ -112,7 +112,7 @@ export function readRecord(ws: string, id: string): JobRecord | undefined {
     text = readFileSync(p, "utf8");
   } catch (e) {
     if (errCode(e) === "ENOENT") return undefined;
-    throw new MamError(`cannot read job file ${p} (${(e as Error).message})`, 1);
+    throw new MamError(`cannot read job file ${p} (${(e as Error).message})`, EXIT.FAIL);
   }
   return parseRecord(text, p, id);
 }
@@ -159,7 +159,7 @@ export function readJournal(ws: string, id: string): JobEvent[] {
     text = readFileSync(journalPath(ws, id), "utf8");
   } catch (e) {
     if (errCode(e) === "ENOENT") return [];
-    throw new MamError(`cannot read job journal ${journalPath(ws, id)} (${(e as Error).message})`, 1);
+    throw new MamError(`cannot read job journal ${journalPath(ws, id)} (${(e as Error).message})`, EXIT.FAIL);
   }
   return parseJournal(text).events;
 }
@@ -171,7 +171,7 @@ export function listJobIds(ws: string): string[] {
     names = readdirSync(jobsDir(ws));
   } catch (e) {
     if (errCode(e) === "ENOENT" || errCode(e) === "ENOTDIR") return [];
-    throw new MamError(`cannot list ${jobsDir(ws)} (${(e as Error).message})`, 1);
+    throw new MamError(`cannot list ${jobsDir(ws)} (${(e as Error).message})`, EXIT.FAIL);
   }
   return names
     .map((n) => /^([0-9a-f]{8})\.json$/.exec(n)?.[1])
@@ -241,7 +241,7 @@ export async function registerJob(ws: string, spec: JobSpec, now: number = Date.
     sweepTempFiles(jobsDir(ws));
     let id = newJobId();
     for (let i = 0; existsSync(recordPath(ws, id)) || existsSync(journalPath(ws, id)); i++) {
-      if (i >= 50) throw new MamError(`could not find a free job id in ${jobsDir(ws)}`, 1);
+      if (i >= 50) throw new MamError(`could not find a free job id in ${jobsDir(ws)}`, EXIT.FAIL);
       id = newJobId();
     }
     const t = isoUtc(Math.floor(now));
@@ -344,7 +344,7 @@ export function ownOrigin(ws: string, id: string, journalHasEvents: boolean): st
       const o = readFileSync(originPath(ws, id), "utf8").trim();
       if (ORIGIN_RE.test(o)) return o;
     } catch (e) {
-      if (errCode(e) !== "ENOENT") throw new MamError(`cannot read ${originPath(ws, id)} (${(e as Error).message})`, 1);
+      if (errCode(e) !== "ENOENT") throw new MamError(`cannot read ${originPath(ws, id)} (${(e as Error).message})`, EXIT.FAIL);
     }
   }
   const o = newOrigin();
@@ -362,7 +362,7 @@ export type EventDecision = EventInput | ((rec: JobRecord | undefined, events: J
  * append + fsync, update the record. Returns undefined when a decision function said no.
  */
 export async function appendEvent(ws: string, id: string, decide: EventDecision, opts: { token?: string; now?: number } = {}): Promise<Appended | undefined> {
-  if (!isValidJobId(id)) throw new MamError(`invalid job id '${id}'`, 2);
+  if (!isValidJobId(id)) throw new MamError(`invalid job id '${id}'`, EXIT.USAGE);
   // fail before creating anything when the job is unknown here
   const pre = readRecord(ws, id);
   if (!pre && opts.token === undefined) throw notFound(`no job ${id} in ${jobsDir(ws)}`, "pass --token (or MAM_JOB_TOKEN) when the job was submitted on another machine");
@@ -384,7 +384,7 @@ export async function appendEvent(ws: string, id: string, decide: EventDecision,
     );
     const line = canonicalJson(ev);
     if (Buffer.byteLength(line) > MAX_EVENT_BYTES) {
-      throw new MamError(`event of ${Buffer.byteLength(line)} bytes is larger than ${MAX_EVENT_BYTES} (receivers drop it)`, 2, "shorten --detail / --data");
+      throw new MamError(`event of ${Buffer.byteLength(line)} bytes is larger than ${MAX_EVENT_BYTES} (receivers drop it)`, EXIT.USAGE, "shorten --detail / --data");
     }
     return journalAndUpdate(ws, id, rec, foldedOf(prior, rec), ev, line, now);
   });

@@ -136,7 +136,7 @@ export function buildServer(ws: string, env: Env, version: string): { server: Mc
   // them itself (checkArgs) so that a bad argument reads like every other mam error
   (server as unknown as { validateToolInput: (tool: unknown, args: unknown) => Promise<unknown> }).validateToolInput = async (_tool, args) => args ?? {};
   const all = tools();
-  const deps = realDeps(ws, env);
+  const deps = realDeps(ws, env, { warn: (l) => process.stderr.write(`${l}\n`) });
   for (const t of all) register(server, t, deps);
   registerResources(server, ws, env);
   return { server, tools: all };

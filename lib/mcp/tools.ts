@@ -10,7 +10,7 @@ import { OPS } from "../ops/index.ts";
 import type { AnyOp, OpContext, Shape } from "../ops/op.ts";
 import type { Deps } from "../ops/deps.ts";
 import { plainSpelling, spellFields } from "../sys/fields.ts";
-import { MamError } from "../sys/errors.ts";
+import { MamError, usageError } from "../sys/errors.ts";
 import { noticeLine, noticesOf, withNoticeLines } from "../sys/notice.ts";
 import * as z from "zod/mini";
 
@@ -71,11 +71,11 @@ export function checkArgs(t: Tool, args: unknown): Record<string, unknown> {
     schema = z.strictObject(t.input);
     schemas.set(t, schema);
   }
+  const shapeError = (message: string, hint?: string) => usageError(`${t.name}: ${message}`, hint ?? "see the tool's input schema");
   try {
-    return parseInput(t.op, args ?? {}, schema) as Record<string, unknown>;
+    return parseInput(t.op, args ?? {}, schema, shapeError) as Record<string, unknown>;
   } catch (e) {
-    if (e instanceof MamError) throw e.spelled((s) => `${t.name}: ${spellFields(s, plainSpelling)}`.replace(/^([^:]+): \1: /, "$1: "));
-    throw e;
+    throw e instanceof MamError ? e.spelled((s) => spellFields(s, plainSpelling)) : e;
   }
 }
 
@@ -99,7 +99,10 @@ export async function runTool(t: Tool, args: unknown, ctx: ToolContext): Promise
     if (beat) clearInterval(beat);
   }
   await Promise.all(sent);
-  const text = [t.op.text(out, { color: false }), ...noticesOf(out).map(noticeLine)].filter((l) => l !== "").join("\n");
+  // a `mam: …` line about the setup goes to the server's stderr; warnings and notes are the caller's
+  const notices = noticesOf(out);
+  for (const n of notices) if (n.level === "info") process.stderr.write(`${noticeLine(n)}\n`);
+  const text = [t.op.text(out, { color: false }), ...notices.filter((n) => n.level !== "info").map(noticeLine)].filter((l) => l !== "").join("\n");
   const data = t.op.json ? t.op.json(out) : withNoticeLines(out);
   return { data, text };
 }

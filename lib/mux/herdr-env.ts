@@ -2,7 +2,7 @@
 // mam shim), what a server mam starts inherits (audit #7), how long a fresh pane's shell may take.
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { MamError } from "../sys/errors.ts";
+import { EXIT, MamError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 import { cleanEnv } from "./exec.ts";
 import { isMamShimFile } from "./shim.ts";
@@ -46,13 +46,13 @@ export function findHerdr(env: Env): string {
   const given = env.MAM_HERDR_BIN;
   if (given) {
     const p = given.includes("/") ? given : Bun.which(given, { PATH: env.PATH ?? "" });
-    if (!p || !isExecutable(p)) throw new MamError(`MAM_HERDR_BIN '${given}' is not an executable file`, 1, "point it at the herdr binary");
-    if (isMamShimFile(p)) throw new MamError(`MAM_HERDR_BIN '${given}' is the mam herdr shim`, 1, "point it at the real herdr binary");
+    if (!p || !isExecutable(p)) throw new MamError(`MAM_HERDR_BIN '${given}' is not an executable file`, EXIT.FAIL, "point it at the herdr binary");
+    if (isMamShimFile(p)) throw new MamError(`MAM_HERDR_BIN '${given}' is the mam herdr shim`, EXIT.FAIL, "point it at the real herdr binary");
     return p;
   }
   for (const dir of (env.PATH ?? "").split(":")) {
     const p = join(dir || ".", "herdr");
     if (isExecutable(p) && !isMamShimFile(p)) return p;
   }
-  throw new MamError("herdr not found on PATH", 1, "install herdr or set MAM_HERDR_BIN (or use --mux tmux)");
+  throw new MamError("herdr not found on PATH", EXIT.FAIL, "install herdr or set MAM_HERDR_BIN (or use --mux tmux)");
 }

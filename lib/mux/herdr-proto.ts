@@ -2,7 +2,7 @@
 // rule, reading the one JSON line a command prints, mapping its records, and turning a failed call
 // into a typed error. Unknown fields are ignored, missing optional fields are absent, no protocol
 // number is pinned.
-import { MamError } from "../sys/errors.ts";
+import { EXIT, MamError } from "../sys/errors.ts";
 import { firstBytes, type ExecResult } from "./exec.ts";
 import { AgentPaneBusy, type ForegroundProcess, type LiveStatus, type MuxPane, type ProcessInfo } from "./types.ts";
 
@@ -34,7 +34,7 @@ export class HerdrError extends MamError {
     readonly code: string,
     hint?: string,
   ) {
-    super(message, 1, hint);
+    super(message, EXIT.FAIL, hint);
     this.name = "HerdrError";
   }
 }

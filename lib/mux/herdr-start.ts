@@ -17,7 +17,7 @@
 // * the pane is labelled `mam:<name>` only once the claim is ours (our command is in its
 //   foreground, or the start succeeded), never before.
 import { basename } from "node:path";
-import { MamError } from "../sys/errors.ts";
+import { EXIT, MamError } from "../sys/errors.ts";
 import { lastOutput } from "./exec.ts";
 import { HerdrError } from "./herdr-proto.ts";
 import { isShellOnly, nonShellForeground } from "./procfs.ts";
@@ -102,7 +102,7 @@ export async function failStart(ops: HerdrOps, paneId: string, agent: string, ho
   try {
     await ops.close(paneId);
   } catch {}
-  throw new MamError(`${agent} ${how} in ${paneId}; last output: ${lastOutput(text, 5, typed)}`, 1);
+  throw new MamError(`${agent} ${how} in ${paneId}; last output: ${lastOutput(text, 5, typed)}`, EXIT.FAIL);
 }
 
 /** a foreground process is the agent `exe`: by its name, or the program or script it runs (node/bun/python wrappers) */
@@ -217,7 +217,7 @@ export async function busyFreshPane(ops: HerdrOps, pane: MuxPane, deadline: numb
   await ops.close(pane.id).catch(() => {});
   throw new MamError(
     `the shell of the new pane ${pane.id} was still busy after ${Math.round(boundMs / 1000)} s (its startup files were still running); the pane is closed`,
-    1,
+    EXIT.FAIL,
     "make the shell's startup files (.bashrc, .zshrc, .zprofile) finish sooner, or raise MAM_HERDR_SHELL_READY_S",
   );
 }

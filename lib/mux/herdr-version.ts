@@ -15,7 +15,7 @@
 // process in memory.
 import { mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { MamError } from "../sys/errors.ts";
+import { EXIT, MamError } from "../sys/errors.ts";
 import { atomicWriteFile } from "../sys/atomic.ts";
 import { type Env, stateDir } from "../sys/paths.ts";
 import { execCapture } from "./exec.ts";
@@ -46,7 +46,7 @@ export function supportOf(versionOutput: string): Support {
 /** a refused version as the error the user sees; undefined when mam may go on */
 export function unsupportedError(s: Support, bin: string): MamError | undefined {
   if (s.kind !== "old") return undefined;
-  return new MamError(`herdr ${s.version} (${bin}) is too old: mam supports ${SUPPORTED_TEXT}`, 1, "upgrade herdr (herdr update), or use --mux tmux");
+  return new MamError(`herdr ${s.version} (${bin}) is too old: mam supports ${SUPPORTED_TEXT}`, EXIT.FAIL, "upgrade herdr (herdr update), or use --mux tmux");
 }
 
 /** the one warning line for a version mam allows but was not checked against */

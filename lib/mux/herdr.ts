@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { basename, join } from "node:path";
-import { MamError } from "../sys/errors.ts";
+import { EXIT, MamError } from "../sys/errors.ts";
 import { type Env, homeDir, stateDir } from "../sys/paths.ts";
 import { execCapture, shJoin } from "./exec.ts";
 import {
@@ -14,7 +14,6 @@ import {
   HerdrError,
   herdrAgentName,
   looksLikePlainShell,
-  notRunningError,
   paneTitle,
   parsePaneList,
   parseProcessInfo,
@@ -28,7 +27,7 @@ import { findHerdr, serverEnv, shellReadyMs } from "./herdr-env.ts";
 import { isShellOnly, nonShellForeground } from "./procfs.ts";
 import { AgentGone, AgentPaneBusy, type Listing, type Mux, type MuxPane, type Notice, type PaneScreen, type ProcessInfo, type StartSpec, type WorktreeOpened, type WorktreeSpec } from "./types.ts";
 
-export { findHerdr, herdrAgentName, HerdrError, serverEnv };
+export { findHerdr, HerdrError, serverEnv };
 
 export interface HerdrOptions {
   /** deadline of one CLI call (default 15 s) */
@@ -47,7 +46,7 @@ export interface HerdrOptions {
    * HERDR_SOCKET_PATH=<path> and no --session (which would override it)
    */
   socketPath?: string;
-  /** print a warning line (an unsupported-but-allowed herdr version); default: stderr */
+  /** say a warning line (an unsupported-but-allowed herdr version); default: nothing said */
   warn?: (line: string) => void;
   /** pause between typed text and its Enter in sendText (default 300 ms) */
   enterDelayMs?: number;
@@ -97,7 +96,7 @@ export class HerdrMux implements Mux {
     try {
       r = await execCapture(argv, { env: this.callEnv, timeoutMs, signal: opts.signal });
     } catch (e) {
-      throw new MamError(`cannot run ${argv[0]}: ${(e as Error).message}`, 1, "install herdr or set MAM_HERDR_BIN (or use --mux tmux)");
+      throw new MamError(`cannot run ${argv[0]}: ${(e as Error).message}`, EXIT.FAIL, "install herdr or set MAM_HERDR_BIN (or use --mux tmux)");
     }
     const failure = callFailure(r, args, this.server, timeoutMs, opts.paneId);
     if (failure instanceof HerdrError && failure.code === "server_not_running" && this.opts.socketPath) {
@@ -149,7 +148,7 @@ export class HerdrMux implements Mux {
     const refused = unsupportedError(support, this.bin);
     if (refused) throw refused;
     const w = versionWarning(support);
-    if (w) (this.opts.warn ?? ((l: string) => process.stderr.write(`${l}\n`)))(w);
+    if (w) this.opts.warn?.(w);
   }
 
   async ensureRunning(start: boolean): Promise<void> {
@@ -170,7 +169,7 @@ export class HerdrMux implements Mux {
           await this.panes();
           return;
         } catch {}
-        throw new MamError(`herdr server '${this.server}' exited right after start (exit ${proc.exitCode})`, 1, `see ${log}`);
+        throw new MamError(`herdr server '${this.server}' exited right after start (exit ${proc.exitCode})`, EXIT.FAIL, `see ${log}`);
       }
       try {
         await this.panes();
@@ -179,7 +178,7 @@ export class HerdrMux implements Mux {
         if (!(e instanceof HerdrError && e.code === "server_not_running")) throw e;
       }
       if (Date.now() > deadline) {
-        throw new MamError(`herdr server '${this.server}' did not start within ${Math.round((this.opts.startWaitMs ?? 15_000) / 1000)} s`, 1, `see ${log}`);
+        throw new MamError(`herdr server '${this.server}' did not start within ${Math.round((this.opts.startWaitMs ?? 15_000) / 1000)} s`, EXIT.FAIL, `see ${log}`);
       }
     }
   }
@@ -245,7 +244,7 @@ export class HerdrMux implements Mux {
   }
 
   async start(pane: MuxPane | undefined, spec: StartSpec): Promise<MuxPane> {
-    if (!pane) throw new MamError("herdr start needs a claimed pane (a bug in mam)", 1);
+    if (!pane) throw new MamError("herdr start needs a claimed pane (a bug in mam)", EXIT.FAIL);
     const exe = spec.argv[0] ?? spec.herdrKind ?? "agent";
     const agent = spec.agent ?? spec.herdrKind ?? basename(exe);
     const boundMs = this.opts.shellReadyMs ?? shellReadyMs(this.env);
@@ -330,7 +329,7 @@ export class HerdrMux implements Mux {
    * send-text would deliver every line break as a key press.
    */
   async sendText(paneId: string, text: string, enter: boolean): Promise<void> {
-    if (/[\r\n]/.test(text)) throw new MamError("herdr send-text of multi-line text (a bug in mam: prompts go through submit)", 1);
+    if (/[\r\n]/.test(text)) throw new MamError("herdr send-text of multi-line text (a bug in mam: prompts go through submit)", EXIT.FAIL);
     if (text === "") {
       if (enter) await this.sendKeys(paneId, ["enter"]);
       return;
@@ -349,7 +348,7 @@ export class HerdrMux implements Mux {
    * agent is gone → AgentGone, and nothing is typed.
    */
   async submit(paneId: string, text: string, managed: boolean): Promise<void> {
-    if (text === "") throw new MamError("an empty prompt (a bug in mam)", 1);
+    if (text === "") throw new MamError("an empty prompt (a bug in mam)", EXIT.FAIL);
     if (managed) {
       try {
         await this.call(["agent", "prompt", paneId, text], { paneId });
@@ -448,4 +447,3 @@ export class HerdrMux implements Mux {
   }
 }
 
-export { AgentPaneBusy, notRunningError };

@@ -1,5 +1,5 @@
 // Which multiplexer and which server (SPEC §3), and the Mux for them.
-import { MamError, usageError } from "../sys/errors.ts";
+import { EXIT, MamError, usageError } from "../sys/errors.ts";
 import { field } from "../sys/fields.ts";
 import { checkName } from "../sys/names.ts";
 import { ambientHerdrServer, type Env } from "../sys/paths.ts";
@@ -55,7 +55,7 @@ export function chooseBackend(choice: MuxChoice, env: Env, has: (cmd: string) =>
   if (fromEnv !== undefined && fromEnv !== "") return backendName(fromEnv, "MAM_MUX");
   if (env.MAM_HERDR_BIN || has("herdr")) return "herdr";
   if (has("tmux")) return "tmux";
-  throw new MamError("neither herdr nor tmux is on PATH", 1, `install herdr (or set MAM_HERDR_BIN) or tmux, or pass ${field("mux")}`);
+  throw new MamError("neither herdr nor tmux is on PATH", EXIT.FAIL, `install herdr (or set MAM_HERDR_BIN) or tmux, or pass ${field("mux")}`);
 }
 
 /**
@@ -93,4 +93,3 @@ export function muxFor(backend: Backend, server: string, env: Env = process.env,
   return new HerdrMux(server, env, socketPath ? { ...opts.herdr, socketPath } : opts.herdr);
 }
 
-export type { Backend, Mux } from "./types.ts";

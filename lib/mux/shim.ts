@@ -3,7 +3,7 @@
 import { selfCommand } from "../sys/self.ts";
 import { closeSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync, chmodSync } from "node:fs";
 import { join } from "node:path";
-import { MamError, errCode } from "../sys/errors.ts";
+import { errCode, EXIT, MamError } from "../sys/errors.ts";
 import script from "../assets/herdr-shim.sh" with { type: "text" };
 
 /** line 2 of every shim starts with this */
@@ -30,7 +30,6 @@ function bashQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-export { selfCommand };
 
 /** the shim text with the mam command written in */
 export function renderShim(mamCmd: string[]): string {
@@ -48,7 +47,7 @@ export function installShim(dir: string, mamCmd: string[] = selfCommand()): stri
   try {
     mkdirSync(dir, { recursive: true, mode: 0o755 });
   } catch (e) {
-    throw new MamError(`cannot create ${dir}: ${(e as Error).message}`, 1);
+    throw new MamError(`cannot create ${dir}: ${(e as Error).message}`, EXIT.FAIL);
   }
   let existing = true;
   try {
@@ -57,7 +56,7 @@ export function installShim(dir: string, mamCmd: string[] = selfCommand()): stri
     if (errCode(e) === "ENOENT") existing = false;
   }
   if (existing && !isMamShimFile(dest)) {
-    throw new MamError(`${dest} exists and is not a mam herdr shim; refusing to overwrite it`, 1, "pass another --dir");
+    throw new MamError(`${dest} exists and is not a mam herdr shim; refusing to overwrite it`, EXIT.FAIL, "pass another --dir");
   }
   const tmp = join(dir, `.herdr.${process.pid}.${Date.now()}.tmp`);
   const text = Buffer.from(renderShim(mamCmd), "utf8");
@@ -80,7 +79,7 @@ export function installShim(dir: string, mamCmd: string[] = selfCommand()): stri
     }
   } catch (e) {
     rmSync(tmp, { force: true });
-    throw new MamError(`cannot write ${dest}: ${(e as Error).message}`, 1);
+    throw new MamError(`cannot write ${dest}: ${(e as Error).message}`, EXIT.FAIL);
   }
   return dest;
 }

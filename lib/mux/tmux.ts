@@ -1,7 +1,7 @@
 // The tmux backend: one tmux session per agent on a private server `tmux -L <server>` (default
 // `mam`), named after the mam session, the exact mam name kept in the session option @mam_name.
 import { basename } from "node:path";
-import { MamError, usageError } from "../sys/errors.ts";
+import { EXIT, MamError, usageError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 import { execCapture, lastOutput, shJoin, type ExecResult } from "./exec.ts";
 import { foregroundOf, hasProcfs } from "./procfs.ts";
@@ -103,7 +103,7 @@ export class TmuxError extends MamError {
     message: string,
     readonly kind: "not-running" | "missing" | "failed",
   ) {
-    super(message, 1);
+    super(message, EXIT.FAIL);
     this.name = "TmuxError";
   }
 }
@@ -146,7 +146,7 @@ export class TmuxMux implements Mux {
   get bin(): string {
     if (this.binPath) return this.binPath;
     const p = Bun.which("tmux", { PATH: this.env.PATH ?? "" });
-    if (!p) throw new MamError("tmux not found on PATH", 1, "install tmux (3.0 or newer) or use --mux herdr");
+    if (!p) throw new MamError("tmux not found on PATH", EXIT.FAIL, "install tmux (3.0 or newer) or use --mux herdr");
     return (this.binPath = p);
   }
 
@@ -157,7 +157,7 @@ export class TmuxMux implements Mux {
     try {
       return await execCapture(argv, { env, timeoutMs: this.opts.timeoutMs ?? 10_000, stdin });
     } catch (e) {
-      throw new MamError(`cannot run ${argv[0]}: ${(e as Error).message}`, 1, "install tmux (3.0 or newer) or use --mux herdr");
+      throw new MamError(`cannot run ${argv[0]}: ${(e as Error).message}`, EXIT.FAIL, "install tmux (3.0 or newer) or use --mux herdr");
     }
   }
 
@@ -206,7 +206,7 @@ export class TmuxMux implements Mux {
   }
 
   async label(paneId: string, label: string): Promise<void> {
-    if (!label.startsWith("mam:") || label.length === 4) throw new MamError(`tmux panes carry only mam:<name> labels (got '${label}')`, 1);
+    if (!label.startsWith("mam:") || label.length === 4) throw new MamError(`tmux panes carry only mam:<name> labels (got '${label}')`, EXIT.FAIL);
     await this.tmux(["set-option", "-t", paneId, "@mam_name", label.slice(4)]);
   }
 
@@ -223,12 +223,12 @@ export class TmuxMux implements Mux {
   async start(_pane: MuxPane | undefined, spec: StartSpec): Promise<MuxPane> {
     const name = tmuxSessionName(spec.session);
     const exe = spec.argv[0];
-    if (!exe) throw new MamError("tmux start needs a command (a bug in mam)", 1);
+    if (!exe) throw new MamError("tmux start needs a command (a bug in mam)", EXIT.FAIL);
     const agent = spec.agent ?? spec.herdrKind ?? basename(exe);
     const old = await this.sessionPanes(name);
     if (old.length > 0) {
       if (old.some((p) => !p.dead)) {
-        throw new MamError(`tmux session '${name}' already exists on tmux server '${this.server}'`, 4, `stop it first, or pick another --session name`);
+        throw new MamError(`tmux session '${name}' already exists on tmux server '${this.server}'`, EXIT.CONFLICT, `stop it first, or pick another --session name`);
       }
       await this.run(["kill-session", "-t", `=${name}`]);
     }
@@ -260,7 +260,7 @@ export class TmuxMux implements Mux {
     }
     const t0 = Date.now();
     const [paneId, pidText] = created.trim().split("\t");
-    if (!paneId?.startsWith("%")) throw new MamError(`tmux new-session printed no pane id: ${created.slice(0, 80)}`, 1);
+    if (!paneId?.startsWith("%")) throw new MamError(`tmux new-session printed no pane id: ${created.slice(0, 80)}`, EXIT.FAIL);
     // verify: the agent stays up (the pane is not dead) for settleMs
     for (;;) {
       const panes = await this.sessionPanes(name);
@@ -281,7 +281,7 @@ export class TmuxMux implements Mux {
       text = await this.tmux(["capture-pane", "-p", "-J", "-t", paneId, "-S", "-50"]);
     } catch {}
     await this.run(["kill-session", "-t", `=${name}`]);
-    throw new MamError(`${agent} exited right after start in ${paneId}; last output: ${deadPaneOutput(text, exe)}`, 1);
+    throw new MamError(`${agent} exited right after start in ${paneId}; last output: ${deadPaneOutput(text, exe)}`, EXIT.FAIL);
   }
 
   async sendText(paneId: string, text: string, enter: boolean): Promise<void> {

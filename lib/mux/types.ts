@@ -1,6 +1,6 @@
 // The multiplexer backend interface (SPEC §3). Commands never talk to herdr or tmux directly;
 // they get a Mux for (backend, server) from lib/mux/index.ts.
-import { MamError } from "../sys/errors.ts";
+import { EXIT, MamError } from "../sys/errors.ts";
 
 /** herdr's agent status; "done" counts as idle. tmux reports "unknown" for a live pane. */
 export type LiveStatus = "idle" | "working" | "blocked" | "done" | "unknown";
@@ -213,7 +213,7 @@ export class AgentGone extends MamError {
     readonly paneId: string,
     why: string,
   ) {
-    super(`no agent in pane ${paneId} any more (${why}); nothing was typed into it`, 1, "see: mam status; mam resume <name> starts it again");
+    super(`no agent in pane ${paneId} any more (${why}); nothing was typed into it`, EXIT.FAIL, "see: mam status; mam resume <name> starts it again");
     this.name = "AgentGone";
   }
 }
@@ -221,7 +221,7 @@ export class AgentGone extends MamError {
 /** herdr said agent_pane_busy: another client claimed the pane first (exit 1 if it escapes) */
 export class AgentPaneBusy extends MamError {
   constructor(readonly paneId: string) {
-    super(`pane ${paneId} is busy: another client claimed it first`, 1);
+    super(`pane ${paneId} is busy: another client claimed it first`, EXIT.FAIL);
     this.name = "AgentPaneBusy";
   }
 }

@@ -154,13 +154,17 @@ export function inputSchema(op: Op): z.ZodMiniObject {
   return s;
 }
 
-/** the input with its defaults, or a usage error (exit 2) naming every field that is wrong */
-export function parseInput<S extends Shape>(op: Op<S>, raw: unknown, schema: z.ZodMiniObject = inputSchema(op)): InputOf<S> {
+/**
+ * the input with its defaults, or a usage error (exit 2) naming every field that is wrong; a front
+ * door may say more about a field that does not fit the schema (`shapeError`, e.g. MCP: the tool)
+ */
+export function parseInput<S extends Shape>(op: Op<S>, raw: unknown, schema: z.ZodMiniObject = inputSchema(op), shapeError?: (message: string, hint?: string) => Error): InputOf<S> {
   const r = z.safeParse(schema, raw ?? {}, { reportInput: true });
   if (!r.success) {
     const issues = r.error.issues as unknown as Issue[];
     const hint = issues.find((i) => i.params?.hint)?.params?.hint;
-    throw usageError(issues.map(issueText).join("; "), hint);
+    const message = issues.map(issueText).join("; ");
+    throw shapeError ? shapeError(message, hint) : usageError(message, hint);
   }
   const input = r.data as InputOf<S>;
   op.check?.(input);

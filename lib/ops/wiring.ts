@@ -14,14 +14,19 @@ import { sessionReach } from "./session/reach.ts";
 
 export const systemClock: Clock = { epoch: epochNow, ms: () => Date.now() };
 
-export function realDeps(ws: string, env: Env = process.env): Deps {
+export interface WiringOptions {
+  /** where a warning that is no result goes (a herdr newer than mam knows): the front door's stderr */
+  warn?: (line: string) => void;
+}
+
+export function realDeps(ws: string, env: Env = process.env, o: WiringOptions = {}): Deps {
   const path = registryPath(ws, env);
   const registry: RegistryStore = {
     path,
     read: (opts) => readRegistry(path, opts),
     mutate: (fn, opts) => mutateRegistry(path, fn, opts),
   };
-  const mux = (backend: "herdr" | "tmux", server: string) => muxFor(backend, server, env);
+  const mux = (backend: "herdr" | "tmux", server: string) => muxFor(backend, server, env, o.warn ? { herdr: { warn: o.warn } } : {});
   return {
     ws,
     env,

@@ -54,11 +54,8 @@
 // only what changed; files the outline cannot describe (anchors, tags, …) are edited through the
 // yaml library's Document (document.ts); the result is parsed again and must equal the intended
 // data, else the next way is tried, and in the end the file is written anew (never wrong data).
-export { inspectRegistry, type Inspection, loadRegistryFile, type LoadOptions, MAX_REGISTRY_BYTES, normalize, type ReadOptions, readRegistry, type RegistryFile } from "./load.ts";
-export { HEADER, matchRows, mutateRegistry, type MutateOptions, type RegistryTx, renderRegistry } from "./mutate.ts";
-export { registryBackupPath, registryLockPath, registryPath } from "./paths.ts";
-export { backendOf, DEFAULT_SERVER, emptyRegistry, type FindOptions, findRows, rowCounts, type RowRef, sectionOf, serverOf } from "./rows.ts";
-export type { PaneBlock, RegistryData, Row, Section, SessionStatus } from "./types.ts";
-export { SECTIONS, STATUSES } from "./types.ts";
-export { roleChanges, validateRegistry, type ValidateOptions } from "./validate.ts";
-export { diffRegistries, type RegistryDiff, type RowId } from "./diff.ts";
+// The three entry points are exported here; the helpers named above live in their own modules
+// (load.ts, mutate.ts, paths.ts, rows.ts, types.ts, validate.ts, diff.ts) and are imported from there.
+export { type ReadOptions, readRegistry } from "./load.ts";
+export { type MutateOptions, mutateRegistry, type RegistryTx } from "./mutate.ts";
+export { registryPath } from "./paths.ts";

@@ -2,7 +2,7 @@
 // outline scan adds what it lacks (duplicate keys) and what writers need (where rows sit); the
 // yaml library is only asked for the line and reason when something is wrong.
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import { errCode, MamError } from "../sys/errors.ts";
+import { errCode, EXIT, MamError } from "../sys/errors.ts";
 import { libraryParseError, type ParseProblem } from "./document.ts";
 import { type Outline, scanOutline } from "./outline.ts";
 import { registryBackupPath } from "./paths.ts";
@@ -28,7 +28,7 @@ export interface RegistryFile {
 }
 
 export function notYaml(path: string, p: ParseProblem, hint = `fix it or restore ${registryBackupPath(path)}`): MamError {
-  return new MamError(`${path} is not valid YAML (line ${p.line}: ${p.reason})`, 1, hint);
+  return new MamError(`${path} is not valid YAML (line ${p.line}: ${p.reason})`, EXIT.FAIL, hint);
 }
 
 function readBytes(path: string): { buf: Buffer; mode: number } | null {
@@ -37,13 +37,13 @@ function readBytes(path: string): { buf: Buffer; mode: number } | null {
     fd = openSync(path, "r");
   } catch (e) {
     if (errCode(e) === "ENOENT") return null;
-    throw new MamError(`cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`, 1);
+    throw new MamError(`cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`, EXIT.FAIL);
   }
   try {
     const st = fstatSync(fd);
-    if (st.isDirectory()) throw new MamError(`cannot read ${path}: it is a folder`, 1);
+    if (st.isDirectory()) throw new MamError(`cannot read ${path}: it is a folder`, EXIT.FAIL);
     if (st.size > MAX_REGISTRY_BYTES) {
-      throw new MamError(`${path} is too large (${st.size} bytes, the limit is ${MAX_REGISTRY_BYTES / 1024 / 1024} MiB)`, 1, `fix it or restore ${registryBackupPath(path)}`);
+      throw new MamError(`${path} is too large (${st.size} bytes, the limit is ${MAX_REGISTRY_BYTES / 1024 / 1024} MiB)`, EXIT.FAIL, `fix it or restore ${registryBackupPath(path)}`);
     }
     const buf = Buffer.alloc(st.size);
     let off = 0;
@@ -55,7 +55,7 @@ function readBytes(path: string): { buf: Buffer; mode: number } | null {
     return { buf: off === buf.length ? buf : buf.subarray(0, off), mode: st.mode & 0o7777 };
   } catch (e) {
     if (e instanceof MamError) throw e;
-    throw new MamError(`cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`, 1);
+    throw new MamError(`cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`, EXIT.FAIL);
   } finally {
     closeSync(fd);
   }
@@ -128,7 +128,7 @@ export function normalize(raw: unknown): RegistryData {
 /** the error for a file whose content fails validation */
 export function invalidRegistry(path: string, problems: string[]): MamError {
   const more = problems.length > 1 ? ` (and ${problems.length - 1} more problem${problems.length > 2 ? "s" : ""})` : "";
-  return new MamError(`${path}: ${problems[0]}${more}`, 1, `fix it or restore ${registryBackupPath(path)} (mam registry check lists every problem)`);
+  return new MamError(`${path}: ${problems[0]}${more}`, EXIT.FAIL, `fix it or restore ${registryBackupPath(path)} (mam registry check lists every problem)`);
 }
 
 export interface ReadOptions {

@@ -4,7 +4,8 @@
 // the change fails validation, or when the caller throws.
 import { basename, dirname } from "node:path";
 import { atomicWriteFile, removeStaleTemps } from "../sys/atomic.ts";
-import { MamError } from "../sys/errors.ts";
+import { debugLine } from "../sys/debug.ts";
+import { EXIT, MamError } from "../sys/errors.ts";
 import { withLock } from "../sys/flock.ts";
 import { documentEdit } from "./document.ts";
 import { invalidRegistry, loadRegistryFile, normalize, type RegistryFile } from "./load.ts";
@@ -98,7 +99,6 @@ function sameContent(text: string, after: RegistryData): boolean {
 export function renderRegistry(file: RegistryFile, after: RegistryData, matches: Partial<Record<Section, RowMatch>>): string {
   const shaped = fileShape(file, after);
   const before = isPlainObject(file.raw) ? file.raw : null;
-  const debug = process.env.MAM_DEBUG === "1";
   if (file.outline) {
     try {
       const text = spliceRegistry({ lines: file.outline.lines, root: file.outline.root, before, after: shaped, matches, header: HEADER });
@@ -106,10 +106,10 @@ export function renderRegistry(file: RegistryFile, after: RegistryData, matches:
         lastWriteStrategy = "splice";
         return text;
       }
-      if (debug) process.stderr.write(`mam: registry splice gave different content; using the yaml Document\n`);
+      debugLine("registry splice gave different content; using the yaml Document");
     } catch (e) {
       if (!(e instanceof Bail)) throw e;
-      if (debug) process.stderr.write(`mam: registry splice: ${e.message}; using the yaml Document\n`);
+      debugLine(`registry splice: ${e.message}; using the yaml Document`);
     }
   }
   if (file.exists && file.text.trim() !== "") {
@@ -120,11 +120,11 @@ export function renderRegistry(file: RegistryFile, after: RegistryData, matches:
         return text;
       }
     } catch (e) {
-      if (debug) process.stderr.write(`mam: registry Document edit: ${String(e)}; writing the file anew\n`);
+      debugLine(`registry Document edit: ${String(e)}; writing the file anew`);
     }
   }
   const text = spliceRegistry({ lines: [], root: null, before: null, after: { ...after }, matches: {}, header: HEADER });
-  if (!sameContent(text, after)) throw new MamError(`internal error: cannot render the registry for ${file.path}; nothing written`, 1);
+  if (!sameContent(text, after)) throw new MamError(`internal error: cannot render the registry for ${file.path}; nothing written`, EXIT.FAIL);
   lastWriteStrategy = "fresh";
   return text;
 }
@@ -158,7 +158,7 @@ export async function mutateRegistry<T>(
     const bad = validateRegistry(data, before, { allowRoleChange: allowed });
     if (bad.length) {
       const more = bad.length > 1 ? ` (and ${bad.length - 1} more problem${bad.length > 2 ? "s" : ""})` : "";
-      throw new MamError(`${bad[0]}${more}`, 1);
+      throw new MamError(`${bad[0]}${more}`, EXIT.FAIL);
     }
     if (deepEqual(before, data)) return { result, changed: false };
     const matches: Partial<Record<Section, RowMatch>> = {};

@@ -1,5 +1,5 @@
 // Where the registry, its lock and its backup live (SPEC §2).
-import { basename, dirname, join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { type Env, mamDir } from "../sys/paths.ts";
 
 /** AGENT_SESSIONS_YAML if set (relative to the cwd), else <workspace>/.mam/agent-sessions.yaml */
@@ -19,4 +19,3 @@ export function registryBackupPath(yamlPath: string): string {
   return `${yamlPath}.bak`;
 }
 
-export const registryName = (yamlPath: string) => basename(yamlPath);

@@ -59,7 +59,3 @@ export function emptyRegistry(): RegistryData {
   return { herdr_sessions: [], tmux_sessions: [] };
 }
 
-/** number of rows per section */
-export function rowCounts(data: RegistryData): Record<Section, number> {
-  return { herdr_sessions: data.herdr_sessions.length, tmux_sessions: data.tmux_sessions.length };
-}

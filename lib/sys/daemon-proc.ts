@@ -4,7 +4,7 @@
 import { childEnv, selfCommand } from "./self.ts";
 import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { MamError, errCode } from "./errors.ts";
+import { errCode, EXIT, MamError } from "./errors.ts";
 import { withLock } from "./flock.ts";
 import { type Env, mamDir } from "./paths.ts";
 import { type DaemonMode, monitorLogPath, probeDaemon, readState, spawnLockPath } from "./daemon-files.ts";
@@ -51,7 +51,7 @@ function spawnDetached(ws: string, env: Env) {
   try {
     logFd = openSync(monitorLogPath(ws), "a", 0o600);
   } catch (e) {
-    throw new MamError(`cannot open ${monitorLogPath(ws)} (${(e as Error).message})`, 1);
+    throw new MamError(`cannot open ${monitorLogPath(ws)} (${(e as Error).message})`, EXIT.FAIL);
   }
   const nullFd = openSync("/dev/null", "r");
   try {
@@ -91,7 +91,7 @@ export async function ensureDaemonDetailed(ws: string, env: Env): Promise<Ensure
   try {
     mkdirSync(mamDir(ws), { recursive: true, mode: 0o700 });
   } catch (e) {
-    throw new MamError(`cannot create ${mamDir(ws)} (${(e as Error).message})`, 1, "check the workspace's permissions");
+    throw new MamError(`cannot create ${mamDir(ws)} (${(e as Error).message})`, EXIT.FAIL, "check the workspace's permissions");
   }
   return withLock(spawnLockPath(ws), "subscriber daemon start", 3 * START_TIMEOUT_MS, async () => {
     const p = probeDaemon(ws);
@@ -107,14 +107,14 @@ export async function ensureDaemonDetailed(ws: string, env: Env): Promise<Ensure
         // it lost a race with a daemon started by hand: that one is the workspace's daemon
         if (q.running) return { pid: q.pid ?? (await runningPid(ws, START_TIMEOUT_MS)), started: false, disabled: false };
         const tail = logTail(ws);
-        throw new MamError(`the subscriber daemon exited at start (status ${exited})${tail ? `: ${tail}` : ""}`, 1, `see ${monitorLogPath(ws)}`);
+        throw new MamError(`the subscriber daemon exited at start (status ${exited})${tail ? `: ${tail}` : ""}`, EXIT.FAIL, `see ${monitorLogPath(ws)}`);
       }
       await Bun.sleep(10);
     }
     try {
       process.kill(child.pid, "SIGKILL");
     } catch {}
-    throw new MamError(`the subscriber daemon (pid ${child.pid}) did not take ${join(mamDir(ws), "monitor.lock")} within ${START_TIMEOUT_MS / 1000} s`, 1, `see ${monitorLogPath(ws)}`);
+    throw new MamError(`the subscriber daemon (pid ${child.pid}) did not take ${join(mamDir(ws), "monitor.lock")} within ${START_TIMEOUT_MS / 1000} s`, EXIT.FAIL, `see ${monitorLogPath(ws)}`);
   });
 }
 
@@ -148,13 +148,13 @@ export async function stopDaemon(ws: string, graceMs = STOP_GRACE_MS): Promise<S
   if (!p.running) return undefined;
   const pid = p.pid ?? (await runningPid(ws, 2000));
   if (pid === undefined) {
-    throw new MamError(`a subscriber daemon holds ${join(mamDir(ws), "monitor.lock")} but its PID is not in the file`, 1, "find it with: pgrep -af 'reconcile --subscribe'");
+    throw new MamError(`a subscriber daemon holds ${join(mamDir(ws), "monitor.lock")} but its PID is not in the file`, EXIT.FAIL, "find it with: pgrep -af 'reconcile --subscribe'");
   }
   const signal = (s: NodeJS.Signals) => {
     try {
       process.kill(pid, s);
     } catch (e) {
-      if (errCode(e) !== "ESRCH") throw new MamError(`cannot signal the subscriber daemon (pid ${pid}): ${(e as Error).message}`, 1);
+      if (errCode(e) !== "ESRCH") throw new MamError(`cannot signal the subscriber daemon (pid ${pid}): ${(e as Error).message}`, EXIT.FAIL);
     }
   };
   const released = async (ms: number) => {
@@ -169,5 +169,5 @@ export async function stopDaemon(ws: string, graceMs = STOP_GRACE_MS): Promise<S
   if (await released(graceMs)) return { pid, killed: false };
   signal("SIGKILL");
   if (await released(2000)) return { pid, killed: true };
-  throw new MamError(`the subscriber daemon (pid ${pid}) still holds its lock after SIGKILL`, 1);
+  throw new MamError(`the subscriber daemon (pid ${pid}) still holds its lock after SIGKILL`, EXIT.FAIL);
 }

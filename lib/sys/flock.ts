@@ -3,7 +3,7 @@
 // We never block inside FFI (that would also block signal handlers): LOCK_NB plus short polling.
 import { closeSync, fstatSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
-import { MamError, usageError } from "./errors.ts";
+import { EXIT, MamError, usageError } from "./errors.ts";
 
 const LOCK_SH = 1;
 const LOCK_EX = 2;
@@ -49,7 +49,7 @@ function loadLibc(): Libc {
       lastErr = e;
     }
   }
-  throw new MamError(`cannot load libc for flock (${String(lastErr)})`, 1);
+  throw new MamError(`cannot load libc for flock (${String(lastErr)})`, EXIT.FAIL);
 }
 
 /** true when fd is an open descriptor of this process */
@@ -70,7 +70,7 @@ export function tryFlock(fd: number, exclusive = true): boolean {
     const e = c.errno();
     if (e === c.wouldBlock) return false;
     if (e === EINTR) continue;
-    throw new MamError(`flock on descriptor ${fd} failed (errno ${e})`, 1);
+    throw new MamError(`flock on descriptor ${fd} failed (errno ${e})`, EXIT.FAIL);
   }
 }
 
@@ -94,7 +94,7 @@ export async function flockWait(fd: number, opts: WaitOptions, exclusive = true)
   let delay = 1;
   for (;;) {
     if (tryFlock(fd, exclusive)) return "locked";
-    if (opts.signal?.aborted) throw opts.signal.reason ?? new MamError("interrupted", 1);
+    if (opts.signal?.aborted) throw opts.signal.reason ?? new MamError("interrupted", EXIT.FAIL);
     const left = deadline - Date.now();
     if (left <= 0) return "timeout";
     await Bun.sleep(Math.min(delay, maxPoll, left));
@@ -140,7 +140,7 @@ export async function lockFile(path: string, opts: WaitOptions & { exclusive?: b
 export async function withLock<T>(path: string, what: string, budgetMs: number, fn: () => T | Promise<T>): Promise<T> {
   const held = await lockFile(path, { budgetMs });
   if (held === "timeout") {
-    throw new MamError(`timed out after ${Math.round(budgetMs / 1000)} s waiting for the ${what} lock (${path})`, 5);
+    throw new MamError(`timed out after ${Math.round(budgetMs / 1000)} s waiting for the ${what} lock (${path})`, EXIT.TIMEOUT);
   }
   try {
     return await fn();

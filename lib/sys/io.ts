@@ -34,10 +34,6 @@ export function outJson(value: unknown): void {
   writeAll(1, `${JSON.stringify(value, null, 2)}\n`);
 }
 
-export function warn(message: string): void {
-  err(`WARNING: ${message}`);
-}
-
 let colorOn: boolean | undefined;
 /** loaded lazily: node:tty costs milliseconds of start-up that most commands never need */
 export function useColor(env = process.env): boolean {

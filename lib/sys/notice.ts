@@ -29,8 +29,11 @@ export function noticesOf(out: unknown): Notice[] {
   return Array.isArray(w) ? w.filter(isNotice) : [];
 }
 
-/** a result with its notices as printed lines: what --json and the MCP results carry */
+/**
+ * a result with its notices as printed lines: what --json and the MCP results carry (a `mam: …`
+ * line about the setup, such as a daemon that is off, is said on stderr only)
+ */
 export function withNoticeLines<T>(out: T): T {
   if (typeof out !== "object" || out === null || !Array.isArray((out as { warnings?: unknown }).warnings)) return out;
-  return { ...out, warnings: noticesOf(out).map(noticeLine) };
+  return { ...out, warnings: noticesOf(out).filter((n) => n.level !== "info").map(noticeLine) };
 }

@@ -1,6 +1,6 @@
 // The per-herdr-server pane-claim lock (SPEC §4): its wait budget and an in-process claim.
 import { lockFile, type HeldLock } from "./flock.ts";
-import { MamError } from "./errors.ts";
+import { EXIT, MamError } from "./errors.ts";
 import { type Env, paneLockPath } from "./paths.ts";
 
 export const DEFAULT_PANE_CLAIM_WAIT_S = 120;
@@ -21,7 +21,7 @@ export async function claimPaneLock(server: string, env: Env = process.env): Pro
   if (held === "timeout") {
     throw new MamError(
       `gave up after ${wait} s waiting for the pane-claim lock of herdr server '${server}'`,
-      5,
+      EXIT.TIMEOUT,
       "raise MAM_PANE_CLAIM_WAIT_S to wait longer",
     );
   }

@@ -13,4 +13,3 @@ export function logStamp(d: Date = new Date()): string {
   return d.toISOString();
 }
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -58,7 +58,7 @@ export async function runAction(deps: Deps, a: UiAction): Promise<string> {
   } catch (e) {
     throw e instanceof MamError ? e.spelled((s) => spellFields(s, plainSpelling)) : e;
   }
-  return [a.op.text(out, { color: false }), ...noticesOf(out).map((n) => n.text)].filter((l) => l !== "").join("; ");
+  return [a.op.text(out, { color: false }), ...noticesOf(out).filter((n) => n.level !== "info").map((n) => n.text)].filter((l) => l !== "").join("; ");
 }
 
 /** the HTTP status for an error: usage 400, not found 404, conflict 409, the rest 500 */

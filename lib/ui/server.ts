@@ -9,7 +9,7 @@ import { type FSWatcher, statSync, watch } from "node:fs";
 import { dirname } from "node:path";
 import type { SessionRef } from "../jobs/runtime.ts";
 import { realDeps } from "../ops/wiring.ts";
-import { MamError } from "../sys/errors.ts";
+import { EXIT, MamError } from "../sys/errors.ts";
 import { type Env, mamDir } from "../sys/paths.ts";
 import { httpStatusOf, parseAction, runAction } from "./actions.ts";
 import { checkRequest, newUiToken } from "./guard.ts";
@@ -41,7 +41,7 @@ export interface UiServer {
 export function liveMsFrom(env: Env): number {
   const v = env.MAM_UI_LIVE_MS;
   if (v === undefined || v === "") return 2000;
-  if (!/^\d+$/.test(v) || Number(v) < 200) throw new MamError(`MAM_UI_LIVE_MS must be a whole number of milliseconds ≥ 200 (got '${v}')`, 2, "unset it for the default 2000");
+  if (!/^\d+$/.test(v) || Number(v) < 200) throw new MamError(`MAM_UI_LIVE_MS must be a whole number of milliseconds ≥ 200 (got '${v}')`, EXIT.USAGE, "unset it for the default 2000");
   return Number(v);
 }
 
@@ -97,7 +97,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
   const token = o.token ?? newUiToken();
   const liveMs = o.liveMs ?? liveMsFrom(o.env);
   const ws = o.ws;
-  const deps = realDeps(ws, o.env);
+  const deps = realDeps(ws, o.env, { warn: (l) => process.stderr.write(`${l}\n`) });
   const regPath = deps.registry.path;
   const jobs = new JobCache(ws);
   const daemon = new DaemonWatch(ws);
@@ -340,8 +340,8 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
     clearTimeout(pollTimer);
     for (const w of watchers.values()) w.close();
     const code = (e as { code?: string }).code;
-    if (code === "EADDRINUSE") throw new MamError(`port ${o.port} on 127.0.0.1 is in use`, 1, "pick another with --port N, or --port 0 for a free one");
-    throw new MamError(`cannot listen on 127.0.0.1:${o.port} (${(e as Error).message})`, 1);
+    if (code === "EADDRINUSE") throw new MamError(`port ${o.port} on 127.0.0.1 is in use`, EXIT.FAIL, "pick another with --port N, or --port 0 for a free one");
+    throw new MamError(`cannot listen on 127.0.0.1:${o.port} (${(e as Error).message})`, EXIT.FAIL);
   }
   port = server.port ?? o.port;
   return {

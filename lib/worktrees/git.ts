@@ -2,7 +2,7 @@
 // the repository of a workspace, branch and ref checks, `git worktree add|remove|list`, and the
 // cheap numbers `mam status --json` shows (ahead/behind, changed files). Every failure is a
 // MamError that names the thing and the fix; nothing here decides policy (see plan.ts).
-import { conflict, MamError, usageError } from "../sys/errors.ts";
+import { conflict, EXIT, MamError, usageError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 
 export interface GitResult {
@@ -42,7 +42,7 @@ function git(dir: string, args: string[], env: Env): GitResult {
       stderr: "pipe",
     });
   } catch (e) {
-    throw new MamError(`cannot run git: ${(e as Error).message}`, 1, "install git");
+    throw new MamError(`cannot run git: ${(e as Error).message}`, EXIT.FAIL, "install git");
   }
   return { code: r.exitCode ?? 1, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
 }
@@ -85,7 +85,7 @@ export function repoOf(ws: string, g: Git): Repo {
   if (r.code !== 0 || lines.length < 2) {
     if (/not a git repository/i.test(r.stderr)) throw usageError(`${ws} is not in a git repository`, "--worktree needs one: run git init (and commit once), or leave --worktree out");
     if (lines.length === 1 && lines[0] !== "") throw usageError(`the repository of ${ws} has no commit yet`, "commit once, then use --worktree");
-    throw new MamError(`git cannot read the repository of ${ws} (${gitWhy(r)})`, 1);
+    throw new MamError(`git cannot read the repository of ${ws} (${gitWhy(r)})`, EXIT.FAIL);
   }
   const b = g.run(ws, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
   return { top: lines[0]!, head: lines[1]!, headBranch: b.code === 0 ? b.stdout.trim() || undefined : undefined };
@@ -143,7 +143,7 @@ export function parseWorktreeList(text: string): WorktreeEntry[] {
 
 export function listWorktrees(ws: string, g: Git): WorktreeEntry[] {
   const r = g.run(ws, ["worktree", "list", "--porcelain"]);
-  if (r.code !== 0) throw new MamError(`git worktree list failed in ${ws} (${gitWhy(r)})`, 1);
+  if (r.code !== 0) throw new MamError(`git worktree list failed in ${ws} (${gitWhy(r)})`, EXIT.FAIL);
   return parseWorktreeList(r.stdout);
 }
 
@@ -154,13 +154,13 @@ export function addWorktree(ws: string, path: string, branch: string, base: stri
   if (r.code === 0) return;
   const why = gitWhy(r);
   if (/already (checked out|used by worktree)|already exists/i.test(why)) throw conflict(`git worktree add refused: ${why}`, "pick another branch with --worktree BRANCH");
-  throw new MamError(`git worktree add failed: ${why}`, 1);
+  throw new MamError(`git worktree add failed: ${why}`, EXIT.FAIL);
 }
 
 /** `git worktree remove [--force] <path>`; the branch stays */
 export function removeWorktree(ws: string, path: string, force: boolean, g: Git): void {
   const r = g.run(ws, ["worktree", "remove", ...(force ? ["--force", "--force"] : []), "--", path]);
-  if (r.code !== 0) throw new MamError(`git worktree remove ${path} failed (${gitWhy(r)})`, 1, force ? undefined : "add --force to remove it anyway");
+  if (r.code !== 0) throw new MamError(`git worktree remove ${path} failed (${gitWhy(r)})`, EXIT.FAIL, force ? undefined : "add --force to remove it anyway");
 }
 
 /** delete a branch this command created a moment ago (undoing a half-made create) */

@@ -64,12 +64,12 @@ async function withServer(fn: (c: Conn, w: Ws) => Promise<void>, opts: { gated?:
 }
 
 async function createWorker(c: Conn, w: Ws, base = "worker", extra: Record<string, unknown> = {}): Promise<string> {
-  const r = await c.call("create_agent", { agent: "claude", role: "worker", name: w.n(base), herdr_server: e.server, onboard: false, ...extra });
+  const r = await c.call("session_create", { agent: "claude", role: "worker", name: w.n(base), herdr_server: e.server, onboard: false, ...extra });
   expect(r.isError, text(r)).toBeFalsy();
   return r.structuredContent!.name as string;
 }
 
-const TOOL_NAMES = ["status", "create_agent", "stop_agent", "resume_agent", "submit_job", "job_status", "list_jobs", "job_logs", "cancel_job", "wait_jobs", "reconcile"];
+const TOOL_NAMES = ["session_status", "session_create", "session_stop", "session_resume", "session_prune", "job_submit", "job_status", "job_list", "job_logs", "job_cancel", "job_wait", "registry_reconcile"];
 
 describe("mam mcp: the server", () => {
   test("lists every tool with a description and an object schema; two resources templates and the registry", async () => {
@@ -82,7 +82,7 @@ describe("mam mcp: the server", () => {
         expect(t.inputSchema.type).toBe("object");
         expect(t.outputSchema?.type, t.name).toBe("object"); // the client checks every result against it
       }
-      const submit = tools.find((t) => t.name === "submit_job")!;
+      const submit = tools.find((t) => t.name === "job_submit")!;
       expect(submit.inputSchema.required).toEqual(["to"]);
       expect(Object.keys(submit.inputSchema.properties!)).toContain("reviewer");
       const { resources } = await c.client.listResources();
@@ -92,9 +92,23 @@ describe("mam mcp: the server", () => {
     });
   });
 
+  test("the tools' names before the operations table still answer (not listed)", async () => {
+    await withServer(async (c, w) => {
+      for (const [old, now] of [["status", "session_status"], ["list_jobs", "job_list"], ["reconcile", "registry_reconcile"]] as const) {
+        const a = await c.call(old, now === "registry_reconcile" ? { dry_run: true } : {});
+        const b = await c.call(now, now === "registry_reconcile" ? { dry_run: true } : {});
+        expect(a.isError, text(a)).toBeFalsy();
+        expect({ ...a.structuredContent, timestamp: 0 }).toEqual({ ...b.structuredContent, timestamp: 0 });
+      }
+      const bad = await c.call("wait_jobs", { job_ids: [] });
+      expect(text(bad)).toMatch(/^ERROR: job_wait: job_ids needs at least 1 item/);
+      expect(existsSync(join(w.dir, ".mam", "jobs"))).toBe(false);
+    });
+  });
+
   test("status of an empty workspace: a structured empty list, and nothing created (read-only)", async () => {
     await withServer(async (c, w) => {
-      const r = await c.call("status");
+      const r = await c.call("session_status");
       expect(r.isError).toBeFalsy();
       expect(r.structuredContent).toEqual({ workspace: w.dir, registry: join(w.dir, ".mam", "agent-sessions.yaml"), sessions: [] });
       expect(text(r)).toContain("no agent sessions");
@@ -106,33 +120,38 @@ describe("mam mcp: the server", () => {
     await withServer(async (c, w) => {
       const missing = await c.call("job_status", {});
       expect(missing.isError).toBe(true);
-      expect(text(missing)).toBe("ERROR: job_status: job_id: expected string, received undefined; see the tool's input schema");
+      expect(text(missing)).toBe("ERROR: job_status: job_id is missing; see the tool's input schema");
       expect(missing.structuredContent).toMatchObject({ exit_code: 2 });
-      const extra = await c.call("status", { verbose: true });
-      expect(text(extra)).toBe("ERROR: status: unknown argument 'verbose'; see the tool's input schema");
-      const typed = await c.call("wait_jobs", { job_ids: [], timeout_s: 99999 });
-      expect(text(typed)).toMatch(/^ERROR: wait_jobs: job_ids: .*; timeout_s: .*; see the tool's input schema$/);
+      const extra = await c.call("session_status", { verbose: true });
+      expect(text(extra)).toBe("ERROR: session_status: unknown argument 'verbose'; see the tool's input schema");
+      const typed = await c.call("job_wait", { job_ids: [], timeout_s: 99999 });
+      expect(text(typed)).toMatch(/^ERROR: job_wait: job_ids needs at least 1 item\(s\); timeout_s must be at most 3600 \(got 99999\); see the tool's input schema$/);
       const badId = await c.call("job_status", { job_id: "../etc" });
       expect(badId.isError).toBe(true);
-      expect(text(badId)).toMatch(/^ERROR: invalid job id '\.\.\/etc'; /);
+      expect(text(badId)).toBe("ERROR: job_status: invalid job id '../etc'; job ids are 8 lowercase hex digits");
       expect(badId.structuredContent).toMatchObject({ exit_code: 2 });
       const noJob = await c.call("job_logs", { job_id: "abcdef12" });
       expect(text(noJob)).toMatch(/^ERROR: no job abcdef12 in .*; see: mam job list$/);
       expect(noJob.structuredContent).toMatchObject({ exit_code: 3 });
-      const kind = await c.call("create_agent", { agent: "nosuch", role: "worker" });
+      const kind = await c.call("session_create", { agent: "nosuch", role: "worker" });
       expect(kind.isError).toBe(true);
       expect(text(kind)).toMatch(/^ERROR: unknown agent kind 'nosuch'; use one of: .*claude/);
-      const to = await c.call("submit_job", { to: "ghost", prompt: "x" });
+      const to = await c.call("job_submit", { to: "ghost", prompt: "x" });
       expect(to.structuredContent).toMatchObject({ exit_code: 3 });
       expect(text(to)).toContain("no running session named 'ghost'");
-      const both = await c.call("submit_job", { to: "ghost", prompt: "x", brief_file: "b.md" });
-      expect(text(both)).toBe("ERROR: give exactly one of --prompt and --brief-file");
-      const stop = await c.call("stop_agent", { name: "ghost" });
+      // a rule between fields names them as the tool does, never as command-line flags
+      const both = await c.call("job_submit", { to: "ghost", prompt: "x", brief_file: "b.md" });
+      expect(text(both)).toBe("ERROR: give exactly one of prompt and brief_file");
+      const loop = await c.call("job_submit", { to: "ghost", prompt: "x", type: "loop" });
+      expect(text(loop)).toBe('ERROR: type "loop" needs reviewer');
+      const stop = await c.call("session_stop", { name: "ghost" });
       expect(stop.structuredContent).toMatchObject({ exit_code: 3 });
-      const badName = await c.call("stop_agent", { name: "a/b" });
+      const badName = await c.call("session_stop", { name: "a/b" });
       expect(badName.structuredContent).toMatchObject({ exit_code: 2 });
-      const mode = await c.call("stop_agent", { name: "x", mode: "gently" });
-      expect(text(mode)).toMatch(/^ERROR: stop_agent: mode: expected one of "graceful"\|"hard"\|"soft"; see the tool's input schema$/);
+      const mode = await c.call("session_stop", { name: "x", mode: "gently" });
+      expect(text(mode)).toBe("ERROR: session_stop: mode must be one of graceful, hard, soft (got 'gently'); see the tool's input schema");
+      const purge = await c.call("session_stop", { name: "x", purge: true });
+      expect(text(purge)).toBe("ERROR: session_stop: unknown argument 'purge'; see the tool's input schema");
       const unknownTool = await c.call("nosuch_tool");
       expect(unknownTool.isError).toBe(true);
       expect(existsSync(join(w.dir, ".mam", "jobs"))).toBe(false);
@@ -146,12 +165,12 @@ describe("mam mcp: a delegation through the tools", () => {
     await withServer(
       async (c, w) => {
         const name = await createWorker(c, w);
-        const st = await c.call("status");
+        const st = await c.call("session_status");
         const sessions = st.structuredContent!.sessions as { name: string; status: string }[];
         expect(sessions.map((s) => [s.name, s.status])).toEqual([[name, "running"]]);
         expect(readFileSync(join(w.dir, ".mam", "agent-sessions.yaml"), "utf8")).not.toContain("grants: false");
 
-        const sub = await c.call("submit_job", { to: name, prompt: "Write hello.txt", expect: ["hello.txt"] });
+        const sub = await c.call("job_submit", { to: name, prompt: "Write hello.txt", expect: ["hello.txt"] });
         expect(sub.isError, text(sub)).toBeFalsy();
         const id = sub.structuredContent!.job_id as string;
         expect(id).toMatch(/^[0-9a-f]{8}$/);
@@ -161,7 +180,7 @@ describe("mam mcp: a delegation through the tools", () => {
         // the agent reports started, then waits at the gates; the wait streams what arrives
         expect(await waitFor(() => journalEvents(w.dir, id).some((x) => x.event === "started"), 20_000)).toBe(true);
         const progress: { progress: number; message?: string }[] = [];
-        const waiting = c.call("wait_jobs", { job_ids: [id], timeout_s: 120 }, { onprogress: (p) => void progress.push(p), timeout: 150_000 });
+        const waiting = c.call("job_wait", { job_ids: [id], timeout_s: 120 }, { onprogress: (p) => void progress.push(p), timeout: 150_000 });
         await Bun.sleep(1500);
         openGate(w.dir, "progress");
         expect(await waitFor(() => progress.length >= 1, 20_000)).toBe(true);
@@ -183,7 +202,7 @@ describe("mam mcp: a delegation through the tools", () => {
         expect(text(logs).split("\n")).toHaveLength(3);
         const last = await c.call("job_logs", { job_id: id, last: 1 });
         expect((last.structuredContent!.events as unknown[]).length).toBe(1);
-        const jl = await c.call("list_jobs", { status: "completed" });
+        const jl = await c.call("job_list", { status: "completed" });
         expect((jl.structuredContent!.jobs as { job_id: string }[]).map((j) => j.job_id)).toEqual([id]);
 
         const rec = await c.client.readResource({ uri: `mam://jobs/${id}` });
@@ -197,7 +216,7 @@ describe("mam mcp: a delegation through the tools", () => {
         const listed = await c.client.listResources();
         expect(listed.resources.map((x) => x.uri)).toContain(`mam://jobs/${id}/events`);
 
-        const rc = await c.call("reconcile", { dry_run: true });
+        const rc = await c.call("registry_reconcile", { dry_run: true });
         expect(rc.isError, text(rc)).toBeFalsy();
         expect(rc.structuredContent).toMatchObject({ dry_run: true, actions: [] });
         expect(c.stderr()).not.toContain("ERROR");
@@ -210,19 +229,19 @@ describe("mam mcp: a delegation through the tools", () => {
     await withServer(
       async (c, w) => {
         const name = await createWorker(c, w);
-        const id = (await c.call("submit_job", { to: name, prompt: "Needs a permission" })).structuredContent!.job_id as string;
+        const id = (await c.call("job_submit", { to: name, prompt: "Needs a permission" })).structuredContent!.job_id as string;
         expect(await waitFor(() => journalEvents(w.dir, id).some((x) => x.event === "started"), 20_000)).toBe(true);
 
         const t0 = Date.now();
         const beats: string[] = [];
-        const timedOut = await c.call("wait_jobs", { job_ids: [id], timeout_s: 1 }, { onprogress: (p) => void beats.push(p.message ?? "") });
+        const timedOut = await c.call("job_wait", { job_ids: [id], timeout_s: 1 }, { onprogress: (p) => void beats.push(p.message ?? "") });
         expect(beats.length).toBeGreaterThanOrEqual(2); // MAM_MCP_HEARTBEAT_MS=200: signs of life while nothing happens
-        expect(beats[0]).toMatch(/^waiting for 1 job\(s\) \(\d+ s\)$/);
+        expect(beats[0]).toMatch(/^job_wait: working \(\d+ s\)$/);
         expect(timedOut.structuredContent).toMatchObject({ outcome: "timeout", all_completed: false, jobs: [{ job_id: id, status: "running" }] });
         expect(Date.now() - t0).toBeLessThan(10_000);
-        expect(text(timedOut)).toContain("call wait_jobs again");
+        expect(text(timedOut)).toContain(`ERROR: timed out after 1 s waiting for job ${id}`);
 
-        const waiting = c.call("wait_jobs", { job_ids: [id], timeout_s: 120 });
+        const waiting = c.call("job_wait", { job_ids: [id], timeout_s: 120 });
         await Bun.sleep(800);
         const ev = await w.mam(["job", "event", id, "permission_required", "--detail", "allow rm?", "--source", "monitor"]);
         expect(ev.code, ev.stderr).toBe(0);
@@ -232,32 +251,32 @@ describe("mam mcp: a delegation through the tools", () => {
 
         // cancellation: the client gives up; the server keeps answering
         const ac = new AbortController();
-        const cancelled = c.call("wait_jobs", { job_ids: [id], timeout_s: 600 }, { signal: ac.signal });
+        const cancelled = c.call("job_wait", { job_ids: [id], timeout_s: 600 }, { signal: ac.signal });
         await Bun.sleep(500);
         ac.abort("the lead moved on");
         await expect(cancelled).rejects.toThrow();
         const t1 = Date.now();
-        expect((await c.call("status")).isError).toBeFalsy();
+        expect((await c.call("session_status")).isError).toBeFalsy();
         expect(Date.now() - t1).toBeLessThan(5000);
 
-        const cj = await c.call("cancel_job", { job_id: id });
+        const cj = await c.call("job_cancel", { job_id: id });
         expect(cj.structuredContent).toMatchObject({ job_id: id, cancelled: true, status: "cancelled", told: name });
-        const again = await c.call("cancel_job", { job_id: id });
+        const again = await c.call("job_cancel", { job_id: id });
         expect(again.structuredContent).toMatchObject({ cancelled: false, status: "cancelled" });
         expect(text(again)).toContain("already ended (cancelled)");
-        const done = await c.call("wait_jobs", { job_ids: [id] });
+        const done = await c.call("job_wait", { job_ids: [id] });
         expect(done.structuredContent).toMatchObject({ outcome: "done", all_completed: false, jobs: [{ status: "cancelled" }] });
 
         // several jobs: any returns with the one that ended, all waits for both
         const second = await createWorker(c, w, "second"); // the first one still waits at its gate
-        const id2 = (await c.call("submit_job", { to: second, prompt: "A second job" })).structuredContent!.job_id as string;
+        const id2 = (await c.call("job_submit", { to: second, prompt: "A second job" })).structuredContent!.job_id as string;
         expect(await waitFor(() => journalEvents(w.dir, id2).some((x) => x.event === "started"), 20_000)).toBe(true);
-        const any = await c.call("wait_jobs", { job_ids: [id, id2], mode: "any", timeout_s: 30 });
+        const any = await c.call("job_wait", { job_ids: [id, id2], mode: "any", timeout_s: 30 });
         expect(any.structuredContent).toMatchObject({ outcome: "done", jobs: [{ job_id: id, status: "cancelled" }, { job_id: id2, status: "running" }] });
-        const all = await c.call("wait_jobs", { job_ids: [id, id2, id], timeout_s: 0.3, return_on_permission: false });
+        const all = await c.call("job_wait", { job_ids: [id, id2, id], timeout_s: 0.3, return_on_permission: false });
         expect(all.structuredContent).toMatchObject({ outcome: "timeout", jobs: [{ job_id: id }, { job_id: id2, status: "running" }] });
         expect((all.structuredContent!.jobs as unknown[]).length).toBe(2);
-        await c.call("cancel_job", { job_id: id2 });
+        await c.call("job_cancel", { job_id: id2 });
       },
       { gated: true, env: { MAM_MCP_HEARTBEAT_MS: "200" } },
     );
@@ -269,20 +288,20 @@ describe("mam mcp: a delegation through the tools", () => {
       const reg = () => readFileSync(join(w.dir, ".mam", "agent-sessions.yaml"), "utf8");
       expect(reg()).toContain("grants: false");
       expect(reg()).not.toContain("--allowedTools");
-      const s = await c.call("stop_agent", { name, mode: "hard", reason: "test" });
+      const s = await c.call("session_stop", { name, mode: "hard", reason: "test" });
       expect(s.isError, text(s)).toBeFalsy();
       expect(s.structuredContent).toMatchObject({ name, status: "terminated", already: false });
-      const again = await c.call("stop_agent", { name });
+      const again = await c.call("session_stop", { name });
       expect(again.structuredContent).toMatchObject({ already: true });
       expect(text(again)).toBe(`${name} is already terminated`);
-      const r = await c.call("resume_agent", { name, fresh: true });
+      const r = await c.call("session_resume", { name, fresh: true });
       expect(r.isError, text(r)).toBeFalsy();
       expect(r.structuredContent).toMatchObject({ name, already: false });
       expect(text(r)).toStartWith(`resumed ${name} in pane `);
       expect(reg()).not.toContain("--allowedTools");
-      const st = await c.call("status");
+      const st = await c.call("session_status");
       expect((st.structuredContent!.sessions as { status: string }[]).map((x) => x.status)).toEqual(["running"]);
-      await c.call("stop_agent", { name, mode: "hard" });
+      await c.call("session_stop", { name, mode: "hard" });
     });
   }, 60_000);
 

@@ -31,7 +31,7 @@ test("mam --help: the everyday groups first, in order, then the main job's examp
 test("a command's help: citty's usage plus its examples, no trailing blanks", async () => {
   const wait = (await commandAt(root, ["job", "wait"]))!;
   const t = await helpText(wait, ["job", "wait"]);
-  expect(t).toContain("USAGE mam job wait [OPTIONS] <IDS>");
+  expect(t).toContain("USAGE mam job wait [OPTIONS] <JOB_IDS>");
   expect(t).toContain("--timeout=<S>");
   expect(t).toContain("\n\nEXAMPLES\n\n  mam job wait abc12345\n");
   expect(t).not.toMatch(/[ \t]$/m);

@@ -49,8 +49,3 @@ export async function cancelJob(deps: Deps, id: string): Promise<Cancelled> {
   }
   return { job_id: id, cancelled: true, status: "cancelled", told, warnings };
 }
-
-/** the one line a cancel says */
-export function cancelledText(c: Cancelled): string {
-  return c.cancelled ? `job ${c.job_id} cancelled${c.told ? `; told ${c.told}` : ""}` : `job ${c.job_id} has already ended (${c.status}); nothing to cancel`;
-}

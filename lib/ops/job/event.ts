@@ -9,8 +9,6 @@ import { brokerConfigFromEnv, eventsTopic } from "../../jobs/broker-config.ts";
 import { canonicalJson, type Json } from "../../jobs/canonical.ts";
 import { type EventName, isFinal, type JobEvent, type JobStatus } from "../../jobs/event.ts";
 import { publishJournalled, savedNote } from "../../jobs/publish.ts";
-import { usageError } from "../../sys/errors.ts";
-import { field } from "../../sys/fields.ts";
 import { type Notice, warning } from "../../sys/notice.ts";
 import type { Deps } from "../deps.ts";
 
@@ -36,12 +34,6 @@ export interface Reported {
 
 /** at most this many earlier events go again with a report (a bound on a long job's reports) */
 const RESEND_MAX = 200;
-
-/** the rules of a report's data */
-export function checkData(data: unknown): void {
-  if (typeof data !== "object" || data === null || Array.isArray(data)) throw usageError(`${field("data")} must be a JSON object`);
-  if ("hmac_sig" in data) throw usageError(`${field("data")} must not contain hmac_sig (mam signs the event)`);
-}
 
 export async function reportEvent(deps: Deps, r: EventReport): Promise<Reported> {
   const cfg = brokerConfigFromEnv(deps.env); // a bad MQTT_* setting fails before anything is written

@@ -8,7 +8,7 @@ import { brokerConfigFromEnv } from "../../jobs/broker-config.ts";
 import { jobHeader } from "../../jobs/header.ts";
 import { DEFAULT_IDLE_TIMEOUT_SEC, DEFAULT_MAX_ITERATIONS, DEFAULT_TIMEOUT_SEC, type JobRecord, type JobSpec } from "../../jobs/store.ts";
 import { DISABLED_MESSAGE } from "../../sys/daemon-proc.ts";
-import { MamError, notFound, usageError } from "../../sys/errors.ts";
+import { EXIT, MamError, notFound, usageError } from "../../sys/errors.ts";
 import { info, type Notice, warning } from "../../sys/notice.ts";
 import type { Deps } from "../deps.ts";
 import { checkJob } from "./rules.ts";
@@ -65,7 +65,7 @@ export interface Submitted {
 
 /** the target waits at a dialog: the job header typed now would answer it */
 function waitingError(who: string, waiting: string): MamError {
-  return new MamError(`${who} waits at ${waiting}; nothing was submitted`, 1, "answer it, then submit the job again");
+  return new MamError(`${who} waits at ${waiting}; nothing was submitted`, EXIT.FAIL, "answer it, then submit the job again");
 }
 
 /** the daemon's PID after making sure it runs; a notice when it is off or would not start */
@@ -86,12 +86,12 @@ export async function submitJob(deps: Deps, o: JobInput): Promise<Submitted> {
   const rt = deps.runtime;
   const target = await rt.findSession(o.to);
   if (!target) throw notFound(`no running session named '${o.to}' in this workspace (${deps.ws})`, "see: mam status");
-  if (target.gone) throw new MamError(`session '${o.to}' has no agent any more (${target.gone}); nothing was submitted`, 1, `mam resume ${o.to} starts it again`);
+  if (target.gone) throw new MamError(`session '${o.to}' has no agent any more (${target.gone}); nothing was submitted`, EXIT.FAIL, `mam resume ${o.to} starts it again`);
   if (target.waiting) throw waitingError(`session '${o.to}'`, target.waiting);
   if (spec.reviewer_session !== null) {
     const reviewer = await rt.findSession(spec.reviewer_session);
     if (!reviewer) throw notFound(`no running session named '${spec.reviewer_session}' (the reviewer) in this workspace (${deps.ws})`, "see: mam status");
-    if (reviewer.gone) throw new MamError(`session '${spec.reviewer_session}' (the reviewer) has no agent any more (${reviewer.gone}); nothing was submitted`, 1, `mam resume ${spec.reviewer_session} starts it again`);
+    if (reviewer.gone) throw new MamError(`session '${spec.reviewer_session}' (the reviewer) has no agent any more (${reviewer.gone}); nothing was submitted`, EXIT.FAIL, `mam resume ${spec.reviewer_session} starts it again`);
     if (reviewer.waiting) throw waitingError(`session '${spec.reviewer_session}' (the reviewer)`, reviewer.waiting);
   }
   const record = await deps.jobs.register({ ...spec, agent: target.agent, ...(target.worktree ? { worktree: target.worktree } : {}) });
@@ -103,7 +103,7 @@ export async function submitJob(deps: Deps, o: JobInput): Promise<Submitted> {
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
     await deps.jobs.append(record.job_id, { event: "error", detail: `could not prompt ${o.to}: ${why}`.slice(0, 2000), source: "mam" });
-    throw new MamError(`job ${record.job_id}: could not prompt session ${o.to} (${why})`, 1, `the job is marked error; see: mam job status ${record.job_id}`);
+    throw new MamError(`job ${record.job_id}: could not prompt session ${o.to} (${why})`, EXIT.FAIL, `the job is marked error; see: mam job status ${record.job_id}`);
   }
   return { record, daemon_pid: daemonPid, warnings };
 }

@@ -42,7 +42,7 @@ export async function waitForJobs(deps: Deps, i: WaitInput, ctx: OpContext): Pro
   const warnings: Notice[] = [];
   if (r.outcome === "timeout") {
     const open = r.jobs.filter((j) => !isFinal(j.status)).map((j) => j.job_id);
-    warnings.push(failure(`timed out after ${i.timeout_s} s waiting for job${open.length > 1 ? "s" : ""} ${open.join(", ")}; wait again to keep waiting`));
+    warnings.push(failure(`timed out after ${i.timeout_s} s waiting for job${open.length > 1 ? "s" : ""} ${open.join(", ")}`));
   }
   return { ...publicWait(r), all_completed: r.outcome === "done" && exit === 0, exit_code: exit, timeout_s: i.timeout_s ?? null, warnings };
 }

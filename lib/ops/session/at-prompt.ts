@@ -9,7 +9,7 @@
 // MAM_SCREEN_DETECT=0 leaves the screen out (then only herdr's status speaks).
 import type { ScreenVerdict } from "../../agents/screen/detect.ts";
 import { AgentGone, type LiveStatus, type Mux, type MuxPane, type PaneScreen } from "../../mux/types.ts";
-import { MamError } from "../../sys/errors.ts";
+import { EXIT, MamError } from "../../sys/errors.ts";
 import { type Notice, warning } from "../../sys/notice.ts";
 import type { Env } from "../../sys/paths.ts";
 import { paneAgentGone } from "./probe.ts";
@@ -175,7 +175,7 @@ export async function deliver(mux: Mux, paneId: string, kind: string, text: stri
   };
   // no input box on screen (an agent whose screen mam does not know): typed and sent unchecked
   const before = await look();
-  if (before === "dialog") throw new MamError(`a dialog opened in ${paneId} just before mam typed; nothing was typed`, 1, "answer it there, then try again");
+  if (before === "dialog") throw new MamError(`a dialog opened in ${paneId} just before mam typed; nothing was typed`, EXIT.FAIL, "answer it there, then try again");
   if (before === "unseen") {
     await mux.submit(paneId, text, managed);
     return "unchecked";
@@ -208,7 +208,7 @@ export async function typeInto(
   const { state: st, screen } = await lookWithScreen(mux, s.paneId, s.agent, env);
   if (st.at === "gone") throw new AgentGone(s.paneId, st.why);
   if (st.at === "dialog") {
-    throw new MamError(`session '${s.name}' waits at ${waitingAt(st)} in ${s.paneId}; nothing was typed`, 1, `answer it there (${answerHint(s.backend, s.server, s.name, s.paneId)}), then try again`);
+    throw new MamError(`session '${s.name}' waits at ${waitingAt(st)} in ${s.paneId}; nothing was typed`, EXIT.FAIL, `answer it there (${answerHint(s.backend, s.server, s.name, s.paneId)}), then try again`);
   }
   const delivery = await deliver(mux, s.paneId, s.agent, text, managed, env, screen);
   return delivery === "left-in-box" ? warning(`the text stayed in ${s.name}'s input box in ${s.paneId}: press Enter there (${answerHint(s.backend, s.server, s.name, s.paneId)})`) : undefined;

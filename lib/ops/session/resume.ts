@@ -8,7 +8,7 @@ import { findPane } from "../../fleet/classify.ts";
 import { rowAgent } from "../../fleet/rows.ts";
 import { shJoin } from "../../mux/exec.ts";
 import { backendOf, serverOf } from "../../registry/rows.ts";
-import { MamError, notFound } from "../../sys/errors.ts";
+import { EXIT, MamError, notFound } from "../../sys/errors.ts";
 import type { Env } from "../../sys/paths.ts";
 import { isoUtc } from "../../sys/time.ts";
 import { liveWorktreeOf, rowCwd, worktreeOf } from "../../worktrees/plan.ts";
@@ -55,7 +55,7 @@ export async function resumeSession(deps: Deps, o: ResumeInput): Promise<Resumed
   const backend = backendOf(section);
   const server = serverOf(row, section);
   const agent = rowAgent(row);
-  if (!agent) throw new MamError(`session '${o.name}' has no agent kind in the registry`, 1, "stop it and create a new one");
+  if (!agent) throw new MamError(`session '${o.name}' has no agent kind in the registry`, EXIT.FAIL, "stop it and create a new one");
   const kind = agentKind(agent);
 
   // a running row whose pane lives with no agent in it (herdr leaves a bare shell when the agent
@@ -71,8 +71,8 @@ export async function resumeSession(deps: Deps, o: ResumeInput): Promise<Resumed
 
   // a session in a worktree comes back there; its conversations are keyed by that folder
   const wt = liveWorktreeOf(row);
-  if (worktreeOf(row) && !wt) throw new MamError(`the worktree of session '${o.name}' was removed`, 1, `its branch ${worktreeOf(row)!.branch} is kept: start a new session on it with mam create --worktree ${worktreeOf(row)!.branch}`);
-  if (wt && !existsSync(wt.path)) throw new MamError(`the worktree of session '${o.name}' (${wt.path}) no longer exists`, 1, `start a new session on its branch with: mam create --worktree ${wt.branch}`);
+  if (worktreeOf(row) && !wt) throw new MamError(`the worktree of session '${o.name}' was removed`, EXIT.FAIL, `its branch ${worktreeOf(row)!.branch} is kept: start a new session on it with mam create --worktree ${worktreeOf(row)!.branch}`);
+  if (wt && !existsSync(wt.path)) throw new MamError(`the worktree of session '${o.name}' (${wt.path}) no longer exists`, EXIT.FAIL, `start a new session on its branch with: mam create --worktree ${wt.branch}`);
   const cwd = rowCwd(row, deps.ws);
   const conv = kind.resumeArgs ? pickConversation(row, agent, cwd, deps.env) : undefined;
   if (!conv && !o.fresh) {
@@ -97,7 +97,7 @@ export async function resumeSession(deps: Deps, o: ResumeInput): Promise<Resumed
   try {
     await deps.registry.mutate((d) => {
       const r = d[section].find((x) => x.name === o.name && serverOf(x, section) === server && x.status === row.status);
-      if (!r) throw new MamError(`session '${o.name}' changed while it was being resumed`, 1, "see: mam status");
+      if (!r) throw new MamError(`session '${o.name}' changed while it was being resumed`, EXIT.FAIL, "see: mam status");
       for (const k of STOP_KEYS) delete r[k];
       r.status = "running";
       r.last_visible_status = "running";

@@ -11,7 +11,7 @@ import { rowAgent } from "../../fleet/rows.ts";
 import type { Mux, MuxPane } from "../../mux/types.ts";
 import { backendOf, serverOf } from "../../registry/rows.ts";
 import type { RegistryData, Row, Section } from "../../registry/types.ts";
-import { MamError, usageError } from "../../sys/errors.ts";
+import { EXIT, MamError, usageError } from "../../sys/errors.ts";
 import type { Env } from "../../sys/paths.ts";
 import { isoUtc } from "../../sys/time.ts";
 import { liveWorktreeOf, rowCwd } from "../../worktrees/plan.ts";
@@ -119,7 +119,7 @@ export async function stopSession(deps: Deps, o: StopInput): Promise<Stopped> {
     // row stopped would hide an agent that may still run (a server that is not running owns no
     // panes, so that case goes on). --soft never touches the pane and goes on too.
     if (l.state === "unreachable" && o.mode !== "soft") {
-      throw new MamError(`cannot stop ${o.name}: ${l.detail}`, 1, "nothing was changed; retry when the multiplexer answers, or archive the row with --soft");
+      throw new MamError(`cannot stop ${o.name}: ${l.detail}`, EXIT.FAIL, "nothing was changed; retry when the multiplexer answers, or archive the row with --soft");
     }
     pane = l.state === "ok" ? findPane(row, l.panes, section) : undefined;
   }
