@@ -202,10 +202,10 @@ it("actions only with --allow-actions: refused (403) and hidden without it; with
     // read-only: the server refuses, nothing changes
     const ro = await w.ui();
     const post = (u: RunningUi, body: object) => fetch(`http://127.0.0.1:${u.port}/api/action?token=${u.token}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
-    const r1 = await post(ro, { action: "stop", name: "alpha" });
+    const r1 = await post(ro, { action: "session.stop", input: { name: "alpha" } });
     expect(r1.status).toBe(403);
     expect(await r1.text()).toContain("--allow-actions");
-    expect((await post(ro, { action: "cancel", job: id })).status).toBe(403);
+    expect((await post(ro, { action: "job.cancel", input: { job_id: id } })).status).toBe(403);
     expect((await fetch(`http://127.0.0.1:${ro.port}/api/action?token=${ro.token}`)).status).toBe(405);
     expect(await registryStatus()).toBe("running");
     expect((await w.mam(["job", "status", id, "--json"])).stdout).toContain('"status": "pending"');
@@ -217,10 +217,10 @@ it("actions only with --allow-actions: refused (403) and hidden without it; with
     // with --allow-actions
     const ui = await w.ui(["--allow-actions"]);
     // a cross-site form post is refused even with the token
-    const xs = await fetch(`http://127.0.0.1:${ui.port}/api/action?token=${ui.token}`, { method: "POST", headers: { "Content-Type": "application/json", Origin: "http://attacker.example" }, body: '{"action":"stop","name":"alpha"}' });
+    const xs = await fetch(`http://127.0.0.1:${ui.port}/api/action?token=${ui.token}`, { method: "POST", headers: { "Content-Type": "application/json", Origin: "http://attacker.example" }, body: '{"action":"session.stop","input":{"name":"alpha"}}' });
     expect(xs.status).toBe(403);
     // bad input: a clear error, nothing done
-    const bad = await post(ui, { action: "send", name: "alpha", text: "two\nlines" });
+    const bad = await post(ui, { action: "session.send", input: { name: "alpha", text: "two\nlines" } });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: string }).error).toContain("control character");
     const page = await w.open(ui);

@@ -1,7 +1,7 @@
 // The real Claude Code as the lead, orchestrating through `mam mcp` (issue 17): `mam create
 // --mcp` starts it with --mcp-config pointing at this mam (and the mam tools allowed); its task
-// comes as a mam job; the scripted model makes it call mcp__mam__create_agent (a demo
-// worker on the same private tmux server), mcp__mam__submit_job and mcp__mam__wait_jobs. The
+// comes as a mam job; the scripted model makes it call mcp__mam__session_create (a demo
+// worker on the same private tmux server), mcp__mam__job_submit and mcp__mam__job_wait. The
 // worker does the job and the lead's wait returns completed. The test presses no key.
 import { afterEach, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
@@ -24,19 +24,19 @@ function leadScript(server: string) {
     if (!t.lastUserText.includes("Delegate the greeting")) return { text: "ready" };
     const outs = t.toolOutputs;
     if (outs.length === 0) {
-      return { tool: { name: "mcp__mam__create_agent", input: { agent: "demo", role: "worker", name: WORKER, mux: "tmux", tmux_server: server, onboard: false } } };
+      return { tool: { name: "mcp__mam__session_create", input: { agent: "demo", role: "worker", name: WORKER, mux: "tmux", tmux_server: server, onboard: false } } };
     }
-    if (outs.length === 1) return { tool: { name: "mcp__mam__submit_job", input: { to: WORKER, prompt: "Write a greeting" } } };
+    if (outs.length === 1) return { tool: { name: "mcp__mam__job_submit", input: { to: WORKER, prompt: "Write a greeting" } } };
     if (outs.length === 2) {
       const id = /"job_id":"([0-9a-f]{8})"/.exec(outs[1]!)?.[1] ?? "00000000";
-      return { tool: { name: "mcp__mam__wait_jobs", input: { job_ids: [id], timeout_s: 120 } } };
+      return { tool: { name: "mcp__mam__job_wait", input: { job_ids: [id], timeout_s: 120 } } };
     }
     const r = JSON.parse(outs[2]!) as { outcome: string; jobs: { job_id: string; status: string }[] };
     return { text: `LEAD DONE: ${r.outcome} ${r.jobs.map((j) => `${j.job_id} ${j.status}`).join(", ")}` };
   };
 }
 
-test("claude as the lead: create_agent, submit_job and wait_jobs through mam mcp; the wait returns completed", async () => {
+test("claude as the lead: session_create, job_submit and job_wait through mam mcp; the wait returns completed", async () => {
   let tmuxServer = "";
   const script = (t: Turn) => leadScript(tmuxServer)(t);
   w = await realAgentWorld({ script, env: { MAM_NO_SUBSCRIBER_DAEMON: "1" } });
@@ -81,7 +81,7 @@ test("claude as the lead: create_agent, submit_job and wait_jobs through mam mcp
   const st = await w.mam(["job", "status", id, "--json"]);
   expect(JSON.parse(st.stdout).status).toBe("completed");
   const lastReq = w.api.requests.filter((q) => q.turn?.main).pop()!;
-  expect((lastReq.body.tools as { name: string }[]).map((x) => x.name).filter((n) => n.startsWith("mcp__mam__")).sort()).toContain("mcp__mam__wait_jobs");
+  expect((lastReq.body.tools as { name: string }[]).map((x) => x.name).filter((n) => n.startsWith("mcp__mam__")).sort()).toContain("mcp__mam__job_wait");
   // the tools never ran through claude's Bash (no permission prompt, no shell): only MCP calls
   expect(w.api.requests.some((q) => q.reply?.shell !== undefined)).toBe(false);
   expect(await waitFor(async () => (await w!.mam(["stop", WORKER, "--hard"])).code === 0, 10_000)).toBe(true);
