@@ -15,7 +15,6 @@ const PLUMBING: Record<string, Lazy<MamCommand>> = {
   skills: lazy(() => import("./lib/cli/skills.ts")),
   demo: lazy(() => import("./lib/cli/demo.ts")),
   "demo-agent": lazy(() => import("./lib/cli/demo-agent.ts")),
-  registry: lazy(() => import("./lib/cli/registry.ts")),
   ui: lazy(() => import("./lib/cli/ui.ts")),
   hooks: lazy(() => import("./lib/cli/hooks.ts")),
   "agent-report": lazy(() => import("./lib/cli/agent-report.ts")),
@@ -53,7 +52,11 @@ export async function rootCommand(): Promise<MamCommand> {
     if (listed.has(path) || listed.has(path.split(" ")[0]!)) continue;
     (groups.find((g) => g.title === group) ?? groups[groups.length - 1]!).commands.push(path);
   }
-  return defineCommand({ meta: { ...META, groups }, subCommands: { ...PLUMBING, ...ops } });
+  // in the order of the help's groups (docs/cli.md walks them so), then the hidden ones
+  const all: Record<string, Lazy<MamCommand>> = { ...PLUMBING, ...ops };
+  const subCommands: Record<string, Lazy<MamCommand>> = {};
+  for (const name of [...groups.flatMap((g) => g.commands.map((c) => c.split(" ")[0]!)), ...Object.keys(all)]) if (all[name] && !subCommands[name]) subCommands[name] = all[name];
+  return defineCommand({ meta: { ...META, groups }, subCommands });
 }
 
 /** a tree of the plumbing alone: what a plumbing command needs (`mam pane-lock` loads no operation) */

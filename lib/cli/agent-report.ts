@@ -74,7 +74,7 @@ async function report(args: Record<string, unknown>, hook: string | undefined): 
       pane: process.env.TMUX_PANE || process.env.HERDR_PANE_ID || undefined,
       nowMs: Date.now(),
     },
-    process.env,
+    async () => (await import("../ops/wiring.ts")).realDeps(ws, process.env).registry,
   );
   if (hook === undefined) out(r.report ? `recorded ${session}: ${r.report.state}${r.report.reason ? ` (${r.report.reason})` : ""}` : `nothing recorded for ${session}`);
   return 0;

@@ -51,7 +51,7 @@ const uninstall = defineCommand({
 export default defineCommand({
   meta: {
     name: "mcp",
-    description: "serve mam's tools (status, create_agent, submit_job, wait_jobs, …) to an agent over MCP on stdio",
+    description: "serve mam's operations as MCP tools (session_status, session_create, job_submit, job_wait, …) to an agent on stdio",
     examples: [
       "mam mcp --workspace ~/proj          # what an agent's MCP config runs",
       "mam mcp install claude              # let claude in this workspace use the tools",

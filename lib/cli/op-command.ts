@@ -63,12 +63,12 @@ export function spellFlag(op: AnyOp, extra: CliExtra | undefined, f: string, val
   return value === undefined || value === "true" ? flag : `${flag} ${value}`;
 }
 
-function argOf(f: string, info: FieldInfo, fs: FlagSpec, positional: boolean): ArgDef {
-  const description = fs.description ?? info.description;
+function argOf(f: string, info: FieldInfo, fs: FlagSpec, positional: boolean, spell: (field: string, value?: string) => string): ArgDef {
+  const description = spellFields(fs.description ?? info.description, spell);
   if (positional) {
     return { type: "positional", description, valueHint: f.toUpperCase(), ...(info.kind === "array" ? { variadic: true } : {}), ...(info.required ? {} : { required: false }) } as ArgDef;
   }
-  const base = { description, ...(fs.short ? { alias: fs.short } : {}) };
+  const base = { description, ...(fs.short ? { alias: fs.short } : {}), ...(info.required && info.kind !== "boolean" ? { required: true } : {}) };
   if (info.kind === "boolean") return { type: "boolean", ...base } as ArgDef;
   // the help shows a text or number default (citty: "(Default: …)"); the op fills it in either way
   const shown = (info.kind === "string" || info.kind === "number" || info.kind === "enum") && info.default !== undefined && fs.optionalValue === undefined ? { default: String(info.default) } : {};
@@ -88,13 +88,14 @@ function argOf(f: string, info: FieldInfo, fs: FlagSpec, positional: boolean): A
 function argsOf(op: AnyOp, extra?: CliExtra): ArgsDef {
   const spec = specOf(op);
   const shape: Shape = op.input();
+  const spell = (f: string, v?: string) => spellFlag(op, extra, f, v);
   const args: ArgsDef = {};
-  for (const p of spec.positionals ?? []) args[p] = argOf(p, fieldInfo(shape[p]!), spec.flags?.[p] ?? {}, true);
+  for (const p of spec.positionals ?? []) args[p] = argOf(p, fieldInfo(shape[p]!), spec.flags?.[p] ?? {}, true, spell);
   for (const [f, schema] of Object.entries(shape)) {
     if (spec.positionals?.includes(f) || spec.rest === f || spec.hide?.includes(f)) continue;
     const fs = spec.flags?.[f] ?? {};
     const name = fs.flag ?? (fs.negated ? `no-${kebab(f)}` : kebab(f));
-    args[name] = argOf(f, fieldInfo(schema), fs, false);
+    args[name] = argOf(f, fieldInfo(schema), fs, false, spell);
   }
   Object.assign(args, extra?.args ?? {}, workspaceArg, spec.json === false ? {} : jsonArg);
   return args;

@@ -26,6 +26,10 @@ const GROUPS: Record<string, { description: string; examples: string[] }> = {
     description: "the workspace's subscriber daemon (mam reconcile --subscribe, detached): ensure, status, stop",
     examples: ["mam daemon ensure", "mam daemon status --json", "mam daemon stop"],
   },
+  registry: {
+    description: "check the registry (.mam/agent-sessions.yaml) or put its backup back",
+    examples: ["mam registry check", "mam registry restore --yes"],
+  },
 };
 
 /** a non-negative number of seconds given on the command line */

@@ -250,7 +250,7 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
       }
     };
     setMode("connecting");
-    log(`monitor started for ${ws} (pid ${pid}, broker ${broker})`);
+    log(`daemon started for ${ws} (pid ${pid}, broker ${broker})`);
 
     // ---- hooks: one at a time, in order, each with a deadline ------------------------------
     let chain: Promise<unknown> = Promise.resolve();

@@ -80,14 +80,13 @@ function text(uri: string, mimeType: string, body: string) {
   return { contents: [{ uri, mimeType, text: body }] };
 }
 
-function registerResources(server: McpServer, ws: string, env: Env): void {
+function registerResources(server: McpServer, ws: string, deps: Deps): void {
   server.registerResource(
     "registry",
     "mam://registry",
     { title: "agent sessions registry", description: "the workspace's .mam/agent-sessions.yaml (read-only)", mimeType: "application/yaml" },
     async (uri) => {
-      const { registryPath } = await import("../registry/index.ts");
-      const path = registryPath(ws, env);
+      const path = deps.registry.path;
       return text(uri.href, "application/yaml", existsSync(path) ? readFileSync(path, "utf8") : "herdr_sessions: []\ntmux_sessions: []\n");
     },
   );
@@ -138,7 +137,7 @@ export function buildServer(ws: string, env: Env, version: string): { server: Mc
   const all = tools();
   const deps = realDeps(ws, env, { warn: (l) => process.stderr.write(`${l}\n`) });
   for (const t of all) register(server, t, deps);
-  registerResources(server, ws, env);
+  registerResources(server, ws, deps);
   return { server, tools: all };
 }
 

@@ -5,7 +5,7 @@
 // result is the op's JSON document as structured content and its text (notices appended) as
 // content. What a tool gets besides its arguments: the workspace, the client's cancellation and
 // progress notifications (a heartbeat while a long op runs).
-import { parseInput } from "../ops/input.ts";
+import { parseInput, spelledShape } from "../ops/input.ts";
 import { OPS } from "../ops/index.ts";
 import type { AnyOp, OpContext, Shape } from "../ops/op.ts";
 import type { Deps } from "../ops/deps.ts";
@@ -49,6 +49,7 @@ function toolOf(op: AnyOp): Tool {
   let input: Shape = { ...op.input() };
   for (const h of spec.hide ?? []) delete input[h];
   if (spec.input) input = spec.input(input);
+  input = spelledShape(input, plainSpelling);
   return { name: toolName(op), aliases: spec.aliases ?? [], description: spec.description ?? op.summary, op, input, readOnly: op.readOnly };
 }
 

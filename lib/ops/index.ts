@@ -4,7 +4,7 @@
 import type { AnyOp } from "./op.ts";
 import { jobCancel, jobEvent, jobList, jobLogs, jobStatus, jobSubmit, jobWait } from "./table/job.ts";
 import { sessionCreate, sessionPrune, sessionResume, sessionSend, sessionStatus, sessionStop } from "./table/session.ts";
-import { daemonEnsure, daemonStatus, daemonStop, registryReconcile, worktreeList, worktreeRemove } from "./table/workspace.ts";
+import { daemonEnsure, daemonStatus, daemonStop, registryCheck, registryReconcile, registryRestore, worktreeList, worktreeRemove } from "./table/workspace.ts";
 
 /** in the order MCP clients list the tools and `mam --help` lists the commands of a group */
 export const OPS: readonly AnyOp[] = [
@@ -22,6 +22,8 @@ export const OPS: readonly AnyOp[] = [
   jobWait,
   jobEvent,
   registryReconcile,
+  registryCheck,
+  registryRestore,
   worktreeList,
   worktreeRemove,
   daemonEnsure,

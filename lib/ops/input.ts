@@ -5,7 +5,7 @@
 import * as z from "zod/mini";
 import { usageError } from "../sys/errors.ts";
 import { isValidJobId, isValidName } from "../sys/names.ts";
-import { field } from "../sys/fields.ts";
+import { field, spellFields } from "../sys/fields.ts";
 import type { InputOf, Op, Shape } from "./op.ts";
 
 const NAME_HINT = "names are 1-64 characters of [A-Za-z0-9._-], starting with a letter or digit";
@@ -99,6 +99,25 @@ export function fieldInfo(schema: z.ZodMiniType): FieldInfo {
     description: description ?? "",
     ...(kind === "enum" ? { values: Object.values(d.entries ?? {}) } : {}),
   };
+}
+
+/**
+ * the shape with its fields' descriptions spelled for a front door: a description may name other
+ * fields as {{field}} ("with {{worktree}}: …"), as messages do (the schemas are copied, not changed)
+ */
+export function spelledShape(shape: Shape, spell: (field: string, value?: string) => string): Shape {
+  const out: Shape = {};
+  for (const [k, schema] of Object.entries(shape)) {
+    const d = fieldInfo(schema).description;
+    if (!d.includes("{{")) {
+      out[k] = schema;
+      continue;
+    }
+    const c = z.clone(schema);
+    z.globalRegistry.add(c, { ...(z.globalRegistry.get(c) ?? {}), description: spellFields(d, spell) });
+    out[k] = c;
+  }
+  return out;
 }
 
 // ---- checking an input -----------------------------------------------------------------------

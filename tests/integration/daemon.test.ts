@@ -256,7 +256,7 @@ describe("mam reconcile --subscribe", () => {
       const log = join(sb.root, "a.log");
       const a = startSubscriber(sb, log, env);
       try {
-        expect(await waitForLog(log, /monitor started/, 10_000)).toBe(true);
+        expect(await waitForLog(log, /daemon started/, 10_000)).toBe(true);
         const t0 = Date.now();
         expect(await waitForLog(log, /unreachable \(.*\); falling back to polling/, 15_000)).toBe(true);
         expect(Date.now() - t0).toBeGreaterThanOrEqual(4000); // it waited for the broker's answer
@@ -268,7 +268,7 @@ describe("mam reconcile --subscribe", () => {
       const log2 = join(sb.root, "b.log");
       const b = startSubscriber(sb, log2, env);
       try {
-        expect(await waitForLog(log2, /monitor started/, 10_000)).toBe(true);
+        expect(await waitForLog(log2, /daemon started/, 10_000)).toBe(true);
         expect((await statusJson()).mode).toBe("connecting");
         const t0 = Date.now();
         b.proc.kill("SIGTERM");

@@ -45,8 +45,8 @@ function codexConversations(ws: string, env: Env): Conversation[] {
 // ---- MCP: per run (-c), and config.toml ------------------------------------------------------
 
 /**
- * codex cuts an MCP tool call after tool_timeout_sec (60 s unless set): wait_jobs may wait up to
- * an hour (WAIT_MAX_S in lib/mcp/tools.ts), so mam's entry allows a little more
+ * codex cuts an MCP tool call after tool_timeout_sec (60 s unless set): job_wait may wait up to
+ * an hour (WAIT_MAX_S in lib/ops/table/job.ts), so mam's entry allows a little more
  */
 const CODEX_TOOL_TIMEOUT_S = 3700;
 

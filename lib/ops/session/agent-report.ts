@@ -6,7 +6,7 @@
 import { hookOutcome, type HookOutcome } from "../../agents/hook-report.ts";
 import { idField } from "../../agents/kinds/index.ts";
 import { type AgentReport, readReport, removeReport, type ReportState, writeReport } from "../../agents/reports.ts";
-import type { Env } from "../../sys/paths.ts";
+import type { RegistryStore } from "../deps.ts";
 
 export interface ReportRequest {
   ws: string;
@@ -31,7 +31,8 @@ export interface ReportResult {
   idRecorded?: string;
 }
 
-export async function recordAgentReport(req: ReportRequest, env: Env): Promise<ReportResult> {
+/** `registry`: the workspace's registry, asked for only when a conversation id is to be recorded (rarely: a hook runs on every tool use) */
+export async function recordAgentReport(req: ReportRequest, registry: () => Promise<RegistryStore>): Promise<ReportResult> {
   const previous = readReport(req.ws, req.session);
   const outcome: HookOutcome | undefined = req.hookInput
     ? hookOutcome(req.kind ?? "agent", req.hookInput, previous)
@@ -58,8 +59,7 @@ export async function recordAgentReport(req: ReportRequest, env: Env): Promise<R
   }
   const id = outcome.sessionId;
   if (id && (outcome.event === "SessionStart" || !req.hookInput)) {
-    const { mutateRegistry, registryPath } = await import("../../registry/index.ts");
-    const { result: set } = await mutateRegistry(registryPath(req.ws, env), (data) => {
+    const { result: set } = await (await registry()).mutate((data) => {
       const row = [...data.herdr_sessions, ...data.tmux_sessions].find((r) => r.name === req.session && r.status === "running" && (!req.kind || r.agent === req.kind));
       if (!row || typeof row.agent !== "string") return false;
       const field = idField(row.agent);

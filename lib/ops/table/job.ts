@@ -22,23 +22,23 @@ export const jobSubmit = defineOp({
   summary: "delegate a job to an agent session: register it, prompt the agent with its job header, print the job id",
   readOnly: false,
   input: () => ({
-    to: sessionName("the session that does the work (with worktree: the name of the new worker)"),
-    prompt: optional(text("the task, as text (give prompt or brief_file)")),
-    brief_file: optional(text("the task, as a file the agent reads (relative to the workspace)")),
+    to: sessionName("the session that does the work (with {{worktree}}: the name of the new worker)"),
+    prompt: optional(text("the task, as text (give {{prompt}} or {{brief_file}})")),
+    brief_file: optional(text("the task, as a file the agent reads (a relative path is from the current folder of a command, else from the workspace)")),
     from: optional(sessionName("the delegating session (told when the job ends)")),
     timeout_s: optional(seconds("overall time limit in seconds (default 3600; 0 = none)")),
     idle_timeout_s: optional(seconds("time limit without events after started, in seconds (default 120; 0 = none)")),
-    expect: optional(list("files the job is expected to produce (repeatable)")),
+    expect: optional(list("a file the job is expected to produce (repeatable)")),
     type: optional(choice(["single", "loop"], "single (default) or loop (a reviewer checks the work until PASS)")),
     reviewer: optional(sessionName("loop jobs: the reviewing session")),
     max_iterations: optional(count("loop jobs: review rounds before giving up (default 3)", 1, 100)),
-    worktree: optional(z.string().check(z.describe("a new worker in its own git worktree on this branch (\"\": the worker's name); then give its agent"))),
-    base: optional(text("with worktree: the commit a new branch starts from (default: the workspace's HEAD)")),
-    agent: optional(text("with worktree: the new worker's agent kind", { max: 40 })),
-    role: optional(text("with worktree: the new worker's role (default worker)", { max: 64, oneLine: true })),
-    mux: optional(choice(["herdr", "tmux"], "with worktree: herdr or tmux for the new worker")),
-    herdr_server: optional(name("herdr server name", "with worktree: the herdr server of the new worker")),
-    tmux_server: optional(name("tmux server name", "with worktree: the private tmux server of the new worker")),
+    worktree: optional(z.string().check(z.describe("a new worker in its own git worktree <workspace>/.mam/worktrees/<to> on branch BRANCH (empty: the {{to}} name); give its {{agent}}"))),
+    base: optional(text("with {{worktree}}: the commit a new branch starts from (default: the workspace's HEAD)")),
+    agent: optional(text("with {{worktree}}: the new worker's agent kind", { max: 40 })),
+    role: optional(text("with {{worktree}}: the new worker's role (default worker)", { max: 64, oneLine: true })),
+    mux: optional(choice(["herdr", "tmux"], "with {{worktree}}: herdr or tmux for the new worker (as a create's)")),
+    herdr_server: optional(name("herdr server name", "with {{worktree}}: the herdr server of the new worker (as a create's)")),
+    tmux_server: optional(name("tmux server name", "with {{worktree}}: the private tmux server of the new worker (as a create's)")),
   }),
   check(i) {
     checkJob(i);
@@ -68,25 +68,20 @@ export const jobSubmit = defineOp({
     flags: {
       to: { valueHint: "NAME" },
       prompt: { valueHint: "TEXT" },
-      brief_file: { valueHint: "FILE", description: "the task, as a file the agent reads" },
+      brief_file: { valueHint: "FILE" },
       from: { valueHint: "NAME" },
       timeout_s: { flag: "timeout", valueHint: "S" },
       idle_timeout_s: { flag: "idle-timeout", valueHint: "S" },
-      expect: { valueHint: "PATH", description: "an expected artifact (repeatable)" },
+      expect: { valueHint: "PATH" },
       reviewer: { valueHint: "NAME" },
       max_iterations: { valueHint: "N" },
-      worktree: {
-        optionalValue: "",
-        optionalValuePattern: /^[^-]/,
-        valueHint: "BRANCH",
-        description: "a new worker in its own git worktree <workspace>/.mam/worktrees/<to> on branch BRANCH (default: the --to name); give its --agent",
-      },
-      base: { valueHint: "REF", description: "with --worktree: the commit a new branch starts from (default: the workspace's HEAD)" },
-      agent: { valueHint: "KIND", description: "with --worktree: the new worker's agent kind" },
-      role: { valueHint: "ROLE", description: "with --worktree: the new worker's role (default worker)" },
-      mux: { valueHint: "herdr|tmux", description: "with --worktree: herdr or tmux for the new worker (as mam create --mux)" },
-      herdr_server: { flag: "herdr-session", valueHint: "SERVER", description: "with --worktree: the herdr server of the new worker (as mam create)" },
-      tmux_server: { valueHint: "NAME", description: "with --worktree: the private tmux server of the new worker (as mam create)" },
+      worktree: { optionalValue: "", optionalValuePattern: /^[^-]/, valueHint: "BRANCH" },
+      base: { valueHint: "REF" },
+      agent: { valueHint: "KIND" },
+      role: { valueHint: "ROLE" },
+      mux: { valueHint: "herdr|tmux" },
+      herdr_server: { flag: "herdr-session", valueHint: "SERVER" },
+      tmux_server: { valueHint: "NAME" },
     },
     examples: [
       'mam job submit --to repo-worker-claude --prompt "Add a --json flag to status" --expect lib/cli/status.ts',
@@ -212,8 +207,8 @@ export const jobCancel = defineOp({
 });
 
 /** how long job.wait waits over MCP when not told, and at most (codex cuts a tool call after its tool_timeout_sec) */
-export const WAIT_DEFAULT_S = 600;
-export const WAIT_MAX_S = 3600;
+const WAIT_DEFAULT_S = 600;
+const WAIT_MAX_S = 3600;
 
 export const jobWait = defineOp({
   name: "job.wait",
@@ -223,7 +218,7 @@ export const jobWait = defineOp({
   input: () => ({
     job_ids: z.array(jobId()).check(z.minLength(1), z.maxLength(100), z.describe("the jobs to wait for")),
     mode: withDefault(choice(["all", "any"], "all (default): until every job ends; any: until the first one ends"), "all"),
-    timeout_s: optional(secondsFrac("give up after this many seconds")),
+    timeout_s: optional(secondsFrac("give up after this many seconds (the command: exit 5)")),
     return_on_permission: withDefault(flag("return as soon as an agent reports permission_required"), false),
   }),
   async run(deps, i, ctx) {
@@ -238,7 +233,7 @@ export const jobWait = defineOp({
     group: "jobs",
     positionals: ["job_ids"],
     hide: ["mode", "return_on_permission"],
-    flags: { timeout_s: { flag: "timeout", valueHint: "S", description: "give up after S seconds (exit 5)" } },
+    flags: { timeout_s: { flag: "timeout", valueHint: "S" } },
     examples: ["mam job wait abc12345", "mam job wait abc12345 deadbeef --any --timeout 600", "mam job wait abc12345 --json"],
   },
   mcp: {

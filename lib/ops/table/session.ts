@@ -29,9 +29,9 @@ export const sessionCreate = defineOp({
     onboard: withDefault(flag("type the onboarding message into the new agent (default true)"), true),
     submit_job: optional(text("a job (its text) to submit to the new session right away")),
     worktree: optional(
-      z.string().check(z.describe("run the agent in its own git worktree <workspace>/.mam/worktrees/<session> on branch BRANCH (\"\": the session name); an existing branch is continued")),
+      z.string().check(z.describe("run the agent in its own git worktree <workspace>/.mam/worktrees/<session> on branch BRANCH (left out or empty: the session name); an existing branch is continued")),
     ),
-    base: optional(text("with worktree: the commit a new branch starts from (default: the workspace's HEAD)")),
+    base: optional(text("with {{worktree}}: the commit a new branch starts from (default: the workspace's HEAD)")),
     mcp: withDefault(flag("give the agent mam's MCP tools (claude: --mcp-config; codex: -c mcp_servers.mam…)"), false),
     grant: withDefault(flag("pre-approve mam's own reporting commands in the agent (claude: --allowedTools for `mam job event`, `mam job status`, `mam status`; default true); resume keeps the choice"), true),
     agent_args: withDefault(list("the agent's own extra command-line arguments"), []),
@@ -58,13 +58,8 @@ export const sessionCreate = defineOp({
       tmux_server: { valueHint: "NAME" },
       onboard: { negated: true, description: "do not type the onboarding message into the new agent" },
       submit_job: { valueHint: "TEXT" },
-      worktree: {
-        optionalValue: "",
-        optionalValuePattern: /^[^-]/,
-        valueHint: "BRANCH",
-        description: "run the agent in its own git worktree <workspace>/.mam/worktrees/<session> on branch BRANCH; BRANCH may be left out (then: the session name); an existing branch is continued",
-      },
-      base: { valueHint: "REF", description: "with --worktree: the commit a new branch starts from (default: the workspace's HEAD)" },
+      worktree: { optionalValue: "", optionalValuePattern: /^[^-]/, valueHint: "BRANCH" },
+      base: { valueHint: "REF" },
       grant: {
         negated: true,
         description: "do not pre-approve mam's own commands in the agent (claude: --allowedTools for `mam job event`, `mam job status`, `mam status`); resume keeps this",
@@ -93,9 +88,9 @@ export const sessionStop = defineOp({
     name: sessionName(),
     mode: withDefault(choice(["graceful", "hard", "soft"], "graceful (the agent exits, resumable later), hard (close its pane now) or soft (archive the row, leave the pane)"), "graceful"),
     reason: withDefault(text("why (stored as stop_reason)", { max: 500 }), "requested"),
-    purge: withDefault(flag("with a hard stop: delete this session's own conversation files in this workspace"), false),
+    purge: withDefault(flag("with {{mode=hard}}: delete this session's own conversation files in this workspace"), false),
     remove_worktree: withDefault(flag("also remove the session's git worktree (its branch stays); refused with uncommitted or unmerged work"), false),
-    force: withDefault(flag("with remove_worktree: remove it even with uncommitted or unmerged work"), false),
+    force: withDefault(flag("with {{remove_worktree}}: remove it even with uncommitted or unmerged work"), false),
   }),
   check: (i) => checkStop(i),
   async run(deps, i) {
@@ -110,8 +105,7 @@ export const sessionStop = defineOp({
     hide: ["mode"],
     flags: {
       reason: { valueHint: "TEXT" },
-      purge: { flag: "purge-conversation", description: "with --hard: delete this session's own conversation files in this workspace" },
-      force: { description: "with --remove-worktree: remove it even with uncommitted or unmerged work" },
+      purge: { flag: "purge-conversation" },
     },
     examples: [
       "mam stop api-worker-claude",

@@ -11,6 +11,7 @@ import { info, type Notice, warning } from "../../sys/notice.ts";
 import { flag, sessionName, withDefault } from "../input.ts";
 import { defineOp } from "../op.ts";
 import type { Removed, WorktreeView } from "../worktree.ts";
+import { type Checked, checkedText, type Restored, restoredText } from "../registry-file.ts";
 
 export const registryReconcile = defineOp({
   name: "registry.reconcile",
@@ -157,5 +158,36 @@ export const daemonStop = defineOp({
   },
   text: (r: DaemonStopped) => `stopped the subscriber daemon (pid ${r.pid})`,
   cli: { path: "daemon stop", json: false, examples: ["mam daemon stop", "mam daemon stop --workspace ~/proj"] },
+  mcp: false,
+});
+
+export const registryCheck = defineOp({
+  name: "registry.check",
+  summary: "validate the registry and list every problem (exit 1 when there is one); reads only",
+  readOnly: true,
+  input: () => ({}),
+  async run(deps) {
+    const { checkRegistry } = await import("../registry-file.ts");
+    return checkRegistry(deps.registry);
+  },
+  text: (c: Checked) => checkedText(c),
+  json: ({ backupRows: _b, ...c }: Checked) => c,
+  exitCode: (c: Checked) => (c.ok ? 0 : 1),
+  cli: { path: "registry check", examples: ["mam registry check", "mam registry check --workspace ~/src/api --json"] },
+  mcp: false,
+});
+
+export const registryRestore = defineOp({
+  name: "registry.restore",
+  summary: "put agent-sessions.yaml.bak back (the current file becomes the new .bak); without --yes only shows what would change",
+  readOnly: false,
+  input: () => ({ yes: withDefault(flag("really restore (without it nothing is changed)"), false) }),
+  async run(deps, i) {
+    const { restoreRegistry } = await import("../registry-file.ts");
+    return restoreRegistry(deps.registry, i.yes);
+  },
+  text: (r: Restored) => restoredText(r),
+  json: ({ summary: _s, same: _m, had_current: _h, ...r }: Restored) => r,
+  cli: { path: "registry restore", examples: ["mam registry restore            # what would change; changes nothing", "mam registry restore --yes      # restore it"] },
   mcp: false,
 });
