@@ -11,7 +11,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, watch } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { canonicalJson } from "../lib/jobs/canonical.ts";
-import { type EventName, signEvent } from "../lib/jobs/event.ts";
+import { signEvent } from "../lib/jobs/event.ts";
+import { type EventName } from "../lib/jobs/statuses.ts";
 import { journalPath } from "../lib/jobs/store.ts";
 import { mosquittoPath, startMosquitto } from "../tests/helpers/brokers.ts";
 import { baseEnv, ms, NO_BROKER, newJob, pct, type Row, secondsFrom, startDaemon, stopDaemon } from "./common.ts";

@@ -146,7 +146,10 @@ function count(ws: string, job: JobRecord, origins: Set<string>): { distinct: nu
   } catch {}
   const seen = new Set<string>();
   let doubled = 0;
-  for (const l of text.split("\n")) {
+  // the daemon may be appending while this reads: a last line without its newline is not whole yet
+  const lines = text.split("\n");
+  if (!text.endsWith("\n")) lines.pop();
+  for (const l of lines) {
     if (!l.includes('"origin"')) continue;
     const ev = JSON.parse(l) as JobEvent;
     if (!ev.origin || !origins.has(ev.origin)) continue;

@@ -7,7 +7,7 @@
 // A command that does more than its op (status --watch, job submit --wait, reconcile --subscribe)
 // decorates it with a CliExtra (lib/cli/ops.ts).
 import type { Deps } from "../ops/deps.ts";
-import { fieldInfo, type FieldInfo, inputSchema, parseInput } from "../ops/input.ts";
+import { fieldInfo, type FieldInfo, inputSchema, parseInput, shapeOf } from "../ops/input.ts";
 import type { AnyOp, CliSpec, FlagSpec, OpContext, Shape } from "../ops/op.ts";
 import { spellFields } from "../sys/fields.ts";
 import { EXIT, MamError } from "../sys/errors.ts";
@@ -87,7 +87,7 @@ function argOf(f: string, info: FieldInfo, fs: FlagSpec, positional: boolean, sp
 /** the flags of an op's command, in the order of its input */
 function argsOf(op: AnyOp, extra?: CliExtra): ArgsDef {
   const spec = specOf(op);
-  const shape: Shape = op.input();
+  const shape: Shape = shapeOf(op);
   const spell = (f: string, v?: string) => spellFlag(op, extra, f, v);
   const args: ArgsDef = {};
   for (const p of spec.positionals ?? []) args[p] = argOf(p, fieldInfo(shape[p]!), spec.flags?.[p] ?? {}, true, spell);
@@ -110,7 +110,7 @@ function valueOf(info: FieldInfo, v: string): unknown {
 /** the op's raw input from parsed flags: only what was given (the op's defaults fill the rest) */
 function rawInput(op: AnyOp, args: ParsedArgs, rest: string[], extra?: CliExtra): Record<string, unknown> {
   const spec = specOf(op);
-  const shape: Shape = op.input();
+  const shape: Shape = shapeOf(op);
   const raw: Record<string, unknown> = {};
   for (const [f, schema] of Object.entries(shape)) {
     if (spec.hide?.includes(f)) continue;
@@ -168,7 +168,8 @@ export function printResult(op: AnyOp, result: unknown, json: boolean): number {
   if (json) outJson(op.json ? op.json(result) : withNoticeLines(result));
   else {
     const spec = specOf(op);
-    const text = spec.print ? spec.print(result) : op.text(result, { color: useColor() });
+    // colour is looked up only by a text that uses it (node:tty costs milliseconds to load)
+    const text = spec.print ? spec.print(result) : op.text(result, { get color() { return useColor(); } });
     if (text !== "") (spec.textToStderr?.(result) ? err : out)(text);
   }
   return op.exitCode?.(result) ?? EXIT.OK;

@@ -5,7 +5,6 @@
 // comes from its op.
 import { OPS } from "../ops/index.ts";
 import type { AnyOp } from "../ops/op.ts";
-import { canonicalJson, CanonicalJsonError } from "../jobs/canonical.ts";
 import { usageError } from "../sys/errors.ts";
 import { err, out, outJson, useColor } from "../sys/io.ts";
 import { noticeLine, noticesOf } from "../sys/notice.ts";
@@ -127,7 +126,7 @@ const logsFollow: CliExtra = {
     const [{ JournalReader, JournalWatch }, { effectiveStatus, requireRecord }, { isFinal }, { eventLine }] = await Promise.all([
       import("../jobs/wait.ts"),
       import("../jobs/store.ts"),
-      import("../jobs/event.ts"),
+      import("../jobs/statuses.ts"),
       import("../jobs/render.ts"),
     ]);
     const rec = requireRecord(c.ws, id);
@@ -165,6 +164,7 @@ const eventData: CliExtra = {
     }
     if (typeof data !== "object" || data === null || Array.isArray(data)) throw usageError("--data must be a JSON object");
     if ("hmac_sig" in data) throw usageError("--data must not contain hmac_sig (mam signs the event)");
+    const { canonicalJson, CanonicalJsonError } = require("../jobs/canonical.ts") as typeof import("../jobs/canonical.ts");
     try {
       canonicalJson(data as never);
     } catch (e) {

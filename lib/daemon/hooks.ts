@@ -52,7 +52,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       await react(ctx);
       if (ctx.mode !== "mqtt") return;
       // a broker that restarted without persistence lost the retained acks: say them again
-      const [{ listJobIds, readRecord }, { isFinal }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/event.ts")]);
+      const [{ listJobIds, readRecord }, { isFinal }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts")]);
       acks ??= new AckSender(ctx.ws, journals);
       acks.forgetSent();
       for (const id of listJobIds(ctx.ws)) {
@@ -85,7 +85,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       for (const a of scan.timedOut) await publishAppended(rc, a.record, [a]);
       await react(ctx);
       // ended jobs give their memory back; a late event reads their journal once more
-      const [{ readRecord }, { isFinal }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/event.ts")]);
+      const [{ readRecord }, { isFinal }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts")]);
       for (const id of journals.ids()) {
         try {
           const r = readRecord(ctx.ws, id);
@@ -107,7 +107,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       await watchAgents(rc, await agentStates(deps, watched), blocked);
     },
     async busy(ctx) {
-      const [{ listJobIds, readRecord }, { isFinal }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/event.ts")]);
+      const [{ listJobIds, readRecord }, { isFinal }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts")]);
       const data = deps.registry.read();
       if ([...data.herdr_sessions, ...data.tmux_sessions].some((r) => r.status === "running")) return true;
       return listJobIds(ctx.ws).some((id) => {
@@ -124,7 +124,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
 
 /** the sessions unfinished jobs wait on (their agent, or a loop's reviewer) */
 async function waitedOn(ws: string): Promise<Set<string>> {
-  const [{ listJobIds, readJournal, readRecord }, { isFinal }, { busySession }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/event.ts"), import("./reactor.ts")]);
+  const [{ listJobIds, readJournal, readRecord }, { isFinal }, { busySession }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts"), import("./reactor.ts")]);
   const out = new Set<string>();
   for (const id of listJobIds(ws)) {
     try {

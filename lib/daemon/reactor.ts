@@ -6,7 +6,8 @@
 // (`{"<id>": {"at": N}}`; a position, not a seq: with several writers seqs repeat and jump).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { endsJob, isFinal, type JobEvent } from "../jobs/event.ts";
+import { endsJob, type JobEvent } from "../jobs/event.ts";
+import { isFinal } from "../jobs/statuses.ts";
 import { JournalCache } from "../jobs/journal-index.ts";
 import { applyLoop, loopNext } from "../jobs/loop.ts";
 import type { JobRuntime, SessionRef } from "../jobs/runtime.ts";

@@ -3,14 +3,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { canonicalJson, CanonicalJsonError, type Json } from "./canonical.ts";
 import { eventKey, identityText, ORIGIN_RE, type SeenEvents } from "./identity.ts";
-
-export const EVENT_NAMES = ["started", "permission_required", "progress", "completed", "error", "cancelled", "timeout"] as const;
-export type EventName = (typeof EVENT_NAMES)[number];
-export const TERMINAL_EVENTS: readonly EventName[] = ["completed", "error", "cancelled", "timeout"];
-
-export const JOB_STATUSES = ["pending", "running", "completed", "error", "cancelled", "timeout"] as const;
-export type JobStatus = (typeof JOB_STATUSES)[number];
-export const FINAL_STATUSES: readonly JobStatus[] = ["completed", "error", "cancelled", "timeout"];
+import { type EventName, isEventName, isFinal, type JobStatus, TERMINAL_EVENTS } from "./statuses.ts";
 
 /** payloads above this are dropped by receivers and refused by publishers */
 export const MAX_EVENT_BYTES = 256 * 1024;
@@ -27,9 +20,6 @@ export interface JobEvent {
   source: string;
   data: { [k: string]: Json };
 }
-
-export const isEventName = (s: string): s is EventName => (EVENT_NAMES as readonly string[]).includes(s);
-export const isFinal = (s: JobStatus): boolean => FINAL_STATUSES.includes(s);
 
 /** the roles of a loop job: a `completed` is final only when it is the reviewer's PASS (§7.4) */
 export interface LoopRoles {

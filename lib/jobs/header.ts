@@ -3,7 +3,7 @@
 // names mam as the agent's shell finds it (agentMam: `mam`, or this binary's absolute path).
 import { agentMam } from "../sys/agent-mam.ts";
 import { shq } from "../sys/shell.ts";
-import type { EventName } from "./event.ts";
+import type { EventName } from "./statuses.ts";
 import type { JobRecord } from "./store.ts";
 
 /** the exact command an agent runs to report `event`; `mam` is the words that run mam (agentMam) */

@@ -3,7 +3,8 @@
 // connection, the notifications and the loop prompts; these functions own the files.
 import { existsSync } from "node:fs";
 import { canonicalJson } from "./canonical.ts";
-import { isFinal, type JobEvent, type JobStatus, MAX_EVENT_BYTES, verifyEvent, type DropReason } from "./event.ts";
+import { type JobEvent, MAX_EVENT_BYTES, verifyEvent, type DropReason } from "./event.ts";
+import { isFinal, type JobStatus } from "./statuses.ts";
 import { EventIndex, identityText } from "./identity.ts";
 import { JournalCache, type JournalIndex } from "./journal-index.ts";
 import { type Appended, appendEvent, effectiveStatus, journalAndUpdate, listJobIds, readJournal, readRecord, recordPath, type JobRecord, withJobsLock } from "./store.ts";

@@ -5,7 +5,8 @@
 // only whole lines: a line still being written is read next time.
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { errCode, EXIT, MamError } from "../sys/errors.ts";
-import { endsJob, foldStep, type JobEvent, type JobStatus, type LoopRoles } from "./event.ts";
+import { endsJob, foldStep, type JobEvent, type LoopRoles } from "./event.ts";
+import { type JobStatus } from "./statuses.ts";
 import { EventIndex, ORIGIN_RE } from "./identity.ts";
 import { type JobRecord, journalPath, originPath, parseEventLine } from "./store.ts";
 

@@ -1,6 +1,7 @@
 // Worker–reviewer loop jobs (SPEC §7.4): a pure state machine deciding the next step from an
 // accepted event, and the apply step (journal marker, iteration, prompt) the daemon runs.
-import { endsJob, isFinal, type JobEvent, reviewPassed } from "./event.ts";
+import { endsJob, type JobEvent, reviewPassed } from "./event.ts";
+import { isFinal } from "./statuses.ts";
 import { feedbackRequest, reviewRequest } from "./header.ts";
 import type { Notice } from "../sys/notice.ts";
 import type { JobRuntime } from "./runtime.ts";

@@ -1,7 +1,8 @@
 // Reading jobs (SPEC §7.4 `job status`, `job list`, `job logs`): the use cases behind those
 // commands and the MCP tools job_status / job_logs and the job resources. Read-only: no lock, no
 // file or folder created; the status always comes from the journal.
-import type { JobEvent, JobStatus } from "./event.ts";
+import type { JobEvent } from "./event.ts";
+import type { JobStatus } from "./statuses.ts";
 import { unsigned } from "./event.ts";
 import { jobView, type JobRecord, type JobView, listJobIds, readJournal, readRecord, requireRecord } from "./store.ts";
 import { checkJobId } from "../sys/names.ts";

@@ -11,7 +11,8 @@ import { isoUtc } from "../sys/time.ts";
 import type { Json } from "./canonical.ts";
 import { canonicalJson } from "./canonical.ts";
 import { appendLineDurable, atomicWriteFile, splitLines, sweepTempFiles } from "../sys/atomic.ts";
-import { type EventName, foldStatus, foldStep, type JobEvent, JOB_STATUSES, type JobStatus, MAX_EVENT_BYTES, signEvent, isEventName } from "./event.ts";
+import { foldStatus, foldStep, type JobEvent, MAX_EVENT_BYTES, signEvent } from "./event.ts";
+import { type EventName, JOB_STATUSES, type JobStatus, isEventName } from "./statuses.ts";
 import { newOrigin, ORIGIN_RE } from "./identity.ts";
 
 export interface JobRecord {

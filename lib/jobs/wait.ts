@@ -3,7 +3,8 @@
 // it never writes a journal (the daemon appends what the broker carries).
 import { type FSWatcher, statSync, watch } from "node:fs";
 import type { BrokerConfig } from "./broker-config.ts";
-import { finalEvent, foldStatus, isFinal, type JobEvent, type JobStatus, unsigned, verifyEvent } from "./event.ts";
+import { finalEvent, foldStatus, type JobEvent, unsigned, verifyEvent } from "./event.ts";
+import { isFinal, type JobStatus } from "./statuses.ts";
 import { EventIndex } from "./identity.ts";
 import { type JobRecord, jobsDir, journalPath, readJournal } from "./store.ts";
 

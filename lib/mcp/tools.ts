@@ -5,7 +5,7 @@
 // result is the op's JSON document as structured content and its text (notices appended) as
 // content. What a tool gets besides its arguments: the workspace, the client's cancellation and
 // progress notifications (a heartbeat while a long op runs).
-import { parseInput, spelledShape } from "../ops/input.ts";
+import { parseInput, shapeOf, spelledShape } from "../ops/input.ts";
 import { OPS } from "../ops/index.ts";
 import type { AnyOp, OpContext, Shape } from "../ops/op.ts";
 import type { Deps } from "../ops/deps.ts";
@@ -46,7 +46,7 @@ export const toolName = (op: AnyOp) => op.name.replace(/\./g, "_");
 
 function toolOf(op: AnyOp): Tool {
   const spec = op.mcp || {};
-  let input: Shape = { ...op.input() };
+  let input: Shape = { ...shapeOf(op) };
   for (const h of spec.hide ?? []) delete input[h];
   if (spec.input) input = spec.input(input);
   input = spelledShape(input, plainSpelling);

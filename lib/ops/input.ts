@@ -161,13 +161,24 @@ function issueText(i: Issue): string {
   }
 }
 
+const shapes = new WeakMap<object, Shape>();
 const schemas = new WeakMap<object, z.ZodMiniObject>();
+
+/** the op's input shape, built once (building zod schemas is the slow part of a command's start) */
+export function shapeOf(op: Op): Shape {
+  let s = shapes.get(op);
+  if (!s) {
+    s = op.input();
+    shapes.set(op, s);
+  }
+  return s;
+}
 
 /** the op's input schema, built once */
 export function inputSchema(op: Op): z.ZodMiniObject {
   let s = schemas.get(op);
   if (!s) {
-    s = z.strictObject(op.input());
+    s = z.strictObject(shapeOf(op));
     schemas.set(op, s);
   }
   return s;

@@ -2,15 +2,15 @@
 // control and clock are built and handed to use cases (lib/ops/deps.ts says what each is). The
 // front doors (CLI, MCP, dashboard, demo, daemon) call realDeps once per workspace; tests build
 // their own Deps instead.
-import { jobStore } from "../jobs/store.ts";
-import { muxFor } from "../mux/index.ts";
-import { mutateRegistry, readRegistry, registryPath } from "../registry/index.ts";
-import { daemonStatus, ensureDaemonDetailed, stopDaemon } from "../sys/daemon-proc.ts";
+//
+// Each part is built, and its modules loaded, on first use: `mam job event` (run by agents many
+// times a minute) loads the job store and not the multiplexer drivers, the registry's YAML code or
+// git.
+import type { JobStore } from "../jobs/store.ts";
+import type { Backend, Mux } from "../mux/types.ts";
 import type { Env } from "../sys/paths.ts";
 import { epochNow } from "../sys/time.ts";
-import { gitFor } from "../worktrees/git.ts";
-import type { Clock, Deps, RegistryStore } from "./deps.ts";
-import { sessionReach } from "./session/reach.ts";
+import type { Clock, DaemonControl, Deps, RegistryStore } from "./deps.ts";
 
 export const systemClock: Clock = { epoch: epochNow, ms: () => Date.now() };
 
@@ -19,27 +19,48 @@ export interface WiringOptions {
   warn?: (line: string) => void;
 }
 
+// (each `require` names its module literally, so that the bundler keeps it in the binary)
+type MuxModule = typeof import("../mux/index.ts");
+type DaemonModule = typeof import("../sys/daemon-proc.ts");
+const daemonProc = (): DaemonModule => require("../sys/daemon-proc.ts") as DaemonModule;
+
 export function realDeps(ws: string, env: Env = process.env, o: WiringOptions = {}): Deps {
-  const path = registryPath(ws, env);
-  const registry: RegistryStore = {
-    path,
-    read: (opts) => readRegistry(path, opts),
-    mutate: (fn, opts) => mutateRegistry(path, fn, opts),
+  let registry: RegistryStore | undefined;
+  let jobs: JobStore | undefined;
+  let git: Deps["git"] | undefined;
+  let runtime: Deps["runtime"] | undefined;
+  const muxFor = (backend: Backend, server: string): Mux => {
+    const m = require("../mux/index.ts") as MuxModule;
+    return m.muxFor(backend, server, env, o.warn ? { herdr: { warn: o.warn } } : {});
   };
-  const mux = (backend: "herdr" | "tmux", server: string) => muxFor(backend, server, env, o.warn ? { herdr: { warn: o.warn } } : {});
-  return {
+  const daemon: DaemonControl = {
+    ensure: () => daemonProc().ensureDaemonDetailed(ws, env),
+    status: () => daemonProc().daemonStatus(ws),
+    stop: (graceMs) => daemonProc().stopDaemon(ws, graceMs),
+  };
+  const deps: Deps = {
     ws,
     env,
-    registry,
-    muxFor: mux,
-    jobs: jobStore(ws),
-    git: gitFor(env),
-    daemon: {
-      ensure: () => ensureDaemonDetailed(ws, env),
-      status: () => daemonStatus(ws),
-      stop: (graceMs) => stopDaemon(ws, graceMs),
+    get registry() {
+      if (!registry) {
+        const r = require("../registry/index.ts") as typeof import("../registry/index.ts");
+        const path = r.registryPath(ws, env);
+        registry = { path, read: (opts) => r.readRegistry(path, opts), mutate: (fn, opts) => r.mutateRegistry(path, fn, opts) };
+      }
+      return registry;
     },
+    muxFor,
+    get jobs() {
+      return (jobs ??= (require("../jobs/store.ts") as typeof import("../jobs/store.ts")).jobStore(ws));
+    },
+    get git() {
+      return (git ??= (require("../worktrees/git.ts") as typeof import("../worktrees/git.ts")).gitFor(env));
+    },
+    daemon,
     clock: systemClock,
-    runtime: sessionReach(() => registry.read(), mux, env),
+    get runtime() {
+      return (runtime ??= (require("./session/reach.ts") as typeof import("./session/reach.ts")).sessionReach(() => deps.registry.read(), muxFor, env));
+    },
   };
+  return deps;
 }

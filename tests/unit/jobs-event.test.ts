@@ -1,7 +1,8 @@
 // Status fold, signing and the receiver's drop rules (SPEC §7.2), as pure functions.
 import { describe, expect, test } from "bun:test";
 import { canonicalJson } from "../../lib/jobs/canonical.ts";
-import { foldStatus, type JobEvent, MAX_EVENT_BYTES, signEvent, verifyEvent, type EventName } from "../../lib/jobs/event.ts";
+import { foldStatus, type JobEvent, MAX_EVENT_BYTES, signEvent, verifyEvent } from "../../lib/jobs/event.ts";
+import { type EventName } from "../../lib/jobs/statuses.ts";
 import { EventIndex, eventKey } from "../../lib/jobs/identity.ts";
 
 const TOKEN = "t0ken-of-the-job";

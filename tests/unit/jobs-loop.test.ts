@@ -1,6 +1,7 @@
 // The loop machine (SPEC §7.4) and the timeout decisions, as pure functions.
 import { describe, expect, test } from "bun:test";
-import type { JobEvent, EventName } from "../../lib/jobs/event.ts";
+import type { JobEvent } from "../../lib/jobs/event.ts";
+import type { EventName } from "../../lib/jobs/statuses.ts";
 import { decideTimeout } from "../../lib/jobs/ingest.ts";
 import { loopNext } from "../../lib/jobs/loop.ts";
 import { agentMam } from "../../lib/sys/agent-mam.ts";

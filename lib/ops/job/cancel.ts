@@ -2,7 +2,7 @@
 // journal a `cancelled` event (source mam) under the jobs lock unless the job has already ended,
 // publish it, and tell the job's agent to stop.
 import { brokerConfigFromEnv } from "../../jobs/broker-config.ts";
-import { isFinal, type JobStatus } from "../../jobs/event.ts";
+import { isFinal, type JobStatus } from "../../jobs/statuses.ts";
 import { publishJournalled } from "../../jobs/publish.ts";
 import { effectiveStatus } from "../../jobs/store.ts";
 import { type Notice, warning } from "../../sys/notice.ts";

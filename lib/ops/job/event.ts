@@ -7,7 +7,8 @@
 import type { BrokerConfig } from "../../jobs/broker-config.ts";
 import { brokerConfigFromEnv, eventsTopic } from "../../jobs/broker-config.ts";
 import { canonicalJson, type Json } from "../../jobs/canonical.ts";
-import { type EventName, isFinal, type JobEvent, type JobStatus } from "../../jobs/event.ts";
+import { type JobEvent } from "../../jobs/event.ts";
+import { type EventName, isFinal, type JobStatus } from "../../jobs/statuses.ts";
 import { publishJournalled, savedNote } from "../../jobs/publish.ts";
 import { type Notice, warning } from "../../sys/notice.ts";
 import type { Deps } from "../deps.ts";

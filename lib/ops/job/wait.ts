@@ -2,7 +2,7 @@
 // each arriving event is a line of progress, and a permission question can end the wait early
 // (what an agent waiting over MCP wants: it can act and wait again).
 import { brokerConfigFromEnv } from "../../jobs/broker-config.ts";
-import { isFinal } from "../../jobs/event.ts";
+import { isFinal } from "../../jobs/statuses.ts";
 import { eventNote } from "../../jobs/render.ts";
 import { publicWait, type WaitResult, waitExitCode, waitJobs } from "../../jobs/wait.ts";
 import { failure, type Notice } from "../../sys/notice.ts";

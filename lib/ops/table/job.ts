@@ -2,9 +2,10 @@
 // definition of its input, its text and how the command line and MCP name it; the use cases live
 // in lib/ops/job/ and lib/jobs/ and load only when the operation runs.
 import * as z from "zod/mini";
-import { EVENT_NAMES, JOB_STATUSES, type JobEvent } from "../../jobs/event.ts";
+import { type JobEvent } from "../../jobs/event.ts";
+import { EVENT_NAMES, JOB_STATUSES } from "../../jobs/statuses.ts";
 import { eventLine, eventNote, listText, statusText, waitLine } from "../../jobs/render.ts";
-import { type JobView, publicRecord } from "../../jobs/store.ts";
+import type { JobView } from "../../jobs/store.ts";
 import { usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
 import { choice, count, flag, jobId, list, name, optional, seconds, secondsFrac, sessionName, text, withDefault } from "../input.ts";
@@ -60,7 +61,7 @@ export const jobSubmit = defineOp({
     return { record: deps.jobs.require(c.job_id!), daemon_pid: c.watchdog_pid, warnings: c.warnings };
   },
   text: (s: Submitted) => `job ${s.record.job_id} submitted to ${s.record.agent_session}`,
-  json: (s: Submitted) => publicRecord(s.record),
+  json: (s: Submitted) => (require("../../jobs/store.ts") as typeof import("../../jobs/store.ts")).publicRecord(s.record),
   cli: {
     path: "job submit",
     group: "jobs",

@@ -1,8 +1,7 @@
 // The session operations: create, stop, resume, status, prune, send. Each entry is the one
 // definition of its input, its text and how the command line and MCP name it; the use cases live
-// in lib/ops/session/ and load only when the operation runs.
+// in lib/ops/session/ and load only when the operation runs (so does the kinds table).
 import * as z from "zod/mini";
-import { agentKind, kindNames } from "../../agents/kinds/index.ts";
 import { choice, flag, list, name, optional, sessionName, text, withDefault } from "../input.ts";
 import { defineOp } from "../op.ts";
 import type { CreateOutcome } from "../session/create.ts";
@@ -14,12 +13,14 @@ import type { Sent } from "../session/send.ts";
 import { renderStatus, type StatusDoc } from "../session/status.ts";
 import type { Stopped } from "../session/stop.ts";
 
+const kinds = () => require("../../agents/kinds/index.ts") as typeof import("../../agents/kinds/index.ts");
+
 export const sessionCreate = defineOp({
   name: "session.create",
   summary: "start an agent in its own pane (herdr) or session (tmux) and register it in .mam/agent-sessions.yaml",
   readOnly: false,
   input: () => ({
-    agent: text(`agent kind: ${kindNames().join(", ")}`, { max: 40 }),
+    agent: text(`agent kind: ${kinds().kindNames().join(", ")}`, { max: 40 }),
     role: withDefault(text("the session's role, e.g. worker or reviewer (free text, immutable once set)", { max: 64, oneLine: true }), "creator"),
     name: optional(sessionName("session name (default <workspace slug>-<role>-<agent>)")),
     mux: optional(choice(["herdr", "tmux"], "herdr or tmux (default: MAM_MUX, else herdr when installed, else tmux)")),
@@ -37,7 +38,7 @@ export const sessionCreate = defineOp({
     agent_args: withDefault(list("the agent's own extra command-line arguments"), []),
   }),
   check(i) {
-    agentKind(i.agent);
+    kinds().agentKind(i.agent);
     checkCreate(i);
   },
   async run(deps, i) {

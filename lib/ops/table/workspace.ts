@@ -2,8 +2,6 @@
 // git worktrees, the workspace's daemon. Each entry is the one definition of its input, its text
 // and how the command line and MCP name it; the use cases load only when the operation runs.
 import type { ReconcileReport } from "../reconcile.ts";
-import { reconcileText } from "../reconcile-text.ts";
-import { monitorLogPath } from "../../sys/daemon-files.ts";
 import type { DaemonStatus } from "../../sys/daemon-proc.ts";
 import { notFound } from "../../sys/errors.ts";
 import { table } from "../../sys/io.ts";
@@ -11,7 +9,11 @@ import { info, type Notice, warning } from "../../sys/notice.ts";
 import { flag, sessionName, withDefault } from "../input.ts";
 import { defineOp } from "../op.ts";
 import type { Removed, WorktreeView } from "../worktree.ts";
-import { type Checked, checkedText, type Restored, restoredText } from "../registry-file.ts";
+import type { Checked, Restored } from "../registry-file.ts";
+
+// the texts of these ops live beside their use cases, loaded when a result is shown
+const reconcileTexts = () => require("../reconcile-text.ts") as typeof import("../reconcile-text.ts");
+const registryTexts = () => require("../registry-file.ts") as typeof import("../registry-file.ts");
 
 export const registryReconcile = defineOp({
   name: "registry.reconcile",
@@ -22,7 +24,7 @@ export const registryReconcile = defineOp({
     const { reconcileOnce } = await import("../reconcile.ts");
     return reconcileOnce(deps, i);
   },
-  text: (r: ReconcileReport) => reconcileText(r),
+  text: (r: ReconcileReport) => reconcileTexts().reconcileText(r),
   cli: {
     path: "reconcile",
     group: "monitoring",
@@ -90,7 +92,7 @@ export const daemonEnsure = defineOp({
   readOnly: false,
   input: () => ({}),
   async run(deps): Promise<Ensured> {
-    const { DISABLED_MESSAGE } = await import("../../sys/daemon-proc.ts");
+    const [{ DISABLED_MESSAGE }, { monitorLogPath }] = await Promise.all([import("../../sys/daemon-proc.ts"), import("../../sys/daemon-files.ts")]);
     const r = await deps.daemon.ensure();
     const warnings: Notice[] = [];
     if (r.disabled) warnings.push(info(DISABLED_MESSAGE));
@@ -170,7 +172,7 @@ export const registryCheck = defineOp({
     const { checkRegistry } = await import("../registry-file.ts");
     return checkRegistry(deps.registry);
   },
-  text: (c: Checked) => checkedText(c),
+  text: (c: Checked) => registryTexts().checkedText(c),
   json: ({ backupRows: _b, ...c }: Checked) => c,
   exitCode: (c: Checked) => (c.ok ? 0 : 1),
   cli: { path: "registry check", examples: ["mam registry check", "mam registry check --workspace ~/src/api --json"] },
@@ -186,7 +188,7 @@ export const registryRestore = defineOp({
     const { restoreRegistry } = await import("../registry-file.ts");
     return restoreRegistry(deps.registry, i.yes);
   },
-  text: (r: Restored) => restoredText(r),
+  text: (r: Restored) => registryTexts().restoredText(r),
   json: ({ summary: _s, same: _m, had_current: _h, ...r }: Restored) => r,
   cli: { path: "registry restore", examples: ["mam registry restore            # what would change; changes nothing", "mam registry restore --yes      # restore it"] },
   mcp: false,
