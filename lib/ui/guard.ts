@@ -24,6 +24,9 @@ export function hostAllowed(host: string | null | undefined, port: number): bool
   return h === `127.0.0.1:${port}` || h === `localhost:${port}`;
 }
 
+/** why a request with another Host is refused (421) */
+export const hostRefusal = (port: number) => `wrong Host header (only 127.0.0.1:${port} or localhost:${port})`;
+
 /** an Origin header, when present, is this server's own origin */
 export function originAllowed(origin: string | null | undefined, port: number): boolean {
   if (origin === null || origin === undefined) return true;
@@ -44,7 +47,7 @@ export type Verdict = { ok: true } | { ok: false; status: 403 | 415 | 421; reaso
 
 /** the verdict on a request before any route runs */
 export function checkRequest(r: RequestFacts, port: number, expected: string, opts: { actions: boolean; isAction: boolean }): Verdict {
-  if (!hostAllowed(r.host, port)) return { ok: false, status: 421, reason: `wrong Host header (only 127.0.0.1:${port} or localhost:${port})` };
+  if (!hostAllowed(r.host, port)) return { ok: false, status: 421, reason: hostRefusal(port) };
   if (!tokenMatches(r.token, expected)) return { ok: false, status: 403, reason: "missing or wrong token (use the URL mam ui printed)" };
   if (r.method !== "GET" && r.method !== "HEAD") {
     if (!originAllowed(r.origin, port)) return { ok: false, status: 403, reason: "cross-origin request refused" };

@@ -1,6 +1,7 @@
 // The `mam ui` server: one page and its live feed on 127.0.0.1, inside the mam binary (Bun.serve;
 // the page's HTML, script and style are embedded text). Every request passes lib/ui/guard.ts
-// (Host, token, and for POST: Origin, --allow-actions, JSON). The feed is server-sent events: the
+// (Host, token, and for POST: Origin, --allow-actions, JSON); the Host is checked before anything
+// else reads the request, and a failure is a plain 500, never Bun's development page. The feed is server-sent events: the
 // whole state once, then only what changed — jobs when their record or journal changes, the team
 // when the registry changes and every liveMs while a page is open (LIVE comes from the
 // multiplexers, which write no file), the daemon when its state or log changes. Files are watched
@@ -12,7 +13,7 @@ import { realDeps } from "../ops/wiring.ts";
 import { EXIT, MamError } from "../sys/errors.ts";
 import { type Env, mamDir } from "../sys/paths.ts";
 import { httpStatusOf, parseAction, runAction } from "./actions.ts";
-import { checkRequest, newUiToken } from "./guard.ts";
+import { checkRequest, hostAllowed, hostRefusal, newUiToken } from "./guard.ts";
 import { jobsView, type UiDaemon, type UiSession, type UiState } from "./model.ts";
 import { DaemonWatch, JobCache, readTeam } from "./state.ts";
 import css from "./assets/app.css" with { type: "text" };
@@ -266,12 +267,21 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
   // a text import (bun-types types .html imports as bundles for Bun.serve routes)
   const page = () => (htmlText as unknown as string).replaceAll("__TOKEN__", token);
   const handle = async (req: Request): Promise<Response> => {
-    const url = new URL(req.url);
+    // the Host first: Bun makes req.url from it, and a malformed one (`x:1:2`, `a b`) makes a URL
+    // that does not parse; such a request never gets further than a 421
+    const host = req.headers.get("host");
+    if (!hostAllowed(host, port)) return text(421, `${hostRefusal(port)}\n`);
+    let url: URL;
+    try {
+      url = new URL(req.url);
+    } catch {
+      return text(400, "bad request\n");
+    }
     const isAction = url.pathname === "/api/action";
     const v = checkRequest(
       {
         method: req.method,
-        host: req.headers.get("host"),
+        host,
         origin: req.headers.get("origin"),
         token: url.searchParams.get("token") ?? req.headers.get("x-mam-token"),
         contentType: req.headers.get("content-type"),
@@ -332,7 +342,19 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
 
   let server: ReturnType<typeof Bun.serve>;
   try {
-    server = Bun.serve({ hostname: "127.0.0.1", port: o.port, idleTimeout: 0, fetch: handle });
+    // never Bun's development error page (it shows the workspace's path and source lines to
+    // anyone who reaches the port): a failure is a plain 500, its reason on the server's stderr
+    server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: o.port,
+      idleTimeout: 0,
+      development: false,
+      fetch: handle,
+      error(e) {
+        process.stderr.write(`mam ui: internal error: ${e instanceof Error ? e.message : String(e)}\n`);
+        return text(500, "internal error\n");
+      },
+    });
   } catch (e) {
     stopped = true;
     clearInterval(liveTimer);
