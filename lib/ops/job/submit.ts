@@ -2,13 +2,19 @@
 // loop job) at its input prompt, register the job (pending), make sure the daemon runs, and type
 // the job's header into the agent. Behind `mam job submit`, the MCP tool, `mam create
 // --submit-job` and the demo.
-import { statSync } from "node:fs";
+//
+// The brief file: the user on the command line may name any file; a caller that is not the user
+// (an agent through MCP) only a file inside the workspace or the target session's worktree, with
+// symlinks resolved. Its refusal is one message whether the file is missing, outside or not a
+// file, so that it never tells whether a file outside exists.
+import { realpathSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { brokerConfigFromEnv } from "../../jobs/broker-config.ts";
 import { jobHeader } from "../../jobs/header.ts";
 import { DEFAULT_IDLE_TIMEOUT_SEC, DEFAULT_MAX_ITERATIONS, DEFAULT_TIMEOUT_SEC, type JobRecord, type JobSpec } from "../../jobs/store.ts";
 import { DISABLED_MESSAGE } from "../../sys/daemon-proc.ts";
 import { EXIT, MamError, notFound, usageError } from "../../sys/errors.ts";
+import { field } from "../../sys/fields.ts";
 import { info, type Notice, warning } from "../../sys/notice.ts";
 import type { Deps } from "../deps.ts";
 import { checkJob } from "./rules.ts";
@@ -28,18 +34,55 @@ export interface JobInput {
   max_iterations?: number;
 }
 
-/** the job spec of valid input; the brief file must exist (exit 2 otherwise) */
-export function jobSpecOf(o: JobInput, ws: string, topicPrefix: string): JobSpec {
-  checkJob(o);
-  let brief: string | undefined;
-  if (o.brief_file !== undefined) {
-    brief = isAbsolute(o.brief_file) ? o.brief_file : resolve(ws, o.brief_file);
+/** where a brief file may be: anywhere (the user's own command line), or inside these folders */
+export type BriefScope = { anywhere: true } | { within: string[] };
+
+const inside = (path: string, root: string) => path === root || path.startsWith(root.endsWith("/") ? root : `${root}/`);
+
+/** a folder as its real path (symlinks resolved); undefined when it does not exist */
+function realFolder(p: string): string | undefined {
+  try {
+    return realpathSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * the absolute path of a brief file (relative: from the workspace) that is a file; within
+ * folders, its real path, which must lie in one of them. Exit 2 otherwise, with one message for
+ * every refusal within folders.
+ */
+export function briefPath(file: string, ws: string, scope: BriefScope): string {
+  const abs = isAbsolute(file) ? file : resolve(ws, file);
+  if ("anywhere" in scope) {
     let ok = false;
     try {
-      ok = statSync(brief).isFile();
+      ok = statSync(abs).isFile();
     } catch {}
-    if (!ok) throw usageError(`brief file '${o.brief_file}' does not exist or is not a file`);
+    if (!ok) throw usageError(`brief file '${file}' does not exist or is not a file`);
+    return abs;
   }
+  const roots = scope.within.map(realFolder).filter((r): r is string => r !== undefined);
+  const refused = () =>
+    usageError(`brief file '${file}' is not a file inside the workspace ${ws}${scope.within.length > 1 ? " or the session's worktree" : ""}`, `write the brief into the workspace (a relative ${field("brief_file")} is from the workspace), or give the task as ${field("prompt")}`);
+  // outside by its name: refused before the file system is asked anything about it
+  if (!roots.some((r) => inside(abs, r)) && !scope.within.some((r) => inside(abs, r))) throw refused();
+  let real: string;
+  try {
+    real = realpathSync(abs);
+    if (!statSync(real).isFile()) throw refused();
+  } catch {
+    throw refused();
+  }
+  if (!roots.some((r) => inside(real, r))) throw refused();
+  return real;
+}
+
+/** the job spec of valid input; the brief file must exist (exit 2 otherwise) and lie in its scope */
+export function jobSpecOf(o: JobInput, ws: string, topicPrefix: string, scope: BriefScope = { anywhere: true }): JobSpec {
+  checkJob(o);
+  const brief = o.brief_file !== undefined ? briefPath(o.brief_file, ws, scope) : undefined;
   const type = o.type ?? "single";
   return {
     agent_session: o.to,
@@ -80,11 +123,22 @@ export async function ensureDaemonNoticed(deps: Deps, warnings: Notice[], what: 
   }
 }
 
+export interface SubmitOptions {
+  /**
+   * the brief file must lie inside the workspace or the target's worktree: the caller is not the
+   * user (an agent through MCP). Default: anywhere (the user's own command line).
+   */
+  confineBrief?: boolean;
+}
+
 /** submit: nothing is written unless the target (and reviewer) sessions exist and can take a prompt */
-export async function submitJob(deps: Deps, o: JobInput): Promise<Submitted> {
-  const spec = jobSpecOf(o, deps.ws, brokerConfigFromEnv(deps.env).topicPrefix);
+export async function submitJob(deps: Deps, o: JobInput, opts: SubmitOptions = {}): Promise<Submitted> {
+  checkJob(o);
   const rt = deps.runtime;
   const target = await rt.findSession(o.to);
+  // the brief's scope needs the target (its worktree); its checks come before the target's
+  const scope: BriefScope = opts.confineBrief ? { within: [deps.ws, ...(target?.worktree ? [target.worktree.path] : [])] } : { anywhere: true };
+  const spec = jobSpecOf(o, deps.ws, brokerConfigFromEnv(deps.env).topicPrefix, scope);
   if (!target) throw notFound(`no running session named '${o.to}' in this workspace (${deps.ws})`, "see: mam status");
   if (target.gone) throw new MamError(`session '${o.to}' has no agent any more (${target.gone}); nothing was submitted`, EXIT.FAIL, `mam resume ${o.to} starts it again`);
   if (target.waiting) throw waitingError(`session '${o.to}'`, target.waiting);

@@ -24,7 +24,7 @@ import { ensureWorktreesDir, liveWorktreeOf, planWorktree, recordOf, type Worktr
 import { undoWorktree } from "../../worktrees/remove.ts";
 import type { Deps } from "../deps.ts";
 import { checkJob } from "../job/rules.ts";
-import { ensureDaemonNoticed, type JobInput, submitJob } from "../job/submit.ts";
+import { briefPath, ensureDaemonNoticed, type JobInput, submitJob, type SubmitOptions } from "../job/submit.ts";
 import { checkCreate, checkRole } from "./rules.ts";
 import { reconcileOnce } from "../reconcile.ts";
 import { type AfterStart, afterStart } from "./after-start.ts";
@@ -108,10 +108,12 @@ export function onboardingText(name: string, agent: string, role: string, ws: st
  * The whole create: the session, then `job` (or the submit_job text) submitted to it, one
  * reconcile pass (a failure there does not undo the create), and the daemon.
  */
-export async function createAndFollowUp(deps: Deps, o: CreateInput, jobFor?: JobForNew): Promise<CreateOutcome> {
+export async function createAndFollowUp(deps: Deps, o: CreateInput, jobFor?: JobForNew, submit: SubmitOptions = {}): Promise<CreateOutcome> {
   const job: JobForNew | undefined = jobFor ?? (o.submit_job !== undefined ? { prompt: o.submit_job } : undefined);
-  // the job's own options are checked before the session is made (a bad one changes nothing)
+  // the job's own options are checked before the session is made (a bad one changes nothing);
+  // its brief file too (the new session's worktree lies inside the workspace)
   if (job) checkJob({ ...job, to: sessionNameOf(deps.ws, o) });
+  if (job?.brief_file !== undefined) briefPath(job.brief_file, deps.ws, submit.confineBrief ? { within: [deps.ws] } : { anywhere: true });
   const c = await createSession(deps, o);
   const warnings: Notice[] = [...c.warnings];
   // a job for the new session
@@ -120,7 +122,7 @@ export async function createAndFollowUp(deps: Deps, o: CreateInput, jobFor?: Job
     // typed into a dialog, the job header would answer it: the user answers it first
     warnings.push(warning(`the job was not submitted: ${c.name} waits at ${c.waiting_at}; once it is answered: mam job submit --to ${c.name} …`));
   } else if (job) {
-    const s = await submitJob(deps, { ...job, to: c.name });
+    const s = await submitJob(deps, { ...job, to: c.name }, submit);
     warnings.push(...s.warnings);
     jobId = s.record.job_id;
     await deps.registry.mutate((d) => {

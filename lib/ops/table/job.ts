@@ -25,7 +25,7 @@ export const jobSubmit = defineOp({
   input: () => ({
     to: sessionName("the session that does the work (with {{worktree}}: the name of the new worker)"),
     prompt: optional(text("the task, as text (give {{prompt}} or {{brief_file}})")),
-    brief_file: optional(text("the task, as a file the agent reads (a relative path is from the current folder of a command, else from the workspace)")),
+    brief_file: optional(text("the task, as a file the agent reads (a relative path is from the current folder of a command, else from the workspace; through MCP only a file inside the workspace)")),
     from: optional(sessionName("the delegating session (told when the job ends)")),
     timeout_s: optional(seconds("overall time limit in seconds (default 3600; 0 = none)")),
     idle_timeout_s: optional(seconds("time limit without events after started, in seconds (default 120; 0 = none)")),
@@ -48,15 +48,18 @@ export const jobSubmit = defineOp({
       for (const f of NEW_WORKER) if (i[f] !== undefined) throw usageError(`${field(f)} goes with ${field("worktree")} (a new worker); without it the job goes to the running session ${field("to")}`);
     } else if (i.agent === undefined) throw usageError(`${field("worktree")} makes a new worker: give its ${field("agent")}`);
   },
-  async run(deps, i): Promise<Submitted> {
+  async run(deps, i, ctx): Promise<Submitted> {
     const { to, worktree, base, agent, role, mux, herdr_server, tmux_server, ...job } = i;
-    if (worktree === undefined) return (await import("../job/submit.ts")).submitJob(deps, { ...job, to });
+    // the user's own command line may name any brief file; an agent (MCP) only one in the workspace
+    const opts = { confineBrief: ctx.surface !== "cli" };
+    if (worktree === undefined) return (await import("../job/submit.ts")).submitJob(deps, { ...job, to }, opts);
     // a fresh worktree for a new worker, in one step: create with this job
     const { createAndFollowUp } = await import("../session/create.ts");
     const c = await createAndFollowUp(
       deps,
       { agent: agent!, role: role ?? "worker", name: to, mux, herdr_server, tmux_server, start_server: false, onboard: true, mcp: false, grant: true, agent_args: [], worktree, base },
       job,
+      opts,
     );
     return { record: deps.jobs.require(c.job_id!), daemon_pid: c.watchdog_pid, warnings: c.warnings };
   },
