@@ -1,20 +1,32 @@
 // `mam mcp`: mam as an MCP server over stdio (issue 17), on the official TypeScript SDK. One
 // workspace per server (resolved once, at start). Tools come from tools.ts; resources are the
 // registry and each job's record and journal, read-only. stdout carries the protocol and nothing
-// else; warnings go to stderr. Loaded only by `mam mcp` (the SDK and zod stay out of other commands).
+// else; warnings go to stderr. The transport is stdio.ts (a line that is no message gets an error
+// answer); the server exits 0 when stdin ends, and 1 with a line on stderr when the connection
+// fails. A tool that fails answers `isError: true`, mam's ERROR line as its text and no
+// structured content (which would have to match the tool's output schema); the exit code the
+// command would have is in `_meta["mam/error"]`. Loaded only by `mam mcp` (the SDK and zod stay
+// out of other commands).
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { existsSync, readFileSync } from "node:fs";
 import type { Deps } from "../ops/deps.ts";
 import { realDeps } from "../ops/wiring.ts";
-import { MamError } from "../sys/errors.ts";
+import { EXIT, MamError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 import { OUTPUTS } from "./results.ts";
+import { LineTransport } from "./stdio.ts";
 import { runTool, type Tool, type ToolContext, toolNamed, tools } from "./tools.ts";
 
 export const SERVER_NAME = "mam";
 
-/** a thrown error as the tool error a client sees: mam's one `ERROR: …; fix` line */
+/** where a tool error's parts are in the result's `_meta` (MCP reserves unprefixed keys) */
+export const ERROR_META = "mam/error";
+
+/**
+ * a thrown error as the tool error a client sees: mam's one `ERROR: …; fix` line as the text. No
+ * structuredContent: a client checks that against the tool's output schema (which describes a
+ * success) and would reject the whole call; the parts are in `_meta` instead.
+ */
 export function toolError(e: unknown) {
   const m = e instanceof MamError ? e : undefined;
   const text = m ? m.render() : `ERROR: internal error: ${e instanceof Error ? e.message : String(e)}; run mam with MAM_DEBUG=1 for details`;
@@ -22,7 +34,7 @@ export function toolError(e: unknown) {
   return {
     isError: true,
     content: [{ type: "text" as const, text }],
-    structuredContent: { error: m?.message ?? text.slice(7), hint: m?.hint ?? null, exit_code: m?.exitCode ?? 1 },
+    _meta: { [ERROR_META]: { error: m?.message ?? text.slice(7), hint: m?.hint ?? null, exit_code: m?.exitCode ?? EXIT.FAIL } },
   };
 }
 
@@ -61,7 +73,7 @@ function register(server: McpServer, t: Tool, deps: Deps): void {
  * a tools/call naming a tool by its old name is sent on as the tool of today's name (old names
  * stay callable; only today's are listed)
  */
-function withAliases(transport: StdioServerTransport, all: Tool[]): void {
+function withAliases(transport: LineTransport, all: Tool[]): void {
   type Deliver = (msg: unknown, extra?: unknown) => void;
   const t = transport as unknown as { onmessage?: Deliver };
   const deliver = t.onmessage;
@@ -141,17 +153,38 @@ export function buildServer(ws: string, env: Env, version: string): { server: Mc
   return { server, tools: all };
 }
 
-/** serve on stdin/stdout until the client closes stdin or a signal arrives; the exit code */
+/**
+ * serve on stdin/stdout until the client closes stdin (exit 0) or a signal arrives (130, 143);
+ * a connection that fails or closes for any other reason says so on stderr and exits 1
+ */
 export async function serveStdio(ws: string, env: Env, version: string): Promise<number> {
   const { server, tools: all } = buildServer(ws, env, version);
-  const transport = new StdioServerTransport();
+  const transport = new LineTransport();
+  const say = (line: string) => process.stderr.write(`mam mcp: ${line}\n`);
+  // what the protocol layer could not handle (a response to nothing, a failed send): a line on stderr
+  server.server.onerror = (e) => say(e.message);
+  let settled = false;
+  let settle!: (code: number) => void;
   const done = new Promise<number>((resolve) => {
-    process.stdin.once("end", () => resolve(0));
-    process.stdin.once("close", () => resolve(0));
-    transport.onclose = () => resolve(0);
-    process.once("SIGTERM", () => resolve(143));
-    process.once("SIGINT", () => resolve(130));
+    settle = (code) => {
+      if (settled) return;
+      settled = true;
+      resolve(code);
+    };
   });
+  void transport.ended.then((e) => {
+    if (e.kind === "eof") return settle(EXIT.OK);
+    say(`the connection failed (${e.error.message}); stopping`);
+    settle(EXIT.FAIL);
+  });
+  // closed by anything but the end of stdin or a signal (after which mam closes it itself)
+  transport.onclose = () => {
+    if (settled) return;
+    say("the connection was closed; stopping");
+    settle(EXIT.FAIL);
+  };
+  process.once("SIGTERM", () => settle(143));
+  process.once("SIGINT", () => settle(130));
   await server.connect(transport);
   withAliases(transport, all);
   const code = await done;

@@ -27,7 +27,7 @@ interface Conn {
   call(name: string, args?: Record<string, unknown>, opts?: Parameters<Client["callTool"]>[2]): Promise<Res>;
   close(): Promise<void>;
 }
-type Res = { isError?: boolean; content: { type: string; text?: string }[]; structuredContent?: Record<string, unknown> };
+type Res = { isError?: boolean; content: { type: string; text?: string }[]; structuredContent?: Record<string, unknown>; _meta?: Record<string, unknown> };
 
 const text = (r: Res) => r.content.map((c) => c.text ?? "").join("\n");
 
@@ -121,7 +121,7 @@ describe("mam mcp: the server", () => {
       const missing = await c.call("job_status", {});
       expect(missing.isError).toBe(true);
       expect(text(missing)).toBe("ERROR: job_status: job_id is missing; see the tool's input schema");
-      expect(missing.structuredContent).toMatchObject({ exit_code: 2 });
+      expect(missing._meta?.["mam/error"]).toMatchObject({ exit_code: 2 });
       const extra = await c.call("session_status", { verbose: true });
       expect(text(extra)).toBe("ERROR: session_status: unknown argument 'verbose'; see the tool's input schema");
       const typed = await c.call("job_wait", { job_ids: [], timeout_s: 99999 });
@@ -129,15 +129,15 @@ describe("mam mcp: the server", () => {
       const badId = await c.call("job_status", { job_id: "../etc" });
       expect(badId.isError).toBe(true);
       expect(text(badId)).toBe("ERROR: job_status: invalid job id '../etc'; job ids are 8 lowercase hex digits");
-      expect(badId.structuredContent).toMatchObject({ exit_code: 2 });
+      expect(badId._meta?.["mam/error"]).toMatchObject({ exit_code: 2 });
       const noJob = await c.call("job_logs", { job_id: "abcdef12" });
       expect(text(noJob)).toMatch(/^ERROR: no job abcdef12 in .*; see: mam job list$/);
-      expect(noJob.structuredContent).toMatchObject({ exit_code: 3 });
+      expect(noJob._meta?.["mam/error"]).toMatchObject({ exit_code: 3 });
       const kind = await c.call("session_create", { agent: "nosuch", role: "worker" });
       expect(kind.isError).toBe(true);
       expect(text(kind)).toMatch(/^ERROR: unknown agent kind 'nosuch'; use one of: .*claude/);
       const to = await c.call("job_submit", { to: "ghost", prompt: "x" });
-      expect(to.structuredContent).toMatchObject({ exit_code: 3 });
+      expect(to._meta?.["mam/error"]).toMatchObject({ exit_code: 3 });
       expect(text(to)).toContain("no running session named 'ghost'");
       // a rule between fields names them as the tool does, never as command-line flags
       const both = await c.call("job_submit", { to: "ghost", prompt: "x", brief_file: "b.md" });
@@ -145,9 +145,9 @@ describe("mam mcp: the server", () => {
       const loop = await c.call("job_submit", { to: "ghost", prompt: "x", type: "loop" });
       expect(text(loop)).toBe('ERROR: type "loop" needs reviewer');
       const stop = await c.call("session_stop", { name: "ghost" });
-      expect(stop.structuredContent).toMatchObject({ exit_code: 3 });
+      expect(stop._meta?.["mam/error"]).toMatchObject({ exit_code: 3 });
       const badName = await c.call("session_stop", { name: "a/b" });
-      expect(badName.structuredContent).toMatchObject({ exit_code: 2 });
+      expect(badName._meta?.["mam/error"]).toMatchObject({ exit_code: 2 });
       const mode = await c.call("session_stop", { name: "x", mode: "gently" });
       expect(text(mode)).toBe("ERROR: session_stop: mode must be one of graceful, hard, soft (got 'gently'); see the tool's input schema");
       const purge = await c.call("session_stop", { name: "x", purge: true });
