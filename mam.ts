@@ -1,6 +1,6 @@
 // mam (multi-agent-mux): the command tree, and the one place that maps errors to exit codes.
 import { defineCommand, type Lazy, type MamCommand } from "./lib/cli/command.ts";
-import { parseCommandArgs } from "./lib/cli/parse.ts";
+import { didYouMean, parseCommandArgs } from "./lib/cli/parse.ts";
 import { versionLine } from "./lib/cli/version.ts";
 import { EXIT, MamError, usageError } from "./lib/sys/errors.ts";
 import { err, out } from "./lib/sys/io.ts";
@@ -83,6 +83,18 @@ async function findSub(cmd: MamCommand, name: string, top: boolean): Promise<[st
   return undefined;
 }
 
+/** the words a command takes as its next one (not hidden ones), for a "did you mean" */
+async function subNames(cmd: MamCommand, top: boolean): Promise<string[]> {
+  const names: string[] = top ? Object.keys(ALIASES) : [];
+  for (const [key, sub] of Object.entries(cmd.subCommands ?? {})) {
+    const c = await resolve(sub);
+    if (c.meta.hidden) continue;
+    names.push(key);
+    if (c.meta.alias !== undefined) names.push(...(Array.isArray(c.meta.alias) ? c.meta.alias : [c.meta.alias]));
+  }
+  return names;
+}
+
 async function helpText(cmd: MamCommand, path: string[]): Promise<string> {
   const [{ useColor }, { helpText: render }] = await Promise.all([import("./lib/sys/io.ts"), import("./lib/cli/help.ts")]);
   return render(cmd, path, { version: versionLine().slice(4), color: useColor() });
@@ -106,7 +118,8 @@ export async function main(argv: string[]): Promise<number> {
     const found = await findSub(cmd, tok, path.length === 0);
     if (!found) {
       if (wantsHelp) break;
-      throw usageError(`unknown command '${[...path, tok].join(" ")}'`, `see: mam ${path.length ? `${path.join(" ")} ` : ""}--help`);
+      const guess = tok === "help" ? "did you mean --help? " : didYouMean(tok, await subNames(cmd, path.length === 0), path.length ? `${path.join(" ")} ` : "");
+      throw usageError(`unknown command '${[...path, tok].join(" ")}'`, `${guess}see: mam ${path.length ? `${path.join(" ")} ` : ""}--help`);
     }
     path.push(found[0]);
     cmd = found[1];
@@ -122,8 +135,12 @@ export async function main(argv: string[]): Promise<number> {
       return EXIT.USAGE;
     }
     const names = Object.keys(cmd.subCommands ?? {}).join(", ");
-    if (i < argv.length) throw usageError(`mam ${path.join(" ")}: unknown flag or argument '${argv[i]}'`, `see: mam ${path.join(" ")} --help`);
-    throw usageError(`mam ${path.join(" ")}: missing subcommand (one of: ${names})`, `see: mam ${path.join(" ")} --help`);
+    const at = path.length ? `mam ${path.join(" ")}` : "mam";
+    if (i < argv.length) {
+      const guess = argv[i]!.startsWith("-") ? didYouMean(argv[i]!, ["--help", ...(path.length ? [] : ["--version"])]) : "";
+      throw usageError(`${at}: unknown flag or argument '${argv[i]}'`, `${guess}see: ${at} --help`);
+    }
+    throw usageError(`${at}: missing subcommand (one of: ${names})`, `see: ${at} --help`);
   }
   const name = path.join(" ");
   const { args, rest } = parseCommandArgs(cmd, argv.slice(i), name);

@@ -1,9 +1,86 @@
 // Strict argument parsing (citty accepts unknown flags and lets repeated flags win silently).
 // Unknown flags, missing required flags, repeated scalar flags and stray positionals are usage
-// errors (SPEC §1).
+// errors (SPEC §1), in mam's own words: an unknown flag or command names the nearest known one
+// ("did you mean --agent?"), never the parser's text.
 import { parseArgs } from "node:util";
-import { usageError } from "../sys/errors.ts";
+import { MamError, usageError } from "../sys/errors.ts";
 import type { ArgsDef, MamCommand, ParsedArgs } from "./command.ts";
+
+/** edit distance where swapping two neighbours counts as one edit (`stauts` is one from `status`) */
+function distance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/**
+ * the known words nearest to a mistyped one (case-insensitive; a few edits at most, fewer for a
+ * short word), else those it is the start of; [] when nothing is close
+ */
+export function nearest(word: string, known: Iterable<string>): string[] {
+  const w = word.toLowerCase().replace(/^-+/, "");
+  if (w === "") return [];
+  const limit = w.length <= 3 ? 1 : w.length <= 7 ? 2 : 3;
+  let best = Infinity;
+  let hits: string[] = [];
+  const all = [...new Set(known)];
+  for (const k of all) {
+    const d = distance(w, k.toLowerCase().replace(/^-+/, ""));
+    if (d > limit || d > best) continue;
+    if (d < best) (best = d), (hits = []);
+    hits.push(k);
+  }
+  if (hits.length === 0 && w.length >= 3) hits = all.filter((k) => k.toLowerCase().replace(/^-+/, "").startsWith(w));
+  return hits.slice(0, 3);
+}
+
+/** "did you mean X? " (or "X or Y"; each shown after `prefix`), or "" */
+export function didYouMean(word: string, known: Iterable<string>, prefix = ""): string {
+  const n = nearest(word, known);
+  return n.length ? `did you mean ${n.map((k) => `${prefix}${k}`).join(" or ")}? ` : "";
+}
+
+/** the flags a command knows, as typed (`--agent`, `-n`) */
+function flagNames(defs: ArgsDef): string[] {
+  const names: string[] = [];
+  for (const [name, def] of Object.entries(defs)) {
+    if (def.type === "positional") continue;
+    names.push(`--${name}`);
+    for (const a of aliases(def)) names.push(a.length === 1 ? `-${a}` : `--${a}`);
+  }
+  return names;
+}
+
+/** every flag token of argv (before any `--`) is one the command knows, with a value where it needs one */
+function checkFlags(own: string[], defs: ArgsDef, cmdName: string): void {
+  const see = `see: mam ${cmdName} --help`;
+  const unknown = (flag: string): MamError => usageError(`${cmdName}: unknown flag '${flag}'`, `${didYouMean(flag, flagNames(defs))}${see}`);
+  const short = new Map<string, string>();
+  for (const [name, def] of Object.entries(defs)) if (def.type !== "positional") for (const a of aliases(def)) if (a.length === 1) short.set(a, name);
+  for (const tok of own) {
+    if (tok === "-" || !tok.startsWith("-")) continue;
+    if (!tok.startsWith("--")) {
+      // a short flag (-x, -xVALUE): the parser takes its value as it comes
+      if (!short.has(tok[1]!)) throw unknown(tok.slice(0, 2));
+      continue;
+    }
+    // `--flag value` was joined into `--flag=value` above: a string flag alone had no value
+    const eq = tok.indexOf("=");
+    const name = tok.slice(2, eq < 0 ? undefined : eq);
+    const def = Object.hasOwn(defs, name) ? defs[name] : undefined;
+    if (!def || def.type === "positional") throw unknown(`--${name}`);
+    if (def.type === "boolean" && eq >= 0) throw usageError(`${cmdName}: --${name} takes no value (got '${tok}')`, see);
+    if (def.type !== "boolean" && eq < 0) throw usageError(`${cmdName}: --${name} needs a value`, see);
+  }
+}
 
 export interface Parsed {
   args: ParsedArgs;
@@ -58,6 +135,7 @@ export function parseCommandArgs(cmd: MamCommand, argv: string[], cmdName: strin
     options[name] = { type: def.type === "boolean" ? "boolean" : "string", multiple: true, ...(short ? { short } : {}) };
   }
 
+  checkFlags(own, defs, cmdName);
   let parsed;
   try {
     parsed = parseArgs({ args: own, options, allowPositionals: true, strict: true, tokens: true });

@@ -42,7 +42,7 @@ describe("version and help", () => {
 describe("usage errors exit 2 with one ERROR line", () => {
   const cases: [string, string[], RegExp][] = [
     ["unknown command", ["frobnicate"], /^ERROR: unknown command 'frobnicate'/],
-    ["unknown flag", ["pane-lock", "path", "--jsn"], /^ERROR: .*Unknown option '--jsn'/],
+    ["unknown flag", ["pane-lock", "path", "--sesion", "a"], /^ERROR: pane-lock path: unknown flag '--sesion'; did you mean --session\? see: mam pane-lock path --help\n$/],
     ["missing required flag", ["pane-lock", "acquire"], /^ERROR: .*missing required flag --fd/],
     ["repeated scalar flag", ["pane-lock", "path", "--session", "a", "--session", "b"], /^ERROR: .*--session given more than once/],
     ["stray positional", ["pane-lock", "wait-seconds", "extra"], /^ERROR: .*unexpected argument 'extra'/],

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import onboardingTemplate from "../../assets/onboarding.md" with { type: "text" };
-import { agentKind, agentMcpArgs, grantArgs, idField } from "../../agents/kinds/index.ts";
+import { type AgentKind, agentKind, agentMcpArgs, commandLine, grantArgs, idField } from "../../agents/kinds/index.ts";
 import { serverEntry } from "../../sys/self.ts";
 import { decide, placeRow } from "../../fleet/adopt.ts";
 import { defaultSessionName } from "../../fleet/naming.ts";
@@ -15,7 +15,8 @@ import { resolveMuxTarget } from "../../mux/index.ts";
 import { findRows, sectionOf } from "../../registry/rows.ts";
 import type { Row } from "../../registry/types.ts";
 import { agentMam } from "../../sys/agent-mam.ts";
-import { conflict, MamError } from "../../sys/errors.ts";
+import { conflict, EXIT, MamError } from "../../sys/errors.ts";
+import { field } from "../../sys/fields.ts";
 import { type Notice, warning } from "../../sys/notice.ts";
 import { checkName } from "../../sys/names.ts";
 import { isoUtc } from "../../sys/time.ts";
@@ -28,7 +29,7 @@ import { briefPath, ensureDaemonNoticed, type JobInput, submitJob, type SubmitOp
 import { checkCreate, checkRole } from "./rules.ts";
 import { reconcileOnce } from "../reconcile.ts";
 import { type AfterStart, afterStart } from "./after-start.ts";
-import { launch } from "./launch.ts";
+import { agentEnv, launch } from "./launch.ts";
 
 export const CREATED_NOTE = "created by mam create";
 
@@ -149,6 +150,23 @@ export function sessionNameOf(ws: string, o: Pick<CreateInput, "agent" | "role" 
   return checkName(o.name ?? defaultSessionName(ws, checkRole(o.role), agentKind(o.agent).kind), "session name");
 }
 
+/**
+ * the kind's executable is on the PATH the agent gets, where mam decides that PATH: tmux (its
+ * launcher sets exactly that PATH) and kinds mam types into a herdr pane it made with it. A kind
+ * herdr starts itself (`agent start`) is typed by herdr into the pane's own shell, whose start-up
+ * files may add folders mam does not see (~/.local/bin): herdr resolves it, mam does not refuse.
+ */
+export function checkInstalled(kind: AgentKind, backend: "herdr" | "tmux", path: string): void {
+  if (backend === "herdr" && kind.herdrKind !== null) return;
+  const exe = commandLine(kind, [])[0]!;
+  if (Bun.which(exe, { PATH: path }) !== null) return;
+  throw new MamError(
+    `agent kind '${kind.kind}' runs '${exe}', which is not on the agent's PATH; nothing was started`,
+    EXIT.FAIL,
+    `install it (or put its folder on PATH), or choose another ${field("agent")} (${field("agent", "demo")} tries mam without an AI agent)`,
+  );
+}
+
 export async function createSession(deps: Deps, o: CreateInput): Promise<Created> {
   // 1. validate everything before any side effect
   checkCreate(o);
@@ -160,6 +178,7 @@ export async function createSession(deps: Deps, o: CreateInput): Promise<Created
   const grant = o.grant !== false;
   const grants = grant ? grantArgs(kind.kind, deps.env) : [];
   const target = resolveMuxTarget(o, deps.env);
+  checkInstalled(kind, target.backend, agentEnv(ws, name, deps.env).PATH!);
   const section = sectionOf(target.backend);
   const t0 = deps.clock.epoch();
 
