@@ -3,7 +3,7 @@ import { defineCommand, type Lazy, type MamCommand } from "./lib/cli/command.ts"
 import { didYouMean, parseCommandArgs } from "./lib/cli/parse.ts";
 import { versionLine } from "./lib/cli/version.ts";
 import { EXIT, MamError, usageError } from "./lib/sys/errors.ts";
-import { err, out } from "./lib/sys/io.ts";
+import { err, out, outJson } from "./lib/sys/io.ts";
 
 const lazy = <T>(load: () => Promise<{ default: T }>) => () => load().then((m) => m.default);
 
@@ -100,7 +100,19 @@ async function helpText(cmd: MamCommand, path: string[]): Promise<string> {
   return render(cmd, path, { version: versionLine().slice(4), color: useColor() });
 }
 
-export async function main(argv: string[]): Promise<number> {
+/** what main() learnt about the run that the error report needs */
+interface RunFacts {
+  /** the caller asked for JSON: an error is then one JSON document on stdout too */
+  json: boolean;
+}
+
+/** before the command's flags are parsed: is `--json` among mam's own words (before a `--`) */
+const jsonAsked = (argv: string[]): boolean => {
+  const dd = argv.indexOf("--");
+  return (dd >= 0 ? argv.slice(0, dd) : argv).includes("--json");
+};
+
+export async function main(argv: string[], facts: RunFacts = { json: jsonAsked(argv) }): Promise<number> {
   const dd = argv.indexOf("--");
   const own = dd >= 0 ? argv.slice(0, dd) : argv;
   const wantsHelp = own.includes("--help") || own.includes("-h");
@@ -144,28 +156,36 @@ export async function main(argv: string[]): Promise<number> {
   }
   const name = path.join(" ");
   const { args, rest } = parseCommandArgs(cmd, argv.slice(i), name);
+  // parsed: `--json` is the flag only when the command took it as one (`--detail --json` is a detail)
+  facts.json = args.json === true;
   const code = await cmd.run({ args, rest, path });
   return typeof code === "number" ? code : EXIT.OK;
 }
 
-export function reportError(e: unknown): number {
-  if (e instanceof MamError) {
-    (e.toStdout ? out : err)(e.render());
-    if (process.env.MAM_DEBUG === "1" && e.stack) err(e.stack);
-    return e.exitCode;
-  }
-  const msg = e instanceof Error ? e.message : String(e);
-  err(`ERROR: internal error: ${msg}; run with MAM_DEBUG=1 for details`);
-  if (process.env.MAM_DEBUG === "1" && e instanceof Error && e.stack) err(e.stack);
-  return EXIT.FAIL;
+/**
+ * an error as the user sees it: the ERROR line (on stdout where the error says so: create's
+ * conflict), or with --json the error as one JSON document on stdout ({error, hint, exit_code})
+ * and the ERROR line on stderr; the exit code
+ */
+export function reportError(e: unknown, json = false): number {
+  const m = e instanceof MamError ? e : new MamError(`internal error: ${e instanceof Error ? e.message : String(e)}`, EXIT.FAIL, "run with MAM_DEBUG=1 for details");
+  if (json) {
+    outJson({ error: m.message, hint: m.hint ?? null, exit_code: m.exitCode });
+    err(m.render());
+  } else (m.toStdout ? out : err)(m.render());
+  const stack = e instanceof Error ? e.stack : undefined;
+  if (process.env.MAM_DEBUG === "1" && stack) err(stack);
+  return m.exitCode;
 }
 
 if (import.meta.main) {
+  const argv = process.argv.slice(2);
+  const facts: RunFacts = { json: jsonAsked(argv) };
   let code: number;
   try {
-    code = await main(process.argv.slice(2));
+    code = await main(argv, facts);
   } catch (e) {
-    code = reportError(e);
+    code = reportError(e, facts.json);
   }
   process.exit(code);
 }
