@@ -68,13 +68,15 @@ describe("mam registry check", () => {
     expect(doc.problems).toHaveLength(3);
   });
 
-  test("a file that does not parse: the ERROR line, exit 1, nothing on stdout (with --json too)", async () => {
+  test("a file that does not parse: the ERROR line, exit 1, nothing on stdout (with --json: the error as JSON)", async () => {
     put(yaml, "herdr_sessions:\n- name: a\n  name: b\n");
     for (const extra of [[], ["--json"]]) {
       const r = await mam(["registry", "check", ...extra]);
       expect(r.code).toBe(1);
-      expect(r.stdout).toBe("");
-      expect(r.stderr).toBe(`ERROR: ${yaml} is not valid YAML (line 3: map keys must be unique); fix it or restore ${yaml}.bak\n`);
+      const error = `${yaml} is not valid YAML (line 3: map keys must be unique)`;
+      const hint = `fix it or restore ${yaml}.bak`;
+      expect(r.stdout).toBe(extra.length ? `${JSON.stringify({ error, hint, exit_code: 1 }, null, 2)}\n` : "");
+      expect(r.stderr).toBe(`ERROR: ${error}; ${hint}\n`);
     }
   });
 
