@@ -7,7 +7,7 @@ import { type Inspection, inspectRegistry, loadRegistryFile, normalize } from ".
 import { registryBackupPath, registryLockPath } from "../registry/paths.ts";
 import { emptyRegistry } from "../registry/rows.ts";
 import type { RegistryData } from "../registry/types.ts";
-import { validateRegistry } from "../registry/validate.ts";
+import { nameProblems, validateRegistry } from "../registry/validate.ts";
 import { atomicWriteFile } from "../sys/atomic.ts";
 import { EXIT, MamError, notFound } from "../sys/errors.ts";
 import { withLock } from "../sys/flock.ts";
@@ -54,12 +54,14 @@ export function checkRegistry(registry: RegistryStore): Checked {
   const path = registry.path;
   const ins = inspectRegistry(path);
   const bak = describe(registryBackupPath(path));
+  // names mam would refuse: problems for the check (the file stays readable for everything else)
+  const problems = [...ins.problems, ...nameProblems(ins.raw)];
   return {
     path,
     exists: ins.exists,
-    ok: ins.problems.length === 0,
+    ok: problems.length === 0,
     rows: ins.rows,
-    problems: ins.problems,
+    problems,
     backup: { path: bak.path, exists: bak.exists, ok: bak.ok, ...(bak.error && bak.exists ? { error: bak.error } : {}) },
     ...(bak.rows ? { backupRows: bak.rows } : {}),
   };

@@ -159,6 +159,8 @@ export interface Inspection {
   problems: string[];
   /** the data, when it passed validation */
   data: RegistryData | null;
+  /** what the file holds, as parsed (for checks of its own: registry check's names) */
+  raw: unknown;
 }
 
 /** for `registry check`: parse (a parse error still throws) and list every problem */
@@ -167,5 +169,5 @@ export function inspectRegistry(path: string, hint?: string): Inspection {
   const problems = validateRegistry(f.raw, undefined, { parsed: true });
   const rows = { herdr_sessions: 0, tmux_sessions: 0 };
   if (isPlainObject(f.raw)) for (const s of SECTIONS) if (Array.isArray(f.raw[s])) rows[s] = (f.raw[s] as unknown[]).length;
-  return { path, exists: f.exists, rows, problems, data: problems.length ? null : normalize(f.raw) };
+  return { path, exists: f.exists, rows, problems, data: problems.length ? null : normalize(f.raw), raw: f.raw };
 }

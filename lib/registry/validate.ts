@@ -4,6 +4,7 @@
 import type { RegistryData, Section } from "./types.ts";
 import { SECTIONS, STATUSES } from "./types.ts";
 import { backendOf, serverOf } from "./rows.ts";
+import { isValidName } from "../sys/names.ts";
 import { isPlainObject, repr, unstorable } from "./values.ts";
 
 export interface ValidateOptions {
@@ -110,4 +111,39 @@ export function roleChanges(data: RegistryData, before: RegistryData, opts: Vali
     }
   }
   return [...problems];
+}
+
+/**
+ * a name as it may be shown on a terminal, whatever it holds: quoted, every character outside
+ * printable ASCII (controls, escapes, bidi overrides, line separators) as \u{…}, at most 80 shown
+ */
+export function nameShown(name: string): string {
+  const cut = [...name];
+  const body = cut
+    .slice(0, 80)
+    .map((c) => (c >= " " && c <= "~" && c !== "'" && c !== "\\" ? c : `\\u{${c.codePointAt(0)!.toString(16)}}`))
+    .join("");
+  return `'${body}${cut.length > 80 ? "…" : ""}'`;
+}
+
+/**
+ * rows whose names mam would refuse (SPEC §1: 1-64 characters of [A-Za-z0-9._-], starting with a
+ * letter or digit): a hand-edited `../../etc`, control or bidi characters, an over-long name.
+ * Reported by `registry check` only: such a registry stays readable, and such a row is reached by
+ * its pane (`mam stop --pane ID`, `mam resume --pane ID --rename NAME`).
+ */
+export function nameProblems(data: unknown): string[] {
+  const problems: string[] = [];
+  if (!isPlainObject(data)) return problems;
+  for (const section of SECTIONS) {
+    const rows = data[section];
+    if (!Array.isArray(rows)) continue;
+    rows.forEach((row: unknown, i) => {
+      if (!isPlainObject(row) || typeof row.name !== "string" || row.name.trim() === "" || isValidName(row.name)) return;
+      const pane = isPlainObject(row.pane) && typeof row.pane.id === "string" && /^[%A-Za-z0-9:._-]{1,64}$/.test(row.pane.id) ? row.pane.id : undefined;
+      const reach = pane ? `reach it by its pane: mam stop --pane ${pane}, mam resume --pane ${pane} --rename NAME` : "it records no pane: fix the name in the file";
+      problems.push(`${section}[${i}] ${nameShown(row.name)} is a name mam would refuse (1-64 characters of [A-Za-z0-9._-], starting with a letter or digit); ${reach}`);
+    });
+  }
+  return problems;
 }

@@ -8,21 +8,29 @@ import { findPane } from "../../fleet/classify.ts";
 import { rowAgent } from "../../fleet/rows.ts";
 import { shJoin } from "../../mux/exec.ts";
 import { backendOf, serverOf } from "../../registry/rows.ts";
-import { EXIT, MamError, notFound } from "../../sys/errors.ts";
+import { conflict, EXIT, MamError, notFound, usageError } from "../../sys/errors.ts";
+import { isValidName } from "../../sys/names.ts";
+import { SECTIONS } from "../../registry/types.ts";
+import { nameShown } from "../../registry/validate.ts";
 import type { Env } from "../../sys/paths.ts";
 import { isoUtc } from "../../sys/time.ts";
 import { liveWorktreeOf, rowCwd, worktreeOf } from "../../worktrees/plan.ts";
 import { type AfterStart, afterStart } from "./after-start.ts";
 import { field } from "../../sys/fields.ts";
 import { launch } from "./launch.ts";
-import { rowNamed } from "./named.ts";
+import { paneChosen, rowChosen } from "./named.ts";
 import { paneAgentGone } from "./probe.ts";
 import type { Deps } from "../deps.ts";
 
 export const STOP_KEYS = ["stopped_at", "stopped_at_epoch", "stop_reason", "resumable", "terminated_at", "terminated_at_epoch", "termination_mode", "archived_at"];
 
 export interface ResumeInput {
-  name: string;
+  /** the session; or `pane`, for a row whose name mam would refuse */
+  name?: string;
+  /** the pane id the row records, instead of its name */
+  pane?: string;
+  /** the name the session comes back under (needed when its own is one mam would refuse) */
+  rename?: string;
   /** start a fresh conversation when none is found */
   fresh: boolean;
   /** start the herdr server when it is not running */
@@ -50,10 +58,21 @@ export function pickConversation(row: Record<string, unknown>, agent: string, ws
 /** an agent that was already running: nothing was started or looked at */
 const NOT_STARTED: AfterStart = { at_prompt: false, waiting_at: null, onboarding: "off", warnings: [] };
 
-export async function resumeSession(deps: Deps, o: ResumeInput): Promise<Resumed> {
-  const { data, section, row } = rowNamed(deps.registry, o.name);
+export async function resumeSession(deps: Deps, input: ResumeInput): Promise<Resumed> {
+  const chosen = rowChosen(deps.registry, input);
+  const { data, section, row } = chosen;
   const backend = backendOf(section);
   const server = serverOf(row, section);
+  // an agent never starts under a name mam would refuse (it goes into labels, tmux and herdr
+  // names, the agent's environment): such a row comes back under a new one
+  const was = row.name;
+  if (input.rename === undefined && !isValidName(was)) {
+    throw usageError(`session ${nameShown(was)} has a name mam would refuse`, `give the name it comes back under: ${field("rename")}`);
+  }
+  if (input.rename !== undefined && input.rename !== was && SECTIONS.some((s) => data[s].some((r) => r.name === input.rename))) {
+    throw conflict(`the registry already has a session named '${input.rename}'`, `choose another ${field("rename")}`);
+  }
+  const o = { ...input, name: input.rename ?? was };
   const agent = rowAgent(row);
   if (!agent) throw new MamError(`session '${o.name}' has no agent kind in the registry`, EXIT.FAIL, "stop it and create a new one");
   const kind = agentKind(agent);
@@ -64,7 +83,7 @@ export async function resumeSession(deps: Deps, o: ResumeInput): Promise<Resumed
   if (row.status === "running") {
     const mux = deps.muxFor(backend, server);
     const l = await mux.list();
-    const pane = l.state === "ok" ? findPane(row, l.panes, section) : undefined;
+    const pane = l.state === "ok" ? (findPane(row, l.panes, section) ?? paneChosen(l.panes, input, chosen, server)) : undefined;
     if (pane && (await paneAgentGone(mux, pane, agent))) bareShell = pane.id;
     else if (pane || l.state === "unreachable") return { name: o.name, already: true, pane: pane?.id ?? String(row.pane?.id ?? "?"), session_id: ownId(row, agent) ?? null, from: "running", ...NOT_STARTED };
   }
@@ -96,8 +115,13 @@ export async function resumeSession(deps: Deps, o: ResumeInput): Promise<Resumed
   const sid = conv?.id ?? freshId;
   try {
     await deps.registry.mutate((d) => {
-      const r = d[section].find((x) => x.name === o.name && serverOf(x, section) === server && x.status === row.status);
+      const r = d[section].find((x) => x.name === was && serverOf(x, section) === server && x.status === row.status);
       if (!r) throw new MamError(`session '${o.name}' changed while it was being resumed`, EXIT.FAIL, "see: mam status");
+      if (o.name !== was) {
+        if (SECTIONS.some((s) => d[s].some((x) => x.name === o.name))) throw conflict(`the registry already has a session named '${o.name}'`, `choose another ${field("rename")}`);
+        r.renamed_from = was;
+        r.name = o.name;
+      }
       for (const k of STOP_KEYS) delete r[k];
       r.status = "running";
       r.last_visible_status = "running";

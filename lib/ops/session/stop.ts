@@ -18,12 +18,15 @@ import { liveWorktreeOf, rowCwd } from "../../worktrees/plan.ts";
 import type { Deps } from "../deps.ts";
 import { checkRemovable, removeWorktreeOfSession } from "../worktree.ts";
 import { lookAt } from "./at-prompt.ts";
-import { rowNamed } from "./named.ts";
+import { paneChosen, rowChosen } from "./named.ts";
 
 export type StopMode = "graceful" | "hard" | "soft";
 
 export interface StopInput {
-  name: string;
+  /** the session; or `pane`, for a row whose name mam would refuse */
+  name?: string;
+  /** the pane id the row records, instead of its name */
+  pane?: string;
   mode: StopMode;
   /** with a hard stop: delete this session's own conversation files in this workspace */
   purge: boolean;
@@ -91,8 +94,10 @@ async function leftRunning(mux: Mux, row: Row, section: Section): Promise<string
   }
 }
 
-export async function stopSession(deps: Deps, o: StopInput): Promise<Stopped> {
-  const { data, section, row } = rowNamed(deps.registry, o.name);
+export async function stopSession(deps: Deps, input: StopInput): Promise<Stopped> {
+  const chosen = rowChosen(deps.registry, input);
+  const { data, section, row } = chosen;
+  const o = { ...input, name: row.name };
   const agent = rowAgent(row);
   const base: Stopped = { name: o.name, status: "stopped", already: false, pane: null, session_id: agent ? (ownId(row, agent) ?? null) : null, purged: [], worktree_removed: null };
   // --remove-worktree: every refusal before the agent is touched
@@ -121,7 +126,7 @@ export async function stopSession(deps: Deps, o: StopInput): Promise<Stopped> {
     if (l.state === "unreachable" && o.mode !== "soft") {
       throw new MamError(`cannot stop ${o.name}: ${l.detail}`, EXIT.FAIL, "nothing was changed; retry when the multiplexer answers, or archive the row with --soft");
     }
-    pane = l.state === "ok" ? findPane(row, l.panes, section) : undefined;
+    pane = l.state === "ok" ? (findPane(row, l.panes, section) ?? paneChosen(l.panes, input, chosen, server)) : undefined;
   }
   // only ever a pane that carries our label, or the one the registry names (for an archived row:
   // and that no running row holds, the id may have been given to another pane since)

@@ -4,6 +4,8 @@
 import * as z from "zod/mini";
 import { choice, flag, list, name, optional, sessionName, text, withDefault } from "../input.ts";
 import { defineOp } from "../op.ts";
+import { usageError } from "../../sys/errors.ts";
+import { field } from "../../sys/fields.ts";
 import type { CreateOutcome } from "../session/create.ts";
 import type { Pruned } from "../session/prune.ts";
 import { createdText, prunedText, resumedText, stoppedText } from "../session/render.ts";
@@ -14,6 +16,18 @@ import { renderStatus, type StatusDoc } from "../session/status.ts";
 import type { Stopped } from "../session/stop.ts";
 
 const kinds = () => require("../../agents/kinds/index.ts") as typeof import("../../agents/kinds/index.ts");
+
+/** a pane id as `mam status` shows it (tmux %3, herdr w1:p2): how stop and resume reach a row whose name mam would refuse */
+const paneId = () =>
+  z.string().check(
+    z.regex(/^[%A-Za-z0-9:._-]{1,64}$/, { error: (iss) => `invalid pane id '${String(iss.input).slice(0, 40)}' (as mam status shows it: %3, w1:p2)` }),
+    z.describe("the pane the session's row records, instead of its name (as `mam status` shows it: %3, w1:p2)"),
+  );
+
+/** stop and resume act on one row: named, or by its pane */
+function oneRow(i: { name?: string; pane?: string }): void {
+  if ((i.name === undefined) === (i.pane === undefined)) throw usageError(`give exactly one of ${field("name")} and ${field("pane")}`);
+}
 
 export const sessionCreate = defineOp({
   name: "session.create",
@@ -86,14 +100,18 @@ export const sessionStop = defineOp({
   summary: "stop an agent session: graceful (resumable), --hard, or --soft (archive, leave the pane)",
   readOnly: false,
   input: () => ({
-    name: sessionName(),
+    name: optional(sessionName("session name, as `mam status` lists it (or give {{pane}})")),
+    pane: optional(paneId()),
     mode: withDefault(choice(["graceful", "hard", "soft"], "graceful (the agent exits, resumable later), hard (close its pane now) or soft (archive the row, leave the pane)"), "graceful"),
     reason: withDefault(text("why (stored as stop_reason)", { max: 500 }), "requested"),
     purge: withDefault(flag("with {{mode=hard}}: delete this session's own conversation files in this workspace"), false),
     remove_worktree: withDefault(flag("also remove the session's git worktree (its branch stays); refused with uncommitted or unmerged work"), false),
     force: withDefault(flag("with {{remove_worktree}}: remove it even with uncommitted or unmerged work"), false),
   }),
-  check: (i) => checkStop(i),
+  check(i) {
+    oneRow(i);
+    checkStop(i);
+  },
   async run(deps, i) {
     const { stopSession } = await import("../session/stop.ts");
     return stopSession(deps, i);
@@ -105,6 +123,7 @@ export const sessionStop = defineOp({
     positionals: ["name"],
     hide: ["mode"],
     flags: {
+      pane: { valueHint: "ID" },
       reason: { valueHint: "TEXT" },
       purge: { flag: "purge-conversation" },
     },
@@ -116,6 +135,7 @@ export const sessionStop = defineOp({
       "mam stop api-worker-claude --hard --purge-conversation --yes",
       "mam stop feat-x --remove-worktree            # refused (exit 4) when it has uncommitted or unmerged work",
       "mam stop feat-x --remove-worktree --force",
+      "mam stop --pane %7                            # a row whose name mam would refuse (see: mam registry check)",
     ],
   },
   mcp: { aliases: ["stop_agent"], hide: ["purge"], description: "Stop an agent session: graceful (resumable later), hard (close its pane now) or soft (archive the row, leave the pane)." },
@@ -126,16 +146,25 @@ export const sessionResume = defineOp({
   summary: "bring a stopped session back with its own conversation (else this workspace's newest)",
   readOnly: false,
   input: () => ({
-    name: sessionName(),
+    name: optional(sessionName("session name, as `mam status` lists it (or give {{pane}})")),
+    pane: optional(paneId()),
+    rename: optional(sessionName("the name it comes back under (its row takes it; needed for a row whose name mam would refuse)")),
     fresh: withDefault(flag("start a fresh conversation when none is found"), false),
     start_server: withDefault(flag("start the herdr server (headless, detached) when it is not running"), false),
   }),
+  check: (i) => oneRow(i),
   async run(deps, i) {
     const { resumeSession } = await import("../session/resume.ts");
     return resumeSession(deps, i);
   },
   text: (r: Resumed) => resumedText(r),
-  cli: { path: "resume", group: "agents", positionals: ["name"], examples: ["mam resume api-worker-claude", "mam resume api-worker-claude --fresh"] },
+  cli: {
+    path: "resume",
+    group: "agents",
+    positionals: ["name"],
+    flags: { pane: { valueHint: "ID" }, rename: { valueHint: "NAME" } },
+    examples: ["mam resume api-worker-claude", "mam resume api-worker-claude --fresh", "mam resume --pane %7 --rename worker-2     # a row whose name mam would refuse"],
+  },
   mcp: { aliases: ["resume_agent"], description: "Bring a stopped agent session back with its own conversation (else this workspace's newest of that agent)." },
 });
 
