@@ -26,8 +26,8 @@ const GROUPS: Record<string, { description: string; examples: string[] }> = {
     examples: ["mam daemon ensure", "mam daemon status --json", "mam daemon stop"],
   },
   registry: {
-    description: "check the registry (.mam/agent-sessions.yaml) or put its backup back",
-    examples: ["mam registry check", "mam registry restore --yes"],
+    description: "check the registry (.mam/agent-sessions.yaml), put its backup back, or rebuild it from the agents' panes",
+    examples: ["mam registry check", "mam registry restore --yes", "mam registry rebuild --yes"],
   },
 };
 

@@ -4,7 +4,7 @@
 import type { AnyOp } from "./op.ts";
 import { jobCancel, jobEvent, jobList, jobLogs, jobStatus, jobSubmit, jobWait } from "./table/job.ts";
 import { sessionCreate, sessionPrune, sessionResume, sessionSend, sessionStatus, sessionStop } from "./table/session.ts";
-import { daemonEnsure, daemonStatus, daemonStop, registryCheck, registryReconcile, registryRestore, worktreeList, worktreeRemove } from "./table/workspace.ts";
+import { daemonEnsure, daemonStatus, daemonStop, registryCheck, registryRebuild, registryReconcile, registryRestore, worktreeList, worktreeRemove } from "./table/workspace.ts";
 
 /** in the order MCP clients list the tools and `mam --help` lists the commands of a group */
 export const OPS: readonly AnyOp[] = [
@@ -24,6 +24,7 @@ export const OPS: readonly AnyOp[] = [
   registryReconcile,
   registryCheck,
   registryRestore,
+  registryRebuild,
   worktreeList,
   worktreeRemove,
   daemonEnsure,

@@ -106,16 +106,16 @@ export async function restoreRegistry(registry: RegistryStore, yes: boolean): Pr
   const left = `${path} left as it is`;
   /** the backup's bytes and data, refused when it is missing or not a valid registry */
   const loadBackup = (): { bytes: Buffer; data: RegistryData; mode: number } => {
-    if (!existsSync(bakPath)) throw notFound(`no backup to restore: ${bakPath} does not exist`, left);
+    if (!existsSync(bakPath)) throw notFound(`no backup to restore: ${bakPath} does not exist`, `${left}; mam registry rebuild re-registers the running agents from their panes`);
     let f;
     try {
       f = loadRegistryFile(bakPath, { hint: left });
     } catch (e) {
-      if (e instanceof MamError) throw new MamError(`cannot restore: ${e.message}`, e.exitCode, left);
+      if (e instanceof MamError) throw new MamError(`cannot restore: ${e.message}`, e.exitCode, `${left}; mam registry rebuild re-registers the running agents from their panes`);
       throw e;
     }
     const problems = validateRegistry(f.raw, undefined, { parsed: true });
-    if (problems.length) throw new MamError(`cannot restore: ${bakPath}: ${problems[0]}`, EXIT.FAIL, left);
+    if (problems.length) throw new MamError(`cannot restore: ${bakPath}: ${problems[0]}`, EXIT.FAIL, `${left}; mam registry rebuild re-registers the running agents from their panes`);
     return { bytes: Buffer.from(f.text, "utf8"), data: normalize(f.raw), mode: f.mode ?? 0o600 };
   };
   const bak = loadBackup();

@@ -10,8 +10,9 @@
 //   readRegistry(path, {duplicateKeys?}): RegistryData
 //     A missing or empty file is {herdr_sessions: [], tmux_sessions: []}; absent / null sections
 //     are empty lists; unknown fields and top-level keys are kept. A file that does not parse →
-//     MamError exit 1 "<path> is not valid YAML (line L: reason)" with hint "fix it or restore
-//     <path>.bak"; a file that fails validation → MamError exit 1 naming the first problem.
+//     MamError exit 1 "<path> is not valid YAML (line L: reason)" with the way out that exists as
+//     its hint (wayOut: `mam registry restore --yes` when <path>.bak reads, else `mam registry
+//     rebuild`); a file that fails validation → MamError exit 1 naming the first problem.
 //     Rows are plain objects; change them freely, nothing is written back. Duplicate keys are
 //     found by default (the outline scan); {duplicateKeys: false} skips that scan (about 10 ms
 //     less for 200 rows in a fresh process; Bun.YAML then keeps the last of duplicate keys,

@@ -27,8 +27,25 @@ export interface RegistryFile {
   mode?: number;
 }
 
-export function notYaml(path: string, p: ParseProblem, hint = `fix it or restore ${registryBackupPath(path)}`): MamError {
-  return new MamError(`${path} is not valid YAML (line ${p.line}: ${p.reason})`, EXIT.FAIL, hint);
+/**
+ * the way out of a broken registry that exists: its backup when that reads as a registry
+ * (`mam registry restore --yes`), else a rebuild from the panes the agents run in (`mam registry
+ * rebuild`). Looked at only when an error is raised.
+ */
+export function wayOut(path: string): string {
+  const bak = registryBackupPath(path);
+  let usable = false;
+  try {
+    const f = loadRegistryFile(bak, { hint: "" });
+    usable = f.exists && validateRegistry(f.raw, undefined, { parsed: true }).length === 0;
+  } catch {}
+  return usable
+    ? `fix it, or put back its previous version ${bak}: mam registry restore --yes`
+    : `fix it, or rebuild it from the panes the agents run in: mam registry rebuild`;
+}
+
+export function notYaml(path: string, p: ParseProblem, hint = wayOut(path)): MamError {
+  return new MamError(`${path} is not valid YAML (line ${p.line}: ${p.reason})`, EXIT.FAIL, hint === "" ? undefined : hint);
 }
 
 function readBytes(path: string): { buf: Buffer; mode: number } | null {
@@ -43,7 +60,7 @@ function readBytes(path: string): { buf: Buffer; mode: number } | null {
     const st = fstatSync(fd);
     if (st.isDirectory()) throw new MamError(`cannot read ${path}: it is a folder`, EXIT.FAIL);
     if (st.size > MAX_REGISTRY_BYTES) {
-      throw new MamError(`${path} is too large (${st.size} bytes, the limit is ${MAX_REGISTRY_BYTES / 1024 / 1024} MiB)`, EXIT.FAIL, `fix it or restore ${registryBackupPath(path)}`);
+      throw new MamError(`${path} is too large (${st.size} bytes, the limit is ${MAX_REGISTRY_BYTES / 1024 / 1024} MiB)`, EXIT.FAIL, wayOut(path));
     }
     const buf = Buffer.alloc(st.size);
     let off = 0;
@@ -99,7 +116,7 @@ export function parseRegistryText(text: string, path: string, hint?: string, wit
 }
 
 export interface LoadOptions {
-  /** the hint of a "not valid YAML" error (default: fix it or restore <path>.bak) */
+  /** the hint of a "not valid YAML" error (default: the way out that exists, wayOut; "": none) */
   hint?: string;
   /** scan the outline, which finds duplicate keys (default true) */
   outline?: boolean;
@@ -128,7 +145,7 @@ export function normalize(raw: unknown): RegistryData {
 /** the error for a file whose content fails validation */
 export function invalidRegistry(path: string, problems: string[]): MamError {
   const more = problems.length > 1 ? ` (and ${problems.length - 1} more problem${problems.length > 2 ? "s" : ""})` : "";
-  return new MamError(`${path}: ${problems[0]}${more}`, EXIT.FAIL, `fix it or restore ${registryBackupPath(path)} (mam registry check lists every problem)`);
+  return new MamError(`${path}: ${problems[0]}${more}`, EXIT.FAIL, `${wayOut(path)} (mam registry check lists every problem)`);
 }
 
 export interface ReadOptions {

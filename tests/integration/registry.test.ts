@@ -74,7 +74,7 @@ describe("mam registry check", () => {
       const r = await mam(["registry", "check", ...extra]);
       expect(r.code).toBe(1);
       const error = `${yaml} is not valid YAML (line 3: map keys must be unique)`;
-      const hint = `fix it or restore ${yaml}.bak`;
+      const hint = "fix it, or rebuild it from the panes the agents run in: mam registry rebuild";
       expect(r.stdout).toBe(extra.length ? `${JSON.stringify({ error, hint, exit_code: 1 }, null, 2)}\n` : "");
       expect(r.stderr).toBe(`ERROR: ${error}; ${hint}\n`);
     }
@@ -168,8 +168,8 @@ describe("mam registry restore", () => {
 
   test("refuses a .bak that does not parse or fails validation: exit 1, both files untouched", async () => {
     for (const [bakText, msg] of [
-      ["herdr_sessions:\n\t- name: a\n", `ERROR: cannot restore: ${yaml}.bak is not valid YAML (line 2: tabs are not allowed as indentation); ${yaml} left as it is\n`],
-      ["herdr_sessions:\n- name: a\n  status: runing\n", `ERROR: cannot restore: ${yaml}.bak: herdr_sessions[0] 'a' bad status 'runing'; ${yaml} left as it is\n`],
+      ["herdr_sessions:\n\t- name: a\n", `ERROR: cannot restore: ${yaml}.bak is not valid YAML (line 2: tabs are not allowed as indentation); ${yaml} left as it is; mam registry rebuild re-registers the running agents from their panes\n`],
+      ["herdr_sessions:\n- name: a\n  status: runing\n", `ERROR: cannot restore: ${yaml}.bak: herdr_sessions[0] 'a' bad status 'runing'; ${yaml} left as it is; mam registry rebuild re-registers the running agents from their panes\n`],
     ] as const) {
       put(yaml, GOOD);
       put(`${yaml}.bak`, bakText);
@@ -187,7 +187,7 @@ describe("mam registry restore", () => {
   test("no .bak: exit 3 (not found), nothing created", async () => {
     const r = await mam(["registry", "restore", "--yes"]);
     expect(r.code).toBe(3);
-    expect(r.stderr).toBe(`ERROR: no backup to restore: ${yaml}.bak does not exist; ${yaml} left as it is\n`);
+    expect(r.stderr).toBe(`ERROR: no backup to restore: ${yaml}.bak does not exist; ${yaml} left as it is; mam registry rebuild re-registers the running agents from their panes\n`);
     expect(existsSync(join(sb.ws, ".mam"))).toBe(false);
   });
 

@@ -126,14 +126,14 @@ describe("readRegistry", () => {
       put(text);
       const e = errorOf(() => readRegistry(yaml));
       expect(e.exitCode).toBe(1);
-      expect(e.render()).toBe(`ERROR: ${yaml} is not valid YAML (line ${line}: ${reason}); fix it or restore ${yaml}.bak`);
+      expect(e.render()).toBe(`ERROR: ${yaml} is not valid YAML (line ${line}: ${reason}); fix it, or rebuild it from the panes the agents run in: mam registry rebuild`);
     });
   }
 
   test("invalid UTF-8 is not valid YAML, with its line", () => {
     mkdirSync(join(sb.ws, ".mam"), { recursive: true });
     writeFileSync(yaml, Buffer.concat([Buffer.from("herdr_sessions:\n- name: "), Buffer.from([0xff, 0xfe]), Buffer.from("\n")]));
-    expect(errorOf(() => readRegistry(yaml)).render()).toBe(`ERROR: ${yaml} is not valid YAML (line 2: invalid UTF-8); fix it or restore ${yaml}.bak`);
+    expect(errorOf(() => readRegistry(yaml)).render()).toBe(`ERROR: ${yaml} is not valid YAML (line 2: invalid UTF-8); fix it, or rebuild it from the panes the agents run in: mam registry rebuild`);
   });
 
   test("a file over 16 MiB is refused before parsing", () => {

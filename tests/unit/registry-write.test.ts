@@ -396,7 +396,7 @@ describe("refusals leave the file byte for byte", () => {
       called = true;
     });
     expect(called).toBe(false);
-    expect(e.render()).toBe(`ERROR: ${yaml} is not valid YAML (line 3: flow map in block collection must be sufficiently indented and end with a }); fix it or restore ${yaml}.bak`);
+    expect(e.render()).toBe(`ERROR: ${yaml} is not valid YAML (line 3: flow map in block collection must be sufficiently indented and end with a }); fix it, or rebuild it from the panes the agents run in: mam registry rebuild`);
     expect(file()).toBe("herdr_sessions:\n- {name: a\n");
   });
 

@@ -1,19 +1,22 @@
-// The operations on the workspace as a whole: reconcile the registry with the panes, the sessions'
-// git worktrees, the workspace's daemon. Each entry is the one definition of its input, its text
+// The operations on the workspace as a whole: reconcile the registry with the panes, check,
+// restore or rebuild the registry file, the sessions' git worktrees, the workspace's daemon. Each entry is the one definition of its input, its text
 // and how the command line and MCP name it; the use cases load only when the operation runs.
+import * as z from "zod/mini";
 import type { ReconcileReport } from "../reconcile.ts";
 import type { DaemonStatus } from "../../sys/daemon-proc.ts";
 import { notFound } from "../../sys/errors.ts";
 import { table } from "../../sys/io.ts";
 import { info, type Notice, warning } from "../../sys/notice.ts";
-import { flag, sessionName, withDefault } from "../input.ts";
+import { flag, name, sessionName, withDefault } from "../input.ts";
 import { defineOp } from "../op.ts";
 import type { Removed, WorktreeView } from "../worktree.ts";
 import type { Checked, Restored } from "../registry-file.ts";
+import type { Rebuilt } from "../registry-rebuild.ts";
 
 // the texts of these ops live beside their use cases, loaded when a result is shown
 const reconcileTexts = () => require("../reconcile-text.ts") as typeof import("../reconcile-text.ts");
 const registryTexts = () => require("../registry-file.ts") as typeof import("../registry-file.ts");
+const rebuildTexts = () => require("../registry-rebuild.ts") as typeof import("../registry-rebuild.ts");
 
 export const registryReconcile = defineOp({
   name: "registry.reconcile",
@@ -191,5 +194,31 @@ export const registryRestore = defineOp({
   text: (r: Restored) => registryTexts().restoredText(r),
   json: ({ summary: _s, same: _m, had_current: _h, ...r }: Restored) => r,
   cli: { path: "registry restore", examples: ["mam registry restore            # what would change; changes nothing", "mam registry restore --yes      # restore it"] },
+  mcp: false,
+});
+
+export const registryRebuild = defineOp({
+  name: "registry.rebuild",
+  summary: "write a fresh registry from the panes mam labelled (mam:<name>) in this workspace, when it is broken with no usable .bak or gone; without --yes only shows what it would do",
+  readOnly: false,
+  input: () => ({
+    yes: withDefault(flag("really rebuild (without it nothing is changed); a broken file is kept as <file>.broken-<time>"), false),
+    herdr_servers: withDefault(z.array(name("herdr server name", "")).check(z.describe("also look at this herdr server (repeatable; mam looks at the default one, yours, and those the old file names)")), []),
+    tmux_servers: withDefault(z.array(name("tmux server name", "")).check(z.describe("also look at this private tmux server (repeatable; mam looks at mam and every socket in $TMUX_TMPDIR/tmux-<uid>/)")), []),
+  }),
+  async run(deps, i) {
+    const { rebuildRegistry } = await import("../registry-rebuild.ts");
+    return rebuildRegistry(deps, i);
+  },
+  text: (r: Rebuilt) => rebuildTexts().rebuiltText(r),
+  cli: {
+    path: "registry rebuild",
+    flags: { herdr_servers: { flag: "herdr-session", valueHint: "SERVER" }, tmux_servers: { flag: "tmux-server", valueHint: "NAME" } },
+    examples: [
+      "mam registry rebuild                      # what it would register; changes nothing",
+      "mam registry rebuild --yes                # do it (a broken file is kept as agent-sessions.yaml.broken-<time>)",
+      "mam registry rebuild --yes --herdr-session work --tmux-server team",
+    ],
+  },
   mcp: false,
 });
