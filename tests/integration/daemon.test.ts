@@ -107,7 +107,9 @@ describe("mam daemon status and stop", () => {
     for (const args of [["status"], ["status", "--json"], ["stop"]]) {
       const r = await runMam(["daemon", ...args, "--workspace", sb.ws], { env: sb.env });
       expect(r.code).toBe(3);
-      expect(r.stdout).toBe("");
+      // --json: the error is the one document on stdout (issue 23 item 17)
+      if (args.includes("--json")) expect(JSON.parse(r.stdout)).toEqual({ error: `no subscriber daemon runs for ${sb.ws}`, hint: "start one with: mam daemon ensure", exit_code: 3 });
+      else expect(r.stdout).toBe("");
       expect(r.stderr).toStartWith(`ERROR: no subscriber daemon runs for ${sb.ws}`);
     }
     expect(existsSync(join(sb.ws, ".mam"))).toBe(false);
