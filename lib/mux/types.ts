@@ -94,6 +94,8 @@ export interface StartSpec {
    * claimPane(), which gives it to the panes it creates (reused free panes keep their own env).
    */
   env: Record<string, string>;
+  /** the workspace the session belongs to (tmux keeps it on the session, to name the owner of a clash) */
+  workspace?: string;
   /** how long a typed (non-herdr-kind / tmux) agent must stay in the foreground to count as started */
   settleMs: number;
   /** herdr agent start readiness timeout */

@@ -91,6 +91,7 @@ export async function launch(deps: Pick<Deps, "ws" | "env" | "muxFor">, s: Launc
       herdrKind: s.backend === "herdr" ? (s.kind.herdrKind ?? undefined) : undefined,
       argv,
       cwd: s.cwd ?? ws,
+      workspace: ws,
       env,
       settleMs: settleMs(deps.env),
       // herdr: labelled once the claim is ours, never before (a pane another client wins must
