@@ -3,12 +3,15 @@
 // MQTT_BROKER is a host (`broker.internal`, `10.0.0.5`, `::1`), a host and port (`host:1884`,
 // `[::1]:1884`) or a URL (`mqtt://host:1884`, `mqtts://host`: TLS); anything else is refused,
 // never taken as a host name that cannot resolve (live delivery would quietly be off). A port or
-// TLS given twice (MQTT_PORT, MQTT_TLS) must agree.
+// TLS given twice (MQTT_PORT, MQTT_TLS) must agree. The password comes from MQTT_PASSWORD, else
+// from the file MQTT_PASSWORD_FILE (read when mam connects; a path can pass on to agents, the
+// password itself never does: lib/sys/secrets.ts).
 import { readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { isIP } from "node:net";
 import { EXIT, MamError, usageError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
+import { readSecretFile } from "../sys/secrets.ts";
 
 export interface BrokerConfig {
   host: string;
@@ -16,6 +19,8 @@ export interface BrokerConfig {
   tls: boolean;
   username?: string;
   password?: string;
+  /** MQTT_PASSWORD_FILE, when MQTT_PASSWORD is not set: read at connect time */
+  passwordFile?: string;
   caFile?: string;
   certFile?: string;
   keyFile?: string;
@@ -39,7 +44,7 @@ export function parseBrokerAddress(raw: string): { host: string; port?: number; 
     tls = name === "mqtts";
     rest = rest.slice(scheme[0].length).replace(/\/$/, "");
   }
-  if (rest.includes("@")) throw bad("give the username and password in MQTT_USERNAME and MQTT_PASSWORD, not in the address");
+  if (rest.includes("@")) throw bad("give the username and password in MQTT_USERNAME and MQTT_PASSWORD_FILE (or MQTT_PASSWORD), not in the address");
   if (isIP(rest) === 6 && !scheme) return { host: rest };
   let host = rest;
   let port: string | undefined;
@@ -85,6 +90,7 @@ export function brokerConfigFromEnv(env: Env = process.env): BrokerConfig {
     tls,
     username: env.MQTT_USERNAME || undefined,
     password: env.MQTT_PASSWORD || undefined,
+    passwordFile: env.MQTT_PASSWORD || !env.MQTT_PASSWORD_FILE ? undefined : env.MQTT_PASSWORD_FILE,
     caFile: env.MQTT_CA_CERTS || undefined,
     certFile: env.MQTT_CERTFILE || undefined,
     keyFile: env.MQTT_KEYFILE || undefined,
@@ -136,6 +142,7 @@ export function mqttOptions(cfg: BrokerConfig, o: ConnectOptions): Record<string
   };
   if (cfg.username !== undefined) opts.username = cfg.username;
   if (cfg.password !== undefined) opts.password = cfg.password;
+  else if (cfg.passwordFile !== undefined) opts.password = readSecretFile(cfg.passwordFile, "MQTT_PASSWORD_FILE");
   if (cfg.tls) {
     // SNI takes host names only; for an IP the certificate's IP SAN is checked
     if (isIP(cfg.host) === 0) opts.servername = cfg.host;

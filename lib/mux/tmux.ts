@@ -1,10 +1,16 @@
 // The tmux backend: one tmux session per agent on a private server `tmux -L <server>` (default
 // `mam`), named after the mam session, the exact mam name kept in the session option @mam_name and
 // its workspace in @mam_workspace (several workspaces share the server `mam`).
+//
+// mam's secrets (lib/sys/secrets.ts) never reach a pane: tmux is run without them, so a server it
+// starts never has them in its global environment, and every new session first removes them from
+// the global environment of a server something else started with them (a pane gets the global
+// environment of its server, whoever started it).
 import { basename } from "node:path";
 import { conflict, EXIT, MamError, usageError } from "../sys/errors.ts";
 import { field } from "../sys/fields.ts";
 import type { Env } from "../sys/paths.ts";
+import { SECRET_ENV, withoutSecrets } from "../sys/secrets.ts";
 import { execCapture, lastOutput, shJoin, type ExecResult } from "./exec.ts";
 import { foregroundOf, hasProcfs } from "./procfs.ts";
 import type { Listing, Mux, MuxPane, PaneScreen, ProcessInfo, StartSpec } from "./types.ts";
@@ -173,10 +179,13 @@ export class TmuxMux implements Mux {
     return (this.binPath = p);
   }
 
-  /** run tmux -L <server> <args…>; TMUX is unset so a caller inside tmux never reaches its own server */
+  /**
+   * run tmux -L <server> <args…>; TMUX is unset so a caller inside tmux never reaches its own
+   * server, and mam's secrets are left out (a server this call starts keeps its environment)
+   */
   private async run(args: Arg[], stdin?: string): Promise<ExecResult> {
     const argv = [this.bin, "-L", this.server, ...args.map((a) => (a === SEP ? ";" : tmuxArg(a)))];
-    const env = { ...this.env, TMUX: undefined, TMUX_PANE: undefined };
+    const env = { ...withoutSecrets(this.env), TMUX: undefined, TMUX_PANE: undefined };
     try {
       return await execCapture(argv, { env, timeoutMs: this.opts.timeoutMs ?? 10_000, stdin });
     } catch (e) {
@@ -256,13 +265,20 @@ export class TmuxMux implements Mux {
       if (old.some((p) => !p.dead)) throw sessionClash(name, this.server, old[0]!, spec.workspace);
       await this.run(["kill-session", "-t", `=${name}`]);
     }
-    const envArgs = Object.entries(spec.env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
+    const envArgs = Object.entries(spec.env)
+      .filter(([k]) => !SECRET_ENV.includes(k))
+      .flatMap(([k, v]) => ["-e", `${k}=${v}`]);
+    // a server started by something else (an older mam, the user's own `tmux -L mam`) may hold
+    // mam's secrets in its global environment, which every new pane gets: remove them first
+    // (start-server: these commands need a server; new-session would start one anyway)
+    const scrub: Arg[] = ["start-server", ...SECRET_ENV.flatMap((k): Arg[] => [SEP, "set-environment", "-g", "-u", k]), SEP];
     // sh execs the agent (so the pane's process is the agent) and says so when it cannot. tmux
     // (3.x) gives a new pane the PATH of the client that asked for it, over `-e PATH=…`, so the
     // PATH the agent must have (<ws>/.mam/bin first, SPEC §4.3) is set by sh itself.
     const launcher =
       spec.env.PATH !== undefined ? ["/bin/sh", "-c", 'PATH=$1; export PATH; shift; exec "$@"', "sh", spec.env.PATH] : ["/bin/sh", "-c", 'exec "$@"', "sh"];
     const newSession: Arg[] = [
+      ...scrub,
       "new-session", "-d", "-s", name, "-c", spec.cwd, "-x", "200", "-y", "50", ...envArgs, "-P", "-F", "#{pane_id}\t#{pane_pid}",
       "--", ...launcher, ...spec.argv,
       SEP, "set-option", "-w", "-t", `=${name}:`, "remain-on-exit", "on",

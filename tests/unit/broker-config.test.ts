@@ -51,7 +51,7 @@ describe("MQTT_BROKER", () => {
     for (const bad of ["127.0.0.1:", "h:0", "h:65536", "h:http", "h:1883:1", "tcp://h:1883", "http://h", "mqtt://user:pw@h", "mqtt://h/x", "my host", "-h", "[nope]:1", "h/"]) {
       expect(refused({ MQTT_BROKER: bad })).toStartWith(`ERROR: MQTT_BROKER must be a host, host:port or mqtt://host:port (got '${bad}'); `);
     }
-    expect(refused({ MQTT_BROKER: "mqtt://u:p@h" })).toContain("give the username and password in MQTT_USERNAME and MQTT_PASSWORD");
+    expect(refused({ MQTT_BROKER: "mqtt://u:p@h" })).toContain("give the username and password in MQTT_USERNAME and MQTT_PASSWORD_FILE");
     expect(refused({ MQTT_BROKER: "ssl://h" })).toContain("the URL forms are mqtt:// and mqtts://");
   });
 

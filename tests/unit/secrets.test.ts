@@ -1,0 +1,66 @@
+// mam's secrets stay mam's (issue 23, R1/R3): the list and its rule, what an agent's environment
+// holds, a password kept in a file.
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { brokerConfigFromEnv } from "../../lib/jobs/broker-config.ts";
+import { agentShimDir, withoutShimDirs } from "../../lib/mux/shim.ts";
+import { agentEnv } from "../../lib/ops/session/launch.ts";
+import { readSecretFile, SECRET_ENV, withoutSecrets } from "../../lib/sys/secrets.ts";
+
+const ROOT = join(import.meta.dir, "..", "..");
+const tmp = mkdtempSync(join(tmpdir(), "mam-sec-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe("the secrets mam never hands on", () => {
+  test("the rule: every variable docs/reference.md lists whose name ends in _PASSWORD or _TOKEN is one", () => {
+    const doc = readFileSync(join(ROOT, "docs", "reference.md"), "utf8");
+    const named = [...new Set([...doc.matchAll(/`([A-Z][A-Z0-9_]*_(?:PASSWORD|TOKEN))`/g)].map((m) => m[1]!))].sort();
+    expect(named.length).toBeGreaterThanOrEqual(3);
+    expect(named).toEqual([...SECRET_ENV].sort());
+  });
+
+  test("withoutSecrets leaves everything else, the agents' own API keys and a password file's path included", () => {
+    const env = { MQTT_PASSWORD: "p", MAM_JOB_TOKEN: "t", MAM_BROKER_PASSWORD: "b", ANTHROPIC_API_KEY: "k", MQTT_PASSWORD_FILE: "/f", MQTT_USERNAME: "u", PATH: "/bin" };
+    expect(withoutSecrets(env)).toEqual({ ANTHROPIC_API_KEY: "k", MQTT_PASSWORD_FILE: "/f", MQTT_USERNAME: "u", PATH: "/bin" });
+    expect(env.MQTT_PASSWORD).toBe("p"); // a copy
+  });
+
+  test("a password file: its text without one trailing newline; unreadable or empty is an error naming where it came from", () => {
+    const f = join(tmp, "pw");
+    writeFileSync(f, "s3cret \n");
+    expect(readSecretFile(f, "MQTT_PASSWORD_FILE")).toBe("s3cret ");
+    writeFileSync(f, "\n");
+    expect(() => readSecretFile(f, "MQTT_PASSWORD_FILE")).toThrow(`the password file ${f} (MQTT_PASSWORD_FILE) is empty`);
+    expect(() => readSecretFile(join(tmp, "nope"), "--password-file")).toThrow(`cannot read the password file ${join(tmp, "nope")} (--password-file)`);
+  });
+
+  test("MQTT_PASSWORD_FILE is read when mam connects, MQTT_PASSWORD wins over it", async () => {
+    const f = join(tmp, "mqtt-pw");
+    writeFileSync(f, "from-file\n");
+    const { mqttOptions } = await import("../../lib/jobs/broker-config.ts");
+    const o = (env: Record<string, string>) => mqttOptions(brokerConfigFromEnv(env), { clientId: "x", clean: true, connectTimeoutMs: 1, reconnectPeriodMs: 0 });
+    expect(o({ MQTT_USERNAME: "u", MQTT_PASSWORD_FILE: f }).password).toBe("from-file");
+    expect(o({ MQTT_USERNAME: "u", MQTT_PASSWORD_FILE: f, MQTT_PASSWORD: "direct" }).password).toBe("direct");
+    expect(brokerConfigFromEnv({ MQTT_PASSWORD_FILE: join(tmp, "missing") }).passwordFile).toBe(join(tmp, "missing")); // not read yet
+  });
+});
+
+describe("an agent's PATH (R3)", () => {
+  const env = { HOME: "/h", PATH: "/ws/.mam/bin:/h/.local/state/mam/shims/aaaa:/usr/bin:/other/.mam/bin/:/bin" };
+
+  test("no workspace's .mam/bin and no other shim folder; herdr agents get their own shim folder first", () => {
+    expect(agentEnv("/ws", "w1", env)).toEqual({ PATH: "/usr/bin:/bin", MAM_SESSION: "w1", MAM_WORKSPACE: "/ws" });
+    const dir = agentShimDir("/ws", env);
+    expect(agentEnv("/ws", "w1", env, dir).PATH).toBe(`${dir}:/usr/bin:/bin`);
+  });
+
+  test("the shim folder is under mam's per-user state, one per workspace, never inside it", () => {
+    const a = agentShimDir("/ws", env);
+    expect(a).toMatch(/^\/h\/\.local\/state\/mam\/shims\/[0-9a-f]{16}$/);
+    expect(agentShimDir("/ws2", env)).not.toBe(a);
+    expect(withoutShimDirs(`${a}:/bin`, env)).toBe("/bin");
+    expect(withoutShimDirs("/bin", {})).toBe("/bin"); // no home: nothing of mam's to drop
+  });
+});
