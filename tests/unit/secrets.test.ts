@@ -1,9 +1,10 @@
-// mam's secrets stay mam's (issue 23, R1/R3): the list and its rule, what an agent's environment
-// holds, a password kept in a file.
+// mam's secrets stay mam's (issue 23, R1/R3/R7): the list and its rule, what an agent's
+// environment holds, a password kept in a file, the page `ui --open` hands the browser.
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { openerPage } from "../../lib/cli/ui.ts";
 import { brokerConfigFromEnv } from "../../lib/jobs/broker-config.ts";
 import { agentShimDir, withoutShimDirs } from "../../lib/mux/shim.ts";
 import { agentEnv } from "../../lib/ops/session/launch.ts";
@@ -62,5 +63,19 @@ describe("an agent's PATH (R3)", () => {
     expect(agentShimDir("/ws2", env)).not.toBe(a);
     expect(withoutShimDirs(`${a}:/bin`, env)).toBe("/bin");
     expect(withoutShimDirs("/bin", {})).toBe("/bin"); // no home: nothing of mam's to drop
+  });
+});
+
+describe("mam ui --open (R7)", () => {
+  test("the browser gets a 0600 page that forwards to the URL, in a 0700 folder", () => {
+    const env = { HOME: join(tmp, "uihome") };
+    const url = "http://127.0.0.1:4242/?token=abc&x=1";
+    const page = openerPage(url, 4242, env);
+    expect(page).toBe(join(tmp, "uihome", ".local", "state", "mam", "ui", "open-4242.html"));
+    expect(statSync(page).mode & 0o777).toBe(0o600);
+    expect(statSync(join(page, "..")).mode & 0o777).toBe(0o700);
+    const text = readFileSync(page, "utf8");
+    expect(text).toContain('<meta http-equiv="refresh" content="0;url=http://127.0.0.1:4242/?token=abc&amp;x=1">');
+    expect(text).toContain('<meta name="referrer" content="no-referrer">');
   });
 });
