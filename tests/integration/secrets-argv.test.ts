@@ -1,12 +1,17 @@
-// Secrets off the command line (issue 23; security review attempt 42, R7): `mam broker` takes its
-// password from a file or MAM_BROKER_PASSWORD (and says that --password shows in ps), and
-// `mam ui --open` hands the opener a file instead of the token URL.
+// Secrets off the command line and out of reach (issue 23; security review attempts 13 and 42, R4
+// and R7): `mam broker` takes its password from a file or MAM_BROKER_PASSWORD (and says that
+// --password shows in ps), `mam ui --open` hands the opener a file instead of the token URL, and
+// the daemon's MQTT client id cannot be computed from the workspace's path (a client using the
+// old id no longer pushes it off).
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import mqtt from "mqtt";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
-import { freePort } from "../helpers/brokers.ts";
+import { daemonKeyPath } from "../../lib/daemon/broker-link.ts";
+import { brokerConfigFromEnv, clientId } from "../../lib/jobs/broker-config.ts";
+import { freePort, startMosquitto } from "../helpers/brokers.ts";
+import { logText, startSubscriber, waitForLog } from "../helpers/daemon.ts";
 import { MAM_CMD, runMam } from "../helpers/mam.ts";
 import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
 
@@ -133,4 +138,42 @@ describe("mam ui --open (R7)", () => {
       await p.exited;
     }
   }, 30_000);
+});
+
+describe("the daemon's MQTT client id (R4)", () => {
+  test("a client that takes the id 0.2 derived from the workspace's path does not push the daemon off; the key is kept 0600", async () => {
+    const mosq = await startMosquitto(join(sb.root, "mosq"));
+    const log = join(sb.root, "sub.log");
+    const env = sb.with({ ...mosq.env, MAM_NO_SUBSCRIBER_DAEMON: undefined });
+    const d = startSubscriber(sb, log, env);
+    let thief: mqtt.MqttClient | undefined;
+    try {
+      expect(await waitForLog(log, /MQTT Monitor: subscribed to /, 15_000)).toBe(true);
+      const guessed = clientId(brokerConfigFromEnv(env), "mon", `monitor:${sb.ws}`);
+      thief = await mqtt.connectAsync({ protocol: "mqtt", host: "127.0.0.1", port: mosq.port, clientId: guessed, clean: false, reconnectPeriod: 0 } as never);
+      await Bun.sleep(1500);
+      expect(logText(log)).not.toContain("lost the broker");
+      const status = await runMam(["daemon", "status", "--json", "--workspace", sb.ws], { env });
+      expect(JSON.parse(status.stdout).mode).toBe("mqtt");
+      const key = daemonKeyPath(sb.ws, env);
+      expect(statSync(key).mode & 0o777).toBe(0o600);
+      // a restart keeps the same key (so the same id, and the broker's session)
+      const before = readFileSync(key, "utf8");
+      d.proc.kill("SIGTERM");
+      expect(await d.waitExit(5000)).toBe(143);
+      const again = startSubscriber(sb, log, env);
+      try {
+        expect(await waitFor(() => (logText(log).match(/MQTT Monitor: subscribed to /g) ?? []).length >= 2, 15_000)).toBe(true);
+        expect(readFileSync(key, "utf8")).toBe(before);
+        again.proc.kill("SIGTERM");
+        expect(await again.waitExit(5000)).toBe(143);
+      } finally {
+        await again.kill();
+      }
+    } finally {
+      await thief?.endAsync();
+      await d.kill();
+      await mosq.stop();
+    }
+  }, 60_000);
 });

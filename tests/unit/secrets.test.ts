@@ -1,11 +1,13 @@
-// mam's secrets stay mam's (issue 23, R1/R3/R7): the list and its rule, what an agent's
-// environment holds, a password kept in a file, the page `ui --open` hands the browser.
+// mam's secrets stay mam's (issue 23, R1/R3/R4/R7): the list and its rule, what an agent's
+// environment holds, a password kept in a file, the daemon's client id, the page `ui --open`
+// hands the browser.
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openerPage } from "../../lib/cli/ui.ts";
-import { brokerConfigFromEnv } from "../../lib/jobs/broker-config.ts";
+import { daemonClientId, daemonClientKey, daemonKeyPath } from "../../lib/daemon/broker-link.ts";
+import { brokerConfigFromEnv, clientId } from "../../lib/jobs/broker-config.ts";
 import { agentShimDir, withoutShimDirs } from "../../lib/mux/shim.ts";
 import { agentEnv } from "../../lib/ops/session/launch.ts";
 import { readSecretFile, SECRET_ENV, withoutSecrets } from "../../lib/sys/secrets.ts";
@@ -63,6 +65,28 @@ describe("an agent's PATH (R3)", () => {
     expect(agentShimDir("/ws2", env)).not.toBe(a);
     expect(withoutShimDirs(`${a}:/bin`, env)).toBe("/bin");
     expect(withoutShimDirs("/bin", {})).toBe("/bin"); // no home: nothing of mam's to drop
+  });
+});
+
+describe("the daemon's MQTT client id (R4)", () => {
+  const cfg = brokerConfigFromEnv({});
+  test("not the hash of the workspace path any more; stable for the workspace; kept 0600", () => {
+    const env = { HOME: join(tmp, "home") };
+    const ws = "/some/ws";
+    const id = daemonClientId(cfg, ws, env);
+    expect(id.length).toBeLessThanOrEqual(23);
+    expect(id).toStartWith("mam-mon-");
+    expect(id).not.toBe(clientId(cfg, "mon", `monitor:${ws}`)); // what 0.2 used: anyone could compute it
+    expect(daemonClientId(cfg, ws, env)).toBe(id);
+    expect(daemonClientId(cfg, "/other/ws", env)).not.toBe(id);
+    expect(statSync(daemonKeyPath(ws, env)).mode & 0o777).toBe(0o600);
+    expect(statSync(join(daemonKeyPath(ws, env), "..")).mode & 0o777).toBe(0o700);
+    expect(readFileSync(daemonKeyPath(ws, env), "utf8")).toMatch(/^[0-9a-f]{32}\n$/);
+  });
+
+  test("without a home the key serves this run only", () => {
+    expect(daemonClientKey("/ws", {})).toMatch(/^[0-9a-f]{32}$/);
+    expect(daemonClientKey("/ws", {})).not.toBe(daemonClientKey("/ws", {}));
   });
 });
 
