@@ -2,7 +2,7 @@
 import { defineCommand, type Lazy, type MamCommand } from "./lib/cli/command.ts";
 import { parseCommandArgs } from "./lib/cli/parse.ts";
 import { versionLine } from "./lib/cli/version.ts";
-import { EXIT, MamError, usageError } from "./lib/sys/errors.ts";
+import { EXIT, MamError, usageError, writeRefused } from "./lib/sys/errors.ts";
 import { err, out } from "./lib/sys/io.ts";
 
 const lazy = <T>(load: () => Promise<{ default: T }>) => () => load().then((m) => m.default);
@@ -132,6 +132,9 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 export function reportError(e: unknown): number {
+  // a write the file system refused (read-only folder, no permission) is the user's to fix, not a bug
+  const refused = e instanceof MamError ? undefined : writeRefused(e);
+  if (refused) return reportError(refused);
   if (e instanceof MamError) {
     (e.toStdout ? out : err)(e.render());
     if (process.env.MAM_DEBUG === "1" && e.stack) err(e.stack);

@@ -392,7 +392,7 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
       let lastFailure: string | undefined;
       while (!stop.signal.aborted) {
         try {
-          link = await openBrokerLink(cfg, ws, onMessage, t.connectTimeoutMs, stop.signal);
+          link = await openBrokerLink(cfg, ws, onMessage, t.connectTimeoutMs, stop.signal, env);
         } catch (e) {
           if (stop.signal.aborted) return;
           const why = reasonOf(e);

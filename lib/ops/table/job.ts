@@ -108,7 +108,7 @@ export const jobEvent = defineOp({
     detail: optional(z.string().check(z.describe("a short human-readable text"))),
     data: optional(z.record(z.string(), z.unknown()).check(z.describe("extra metadata: a JSON object (integers only in numbers)"))),
     source: withDefault(text("who reports it (your session name; default: agent)", { max: 128 }), "agent"),
-    token: optional(text("the job's token when this machine has no record of the job (else MAM_JOB_TOKEN)")),
+    token: optional(text("the job's token when this machine has no record of the job; every user of the machine can read it in ps: prefer MAM_JOB_TOKEN")),
   }),
   async run(deps, i) {
     const { reportEvent } = await import("../job/event.ts");
