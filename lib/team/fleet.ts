@@ -5,7 +5,7 @@ import type { BrokerConfig } from "../jobs/broker-config.ts";
 import { EXIT, MamError, notFound } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 import type { Team } from "./config.ts";
-import { checkPresence, onlineTopic, type Presence, presenceTopic, syncTopic, teamPrefix } from "./messages.ts";
+import { checkPresence, type Online, onlineTopic, type Presence, presenceTopic, syncTopic, teamPrefix } from "./messages.ts";
 import { open } from "./seal.ts";
 
 export interface FleetWorkspace extends Presence {
@@ -44,7 +44,7 @@ export async function readFleet(cfg: BrokerConfig, t: Team, env: Env): Promise<F
       continue;
     }
     if (what === "online" && topic === onlineTopic(tp, host, wsId)) {
-      const b = o.body as { online?: unknown; at?: unknown };
+      const b = o.body as Partial<Online>;
       if (typeof b?.online === "boolean") online.set(`${host}/${wsId}`, { online: b.online, at: typeof b.at === "number" ? b.at : o.envelope.at });
     } else if (what === "presence" && topic === presenceTopic(tp, host, wsId)) {
       const p = checkPresence(o.body);
