@@ -28,6 +28,12 @@ export interface BrokerLink {
   publish(topic: string, payload: string, retain?: boolean): Promise<boolean>;
 }
 
+/** what a team adds to the connection (lib/daemon/team.ts): its topics and a last will */
+export interface LinkExtras {
+  topics: string[];
+  will?: { topic: string; payload: string };
+}
+
 export type MessageHandler = (topic: string, payload: Buffer) => Promise<void>;
 
 /** where the key of a workspace's daemon client id is kept */
@@ -99,10 +105,13 @@ export async function openBrokerLink(
   onMessage: MessageHandler,
   timeoutMs: number,
   signal: AbortSignal,
+  extras?: LinkExtras,
   env: Env = process.env,
 ): Promise<BrokerLink> {
   const topic = wildcardTopic(cfg);
+  const topics = [topic, ...(extras?.topics ?? [])];
   const opts = mqttOptions(cfg, { clientId: daemonClientId(cfg, ws, env), clean: false, connectTimeoutMs: timeoutMs, reconnectPeriodMs: 0 });
+  if (extras?.will) opts.will = { topic: extras.will.topic, payload: Buffer.from(extras.will.payload), qos: 1, retain: true };
   if (signal.aborted) throw new Error("stopping");
   const mqtt = await import("mqtt");
   const client = mqtt.connect(opts as never);
@@ -134,10 +143,11 @@ export async function openBrokerLink(
       };
       client.once("connect", (connack) => {
         sessionPresent = !!connack.sessionPresent;
-        client.subscribeAsync(topic, { qos: 1 }).then(
+        client.subscribeAsync(topics, { qos: 1 }).then(
           (granted) => {
             settle();
-            if (granted.some((g) => g.qos === 128)) reject(new Error(`the broker refused the subscription to ${topic}`));
+            const refused = granted.find((g) => g.qos === 128);
+            if (refused) reject(new Error(`the broker refused the subscription to ${refused.topic}`));
             else resolve();
           },
           (e) => {
