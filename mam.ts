@@ -2,7 +2,8 @@
 import { defineCommand, type Lazy, type MamCommand } from "./lib/cli/command.ts";
 import { didYouMean, parseCommandArgs } from "./lib/cli/parse.ts";
 import { versionLine } from "./lib/cli/version.ts";
-import { EXIT, MamError, usageError } from "./lib/sys/errors.ts";
+import { EXIT, MamError, usageError, writeRefused } from "./lib/sys/errors.ts";
+import { applyTeamBroker } from "./lib/team/config.ts";
 import { err, out, outJson } from "./lib/sys/io.ts";
 
 const lazy = <T>(load: () => Promise<{ default: T }>) => () => load().then((m) => m.default);
@@ -27,6 +28,7 @@ const META: MamCommand["meta"] = {
   groups: [
     { title: "agents", commands: ["create", "stop", "resume", "status", "prune", "worktree", "hooks"] },
     { title: "jobs", commands: ["job submit", "job wait", "job status", "job logs", "job list", "job cancel", "job event"] },
+    { title: "team across machines", commands: ["team show", "team init", "team join", "team code", "team leave"] },
     { title: "from your agent (MCP)", commands: ["mcp", "mcp install", "mcp uninstall"] },
     { title: "monitoring", commands: ["ui", "reconcile", "daemon", "registry"] },
     { title: "plumbing", commands: ["skills", "shim", "pane-lock", "broker", "agent-report"] },
@@ -120,6 +122,8 @@ export async function main(argv: string[], facts: RunFacts = { json: jsonAsked(a
     out(versionLine());
     return EXIT.OK;
   }
+  // a machine in a team uses the team's broker unless MQTT_BROKER names one (docs/machines.md)
+  if (argv[0] !== "pane-lock") applyTeamBroker(process.env);
   // a plumbing command (`mam pane-lock acquire`, called many times a minute) loads no operation
   let cmd = argv[0] !== undefined && Object.hasOwn(PLUMBING, argv[0]) && !wantsHelp ? plumbingRoot : await rootCommand();
   const path: string[] = [];
@@ -165,10 +169,12 @@ export async function main(argv: string[], facts: RunFacts = { json: jsonAsked(a
 /**
  * an error as the user sees it: the ERROR line (on stdout where the error says so: create's
  * conflict), or with --json the error as one JSON document on stdout ({error, hint, exit_code})
- * and the ERROR line on stderr; the exit code
+ * and the ERROR line on stderr; the exit code. A write the file system refused (read-only folder,
+ * no permission) is the user's to fix, not a bug.
  */
 export function reportError(e: unknown, json = false): number {
-  const m = e instanceof MamError ? e : new MamError(`internal error: ${e instanceof Error ? e.message : String(e)}`, EXIT.FAIL, "run with MAM_DEBUG=1 for details");
+  const refused = e instanceof MamError ? undefined : writeRefused(e);
+  const m = e instanceof MamError ? e : (refused ?? new MamError(`internal error: ${e instanceof Error ? e.message : String(e)}`, EXIT.FAIL, "run with MAM_DEBUG=1 for details"));
   if (json) {
     outJson({ error: m.message, hint: m.hint ?? null, exit_code: m.exitCode });
     err(m.render());

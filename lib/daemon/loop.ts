@@ -16,7 +16,7 @@ import { flockWait } from "../sys/flock.ts";
 import { out } from "../sys/io.ts";
 import { type Env, mamDir } from "../sys/paths.ts";
 import { epochNow, isoUtc, logStamp } from "../sys/time.ts";
-import type { BrokerLink } from "./broker-link.ts";
+import type { BrokerLink, LinkExtras } from "./broker-link.ts";
 import { type DaemonMode, type DaemonState, monitorLockPath, monitorLogPath, monitorStatePath, parsePid, readState, writeFileAtomic } from "../sys/daemon-files.ts";
 
 export interface HookContext {
@@ -50,6 +50,12 @@ export interface DaemonHooks {
   watch?(ctx: HookContext): Promise<void>;
   /** true while there is running work (holds the idle timeout off) */
   busy(ctx: HookContext): Promise<boolean>;
+  /** more topics and a last will for the broker connection, asked before each connect */
+  linkExtras?(): LinkExtras | undefined;
+  /** after every successful connect (the first one too) */
+  connected?(ctx: HookContext): Promise<void>;
+  /** a last retained message to publish on the way out (a team's "offline") */
+  farewell?(): { topic: string; payload: string } | undefined;
 }
 
 export interface DaemonTimings {
@@ -392,7 +398,7 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
       let lastFailure: string | undefined;
       while (!stop.signal.aborted) {
         try {
-          link = await openBrokerLink(cfg, ws, onMessage, t.connectTimeoutMs, stop.signal);
+          link = await openBrokerLink(cfg, ws, onMessage, t.connectTimeoutMs, stop.signal, o.hooks.linkExtras?.(), env);
         } catch (e) {
           if (stop.signal.aborted) return;
           const why = reasonOf(e);
@@ -416,6 +422,8 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
         lastFailure = undefined;
         log(`MQTT Monitor: subscribed to ${link.topic}`);
         if (wasPolling) void runHook("reconcile", (ctx) => o.hooks.reconcile(ctx));
+        const connected = o.hooks.connected;
+        if (connected) void runHook("connected", (ctx) => connected(ctx));
         const why = await Promise.race([link.closed, stopped.then(() => undefined)]);
         if (why === undefined || stop.signal.aborted) return;
         link = undefined;
@@ -436,7 +444,11 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
       process.off("SIGINT", onInt);
     }
     o.stopSignal?.removeEventListener("abort", onOuter);
-    if (link) await link.close(500);
+    if (link) {
+      const bye = o.hooks.farewell?.();
+      if (bye) await Promise.race([link.publish(bye.topic, bye.payload, true), new Promise((r) => setTimeout(r, 500))]);
+      await link.close(500);
+    }
     if (fd >= 0) {
       // our state file goes with us, unless the folder is someone else's by now
       try {

@@ -183,7 +183,8 @@ export async function scanJobs(ws: string, now: number = Date.now() / 1000, log:
       log(`job ${id}: ${(e as Error).message}`);
       continue;
     }
-    if (!rec || !decideTimeout(rec, readJournal(ws, id), now)) continue;
+    // a copy of another host's job times out there (docs/machines.md), and we hear it
+    if (!rec || rec.remote_of || !decideTimeout(rec, readJournal(ws, id), now)) continue;
     const a = await appendEvent(
       ws,
       id,

@@ -74,6 +74,12 @@ export const OUTPUTS = {
     event: eventOut.optional(),
     all_completed: z.boolean(),
   }),
+  team_show: z.looseObject({
+    team: str,
+    host: str,
+    reachable: z.boolean(),
+    workspaces: z.array(z.looseObject({ host: str, workspace: str, agents: z.array(z.looseObject({ name: str, address: str })) })),
+  }),
   registry_reconcile: z.looseObject({
     timestamp: str,
     yaml_path: str,

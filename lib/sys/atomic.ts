@@ -25,7 +25,7 @@ import {
   writeSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { errCode, EXIT, MamError } from "./errors.ts";
+import { errCode, EXIT, MamError, writeRefused } from "./errors.ts";
 
 const STALE_AGE_MS = 60_000;
 
@@ -133,7 +133,7 @@ export function atomicWriteFile(path: string, data: string | Uint8Array, opts: A
       } catch {}
     }
     tryUnlink(tmp);
-    throw new MamError(`cannot write ${path}: ${e instanceof Error ? e.message : String(e)}`, EXIT.FAIL, undefined, { cause: e });
+    throw writeRefused(e, path) ?? new MamError(`cannot write ${path}: ${e instanceof Error ? e.message : String(e)}`, EXIT.FAIL, undefined, { cause: e });
   }
   fsyncDir(dirname(path));
 }
@@ -183,7 +183,7 @@ export function appendLineDurable(path: string, line: string, opts: AppendOption
     writeAllFd(fd, Buffer.from(`${prefix}${text}\n`, "utf8"));
     fsyncSync(fd);
   } catch (e) {
-    throw new MamError(`cannot append to ${path}: ${e instanceof Error ? e.message : String(e)}`, EXIT.FAIL, undefined, { cause: e });
+    throw writeRefused(e, path) ?? new MamError(`cannot append to ${path}: ${e instanceof Error ? e.message : String(e)}`, EXIT.FAIL, undefined, { cause: e });
   } finally {
     if (fd !== undefined) closeSync(fd);
   }

@@ -4,7 +4,7 @@
 import { childEnv, selfCommand } from "./self.ts";
 import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { errCode, EXIT, MamError } from "./errors.ts";
+import { errCode, EXIT, MamError, writeRefused } from "./errors.ts";
 import { withLock } from "./flock.ts";
 import { type Env, mamDir } from "./paths.ts";
 import { type DaemonMode, monitorLogPath, probeDaemon, readState, spawnLockPath } from "./daemon-files.ts";
@@ -91,7 +91,7 @@ export async function ensureDaemonDetailed(ws: string, env: Env): Promise<Ensure
   try {
     mkdirSync(mamDir(ws), { recursive: true, mode: 0o700 });
   } catch (e) {
-    throw new MamError(`cannot create ${mamDir(ws)} (${(e as Error).message})`, EXIT.FAIL, "check the workspace's permissions");
+    throw writeRefused(e, mamDir(ws)) ?? new MamError(`cannot create ${mamDir(ws)} (${(e as Error).message})`, EXIT.FAIL, "check the workspace's permissions");
   }
   return withLock(spawnLockPath(ws), "subscriber daemon start", 3 * START_TIMEOUT_MS, async () => {
     const p = probeDaemon(ws);

@@ -3,7 +3,7 @@
 // We never block inside FFI (that would also block signal handlers): LOCK_NB plus short polling.
 import { closeSync, fstatSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
-import { EXIT, MamError, usageError } from "./errors.ts";
+import { EXIT, MamError, usageError, writeRefused } from "./errors.ts";
 
 const LOCK_SH = 1;
 const LOCK_EX = 2;
@@ -111,8 +111,14 @@ export interface HeldLock {
 
 /** open (creating it and its folder, 0700) and lock a lock file */
 export async function lockFile(path: string, opts: WaitOptions & { exclusive?: boolean; mode?: number }): Promise<HeldLock | "timeout"> {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const fd = openSync(path, "a", opts.mode ?? 0o600);
+  let fd: number;
+  try {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    fd = openSync(path, "a", opts.mode ?? 0o600);
+  } catch (e) {
+    // a read-only workspace: name its folder (.mam), not an internal error
+    throw writeRefused(e, dirname(path)) ?? e;
+  }
   try {
     const r = await flockWait(fd, opts, opts.exclusive ?? true);
     if (r === "timeout") {
