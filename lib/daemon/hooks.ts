@@ -24,6 +24,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   // a machine in a team (docs/machines.md): deliveries, presence, events sent again
   let team: TeamPart | undefined;
   let teamProblem: string | undefined;
+  let recovered = false;
   try {
     const t = loadTeam(deps.env);
     if (t) team = teamPart(deps, t);
@@ -61,6 +62,10 @@ export function defaultHooks(deps: Deps): DaemonHooks {
     async reconcile(ctx) {
       if (teamProblem) ctx.log(`team: ${teamProblem}; this workspace takes no part in the team`);
       teamProblem = undefined;
+      if (team && !recovered) {
+        recovered = true;
+        await team.recover(ctx);
+      }
       await pass(ctx);
       await react(ctx);
       if (ctx.mode !== "mqtt") return;

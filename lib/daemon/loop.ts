@@ -28,8 +28,15 @@ export interface HookContext {
   log(message: string): void;
   /** logged only with MAM_DEBUG=1 */
   debug(message: string): void;
-  /** queue a QoS 1 publish on the daemon's broker connection (not awaited); false in polling mode */
+  /**
+   * queue a QoS 1 publish on the daemon's broker connection (not awaited); while a connection is
+   * being set up, it goes out in order once it is; false in polling mode
+   */
   publish(topic: string, payload: string, opts?: { retain?: boolean }): Promise<boolean>;
+  /** run `fn` as a hook of its own after this one (a long step must not hold up MQTT's packets) */
+  defer(name: string, fn: (ctx: HookContext) => Promise<void>): void;
+  /** resolves once no connection is being set up (what was queued meanwhile has gone out) */
+  settled(): Promise<void>;
 }
 
 /**
@@ -258,6 +265,14 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
     setMode("connecting");
     log(`daemon started for ${ws} (pid ${pid}, broker ${broker})`);
 
+    /** true while a connection is being set up; what is published meanwhile waits in `queued` */
+    let connecting = false;
+    const queued: { topic: string; payload: string; retain?: boolean }[] = [];
+    const settled = async () => {
+      const end = Date.now() + t.connectTimeoutMs + 1000;
+      while (connecting && !stop.signal.aborted && Date.now() < end) await pause(10, stop.signal);
+    };
+
     // ---- hooks: one at a time, in order, each with a deadline ------------------------------
     let chain: Promise<unknown> = Promise.resolve();
     const runHook = <T>(name: string, fn: (ctx: HookContext) => Promise<T>): Promise<T | undefined> => {
@@ -278,11 +293,18 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
           // fire and forget: an event hook runs inside MQTT.js's message handling, so awaiting a
           // PUBACK here would wait behind our own unfinished message (and starve keep-alives)
           const publish = async (topic: string, payload: string, po?: { retain?: boolean }) => {
+            // a message handled while the connection is being set up (the broker sends what it
+            // kept for us before it acknowledges the subscription) publishes once it is
+            if (!link && connecting) {
+              queued.push({ topic, payload, retain: po?.retain });
+              return true;
+            }
             if (!link) return false;
             void link.publish(topic, payload, po?.retain).then((ok) => ok || debug(`publish on ${topic} failed`));
             return true;
           };
-          return await Promise.race([fn({ ws, mode, signal: ac.signal, log, debug, publish }), overrun, stopped.then(() => undefined)]);
+          const defer = (n: string, f: (ctx: HookContext) => Promise<void>) => void runHook(n, f);
+          return await Promise.race([fn({ ws, mode, signal: ac.signal, log, debug, publish, defer, settled }), overrun, stopped.then(() => undefined)]);
         } catch (e) {
           if (!stop.signal.aborted) log(`${name} failed: ${(e as Error)?.message ?? String(e)}`);
           return undefined;
@@ -398,8 +420,11 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
       let lastFailure: string | undefined;
       while (!stop.signal.aborted) {
         try {
+          connecting = true;
           link = await openBrokerLink(cfg, ws, onMessage, t.connectTimeoutMs, stop.signal, o.hooks.linkExtras?.(), env);
         } catch (e) {
+          connecting = false;
+          queued.length = 0; // the events are journalled: the next connection sends them (acks)
           if (stop.signal.aborted) return;
           const why = reasonOf(e);
           if (mode !== "polling") {
@@ -412,11 +437,13 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
           await pause(t.retryMs, stop.signal);
           continue;
         }
+        connecting = false;
         if (stop.signal.aborted) {
           await link.close(200);
           link = undefined;
           return;
         }
+        for (const q of queued.splice(0)) void link.publish(q.topic, q.payload, q.retain).then((ok) => ok || debug(`publish on ${q.topic} failed`));
         const wasPolling = mode === "polling";
         setMode("mqtt");
         lastFailure = undefined;

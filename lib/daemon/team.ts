@@ -17,7 +17,7 @@ import type { Team } from "../team/config.ts";
 import { hostName } from "../team/host.ts";
 import { deliveriesOf, onlineTopic, type Presence, presenceTopic, teamPrefix, workspaceId } from "../team/messages.ts";
 import { seal } from "../team/seal.ts";
-import type { JobRecord } from "../jobs/store.ts";
+import type { Appended, JobRecord } from "../jobs/store.ts";
 import type { LinkExtras } from "./broker-link.ts";
 import type { HookContext } from "./loop.ts";
 
@@ -32,6 +32,8 @@ export interface TeamPart {
   extras(): LinkExtras;
   owns(topic: string): boolean;
   onMessage(topic: string, payload: Buffer, ctx: HookContext): Promise<void>;
+  /** a daemon that starts: deliveries an earlier one took and never confirmed become uncertain */
+  recover(ctx: HookContext): Promise<void>;
   /** a new connection: online, presence, and what the delegators miss */
   connected(ctx: HookContext): Promise<void>;
   /**
@@ -61,6 +63,11 @@ export function teamPart(deps: Deps, team: Team): TeamPart {
   let lastSent = 0;
   let registrySig = "";
   let jobsDirty = true;
+  /** the deliveries this daemon took (the broker may hand one over twice: queued and retained) */
+  const taken = new Set<string>();
+  const emitOn = (ctx: HookContext) => async (a: Appended) => {
+    if (a.record) await ctx.publish(`${a.record.topic_prefix}/events`, a.line);
+  };
 
   const regSig = () => {
     try {
@@ -85,14 +92,24 @@ export function teamPart(deps: Deps, team: Team): TeamPart {
     extras: () => ({ topics: [deliveriesOf(tp, host, wsId)], will: { topic: online, payload: offline() } }),
     owns: (topic) => topic.startsWith(deliveries),
     async onMessage(topic, payload, ctx) {
-      const { receiveDelivery } = await import("../ops/job/receive.ts");
-      const r = await receiveDelivery(deps, self, topic, payload);
+      const { takeDelivery, typeDelivery } = await import("../ops/job/receive.ts");
+      const r = await takeDelivery(deps, self, topic, payload, emitOn(ctx), (id) => taken.has(id));
       for (const l of r.log) ctx.log(l);
-      for (const a of r.appended) {
-        const prefix = a.record?.topic_prefix ?? r.record?.topic_prefix;
-        if (prefix) await ctx.publish(`${prefix}/events`, a.line);
-      }
-      if (r.outcome === "handled") jobsDirty = true;
+      const t = r.taken;
+      if (!t) return;
+      if (taken.size > 10_000) taken.clear();
+      taken.add(t.d.id);
+      jobsDirty = true;
+      // typing takes a while: not inside the broker's message (it would hold up the connection)
+      ctx.defer("deliver", async (c) => {
+        await c.settled(); // `received` has gone out first
+        for (const l of await typeDelivery(deps, self, t, emitOn(c))) c.log(l);
+        jobsDirty = true;
+      });
+    },
+    async recover(ctx) {
+      const { settleInterrupted } = await import("../ops/job/receive.ts");
+      for (const l of await settleInterrupted(deps, self, undefined, emitOn(ctx))) ctx.log(l);
     },
     async connected(ctx) {
       await ctx.publish(online, seal(team, "online", host, { online: true, at: Date.now() }), { retain: true });

@@ -230,7 +230,7 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
     expect(log).toContain(`team: dropped the message on ${deliveryTopic("mam/team/lab", "hostB", bWs, "a1a1a1a1.0a0b0c0d")}: team authentication failed; nothing typed`);
     expect(log).toContain(`team: dropped the message on ${deliveryTopic("mam/team/lab", "hostB", bWs, "a2a2a2a2.0a0b0c0d")}: team authentication failed; nothing typed`);
     expect(log).toContain("job a3a3a3a3: no running session ghost on hostB; nothing typed");
-    expect(log).toContain(`team: dropped the message on ${topic4}: delivery a4a4a4a4.0a0b0c0d was received before (a replay); nothing typed`);
+    expect(log).toContain(`team: dropped the message on ${topic4}: delivery a4a4a4a4.0a0b0c0d was taken before (a repeat or a replay); nothing typed`);
     const after = B.screen("w");
     for (const id of ["a1a1a1a1", "a2a2a2a2", "a3a3a3a3"]) expect(after).not.toContain(id);
     expect(count(after, "[mam] Job a4a4a4a4 delegated")).toBe(1);

@@ -27,17 +27,25 @@ export interface TeamSelf {
   tp: string;
 }
 
-export interface Received {
-  /** dropped: refused (logged); ignored: nothing to do (an empty retained message) */
-  outcome: "dropped" | "ignored" | "handled";
-  /** what the daemon logs */
-  log: string[];
-  /** events journalled here: publish them to the delegator, in order */
-  appended: Appended[];
-  record?: JobRecord;
+/** a delivery this workspace took (`received` is journalled): what typing it needs */
+export interface Taken {
+  d: Delivery;
+  what: string;
+  source: string;
 }
 
-const dropped = (why: string, topic: string): Received => ({ outcome: "dropped", log: [`team: dropped the message on ${topic}: ${why}; nothing typed`], appended: [] });
+export interface TakeResult {
+  /** dropped: refused (logged); ignored: nothing to do; taken: type it (typeDelivery) */
+  outcome: "dropped" | "ignored" | "taken";
+  /** what the daemon logs */
+  log: string[];
+  taken?: Taken;
+}
+
+/** publishes an event to the delegator as soon as it is journalled */
+export type Emit = (a: Appended) => Promise<void>;
+
+const dropped = (why: string, topic: string): TakeResult => ({ outcome: "dropped", log: [`team: dropped the message on ${topic}: ${why}; nothing typed`] });
 
 /** the checks of a delivery that opened: for this workspace, consistent, not expired */
 function refusal(d: Delivery, from: string, topic: string, self: TeamSelf, nowS: number): string | undefined {
@@ -60,8 +68,15 @@ function textFor(d: Delivery, rec: JobRecord, ws: string): string {
   return feedbackRequest(rec, ws, d.detail ?? "", d.iteration ?? rec.iteration);
 }
 
-export async function receiveDelivery(deps: Deps, self: TeamSelf, topic: string, payload: Buffer, nowS = Date.now() / 1000): Promise<Received> {
-  if (payload.length === 0) return { outcome: "ignored", log: [], appended: [] }; // a delivery cleared by its sender
+const whatOf = (d: Delivery) => (d.purpose === "job" ? "the job" : d.purpose === "review" ? "the review request" : "the feedback");
+
+/**
+ * Take one message of this workspace's delivery topic: open and check it, keep a copy of the job,
+ * journal `received` (emitted at once). `takenHere(id)`: this daemon took that delivery (its typing
+ * may still be on its way: never settled as interrupted).
+ */
+export async function takeDelivery(deps: Deps, self: TeamSelf, topic: string, payload: Buffer, emit: Emit, takenHere: (id: string) => boolean = () => false, nowS = Date.now() / 1000): Promise<TakeResult> {
+  if (payload.length === 0) return { outcome: "ignored", log: [] }; // a delivery cleared by its sender
   const o = open(self.team, payload);
   if (!o.ok) return dropped(o.reason, topic);
   if (o.envelope.kind !== "deliver") return dropped(`a ${o.envelope.kind.slice(0, 20)} message, not a delivery`, topic);
@@ -78,39 +93,50 @@ export async function receiveDelivery(deps: Deps, self: TeamSelf, topic: string,
   if (mine) {
     const evs = jobs.journal(id);
     if (hasStage(evs, d.id, "received")) {
-      if (hasStage(evs, d.id, "outcome")) return dropped(`delivery ${d.id} was received before (a replay)`, topic);
-      // taken before and not confirmed (the daemon stopped while typing): never typed again
-      const a = await jobs.append(id, (r, e) => (r && !hasStage(e, d.id, "outcome") ? { event: "uncertain", detail: `${d.purpose} for ${d.to}: typing was interrupted before it was confirmed; not typed again`, source: `mam@${self.host}`, data: { delivery: d.id } } : undefined));
-      return { outcome: "handled", log: [`job ${id}: delivery ${d.id} seen again, unconfirmed: uncertain`], appended: a ? [a] : [], record: a?.record };
+      // the broker's second copy (kept for us and retained), a bridge's resend, or a replay
+      if (takenHere(d.id) || hasStage(evs, d.id, "outcome")) return dropped(`delivery ${d.id} was taken before (a repeat or a replay)`, topic);
+      // taken by an earlier daemon that stopped before it confirmed: never typed again
+      await settleInterrupted(deps, self, id, emit);
+      return { outcome: "ignored", log: [`job ${id}: delivery ${d.id} seen again, its typing unconfirmed: uncertain, not typed again`] };
     }
-    if (isFinal(mine.status) || evs.some((e) => endsJob(e, mine))) return { outcome: "ignored", log: [`job ${id}: delivery ${d.id} arrived after the job ended (${mine.status}); nothing typed`], appended: [] };
+    if (isFinal(mine.status) || evs.some((e) => endsJob(e, mine))) return { outcome: "ignored", log: [`job ${id}: delivery ${d.id} arrived after the job ended (${mine.status}); nothing typed`] };
   } else await importJob(deps.ws, d.job, d.from_host);
 
-  const appended: Appended[] = [];
-  const stage = async (input: EventInput, once: "received" | "outcome") => {
-    const a = await jobs.append(id, (r, e) => (r && !hasStage(e, d.id, once) && (once === "received" || !e.some((x) => endsJob(x, r))) ? input : undefined));
-    if (a) appended.push(a);
-    return a;
-  };
+  const what = whatOf(d);
   const source = `mam@${self.host}`;
-  const what = d.purpose === "job" ? "the job" : d.purpose === "review" ? "the review request" : "the feedback";
-  const got = await stage({ event: "received", detail: `${what} for ${d.to}, by ${self.host}`, source, data: { delivery: d.id, to: d.to, host: self.host, ws_id: self.wsId } }, "received");
-  if (!got) return { outcome: "ignored", log: [`job ${id}: delivery ${d.id} is being taken by another pass`], appended };
-  const log = [`job ${id}: received ${what} for ${d.to} from ${d.from_host} (delivery ${d.id})`];
-  const fail = async (detail: string) => {
-    await stage({ event: "error", detail, source, data: { delivery: d.id } }, "outcome");
-    log.push(`job ${id}: ${detail}`);
-    return { outcome: "handled" as const, log, appended, record: appended.at(-1)?.record };
-  };
+  const got = await jobs.append(id, (r, e) => (r && !hasStage(e, d.id, "received") ? { event: "received", detail: `${what} for ${d.to}, by ${self.host}`, source, data: { delivery: d.id, to: d.to, host: self.host, ws_id: self.wsId } } : undefined));
+  if (!got) return { outcome: "ignored", log: [`job ${id}: delivery ${d.id} is being taken by another pass`] };
+  await emit(got);
+  return { outcome: "taken", log: [`job ${id}: received ${what} for ${d.to} from ${d.from_host} (delivery ${d.id})`], taken: { d, what, source } };
+}
 
+/**
+ * Type a taken delivery into its agent, exactly as a local submit does (only at its input
+ * prompt), and journal the outcome once: `delivered`, `uncertain` or `error`. The agent may have
+ * reported first (its report confirms the delivery): then nothing more is journalled.
+ */
+export async function typeDelivery(deps: Deps, self: TeamSelf, t: Taken, emit: Emit): Promise<string[]> {
+  const { d, what, source } = t;
+  const id = d.job.job_id;
+  const jobs = deps.jobs;
+  const outcome = async (input: EventInput) => {
+    const a = await jobs.append(id, (r, e) => (r && !hasStage(e, d.id, "outcome") && !e.some((x) => endsJob(x, r)) ? input : undefined));
+    if (a) await emit(a);
+  };
+  const fail = async (detail: string) => {
+    await outcome({ event: "error", detail, source, data: { delivery: d.id } });
+    return [`job ${id}: ${detail}`];
+  };
   const name = localPart(d.to, self.host)!;
   const s = await deps.runtime.findSession(name);
   if (!s || isRemote(s)) return fail(`no running session ${name} on ${self.host}; nothing typed`);
   if (s.gone) return fail(`${d.to} has no agent any more (${s.gone}); nothing typed`);
   if (s.waiting) return fail(`${d.to} waits at ${s.waiting}; nothing typed`);
+  const now = jobs.read(id);
+  if (!now || isFinal(now.status)) return [`job ${id} ended before ${what} was typed; nothing typed`];
 
   // the copy as the agent's text needs it: its worktree here, the loop's iteration
-  let rec = got.record!;
+  let rec = now;
   if ((d.purpose === "feedback" && d.iteration !== undefined && d.iteration !== rec.iteration) || (d.purpose !== "review" && s.worktree && !rec.worktree)) {
     rec = await jobs.mutate(id, (r) => ({ ...r, ...(d.purpose === "feedback" && d.iteration !== undefined ? { iteration: d.iteration } : {}), ...(d.purpose !== "review" && s.worktree && !r.worktree ? { worktree: s.worktree } : {}) }));
   }
@@ -120,13 +146,40 @@ export async function receiveDelivery(deps: Deps, self: TeamSelf, topic: string,
   } catch (e) {
     return fail(`could not type into ${d.to} (${(e as Error).message})`);
   }
-  // the agent may have reported already (its report confirms the delivery): then nothing more
-  const outcome: EventInput = left
-    ? { event: "uncertain", detail: `${what} was typed into ${d.to}; ${left.text}`, source, data: { delivery: d.id } }
-    : { event: "delivered", detail: `${what} was typed into ${d.to} and left its input box`, source, data: { delivery: d.id } };
-  await stage(outcome, "outcome");
-  log.push(`job ${id}: ${left ? "uncertain" : "delivered"} to ${d.to}`);
-  return { outcome: "handled", log, appended, record: appended.at(-1)?.record ?? rec };
+  await outcome(
+    left
+      ? { event: "uncertain", detail: `${what} was typed into ${d.to}; ${left.text}`, source, data: { delivery: d.id } }
+      : { event: "delivered", detail: `${what} was typed into ${d.to} and left its input box`, source, data: { delivery: d.id } },
+  );
+  return [`job ${id}: ${left ? "uncertain" : "delivered"} to ${d.to}`];
+}
+
+/**
+ * the deliveries of a copy taken by a daemon that stopped before their outcome: `uncertain`
+ * (typed or not, nobody knows; never typed again). For every copy when `only` is not given (a
+ * daemon that starts).
+ */
+export async function settleInterrupted(deps: Deps, self: TeamSelf, only: string | undefined, emit: Emit): Promise<string[]> {
+  const log: string[] = [];
+  for (const id of only ? [only] : deps.jobs.ids()) {
+    let rec;
+    try {
+      rec = deps.jobs.read(id);
+    } catch {
+      continue;
+    }
+    if (!rec?.remote_of || isFinal(rec.status)) continue;
+    for (const w of awaitingOutcome(deps.jobs.journal(id))) {
+      const a = await deps.jobs.append(id, (r, e) =>
+        r && !hasStage(e, w.delivery, "outcome") ? { event: "uncertain", detail: `the daemon of ${self.host} stopped before it confirmed the text for ${w.to}; not typed again`, source: `mam@${self.host}`, data: { delivery: w.delivery } } : undefined,
+      );
+      if (a) {
+        await emit(a);
+        log.push(`job ${id}: delivery ${w.delivery} was not confirmed before the daemon stopped: uncertain`);
+      }
+    }
+  }
+  return log;
 }
 
 /**
