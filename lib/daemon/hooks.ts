@@ -14,6 +14,7 @@ import type { RepeatLog } from "../jobs/ingest.ts";
 import { JournalCache } from "../jobs/journal-index.ts";
 import type { Deps } from "../ops/deps.ts";
 import type { DaemonHooks, HookContext } from "./loop.ts";
+import { LogOnce } from "../sys/log-once.ts";
 import { AckSender } from "./ack-sender.ts";
 import type { AgentLook, AgentState, CursorState, ReactorContext } from "./reactor.ts";
 
@@ -36,7 +37,10 @@ export function defaultHooks(deps: Deps): DaemonHooks {
     (t as { unref?: () => void }).unref?.();
     settling.set(id, t);
   };
-  const reactor = async (ctx: HookContext): Promise<ReactorContext> => ({ ws: ctx.ws, runtime: deps.runtime, log: ctx.log, publish: ctx.publish, journals, cursor });
+  // a job (or a step) that fails at every poll is logged once, and the others go on
+  let once: LogOnce | undefined;
+  const onceOf = (ctx: HookContext) => (once ??= new LogOnce(ctx.log));
+  const reactor = async (ctx: HookContext): Promise<ReactorContext> => ({ ws: ctx.ws, runtime: deps.runtime, log: ctx.log, publish: ctx.publish, journals, cursor, once: onceOf(ctx) });
   const pass = async (ctx: HookContext) => {
     const { reconcileOnce, describeAction } = await import("../ops/reconcile.ts");
     const r = await reconcileOnce(deps, { dry_run: false });
@@ -78,12 +82,24 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       await react(ctx);
     },
     async poll(ctx) {
-      if (ctx.mode === "polling") await pass(ctx);
+      // each step goes on whatever the one before it did: a broken registry must not stop the
+      // timeouts, nor one job's failure the other jobs' (scanJobs and reactToJobs skip it)
+      const step = async (doing: string, fn: () => Promise<void>) => {
+        try {
+          await fn();
+          onceOf(ctx).ok("poll", doing);
+        } catch (e) {
+          onceOf(ctx).failed("poll", e, doing);
+        }
+      };
+      if (ctx.mode === "polling") await step("reconcile pass failed", () => pass(ctx));
       const [{ scanJobs }, { publishAppended }] = await Promise.all([import("../jobs/ingest.ts"), import("./reactor.ts")]);
       const rc = await reactor(ctx);
-      const scan = await scanJobs(ctx.ws, Date.now() / 1000, ctx.log);
-      for (const a of scan.timedOut) await publishAppended(rc, a.record, [a]);
-      await react(ctx);
+      await step("timeout scan failed", async () => {
+        const scan = await scanJobs(ctx.ws, Date.now() / 1000, ctx.log, onceOf(ctx));
+        for (const a of scan.timedOut) await publishAppended(rc, a.record, [a]);
+      });
+      await step("reactions failed", () => react(ctx));
       // ended jobs give their memory back; a late event reads their journal once more
       const [{ readRecord }, { isFinal }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts")]);
       for (const id of journals.ids()) {

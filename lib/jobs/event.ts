@@ -8,6 +8,13 @@ import { type EventName, isEventName, isFinal, type JobStatus, TERMINAL_EVENTS }
 /** payloads above this are dropped by receivers and refused by publishers */
 export const MAX_EVENT_BYTES = 256 * 1024;
 
+/**
+ * the highest seq an origin may use (2^31 − 1): receivers drop an event above it, and a journal
+ * whose own seqs reach it takes a fresh origin. Far beyond any real job, and far below 2^53, where
+ * a seq stops being an exact integer and the canonical JSON refuses it.
+ */
+export const MAX_SEQ = 2 ** 31 - 1;
+
 export interface JobEvent {
   schema_version: 1;
   seq: number;
@@ -108,6 +115,7 @@ export type SeenLookup = (jobId: string) => SeenEvents;
 function shape(v: unknown): string | undefined {
   const o = v as Record<string, unknown>;
   if (!Number.isSafeInteger(o.seq) || (o.seq as number) < 1) return "seq is not a positive integer";
+  if ((o.seq as number) > MAX_SEQ) return `seq ${o.seq} is above ${MAX_SEQ}`;
   if ("origin" in o && (typeof o.origin !== "string" || !ORIGIN_RE.test(o.origin))) return "origin is not 8-64 characters of [A-Za-z0-9_-]";
   if (typeof o.event !== "string" || !isEventName(o.event)) return `unknown event '${String(o.event).slice(0, 40)}'`;
   for (const k of ["timestamp", "detail", "source"]) if (typeof o[k] !== "string") return `${k} is not a string`;

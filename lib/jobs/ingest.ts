@@ -9,6 +9,7 @@ import { EventIndex, identityText } from "./identity.ts";
 import { JournalCache, type JournalIndex } from "./journal-index.ts";
 import { type Appended, appendEvent, effectiveStatus, journalAndUpdate, listJobIds, readJournal, readRecord, recordPath, type JobRecord, withJobsLock } from "./store.ts";
 import { MamError } from "../sys/errors.ts";
+import type { LogOnce } from "../sys/log-once.ts";
 
 export type Ingested =
   /** verified and appended: the daemon notifies the delegator when `terminal` */
@@ -169,33 +170,52 @@ export interface ScanResult {
   timedOut: Appended[];
   /** job files that could not be read (named in the log) */
   broken: string[];
+  /** jobs whose timeout could not be decided or appended (named in the log); the scan went on */
+  failed: string[];
 }
 
-/** decide and apply timeouts for every job of the workspace; re-decided under the lock before appending */
-export async function scanJobs(ws: string, now: number = Date.now() / 1000, log: (line: string) => void = () => {}): Promise<ScanResult> {
-  const res: ScanResult = { timedOut: [], broken: [] };
+/**
+ * Decide and apply timeouts for every job of the workspace; re-decided under the lock before
+ * appending. A job that fails (a broken record, a journal that cannot be read or appended to) is
+ * logged and skipped: the jobs after it are still scanned. With `once` (the daemon, which scans
+ * every poll), each failure is logged once rather than at every scan.
+ */
+export async function scanJobs(ws: string, now: number = Date.now() / 1000, log: (line: string) => void = () => {}, once?: LogOnce): Promise<ScanResult> {
+  const res: ScanResult = { timedOut: [], broken: [], failed: [] };
+  const failed = (what: string, e: unknown, doing?: string) => (once ? once.failed(what, e, doing) : log(`${what}: ${doing ? `${doing}: ` : ""}${e instanceof Error ? e.message : String(e)}`));
   for (const id of listJobIds(ws)) {
+    const what = `job ${id}`;
     let rec: JobRecord | undefined;
     try {
       rec = readRecord(ws, id);
     } catch (e) {
       res.broken.push(id);
-      log(`job ${id}: ${(e as Error).message}`);
+      failed(what, e);
       continue;
     }
-    if (!rec || !decideTimeout(rec, readJournal(ws, id), now)) continue;
-    const a = await appendEvent(
-      ws,
-      id,
-      (r, evs) => {
-        const d = r ? decideTimeout(r, evs, now) : undefined;
-        return d ? { event: "timeout", detail: d.detail, source: "monitor" } : undefined;
-      },
-      { now },
-    );
-    if (a) {
-      log(`job ${id} timeout: ${a.payload.detail}`);
-      res.timedOut.push(a);
+    once?.ok(what);
+    try {
+      if (!rec || !decideTimeout(rec, readJournal(ws, id), now)) {
+        once?.ok(what, "timeout scan failed");
+        continue;
+      }
+      const a = await appendEvent(
+        ws,
+        id,
+        (r, evs) => {
+          const d = r ? decideTimeout(r, evs, now) : undefined;
+          return d ? { event: "timeout", detail: d.detail, source: "monitor" } : undefined;
+        },
+        { now },
+      );
+      once?.ok(what, "timeout scan failed");
+      if (a) {
+        log(`job ${id} timeout: ${a.payload.detail}`);
+        res.timedOut.push(a);
+      }
+    } catch (e) {
+      res.failed.push(id);
+      failed(what, e, "timeout scan failed");
     }
   }
   return res;

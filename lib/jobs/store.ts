@@ -11,7 +11,7 @@ import { isoUtc } from "../sys/time.ts";
 import type { Json } from "./canonical.ts";
 import { canonicalJson } from "./canonical.ts";
 import { appendLineDurable, atomicWriteFile, splitLines, sweepTempFiles } from "../sys/atomic.ts";
-import { foldStatus, foldStep, type JobEvent, MAX_EVENT_BYTES, signEvent } from "./event.ts";
+import { foldStatus, foldStep, type JobEvent, MAX_EVENT_BYTES, MAX_SEQ, signEvent } from "./event.ts";
 import { type EventName, JOB_STATUSES, type JobStatus, isEventName } from "./statuses.ts";
 import { newOrigin, ORIGIN_RE } from "./identity.ts";
 
@@ -357,8 +357,22 @@ export function ownOrigin(ws: string, id: string, journalHasEvents: boolean): st
 export type EventDecision = EventInput | ((rec: JobRecord | undefined, events: JobEvent[]) => EventInput | undefined);
 
 /**
- * Append a new event of ours: under the jobs lock take the next seq (above every seq in the
- * journal) and this journal's origin, sign with the record's token
+ * The identity of the next event of ours (call under the jobs lock): this journal's origin and
+ * 1 + the highest seq journalled under it. Never derived from another origin's seqs (a token holder
+ * could send any seq); an origin whose seqs reach MAX_SEQ is replaced by a fresh one (seq 1), so a
+ * journal never runs out of identities.
+ */
+export function nextIdentity(ws: string, id: string, prior: readonly JobEvent[]): { origin: string; seq: number } {
+  const origin = ownOrigin(ws, id, prior.length > 0);
+  let max = 0;
+  for (const e of prior) if (e.origin === origin && e.seq > max) max = e.seq;
+  if (max < MAX_SEQ) return { origin, seq: max + 1 };
+  return { origin: ownOrigin(ws, id, false), seq: 1 };
+}
+
+/**
+ * Append a new event of ours: under the jobs lock take this journal's origin and the next seq of
+ * that origin (nextIdentity), sign with the record's token
  * (or the given one when this machine has no record: a remote worker keeps a journal only),
  * append + fsync, update the record. Returns undefined when a decision function said no.
  */
@@ -375,10 +389,7 @@ export async function appendEvent(ws: string, id: string, decide: EventDecision,
     const prior = readJournal(ws, id);
     const input = typeof decide === "function" ? decide(rec, prior) : decide;
     if (input === undefined) return undefined;
-    let seq = rec?.last_seq ?? 0;
-    for (const e of prior) if (e.seq > seq) seq = e.seq;
-    seq += 1;
-    const origin = ownOrigin(ws, id, prior.length > 0);
+    const { origin, seq } = nextIdentity(ws, id, prior);
     const ev = signEvent(
       { schema_version: 1, seq, origin, job_id: id, event: input.event, timestamp: isoUtc(Math.floor(now)), detail: input.detail, source: input.source, data: input.data ?? {} },
       token,

@@ -1,0 +1,106 @@
+// What a token holder or a stranger on the broker can send the daemon and the waiters (issue 23,
+// security review 2026-12): a signed event with a huge seq (BUG-1), a remote event whose seq another
+// origin already used (BUG-4), deeply nested and oversized payloads (BUG-7, R6), floods of bad
+// events (R5). A real Mosquitto, the compiled binary, jobs registered in temp workspaces.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import mqtt from "mqtt";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { canonicalJson } from "../../lib/jobs/canonical.ts";
+import { type JobEvent, signEvent } from "../../lib/jobs/event.ts";
+import { type JobRecord, type JobSpec, readJournal, readRecord, registerJob } from "../../lib/jobs/store.ts";
+import { mosquittoPath, startMosquitto, type TestBroker } from "../helpers/brokers.ts";
+import { logText, startSubscriber, type Subscriber, waitForLog } from "../helpers/daemon.ts";
+import { runMam } from "../helpers/mam.ts";
+import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
+
+let sb: Sandbox;
+let mosq: TestBroker;
+beforeAll(async () => {
+  expect(mosquittoPath()).toBeDefined(); // CI installs it: never skipped silently
+  sb = makeSandbox("mam-hard-");
+  mosq = await startMosquitto(join(sb.root, "mosq"));
+});
+afterAll(async () => {
+  await mosq?.stop();
+  await sb?.cleanup();
+});
+
+let wsNo = 0;
+/** a fresh workspace with its env (the broker, quick polls) */
+function workspace(): { ws: string; env: Record<string, string>; mam(args: string[], extra?: Record<string, string>): ReturnType<typeof runMam> } {
+  const ws = join(sb.root, `ws${++wsNo}`);
+  mkdirSync(ws, { recursive: true });
+  const env = sb.with({ ...mosq.env, RECONCILE_POLL_INTERVAL: "1", MAM_BROKER_RETRY_S: "1" });
+  return { ws, env, mam: (args, extra = {}) => runMam([...args, "--workspace", ws], { env: { ...env, ...extra }, cwd: ws }) };
+}
+
+const spec = (over: Partial<JobSpec> = {}): JobSpec => ({
+  agent_session: "wrk", agent: "claude", prompt: "do it", delegator: null, type: "single", reviewer_session: null,
+  max_iterations: null, timeout_sec: 0, idle_timeout_sec: 0, expected_artifacts: [], topic_prefix_base: "mam/jobs", ...over,
+});
+
+/** an event as a token holder signs it (python's ev.py of the review) */
+function signed(job: JobRecord, over: Partial<JobEvent>): string {
+  return canonicalJson(signEvent({ schema_version: 1, seq: 1, origin: "remote0000000001", job_id: job.job_id, event: "progress", timestamp: "2026-12-01T00:00:00Z", detail: "x", source: "r", data: {}, ...over }, job.auth_token));
+}
+
+async function publisher() {
+  const c = await mqtt.connectAsync({ protocol: "mqtt", host: "127.0.0.1", port: mosq.port, clientId: `t-pub-${Math.random().toString(16).slice(2, 10)}`, reconnectPeriod: 0 } as never);
+  return {
+    pub: (topic: string, payload: string | Buffer) => c.publishAsync(topic, payload, { qos: 1 }),
+    close: () => c.endAsync(),
+  };
+}
+
+async function daemonFor(ws: string, env: Record<string, string>): Promise<Subscriber> {
+  const log = join(sb.root, `daemon-${wsNo}.log`);
+  const d = startSubscriber({ ...sb, ws }, log, env);
+  expect(await waitForLog(log, /MQTT Monitor: subscribed to /, 20_000), logText(log)).toBe(true);
+  return d;
+}
+
+describe("seq (BUG-1)", () => {
+  test("a validly signed seq 2^53 − 1 is dropped at ingest; the job still takes events, and every job times out", async () => {
+    const w = workspace();
+    const jobs = await Promise.all([1, 2, 3, 4].map(() => registerJob(w.ws, spec({ timeout_sec: 4 }))));
+    const first = [...jobs].sort((a, b) => a.job_id.localeCompare(b.job_id))[0]!;
+    const d = await daemonFor(w.ws, w.env);
+    const p = await publisher();
+    try {
+      await p.pub(`mam/jobs/${first.job_id}/events`, signed(first, { seq: 2 ** 53 - 1, event: "started" }));
+      expect(await waitForLog(d.log, /seq 9007199254740991 is above 2147483647/, 10_000), logText(d.log)).toBe(true);
+      expect(readJournal(w.ws, first.job_id)).toEqual([]);
+      // a valid remote seq near the limit is journalled; the delegator's own seqs do not follow it
+      await p.pub(`mam/jobs/${first.job_id}/events`, signed(first, { seq: 2 ** 31 - 1, event: "started" }));
+      expect(await waitFor(() => readJournal(w.ws, first.job_id).length === 1, 10_000), logText(d.log)).toBe(true);
+      const ev = await w.mam(["job", "event", first.job_id, "progress", "--detail", "still here"]);
+      expect(ev.code, ev.stderr).toBe(0);
+      expect(readJournal(w.ws, first.job_id).map((e) => e.seq)).toEqual([2 ** 31 - 1, 1]);
+      // every job times out (before: `poll failed` every scan, and the jobs after the first stayed pending)
+      expect(await waitFor(() => jobs.every((j) => readRecord(w.ws, j.job_id)?.status === "timeout"), 20_000), logText(d.log)).toBe(true);
+      expect(logText(d.log)).not.toContain("poll failed");
+    } finally {
+      await p.close();
+      await d.kill();
+    }
+  }, 60_000);
+
+  test("a job that fails at every poll is logged once, and the scan goes on to the jobs after it", async () => {
+    const w = workspace();
+    const jobs = await Promise.all([1, 2, 3].map(() => registerJob(w.ws, spec({ timeout_sec: 3 }))));
+    const ids = jobs.map((j) => j.job_id).sort();
+    // the first job's journal cannot be read: a folder where the file should be
+    mkdirSync(join(w.ws, ".mam", "jobs", `${ids[0]}.events.ndjson`));
+    const d = await daemonFor(w.ws, w.env);
+    try {
+      expect(await waitFor(() => ids.slice(1).every((id) => readRecord(w.ws, id)?.status === "timeout"), 20_000), logText(d.log)).toBe(true);
+      await Bun.sleep(2500); // two more polls
+      const lines = logText(d.log).split("\n").filter((l) => l.includes(`job ${ids[0]}: timeout scan failed`));
+      expect(lines, logText(d.log)).toHaveLength(1);
+      expect(lines[0]).toContain("logged once");
+    } finally {
+      await d.kill();
+    }
+  }, 60_000);
+});
