@@ -3,6 +3,9 @@
 // origin already used (BUG-4), deeply nested and oversized payloads (BUG-7, R6), floods of bad
 // events (R5). A real Mosquitto, the compiled binary, jobs registered in temp workspaces.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import mqtt from "mqtt";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -11,7 +14,7 @@ import { type JobEvent, signEvent } from "../../lib/jobs/event.ts";
 import { type JobRecord, type JobSpec, readJournal, readRecord, registerJob } from "../../lib/jobs/store.ts";
 import { mosquittoPath, startMosquitto, type TestBroker } from "../helpers/brokers.ts";
 import { logText, startSubscriber, type Subscriber, waitForLog } from "../helpers/daemon.ts";
-import { runMam } from "../helpers/mam.ts";
+import { MAM_CMD, runMam } from "../helpers/mam.ts";
 import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
 
 let sb: Sandbox;
@@ -102,5 +105,71 @@ describe("seq (BUG-1)", () => {
     } finally {
       await d.kill();
     }
+  }, 60_000);
+});
+
+/** a worker on another machine: its own folder, the job token in MAM_JOB_TOKEN, the broker */
+function remoteWorker(env: Record<string, string>, job: JobRecord) {
+  const dir = join(sb.root, `remote-${job.job_id}-${Math.random().toString(16).slice(2, 6)}`);
+  mkdirSync(dir, { recursive: true });
+  return (event: string, detail: string) =>
+    runMam(["job", "event", job.job_id, event, "--detail", detail, "--source", "wrk", "--workspace", dir], { env: { ...env, MAM_JOB_TOKEN: job.auth_token, MAM_NO_SUBSCRIBER_DAEMON: "1" }, cwd: dir });
+}
+
+type ToolResult = { isError?: boolean; content: { type: string; text?: string }[]; structuredContent?: Record<string, unknown> };
+
+async function mcpClient(ws: string, env: Record<string, string>) {
+  const transport = new StdioClientTransport({ command: MAM_CMD[0]!, args: [...MAM_CMD.slice(1), "mcp", "--workspace", ws], env: { ...env, MAM_NO_SUBSCRIBER_DAEMON: "1" }, cwd: ws, stderr: "pipe" });
+  let err = "";
+  transport.stderr?.on("data", (d: Buffer) => (err += d.toString()));
+  const client = new Client({ name: "mam-test", version: "1.0.0" });
+  await client.connect(transport);
+  return {
+    stderr: () => err,
+    call: (name: string, args: Record<string, unknown>, opts?: Parameters<Client["callTool"]>[2]) => client.callTool({ name, arguments: args }, CallToolResultSchema, opts) as Promise<ToolResult>,
+    close: () => client.close(),
+  };
+}
+
+describe("new events are known by (origin, seq) (BUG-4)", () => {
+  test("MCP job_wait: a remote permission_required whose seq this machine already used ends the wait with outcome attention, and is reported as progress", async () => {
+    const w = workspace();
+    const job = await registerJob(w.ws, spec());
+    for (const [ev, d] of [["started", "go"], ["progress", "a"], ["progress", "b"]]) expect((await w.mam(["job", "event", job.job_id, ev!, "--detail", d!])).code).toBe(0);
+    const d = await daemonFor(w.ws, w.env);
+    const c = await mcpClient(w.ws, w.env);
+    try {
+      const notes: string[] = [];
+      const waiting = c.call("job_wait", { job_ids: [job.job_id], timeout_s: 30 }, { onprogress: (p) => void notes.push(p.message ?? "") });
+      await Bun.sleep(1000);
+      const r = await remoteWorker(w.env, job)("permission_required", "allow rm -rf build?");
+      expect(r.code, r.stderr).toBe(0);
+      const res = await waiting;
+      expect(res.structuredContent, JSON.stringify(res) + logText(d.log)).toMatchObject({ outcome: "attention", event: { seq: 1, event: "permission_required", detail: "allow rm -rf build?" } });
+      expect((res.structuredContent!.event as { origin: string }).origin).not.toBe(readJournal(w.ws, job.job_id)[0]!.origin);
+      expect(notes.some((n) => n.includes("permission_required") && n.includes("allow rm -rf build?")), notes.join("\n")).toBe(true);
+    } finally {
+      await c.close();
+      await d.kill();
+    }
+  }, 60_000);
+
+  test("mam job wait: a remote completed whose seq this machine already used, heard on the broker only (no daemon), ends the wait with it", async () => {
+    const w = workspace();
+    const job = await registerJob(w.ws, spec());
+    for (const [ev, d] of [["started", "go"], ["progress", "a"]]) expect((await w.mam(["job", "event", job.job_id, ev!, "--detail", d!])).code).toBe(0);
+    const p = Bun.spawn([...MAM_CMD, "job", "wait", job.job_id, "--timeout", "30", "--json", "--workspace", w.ws], { env: w.env, cwd: w.ws, stdout: "pipe", stderr: "pipe" });
+    const report = remoteWorker(w.env, job);
+    // wait's subscription comes up in the background: the remote reports until wait has heard it
+    for (let i = 0; i < 40 && p.exitCode === null; i++) {
+      const r = await report(i === 0 ? "completed" : "progress", i === 0 ? "remote done" : `still ${i}`);
+      expect(r.code, r.stderr).toBe(0);
+      if (i === 0) continue;
+      await Promise.race([p.exited, Bun.sleep(500)]);
+    }
+    expect(await p.exited).toBe(0);
+    const out = JSON.parse(await new Response(p.stdout).text());
+    expect(out).toMatchObject({ outcome: "done", jobs: [{ job_id: job.job_id, status: "completed", last_event: { seq: 1, event: "completed", detail: "remote done" } }] });
+    expect(readJournal(w.ws, job.job_id)).toHaveLength(2); // wait is read-only
   }, 60_000);
 });
