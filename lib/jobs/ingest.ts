@@ -3,7 +3,7 @@
 // connection, the notifications and the loop prompts; these functions own the files.
 import { existsSync } from "node:fs";
 import { canonicalJson } from "./canonical.ts";
-import { type JobEvent, MAX_EVENT_BYTES, verifyEvent, type DropReason } from "./event.ts";
+import { type JobEvent, MAX_EVENT_BYTES, oversizedSize, verifyEvent, type DropReason } from "./event.ts";
 import { isFinal, type JobStatus } from "./statuses.ts";
 import { EventIndex, identityText } from "./identity.ts";
 import { JournalCache, type JournalIndex } from "./journal-index.ts";
@@ -37,8 +37,9 @@ export async function ingestEvent(ws: string, topic: string, payload: Buffer, lo
     log(reason.log.includes(topic) ? reason.log : `${reason.log} (on ${topic})`);
     return reason;
   };
-  if (payload.byteLength > MAX_EVENT_BYTES) {
-    return drop({ outcome: "dropped", reason: "oversized", log: `dropped event on ${topic}: payload of ${payload.byteLength} bytes exceeds ${MAX_EVENT_BYTES}` });
+  const size = oversizedSize(payload) ?? payload.byteLength;
+  if (size > MAX_EVENT_BYTES) {
+    return drop({ outcome: "dropped", reason: "oversized", log: `dropped event on ${topic}: payload of ${size} bytes exceeds ${MAX_EVENT_BYTES}` });
   }
   const m = TOPIC_RE.exec(topic);
   // unknown jobs never touch the disk (and never create .mam/jobs)

@@ -7,7 +7,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import mqtt from "mqtt";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJson } from "../../lib/jobs/canonical.ts";
 import { type JobEvent, signEvent } from "../../lib/jobs/event.ts";
@@ -172,4 +172,102 @@ describe("new events are known by (origin, seq) (BUG-4)", () => {
     expect(out).toMatchObject({ outcome: "done", jobs: [{ job_id: job.job_id, status: "completed", last_event: { seq: 1, event: "completed", detail: "remote done" } }] });
     expect(readJournal(w.ws, job.job_id)).toHaveLength(2); // wait is read-only
   }, 60_000);
+});
+
+/** peak resident memory of a running process, in bytes */
+function peakRss(pid: number): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return Number(m?.[1] ?? 0) * 1024;
+}
+
+/** a job's event with a 100 000-deep `data`: no token needed, the job id is in the topic */
+const deepEvent = (id: string) =>
+  canonicalJson({ schema_version: 1, seq: 5, job_id: id, event: "completed", timestamp: "t", detail: "x", source: "r", data: { hmac_sig: "0".repeat(64) } }).replace('"data":{', `"data":{"deep":${"[".repeat(100_000)}${"]".repeat(100_000)},`);
+
+describe("deep and huge payloads (BUG-7, R6)", () => {
+  test("the daemon drops a 100 000-deep payload with a log line (no stack overflow) and journals the next event", async () => {
+    const w = workspace();
+    const job = await registerJob(w.ws, spec());
+    const d = await daemonFor(w.ws, w.env);
+    const p = await publisher();
+    try {
+      await p.pub(`mam/jobs/${job.job_id}/events`, deepEvent(job.job_id));
+      expect(await waitForLog(d.log, /dropped event: payload nested deeper than 64 levels \(on mam\/jobs\/[0-9a-f]{8}\/events\)/, 10_000), logText(d.log)).toBe(true);
+      await p.pub(`mam/jobs/${job.job_id}/events`, signed(job, { event: "started" }));
+      expect(await waitFor(() => readJournal(w.ws, job.job_id).length === 1, 10_000), logText(d.log)).toBe(true);
+      expect(logText(d.log)).not.toMatch(/Maximum call stack|event failed/);
+    } finally {
+      await p.close();
+      await d.kill();
+    }
+  }, 60_000);
+
+  test("mam job wait and MCP job_wait: a deep payload (retained, so it comes right after their SUBACK) is dropped; no trace, and the broker still tells them the job ended", async () => {
+    const w = workspace();
+    const job = await registerJob(w.ws, spec());
+    const topic = `mam/jobs/${job.job_id}/events`;
+    const c0 = await mqtt.connectAsync({ protocol: "mqtt", host: "127.0.0.1", port: mosq.port, clientId: `t-ret-${job.job_id}`, reconnectPeriod: 0 } as never);
+    await c0.publishAsync(topic, deepEvent(job.job_id), { qos: 1, retain: true });
+    const c = await mcpClient(w.ws, w.env);
+    const cli = Bun.spawn([...MAM_CMD, "job", "wait", job.job_id, "--timeout", "30", "--workspace", w.ws], { env: w.env, cwd: w.ws, stdout: "pipe", stderr: "pipe" });
+    try {
+      const mcp = c.call("job_wait", { job_ids: [job.job_id], timeout_s: 30 });
+      await Bun.sleep(1500); // both have subscribed and got the retained payload
+      const report = remoteWorker(w.env, job);
+      let mcpDone = false;
+      void mcp.then(() => (mcpDone = true));
+      // no daemon here: only the broker carries the end (the reporter resends it with each report)
+      for (let i = 0; i < 20 && (cli.exitCode === null || !mcpDone); i++) {
+        expect((await report(i === 0 ? "completed" : "progress", i === 0 ? "done remotely" : `and ${i}`)).code).toBe(0);
+        await Promise.race([cli.exited, Bun.sleep(500)]);
+      }
+      const stderr = await new Response(cli.stderr).text();
+      expect(await cli.exited, stderr).toBe(0);
+      expect(await new Response(cli.stdout).text()).toBe(`${job.job_id} completed: done remotely\n`);
+      expect(stderr).toBe("");
+      const res = await mcp;
+      expect(res.structuredContent).toMatchObject({ outcome: "done", jobs: [{ status: "completed" }] });
+      expect(c.stderr()).not.toMatch(/RangeError|Maximum call stack/);
+    } finally {
+      await c0.publishAsync(topic, "", { qos: 1, retain: true });
+      await c0.endAsync();
+      await c.close();
+      cli.kill();
+    }
+  }, 60_000);
+
+  test("a 64 MB message is never held in memory: the daemon and job wait drop it as oversized, their peak memory stays well below its size", async () => {
+    const SIZE = 64 * 1024 * 1024;
+    const w = workspace();
+    const job = await registerJob(w.ws, spec());
+    const topic = `mam/jobs/${job.job_id}/events`;
+    const d = await daemonFor(w.ws, w.env);
+    const c0 = await mqtt.connectAsync({ protocol: "mqtt", host: "127.0.0.1", port: mosq.port, clientId: `t-big-${job.job_id}`, reconnectPeriod: 0 } as never);
+    try {
+      const before = peakRss(d.pid);
+      const big = Buffer.alloc(SIZE, 0x20);
+      await c0.publishAsync(topic, big, { qos: 1 });
+      expect(await waitForLog(d.log, new RegExp(`payload of ${SIZE} bytes exceeds 262144`), 30_000), logText(d.log)).toBe(true);
+      expect(peakRss(d.pid) - before).toBeLessThan(SIZE / 2);
+      // the waiter: the same message retained, so it arrives right after its SUBACK; compare its
+      // peak with a wait that got nothing
+      const waitPeak = async () => {
+        const p = Bun.spawn([...MAM_CMD, "job", "wait", job.job_id, "--timeout", "3", "--workspace", w.ws], { env: w.env, cwd: w.ws, stdout: "pipe", stderr: "pipe" });
+        expect(await p.exited).toBe(5);
+        return p.resourceUsage()!.maxRSS;
+      };
+      const quiet = await waitPeak();
+      await c0.publishAsync(topic, big, { qos: 1, retain: true });
+      const loud = await waitPeak();
+      expect(loud - quiet, `peak ${loud} bytes with the message, ${quiet} without`).toBeLessThan(SIZE / 2);
+      expect(quiet).toBeGreaterThan(10 * 1024 * 1024); // bytes, not kB
+      // and the daemon is still there, journalling
+      await c0.publishAsync(topic, signed(job, { event: "started" }), { qos: 1 });
+      expect(await waitFor(() => readJournal(w.ws, job.job_id).length === 1, 10_000), logText(d.log)).toBe(true);
+    } finally {
+      await c0.publishAsync(topic, "", { qos: 1, retain: true });
+      await c0.endAsync();
+      await d.kill();
+    }
+  }, 120_000);
 });
