@@ -46,7 +46,7 @@ export function staleMs(env: Env): number {
 
 export function writeReport(ws: string, r: AgentReport): void {
   mkdirSync(reportsDir(ws), { recursive: true, mode: 0o700 });
-  atomicWriteFile(reportPath(ws, r.session), `${JSON.stringify(r)}\n`, { mode: 0o600 });
+  atomicWriteFile(reportPath(ws, r.session), `${JSON.stringify(r)}\n`, { mode: 0o600, regularOnly: true });
 }
 
 export function removeReport(ws: string, session: string): void {

@@ -216,7 +216,7 @@ export async function withJobsLock<T>(ws: string, fn: () => T | Promise<T>): Pro
 
 /** replace a record (call under the jobs lock) */
 export function writeRecord(ws: string, r: JobRecord): void {
-  atomicWriteFile(recordPath(ws, r.job_id), `${JSON.stringify(r, null, 2)}\n`, { mode: 0o600 });
+  atomicWriteFile(recordPath(ws, r.job_id), `${JSON.stringify(r, null, 2)}\n`, { mode: 0o600, regularOnly: true });
 }
 
 export interface JobSpec {
@@ -349,7 +349,7 @@ export function ownOrigin(ws: string, id: string, journalHasEvents: boolean): st
     }
   }
   const o = newOrigin();
-  atomicWriteFile(originPath(ws, id), `${o}\n`, { mode: 0o600 });
+  atomicWriteFile(originPath(ws, id), `${o}\n`, { mode: 0o600, regularOnly: true });
   return o;
 }
 

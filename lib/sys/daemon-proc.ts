@@ -2,7 +2,8 @@
 // `mam create` and `mam job submit` use. A daemon runs iff it holds the flock on
 // .mam/monitor.lock; the PID in that file is only a hint, read while the lock is held.
 import { childEnv, selfCommand } from "./self.ts";
-import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { closeSync, constants as C, mkdirSync, openSync, readFileSync } from "node:fs";
+import { openRegular } from "./atomic.ts";
 import { join } from "node:path";
 import { errCode, EXIT, MamError } from "./errors.ts";
 import { withLock } from "./flock.ts";
@@ -49,8 +50,10 @@ function spawnDetached(ws: string, env: Env) {
   const env2 = childEnv(env);
   let logFd: number;
   try {
-    logFd = openSync(monitorLogPath(ws), "a", 0o600);
+    // never through a link: a workspace that ships `.mam/monitor.log -> FILE` gets a refusal
+    logFd = openRegular(monitorLogPath(ws), C.O_WRONLY | C.O_APPEND | C.O_CREAT, 0o600);
   } catch (e) {
+    if (e instanceof MamError) throw e;
     throw new MamError(`cannot open ${monitorLogPath(ws)} (${(e as Error).message})`, EXIT.FAIL);
   }
   const nullFd = openSync("/dev/null", "r");
