@@ -1,8 +1,8 @@
 // mam shim install [--dir DIR] [--workspace DIR]: write the herdr shim (SPEC §4.3)
-import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { EXIT, MamError } from "../sys/errors.ts";
 import { out } from "../sys/io.ts";
+import { ensureMamDir } from "../sys/mam-dir.ts";
 import { mamDir, resolveWorkspace } from "../sys/paths.ts";
 import { installShim } from "../mux/shim.ts";
 import { defineCommand, str, workspaceArg } from "./command.ts";
@@ -31,8 +31,9 @@ const install = defineCommand({
     } else {
       const m = mamDir(ws);
       try {
-        mkdirSync(m, { recursive: true, mode: 0o700 });
+        ensureMamDir(ws); // with its .gitignore
       } catch (e) {
+        if (e instanceof MamError) throw e;
         throw new MamError(`cannot create ${m}: ${(e as Error).message}`, EXIT.FAIL);
       }
       dir = resolve(m, "bin");

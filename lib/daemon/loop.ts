@@ -8,10 +8,11 @@
 // on the way out.
 //
 // What it does with events and polls is not decided here: that is DaemonHooks (lib/monitor/hooks.ts).
-import { type FSWatcher, closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, readFileSync, readlinkSync, rmSync, statSync, watch as watchFs, writeSync, constants as C } from "node:fs";
+import { type FSWatcher, closeSync, existsSync, fstatSync, ftruncateSync, readFileSync, readlinkSync, rmSync, statSync, watch as watchFs, writeSync, constants as C } from "node:fs";
 import { join } from "node:path";
 import { type BrokerConfig, brokerConfigFromEnv, describeBroker } from "../jobs/broker-config.ts";
 import { openRegular } from "../sys/atomic.ts";
+import { ensureMamDir } from "../sys/mam-dir.ts";
 import { errCode, EXIT, MamError } from "../sys/errors.ts";
 import { flockWait } from "../sys/flock.ts";
 import { out } from "../sys/io.ts";
@@ -207,7 +208,7 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
   try {
     const cfg: BrokerConfig = brokerConfigFromEnv(env); // a bad MQTT_* is a usage error before any file is touched
     try {
-      mkdirSync(mamDir(ws), { recursive: true, mode: 0o700 });
+      ensureMamDir(ws);
       fd = openRegular(lockPath, C.O_RDWR | C.O_CREAT, 0o600);
     } catch (e) {
       if (e instanceof MamError) throw e;

@@ -1,11 +1,12 @@
 // Job records and journals on disk (SPEC §7.1): .mam/jobs/<id>.json (0600, atomic replace) and
 // .mam/jobs/<id>.events.ndjson (append-only, fsynced). Every read-modify-write runs under the
 // flock on .mam/jobs/.lock; readers take no lock and create nothing.
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { errCode, EXIT, MamError, notFound } from "../sys/errors.ts";
 import { withLock } from "../sys/flock.ts";
+import { ensureMamSubdir } from "../sys/mam-dir.ts";
 import { isValidJobId } from "../sys/names.ts";
 import { isoUtc } from "../sys/time.ts";
 import type { Json } from "./canonical.ts";
@@ -203,9 +204,9 @@ export function jobView(r: JobRecord, events: readonly JobEvent[]): JobView {
 
 // ---- writing -------------------------------------------------------------------------------
 
+/** .mam/jobs/ (0700) in a .mam/ with its .gitignore (lib/sys/mam-dir.ts) */
 function ensureJobsDir(ws: string): void {
-  mkdirSync(join(ws, ".mam"), { recursive: true, mode: 0o700 });
-  mkdirSync(jobsDir(ws), { recursive: true, mode: 0o700 });
+  ensureMamSubdir(ws, "jobs");
 }
 
 /** run fn under the exclusive jobs lock (creates .mam/jobs/) */

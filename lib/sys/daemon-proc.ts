@@ -2,8 +2,9 @@
 // `mam create` and `mam job submit` use. A daemon runs iff it holds the flock on
 // .mam/monitor.lock; the PID in that file is only a hint, read while the lock is held.
 import { childEnv, selfCommand } from "./self.ts";
-import { closeSync, constants as C, mkdirSync, openSync, readFileSync } from "node:fs";
+import { closeSync, constants as C, openSync, readFileSync } from "node:fs";
 import { openRegular } from "./atomic.ts";
+import { ensureMamDir } from "./mam-dir.ts";
 import { join } from "node:path";
 import { errCode, EXIT, MamError } from "./errors.ts";
 import { withLock } from "./flock.ts";
@@ -92,8 +93,9 @@ export async function ensureDaemonDetailed(ws: string, env: Env): Promise<Ensure
   const known = probeDaemon(ws);
   if (known.running && known.pid !== undefined) return { pid: known.pid, started: false, disabled: false };
   try {
-    mkdirSync(mamDir(ws), { recursive: true, mode: 0o700 });
+    ensureMamDir(ws);
   } catch (e) {
+    if (e instanceof MamError) throw e;
     throw new MamError(`cannot create ${mamDir(ws)} (${(e as Error).message})`, EXIT.FAIL, "check the workspace's permissions");
   }
   return withLock(spawnLockPath(ws), "subscriber daemon start", 3 * START_TIMEOUT_MS, async () => {

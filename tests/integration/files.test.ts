@@ -2,15 +2,20 @@
 // symbolic link (BUG-5, attempts 17-19), never committed by accident (R2, attempt 43), and a
 // daemon log that does not grow without end (R5). The compiled binary in temp workspaces.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { registerJob, type JobSpec } from "../../lib/jobs/store.ts";
-import { runMam } from "../helpers/mam.ts";
+import { GITIGNORE_TEXT } from "../../lib/sys/mam-dir.ts";
+import { MAM_BIN, MAM_SH, run, runMam } from "../helpers/mam.ts";
 import { makeSandbox, type Sandbox } from "../helpers/sandbox.ts";
+import { killTmuxServer, TMUX_BIN, tmuxServerName, writeScript } from "../helpers/tmux.ts";
 
 let sb: Sandbox;
 beforeAll(() => {
   sb = makeSandbox("mam-files-");
+  // the demo agent is this mam: its pane finds it on PATH
+  if (MAM_BIN) symlinkSync(MAM_BIN, join(sb.bin, "mam"));
+  else writeScript(sb.bin, "mam", `exec ${MAM_SH} "$@"`);
 });
 afterAll(async () => {
   await sb?.cleanup();
@@ -86,5 +91,56 @@ describe("never through a symbolic link under .mam/ (BUG-5)", () => {
     expect(statSync(target).mode & 0o777).toBe(0o644);
     // reading through it still works (read-only commands change nothing)
     expect((await w.mam(["status"])).stdout).toContain("old");
+  });
+});
+
+describe(".mam/ is never committed by accident (R2)", () => {
+  const git = (ws: string, ...args: string[]) => run(["git", "-C", ws, "-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { env: sb.env });
+
+  test("in a git repository: after create and job submit, `git add -A` stages nothing under .mam/ (attempt 43)", async () => {
+    if (!TMUX_BIN) throw new Error("tmux is not installed: this test needs a real tmux (apt install tmux)");
+    const server = tmuxServerName("mamgi");
+    const w = workspace({ TMUX_TMPDIR: sb.root, TERM: process.env.TERM ?? "xterm", SHELL: "/bin/bash" });
+    try {
+      expect((await git(w.ws, "init", "-q")).code).toBe(0);
+      writeFileSync(join(w.ws, "README"), "hello\n");
+      const c = await w.mam(["create", "--agent", "demo", "--mux", "tmux", "--tmux-server", server, "--role", "worker", "--session", "w1", "--no-onboard"]);
+      expect(c.code, c.stderr).toBe(0);
+      const s = await w.mam(["job", "submit", "--to", "w1", "--prompt", "hello"]);
+      expect(s.code, s.stderr).toBe(0);
+      expect(existsSync(join(w.ws, ".mam", "jobs", `${s.stdout.trim()}.json`))).toBe(true);
+      expect(readFileSync(join(w.ws, ".mam", ".gitignore"), "utf8")).toBe(GITIGNORE_TEXT);
+      expect((await git(w.ws, "add", "-A")).code).toBe(0);
+      expect((await git(w.ws, "diff", "--cached", "--name-only")).stdout).toBe("README\n");
+      expect((await git(w.ws, "status", "--porcelain", "--ignored")).stdout).toContain("!! .mam/");
+    } finally {
+      await killTmuxServer(server, sb.with({ TMUX_TMPDIR: sb.root }), undefined);
+    }
+  }, 60_000);
+
+  test("an existing .mam/ without one: read-only commands create nothing; the first writing command adds it; one of the user's own is kept", async () => {
+    const w = workspace();
+    const job = await registerJob(w.ws, spec); // a .mam/ as an older mam left it
+    rmSync(join(w.ws, ".mam", ".gitignore"));
+    const list = () => (Bun.spawnSync(["find", join(w.ws, ".mam")]).stdout.toString().split("\n").filter(Boolean).sort());
+    const before = list();
+    for (const args of [["status"], ["job", "list"], ["job", "status", job.job_id], ["job", "logs", job.job_id], ["daemon", "status"]]) await w.mam(args);
+    expect(list()).toEqual(before);
+    expect((await w.mam(["job", "event", job.job_id, "progress"])).code).toBe(0);
+    expect(readFileSync(join(w.ws, ".mam", ".gitignore"), "utf8")).toBe(GITIGNORE_TEXT);
+    writeFileSync(join(w.ws, ".mam", ".gitignore"), "jobs/\n");
+    expect((await w.mam(["job", "event", job.job_id, "progress"])).code).toBe(0);
+    expect(readFileSync(join(w.ws, ".mam", ".gitignore"), "utf8")).toBe("jobs/\n");
+  });
+
+  test("a .mam that is a symbolic link (a repository can ship one) is refused by writers, its target untouched", async () => {
+    const w = workspace();
+    const elsewhere = join(sb.root, `elsewhere-${wsNo}`);
+    mkdirSync(elsewhere);
+    symlinkSync(elsewhere, join(w.ws, ".mam"));
+    const r = await w.mam(["daemon", "ensure"], { MAM_NO_SUBSCRIBER_DAEMON: undefined });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`ERROR: refusing to use ${join(w.ws, ".mam")}: it is a symbolic link`);
+    expect(Bun.spawnSync(["ls", "-A", elsewhere]).stdout.toString()).toBe("");
   });
 });
