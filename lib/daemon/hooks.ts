@@ -4,13 +4,15 @@
 //                 (re)connection, publish the acks of unfinished jobs again
 //   onEvent     → ingestEvent (verify, journal once, move the status), then react to that job,
 //                 and publish the job's acks (AckSender); the journals' indexes (JournalCache)
-//                 live as long as the daemon
+//                 live as long as the daemon; drops are logged a few per topic (DropLog),
+//                 repeats a line per burst (RepeatLog)
 //   jobsChanged → react to journals written on this machine (works with no broker at all)
-//   poll        → polling mode: the reconcile pass; both modes: job timeouts
+//   poll        → polling mode: the reconcile pass; both modes: job timeouts; each step, and
+//                 each job within a step, goes on whatever the others did (failures: LogOnce)
 //   watch       → every MAM_STATE_POLL_MS, only while jobs are unfinished: blocked / dead agents of
 //                 those jobs (one listing per server, tmux screens of just those agents)
 //   busy        → a running row or an unfinished job holds the idle timeout off
-import type { RepeatLog } from "../jobs/ingest.ts";
+import type { DropLog, RepeatLog } from "../jobs/ingest.ts";
 import { JournalCache } from "../jobs/journal-index.ts";
 import type { Deps } from "../ops/deps.ts";
 import type { DaemonHooks, HookContext } from "./loop.ts";
@@ -22,6 +24,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   const blocked = new Map<string, string>();
   const journals = new JournalCache();
   let repeats: RepeatLog | undefined;
+  let drops: DropLog | undefined;
   let acks: AckSender | undefined;
   const cursor: CursorState = { dirty: false, lastWrite: 0 };
   // records left lazily behind by a burst of events get their last_seq within a second
@@ -69,9 +72,11 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       }
     },
     async onEvent(topic, payload, ctx) {
-      const { ingestEvent, RepeatLog } = await import("../jobs/ingest.ts");
+      const { DropLog, ingestEvent, RepeatLog } = await import("../jobs/ingest.ts");
       repeats ??= new RepeatLog(ctx.log);
-      const r = await ingestEvent(ctx.ws, topic, payload, (line) => (repeats!.flush(), ctx.log(line)), journals, true);
+      // drops are limited per topic: a flood of forged events costs a few lines (DropLog)
+      drops ??= new DropLog(ctx.log);
+      const r = await ingestEvent(ctx.ws, topic, payload, (line) => (repeats!.flush(), ctx.log(line)), journals, true, (line, t) => (repeats!.flush(), drops!.drop(t, line)));
       if (r.outcome === "appended" && r.deferred) settleSoon(ctx.ws, r.job.job_id);
       // the echo of an event this machine published is expected: only MAM_DEBUG=1 logs it
       if (r.outcome === "duplicate") (r.echo ? ctx.debug(r.log) : repeats.repeat(r.log));

@@ -174,7 +174,8 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
   const env = o.env ?? process.env;
   const t: DaemonTimings = { ...daemonTimings(env), ...o.timings };
   const ws = o.ws;
-  const write = o.write ?? ((line: string) => out(line));
+  // once the daemon holds its lock, a log on .mam/monitor.log is rotated (log-file.ts)
+  let write = o.write ?? ((line: string) => out(line));
   const log = (m: string) => write(`${logStamp()} ${m}`);
   const debug = (m: string) => {
     if (env.MAM_DEBUG === "1") log(`debug: ${m}`);
@@ -234,6 +235,7 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
     writeSync(fd, `${pid}\n`, 0);
     const st = fstatSync(fd);
     held = { dev: st.dev, ino: st.ino };
+    if (!o.write) write = (await import("./log-file.ts")).logWriter(ws, env);
     if (stop.signal.aborted) return exitCode;
 
     const broker = describeBroker(cfg);

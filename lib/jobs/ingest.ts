@@ -31,10 +31,19 @@ const TOPIC_RE = /^(.*)\/([0-9a-f]{8})\/events$/;
  * `cache` keeps the journals' indexes between calls (the daemon's); without it, each call reads
  * the journal. `lazy`: see journalAndUpdate (then call settleLastSeq within a second).
  */
-export async function ingestEvent(ws: string, topic: string, payload: Buffer, log: (line: string) => void, cache: JournalCache = new JournalCache(), lazy = false): Promise<Ingested> {
+export async function ingestEvent(
+  ws: string,
+  topic: string,
+  payload: Buffer,
+  log: (line: string) => void,
+  cache: JournalCache = new JournalCache(),
+  lazy = false,
+  /** where drop lines go (default: log); the daemon limits them per topic (DropLog) */
+  logDrop: (line: string, topic: string) => void = log,
+): Promise<Ingested> {
   const drop = (reason: Ingested & { outcome: "dropped" }): Ingested => {
     // every drop line names the topic it came on
-    log(reason.log.includes(topic) ? reason.log : `${reason.log} (on ${topic})`);
+    logDrop(reason.log.includes(topic) ? reason.log : `${reason.log} (on ${topic})`, topic);
     return reason;
   };
   const size = oversizedSize(payload) ?? payload.byteLength;
@@ -135,6 +144,69 @@ export class RepeatLog {
     const more = this.pending - 1;
     this.pending = 0;
     if (more > 0) this.log(`dropped ${more} more repeat${more > 1 ? "s" : ""} of journalled events (the first: ${this.first.replace(/^dropped event /, "")})`);
+  }
+}
+
+/**
+ * The daemon's log of dropped events, limited per topic (the job a sender names; MQTT does not
+ * say who sent a message): in each window (a minute) the first `perTopic` drops of a topic are
+ * logged in full, and at most `total` drops of all topics together; the rest are counted, and
+ * when the window ends one line per topic says how many more were dropped (the topics with the
+ * most first, at most `summaries` lines, then one line for the others). A flood of 5000 forged
+ * events costs a few lines, not 5000.
+ */
+export class DropLog {
+  private start: number;
+  private logged = 0;
+  private byTopic = new Map<string, { logged: number; more: number; last: string }>();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private log: (line: string) => void,
+    private windowMs = 60_000,
+    private perTopic = 3,
+    private total = 30,
+    private summaries = 5,
+    private now: () => number = Date.now,
+  ) {
+    this.start = now();
+  }
+
+  drop(topic: string, line: string): void {
+    if (this.now() - this.start >= this.windowMs) this.flush();
+    let t = this.byTopic.get(topic);
+    if (!t) this.byTopic.set(topic, (t = { logged: 0, more: 0, last: "" }));
+    if (t.logged < this.perTopic && this.logged < this.total) {
+      t.logged++;
+      this.logged++;
+      this.log(line);
+      return;
+    }
+    t.more++;
+    t.last = line;
+    if (!this.timer) {
+      this.timer = setTimeout(() => this.flush(), Math.max(0, this.start + this.windowMs - this.now()));
+      (this.timer as { unref?: () => void }).unref?.();
+    }
+  }
+
+  /** end the window: say how many drops were not logged, per topic */
+  flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const secs = Math.max(1, Math.round((this.now() - this.start) / 1000));
+    const more = [...this.byTopic].filter(([, t]) => t.more > 0).sort((a, b) => b[1].more - a[1].more);
+    for (const [topic, t] of more.slice(0, this.summaries)) {
+      this.log(`dropped ${t.more} more event${t.more > 1 ? "s" : ""} on ${topic} in ${secs} s, not logged one by one (the last: ${t.last.replace(/ \(on [^)]*\)$/, "")})`);
+    }
+    const rest = more.slice(this.summaries);
+    if (rest.length) {
+      const n = rest.reduce((a, [, t]) => a + t.more, 0);
+      this.log(`dropped ${n} more event${n > 1 ? "s" : ""} on ${rest.length} other topic${rest.length > 1 ? "s" : ""} in ${secs} s, not logged one by one`);
+    }
+    this.byTopic.clear();
+    this.logged = 0;
+    this.start = this.now();
   }
 }
 

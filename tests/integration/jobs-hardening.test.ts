@@ -7,7 +7,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import mqtt from "mqtt";
-import { mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJson } from "../../lib/jobs/canonical.ts";
 import { type JobEvent, signEvent } from "../../lib/jobs/event.ts";
@@ -268,6 +268,48 @@ describe("deep and huge payloads (BUG-7, R6)", () => {
       await c0.publishAsync(topic, "", { qos: 1, retain: true });
       await c0.endAsync();
       await d.kill();
+    }
+  }, 120_000);
+});
+
+describe("a bounded daemon log (R5)", () => {
+  test("a flood of 5000 forged events writes three lines, not 5000; monitor.log is rotated at MAM_DAEMON_LOG_MAX_BYTES, two older parts kept", async () => {
+    const MAX = 4096;
+    const w = workspace();
+    const env: Record<string, string> = { ...w.env, MAM_DAEMON_LOG_MAX_BYTES: String(MAX) };
+    delete env.MAM_NO_SUBSCRIBER_DAEMON;
+    const job = await registerJob(w.ws, spec());
+    const log = join(w.ws, ".mam", "monitor.log");
+    const all = () => ["monitor.log.2", "monitor.log.1", "monitor.log"].map((n) => logText(join(w.ws, ".mam", n))).join("");
+    const daemon = (sub: string) => runMam(["daemon", sub, "--workspace", w.ws], { env, cwd: w.ws });
+    expect((await daemon("ensure")).code).toBe(0);
+    const p = await publisher();
+    try {
+      expect(await waitForLog(log, /MQTT Monitor: subscribed to /, 20_000), logText(log)).toBe(true);
+      const topic = `mam/jobs/${job.job_id}/events`;
+      const forged = (seq: number) => canonicalJson({ ...JSON.parse(signed(job, { seq })), detail: "forged" });
+      const genuine = (i: number) => p.pub(topic, signed(job, { origin: "remote0000000009", seq: i, event: i === 1 ? "started" : "progress", detail: `step ${i}` }));
+      // 5000 forged events in ten bursts, each followed by a genuine one that says the daemon has
+      // read the burst (so the broker's queue for the daemon never overflows and drops some)
+      for (let b = 0; b < 10; b++) {
+        await Promise.all(Array.from({ length: 500 }, (_, i) => p.pub(topic, forged(b * 500 + i + 1))));
+        await genuine(b + 1);
+        expect(await waitFor(() => readJournal(w.ws, job.job_id).length === b + 1, 30_000), all()).toBe(true);
+      }
+      // then more genuine events (one log line each, about 120 bytes: several rotations)
+      for (let i = 11; i <= 150; i++) await genuine(i);
+      expect(await waitFor(() => readJournal(w.ws, job.job_id).length === 150, 30_000), all()).toBe(true);
+      const text = all();
+      expect(text.match(/HMAC verify failed/g)?.length ?? 0, text).toBeLessThanOrEqual(3);
+      // the newest lines are there, the oldest rotated away; three files, each about MAX at most
+      expect(logText(log)).toContain("seq 150 progress");
+      for (const n of ["monitor.log", "monitor.log.1", "monitor.log.2"]) expect(statSync(join(w.ws, ".mam", n)).size).toBeLessThan(MAX + 300);
+      expect(existsSync(join(w.ws, ".mam", "monitor.log.3"))).toBe(false);
+      expect(text).not.toContain("daemon started"); // rotated away: the bound holds
+      expect(statSync(join(w.ws, ".mam", "monitor.log.1")).mode & 0o777).toBe(0o600);
+    } finally {
+      await p.close();
+      await daemon("stop");
     }
   }, 120_000);
 });
