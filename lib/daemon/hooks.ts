@@ -74,9 +74,9 @@ export function defaultHooks(deps: Deps): DaemonHooks {
     async onEvent(topic, payload, ctx) {
       const { DropLog, ingestEvent, RepeatLog } = await import("../jobs/ingest.ts");
       repeats ??= new RepeatLog(ctx.log);
-      // drops are limited per topic: a flood of forged events costs a few lines (DropLog)
+      // drops are limited per topic and reason: a flood of forged events costs a few lines (DropLog)
       drops ??= new DropLog(ctx.log);
-      const r = await ingestEvent(ctx.ws, topic, payload, (line) => (repeats!.flush(), ctx.log(line)), journals, true, (line, t) => (repeats!.flush(), drops!.drop(t, line)));
+      const r = await ingestEvent(ctx.ws, topic, payload, (line) => (repeats!.flush(), ctx.log(line)), journals, true, (line, t, why) => (repeats!.flush(), drops!.drop(t, line, why)));
       if (r.outcome === "appended" && r.deferred) settleSoon(ctx.ws, r.job.job_id);
       // the echo of an event this machine published is expected: only MAM_DEBUG=1 logs it
       if (r.outcome === "duplicate") (r.echo ? ctx.debug(r.log) : repeats.repeat(r.log));

@@ -38,12 +38,12 @@ export async function ingestEvent(
   log: (line: string) => void,
   cache: JournalCache = new JournalCache(),
   lazy = false,
-  /** where drop lines go (default: log); the daemon limits them per topic (DropLog) */
-  logDrop: (line: string, topic: string) => void = log,
+  /** where drop lines go (default: log); the daemon limits them per topic and reason (DropLog) */
+  logDrop: (line: string, topic: string, reason: string) => void = log,
 ): Promise<Ingested> {
   const drop = (reason: Ingested & { outcome: "dropped" }): Ingested => {
     // every drop line names the topic it came on
-    logDrop(reason.log.includes(topic) ? reason.log : `${reason.log} (on ${topic})`, topic);
+    logDrop(reason.log.includes(topic) ? reason.log : `${reason.log} (on ${topic})`, topic, reason.reason);
     return reason;
   };
   const size = oversizedSize(payload) ?? payload.byteLength;
@@ -148,17 +148,18 @@ export class RepeatLog {
 }
 
 /**
- * The daemon's log of dropped events, limited per topic (the job a sender names; MQTT does not
- * say who sent a message): in each window (a minute) the first `perTopic` drops of a topic are
- * logged in full, and at most `total` drops of all topics together; the rest are counted, and
- * when the window ends one line per topic says how many more were dropped (the topics with the
- * most first, at most `summaries` lines, then one line for the others). A flood of 5000 forged
- * events costs a few lines, not 5000.
+ * The daemon's log of dropped events, limited per sender as far as MQTT lets us tell one (it
+ * does not say who sent a message): per topic (the job a sender names) and reason (a bad
+ * signature, not JSON, …). In each window (a minute) the first `perTopic` drops of a topic and
+ * reason are logged in full, and at most `total` drops in all; the rest are counted, and when the
+ * window ends one line per topic and reason says how many more were dropped (the busiest first,
+ * at most `summaries` lines, then one line for the others). A flood of 5000 forged events costs a
+ * few lines, not 5000, while different problems on one job each still get their own line.
  */
 export class DropLog {
   private start: number;
   private logged = 0;
-  private byTopic = new Map<string, { logged: number; more: number; last: string }>();
+  private byTopic = new Map<string, { topic: string; logged: number; more: number; last: string }>();
   private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
@@ -172,10 +173,11 @@ export class DropLog {
     this.start = now();
   }
 
-  drop(topic: string, line: string): void {
+  drop(topic: string, line: string, reason = ""): void {
     if (this.now() - this.start >= this.windowMs) this.flush();
-    let t = this.byTopic.get(topic);
-    if (!t) this.byTopic.set(topic, (t = { logged: 0, more: 0, last: "" }));
+    const key = `${topic}\u0000${reason}`;
+    let t = this.byTopic.get(key);
+    if (!t) this.byTopic.set(key, (t = { topic, logged: 0, more: 0, last: "" }));
     if (t.logged < this.perTopic && this.logged < this.total) {
       t.logged++;
       this.logged++;
@@ -195,14 +197,15 @@ export class DropLog {
     clearTimeout(this.timer);
     this.timer = undefined;
     const secs = Math.max(1, Math.round((this.now() - this.start) / 1000));
-    const more = [...this.byTopic].filter(([, t]) => t.more > 0).sort((a, b) => b[1].more - a[1].more);
-    for (const [topic, t] of more.slice(0, this.summaries)) {
-      this.log(`dropped ${t.more} more event${t.more > 1 ? "s" : ""} on ${topic} in ${secs} s, not logged one by one (the last: ${t.last.replace(/ \(on [^)]*\)$/, "")})`);
+    const more = [...this.byTopic.values()].filter((t) => t.more > 0).sort((a, b) => b.more - a.more);
+    for (const t of more.slice(0, this.summaries)) {
+      this.log(`dropped ${t.more} more event${t.more > 1 ? "s" : ""} on ${t.topic} in ${secs} s, not logged one by one (the last: ${t.last.replace(/ \(on [^)]*\)$/, "")})`);
     }
     const rest = more.slice(this.summaries);
     if (rest.length) {
-      const n = rest.reduce((a, [, t]) => a + t.more, 0);
-      this.log(`dropped ${n} more event${n > 1 ? "s" : ""} on ${rest.length} other topic${rest.length > 1 ? "s" : ""} in ${secs} s, not logged one by one`);
+      const n = rest.reduce((a, t) => a + t.more, 0);
+      const topics = new Set(rest.map((t) => t.topic)).size;
+      this.log(`dropped ${n} more event${n > 1 ? "s" : ""} on ${topics} other topic${topics > 1 ? "s" : ""} in ${secs} s, not logged one by one`);
     }
     this.byTopic.clear();
     this.logged = 0;

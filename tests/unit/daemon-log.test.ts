@@ -6,7 +6,7 @@ import { DropLog } from "../../lib/jobs/ingest.ts";
 import { LogOnce } from "../../lib/sys/log-once.ts";
 
 describe("DropLog (review R5: 5000 bad events wrote 5000 lines)", () => {
-  test("per topic: the first three in full, the rest counted and said in one line when the window ends", () => {
+  test("per topic and reason: the first three in full, the rest counted and said in one line when the window ends", () => {
     let now = 0;
     const lines: string[] = [];
     const d = new DropLog((l) => lines.push(l), 60_000, 3, 30, 5, () => now);
@@ -33,6 +33,18 @@ describe("DropLog (review R5: 5000 bad events wrote 5000 lines)", () => {
     expect(summary).toHaveLength(6);
     expect(summary[0]).toMatch(/^dropped 10 more events on mam\/jobs\/\d{8}\/events in 5 s, not logged one by one \(the last: dropped event: payload is not JSON\)$/);
     expect(summary[5]).toMatch(/^dropped \d+ more events on 1\d\d other topics in 5 s, not logged one by one$/);
+  });
+
+  test("different problems on one job each get their own lines: the limit is per topic and reason", () => {
+    const lines: string[] = [];
+    const d = new DropLog((l) => lines.push(l), 60_000, 3, 30);
+    const t = "mam/jobs/aaaaaaaa/events";
+    for (let i = 0; i < 10; i++) d.drop(t, `HMAC verify failed ${i}`, "bad-signature");
+    d.drop(t, "schema_version 2 is not 1", "wrong-schema");
+    d.drop(t, "payload of 307400 bytes exceeds 262144", "oversized");
+    d.drop(t, "seq 1 already seen", "seen-seq");
+    expect(lines).toEqual(["HMAC verify failed 0", "HMAC verify failed 1", "HMAC verify failed 2", "schema_version 2 is not 1", "payload of 307400 bytes exceeds 262144", "seq 1 already seen"]);
+    d.flush();
   });
 
   test("the window's end comes by itself (a timer) when no more drops arrive", async () => {
