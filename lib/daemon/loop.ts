@@ -19,6 +19,7 @@ import { out } from "../sys/io.ts";
 import { type Env, mamDir } from "../sys/paths.ts";
 import { epochNow, isoUtc, logStamp } from "../sys/time.ts";
 import type { BrokerLink } from "./broker-link.ts";
+import { logWriter } from "./log-file.ts";
 import { type DaemonMode, type DaemonState, monitorLockPath, monitorLogPath, monitorStatePath, parsePid, readState, writeFileAtomic } from "../sys/daemon-files.ts";
 
 export interface HookContext {
@@ -235,7 +236,7 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
     writeSync(fd, `${pid}\n`, 0);
     const st = fstatSync(fd);
     held = { dev: st.dev, ino: st.ino };
-    if (!o.write) write = (await import("./log-file.ts")).logWriter(ws, env);
+    if (!o.write) write = logWriter(ws, env); // synchronous: status must never see the pid without the state
     if (stop.signal.aborted) return exitCode;
 
     const broker = describeBroker(cfg);
