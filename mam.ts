@@ -2,7 +2,8 @@
 import { defineCommand, type Lazy, type MamCommand } from "./lib/cli/command.ts";
 import { parseCommandArgs } from "./lib/cli/parse.ts";
 import { versionLine } from "./lib/cli/version.ts";
-import { EXIT, MamError, usageError } from "./lib/sys/errors.ts";
+import { EXIT, MamError, usageError, writeRefused } from "./lib/sys/errors.ts";
+import { applyTeamBroker } from "./lib/team/config.ts";
 import { err, out } from "./lib/sys/io.ts";
 
 const lazy = <T>(load: () => Promise<{ default: T }>) => () => load().then((m) => m.default);
@@ -27,6 +28,7 @@ const META: MamCommand["meta"] = {
   groups: [
     { title: "agents", commands: ["create", "stop", "resume", "status", "prune", "worktree", "hooks"] },
     { title: "jobs", commands: ["job submit", "job wait", "job status", "job logs", "job list", "job cancel", "job event"] },
+    { title: "team across machines", commands: ["team show", "team init", "team join", "team code", "team leave"] },
     { title: "from your agent (MCP)", commands: ["mcp", "mcp install", "mcp uninstall"] },
     { title: "monitoring", commands: ["ui", "reconcile", "daemon", "registry"] },
     { title: "plumbing", commands: ["skills", "shim", "pane-lock", "broker", "agent-report"] },
@@ -96,6 +98,8 @@ export async function main(argv: string[]): Promise<number> {
     out(versionLine());
     return EXIT.OK;
   }
+  // a machine in a team uses the team's broker unless MQTT_BROKER names one (docs/machines.md)
+  if (argv[0] !== "pane-lock") applyTeamBroker(process.env);
   // a plumbing command (`mam pane-lock acquire`, called many times a minute) loads no operation
   let cmd = argv[0] !== undefined && Object.hasOwn(PLUMBING, argv[0]) && !wantsHelp ? plumbingRoot : await rootCommand();
   const path: string[] = [];
@@ -132,6 +136,9 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 export function reportError(e: unknown): number {
+  // a write the file system refused (read-only folder, no permission) is the user's to fix, not a bug
+  const refused = e instanceof MamError ? undefined : writeRefused(e);
+  if (refused) return reportError(refused);
   if (e instanceof MamError) {
     (e.toStdout ? out : err)(e.render());
     if (process.env.MAM_DEBUG === "1" && e.stack) err(e.stack);

@@ -25,6 +25,10 @@ const GROUPS: Record<string, { description: string; examples: string[] }> = {
     description: "the workspace's subscriber daemon (mam reconcile --subscribe, detached): ensure, status, stop",
     examples: ["mam daemon ensure", "mam daemon status --json", "mam daemon stop"],
   },
+  team: {
+    description: "a team across machines: agents addressable as NAME@HOST, jobs delivered by their host (docs/machines.md)",
+    examples: ["mam team init lab --broker broker.lan", "mam team join mamteam1.…", "mam team show"],
+  },
   registry: {
     description: "check the registry (.mam/agent-sessions.yaml) or put its backup back",
     examples: ["mam registry check", "mam registry restore --yes"],

@@ -1,10 +1,9 @@
-// mam shim install [--dir DIR] [--workspace DIR]: write the herdr shim (SPEC §4.3)
-import { resolve } from "node:path";
-import { EXIT, MamError } from "../sys/errors.ts";
+// mam shim install [--dir DIR] [--workspace DIR]: write the herdr shim (SPEC §4.3); by default
+// where mam's agents of the workspace find it (lib/mux/shim.ts: a folder of mam's, not the workspace's)
+import { join, resolve } from "node:path";
 import { out } from "../sys/io.ts";
-import { ensureMamDir } from "../sys/mam-dir.ts";
-import { mamDir, resolveWorkspace } from "../sys/paths.ts";
-import { installShim } from "../mux/shim.ts";
+import { resolveWorkspace } from "../sys/paths.ts";
+import { installAgentShim, installShim } from "../mux/shim.ts";
 import { defineCommand, str, workspaceArg } from "./command.ts";
 
 const install = defineCommand({
@@ -12,33 +11,21 @@ const install = defineCommand({
     name: "install",
     description: "write the herdr shim (an executable bash script named herdr) that serialises pane claims per server",
     examples: [
-      "mam shim install                         # <workspace>/.mam/bin/herdr",
+      "mam shim install                         # the one this workspace's agents use: ~/.local/state/mam/shims/<key>/herdr",
       "mam shim install --dir ~/.local/bin      # somewhere else",
-      'export PATH="$PWD/.mam/bin:$PATH"        # agents now go through the shim',
+      'export PATH="$(dirname "$(mam shim install)"):$PATH"   # this shell now goes through the shim',
     ],
   },
   args: {
-    dir: { type: "string", description: "folder to write herdr into (default: <workspace>/.mam/bin; created when missing)", valueHint: "DIR" },
+    dir: { type: "string", description: "folder to write herdr into (default: the folder of this workspace's agents' shim, under ~/.local/state/mam/shims/; created when missing)", valueHint: "DIR" },
     ...workspaceArg,
   },
   run({ args }) {
     const given = str(args, "dir");
     // --workspace is checked even when --dir decides where the shim goes
     const ws = resolveWorkspace(str(args, "workspace"));
-    let dir: string;
-    if (given !== undefined && given !== "") {
-      dir = resolve(given);
-    } else {
-      const m = mamDir(ws);
-      try {
-        ensureMamDir(ws); // with its .gitignore
-      } catch (e) {
-        if (e instanceof MamError) throw e;
-        throw new MamError(`cannot create ${m}: ${(e as Error).message}`, EXIT.FAIL);
-      }
-      dir = resolve(m, "bin");
-    }
-    out(installShim(dir));
+    if (given !== undefined && given !== "") out(installShim(resolve(given)));
+    else out(join(installAgentShim(ws, process.env), "herdr"));
   },
 });
 

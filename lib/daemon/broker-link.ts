@@ -3,8 +3,18 @@
 // message to a handler before it is acknowledged (PUBACK after the handler returns, so an event
 // the daemon had no time to journal is redelivered). No automatic reconnect: the daemon decides
 // when to retry (MAM_BROKER_RETRY_S). mqtt is imported here, lazily, never by light commands.
+//
+// The client id is stable but not guessable (issue 23, R4): a broker closes the older of two
+// connections with one id, so anyone who could compute it from the workspace's path could kick the
+// daemon off (and, with clean:false, take its queued events). It is derived from a random key made
+// on first use and kept 0600 under mam's per-user state (never in .mam/, which a workspace can ship).
 import type { MqttClient } from "mqtt";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { type BrokerConfig, clientId, mqttOptions, wildcardTopic } from "../jobs/broker-config.ts";
+import { atomicWriteFile } from "../sys/atomic.ts";
+import { type Env, stateDir } from "../sys/paths.ts";
 
 export interface BrokerLink {
   topic: string;
@@ -18,10 +28,43 @@ export interface BrokerLink {
   publish(topic: string, payload: string, retain?: boolean): Promise<boolean>;
 }
 
+/** what a team adds to the connection (lib/daemon/team.ts): its topics and a last will */
+export interface LinkExtras {
+  topics: string[];
+  will?: { topic: string; payload: string };
+}
+
 export type MessageHandler = (topic: string, payload: Buffer) => Promise<void>;
 
-/** the daemon's client id: the same for every daemon of one workspace, ≤ 23 characters */
-export const daemonClientId = (cfg: BrokerConfig, ws: string) => clientId(cfg, "mon", `monitor:${ws}`);
+/** where the key of a workspace's daemon client id is kept */
+export const daemonKeyPath = (ws: string, env: Env) => join(stateDir(env), "daemon-ids", createHash("sha256").update(ws).digest("hex").slice(0, 16));
+
+/**
+ * the random key of the workspace's daemon client id, made on first use (32 hex digits, 0600); a
+ * key that cannot be kept (no home, a read-only one) serves this run only (the broker then keeps
+ * no session across restarts)
+ */
+export function daemonClientKey(ws: string, env: Env): string {
+  const key = randomBytes(16).toString("hex");
+  let path: string;
+  try {
+    path = daemonKeyPath(ws, env);
+  } catch {
+    return key; // no home to keep it in
+  }
+  try {
+    const kept = readFileSync(path, "utf8").trim();
+    if (/^[0-9a-f]{32}$/.test(kept)) return kept;
+  } catch {}
+  try {
+    mkdirSync(join(path, ".."), { recursive: true, mode: 0o700 });
+    atomicWriteFile(path, `${key}\n`, { mode: 0o600 });
+  } catch {}
+  return key;
+}
+
+/** the daemon's client id: the same for every daemon of one workspace and user, ≤ 23 characters, not derivable from the path */
+export const daemonClientId = (cfg: BrokerConfig, ws: string, env: Env) => clientId(cfg, "mon", `monitor:${daemonClientKey(ws, env)}`);
 
 export function reasonOf(e: unknown): string {
   if (e instanceof Error) {
@@ -62,9 +105,13 @@ export async function openBrokerLink(
   onMessage: MessageHandler,
   timeoutMs: number,
   signal: AbortSignal,
+  extras?: LinkExtras,
+  env: Env = process.env,
 ): Promise<BrokerLink> {
   const topic = wildcardTopic(cfg);
-  const opts = mqttOptions(cfg, { clientId: daemonClientId(cfg, ws), clean: false, connectTimeoutMs: timeoutMs, reconnectPeriodMs: 0 });
+  const topics = [topic, ...(extras?.topics ?? [])];
+  const opts = mqttOptions(cfg, { clientId: daemonClientId(cfg, ws, env), clean: false, connectTimeoutMs: timeoutMs, reconnectPeriodMs: 0 });
+  if (extras?.will) opts.will = { topic: extras.will.topic, payload: Buffer.from(extras.will.payload), qos: 1, retain: true };
   if (signal.aborted) throw new Error("stopping");
   const [mqtt, { guardIncoming }] = await Promise.all([import("mqtt"), import("../jobs/packet-guard.ts")]);
   // a message above the event size limit is never held in memory (packet-guard.ts)
@@ -99,10 +146,11 @@ export async function openBrokerLink(
       };
       client.once("connect", (connack) => {
         sessionPresent = !!connack.sessionPresent;
-        client.subscribeAsync(topic, { qos: 1 }).then(
+        client.subscribeAsync(topics, { qos: 1 }).then(
           (granted) => {
             settle();
-            if (granted.some((g) => g.qos === 128)) reject(new Error(`the broker refused the subscription to ${topic}`));
+            const refused = granted.find((g) => g.qos === 128);
+            if (refused) reject(new Error(`the broker refused the subscription to ${refused.topic}`));
             else resolve();
           },
           (e) => {

@@ -13,6 +13,8 @@
 //                 those jobs (one listing per server, tmux screens of just those agents)
 //   busy        → a running row or an unfinished job holds the idle timeout off
 import type { DropLog, RepeatLog } from "../jobs/ingest.ts";
+import { loadTeam } from "../team/config.ts";
+import { type TeamPart, teamPart } from "./team.ts";
 import { JournalCache } from "../jobs/journal-index.ts";
 import type { Deps } from "../ops/deps.ts";
 import type { DaemonHooks, HookContext } from "./loop.ts";
@@ -22,6 +24,16 @@ import type { AgentLook, AgentState, CursorState, ReactorContext } from "./react
 
 export function defaultHooks(deps: Deps): DaemonHooks {
   const blocked = new Map<string, string>();
+  // a machine in a team (docs/machines.md): deliveries, presence, events sent again
+  let team: TeamPart | undefined;
+  let teamProblem: string | undefined;
+  let recovered = false;
+  try {
+    const t = loadTeam(deps.env);
+    if (t) team = teamPart(deps, t);
+  } catch (e) {
+    teamProblem = (e as Error).message;
+  }
   const journals = new JournalCache();
   let repeats: RepeatLog | undefined;
   let drops: DropLog | undefined;
@@ -43,7 +55,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   // a job (or a step) that fails at every poll is logged once, and the others go on
   let once: LogOnce | undefined;
   const onceOf = (ctx: HookContext) => (once ??= new LogOnce(ctx.log));
-  const reactor = async (ctx: HookContext): Promise<ReactorContext> => ({ ws: ctx.ws, runtime: deps.runtime, log: ctx.log, publish: ctx.publish, journals, cursor, once: onceOf(ctx) });
+  const reactor = async (ctx: HookContext): Promise<ReactorContext> => ({ ws: ctx.ws, runtime: deps.runtime, log: ctx.log, publish: ctx.publish, journals, cursor, host: team?.host, once: onceOf(ctx) });
   const pass = async (ctx: HookContext) => {
     const { reconcileOnce, describeAction } = await import("../ops/reconcile.ts");
     const r = await reconcileOnce(deps, { dry_run: false });
@@ -55,6 +67,12 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   };
   return {
     async reconcile(ctx) {
+      if (teamProblem) ctx.log(`team: ${teamProblem}; this workspace takes no part in the team`);
+      teamProblem = undefined;
+      if (team && !recovered) {
+        recovered = true;
+        await team.recover(ctx);
+      }
       await pass(ctx);
       await react(ctx);
       if (ctx.mode !== "mqtt") return;
@@ -65,13 +83,15 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       for (const id of listJobIds(ctx.ws)) {
         try {
           const r = readRecord(ctx.ws, id);
-          if (!r || isFinal(r.status)) continue;
+          // a copy of another host's job: its delegator acknowledges, not us
+          if (!r || isFinal(r.status) || r.remote_of) continue;
           journals.get(ctx.ws, id, r);
           await acks.send(r, ctx.publish);
         } catch {}
       }
     },
     async onEvent(topic, payload, ctx) {
+      if (team?.owns(topic)) return team.onMessage(topic, payload, ctx);
       const { DropLog, ingestEvent, RepeatLog } = await import("../jobs/ingest.ts");
       repeats ??= new RepeatLog(ctx.log);
       // drops are limited per topic and reason: a flood of forged events costs a few lines (DropLog)
@@ -80,10 +100,12 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       if (r.outcome === "appended" && r.deferred) settleSoon(ctx.ws, r.job.job_id);
       // the echo of an event this machine published is expected: only MAM_DEBUG=1 logs it
       if (r.outcome === "duplicate") (r.echo ? ctx.debug(r.log) : repeats.repeat(r.log));
-      if (r.outcome !== "dropped") (acks ??= new AckSender(ctx.ws, journals)).note(r.job, ctx.publish);
+      if (r.outcome !== "dropped" && !r.job.remote_of) (acks ??= new AckSender(ctx.ws, journals)).note(r.job, ctx.publish);
+      if (r.outcome === "appended") team?.jobsChanged();
       if (r.outcome !== "dropped") await react(ctx, [r.job.job_id]);
     },
     async jobsChanged(ctx) {
+      team?.jobsChanged();
       await react(ctx);
     },
     async poll(ctx) {
@@ -115,9 +137,14 @@ export function defaultHooks(deps: Deps): DaemonHooks {
           journals.forget(id);
         }
       }
+      if (team) {
+        await team.tick(ctx, "refresh");
+        await team.forward(ctx);
+      }
     },
     async watch(ctx) {
-      const watched = await waitedOn(ctx.ws);
+      await team?.tick(ctx, "check");
+      const watched = await waitedOn(ctx.ws, team?.host);
       if (watched.size === 0) {
         blocked.clear();
         return; // no unfinished job: no multiplexer call at all
@@ -125,8 +152,14 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       const { watchAgents } = await import("./reactor.ts");
       const rc = await reactor(ctx);
       // what it appends reaches the delegator through jobsChanged (the journal watch), not here
-      await watchAgents(rc, await agentStates(deps, watched), blocked);
+      const states = await agentStates(deps, watched);
+      // a copy of another host's job names its sessions name@host
+      const here = team ? `@${team.host}` : undefined;
+      await watchAgents(rc, (s) => states(here && s.endsWith(here) ? s.slice(0, -here.length) : s), blocked);
     },
+    linkExtras: () => team?.extras(),
+    connected: team ? (ctx) => team!.connected(ctx) : undefined,
+    farewell: () => team?.farewell(),
     async busy(ctx) {
       const [{ listJobIds, readRecord }, { isFinal }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts")]);
       const data = deps.registry.read();
@@ -143,14 +176,16 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   };
 }
 
-/** the sessions unfinished jobs wait on (their agent, or a loop's reviewer) */
-async function waitedOn(ws: string): Promise<Set<string>> {
+/** the sessions unfinished jobs wait on (their agent, or a loop's reviewer); `name@host` of this host as name */
+async function waitedOn(ws: string, host?: string): Promise<Set<string>> {
   const [{ listJobIds, readJournal, readRecord }, { isFinal }, { busySession }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts"), import("./reactor.ts")]);
   const out = new Set<string>();
   for (const id of listJobIds(ws)) {
     try {
       const r = readRecord(ws, id);
-      if (r && !isFinal(r.status)) out.add(busySession(r, readJournal(ws, id)));
+      if (!r || isFinal(r.status)) continue;
+      const s = busySession(r, readJournal(ws, id));
+      out.add(host && s.endsWith(`@${host}`) ? s.slice(0, -host.length - 1) : s);
     } catch {}
   }
   return out;

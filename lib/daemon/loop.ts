@@ -18,7 +18,7 @@ import { flockWait } from "../sys/flock.ts";
 import { out } from "../sys/io.ts";
 import { type Env, mamDir } from "../sys/paths.ts";
 import { epochNow, isoUtc, logStamp } from "../sys/time.ts";
-import type { BrokerLink } from "./broker-link.ts";
+import type { BrokerLink, LinkExtras } from "./broker-link.ts";
 import { logWriter } from "./log-file.ts";
 import { type DaemonMode, type DaemonState, monitorLockPath, monitorLogPath, monitorStatePath, parsePid, readState, writeFileAtomic } from "../sys/daemon-files.ts";
 
@@ -31,8 +31,15 @@ export interface HookContext {
   log(message: string): void;
   /** logged only with MAM_DEBUG=1 */
   debug(message: string): void;
-  /** queue a QoS 1 publish on the daemon's broker connection (not awaited); false in polling mode */
+  /**
+   * queue a QoS 1 publish on the daemon's broker connection (not awaited); while a connection is
+   * being set up, it goes out in order once it is; false in polling mode
+   */
   publish(topic: string, payload: string, opts?: { retain?: boolean }): Promise<boolean>;
+  /** run `fn` as a hook of its own after this one (a long step must not hold up MQTT's packets) */
+  defer(name: string, fn: (ctx: HookContext) => Promise<void>): void;
+  /** resolves once no connection is being set up (what was queued meanwhile has gone out) */
+  settled(): Promise<void>;
 }
 
 /**
@@ -53,6 +60,12 @@ export interface DaemonHooks {
   watch?(ctx: HookContext): Promise<void>;
   /** true while there is running work (holds the idle timeout off) */
   busy(ctx: HookContext): Promise<boolean>;
+  /** more topics and a last will for the broker connection, asked before each connect */
+  linkExtras?(): LinkExtras | undefined;
+  /** after every successful connect (the first one too) */
+  connected?(ctx: HookContext): Promise<void>;
+  /** a last retained message to publish on the way out (a team's "offline") */
+  farewell?(): { topic: string; payload: string } | undefined;
 }
 
 export interface DaemonTimings {
@@ -258,6 +271,14 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
     setMode("connecting");
     log(`daemon started for ${ws} (pid ${pid}, broker ${broker})`);
 
+    /** true while a connection is being set up; what is published meanwhile waits in `queued` */
+    let connecting = false;
+    const queued: { topic: string; payload: string; retain?: boolean }[] = [];
+    const settled = async () => {
+      const end = Date.now() + t.connectTimeoutMs + 1000;
+      while (connecting && !stop.signal.aborted && Date.now() < end) await pause(10, stop.signal);
+    };
+
     // ---- hooks: one at a time, in order, each with a deadline ------------------------------
     let chain: Promise<unknown> = Promise.resolve();
     const runHook = <T>(name: string, fn: (ctx: HookContext) => Promise<T>): Promise<T | undefined> => {
@@ -278,11 +299,18 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
           // fire and forget: an event hook runs inside MQTT.js's message handling, so awaiting a
           // PUBACK here would wait behind our own unfinished message (and starve keep-alives)
           const publish = async (topic: string, payload: string, po?: { retain?: boolean }) => {
+            // a message handled while the connection is being set up (the broker sends what it
+            // kept for us before it acknowledges the subscription) publishes once it is
+            if (!link && connecting) {
+              queued.push({ topic, payload, retain: po?.retain });
+              return true;
+            }
             if (!link) return false;
             void link.publish(topic, payload, po?.retain).then((ok) => ok || debug(`publish on ${topic} failed`));
             return true;
           };
-          return await Promise.race([fn({ ws, mode, signal: ac.signal, log, debug, publish }), overrun, stopped.then(() => undefined)]);
+          const defer = (n: string, f: (ctx: HookContext) => Promise<void>) => void runHook(n, f);
+          return await Promise.race([fn({ ws, mode, signal: ac.signal, log, debug, publish, defer, settled }), overrun, stopped.then(() => undefined)]);
         } catch (e) {
           if (!stop.signal.aborted) log(`${name} failed: ${(e as Error)?.message ?? String(e)}`);
           return undefined;
@@ -398,8 +426,11 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
       let lastFailure: string | undefined;
       while (!stop.signal.aborted) {
         try {
-          link = await openBrokerLink(cfg, ws, onMessage, t.connectTimeoutMs, stop.signal);
+          connecting = true;
+          link = await openBrokerLink(cfg, ws, onMessage, t.connectTimeoutMs, stop.signal, o.hooks.linkExtras?.(), env);
         } catch (e) {
+          connecting = false;
+          queued.length = 0; // the events are journalled: the next connection sends them (acks)
           if (stop.signal.aborted) return;
           const why = reasonOf(e);
           if (mode !== "polling") {
@@ -412,16 +443,20 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
           await pause(t.retryMs, stop.signal);
           continue;
         }
+        connecting = false;
         if (stop.signal.aborted) {
           await link.close(200);
           link = undefined;
           return;
         }
+        for (const q of queued.splice(0)) void link.publish(q.topic, q.payload, q.retain).then((ok) => ok || debug(`publish on ${q.topic} failed`));
         const wasPolling = mode === "polling";
         setMode("mqtt");
         lastFailure = undefined;
         log(`MQTT Monitor: subscribed to ${link.topic}`);
         if (wasPolling) void runHook("reconcile", (ctx) => o.hooks.reconcile(ctx));
+        const connected = o.hooks.connected;
+        if (connected) void runHook("connected", (ctx) => connected(ctx));
         const why = await Promise.race([link.closed, stopped.then(() => undefined)]);
         if (why === undefined || stop.signal.aborted) return;
         link = undefined;
@@ -442,7 +477,11 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
       process.off("SIGINT", onInt);
     }
     o.stopSignal?.removeEventListener("abort", onOuter);
-    if (link) await link.close(500);
+    if (link) {
+      const bye = o.hooks.farewell?.();
+      if (bye) await Promise.race([link.publish(bye.topic, bye.payload, true), new Promise((r) => setTimeout(r, 500))]);
+      await link.close(500);
+    }
     if (fd >= 0) {
       // our state file goes with us, unless the folder is someone else's by now
       try {

@@ -9,8 +9,9 @@ import { join } from "node:path";
 import { endsJob, type JobEvent } from "../jobs/event.ts";
 import { isFinal } from "../jobs/statuses.ts";
 import { JournalCache } from "../jobs/journal-index.ts";
+import { deliveryOf, offeredTopic, outstandingTopics } from "../jobs/delivery.ts";
 import { applyLoop, loopNext } from "../jobs/loop.ts";
-import type { JobRuntime, SessionRef } from "../jobs/runtime.ts";
+import type { JobRuntime, Reached } from "../jobs/runtime.ts";
 import { type Appended, appendEvent, type JobRecord, listJobIds, readJournal, readRecord } from "../jobs/store.ts";
 import { mamDir } from "../sys/paths.ts";
 import { writeFileAtomic } from "../sys/daemon-files.ts";
@@ -23,7 +24,9 @@ export interface ReactorContext {
   runtime: JobRuntime;
   log(line: string): void;
   /** publish an event the daemon appended (on the daemon's broker connection, when there is one) */
-  publish(topic: string, payload: string): Promise<boolean>;
+  publish(topic: string, payload: string, opts?: { retain?: boolean }): Promise<boolean>;
+  /** this machine's name in its team (docs/machines.md), when it is in one */
+  host?: string;
   /** the daemon's journal indexes (read only what was appended since); a fresh one otherwise */
   journals?: JournalCache;
   /** the daemon's cursor in memory (written at once after an action, else lazily: touchCursor) */
@@ -116,7 +119,7 @@ async function tellDelegator(ctx: ReactorContext, rec: JobRecord, ev: JobEvent):
     ctx.log(`job ${rec.job_id}: ${ev.event}; no delegator session to tell`);
     return;
   }
-  let s: SessionRef | undefined;
+  let s: Reached | undefined;
   try {
     s = await ctx.runtime.findSession(who);
   } catch (e) {
@@ -193,7 +196,17 @@ async function reactToJob(ctx: ReactorContext, id: string, cursor: Record<string
   for (let at = cursorPosition(cursor[id], events); at < n; at++) {
     const ev = events[at]!;
     let acted = true;
-    if (at === j.endAt || ev.event === "permission_required") await tellDelegator(ctx, rec, ev);
+    if (rec.remote_of) {
+      // a copy of another host's job: that host tells the delegator and drives the loop; we
+      // tell our agent when its host cancelled the job or it timed out there
+      if (at === j.endAt && (ev.event === "cancelled" || ev.event === "timeout")) await stopCopy(ctx, rec, events, ev);
+      else acted = false;
+    } else if (ev.event === "received" || (at === j.endAt && events.some((e) => e.event === "offered"))) {
+      // a delivery to another host that was taken, or a job that ended with some not taken yet:
+      // their retained messages go (a host that comes back must not get an ended job)
+      await clearDeliveries(ctx, ev.event === "received" ? [offeredTopic(events, deliveryOf(ev) ?? "")] : outstandingTopics(events));
+      if (at === j.endAt) await tellDelegator(ctx, rec, ev);
+    } else if (at === j.endAt || ev.event === "permission_required") await tellDelegator(ctx, rec, ev);
     else if (rec.type === "loop" && ev.event === "completed" && !endsJob(ev, rec)) {
       const current = readRecord(ctx.ws, id) ?? rec;
       const r = await applyLoop(ctx.ws, current, loopNext(current, ev, ctx.ws), ctx.runtime);
@@ -204,6 +217,31 @@ async function reactToJob(ctx: ReactorContext, id: string, cursor: Record<string
     cursor[id] = { at: at + 1 };
     if (acted) saveCursor(ctx.ws, cursor, st);
     else touchCursor(ctx.ws, cursor, st);
+  }
+}
+
+/** clear the retained deliveries at these topics (an empty retained message) */
+async function clearDeliveries(ctx: ReactorContext, topics: (string | undefined)[]): Promise<void> {
+  for (const t of topics) if (t) await ctx.publish(t, "", { retain: true });
+}
+
+/** a copy's job was cancelled (or timed out) by its host: tell our agent to stop, once */
+async function stopCopy(ctx: ReactorContext, rec: JobRecord, events: readonly JobEvent[], ev: JobEvent): Promise<void> {
+  const global = busySession(rec, events);
+  const here = ctx.host ? `@${ctx.host}` : "@";
+  if (!global.endsWith(here)) return;
+  const name = global.slice(0, -here.length);
+  const what = ev.event === "cancelled" ? "was cancelled" : "timed out";
+  try {
+    const s = await ctx.runtime.findSession(name);
+    if (!s || s.gone || s.waiting) {
+      ctx.log(`job ${rec.job_id} ${what} on ${rec.remote_of}; ${name} ${s?.gone ?? (s?.waiting ? `waits at ${s.waiting}` : "is not running")}, not told`);
+      return;
+    }
+    await ctx.runtime.prompt(s, `[mam] Job ${rec.job_id} ${what} (on ${rec.remote_of}): stop working on it.`);
+    ctx.log(`job ${rec.job_id} ${what} on ${rec.remote_of}; told ${name}`);
+  } catch (e) {
+    ctx.log(`job ${rec.job_id}: could not tell ${name} that it ${what} (${(e as Error).message})`);
   }
 }
 

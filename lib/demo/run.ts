@@ -106,6 +106,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     delete env.MAM_NO_SUBSCRIBER_DAEMON;
     delete env.MQTT_USERNAME;
     delete env.MQTT_PASSWORD;
+    delete env.MQTT_PASSWORD_FILE;
     p(`mam demo: workspace ${ws}`);
     p(`  broker mqtt://127.0.0.1:${port} (embedded), ${o.backend} server '${server}'`);
 

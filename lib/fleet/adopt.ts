@@ -1,4 +1,7 @@
-// create's conflict check and adoption rule (SPEC §5.2; seeds test_issue50_pane_lock.py A1/A2).
+// create's conflict check and adoption rules (docs/sessions.md; seeds test_issue50_pane_lock.py
+// A1/A2): a running row of create's name that the daemon registered for create's own pane is
+// replaced; and whatever name the daemon gave the pane create claimed (herdr: between `agent
+// start` and the row, the pane runs an agent without mam's label yet), that registration goes too.
 import type { RegistryData, Row, Section } from "../registry/types.ts";
 import { SECTIONS } from "../registry/types.ts";
 import { serverOf } from "../registry/rows.ts";
@@ -86,4 +89,29 @@ export function placeRow(data: RegistryData, section: Section, fresh: Row): { ad
   if (at && at.section === section) data[section].splice(at.index, 0, fresh);
   else data[section].push(fresh);
   return { adopted, replaced };
+}
+
+/**
+ * Take the pane create (or resume) just claimed back from the daemon: remove every row of another
+ * name that the daemon registered for that pane (`section`, `server`, pane id) since `t0`, without
+ * a job — still running, or already ended by a later pass that saw the pane carry our label
+ * (`terminated (auto-detected)`). A row the daemon registered has no `session_id_source` (create
+ * always writes one). Rows of a name the user chose, older ones and rows with a job are never
+ * touched. Returns the names removed.
+ */
+export function adoptPane(data: RegistryData, section: Section, server: string, paneId: string, t0: number, keep: string): string[] {
+  const rows = data[section];
+  const gone: string[] = [];
+  for (let i = rows.length - 1; i >= 0; i--) {
+    const row = rows[i]!;
+    if (row.name === keep || row.pane?.id !== paneId || rowServer(row, section) !== server) continue;
+    if (row.session_id_source !== undefined || (rowEpoch(row, section) ?? -1) < t0) continue;
+    if (row.delegate_job_id !== undefined && row.delegate_job_id !== null && row.delegate_job_id !== "") continue;
+    const registered = row.status === "running" && row.last_visible_note === MONITOR_NOTE;
+    const endedSince = row.status === "terminated" && row.termination_mode === "auto-detected";
+    if (!registered && !endedSince) continue;
+    rows.splice(i, 1);
+    gone.unshift(row.name);
+  }
+  return gone;
 }

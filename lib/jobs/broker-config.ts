@@ -1,9 +1,17 @@
 // MQTT broker configuration from the environment (SPEC §7.3). No public default broker.
+//
+// MQTT_BROKER is a host (`broker.internal`, `10.0.0.5`, `::1`), a host and port (`host:1884`,
+// `[::1]:1884`) or a URL (`mqtt://host:1884`, `mqtts://host`: TLS); anything else is refused,
+// never taken as a host name that cannot resolve (live delivery would quietly be off). A port or
+// TLS given twice (MQTT_PORT, MQTT_TLS) must agree. The password comes from MQTT_PASSWORD, else
+// from the file MQTT_PASSWORD_FILE (read when mam connects; a path can pass on to agents, the
+// password itself never does: lib/sys/secrets.ts).
 import { readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { isIP } from "node:net";
 import { EXIT, MamError, usageError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
+import { readSecretFile } from "../sys/secrets.ts";
 
 export interface BrokerConfig {
   host: string;
@@ -11,6 +19,8 @@ export interface BrokerConfig {
   tls: boolean;
   username?: string;
   password?: string;
+  /** MQTT_PASSWORD_FILE, when MQTT_PASSWORD is not set: read at connect time */
+  passwordFile?: string;
   caFile?: string;
   certFile?: string;
   keyFile?: string;
@@ -18,26 +28,69 @@ export interface BrokerConfig {
   topicPrefix: string;
 }
 
+const portNumber = (p: string) => /^\d{1,5}$/.test(p) && Number(p) >= 1 && Number(p) <= 65535;
+const HOST_NAME = /^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$/;
+
+/** MQTT_BROKER taken apart (see the header); a usage error when it is none of the accepted forms */
+export function parseBrokerAddress(raw: string): { host: string; port?: number; tls?: boolean } {
+  const bad = (why?: string) =>
+    usageError(`MQTT_BROKER must be a host, host:port or mqtt://host:port (got '${raw}')`, why ?? "for example MQTT_BROKER=broker.internal:1883, or mqtts://broker.internal for TLS");
+  let rest = raw;
+  let tls: boolean | undefined;
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(rest);
+  if (scheme) {
+    const name = scheme[1]!.toLowerCase();
+    if (name !== "mqtt" && name !== "mqtts") throw bad("the URL forms are mqtt:// and mqtts:// (TLS)");
+    tls = name === "mqtts";
+    rest = rest.slice(scheme[0].length).replace(/\/$/, "");
+  }
+  if (rest.includes("@")) throw bad("give the username and password in MQTT_USERNAME and MQTT_PASSWORD_FILE (or MQTT_PASSWORD), not in the address");
+  if (isIP(rest) === 6 && !scheme) return { host: rest };
+  let host = rest;
+  let port: string | undefined;
+  const v6 = /^\[([^\]]+)\](?::(.*))?$/.exec(rest);
+  if (v6) {
+    if (isIP(v6[1]!) !== 6) throw bad();
+    host = v6[1]!;
+    port = v6[2];
+  } else if (rest.includes(":")) {
+    const i = rest.lastIndexOf(":");
+    host = rest.slice(0, i);
+    port = rest.slice(i + 1);
+  }
+  if (!v6 && isIP(host) === 0 && !HOST_NAME.test(host)) throw bad();
+  if (port !== undefined && !portNumber(port)) throw bad();
+  return { host, ...(port !== undefined ? { port: Number(port) } : {}), ...(tls !== undefined ? { tls } : {}) };
+}
+
 export function brokerConfigFromEnv(env: Env = process.env): BrokerConfig {
-  const tlsRaw = env.MQTT_TLS ?? "0";
+  const address = env.MQTT_BROKER ? parseBrokerAddress(env.MQTT_BROKER) : { host: "127.0.0.1" };
+  const tlsRaw = env.MQTT_TLS ?? "";
   if (tlsRaw !== "0" && tlsRaw !== "1" && tlsRaw !== "") throw usageError(`MQTT_TLS must be 1 or 0 (got '${tlsRaw}')`);
-  const tls = tlsRaw === "1";
+  if (address.tls !== undefined && tlsRaw !== "" && address.tls !== (tlsRaw === "1")) {
+    throw usageError(`MQTT_BROKER '${env.MQTT_BROKER}' and MQTT_TLS=${tlsRaw} disagree about TLS`, "unset MQTT_TLS (mqtts:// means TLS, mqtt:// means none)");
+  }
+  const tls = address.tls ?? tlsRaw === "1";
   const portRaw = env.MQTT_PORT;
-  let port = tls ? 8883 : 1883;
+  let port = address.port ?? (tls ? 8883 : 1883);
   if (portRaw !== undefined && portRaw !== "") {
-    if (!/^\d+$/.test(portRaw) || Number(portRaw) < 1 || Number(portRaw) > 65535) {
+    if (!portNumber(portRaw)) {
       throw usageError(`MQTT_PORT must be a port number (got '${portRaw}')`);
+    }
+    if (address.port !== undefined && address.port !== Number(portRaw)) {
+      throw usageError(`MQTT_BROKER '${env.MQTT_BROKER}' and MQTT_PORT=${portRaw} name different ports`, "give the port in one of them");
     }
     port = Number(portRaw);
   }
   const topicPrefix = (env.MAM_MQTT_TOPIC_PREFIX || "mam/jobs").replace(/\/+$/, "");
   if (/[#+]/.test(topicPrefix)) throw usageError(`MAM_MQTT_TOPIC_PREFIX must not contain MQTT wildcards (got '${topicPrefix}')`);
   return {
-    host: env.MQTT_BROKER || "127.0.0.1",
+    host: address.host,
     port,
     tls,
     username: env.MQTT_USERNAME || undefined,
     password: env.MQTT_PASSWORD || undefined,
+    passwordFile: env.MQTT_PASSWORD || !env.MQTT_PASSWORD_FILE ? undefined : env.MQTT_PASSWORD_FILE,
     caFile: env.MQTT_CA_CERTS || undefined,
     certFile: env.MQTT_CERTFILE || undefined,
     keyFile: env.MQTT_KEYFILE || undefined,
@@ -89,6 +142,7 @@ export function mqttOptions(cfg: BrokerConfig, o: ConnectOptions): Record<string
   };
   if (cfg.username !== undefined) opts.username = cfg.username;
   if (cfg.password !== undefined) opts.password = cfg.password;
+  else if (cfg.passwordFile !== undefined) opts.password = readSecretFile(cfg.passwordFile, "MQTT_PASSWORD_FILE");
   if (cfg.tls) {
     // SNI takes host names only; for an IP the certificate's IP SAN is checked
     if (isIP(cfg.host) === 0) opts.servername = cfg.host;
@@ -100,4 +154,4 @@ export function mqttOptions(cfg: BrokerConfig, o: ConnectOptions): Record<string
   return opts;
 }
 
-export const describeBroker = (cfg: BrokerConfig) => `${cfg.host}:${cfg.port}`;
+export const describeBroker = (cfg: BrokerConfig) => `${isIP(cfg.host) === 6 ? `[${cfg.host}]` : cfg.host}:${cfg.port}`;

@@ -12,9 +12,9 @@ export type LoopAction =
   /** the reviewer's PASS: its `completed` already ended the job */
   | { kind: "done" }
   /** the worker completed: prompt the reviewer (marker: a progress event, source mam) */
-  | { kind: "review"; session: string; text: string; marker: EventInput }
+  | { kind: "review"; session: string; text: string; detail: string; marker: EventInput }
   /** the reviewer asked for changes: iteration + 1, prompt the worker */
-  | { kind: "feedback"; session: string; text: string; iteration: number; marker: EventInput }
+  | { kind: "feedback"; session: string; text: string; detail: string; iteration: number; marker: EventInput }
   /** the reviewer asked for changes at the last iteration: the job ends in error */
   | { kind: "fail"; event: EventInput };
 
@@ -38,6 +38,7 @@ export function loopNext(job: JobRecord, event: JobEvent, ws: string): LoopActio
       kind: "feedback",
       session: job.agent_session,
       iteration: next,
+      detail: event.detail,
       text: feedbackRequest({ ...job, iteration: next }, ws, event.detail, next),
       marker: { event: "progress", detail: `iteration ${next}: feedback sent to ${job.agent_session}`, source: "mam", data: { iteration: next } },
     };
@@ -46,6 +47,7 @@ export function loopNext(job: JobRecord, event: JobEvent, ws: string): LoopActio
     kind: "review",
     session: job.reviewer_session,
     text: reviewRequest(job, ws, event.detail),
+    detail: event.detail,
     marker: { event: "progress", detail: `iteration ${job.iteration}: review requested from ${job.reviewer_session}`, source: "mam", data: { iteration: job.iteration } },
   };
 }
@@ -83,7 +85,9 @@ export async function applyLoop(ws: string, job: JobRecord, action: LoopAction, 
   else {
     try {
       // typed, but it may wait in the agent's input box: the job goes on, the daemon says so
-      unsure = await runtime.prompt(s, action.text);
+      // a session on another host builds the text itself, from the job and the detail
+      const job2 = action.kind === "feedback" ? { ...job, iteration: action.iteration } : job;
+      unsure = await runtime.prompt(s, action.text, { purpose: action.kind, job: job2, detail: action.detail, ...(action.kind === "feedback" ? { iteration: action.iteration } : {}) });
     } catch (e) {
       problem = `could not prompt ${action.session} (${(e as Error).message})`;
     }

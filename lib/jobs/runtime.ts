@@ -3,7 +3,7 @@
 // server. Types only: lib/ops/wiring.ts builds the real one; tests pass their own.
 import type { Backend } from "../mux/types.ts";
 import type { Notice } from "../sys/notice.ts";
-import type { JobWorktree } from "./store.ts";
+import type { JobRecord, JobWorktree } from "./store.ts";
 
 export interface SessionRef {
   name: string;
@@ -26,6 +26,35 @@ export interface SessionRef {
   waiting?: string;
 }
 
+/**
+ * a session on another machine of the team (docs/machines.md), `name@host`: its host's daemon
+ * types into it, so what it gets is sent as a delivery, never typed from here
+ */
+export interface RemoteRef {
+  /** name@host */
+  name: string;
+  /** the agent kind its host announces (unknown when it announces none) */
+  agent: string;
+  remote: { host: string; ws_id: string; workspace: string; online: boolean };
+  gone?: undefined;
+  waiting?: undefined;
+  worktree?: undefined;
+}
+
+/** a session this runtime found: in this workspace, or on another host of the team */
+export type Reached = SessionRef | RemoteRef;
+
+export const isRemote = (s: Reached): s is RemoteRef => "remote" in s && s.remote !== undefined;
+
+/** what a prompt is about: a remote host builds the text itself from it (its own workspace, names) */
+export interface PromptAbout {
+  purpose: "job" | "review" | "feedback";
+  job: JobRecord;
+  /** review: the worker's hand-in; feedback: the reviewer's words */
+  detail?: string;
+  iteration?: number;
+}
+
 /** a best-effort notice to the user on a multiplexer server (herdr notification show) */
 export interface NoticeTarget {
   backend: Backend;
@@ -33,13 +62,19 @@ export interface NoticeTarget {
 }
 
 export interface JobRuntime {
-  /** the running session of that name in this workspace's registry, with a live pane, or undefined */
-  findSession(name: string): Promise<SessionRef | undefined>;
+  /**
+   * the running session of that name in this workspace's registry, with a live pane; for
+   * `name@host`, the running session its host announces (a MamError that lists what exists when
+   * there is none); undefined when a bare name is not found
+   */
+  findSession(name: string): Promise<Reached | undefined>;
   /**
    * submit text to the session's agent: never into a pane whose agent is gone (AgentGone) or into
-   * a dialog (MamError); a warning when the text may have stayed in the agent's input box
+   * a dialog (MamError); a warning when the text may have stayed in the agent's input box. A
+   * remote session gets `about` as a delivery its host types (journalled `offered`); `text` is
+   * then what this host would have typed.
    */
-  prompt(session: SessionRef, text: string): Promise<Notice | undefined>;
+  prompt(session: Reached, text: string, about?: PromptAbout): Promise<Notice | undefined>;
   /** the server of the session of that name (running or not), for a notice (undefined: none known) */
   noticeTarget?(session: string): Promise<NoticeTarget | undefined>;
   /** show a best-effort notice there; false when it was not shown (disabled, rate limited, …) */

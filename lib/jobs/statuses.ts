@@ -1,8 +1,14 @@
 // The names of job events and statuses, and which of them end a job: constants only, so that a
 // command's definition can name them without loading the event code (docs/jobs.md).
-export const EVENT_NAMES = ["started", "permission_required", "progress", "completed", "error", "cancelled", "timeout"] as const;
+export const EVENT_NAMES = ["started", "permission_required", "progress", "completed", "error", "cancelled", "timeout", "offered", "received", "delivered", "uncertain"] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 export const TERMINAL_EVENTS: readonly EventName[] = ["completed", "error", "cancelled", "timeout"];
+/**
+ * the stages of a job delivered to another machine, journalled by mam (docs/machines.md):
+ * offered (sent by this host), received (by the agent's host), delivered (typed and seen to leave
+ * the input box), uncertain (typed, not confirmed: never sent again blindly)
+ */
+export const DELIVERY_EVENTS: readonly EventName[] = ["offered", "received", "delivered", "uncertain"];
 
 export const JOB_STATUSES = ["pending", "running", "completed", "error", "cancelled", "timeout"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];

@@ -40,6 +40,11 @@ export interface JobRecord {
   auth_token: string;
   /** the worker's git worktree when it runs in one (issue 18): headers and reviews name its branch */
   worktree?: JobWorktree;
+  /**
+   * a copy of another machine's job (docs/machines.md): the host whose daemon drives it (its
+   * timeouts, loop and delegator). This machine's daemon delivers to its own agent and watches it.
+   */
+  remote_of?: string;
 }
 
 /** the worker's git worktree as a job knows it */
@@ -271,6 +276,19 @@ export async function registerJob(ws: string, spec: JobSpec, now: number = Date.
     };
     writeRecord(ws, r);
     return r;
+  });
+}
+
+/**
+ * keep a copy of another machine's job (its id and token as they are), once: true when this call
+ * wrote it, false when a copy was there already
+ */
+export async function importJob(ws: string, r: JobRecord, from: string): Promise<boolean> {
+  if (!isValidJobId(r.job_id)) throw new MamError(`invalid job id '${String(r.job_id).slice(0, 40)}'`, EXIT.FAIL);
+  return withJobsLock(ws, () => {
+    if (existsSync(recordPath(ws, r.job_id))) return false;
+    writeRecord(ws, { ...r, status: "pending", last_seq: 0, remote_of: from });
+    return true;
   });
 }
 

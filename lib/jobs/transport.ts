@@ -44,8 +44,15 @@ export async function connectOnce(cfg: BrokerConfig, role: string, timeoutMs: nu
   });
 }
 
-/** publish payloads to their topics over one connection (QoS 1, not retained), in order */
-export async function publishAll(cfg: BrokerConfig, items: { topic: string; payload: string }[], timeoutMs = PUBLISH_CONNECT_TIMEOUT_MS): Promise<PublishResult> {
+/** a message to publish (QoS 1); retained only when asked (team presence and deliveries) */
+export interface Outgoing {
+  topic: string;
+  payload: string;
+  retain?: boolean;
+}
+
+/** publish payloads to their topics over one connection (QoS 1), in order */
+export async function publishAll(cfg: BrokerConfig, items: Outgoing[], timeoutMs = PUBLISH_CONNECT_TIMEOUT_MS): Promise<PublishResult> {
   if (items.length === 0) return { ok: true };
   let client: MqttClient;
   try {
@@ -98,11 +105,11 @@ export async function publishReport(
   return sendAndEnd(cfg, client, pick(ack).map((payload) => ({ topic, payload })), timeoutMs);
 }
 
-async function sendAndEnd(cfg: BrokerConfig, client: MqttClient, items: { topic: string; payload: string }[], timeoutMs: number): Promise<PublishResult> {
+async function sendAndEnd(cfg: BrokerConfig, client: MqttClient, items: Outgoing[], timeoutMs: number): Promise<PublishResult> {
   try {
     // pipelined: all in flight at once over the one connection (sent, and delivered, in order),
     // so a batch costs one round trip, not one per item
-    await withTimeout(Promise.all(items.map((it) => client.publishAsync(it.topic, it.payload, { qos: 1, retain: false }))), timeoutMs, "no PUBACK");
+    await withTimeout(Promise.all(items.map((it) => client.publishAsync(it.topic, it.payload, { qos: 1, retain: it.retain === true }))), timeoutMs, "no PUBACK");
     return { ok: true };
   } catch (e) {
     return { ok: false, reason: `publish to ${describeBroker(cfg)} failed (${reasonOf(e)})` };
@@ -165,4 +172,57 @@ export async function subscribeTopics(
       await withTimeout(client.endAsync(), 1000, "end").catch(() => client.end(true));
     },
   };
+}
+
+/**
+ * The retained messages under `topics` (wildcards allowed), read once. The broker sends a
+ * subscription's retained messages before anything published after the SUBACK, so with `marker`
+ * (a topic of our own, not retained) the end is known exactly: we publish on it and stop when it
+ * comes back. Without one, or when it never comes back (an ACL), we stop once the broker has been
+ * quiet for `quietMs`, at most `maxMs`. undefined when no broker answers.
+ */
+export async function readRetained(
+  cfg: BrokerConfig,
+  topics: string[],
+  o: { marker?: string; quietMs?: number; maxMs?: number; timeoutMs?: number } = {},
+): Promise<Map<string, Buffer> | undefined> {
+  const quietMs = o.quietMs ?? 150;
+  const maxMs = o.maxMs ?? 2000;
+  const timeoutMs = o.timeoutMs ?? PUBLISH_CONNECT_TIMEOUT_MS;
+  let client: MqttClient;
+  try {
+    client = await connectOnce(cfg, "read", timeoutMs);
+  } catch {
+    return undefined;
+  }
+  const got = new Map<string, Buffer>();
+  let last = Date.now();
+  let markerBack = false;
+  client.on("message", (t, p, packet) => {
+    if (o.marker !== undefined && t === o.marker) {
+      markerBack = true;
+      return;
+    }
+    if (!(packet as { retain?: boolean }).retain) return;
+    last = Date.now();
+    if (p.length === 0) got.delete(t);
+    else got.set(t, p);
+  });
+  client.on("error", () => {});
+  try {
+    await withTimeout(client.subscribeAsync(o.marker !== undefined ? [...topics, o.marker] : topics, { qos: 1 }), timeoutMs, "no SUBACK");
+    last = Date.now();
+    if (o.marker !== undefined) void client.publishAsync(o.marker, "sync", { qos: 0, retain: false }).catch(() => {});
+    const end = Date.now() + maxMs;
+    while (Date.now() < end && !markerBack && (o.marker !== undefined || Date.now() - last < quietMs)) {
+      await new Promise((r) => setTimeout(r, 5));
+      // a marker that does not come back within quietMs of the last message: fall back to quiet
+      if (o.marker !== undefined && Date.now() - last >= Math.max(quietMs, 500)) break;
+    }
+    return got;
+  } catch {
+    return undefined;
+  } finally {
+    await withTimeout(client.endAsync(), 1000, "end").catch(() => client.end(true));
+  }
 }

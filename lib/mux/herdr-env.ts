@@ -4,22 +4,23 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { EXIT, MamError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
+import { SECRET_ENV } from "../sys/secrets.ts";
 import { cleanEnv } from "./exec.ts";
-import { isMamShimFile } from "./shim.ts";
+import { isMamShimFile, withoutShimDirs } from "./shim.ts";
 
 /** herdr's own variables of the pane mam may run in: never handed to a server mam starts */
 const PANE_VARS = ["HERDR_ENV", "HERDR_SOCKET_PATH", "HERDR_SESSION", "HERDR_PANE_ID", "HERDR_TAB_ID", "HERDR_WORKSPACE_ID", "TMUX", "TMUX_PANE"];
 
 /**
  * The environment of a herdr server mam starts (audit #7): the caller's, without herdr's pane
- * variables, without every MAM_* variable (an agent's MAM_SESSION / MAM_WORKSPACE would reach
- * every pane of the server) and without <ws>/.mam/bin (the shim dirs mam puts first on its
- * agents' PATH) on PATH. Pure, for tests.
+ * variables, without mam's secrets (lib/sys/secrets.ts: every pane of the server would get them),
+ * without every MAM_* variable (an agent's MAM_SESSION / MAM_WORKSPACE would reach every pane of
+ * the server) and without the shim folders (withoutShimDirs) on PATH. Pure, for tests.
  */
 export function serverEnv(env: Env): Record<string, string> {
-  const out = cleanEnv(env, PANE_VARS);
+  const out = cleanEnv(env, [...PANE_VARS, ...SECRET_ENV]);
   for (const k of Object.keys(out)) if (k.startsWith("MAM_")) delete out[k];
-  if (out.PATH !== undefined) out.PATH = out.PATH.split(":").filter((d) => !/(^|\/)\.mam\/bin\/?$/.test(d)).join(":");
+  if (out.PATH !== undefined) out.PATH = withoutShimDirs(out.PATH, env);
   return out;
 }
 

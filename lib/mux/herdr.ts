@@ -3,11 +3,16 @@
 // server reachable only by a custom socket, HERDR_SOCKET_PATH) and explicit pane ids, one JSON
 // line per command, a deadline per call. Starting agents: herdr-start.ts; versions:
 // herdr-version.ts; the binary and a started server's env: herdr-env.ts.
+//
+// mam's secrets (lib/sys/secrets.ts) reach no pane: a server mam starts never has them
+// (serverEnv), and a pane mam creates gets them set empty (`--env NAME=`), since a server the
+// user started may have them in its environment and herdr can only set a pane's variables.
 import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { basename, join } from "node:path";
 import { EXIT, MamError } from "../sys/errors.ts";
 import { type Env, homeDir, stateDir } from "../sys/paths.ts";
+import { SECRET_ENV, withoutSecrets } from "../sys/secrets.ts";
 import { execCapture, shJoin } from "./exec.ts";
 import {
   callFailure,
@@ -85,7 +90,8 @@ export class HerdrMux implements Mux {
   }
 
   private get callEnv(): Env {
-    return this.opts.socketPath ? { ...this.env, HERDR_SOCKET_PATH: this.opts.socketPath, HERDR_SESSION: undefined } : this.env;
+    const env = withoutSecrets(this.env);
+    return this.opts.socketPath ? { ...env, HERDR_SOCKET_PATH: this.opts.socketPath, HERDR_SESSION: undefined } : env;
   }
 
   /** run `herdr --session <server> <args>`; throws the typed failure; returns stdout */
@@ -211,7 +217,8 @@ export class HerdrMux implements Mux {
   async claimPane(cwd: string, taken: (paneId: string) => boolean, env: Record<string, string> = {}): Promise<MuxPane> {
     const panes = await this.panes();
     const ws = pickWorkspace(panes, cwd);
-    const envArgs = Object.entries(env).flatMap(([k, v]) => ["--env", `${k}=${v}`]);
+    const masked = { ...env, ...Object.fromEntries(SECRET_ENV.map((k) => [k, ""])) };
+    const envArgs = Object.entries(masked).flatMap(([k, v]) => ["--env", `${k}=${v}`]);
     if (ws === undefined) {
       const r = await this.json(["workspace", "create", "--cwd", cwd, "--no-focus", ...envArgs]);
       const root = toMuxPane(r.root_pane);

@@ -1,9 +1,17 @@
 // The herdr shim (SPEC §4.3): the bash script embedded in the binary, how it is recognised, and
 // how it is written (atomically, executable, with the installing mam's own path inside).
+//
+// Where mam's agents find it (issue 23, R3): first on their PATH, so that folder must hold only
+// what mam wrote. It is never in the workspace (a repository that ships `.mam/bin/git` would run
+// its own git for every agent): it is `<home>/.local/state/mam/shims/<key>/`, one per workspace
+// (key: the first 16 hex digits of sha256 of its path), made 0700 by mam and written again by
+// every create.
 import { selfCommand } from "../sys/self.ts";
-import { closeSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync, chmodSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync, chmodSync } from "node:fs";
 import { join } from "node:path";
-import { errCode, EXIT, MamError } from "../sys/errors.ts";
+import { errCode, EXIT, MamError, writeRefused } from "../sys/errors.ts";
+import { type Env, stateDir } from "../sys/paths.ts";
 import script from "../assets/herdr-shim.sh" with { type: "text" };
 
 /** line 2 of every shim starts with this */
@@ -38,16 +46,64 @@ export function renderShim(mamCmd: string[]): string {
   return script.replace("(__MAM_CMD__)", () => `(${words})`);
 }
 
+/** the folder of the herdr shim of a workspace's agents (see the header): mam's, never the workspace's */
+export function agentShimDir(ws: string, env: Env): string {
+  return join(stateDir(env), "shims", createHash("sha256").update(ws).digest("hex").slice(0, 16));
+}
+
+/**
+ * PATH without the folders of mam's herdr shims: agentShimDir's, and the `<ws>/.mam/bin` of
+ * older mams (a workspace's own folder, which it could fill with anything)
+ */
+export function withoutShimDirs(path: string, env: Env): string {
+  let mine: string | undefined;
+  try {
+    mine = join(stateDir(env), "shims");
+  } catch {} // no home: no shim folder of mam's either
+  const isShimDir = (d: string) => /(^|\/)\.mam\/bin\/?$/.test(d) || (mine !== undefined && (d === mine || d.startsWith(`${mine}/`)));
+  return path
+    .split(":")
+    .filter((d) => !isShimDir(d))
+    .join(":");
+}
+
+/** make dir (0700, its missing parents too) and check it is a folder of this user's, not a link */
+function privateDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (e) {
+    throw writeRefused(e, dir) ?? new MamError(`cannot create ${dir}: ${(e as Error).message}`, EXIT.FAIL);
+  }
+  const st = lstatSync(dir);
+  const uid = process.getuid?.();
+  if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) {
+    throw new MamError(`${dir} is not a folder of yours; mam keeps the agents' herdr shim there`, EXIT.FAIL, "remove it, and mam makes it again");
+  }
+  if ((st.mode & 0o777) !== 0o700) chmodSync(dir, 0o700);
+}
+
+/**
+ * (Re)write the herdr shim of the workspace's agents into agentShimDir (whatever was there is
+ * replaced: the folder is mam's alone); returns the folder, for the front of the agents' PATH
+ */
+export function installAgentShim(ws: string, env: Env, mamCmd: string[] = selfCommand()): string {
+  const dir = agentShimDir(ws, env);
+  privateDir(dir);
+  installShim(dir, mamCmd, true);
+  return dir;
+}
+
 /**
  * Write `<dir>/herdr` (creating dir): temp file in dir → fsync → chmod 0755 → rename. An existing
- * file that is not a mam shim is never overwritten. Returns the installed path.
+ * file that is not a mam shim is never overwritten, unless `replace` (a folder that is mam's
+ * alone). Returns the installed path.
  */
-export function installShim(dir: string, mamCmd: string[] = selfCommand()): string {
+export function installShim(dir: string, mamCmd: string[] = selfCommand(), replace = false): string {
   const dest = join(dir, "herdr");
   try {
     mkdirSync(dir, { recursive: true, mode: 0o755 });
   } catch (e) {
-    throw new MamError(`cannot create ${dir}: ${(e as Error).message}`, EXIT.FAIL);
+    throw writeRefused(e, dir) ?? new MamError(`cannot create ${dir}: ${(e as Error).message}`, EXIT.FAIL);
   }
   let existing = true;
   try {
@@ -55,7 +111,7 @@ export function installShim(dir: string, mamCmd: string[] = selfCommand()): stri
   } catch (e) {
     if (errCode(e) === "ENOENT") existing = false;
   }
-  if (existing && !isMamShimFile(dest)) {
+  if (existing && !replace && !isMamShimFile(dest)) {
     throw new MamError(`${dest} exists and is not a mam herdr shim; refusing to overwrite it`, EXIT.FAIL, "pass another --dir");
   }
   const tmp = join(dir, `.herdr.${process.pid}.${Date.now()}.tmp`);
@@ -79,7 +135,7 @@ export function installShim(dir: string, mamCmd: string[] = selfCommand()): stri
     }
   } catch (e) {
     rmSync(tmp, { force: true });
-    throw new MamError(`cannot write ${dest}: ${(e as Error).message}`, EXIT.FAIL);
+    throw writeRefused(e, dir) ?? new MamError(`cannot write ${dest}: ${(e as Error).message}`, EXIT.FAIL);
   }
   return dest;
 }

@@ -1,8 +1,16 @@
 // The tmux backend: one tmux session per agent on a private server `tmux -L <server>` (default
-// `mam`), named after the mam session, the exact mam name kept in the session option @mam_name.
+// `mam`), named after the mam session, the exact mam name kept in the session option @mam_name and
+// its workspace in @mam_workspace (several workspaces share the server `mam`).
+//
+// mam's secrets (lib/sys/secrets.ts) never reach a pane: tmux is run without them, so a server it
+// starts never has them in its global environment, and every new session first removes them from
+// the global environment of a server something else started with them (a pane gets the global
+// environment of its server, whoever started it).
 import { basename } from "node:path";
-import { EXIT, MamError, usageError } from "../sys/errors.ts";
+import { conflict, EXIT, MamError, usageError } from "../sys/errors.ts";
+import { field } from "../sys/fields.ts";
 import type { Env } from "../sys/paths.ts";
+import { SECRET_ENV, withoutSecrets } from "../sys/secrets.ts";
 import { execCapture, lastOutput, shJoin, type ExecResult } from "./exec.ts";
 import { foregroundOf, hasProcfs } from "./procfs.ts";
 import type { Listing, Mux, MuxPane, PaneScreen, ProcessInfo, StartSpec } from "./types.ts";
@@ -108,6 +116,27 @@ export class TmuxError extends MamError {
   }
 }
 
+/**
+ * The error for a live tmux session of the same name (create's name clash). Several workspaces
+ * share a server (`mam` by default): say whose it is and how to get out of the way.
+ */
+function sessionClash(name: string, server: string, owner: { workspace: string; path: string }, ws?: string): MamError {
+  const kill = `tmux -L ${server} kill-session -t '=${name}'`;
+  if (owner.workspace !== "" && ws !== undefined && owner.workspace !== ws) {
+    return conflict(
+      `tmux session '${name}' already exists on tmux server '${server}': it belongs to workspace ${owner.workspace}`,
+      `pick another ${field("name")}, or give this workspace a tmux server of its own with ${field("tmux_server")}`,
+    );
+  }
+  if (owner.workspace === "") {
+    return conflict(
+      `tmux session '${name}' already exists on tmux server '${server}' (not known as this workspace's; it started in ${owner.path || "an unknown folder"})`,
+      `pick another ${field("name")}, or another tmux server with ${field("tmux_server")}; or end it: ${kill}`,
+    );
+  }
+  return conflict(`tmux session '${name}' already exists on tmux server '${server}'`, `stop it first (${kill}), or pick another ${field("name")}`);
+}
+
 /** list-panes fields, cwd last (it is the one field that may hold a tab) */
 const LIST_FORMAT = ["#{pane_id}", "#{pane_pid}", "#{pane_dead}", "#{session_name}", "#{@mam_name}", "#{pane_current_command}", "#{pane_current_path}"].join("\t");
 
@@ -150,10 +179,13 @@ export class TmuxMux implements Mux {
     return (this.binPath = p);
   }
 
-  /** run tmux -L <server> <args…>; TMUX is unset so a caller inside tmux never reaches its own server */
+  /**
+   * run tmux -L <server> <args…>; TMUX is unset so a caller inside tmux never reaches its own
+   * server, and mam's secrets are left out (a server this call starts keeps its environment)
+   */
   private async run(args: Arg[], stdin?: string): Promise<ExecResult> {
     const argv = [this.bin, "-L", this.server, ...args.map((a) => (a === SEP ? ";" : tmuxArg(a)))];
-    const env = { ...this.env, TMUX: undefined, TMUX_PANE: undefined };
+    const env = { ...withoutSecrets(this.env), TMUX: undefined, TMUX_PANE: undefined };
     try {
       return await execCapture(argv, { env, timeoutMs: this.opts.timeoutMs ?? 10_000, stdin });
     } catch (e) {
@@ -210,14 +242,17 @@ export class TmuxMux implements Mux {
     await this.tmux(["set-option", "-t", paneId, "@mam_name", label.slice(4)]);
   }
 
-  /** the panes of a tmux session ([] when there is no such session) */
-  private async sessionPanes(name: string): Promise<{ id: string; dead: boolean }[]> {
-    const r = await this.run(["list-panes", "-s", "-t", `=${name}:`, "-F", "#{pane_id}\t#{pane_dead}"]);
+  /** the panes of a tmux session ([] when there is no such session), with the session's workspace and folder */
+  private async sessionPanes(name: string): Promise<{ id: string; dead: boolean; workspace: string; path: string }[]> {
+    const r = await this.run(["list-panes", "-s", "-t", `=${name}:`, "-F", "#{pane_id}\t#{pane_dead}\t#{@mam_workspace}\t#{session_path}"]);
     if (r.code !== 0) return [];
     return r.stdout
       .split("\n")
       .filter(Boolean)
-      .map((l) => ({ id: l.split("\t")[0]!, dead: l.split("\t")[1] === "1" }));
+      .map((l) => {
+        const [id = "", dead, workspace = "", ...path] = l.split("\t");
+        return { id, dead: dead === "1", workspace, path: path.join("\t") };
+      });
   }
 
   async start(_pane: MuxPane | undefined, spec: StartSpec): Promise<MuxPane> {
@@ -227,22 +262,28 @@ export class TmuxMux implements Mux {
     const agent = spec.agent ?? spec.herdrKind ?? basename(exe);
     const old = await this.sessionPanes(name);
     if (old.length > 0) {
-      if (old.some((p) => !p.dead)) {
-        throw new MamError(`tmux session '${name}' already exists on tmux server '${this.server}'`, EXIT.CONFLICT, `stop it first, or pick another --session name`);
-      }
+      if (old.some((p) => !p.dead)) throw sessionClash(name, this.server, old[0]!, spec.workspace);
       await this.run(["kill-session", "-t", `=${name}`]);
     }
-    const envArgs = Object.entries(spec.env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
+    const envArgs = Object.entries(spec.env)
+      .filter(([k]) => !SECRET_ENV.includes(k))
+      .flatMap(([k, v]) => ["-e", `${k}=${v}`]);
+    // a server started by something else (an older mam, the user's own `tmux -L mam`) may hold
+    // mam's secrets in its global environment, which every new pane gets: remove them first
+    // (start-server: these commands need a server; new-session would start one anyway)
+    const scrub: Arg[] = ["start-server", ...SECRET_ENV.flatMap((k): Arg[] => [SEP, "set-environment", "-g", "-u", k]), SEP];
     // sh execs the agent (so the pane's process is the agent) and says so when it cannot. tmux
     // (3.x) gives a new pane the PATH of the client that asked for it, over `-e PATH=…`, so the
     // PATH the agent must have (<ws>/.mam/bin first, SPEC §4.3) is set by sh itself.
     const launcher =
       spec.env.PATH !== undefined ? ["/bin/sh", "-c", 'PATH=$1; export PATH; shift; exec "$@"', "sh", spec.env.PATH] : ["/bin/sh", "-c", 'exec "$@"', "sh"];
     const newSession: Arg[] = [
+      ...scrub,
       "new-session", "-d", "-s", name, "-c", spec.cwd, "-x", "200", "-y", "50", ...envArgs, "-P", "-F", "#{pane_id}\t#{pane_pid}",
       "--", ...launcher, ...spec.argv,
       SEP, "set-option", "-w", "-t", `=${name}:`, "remain-on-exit", "on",
       SEP, "set-option", "-t", `=${name}:`, "@mam_name", spec.session,
+      ...(spec.workspace ? ([SEP, "set-option", "-t", `=${name}:`, "@mam_workspace", spec.workspace] as Arg[]) : []),
     ];
     let created: string;
     for (let attempt = 1; ; attempt++) {

@@ -89,11 +89,14 @@ export interface StartSpec {
   argv: string[];
   cwd: string;
   /**
-   * extra environment for the agent (PATH with <ws>/.mam/bin first, MAM_* vars). tmux: given to
-   * the session (-e). herdr: `agent start` and `pane run` cannot carry env; pass the same env to
-   * claimPane(), which gives it to the panes it creates (reused free panes keep their own env).
+   * extra environment for the agent (PATH, with herdr the shim's folder first; MAM_* vars). tmux:
+   * given to the session (-e). herdr: `agent start` and `pane run` cannot carry env; pass the same
+   * env to claimPane(), which gives it to the panes it creates (reused free panes keep their own
+   * env). mam's secrets (lib/sys/secrets.ts) never reach a pane either way.
    */
   env: Record<string, string>;
+  /** the workspace the session belongs to (tmux keeps it on the session, to name the owner of a clash) */
+  workspace?: string;
   /** how long a typed (non-herdr-kind / tmux) agent must stay in the foreground to count as started */
   settleMs: number;
   /** herdr agent start readiness timeout */

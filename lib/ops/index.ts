@@ -4,6 +4,7 @@
 import type { AnyOp } from "./op.ts";
 import { jobCancel, jobEvent, jobList, jobLogs, jobStatus, jobSubmit, jobWait } from "./table/job.ts";
 import { sessionCreate, sessionPrune, sessionResume, sessionSend, sessionStatus, sessionStop } from "./table/session.ts";
+import { teamCode, teamInit, teamJoin, teamLeave, teamShow } from "./table/team.ts";
 import { daemonEnsure, daemonStatus, daemonStop, registryCheck, registryReconcile, registryRestore, worktreeList, worktreeRemove } from "./table/workspace.ts";
 
 /** in the order MCP clients list the tools and `mam --help` lists the commands of a group */
@@ -29,6 +30,11 @@ export const OPS: readonly AnyOp[] = [
   daemonEnsure,
   daemonStatus,
   daemonStop,
+  teamShow,
+  teamInit,
+  teamJoin,
+  teamCode,
+  teamLeave,
 ];
 
 /** the op of a name; undefined when there is none */

@@ -5,6 +5,7 @@
 import * as z from "zod/mini";
 import { usageError } from "../sys/errors.ts";
 import { isValidJobId, isValidName } from "../sys/names.ts";
+import { isValidAddress } from "../team/host.ts";
 import { field, spellFields } from "../sys/fields.ts";
 import type { InputOf, Op, Shape } from "./op.ts";
 
@@ -23,6 +24,13 @@ export const name = (what: string, description: string) =>
   );
 
 export const sessionName = (description = "session name, as `mam status` lists it") => name("session name", description);
+
+/** a session here (NAME) or on another host of the team (NAME@HOST) */
+export const sessionAddress = (description: string) =>
+  z.string().check(
+    z.refine(isValidAddress, { error: (iss) => `invalid session '${shown(iss.input)}'`, params: { hint: `${NAME_HINT}; NAME@HOST names a session on another host` } }),
+    z.describe(description),
+  );
 
 export const jobId = (description = "job id: 8 hex digits") =>
   z.string().check(z.refine(isValidJobId, { error: (iss) => `invalid job id '${shown(iss.input)}'`, params: { hint: "job ids are 8 lowercase hex digits" } }), z.describe(description));

@@ -44,8 +44,8 @@ export function callerServers(env: Env, uid: number = process.getuid?.() ?? 0): 
 
 export async function reconcileOnce(deps: Deps, opts: { dry_run: boolean }): Promise<ReconcileReport> {
   const data = deps.registry.read();
-  const now = deps.clock.epoch();
   const obs = await observe(deps, data, callerServers(deps.env));
+  const now = deps.clock.epoch();
   let actions = obs.actions;
   if (!opts.dry_run && actions.length > 0) {
     const planned = actions;

@@ -34,7 +34,7 @@ import {
   writeSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { errCode, EXIT, MamError } from "./errors.ts";
+import { errCode, EXIT, MamError, writeRefused } from "./errors.ts";
 
 const STALE_AGE_MS = 60_000;
 
@@ -187,7 +187,7 @@ export function atomicWriteFile(path: string, data: string | Uint8Array, opts: A
       } catch {}
     }
     tryUnlink(tmp);
-    throw new MamError(`cannot write ${path}: ${e instanceof Error ? e.message : String(e)}`, EXIT.FAIL, undefined, { cause: e });
+    throw writeRefused(e, path) ?? new MamError(`cannot write ${path}: ${e instanceof Error ? e.message : String(e)}`, EXIT.FAIL, undefined, { cause: e });
   }
   fsyncDir(dirname(path));
 }
@@ -238,7 +238,7 @@ export function appendLineDurable(path: string, line: string, opts: AppendOption
     fsyncSync(fd);
   } catch (e) {
     if (e instanceof MamError) throw e;
-    throw new MamError(`cannot append to ${path}: ${e instanceof Error ? e.message : String(e)}`, EXIT.FAIL, undefined, { cause: e });
+    throw writeRefused(e, path) ?? new MamError(`cannot append to ${path}: ${e instanceof Error ? e.message : String(e)}`, EXIT.FAIL, undefined, { cause: e });
   } finally {
     if (fd !== undefined) closeSync(fd);
   }

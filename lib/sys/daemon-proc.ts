@@ -6,7 +6,7 @@ import { closeSync, constants as C, openSync, readFileSync } from "node:fs";
 import { openRegular } from "./atomic.ts";
 import { ensureMamDir } from "./mam-dir.ts";
 import { join } from "node:path";
-import { errCode, EXIT, MamError } from "./errors.ts";
+import { errCode, EXIT, MamError, writeRefused } from "./errors.ts";
 import { withLock } from "./flock.ts";
 import { type Env, mamDir } from "./paths.ts";
 import { type DaemonMode, monitorLogPath, probeDaemon, readState, spawnLockPath } from "./daemon-files.ts";
@@ -96,7 +96,7 @@ export async function ensureDaemonDetailed(ws: string, env: Env): Promise<Ensure
     ensureMamDir(ws);
   } catch (e) {
     if (e instanceof MamError) throw e;
-    throw new MamError(`cannot create ${mamDir(ws)} (${(e as Error).message})`, EXIT.FAIL, "check the workspace's permissions");
+    throw writeRefused(e, mamDir(ws)) ?? new MamError(`cannot create ${mamDir(ws)} (${(e as Error).message})`, EXIT.FAIL, "check the workspace's permissions");
   }
   return withLock(spawnLockPath(ws), "subscriber daemon start", 3 * START_TIMEOUT_MS, async () => {
     const p = probeDaemon(ws);

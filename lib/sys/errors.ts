@@ -54,3 +54,23 @@ export const conflict = (message: string, hint?: string) => new MamError(message
 export function errCode(e: unknown): string | undefined {
   return typeof e === "object" && e !== null && "code" in e ? String((e as { code: unknown }).code) : undefined;
 }
+
+/** the errno codes of a write the file system refused, as users read them */
+const REFUSED: Record<string, string> = { EROFS: "read-only file system", EACCES: "permission denied", EPERM: "operation not permitted" };
+
+/**
+ * A write the file system refused (a read-only mount, a folder without write permission) as mam's
+ * error: what could not be written (`target`, else the error's own path) and the way out, instead
+ * of an internal error. undefined for any other error, so callers write
+ * `throw writeRefused(e, dir) ?? e`.
+ */
+export function writeRefused(e: unknown, target?: string): MamError | undefined {
+  const why = REFUSED[errCode(e) ?? ""];
+  const own = typeof e === "object" && e !== null && typeof (e as { path?: unknown }).path === "string" ? (e as { path: string }).path : undefined;
+  const path = target ?? own;
+  if (why === undefined || path === undefined) return undefined;
+  const hint = /\/\.local\/state\/mam(\/|$)/.test(path)
+    ? "mam keeps its per-user state there (under HOME_DIR, else HOME): make it writable"
+    : "make it writable, or work in a folder you can write (cd there, or set MAM_WORKSPACE)";
+  return new MamError(`cannot write ${path} (${why})`, EXIT.FAIL, hint, { cause: e });
+}

@@ -5,7 +5,7 @@ import { closeSync, constants as C, fstatSync } from "node:fs";
 import { openRegular } from "./atomic.ts";
 import { prepareDir } from "./mam-dir.ts";
 import { dirname } from "node:path";
-import { EXIT, MamError, usageError } from "./errors.ts";
+import { EXIT, MamError, usageError, writeRefused } from "./errors.ts";
 
 const LOCK_SH = 1;
 const LOCK_EX = 2;
@@ -116,8 +116,15 @@ export interface HeldLock {
  * only a regular file (openRegular): a planted `.lock -> PATH` would create PATH
  */
 export async function lockFile(path: string, opts: WaitOptions & { exclusive?: boolean; mode?: number }): Promise<HeldLock | "timeout"> {
-  prepareDir(dirname(path)); // a workspace's .mam/ gets its .gitignore (mam-dir.ts)
-  const fd = openRegular(path, C.O_WRONLY | C.O_APPEND | C.O_CREAT, opts.mode ?? 0o600);
+  let fd: number;
+  try {
+    prepareDir(dirname(path)); // a workspace's .mam/ gets its .gitignore (mam-dir.ts)
+    fd = openRegular(path, C.O_WRONLY | C.O_APPEND | C.O_CREAT, opts.mode ?? 0o600);
+  } catch (e) {
+    if (e instanceof MamError) throw e;
+    // a read-only workspace: name its folder (.mam), not an internal error
+    throw writeRefused(e, dirname(path)) ?? e;
+  }
   try {
     const r = await flockWait(fd, opts, opts.exclusive ?? true);
     if (r === "timeout") {

@@ -10,7 +10,7 @@
 import { lstatSync, mkdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import { atomicWriteFile } from "./atomic.ts";
-import { errCode, EXIT, MamError } from "./errors.ts";
+import { errCode, EXIT, MamError, writeRefused } from "./errors.ts";
 import { mamDir } from "./paths.ts";
 
 export const GITIGNORE_TEXT = "# mam's state (job tokens, the registry, logs) is never committed; mam wrote this file\n*\n";
@@ -33,7 +33,9 @@ function folder(dir: string, recursive: boolean): boolean {
   try {
     mkdirSync(dir, { recursive, mode: 0o700 });
   } catch (e) {
-    if (errCode(e) !== "EEXIST") throw new MamError(`cannot create ${dir} (${(e as Error).message})`, EXIT.FAIL, "check the workspace's permissions");
+    if (errCode(e) === "EEXIST") return false;
+    // a read-only or unwritable workspace: named as such (errors.ts), else the system's reason
+    throw writeRefused(e, dir) ?? new MamError(`cannot create ${dir} (${(e as Error).message})`, EXIT.FAIL, "check the workspace's permissions");
   }
   return true;
 }

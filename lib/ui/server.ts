@@ -7,7 +7,7 @@
 // (fs.watch) with a polling fallback; the browser never polls.
 import { type FSWatcher, statSync, watch } from "node:fs";
 import { dirname } from "node:path";
-import type { SessionRef } from "../jobs/runtime.ts";
+import { isRemote, type Reached } from "../jobs/runtime.ts";
 import { realDeps } from "../ops/wiring.ts";
 import { EXIT, MamError } from "../sys/errors.ts";
 import { type Env, mamDir } from "../sys/paths.ts";
@@ -228,7 +228,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let closed = false;
     let last = "";
-    let ref: SessionRef | undefined;
+    let ref: Reached | undefined;
     return sseStream(
       (c) => {
         const tick = async () => {
@@ -237,6 +237,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
           try {
             ref ??= await deps.runtime.findSession(name);
             if (!ref) msg = { name, text: "", title: "", error: `${name} has no running pane` };
+            else if (isRemote(ref)) msg = { name, text: "", title: "", error: `${name} is on another host: its screen is shown by mam ui there` };
             else {
               const s = await deps.muxFor(ref.backend, ref.server).screen(ref.paneId);
               msg = { name, text: s.text, title: s.title };

@@ -131,3 +131,216 @@ export function makeCerts(dir: string): { ca: string; cert: string; key: string;
   sh(`openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -out client.crt 2>/dev/null`);
   return { ca: f("ca.crt"), cert: f("server.crt"), key: f("server.key"), clientCert: f("client.crt"), clientKey: f("client.key") };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Two Mosquittos bridged ("A on one broker, B on the other")
+//
+// `first` is a plain broker. `second` holds the bridge: `connection … topic <prefix>/# both 1`,
+// cleansession false, try_private true (the default: each side knows the other is a bridge),
+// reconnecting within 2 s. The bridge does not dial `first` directly but a TCP relay on
+// loopback in this test process, so that a test can cut the link between the brokers while
+// both keep running (`cut()` closes the bridge's connection and turns away new ones until
+// `restore()`).
+//
+// What Mosquitto 2.0.11's bridge does (observed; tests/integration/netlab.test.ts holds the
+// first three to it):
+//   - a QoS 1 message on the prefix, published on either broker, reaches the other broker's
+//     live subscribers once, at QoS 1 (no echo back across the bridge, no duplicate);
+//   - a retained message keeps its retain flag across the bridge (try_private): the other
+//     broker stores it too, and a client that subscribes there later gets it as retained (an
+//     empty retained message clears it on both);
+//   - while the bridge is cut, QoS 1 messages published on `first` wait in the bridge's
+//     persistent session on `first` (cleansession false), those published on `second` in
+//     `second`'s queue for the bridge; each is delivered once after `restore()`. QoS 0
+//     messages published during the cut never cross;
+//   - after each reconnection both sides subscribe again, so each broker sends the other every
+//     retained message of the prefix once more; live subscribers get them again as plain
+//     (retain 0) messages: per reconnection, a subscriber of `second` got each one once, a
+//     subscriber of `first` twice, or more after a longer cut (one more copy, it seems, per
+//     failed reconnection attempt during the cut). Whatever reads retained state must take
+//     repeats.
+//   - `restart_timeout 1` (one value, "constant") was not honoured: the bridge came back after
+//     about 5 s; `restart_timeout 1 2` (backoff from 1 s, capped at 2 s) is, hence below.
+// ---------------------------------------------------------------------------------------------
+
+export interface BridgedMosquittos {
+  /** the broker the bridge connects to */
+  first: TestBroker;
+  /** the broker that holds the bridge */
+  second: TestBroker;
+  /** the bridged topics are `${prefix}/#` */
+  prefix: string;
+  /** true while the bridge is connected and its subscription acknowledged */
+  bridged(): boolean;
+  /** close the bridge's connection and refuse new ones until restore(); resolves when it is down */
+  cut(): Promise<void>;
+  /** let the bridge reconnect; resolves once it is connected and subscribed again (bounded: throws after timeoutMs) */
+  restore(timeoutMs?: number): Promise<void>;
+  /** stop both brokers and the relay */
+  stop(): Promise<void>;
+}
+
+export interface BridgeOptions {
+  /** topic prefix bridged both ways (default "mam") */
+  prefix?: string;
+  /** bridge keepalive in seconds (Mosquitto's minimum is 5) */
+  keepalive?: number;
+}
+
+/** the relay between the bridge and `first`: counts MQTT packets from `first` to see CONNACK and SUBACK */
+function bridgeRelay(target: number) {
+  const net = require("node:net") as typeof import("node:net");
+  const pairs = new Set<{ a: import("node:net").Socket; b: import("node:net").Socket }>();
+  let open = true;
+  let subscribed = false;
+  const server = net.createServer((a) => {
+    if (!open) {
+      a.destroy();
+      return;
+    }
+    const b = net.connect(target, "127.0.0.1");
+    const pair = { a, b };
+    pairs.add(pair);
+    let buf = Buffer.alloc(0);
+    b.on("data", (chunk: Buffer) => {
+      a.write(chunk);
+      buf = Buffer.concat([buf, chunk]);
+      // MQTT fixed header: a type byte, then the remaining length in 1-4 bytes of 7 bits
+      for (;;) {
+        let len = 0;
+        let i = 1;
+        let mul = 1;
+        for (; i < buf.length && i <= 4; i++) {
+          len += (buf[i]! & 0x7f) * mul;
+          mul *= 128;
+          if (!(buf[i]! & 0x80)) break;
+        }
+        if (i >= buf.length || buf.length < i + 1 + len) break;
+        if (buf[0]! >> 4 === 9) subscribed = true; // SUBACK
+        buf = buf.subarray(i + 1 + len);
+      }
+    });
+    a.on("data", (chunk: Buffer) => b.write(chunk));
+    const drop = () => {
+      a.destroy();
+      b.destroy();
+      if (pairs.delete(pair) && pairs.size === 0) subscribed = false;
+    };
+    for (const s of [a, b]) {
+      s.on("error", drop);
+      s.on("close", drop);
+    }
+  });
+  return {
+    server,
+    subscribed: () => subscribed && pairs.size > 0,
+    live: () => pairs.size,
+    cut() {
+      open = false;
+      for (const p of [...pairs]) {
+        p.a.destroy();
+        p.b.destroy();
+      }
+      pairs.clear();
+      subscribed = false;
+    },
+    restore() {
+      open = true;
+    },
+  };
+}
+
+async function spawnMosquittoConf(bin: string, dir: string, port: number, lines: string[]): Promise<() => Promise<void>> {
+  const conf = join(dir, `mosquitto-${port}.conf`);
+  writeFileSync(conf, `${lines.join("\n")}\n`);
+  const log = join(dir, `mosquitto-${port}.log`);
+  const proc = Bun.spawn([bin, "-c", conf], { stdin: "ignore", stdout: "ignore", stderr: Bun.file(log), cwd: dir });
+  if (!(await waitListening(port, 10_000))) {
+    proc.kill("SIGKILL");
+    await proc.exited;
+    throw new Error(`mosquitto did not start on ${port}: ${await Bun.file(log).text()}`);
+  }
+  return async () => {
+    proc.kill("SIGTERM");
+    const t = setTimeout(() => proc.kill("SIGKILL"), 3000);
+    await proc.exited;
+    clearTimeout(t);
+  };
+}
+
+/** two Mosquittos on free loopback ports in dir, the second bridging `${prefix}/#` both ways (QoS 1) to the first; resolves once the bridge is subscribed */
+export async function startBridgedMosquittos(dir: string, o: BridgeOptions = {}): Promise<BridgedMosquittos> {
+  const bin = mosquittoPath();
+  if (!bin) throw new Error("mosquitto is not installed (apt-get install mosquitto); .ci/run installs it");
+  mkdirSync(dir, { recursive: true });
+  const prefix = o.prefix ?? "mam";
+  const base = (port: number) => {
+    const l = [`listener ${port} 127.0.0.1`, "allow_anonymous true", "persistence false", "log_dest stderr", "log_type error", "log_type warning"];
+    if (process.getuid?.() === 0) l.push("user root");
+    return l;
+  };
+  const p1 = await freePort();
+  const stop1 = await spawnMosquittoConf(bin, dir, p1, base(p1));
+  const relay = bridgeRelay(p1);
+  const relayPort = await new Promise<number>((resolve, reject) => {
+    relay.server.once("error", reject);
+    relay.server.listen(0, "127.0.0.1", () => resolve((relay.server.address() as { port: number }).port));
+  });
+  const p2 = await freePort();
+  const name = `mam-bridge-${p2}`;
+  let stop2: () => Promise<void>;
+  try {
+    stop2 = await spawnMosquittoConf(bin, dir, p2, [
+      ...base(p2),
+      `connection ${name}`,
+      `address 127.0.0.1:${relayPort}`,
+      `remote_clientid ${name}`,
+      `local_clientid ${name}-local`,
+      `topic ${prefix}/# both 1`,
+      "cleansession false",
+      "try_private true",
+      "notifications false",
+      "start_type automatic",
+      "restart_timeout 1 2",
+      `keepalive_interval ${Math.max(5, o.keepalive ?? 5)}`,
+    ]);
+  } catch (e) {
+    relay.server.close();
+    await stop1();
+    throw e;
+  }
+  const env = (port: number) => ({ MQTT_BROKER: "127.0.0.1", MQTT_PORT: String(port), MQTT_TLS: "0" });
+  let stopped = false;
+  const stopAll = async () => {
+    if (stopped) return;
+    stopped = true;
+    relay.cut();
+    relay.server.close();
+    await Promise.all([stop1(), stop2()]);
+  };
+  const waitBridged = async (timeoutMs: number) => {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline && !relay.subscribed()) await Bun.sleep(25);
+    if (!relay.subscribed()) throw new Error(`the bridge ${name} did not connect to 127.0.0.1:${p1} within ${timeoutMs} ms`);
+  };
+  try {
+    await waitBridged(15_000);
+  } catch (e) {
+    await stopAll();
+    throw e;
+  }
+  return {
+    first: { host: "127.0.0.1", port: p1, env: env(p1), stop: stop1 },
+    second: { host: "127.0.0.1", port: p2, env: env(p2), stop: stop2 },
+    prefix,
+    bridged: () => relay.subscribed(),
+    async cut() {
+      relay.cut();
+    },
+    async restore(timeoutMs = 15_000) {
+      relay.restore();
+      await waitBridged(timeoutMs);
+    },
+    stop: stopAll,
+  };
+}

@@ -214,11 +214,11 @@ describe.concurrent("audit #6: no onboarding into a blocked agent or a dialog", 
 });
 
 describe.concurrent("audit #7: a server mam starts gets none of mam's own environment", () => {
-  test("no MAM_* variables, no .mam/bin on PATH", async () => {
+  test("no MAM_* variables, none of mam's secrets, no .mam/bin on PATH", async () => {
     await withWorld({}, async (w) => {
       const srv = `env7-${process.pid}`;
       const socket = apiSocketPath(w.env, srv);
-      const agentish = { ...w.env, FAKE_HERDR_SETTLE_MS: "150", MAM_SESSION: "lead", MAM_WORKSPACE: w.ws, MAM_TEST_MARK: "x", PATH: `${join(w.ws, ".mam", "bin")}:${w.env.PATH}` };
+      const agentish = { ...w.env, FAKE_HERDR_SETTLE_MS: "150", MAM_SESSION: "lead", MAM_WORKSPACE: w.ws, MAM_TEST_MARK: "x", MQTT_PASSWORD: "pw", PATH: `${join(w.ws, ".mam", "bin")}:${w.env.PATH}` };
       try {
         ok(await w.mam(["create", "--agent", "claude", "--herdr-session", srv, "--start-server", "--no-onboard", "--session", "env7"], { env: agentish }));
         const pid = readdirSync("/proc")
@@ -234,6 +234,7 @@ describe.concurrent("audit #7: a server mam starts gets none of mam's own enviro
         expect(pid).toBeGreaterThan(0);
         const env = environOf(pid!);
         expect(Object.keys(env).filter((k) => k.startsWith("MAM_"))).toEqual([]);
+        expect(env.MQTT_PASSWORD).toBeUndefined();
         expect(env.PATH!.split(":")).not.toContain(join(w.ws, ".mam", "bin"));
         expect(env.PATH!.split(":")).toContain(w.sb.bin);
       } finally {

@@ -5,6 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { claudeProjectDir } from "../../lib/agents/kinds/claude.ts";
+import { agentShimDir } from "../../lib/mux/shim.ts";
 import { apiSocketPath } from "../fakes/herdr/common/session.ts";
 import { killBySocket } from "../helpers/herdr.ts";
 import { agentLines, createdName, environOf, ok, type Row, SERVER, tree, typed, waitPaneText, withWorld, wrapperLog } from "../helpers/herdr-world.ts";
@@ -48,12 +49,12 @@ describe.concurrent("mam create on herdr", () => {
       // the agent got the assigned id and the arguments after --, typed once
       expect(agentLines(await w.inputs(row.pane.id))).toEqual([`claude --session-id ${sid} ${CLAUDE_GRANTS} --model opus`]);
       expect(existsSync(join(claudeProjectDir(w.ws, w.env), `${sid}.jsonl`))).toBe(true);
-      // the herdr shim, and <ws>/.mam/bin first on the agent's PATH
-      const shim = join(w.ws, ".mam", "bin", "herdr");
+      // the herdr shim in its folder of mam's (not the workspace's), first on the agent's PATH
+      const shim = join(agentShimDir(w.ws, w.env), "herdr");
       expect(statSync(shim).mode & 0o111).not.toBe(0);
       expect(readFileSync(shim, "utf8").split("\n")[1]).toStartWith("# mam-herdr-shim:");
       const agentEnv = environOf(row.pane.pid);
-      expect(agentEnv.PATH!.split(":")[0]).toBe(join(w.ws, ".mam", "bin"));
+      expect(agentEnv.PATH!.split(":")[0]).toBe(agentShimDir(w.ws, w.env));
       expect(agentEnv.MAM_SESSION).toBe("api-worker");
     });
   });

@@ -100,9 +100,9 @@ describe.concurrent("sessions on tmux", () => {
       expect((await w.tmux(["show-options", "-v", "-t", "=e2e_worker:", "@mam_name"])).stdout.trim()).toBe("e2e.worker");
       await waitCapture(w, row.pane.id, `session ${id}`);
       expect(existsSync(join(claudeProjectDir(w.sb.ws, w.env), `${id}.jsonl`))).toBe(true);
-      // <ws>/.mam/bin first on the agent's PATH, on tmux too
+      // the agent's PATH is mam's (no shim folder on tmux, never a folder of the workspace)
       const environ = readFileSync(`/proc/${row.pane.pid}/environ`, "utf8").split("\0");
-      expect(environ.find((e) => e.startsWith("PATH="))!.slice(5).split(":")[0]).toBe(join(w.sb.ws, ".mam", "bin"));
+      expect(environ.find((e) => e.startsWith("PATH="))!.slice(5)).toBe(w.env.PATH);
 
       // status: live (tmux knows no agent state: a live pane is "unknown", never dead/unreachable)
       let doc = JSON.parse(ok(await w.mam(["status", "--json"])).stdout);

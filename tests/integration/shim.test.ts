@@ -3,6 +3,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { agentShimDir } from "../../lib/mux/shim.ts";
 import { MAM_CMD, MAM_SH, run, runMam, type RunResult } from "../helpers/mam.ts";
 import { makeSandbox, waitFor, type Sandbox } from "../helpers/sandbox.ts";
 
@@ -89,11 +90,13 @@ async function holdLock(server: string) {
 }
 
 describe("mam shim install", () => {
-  test("writes an executable <workspace>/.mam/bin/herdr that names the installing mam, prints its path", async () => {
-    expect(shim).toBe(join(sb.ws, ".mam", "bin", "herdr"));
+  test("writes the workspace's agents' shim (a 0700 folder of mam's, never in the workspace) that names the installing mam, prints its path", async () => {
+    expect(shim).toBe(join(agentShimDir(sb.ws, sb.env), "herdr"));
+    expect(shim).toStartWith(join(sb.home, ".local", "state", "mam", "shims") + "/");
     const st = statSync(shim);
     expect(st.mode & 0o777).toBe(0o755);
-    expect(statSync(join(sb.ws, ".mam")).mode & 0o777).toBe(0o700);
+    expect(statSync(agentShimDir(sb.ws, sb.env)).mode & 0o777).toBe(0o700);
+    expect(existsSync(join(sb.ws, ".mam"))).toBe(false);
     const text = readFileSync(shim, "utf8");
     expect(text.split("\n")[0]).toBe("#!/usr/bin/env bash");
     expect(text.split("\n")[1]).toStartWith("# mam-herdr-shim:");
@@ -254,7 +257,7 @@ describe("the herdr shim", () => {
   });
 
   test("the recursion guard finds the real herdr behind the shim's folder, even on PATH twice, and behind other shims", async () => {
-    const binDir = join(sb.ws, ".mam", "bin");
+    const binDir = agentShimDir(sb.ws, sb.env);
     const other = join(sb.root, "other-shim");
     const r0 = await runMam(["shim", "install", "--dir", other], { env: sb.env });
     expect(r0.code).toBe(0);
@@ -270,7 +273,7 @@ describe("the herdr shim", () => {
   });
 
   test("no real herdr anywhere: exit 127 and a clear message", async () => {
-    const PATH = [join(sb.ws, ".mam", "bin"), "/usr/bin", "/bin"].join(":");
+    const PATH = [agentShimDir(sb.ws, sb.env), "/usr/bin", "/bin"].join(":");
     const r = await run([shim, "pane", "list"], { env: sb.with({ PATH }) });
     expect(r.code).toBe(127);
     expect(r.stderr).toBe("herdr shim: the real herdr is not on PATH (mam shims skipped); install herdr or set MAM_REAL_HERDR\n");

@@ -1,7 +1,7 @@
 // The adoption rule as a pure function (SPEC §5.2, seeds A1/A2); the binary tests live in
 // tests/integration/create-adoption.test.ts.
 import { describe, expect, test } from "bun:test";
-import { decide, MONITOR_NOTE, placeRow } from "../../lib/fleet/adopt.ts";
+import { adoptPane, decide, MONITOR_NOTE, placeRow } from "../../lib/fleet/adopt.ts";
 import type { RegistryData, Row } from "../../lib/registry/types.ts";
 import { defaultSessionName, guessRole, workspaceSlug } from "../../lib/fleet/naming.ts";
 
@@ -88,3 +88,45 @@ describe("naming", () => {
     expect(guessRole("w1-p2-claude")).toBe("unknown");
   });
 });
+
+describe("adoptPane: the daemon's registration of create's own pane under another name (issue 23 item 20)", () => {
+  const ghost = (extra: Partial<Row> = {}): Row => ({
+    name: "claude-w1-p2",
+    status: "running",
+    role: "unknown",
+    herdr_session_epoch: T0 + 1,
+    herdr_server: "t50-srv",
+    pane: { id: "w1:p2" },
+    last_visible_note: MONITOR_NOTE,
+    ...extra,
+  });
+  const data = (...rows: Row[]): RegistryData => ({ herdr_sessions: rows, tmux_sessions: [] });
+  const adopt = (d: RegistryData) => adoptPane(d, "herdr_sessions", "t50-srv", "w1:p2", T0, "mine");
+
+  test("running, or already ended by a pass that saw our label: taken back", () => {
+    for (const g of [ghost(), ghost({ status: "terminated", termination_mode: "auto-detected", last_visible_note: "terminated (auto-detected)" })]) {
+      const d = data(g, { name: "other", status: "running", role: "w", pane: { id: "w1:p1" }, herdr_server: "t50-srv" });
+      expect(adopt(d)).toEqual(["claude-w1-p2"]);
+      expect(d.herdr_sessions.map((r) => r.name)).toEqual(["other"]);
+    }
+  });
+  test("never: another pane, another server, before create began, a job, a create's row, a stop, the name we write", () => {
+    const keep: Row[] = [
+      ghost({ pane: { id: "w1:p3" } }),
+      ghost({ herdr_server: "other-srv" }),
+      ghost({ herdr_session_epoch: T0 - 1 }),
+      ghost({ delegate_job_id: "deadbeef" }),
+      ghost({ session_id_source: "assigned", last_visible_note: "created by mam create" }),
+      ghost({ status: "stopped", last_visible_note: "stopped: requested" }),
+      ghost({ status: "terminated", termination_mode: "hard" }),
+      ghost({ name: "mine" }),
+      ghost({ last_visible_note: "resumed x" }),
+    ];
+    for (const g of keep) {
+      const d = data(g);
+      expect(adopt(d), JSON.stringify(g)).toEqual([]);
+      expect(d.herdr_sessions).toHaveLength(1);
+    }
+  });
+});
+

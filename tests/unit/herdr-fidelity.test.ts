@@ -131,6 +131,20 @@ describe("audit #7: the environment of a server mam starts", () => {
     });
     expect(env).toEqual({ PATH: "/usr/bin:/bin", HOME: "/h", LANG: "C" });
   });
+
+  test("no mam secrets, no folder of mam's shims on PATH; the agents' own keys and the password file's path stay", () => {
+    const env = serverEnv({
+      PATH: "/h/.local/state/mam/shims/0123456789abcdef:/usr/bin",
+      HOME: "/h",
+      MQTT_PASSWORD: "pw",
+      MAM_JOB_TOKEN: "tok",
+      MAM_BROKER_PASSWORD: "bpw",
+      MQTT_PASSWORD_FILE: "/h/pw",
+      MQTT_USERNAME: "team",
+      ANTHROPIC_API_KEY: "sk-ant",
+    });
+    expect(env).toEqual({ PATH: "/usr/bin", HOME: "/h", MQTT_PASSWORD_FILE: "/h/pw", MQTT_USERNAME: "team", ANTHROPIC_API_KEY: "sk-ant" });
+  });
 });
 
 describe("audit #8: the ambient server by herdr's precedence", () => {

@@ -36,7 +36,10 @@ export async function cancelJob(deps: Deps, id: string): Promise<Cancelled> {
   const warnings: Notice[] = [];
   const w = await publishJournalled(`${a.record!.topic_prefix}/events`, a.line, id, a.payload.seq, deps.env);
   if (w) warnings.push(w);
-  const s = await deps.runtime.findSession(a.record!.agent_session);
+  const agent = a.record!.agent_session;
+  // an agent on another host: its host's daemon hears the `cancelled` event and tells it
+  if (agent.includes("@") && !a.record!.remote_of) return { job_id: id, cancelled: true, status: "cancelled", told: agent, warnings };
+  const s = await deps.runtime.findSession(agent);
   let told: string | null = null;
   if (s) {
     try {

@@ -38,6 +38,15 @@ const RESEND_MAX = 200;
 
 export async function reportEvent(deps: Deps, r: EventReport): Promise<Reported> {
   const cfg = brokerConfigFromEnv(deps.env); // a bad MQTT_* setting fails before anything is written
+  // on a copy of another host's job, the agent's report confirms that its text arrived (receive.ts)
+  const copy = deps.jobs.read(r.job_id);
+  const confirmed = copy?.remote_of
+    ? await (async () => {
+        const { confirmByReport } = await import("./receive.ts");
+        return deps.jobs.append(r.job_id, (rec, evs) => confirmByReport(rec, evs, r.source));
+      })()
+    : undefined;
+  if (confirmed) await publishJournalled(`${confirmed.record!.topic_prefix}/events`, confirmed.line, r.job_id, confirmed.payload.seq, deps.env);
   const a = (await deps.jobs.append(r.job_id, { event: r.event, detail: r.detail ?? "", source: r.source, data: r.data ?? {} }, { token: r.token }))!;
   const warnings: Notice[] = [];
   if (a.record && isFinal(a.statusBefore)) warnings.push(warning(`job ${r.job_id} had already ended (${a.statusBefore}); the event is recorded, the status stays`));

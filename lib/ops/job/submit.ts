@@ -5,6 +5,7 @@
 import { statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { brokerConfigFromEnv } from "../../jobs/broker-config.ts";
+import { isRemote } from "../../jobs/runtime.ts";
 import { jobHeader } from "../../jobs/header.ts";
 import { DEFAULT_IDLE_TIMEOUT_SEC, DEFAULT_MAX_ITERATIONS, DEFAULT_TIMEOUT_SEC, type JobRecord, type JobSpec } from "../../jobs/store.ts";
 import { DISABLED_MESSAGE } from "../../sys/daemon-proc.ts";
@@ -84,26 +85,35 @@ export async function ensureDaemonNoticed(deps: Deps, warnings: Notice[], what: 
 export async function submitJob(deps: Deps, o: JobInput): Promise<Submitted> {
   const spec = jobSpecOf(o, deps.ws, brokerConfigFromEnv(deps.env).topicPrefix);
   const rt = deps.runtime;
+  // NAME@HOST: a session another host of the team announces (its errors list what exists)
   const target = await rt.findSession(o.to);
-  if (!target) throw notFound(`no running session named '${o.to}' in this workspace (${deps.ws})`, "see: mam status");
+  if (!target) throw notFound(`no running session named '${o.to}' in this workspace (${deps.ws})`, "see: mam status (mam status --fleet for the team's other hosts)");
   if (target.gone) throw new MamError(`session '${o.to}' has no agent any more (${target.gone}); nothing was submitted`, EXIT.FAIL, `mam resume ${o.to} starts it again`);
   if (target.waiting) throw waitingError(`session '${o.to}'`, target.waiting);
+  let reviewerName: string | null = null;
   if (spec.reviewer_session !== null) {
     const reviewer = await rt.findSession(spec.reviewer_session);
     if (!reviewer) throw notFound(`no running session named '${spec.reviewer_session}' (the reviewer) in this workspace (${deps.ws})`, "see: mam status");
     if (reviewer.gone) throw new MamError(`session '${spec.reviewer_session}' (the reviewer) has no agent any more (${reviewer.gone}); nothing was submitted`, EXIT.FAIL, `mam resume ${spec.reviewer_session} starts it again`);
     if (reviewer.waiting) throw waitingError(`session '${spec.reviewer_session}' (the reviewer)`, reviewer.waiting);
+    reviewerName = reviewer.name;
   }
-  const record = await deps.jobs.register({ ...spec, agent: target.agent, ...(target.worktree ? { worktree: target.worktree } : {}) });
+  const record = await deps.jobs.register({
+    ...spec,
+    agent_session: target.name,
+    reviewer_session: reviewerName,
+    agent: target.agent,
+    ...(target.worktree ? { worktree: target.worktree } : {}),
+  });
   const warnings: Notice[] = [];
   const daemonPid = await ensureDaemonNoticed(deps, warnings, `job ${record.job_id} is tracked through its journal`);
   try {
-    const w = await rt.prompt(target, jobHeader(record, o.to, deps.ws));
+    const w = await rt.prompt(target, jobHeader(record, target.name, deps.ws), { purpose: "job", job: record });
     if (w) warnings.push(w);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    await deps.jobs.append(record.job_id, { event: "error", detail: `could not prompt ${o.to}: ${why}`.slice(0, 2000), source: "mam" });
-    throw new MamError(`job ${record.job_id}: could not prompt session ${o.to} (${why})`, EXIT.FAIL, `the job is marked error; see: mam job status ${record.job_id}`);
+    await deps.jobs.append(record.job_id, { event: "error", detail: `could not ${isRemote(target) ? "offer the job to" : "prompt"} ${target.name}: ${why}`.slice(0, 2000), source: "mam" });
+    throw new MamError(`job ${record.job_id}: could not ${isRemote(target) ? "offer the job to" : "prompt session"} ${target.name} (${why})`, EXIT.FAIL, `the job is marked error; see: mam job status ${record.job_id}`);
   }
   return { record, daemon_pid: daemonPid, warnings };
 }

@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import onboardingTemplate from "../../assets/onboarding.md" with { type: "text" };
 import { agentKind, agentMcpArgs, grantArgs, idField } from "../../agents/kinds/index.ts";
 import { serverEntry } from "../../sys/self.ts";
-import { decide, placeRow } from "../../fleet/adopt.ts";
+import { adoptPane, decide, placeRow } from "../../fleet/adopt.ts";
 import { defaultSessionName } from "../../fleet/naming.ts";
 import { shJoin } from "../../mux/exec.ts";
 import { resolveMuxTarget } from "../../mux/index.ts";
@@ -16,7 +16,7 @@ import { findRows, sectionOf } from "../../registry/rows.ts";
 import type { Row } from "../../registry/types.ts";
 import { agentMam } from "../../sys/agent-mam.ts";
 import { conflict, MamError } from "../../sys/errors.ts";
-import { type Notice, warning } from "../../sys/notice.ts";
+import { type Notice, note, warning } from "../../sys/notice.ts";
 import { checkName } from "../../sys/names.ts";
 import { isoUtc } from "../../sys/time.ts";
 import { addWorktree } from "../../worktrees/git.ts";
@@ -214,6 +214,7 @@ export async function createSession(deps: Deps, o: CreateInput): Promise<Created
 
   // 4. the row, under the registry lock; then the pane lock goes
   let adopted = false;
+  let renamed: string[] = [];
   try {
     const row: Row = {
       name,
@@ -247,6 +248,7 @@ export async function createSession(deps: Deps, o: CreateInput): Promise<Created
       if (dn.kind === "conflict") throw conflictError(name);
       tx.allowRoleChange(name);
       adopted = placeRow(d, section, row).adopted;
+      renamed = adoptPane(d, section, target.server, l.pane.id, t0, name);
     });
   } catch (e) {
     // our agent must not be left running without a row: close the pane we claimed (it carries our label)
@@ -282,5 +284,7 @@ export async function createSession(deps: Deps, o: CreateInput): Promise<Created
     start_command: shJoin(l.argv),
     worktree: wt ?? null,
     ...after,
+    // the daemon saw the pane before its label and registered it under a name of its own
+    warnings: [...renamed.map((n) => note(`the daemon registered pane ${l.pane.id} as ${n} while ${name} was being created; ${name} took it over`)), ...after.warnings],
   };
 }

@@ -1,15 +1,18 @@
 // Claiming a pane and starting an agent in it, verified (SPEC §5.2 step 3): shared by create and
 // resume. The caller writes its row and only then releases the pane-claim lock.
-import { existsSync } from "node:fs";
-import { join } from "node:path";
+//
+// What an agent's environment holds (agentEnv; issue 23, R1 and R3): who it is (MAM_SESSION,
+// MAM_WORKSPACE) and a PATH with, on herdr, the herdr shim's folder first: a folder of mam's own
+// (lib/mux/shim.ts), never one in the workspace. mam's secrets never reach it (the drivers leave
+// them out; lib/sys/secrets.ts).
 import { type AgentKind, commandLine } from "../../agents/kinds/index.ts";
 import { isSocketServer } from "../../mux/herdr-socket.ts";
-import { installShim } from "../../mux/shim.ts";
+import { installAgentShim, withoutShimDirs } from "../../mux/shim.ts";
 import { AgentPaneBusy, type Backend, type Mux, type MuxPane, type WorktreeSpec } from "../../mux/types.ts";
 import { herdrAgentName } from "../../mux/herdr-proto.ts";
 import type { HeldLock } from "../../sys/flock.ts";
 import { claimPaneLock } from "../../sys/pane-lock.ts";
-import { type Env, mamDir } from "../../sys/paths.ts";
+import type { Env } from "../../sys/paths.ts";
 import { labelFor } from "../../fleet/naming.ts";
 import type { Deps } from "../deps.ts";
 
@@ -56,9 +59,14 @@ export function settleMs(env: Env): number {
   return Number.isFinite(v) && v >= 0 && env.MAM_AGENT_SETTLE_S !== "" && env.MAM_AGENT_SETTLE_S !== undefined ? v * 1000 : 2000;
 }
 
-/** the environment agents get: <ws>/.mam/bin first on PATH (the herdr shim), and who they are */
-export function agentEnv(ws: string, name: string, env: Env): Record<string, string> {
-  return { PATH: `${join(mamDir(ws), "bin")}:${env.PATH ?? "/usr/bin:/bin"}`, MAM_SESSION: name, MAM_WORKSPACE: ws };
+/**
+ * the environment agents get besides their multiplexer's: who they are, and mam's PATH without
+ * any shim folder (an older mam's `<ws>/.mam/bin` in it would still run a workspace's own git),
+ * with `shimDir` (the herdr shim's, agentShimDir) first when given
+ */
+export function agentEnv(ws: string, name: string, env: Env, shimDir?: string): Record<string, string> {
+  const path = withoutShimDirs(env.PATH ?? "/usr/bin:/bin", env);
+  return { PATH: shimDir === undefined ? path : `${shimDir}:${path}`, MAM_SESSION: name, MAM_WORKSPACE: ws };
 }
 
 /** the lock that serialises claims on one multiplexer server (herdr: SPEC §4's per-server lock) */
@@ -78,11 +86,12 @@ export async function launch(deps: Pick<Deps, "ws" | "env" | "muxFor">, s: Launc
   const ws = deps.ws;
   const mux = deps.muxFor(s.backend, s.server);
   await mux.ensureRunning(s.startServer);
-  if (s.backend === "herdr" && !existsSync(join(mamDir(ws), "bin", "herdr"))) installShim(join(mamDir(ws), "bin"));
+  // herdr: the shim is written again every time (its folder is mam's; see lib/mux/shim.ts)
+  const shimDir = s.backend === "herdr" ? installAgentShim(ws, deps.env) : undefined;
   const lock = await claimPaneLock(claimLockName(s.backend, s.server), deps.env);
   try {
     const argv = commandLine(s.kind, s.args);
-    const env = agentEnv(ws, s.name, deps.env);
+    const env = agentEnv(ws, s.name, deps.env, shimDir);
     const agentName = s.backend === "herdr" && s.kind.herdrKind ? herdrAgentName(s.name) : undefined;
     const spec = {
       session: s.name,
@@ -91,6 +100,7 @@ export async function launch(deps: Pick<Deps, "ws" | "env" | "muxFor">, s: Launc
       herdrKind: s.backend === "herdr" ? (s.kind.herdrKind ?? undefined) : undefined,
       argv,
       cwd: s.cwd ?? ws,
+      workspace: ws,
       env,
       settleMs: settleMs(deps.env),
       // herdr: labelled once the claim is ours, never before (a pane another client wins must

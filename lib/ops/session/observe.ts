@@ -88,8 +88,10 @@ export async function observe(
   opts: ObserveOptions = {},
 ): Promise<Observation> {
   const { ws, env, muxFor } = deps;
-  const now = deps.clock.epoch();
   const views = await listServers(data, muxFor, extra);
+  // the time the panes were seen (not when the pass began): a pane registered now was there now,
+  // so a create that began before it claimed it knows the registration is of its own pane
+  const now = deps.clock.epoch();
   await probeTypedRows(data, views, muxFor);
   if ((data.tmux_sessions ?? []).length > 0) {
     const { fillTmuxLive } = await import("./live.ts");

@@ -1,19 +1,23 @@
 // Reaching a session's agent (the JobRuntime of lib/jobs/runtime.ts): find the running row of a
 // name and its pane (one listing of its server), look at the agent first (a bare shell left by
 // an agent that exited, or a dialog, is never typed into), type a prompt at its input prompt, and
-// show a notice on its server. Built from the registry and the multiplexers it is given.
+// show a notice on its server. Built from the registry and the multiplexers it is given. A name
+// `name@host` is a session on another host of the team (docs/machines.md): found in what its host
+// announces, and sent a delivery its host types (lib/team/offer.ts).
 import { isHerdrManaged } from "../../agents/kinds/index.ts";
 import { findPane } from "../../fleet/classify.ts";
-import type { JobRuntime } from "../../jobs/runtime.ts";
+import { isRemote, type JobRuntime } from "../../jobs/runtime.ts";
+import type { JobStore } from "../../jobs/store.ts";
 import type { MuxFactory } from "../../mux/types.ts";
 import { backendOf, serverOf } from "../../registry/rows.ts";
 import type { RegistryData } from "../../registry/types.ts";
+import { EXIT, MamError } from "../../sys/errors.ts";
 import type { Env } from "../../sys/paths.ts";
 import { liveWorktreeOf } from "../../worktrees/plan.ts";
 import { answerHint, lookAt, typeInto, waitingAt } from "./at-prompt.ts";
 import { rowAgent } from "../../fleet/rows.ts";
 
-export function sessionReach(read: () => RegistryData, muxFor: MuxFactory, env: Env): JobRuntime {
+export function sessionReach(read: () => RegistryData, muxFor: MuxFactory, env: Env, jobs?: () => JobStore): JobRuntime {
   /** the running row of that name; with anyStatus, failing that any row of that name (a job's worker may end with its job) */
   const rowOf = (name: string, anyStatus = false) => {
     const data = read();
@@ -25,6 +29,13 @@ export function sessionReach(read: () => RegistryData, muxFor: MuxFactory, env: 
   };
   return {
     async findSession(name) {
+      if (name.includes("@")) {
+        const { findRemoteSession } = await import("../../team/offer.ts");
+        const { hostName } = await import("../../team/host.ts");
+        const here = `@${hostName(env)}`;
+        if (!name.endsWith(here)) return findRemoteSession(env, name);
+        name = name.slice(0, -here.length);
+      }
       const r = rowOf(name);
       if (!r) return undefined;
       const mux = muxFor(r.backend, r.server);
@@ -39,7 +50,12 @@ export function sessionReach(read: () => RegistryData, muxFor: MuxFactory, env: 
       const worktree = wt ? { path: wt.path, branch: wt.branch, base: wt.base, base_commit: wt.base_commit } : undefined;
       return { name, backend: r.backend, server: r.server, paneId: pane.id, agent, ...(gone ? { gone } : {}), ...(waiting ? { waiting } : {}), ...(worktree ? { worktree } : {}) };
     },
-    async prompt(s, text) {
+    async prompt(s, text, about) {
+      if (isRemote(s)) {
+        if (!about || !jobs) throw new MamError(`${s.name} is on another host: only a job's texts reach it`, EXIT.USAGE);
+        const { offer } = await import("../../team/offer.ts");
+        return offer(env, jobs(), s, about);
+      }
       return typeInto(muxFor(s.backend, s.server), s, text, isHerdrManaged(s.agent === "unknown" ? undefined : s.agent), env);
     },
     async noticeTarget(name) {

@@ -4,12 +4,14 @@
 import { existsSync } from "node:fs";
 import { agentKind, agentMcpArgs, grantArgs, idField, ownId } from "../../agents/kinds/index.ts";
 import { serverEntry } from "../../sys/self.ts";
+import { adoptPane } from "../../fleet/adopt.ts";
 import { findPane } from "../../fleet/classify.ts";
 import { rowAgent } from "../../fleet/rows.ts";
 import { shJoin } from "../../mux/exec.ts";
 import { backendOf, serverOf } from "../../registry/rows.ts";
 import { EXIT, MamError, notFound } from "../../sys/errors.ts";
 import type { Env } from "../../sys/paths.ts";
+import { note } from "../../sys/notice.ts";
 import { isoUtc } from "../../sys/time.ts";
 import { liveWorktreeOf, rowCwd, worktreeOf } from "../../worktrees/plan.ts";
 import { type AfterStart, afterStart } from "./after-start.ts";
@@ -91,11 +93,15 @@ export async function resumeSession(deps: Deps, o: ResumeInput): Promise<Resumed
   if (bareShell) taken.delete(bareShell);
   // herdr: show the kept worktree as its own workspace again (herdr worktree open)
   const herdrWorktree = wt && backend === "herdr" ? { cwd: deps.ws, branch: wt.branch, path: wt.path, label: o.name, open: true } : undefined;
+  const t0 = deps.clock.epoch();
   const l = await launch(deps, { name: o.name, kind, args, backend, server, startServer: o.start_server, taken, cwd, herdrWorktree });
   const now = deps.clock.epoch();
   const sid = conv?.id ?? freshId;
+  let renamed: string[] = [];
   try {
     await deps.registry.mutate((d) => {
+      // the daemon may have seen the new pane before its label: take it back (lib/fleet/adopt.ts)
+      renamed = adoptPane(d, section, server, l.pane.id, t0, o.name);
       const r = d[section].find((x) => x.name === o.name && serverOf(x, section) === server && x.status === row.status);
       if (!r) throw new MamError(`session '${o.name}' changed while it was being resumed`, EXIT.FAIL, "see: mam status");
       for (const k of STOP_KEYS) delete r[k];
@@ -118,5 +124,6 @@ export async function resumeSession(deps: Deps, o: ResumeInput): Promise<Resumed
   }
   // the agent is registered; tell the user when it waits at a dialog (resume types nothing)
   const after = await afterStart({ mux: l.mux, name: o.name, kind: agent, backend, server, paneId: l.pane.id, env: deps.env });
-  return { name: o.name, already: false, pane: l.pane.id, session_id: sid ?? null, from: conv ? conv.from : "fresh", ...after };
+  const tookOver = renamed.map((n) => note(`the daemon registered pane ${l.pane.id} as ${n} while ${o.name} was being resumed; ${o.name} took it over`));
+  return { name: o.name, already: false, pane: l.pane.id, session_id: sid ?? null, from: conv ? conv.from : "fresh", ...after, warnings: [...tookOver, ...after.warnings] };
 }

@@ -4,6 +4,7 @@ import { existsSync } from "node:fs";
 import { effectiveStatus, jobsDir, type JobStore } from "../../jobs/store.ts";
 import { type RegistryData, type Row, SECTIONS } from "../../registry/types.ts";
 import { isValidJobId } from "../../sys/names.ts";
+import { hostName, localPart } from "../../team/host.ts";
 import type { Deps } from "../deps.ts";
 import { observe } from "./observe.ts";
 import { type JobRef, type StatusDoc, statusDoc, type WorktreeStatus } from "./status.ts";
@@ -44,8 +45,11 @@ async function worktreeStatuses(deps: Deps, data: RegistryData, counts: boolean)
   return m;
 }
 
-/** the newest job per session (agent_session), when the row names none */
-function latestJobs(ws: string, jobs: JobStore): Map<string, JobRef> {
+/**
+ * the newest job per session (agent_session), when the row names none; a copy of another host's
+ * job (docs/machines.md) is the job of whichever of its sessions is on this host
+ */
+function latestJobs(ws: string, jobs: JobStore, host: string): Map<string, JobRef> {
   const m = new Map<string, JobRef>();
   if (!existsSync(jobsDir(ws))) return m;
   const recs = jobs
@@ -59,7 +63,14 @@ function latestJobs(ws: string, jobs: JobStore): Map<string, JobRef> {
     })
     .filter((r) => r !== undefined)
     .sort((a, b) => (a!.created_at < b!.created_at ? -1 : 1));
-  for (const r of recs) m.set(r!.agent_session, { id: r!.job_id, status: effectiveStatus(r!, jobs.journal(r!.job_id)) });
+  for (const r of recs) {
+    const ref = { id: r!.job_id, status: effectiveStatus(r!, jobs.journal(r!.job_id)) };
+    if (!r!.remote_of) m.set(r!.agent_session, ref);
+    else for (const s of [r!.agent_session, r!.reviewer_session]) {
+      const here = s === null ? undefined : localPart(s, host);
+      if (here !== undefined) m.set(here, ref);
+    }
+  }
   return m;
 }
 
@@ -73,5 +84,5 @@ export async function sessionStatus(deps: Deps, counts = true, jobOf?: (row: Row
   const [obs, wts] = await Promise.all([observe(deps, data), worktreeStatuses(deps, data, counts)]);
   const own = jobReader(deps.jobs);
   let latest: Map<string, JobRef> | undefined;
-  return statusDoc(deps.ws, deps.registry.path, obs, jobOf ?? ((row) => own(row) ?? (latest ??= latestJobs(deps.ws, deps.jobs)).get(row.name) ?? null), (row) => wts.get(row));
+  return statusDoc(deps.ws, deps.registry.path, obs, jobOf ?? ((row) => own(row) ?? (latest ??= latestJobs(deps.ws, deps.jobs, hostName(deps.env))).get(row.name) ?? null), (row) => wts.get(row));
 }

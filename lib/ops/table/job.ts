@@ -3,12 +3,12 @@
 // in lib/ops/job/ and lib/jobs/ and load only when the operation runs.
 import * as z from "zod/mini";
 import { type JobEvent } from "../../jobs/event.ts";
-import { EVENT_NAMES, JOB_STATUSES } from "../../jobs/statuses.ts";
+import { DELIVERY_EVENTS, EVENT_NAMES, type EventName, JOB_STATUSES } from "../../jobs/statuses.ts";
 import { eventLine, eventNote, listText, statusText, waitLine } from "../../jobs/render.ts";
 import type { JobView } from "../../jobs/store.ts";
 import { usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
-import { choice, count, flag, jobId, list, name, optional, seconds, secondsFrac, sessionName, text, withDefault } from "../input.ts";
+import { choice, count, flag, jobId, list, name, optional, seconds, secondsFrac, sessionAddress, sessionName, text, withDefault } from "../input.ts";
 import { defineOp, type Shape } from "../op.ts";
 import type { Cancelled } from "../job/cancel.ts";
 import { checkJob } from "../job/rules.ts";
@@ -16,6 +16,9 @@ import type { Submitted } from "../job/submit.ts";
 import type { Waited } from "../job/wait.ts";
 
 /** the fields that make a new worker in its own worktree (job.submit with worktree) */
+/** what an agent reports (the delivery stages are mam's own) */
+const REPORTED_EVENTS = EVENT_NAMES.filter((e) => !DELIVERY_EVENTS.includes(e)) as unknown as readonly [string, ...string[]];
+
 const NEW_WORKER = ["agent", "role", "mux", "herdr_server", "tmux_server"] as const;
 
 export const jobSubmit = defineOp({
@@ -23,7 +26,7 @@ export const jobSubmit = defineOp({
   summary: "delegate a job to an agent session: register it, prompt the agent with its job header, print the job id",
   readOnly: false,
   input: () => ({
-    to: sessionName("the session that does the work (with {{worktree}}: the name of the new worker)"),
+    to: sessionAddress("the session that does the work: NAME here, NAME@HOST on another host of the team (with {{worktree}}: the name of the new worker)"),
     prompt: optional(text("the task, as text (give {{prompt}} or {{brief_file}})")),
     brief_file: optional(text("the task, as a file the agent reads (a relative path is from the current folder of a command, else from the workspace)")),
     from: optional(sessionName("the delegating session (told when the job ends)")),
@@ -31,7 +34,7 @@ export const jobSubmit = defineOp({
     idle_timeout_s: optional(seconds("time limit without events after started, in seconds (default 120; 0 = none)")),
     expect: optional(list("a file the job is expected to produce (repeatable)")),
     type: optional(choice(["single", "loop"], "single (default) or loop (a reviewer checks the work until PASS)")),
-    reviewer: optional(sessionName("loop jobs: the reviewing session")),
+    reviewer: optional(sessionAddress("loop jobs: the reviewing session (NAME, or NAME@HOST)")),
     max_iterations: optional(count("loop jobs: review rounds before giving up (default 3)", 1, 100)),
     worktree: optional(z.string().check(z.describe("a new worker in its own git worktree <workspace>/.mam/worktrees/<to> on branch BRANCH (empty: the {{to}} name); give its {{agent}}"))),
     base: optional(text("with {{worktree}}: the commit a new branch starts from (default: the workspace's HEAD)")),
@@ -47,6 +50,7 @@ export const jobSubmit = defineOp({
       if (i.base !== undefined) throw usageError(`${field("base")} goes with ${field("worktree")}`);
       for (const f of NEW_WORKER) if (i[f] !== undefined) throw usageError(`${field(f)} goes with ${field("worktree")} (a new worker); without it the job goes to the running session ${field("to")}`);
     } else if (i.agent === undefined) throw usageError(`${field("worktree")} makes a new worker: give its ${field("agent")}`);
+    else if (i.to.includes("@")) throw usageError(`${field("worktree")} makes a new worker on this host: ${field("to")} is its name, without @HOST`);
   },
   async run(deps, i): Promise<Submitted> {
     const { to, worktree, base, agent, role, mux, herdr_server, tmux_server, ...job } = i;
@@ -104,15 +108,15 @@ export const jobEvent = defineOp({
   readOnly: false,
   input: () => ({
     job_id: jobId("job id (8 hex digits)"),
-    event: choice(EVENT_NAMES, `one of ${EVENT_NAMES.join(", ")}`),
+    event: choice(REPORTED_EVENTS, `one of ${REPORTED_EVENTS.join(", ")}`),
     detail: optional(z.string().check(z.describe("a short human-readable text"))),
     data: optional(z.record(z.string(), z.unknown()).check(z.describe("extra metadata: a JSON object (integers only in numbers)"))),
     source: withDefault(text("who reports it (your session name; default: agent)", { max: 128 }), "agent"),
-    token: optional(text("the job's token when this machine has no record of the job (else MAM_JOB_TOKEN)")),
+    token: optional(text("the job's token when this machine has no record of the job; every user of the machine can read it in ps: prefer MAM_JOB_TOKEN")),
   }),
   async run(deps, i) {
     const { reportEvent } = await import("../job/event.ts");
-    return reportEvent(deps, { ...i, detail: i.detail, data: i.data as never, token: i.token ?? (deps.env.MAM_JOB_TOKEN || undefined) });
+    return reportEvent(deps, { ...i, event: i.event as EventName, detail: i.detail, data: i.data as never, token: i.token ?? (deps.env.MAM_JOB_TOKEN || undefined) });
   },
   text: () => "",
   cli: {

@@ -3,6 +3,7 @@
 // in lib/ops/session/ and load only when the operation runs (so does the kinds table).
 import * as z from "zod/mini";
 import { choice, flag, list, name, optional, sessionName, text, withDefault } from "../input.ts";
+import type { FleetDoc } from "../team.ts";
 import { defineOp } from "../op.ts";
 import type { CreateOutcome } from "../session/create.ts";
 import type { Pruned } from "../session/prune.ts";
@@ -143,14 +144,15 @@ export const sessionStatus = defineOp({
   name: "session.status",
   summary: "every agent session of the workspace: registry status, live state, job, drift (read-only)",
   readOnly: true,
-  input: () => ({}),
-  async run(deps, _i, ctx) {
+  input: () => ({ fleet: withDefault(flag("every host of the team: the agents their daemons announce, offline hosts with when they were last seen"), false) }),
+  async run(deps, i, ctx): Promise<StatusDoc | FleetDoc> {
+    if (i.fleet) return (await import("../team.ts")).fleetStatus(deps);
     const { sessionStatus } = await import("../session/status-run.ts");
     return sessionStatus(deps, ctx.form === "json");
   },
-  text: (doc: StatusDoc, o) => renderStatus(doc, o.color),
-  cli: { path: "status", alias: "ls", group: "agents", examples: ["mam status", "mam ls --json", "mam status --watch 5"] },
-  mcp: { aliases: ["status"], description: "List every agent session of the workspace: registry status, live state (working/blocked/idle/dead), pane, current job, drift." },
+  text: (doc: StatusDoc | FleetDoc, o) => ("team" in doc ? (require("./team.ts") as typeof import("./team.ts")).fleetText(doc) : renderStatus(doc, o.color)),
+  cli: { path: "status", alias: "ls", group: "agents", examples: ["mam status", "mam ls --json", "mam status --watch 5", "mam status --fleet          # the team's hosts: NAME@HOST, live state, jobs"] },
+  mcp: { aliases: ["status"], description: "List every agent session of the workspace: registry status, live state (working/blocked/idle/dead), pane, current job, drift; with fleet, every host of the team (NAME@HOST)." },
 });
 
 export const sessionPrune = defineOp({

@@ -1,0 +1,181 @@
+// The daemon's part in a team across machines (docs/machines.md), when this machine is in one:
+//   * its broker connection also subscribes to this workspace's delivery topic, and carries a
+//     last will that marks the workspace offline (retained);
+//   * on every connection it says it is online and announces its presence (retained): the host,
+//     the workspace and its running agents with their LIVE state and job; again whenever the
+//     registry or a job changes (at most once a second), with every poll, and at least every
+//     HEARTBEAT_MS (so that "last seen" means something);
+//   * a delivery on its topic is taken by lib/ops/job/receive.ts; what that journals is published
+//     to the delegator on this connection;
+//   * the events of this host's agents on copies of other hosts' jobs that the delegator has not
+//     acknowledged (its signed, retained acks) are sent again on every connection and poll: an
+//     agent's report made while this host was cut off still arrives;
+//   * on the way out it says it is offline.
+import { statSync } from "node:fs";
+import type { Deps } from "../ops/deps.ts";
+import type { Team } from "../team/config.ts";
+import { hostName } from "../team/host.ts";
+import { deliveriesOf, onlineTopic, type Presence, presenceTopic, teamPrefix, workspaceId } from "../team/messages.ts";
+import { seal } from "../team/seal.ts";
+import type { Appended, JobRecord } from "../jobs/store.ts";
+import type { LinkExtras } from "./broker-link.ts";
+import type { HookContext } from "./loop.ts";
+
+export const HEARTBEAT_MS = 60_000;
+/** an agent's own report gets this long to arrive before the daemon sends it again */
+const FORWARD_AFTER_S = 2;
+/** at most this many events of one job go again at once */
+const FORWARD_MAX = 200;
+
+export interface TeamPart {
+  host: string;
+  extras(): LinkExtras;
+  owns(topic: string): boolean;
+  onMessage(topic: string, payload: Buffer, ctx: HookContext): Promise<void>;
+  /** a daemon that starts: deliveries an earlier one took and never confirmed become uncertain */
+  recover(ctx: HookContext): Promise<void>;
+  /** a new connection: online, presence, and what the delegators miss */
+  connected(ctx: HookContext): Promise<void>;
+  /**
+   * the presence: `check` when the registry or a job changed or the heartbeat is due (one stat
+   * otherwise), `refresh` look again at the agents and publish what changed, `force` publish
+   */
+  tick(ctx: HookContext, how: "check" | "refresh" | "force"): Promise<void>;
+  /** a job changed here: the presence's job column */
+  jobsChanged(): void;
+  /** send again the events of copies their delegators miss */
+  forward(ctx: HookContext): Promise<void>;
+  /** the offline message to publish on the way out */
+  farewell(): { topic: string; payload: string };
+}
+
+/** the team part of this workspace's daemon, or undefined when this machine is in no team */
+export function teamPart(deps: Deps, team: Team): TeamPart {
+  const env = deps.env;
+  const host = hostName(env);
+  const tp = teamPrefix(team, env);
+  const wsId = workspaceId(deps.ws);
+  const self = { team, host, wsId, tp };
+  const online = onlineTopic(tp, host, wsId);
+  const deliveries = `${tp}/deliver/${host}/${wsId}/`;
+  const offline = () => seal(team, "online", host, { online: false, at: Date.now() });
+  let lastPresence = "";
+  let lastSent = 0;
+  let registrySig = "";
+  let jobsDirty = true;
+  /** the deliveries this daemon took (the broker may hand one over twice: queued and retained) */
+  const taken = new Set<string>();
+  const emitOn = (ctx: HookContext) => async (a: Appended) => {
+    if (a.record) await ctx.publish(`${a.record.topic_prefix}/events`, a.line);
+  };
+
+  const regSig = () => {
+    try {
+      const st = statSync(deps.registry.path);
+      return `${st.mtimeMs}:${st.size}:${st.ino}`;
+    } catch {
+      return "none";
+    }
+  };
+
+  const presence = async (): Promise<Presence> => {
+    const { sessionStatus } = await import("../ops/session/status-run.ts");
+    const doc = await sessionStatus(deps, false);
+    const agents = doc.sessions
+      .filter((s) => s.status === "running")
+      .map((s) => ({ name: s.name, agent: s.agent, role: s.role, status: s.status, live: s.live, job: s.job }));
+    return { host, workspace: deps.ws, ws_id: wsId, at: Date.now(), agents };
+  };
+
+  const part: TeamPart = {
+    host,
+    extras: () => ({ topics: [deliveriesOf(tp, host, wsId)], will: { topic: online, payload: offline() } }),
+    owns: (topic) => topic.startsWith(deliveries),
+    async onMessage(topic, payload, ctx) {
+      const { takeDelivery, typeDelivery } = await import("../ops/job/receive.ts");
+      const r = await takeDelivery(deps, self, topic, payload, emitOn(ctx), (id) => taken.has(id));
+      for (const l of r.log) ctx.log(l);
+      const t = r.taken;
+      if (!t) return;
+      if (taken.size > 10_000) taken.clear();
+      taken.add(t.d.id);
+      jobsDirty = true;
+      // typing takes a while: not inside the broker's message (it would hold up the connection)
+      ctx.defer("deliver", async (c) => {
+        await c.settled(); // `received` has gone out first
+        for (const l of await typeDelivery(deps, self, t, emitOn(c))) c.log(l);
+        jobsDirty = true;
+      });
+    },
+    async recover(ctx) {
+      const { settleInterrupted } = await import("../ops/job/receive.ts");
+      for (const l of await settleInterrupted(deps, self, undefined, emitOn(ctx))) ctx.log(l);
+    },
+    async connected(ctx) {
+      await ctx.publish(online, seal(team, "online", host, { online: true, at: Date.now() }), { retain: true });
+      await part.tick(ctx, "force");
+      await part.forward(ctx);
+    },
+    async tick(ctx, how) {
+      if (ctx.mode !== "mqtt") return;
+      const force = how === "force";
+      const sig = regSig();
+      const due = Date.now() - lastSent >= HEARTBEAT_MS;
+      if (how === "check" && !due && !jobsDirty && sig === registrySig) return;
+      registrySig = sig;
+      jobsDirty = false;
+      const p = await presence();
+      const key = JSON.stringify(p.agents);
+      if (!force && !due && key === lastPresence) return;
+      if (await ctx.publish(presenceTopic(tp, host, wsId), seal(team, "presence", host, p), { retain: true })) {
+        lastPresence = key;
+        lastSent = Date.now();
+      }
+    },
+    jobsChanged: () => void (jobsDirty = true),
+    async forward(ctx) {
+      if (ctx.mode !== "mqtt") return;
+      const [{ listJobIds, readJournal, readRecord, originPath }, { isFinal }, { readFileSync }] = await Promise.all([
+        import("../jobs/store.ts"),
+        import("../jobs/statuses.ts"),
+        import("node:fs"),
+      ]);
+      const copies: JobRecord[] = [];
+      for (const id of listJobIds(deps.ws)) {
+        try {
+          const r = readRecord(deps.ws, id);
+          if (r?.remote_of && !isFinal(r.status)) copies.push(r);
+        } catch {}
+      }
+      if (copies.length === 0) return;
+      const [{ brokerConfigFromEnv }, { readRetained }, { ackTopicOf, readAck }, { canonicalJson }] = await Promise.all([
+        import("../jobs/broker-config.ts"),
+        import("../jobs/transport.ts"),
+        import("../jobs/acks.ts"),
+        import("../jobs/canonical.ts"),
+      ]);
+      const ackTopic = (r: JobRecord) => ackTopicOf(`${r.topic_prefix}/events`);
+      const acks = await readRetained(brokerConfigFromEnv(env), copies.map(ackTopic), { quietMs: 200, maxMs: 1500 });
+      if (!acks) return;
+      const now = Date.now() / 1000;
+      for (const r of copies) {
+        let origin: string;
+        try {
+          origin = readFileSync(originPath(deps.ws, r.job_id), "utf8").trim();
+        } catch {
+          continue; // nothing written here yet
+        }
+        const raw = acks.get(ackTopic(r));
+        const mark = (raw && readAck(raw, r.job_id, r.auth_token)?.[origin]) ?? 0;
+        const missing = readJournal(deps.ws, r.job_id)
+          .filter((e) => e.origin === origin && e.seq > mark && now - Date.parse(e.timestamp) / 1000 >= FORWARD_AFTER_S)
+          .slice(0, FORWARD_MAX);
+        if (missing.length === 0) continue;
+        for (const e of missing) await ctx.publish(`${r.topic_prefix}/events`, canonicalJson(e));
+        ctx.log(`job ${r.job_id}: sent ${missing.length} event(s) again that ${r.remote_of} had not acknowledged`);
+      }
+    },
+    farewell: () => ({ topic: online, payload: offline() }),
+  };
+  return part;
+}

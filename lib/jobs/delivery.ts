@@ -1,0 +1,58 @@
+// The stages of a job delivered to another machine (docs/machines.md), as its journal shows them.
+// The delegator's host journals `offered` (data: delivery, topic, host, ws_id, purpose); the
+// agent's host journals `received` when it takes the delivery, then one outcome: `delivered`
+// (typed and seen to leave the input box, or the agent reported on the job), `uncertain` (typed,
+// not confirmed) or `error` (nothing typed). Every one of them names its delivery in data.delivery.
+// Pure: no I/O.
+import type { JobEvent } from "./event.ts";
+
+/** a delivery id: `<job id>.<8 hex digits>` */
+export const DELIVERY_ID_RE = /^[0-9a-f]{8}\.[0-9a-f]{8}$/;
+
+const deliveryOf = (e: Pick<JobEvent, "data">): string | undefined => {
+  const d = e.data?.delivery;
+  return typeof d === "string" ? d : undefined;
+};
+
+export type DeliveryStage = "offered" | "received" | "outcome";
+
+/** has this journal seen that stage of that delivery? */
+export function hasStage(events: readonly Pick<JobEvent, "event" | "data">[], delivery: string, stage: DeliveryStage): boolean {
+  return events.some((e) => deliveryOf(e) === delivery && (stage === "outcome" ? e.event === "delivered" || e.event === "uncertain" || e.event === "error" : e.event === stage));
+}
+
+/** the deliveries received here whose outcome is not journalled yet, oldest first, with whom they are for */
+export function awaitingOutcome(events: readonly Pick<JobEvent, "event" | "data">[]): { delivery: string; to: string }[] {
+  const out: { delivery: string; to: string }[] = [];
+  for (const e of events) {
+    const d = deliveryOf(e);
+    if (!d) continue;
+    if (e.event === "received") out.push({ delivery: d, to: typeof e.data.to === "string" ? e.data.to : "" });
+    else if (e.event === "delivered" || e.event === "uncertain" || e.event === "error") {
+      const i = out.findIndex((x) => x.delivery === d);
+      if (i >= 0) out.splice(i, 1);
+    }
+  }
+  return out;
+}
+
+/** an offered delivery's retained topic, from the `offered` event that sent it */
+export function offeredTopic(events: readonly Pick<JobEvent, "event" | "data">[], delivery: string): string | undefined {
+  const e = events.find((x) => x.event === "offered" && deliveryOf(x) === delivery);
+  const t = e?.data?.topic;
+  return typeof t === "string" ? t : undefined;
+}
+
+/** the retained topics of deliveries offered and not received yet */
+export function outstandingTopics(events: readonly Pick<JobEvent, "event" | "data">[]): string[] {
+  const received = new Set(events.filter((e) => e.event === "received").map(deliveryOf));
+  const out: string[] = [];
+  for (const e of events) {
+    const d = deliveryOf(e);
+    const t = e.data?.topic;
+    if (e.event === "offered" && d && !received.has(d) && typeof t === "string") out.push(t);
+  }
+  return out;
+}
+
+export { deliveryOf };

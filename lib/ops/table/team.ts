@@ -1,0 +1,102 @@
+// The operations on this machine's team (docs/machines.md): make it, join it, leave it, print its
+// join code, see its hosts. The join code carries the team's secret: only `team init` and `team
+// code` print it, as text on the command line (no --json, no MCP tool, no dashboard action).
+import { table } from "../../sys/io.ts";
+import { flag, optional, text, withDefault, name } from "../input.ts";
+import { defineOp } from "../op.ts";
+import type { FleetDoc, TeamJoined, TeamLeft, TeamMade } from "../team.ts";
+
+const team = () => require("../team.ts") as typeof import("../team.ts");
+
+const brokerLine = (b: TeamMade["broker"]) => (b ? `${b.host}:${b.port}${b.tls ? " (TLS)" : ""}` : "the one MQTT_BROKER names on each machine");
+
+export const teamInit = defineOp({
+  name: "team.init",
+  summary: "make a team of machines that share a broker: a new secret (0600), and the join code for the other machines",
+  readOnly: false,
+  input: () => ({
+    name: name("team name", "the team's name (part of its topics)"),
+    broker: optional(text("the broker every machine of the team reaches, as HOST[:PORT] (default: each machine's MQTT_BROKER)", { max: 300, oneLine: true })),
+    tls: withDefault(flag("the broker speaks TLS (port 8883 by default)"), false),
+    force: withDefault(flag("replace the team this machine is in"), false),
+  }),
+  async run(deps, i) {
+    return team().initTeam(deps, i);
+  },
+  text: (r: TeamMade) =>
+    [
+      `team ${r.team} made on ${r.host} (${r.path}, 0600); its broker: ${brokerLine(r.broker)}`,
+      "on each other machine, run (the code is the team's secret: carry it as you would a password):",
+      `  mam team join ${r.code}`,
+    ].join("\n"),
+  cli: { path: "team init", group: "team across machines", positionals: ["name"], json: false, examples: ["mam team init lab --broker broker.lan:1883", "mam team init lab --broker broker.example.com --tls"] },
+  mcp: false,
+});
+
+export const teamJoin = defineOp({
+  name: "team.join",
+  summary: "join the team a join code names (printed by mam team init or mam team code on a machine of the team)",
+  readOnly: false,
+  input: () => ({
+    code: text("the join code (mamteam1.…)", { max: 4000, oneLine: true }),
+    force: withDefault(flag("replace the team this machine is in"), false),
+  }),
+  async run(deps, i) {
+    return team().joinTeam(deps, i.code, i.force);
+  },
+  text: (r: TeamJoined) => `${r.host} is in team ${r.team} (${r.path}); its broker: ${brokerLine(r.broker)}\nsee its hosts with: mam team show`,
+  cli: { path: "team join", group: "team across machines", positionals: ["code"], examples: ["mam team join mamteam1.eyJ2Ijox…"] },
+  mcp: false,
+});
+
+export const teamLeave = defineOp({
+  name: "team.leave",
+  summary: "leave this machine's team (its secret is deleted here; the other machines stay in it)",
+  readOnly: false,
+  input: () => ({}),
+  async run(deps) {
+    return team().leaveTeam(deps);
+  },
+  text: (r: TeamLeft) => (r.team ? `left team ${r.team}` : "this machine is in no team"),
+  cli: { path: "team leave", group: "team across machines", examples: ["mam team leave"] },
+  mcp: false,
+});
+
+export const teamCode = defineOp({
+  name: "team.code",
+  summary: "print the team's join code again, for another machine (it carries the team's secret)",
+  readOnly: true,
+  input: () => ({}),
+  async run(deps) {
+    return team().teamCode(deps);
+  },
+  text: (r: { team: string; code: string }) => `mam team join ${r.code}`,
+  cli: { path: "team code", group: "team across machines", json: false, examples: ["mam team code"] },
+  mcp: false,
+});
+
+/** the fleet as a table: one row per agent, a line for a workspace with none or offline */
+export function fleetText(d: FleetDoc): string {
+  const { ago } = team();
+  const head = `team ${d.team} on ${d.broker}; this host: ${d.host}`;
+  const rows: string[][] = [];
+  for (const w of d.workspaces) {
+    const state = w.online ? "online" : `offline (last seen ${ago(w.last_seen)} ago)`;
+    if (w.agents.length === 0) rows.push([w.host, w.workspace, "-", "-", "-", w.online ? "-" : "offline", "-", state]);
+    for (const a of w.agents) rows.push([w.host, w.workspace, a.address, a.agent ?? "-", a.role ?? "-", a.live, a.job ? `${a.job.id} ${a.job.status}` : "-", state]);
+  }
+  return rows.length ? `${head}\n${table(["HOST", "WORKSPACE", "SESSION", "AGENT", "ROLE", "LIVE", "JOB", "HOST STATE"], rows)}` : `${head}\nno workspace has announced itself yet (a daemon announces its workspace: mam daemon ensure)`;
+}
+
+export const teamShow = defineOp({
+  name: "team.show",
+  summary: "the team: every host and workspace its daemons announce, with their agents, live state and jobs; hosts that went away as offline",
+  readOnly: true,
+  input: () => ({}),
+  async run(deps) {
+    return team().fleetStatus(deps);
+  },
+  text: (d: FleetDoc) => fleetText(d),
+  cli: { path: "team show", group: "team across machines", examples: ["mam team show", "mam team show --json"] },
+  mcp: { description: "The team across machines: every host and workspace with its agents (address NAME@HOST, live state, job); offline hosts with when they were last seen." },
+});

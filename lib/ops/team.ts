@@ -1,0 +1,172 @@
+// A team across machines (docs/machines.md): make one, join one, leave it, see it. The team's
+// secret never leaves team.json but inside the join code, which only `team init` and `team code`
+// print, as text (never as JSON, never over MCP or the dashboard).
+import { rmSync } from "node:fs";
+import { brokerConfigFromEnv, describeBroker } from "../jobs/broker-config.ts";
+import { EXIT, MamError } from "../sys/errors.ts";
+import { info, type Notice, note, warning } from "../sys/notice.ts";
+import { isoUtc } from "../sys/time.ts";
+import { joinCode, loadTeam, newSecret, parseBroker, parseJoinCode, requireTeam, saveTeam, type Team, type TeamBroker, teamPath } from "../team/config.ts";
+import { type Fleet, readFleet } from "../team/fleet.ts";
+import { hostName } from "../team/host.ts";
+import { teamPrefix, workspaceId } from "../team/messages.ts";
+import type { Deps } from "./deps.ts";
+
+export interface TeamMade {
+  team: string;
+  host: string;
+  path: string;
+  broker: TeamBroker | null;
+  /** the join code: shown as text only */
+  code: string;
+  warnings: Notice[];
+}
+
+export interface TeamInit {
+  name: string;
+  broker?: string;
+  tls: boolean;
+  force: boolean;
+}
+
+function refuseOther(existing: Team | undefined, force: boolean, what: string): void {
+  if (existing && !force) {
+    throw new MamError(`this machine is in team ${existing.team} already (${what} would replace it)`, EXIT.CONFLICT, "mam team leave first, or pass --force");
+  }
+}
+
+/** a daemon that runs here without the team learns of it by starting again */
+async function restartDaemon(deps: Deps, warnings: Notice[]): Promise<void> {
+  if (!deps.daemon.status()) {
+    warnings.push(info("this workspace's daemon takes part in the team from its next start (mam create, mam job submit, mam daemon ensure)"));
+    return;
+  }
+  try {
+    await deps.daemon.stop();
+    await deps.daemon.ensure();
+    warnings.push(info("this workspace's daemon was restarted to take part in the team; restart the daemons of other workspaces on this machine (mam daemon stop, then mam daemon ensure)"));
+  } catch (e) {
+    warnings.push(warning(`could not restart this workspace's daemon (${(e as Error).message}); run mam daemon stop, then mam daemon ensure`));
+  }
+}
+
+export async function initTeam(deps: Deps, i: TeamInit): Promise<TeamMade> {
+  const host = hostName(deps.env);
+  refuseOther(loadTeam(deps.env), i.force, "a new team");
+  const broker = i.broker !== undefined ? parseBroker(i.broker, i.tls) : undefined;
+  const t: Team = { schema_version: 1, team: i.name, secret: newSecret(), ...(broker ? { broker } : {}), since: isoUtc() };
+  const path = saveTeam(deps.env, t);
+  const warnings: Notice[] = [];
+  if (!broker && !deps.env.MQTT_BROKER) warnings.push(note("the team names no broker: every machine needs MQTT_BROKER set to one they all reach (or make the team again with --broker HOST[:PORT])"));
+  await restartDaemon(deps, warnings);
+  return { team: t.team, host, path, broker: broker ?? null, code: joinCode(t), warnings };
+}
+
+export interface TeamJoined {
+  team: string;
+  host: string;
+  path: string;
+  broker: TeamBroker | null;
+  warnings: Notice[];
+}
+
+export async function joinTeam(deps: Deps, code: string, force: boolean): Promise<TeamJoined> {
+  const host = hostName(deps.env);
+  const t = parseJoinCode(code, isoUtc());
+  const existing = loadTeam(deps.env);
+  if (existing?.team === t.team && existing.secret === t.secret) {
+    return { team: t.team, host, path: teamPath(deps.env), broker: existing.broker ?? null, warnings: [info(`this machine is in team ${t.team} already`)] };
+  }
+  refuseOther(existing, force, `joining ${t.team}`);
+  const path = saveTeam(deps.env, t);
+  const warnings: Notice[] = [];
+  await restartDaemon(deps, warnings);
+  return { team: t.team, host, path, broker: t.broker ?? null, warnings };
+}
+
+export interface TeamLeft {
+  team: string | null;
+  warnings: Notice[];
+}
+
+export async function leaveTeam(deps: Deps): Promise<TeamLeft> {
+  const t = loadTeam(deps.env);
+  if (!t) return { team: null, warnings: [info("this machine is in no team")] };
+  rmSync(teamPath(deps.env), { force: true });
+  const warnings: Notice[] = [];
+  await restartDaemon(deps, warnings);
+  return { team: t.team, warnings };
+}
+
+/** the join code again, for another machine */
+export function teamCode(deps: Deps): { team: string; code: string } {
+  const t = requireTeam(deps.env);
+  return { team: t.team, code: joinCode(t) };
+}
+
+export interface FleetHost {
+  host: string;
+  workspace: string;
+  ws_id: string;
+  online: boolean;
+  /** ISO time of the newest word from it */
+  last_seen: string;
+  /** this workspace (its sessions as this machine sees them now) */
+  here: boolean;
+  agents: { name: string; address: string; agent: string | null; role: string | null; live: string; job: { id: string; status: string } | null }[];
+}
+
+export interface FleetDoc {
+  team: string;
+  host: string;
+  broker: string;
+  topic_prefix: string;
+  /** false: the broker did not answer (only this workspace is shown) */
+  reachable: boolean;
+  workspaces: FleetHost[];
+  warnings: Notice[];
+}
+
+/** every workspace of the team, from what their daemons announce; this one as it is now */
+export async function fleetStatus(deps: Deps): Promise<FleetDoc> {
+  const t = requireTeam(deps.env);
+  const host = hostName(deps.env);
+  const cfg = brokerConfigFromEnv(deps.env);
+  const { sessionStatus } = await import("./session/status-run.ts");
+  const [fleet, here] = await Promise.all([readFleet(cfg, t, deps.env), sessionStatus(deps, false)]);
+  const wsId = workspaceId(deps.ws);
+  const warnings: Notice[] = [];
+  if (!fleet.reachable) warnings.push(warning(`the team's broker ${describeBroker(cfg)} does not answer: only this workspace is shown`));
+  if (fleet.dropped > 0) warnings.push(note(`${fleet.dropped} announcement(s) on the broker did not open with this team's key (another team's, or forged): ignored`));
+  const workspaces: FleetHost[] = fleetRows(fleet);
+  const mine: FleetHost = {
+    host,
+    workspace: deps.ws,
+    ws_id: wsId,
+    online: true,
+    last_seen: isoUtc(),
+    here: true,
+    agents: here.sessions.filter((s) => s.status === "running").map((s) => ({ name: s.name, address: `${s.name}@${host}`, agent: s.agent, role: s.role, live: s.live, job: s.job })),
+  };
+  const all = [mine, ...workspaces.filter((w) => !(w.host === host && w.ws_id === wsId))];
+  all.sort((a, b) => (a.host === b.host ? a.workspace.localeCompare(b.workspace) : a.host.localeCompare(b.host)));
+  return { team: t.team, host, broker: describeBroker(cfg), topic_prefix: teamPrefix(t, deps.env), reachable: fleet.reachable, workspaces: all, warnings };
+}
+
+function fleetRows(f: Fleet): FleetHost[] {
+  return f.workspaces.map((w) => ({
+    host: w.host,
+    workspace: w.workspace,
+    ws_id: w.ws_id,
+    online: w.online,
+    last_seen: isoUtc(Math.floor(w.seen / 1000)),
+    here: false,
+    agents: w.agents.map((a) => ({ name: a.name, address: `${a.name}@${w.host}`, agent: a.agent, role: a.role, live: w.online ? a.live : "offline", job: a.job })),
+  }));
+}
+
+/** how long ago, in a few characters: 12s, 5m, 3h, 2d */
+export function ago(iso: string, nowMs = Date.now()): string {
+  const s = Math.max(0, Math.round((nowMs - Date.parse(iso)) / 1000));
+  return s < 120 ? `${s}s` : s < 7200 ? `${Math.round(s / 60)}m` : s < 172800 ? `${Math.round(s / 3600)}h` : `${Math.round(s / 86400)}d`;
+}

@@ -1,0 +1,89 @@
+// The team's fleet as its brokers keeps it (docs/machines.md): every workspace's last presence
+// and whether its daemon is online, read from the retained messages (never from any host
+// directly), and finding the agent `NAME@HOST` names in it.
+import type { BrokerConfig } from "../jobs/broker-config.ts";
+import { EXIT, MamError, notFound } from "../sys/errors.ts";
+import type { Env } from "../sys/paths.ts";
+import type { Team } from "./config.ts";
+import { checkPresence, type Online, onlineTopic, type Presence, presenceTopic, syncTopic, teamPrefix } from "./messages.ts";
+import { open } from "./seal.ts";
+
+export interface FleetWorkspace extends Presence {
+  online: boolean;
+  /** epoch ms: the newest of its presence and its online state */
+  seen: number;
+}
+
+export interface Fleet {
+  team: string;
+  /** false: no broker answered (nothing is known of the other hosts) */
+  reachable: boolean;
+  workspaces: FleetWorkspace[];
+  /** messages that did not open (another team, a forgery, damage) */
+  dropped: number;
+}
+
+export async function readFleet(cfg: BrokerConfig, t: Team, env: Env): Promise<Fleet> {
+  const { readRetained } = await import("../jobs/transport.ts");
+  const tp = teamPrefix(t, env);
+  const got = await readRetained(cfg, [`${tp}/presence/+/+`, `${tp}/online/+/+`], { marker: syncTopic(tp) });
+  if (!got) return { team: t.team, reachable: false, workspaces: [], dropped: 0 };
+  const online = new Map<string, { online: boolean; at: number }>();
+  const presence = new Map<string, Presence>();
+  let dropped = 0;
+  for (const [topic, payload] of got) {
+    const o = open(t, payload);
+    if (!o.ok) {
+      dropped++;
+      continue;
+    }
+    const parts = topic.slice(tp.length + 1).split("/");
+    const [what, host, wsId] = parts;
+    if (!host || !wsId || o.envelope.from !== host) {
+      dropped++;
+      continue;
+    }
+    if (what === "online" && topic === onlineTopic(tp, host, wsId)) {
+      const b = o.body as Partial<Online>;
+      if (typeof b?.online === "boolean") online.set(`${host}/${wsId}`, { online: b.online, at: typeof b.at === "number" ? b.at : o.envelope.at });
+    } else if (what === "presence" && topic === presenceTopic(tp, host, wsId)) {
+      const p = checkPresence(o.body);
+      if (p && p.host === host && p.ws_id === wsId) presence.set(`${host}/${wsId}`, p);
+      else dropped++;
+    }
+  }
+  const workspaces: FleetWorkspace[] = [];
+  for (const [key, p] of presence) {
+    const on = online.get(key);
+    workspaces.push({ ...p, online: on?.online ?? false, seen: Math.max(p.at, on?.at ?? 0) });
+  }
+  workspaces.sort((a, b) => (a.host === b.host ? a.workspace.localeCompare(b.workspace) : a.host.localeCompare(b.host)));
+  return { team: t.team, reachable: true, workspaces, dropped };
+}
+
+export interface RemoteAgent {
+  host: string;
+  ws_id: string;
+  workspace: string;
+  agent: string | null;
+  online: boolean;
+}
+
+/** the workspace on `host` that has a running session `name`; clear errors that list what exists */
+export function findRemote(f: Fleet, name: string, host: string): RemoteAgent {
+  if (!f.reachable) throw new MamError(`cannot reach ${name}@${host}: the team's broker does not answer`, EXIT.FAIL, "check MQTT_BROKER (or the broker mam team init named) and that it runs");
+  const onHost = f.workspaces.filter((w) => w.host === host);
+  if (onHost.length === 0) {
+    const hosts = [...new Set(f.workspaces.map((w) => w.host))];
+    throw notFound(`no host '${host}' in team ${f.team}`, hosts.length ? `its hosts: ${hosts.join(", ")}` : "no host of the team has a daemon running yet (mam create starts one)");
+  }
+  const hits = onHost.filter((w) => w.agents.some((a) => a.name === name && a.status === "running"));
+  if (hits.length === 0) {
+    const names = [...new Set(onHost.flatMap((w) => w.agents.filter((a) => a.status === "running").map((a) => a.name)))];
+    throw notFound(`no running session '${name}' on ${host}`, names.length ? `its running sessions: ${names.map((n) => `${n}@${host}`).join(", ")}` : `${host} runs no session`);
+  }
+  if (hits.length > 1) throw new MamError(`'${name}' runs in ${hits.length} workspaces on ${host}: ${hits.map((w) => w.workspace).join(", ")}`, EXIT.CONFLICT, "give the sessions different names");
+  const w = hits[0]!;
+  const a = w.agents.find((x) => x.name === name)!;
+  return { host, ws_id: w.ws_id, workspace: w.workspace, agent: a.agent, online: w.online };
+}

@@ -1,0 +1,92 @@
+// Sending work to an agent on another host (docs/machines.md): find it in the fleet its hosts
+// announce, and offer it a delivery. The offer is journalled here first (`offered`, with the
+// delivery's id and its retained topic), then published on one connection: the `offered` event on
+// the job's events topic, then the sealed delivery, retained on the workspace's delivery topic so
+// that a host that is offline gets it when it returns. Its daemon takes it from there
+// (lib/ops/job/receive.ts); ours clears the retained delivery once it is `received`.
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { brokerConfigFromEnv } from "../jobs/broker-config.ts";
+import { endsJob } from "../jobs/event.ts";
+import type { PromptAbout, RemoteRef } from "../jobs/runtime.ts";
+import type { JobRecord, JobStore } from "../jobs/store.ts";
+import { EXIT, MamError } from "../sys/errors.ts";
+import { type Notice, note } from "../sys/notice.ts";
+import type { Env } from "../sys/paths.ts";
+import { requireTeam } from "./config.ts";
+import { findRemote, readFleet } from "./fleet.ts";
+import { hostName, parseAddress } from "./host.ts";
+import { type Delivery, deliveryTopic, globalRecord, teamPrefix } from "./messages.ts";
+import { seal } from "./seal.ts";
+
+/** a brief file travels as its text: the other host cannot read this machine's files */
+const MAX_BRIEF_BYTES = 128 * 1024;
+
+/** the running session `name@host` as the team's hosts announce it */
+export async function findRemoteSession(env: Env, address: string): Promise<RemoteRef> {
+  const team = requireTeam(env);
+  const me = hostName(env);
+  const a = parseAddress(address, me);
+  if (a.host === undefined) throw new MamError(`${address} is on this host`, EXIT.USAGE);
+  const fleet = await readFleet(brokerConfigFromEnv(env), team, env);
+  const r = findRemote(fleet, a.name, a.host);
+  return { name: `${a.name}@${a.host}`, agent: r.agent ?? "unknown", remote: { host: r.host, ws_id: r.ws_id, workspace: r.workspace, online: r.online } };
+}
+
+/** the record as it travels: names global, a brief file as its text */
+export function shippedRecord(job: JobRecord, me: string): JobRecord {
+  const g = globalRecord(job, me);
+  if (g.brief_file === undefined) return g;
+  let text: string;
+  try {
+    const b = readFileSync(g.brief_file);
+    if (b.length > MAX_BRIEF_BYTES) throw new MamError(`the brief file ${g.brief_file} is larger than ${MAX_BRIEF_BYTES / 1024} KiB`, EXIT.USAGE, "a job for another host carries its brief's text: shorten it");
+    text = b.toString("utf8");
+  } catch (e) {
+    if (e instanceof MamError) throw e;
+    throw new MamError(`cannot read the brief file ${g.brief_file} (${(e as Error).message})`, EXIT.FAIL);
+  }
+  const { brief_file: _drop, worktree: _wt, ...rest } = g;
+  return { ...rest, prompt: `(the brief ${g.brief_file} on ${me}, as it was when the job was sent)\n${text}` };
+}
+
+/**
+ * offer `about` to the remote session: journal `offered`, publish it and the delivery; a note when
+ * the session's host is offline (it gets it when it returns). Throws when the broker does not take
+ * it (the caller marks the job error) or the job has ended.
+ */
+export async function offer(env: Env, jobs: JobStore, to: RemoteRef, about: PromptAbout): Promise<Notice | undefined> {
+  const team = requireTeam(env);
+  const me = hostName(env);
+  const tp = teamPrefix(team, env);
+  const cfg = brokerConfigFromEnv(env);
+  const job = about.job;
+  const id = `${job.job_id}.${randomBytes(4).toString("hex")}`;
+  const topic = deliveryTopic(tp, to.remote.host, to.remote.ws_id, id);
+  const delivery: Delivery = {
+    id,
+    job: shippedRecord(job, me),
+    to: to.name,
+    purpose: about.purpose,
+    ...(about.detail !== undefined ? { detail: about.detail } : {}),
+    ...(about.iteration !== undefined ? { iteration: about.iteration } : {}),
+    from_host: me,
+    deadline: Math.floor(Date.parse(job.created_at) / 1000) + (job.timeout_sec > 0 ? job.timeout_sec : 365 * 86400),
+  };
+  const sealed = seal(team, "deliver", me, delivery);
+  const what = about.purpose === "job" ? "the job" : about.purpose === "review" ? "the review request" : "the feedback";
+  const offline = to.remote.online ? "" : ` (${to.remote.host} is offline: it gets it when it returns)`;
+  const a = await jobs.append(job.job_id, (r, evs) =>
+    r && !evs.some((e) => endsJob(e, r))
+      ? { event: "offered", detail: `${what} for ${to.name}${offline}`, source: "mam", data: { delivery: id, topic, host: to.remote.host, ws_id: to.remote.ws_id, purpose: about.purpose } }
+      : undefined,
+  );
+  if (!a) throw new MamError(`job ${job.job_id} has ended; nothing was offered to ${to.name}`, EXIT.FAIL);
+  const { publishAll } = await import("../jobs/transport.ts");
+  const r = await publishAll(cfg, [
+    { topic: `${job.topic_prefix}/events`, payload: a.line },
+    { topic, payload: sealed, retain: true },
+  ]);
+  if (!r.ok) throw new MamError(`the team's broker did not take the delivery for ${to.name} (${r.reason})`, EXIT.FAIL, "check that the broker runs: mam broker status");
+  return offline ? note(`${to.name}: ${to.remote.host} is offline; it gets ${what} when it returns`) : undefined;
+}

@@ -1,0 +1,135 @@
+// "Machines" of a team on one machine (docs/machines.md): each host has its own MAM_HOST, HOME,
+// workspace, private tmux server and daemon; they share one real broker. Demo agents do the work
+// (they follow the job header like a real agent: tests/…/demo-agent). What a host runs goes
+// through its `mam` as users run it.
+import { mkdirSync, readFileSync, realpathSync } from "node:fs";
+import { join } from "node:path";
+import type { JobEvent } from "../../lib/jobs/event.ts";
+import { runMam, type RunResult } from "./mam.ts";
+import { baseEnv, waitFor } from "./sandbox.ts";
+import { killTmuxServer, tmuxServerName } from "./tmux.ts";
+
+export interface Host {
+  name: string;
+  root: string;
+  home: string;
+  ws: string;
+  tmux: string;
+  env: Record<string, string>;
+  mam(args: string[], extra?: Record<string, string>, timeoutMs?: number): Promise<RunResult>;
+  /** mam that must succeed: its stdout */
+  ok(args: string[], extra?: Record<string, string>): Promise<string>;
+  /** a demo agent session on this host's tmux server */
+  demo(name: string, role: "lead" | "worker" | "reviewer", args?: string[]): Promise<void>;
+  /** the pane of a session, as its screen shows it now */
+  screen(session: string): string;
+  /** the job's journal on this host */
+  journal(id: string): JobEvent[];
+  log(): string;
+  stop(): Promise<void>;
+}
+
+/** a host under `root` (a sandbox's folder); `brokerEnv` points it at the team's broker */
+export function makeHost(root: string, name: string, brokerEnv: Record<string, string>, extra: Record<string, string> = {}): Host {
+  const dir = join(root, name);
+  const home = join(dir, "home");
+  const ws = join(dir, "ws");
+  for (const d of [home, ws]) mkdirSync(d, { recursive: true });
+  const wsReal = realpathSync(ws);
+  const tmux = tmuxServerName(`mt${name}`);
+  const env: Record<string, string> = {
+    ...baseEnv(),
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, ".config"),
+    NO_COLOR: "1",
+    MAM_HOST: name,
+    MAM_WORKSPACE: wsReal,
+    RECONCILE_POLL_INTERVAL: "1",
+    MAM_BROKER_RETRY_S: "1",
+    // the tmux server's socket inside the host's folder: the reaper finds what it left
+    TMUX_TMPDIR: dir,
+    ...brokerEnv,
+    ...extra,
+  };
+  delete env.TMUX;
+  const h: Host = {
+    name,
+    root: dir,
+    home,
+    ws: wsReal,
+    tmux,
+    env,
+    mam: (args, more = {}, timeoutMs) => runMam(args, { env: { ...env, ...more }, cwd: wsReal, timeoutMs }),
+    async ok(args, more = {}) {
+      const r = await h.mam(args, more);
+      if (r.code !== 0) throw new Error(`${name}: mam ${args.join(" ")} → ${r.code}\n${r.stdout}${r.stderr}\ndaemon log:\n${h.log()}`);
+      return r.stdout;
+    },
+    async demo(session, role, args = []) {
+      await h.ok(["create", "--agent", "demo", "--role", role, "--session", session, "--mux", "tmux", "--tmux-server", tmux, "--", "--role", role === "reviewer" ? "reviewer" : "worker", ...args]);
+    },
+    screen(session) {
+      const r = Bun.spawnSync(["tmux", "-L", tmux, "capture-pane", "-p", "-S", "-2000", "-t", session], { env });
+      return r.stdout.toString();
+    },
+    journal(id) {
+      try {
+        return readFileSync(join(wsReal, ".mam", "jobs", `${id}.events.ndjson`), "utf8")
+          .split("\n")
+          .filter((l) => l.trim())
+          .map((l) => JSON.parse(l) as JobEvent);
+      } catch {
+        return [];
+      }
+    },
+    log() {
+      try {
+        return readFileSync(join(wsReal, ".mam", "monitor.log"), "utf8");
+      } catch {
+        return "";
+      }
+    },
+    async stop() {
+      await h.mam(["daemon", "stop"]).catch(() => undefined);
+      await killTmuxServer(tmux, env, dir);
+    },
+  };
+  return h;
+}
+
+/** A makes the team (named `team`), the others join it with A's code */
+export async function formTeam(hosts: Host[], team = "lab"): Promise<void> {
+  const [first, ...rest] = hosts;
+  await first!.ok(["team", "init", team]);
+  const code = (await first!.ok(["team", "code"])).trim().split(/\s+/).pop()!;
+  for (const h of rest) await h.ok(["team", "join", code]);
+}
+
+/** wait until `from` sees each address running in the fleet */
+export async function untilAnnounced(from: Host, addresses: string[], timeoutMs = 20_000): Promise<void> {
+  let last = "";
+  const ok = await waitFor(async () => {
+    const r = await from.mam(["status", "--fleet", "--json"]);
+    last = r.stdout + r.stderr;
+    if (r.code !== 0) return false;
+    const doc = JSON.parse(r.stdout) as { workspaces: { online: boolean; agents: { address: string }[] }[] };
+    const seen = new Set(doc.workspaces.filter((w) => w.online).flatMap((w) => w.agents.map((a) => a.address)));
+    return addresses.every((a) => seen.has(a));
+  }, timeoutMs, 200);
+  if (!ok) throw new Error(`${from.name} does not see ${addresses.join(", ")} in the fleet:\n${last}`);
+}
+
+/** (event, source) of a journal, in order */
+export const stages = (evs: JobEvent[]) => evs.map((e) => `${e.event} ${e.source}`);
+
+/** the identities (origin#seq) that appear more than once */
+export const doubled = (evs: JobEvent[]) => {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const e of evs) {
+    const k = `${e.origin ?? ""}#${e.seq}`;
+    if (seen.has(k)) out.push(k);
+    seen.add(k);
+  }
+  return out;
+};

@@ -1,0 +1,243 @@
+// A team across machines (docs/machines.md, issue 24), with real processes that stand for
+// machines: three hosts on one machine, each with its own MAM_HOST, HOME, workspace, tmux server
+// and daemon, one real Mosquitto, demo agents doing the work. A lead on A delegates a loop job to
+// a worker on B with a reviewer on C; a job offered while B's daemon is down is delivered when it
+// returns; a cancel reaches B's agent; a delivery from outside the team, a forged one, a replayed
+// one and one for an agent that does not exist are refused and logged with nothing typed.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { MqttClient } from "mqtt";
+import { type Team } from "../../lib/team/config.ts";
+import { deliveryTopic, workspaceId } from "../../lib/team/messages.ts";
+import { seal } from "../../lib/team/seal.ts";
+import { mosquittoPath, startMosquitto, type TestBroker } from "../helpers/brokers.ts";
+import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
+import { doubled, formTeam, type Host, makeHost, stages, untilAnnounced } from "../helpers/team.ts";
+import { TMUX_BIN } from "../helpers/tmux.ts";
+
+const skip = !mosquittoPath() || !TMUX_BIN;
+
+let sb: Sandbox;
+let broker: TestBroker;
+let A: Host;
+let B: Host;
+let C: Host;
+
+const teamOf = (h: Host): Team => JSON.parse(readFileSync(join(h.home, ".local", "state", "mam", "team.json"), "utf8")) as Team;
+const count = (hay: string, needle: string) => hay.split(needle).length - 1;
+
+async function submit(h: Host, args: string[]): Promise<string> {
+  const out = await h.ok(["job", "submit", ...args]);
+  expect(out).toMatch(/^[0-9a-f]{8}\n$/);
+  return out.trim();
+}
+
+/** a raw MQTT client on the test's broker (an outsider, or a replayer) */
+async function client(): Promise<MqttClient> {
+  const mqtt = await import("mqtt");
+  return mqtt.connectAsync({ host: "127.0.0.1", port: broker.port, protocolVersion: 4, clean: true, reconnectPeriod: 0 } as never);
+}
+
+describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () => {
+  beforeAll(async () => {
+    sb = makeSandbox("mam-team-");
+    broker = await startMosquitto(join(sb.root, "broker"));
+    A = makeHost(sb.root, "hostA", broker.env);
+    B = makeHost(sb.root, "hostB", broker.env);
+    C = makeHost(sb.root, "hostC", broker.env);
+    await formTeam([A, B, C]);
+    await A.demo("lead", "lead");
+    await B.demo("w", "worker", ["--think-ms", "50"]);
+    await C.demo("r", "reviewer", ["--pass-on", "2", "--think-ms", "50"]);
+    await untilAnnounced(A, ["w@hostB", "r@hostC", "lead@hostA"]);
+  }, 90_000);
+
+  afterAll(async () => {
+    for (const h of [A, B, C]) await h?.stop();
+    await broker?.stop();
+    await sb?.cleanup();
+  }, 60_000);
+
+  test("status --fleet shows every host's agents; a bare unknown name and an unknown host are clear errors", async () => {
+    const doc = JSON.parse(await A.ok(["status", "--fleet", "--json"]));
+    expect(doc.team).toBe("lab");
+    expect(doc.host).toBe("hostA");
+    const hosts = doc.workspaces.map((w: { host: string; online: boolean }) => `${w.host}:${w.online}`);
+    expect(hosts).toEqual(["hostA:true", "hostB:true", "hostC:true"]);
+    const w = doc.workspaces.find((x: { host: string }) => x.host === "hostB").agents[0];
+    expect(w).toMatchObject({ name: "w", address: "w@hostB", agent: "demo", role: "worker" });
+    expect(JSON.stringify(doc)).not.toContain(teamOf(A).secret);
+
+    const text = await A.ok(["status", "--fleet"]);
+    expect(text).toContain("w@hostB");
+    expect(text).toContain("r@hostC");
+
+    const noHost = await A.mam(["job", "submit", "--to", "w@hostZ", "--prompt", "x"]);
+    expect(noHost.code).toBe(3);
+    expect(noHost.stderr).toContain("ERROR: no host 'hostZ' in team lab");
+    expect(noHost.stderr).toContain("hostA, hostB, hostC");
+    const noName = await A.mam(["job", "submit", "--to", "nobody@hostB", "--prompt", "x"]);
+    expect(noName.code).toBe(3);
+    expect(noName.stderr).toContain("ERROR: no running session 'nobody' on hostB");
+    expect(noName.stderr).toContain("w@hostB");
+    const bare = await A.mam(["job", "submit", "--to", "w", "--prompt", "x"]);
+    expect(bare.code).toBe(3);
+    expect(bare.stderr).toContain("no running session named 'w' in this workspace");
+    // nothing was registered by the refusals
+    expect(JSON.parse(await A.ok(["job", "list", "--json"])).jobs).toEqual([]);
+  }, 60_000);
+
+  test("a loop job: lead on A, worker on B, reviewer on C; every stage lands once, in order, on A", async () => {
+    const id = await submit(A, ["--to", "w@hostB", "--from", "lead", "--type", "loop", "--reviewer", "r@hostC", "--prompt", "add a greeting"]);
+    const waited = await A.mam(["job", "wait", id, "--timeout", "60"], {}, 90_000);
+    expect(waited.code, `${waited.stdout}${waited.stderr}\nA:\n${A.log()}\nB:\n${B.log()}\nC:\n${C.log()}`).toBe(0);
+    const evs = A.journal(id);
+    expect(doubled(evs)).toEqual([]);
+    expect(stages(evs)).toEqual([
+      "offered mam",
+      "received mam@hostB",
+      "delivered mam@hostB",
+      "started w@hostB",
+      "progress w@hostB",
+      "completed w@hostB",
+      "progress mam",
+      "offered mam",
+      "received mam@hostC",
+      "delivered mam@hostC",
+      "progress r@hostC",
+      "completed r@hostC",
+      "progress mam",
+      "offered mam",
+      "received mam@hostB",
+      "delivered mam@hostB",
+      "progress w@hostB",
+      "completed w@hostB",
+      "progress mam",
+      "offered mam",
+      "received mam@hostC",
+      "delivered mam@hostC",
+      "progress r@hostC",
+      "completed r@hostC",
+    ]);
+    expect(evs.at(-1)!.detail).toContain("PASS");
+    // the job header and the loop's texts were typed on B and C, once each, with their own workspace
+    const bScreen = B.screen("w");
+    expect(count(bScreen, `[mam] Job ${id} delegated to you (w@hostB) by session lead@hostA`)).toBe(1);
+    expect(bScreen).toContain(`--workspace ${B.ws}`);
+    expect(count(C.screen("r"), `[mam] Review for job ${id}`)).toBe(2);
+    // the lead heard the end once
+    expect(await waitFor(() => A.screen("lead").includes(`[mam] job ${id} completed`), 10_000)).toBe(true);
+    await Bun.sleep(1500);
+    expect(count(A.screen("lead"), `[mam] job ${id} completed`)).toBe(1);
+    // job list names where the job ran; the copies know whose job it is
+    expect(await A.ok(["job", "list"])).toContain("w@hostB");
+    expect(JSON.parse(await B.ok(["job", "status", id, "--json"]))).toMatchObject({ remote_of: "hostA", agent_session: "w@hostB", delegator: "lead@hostA" });
+    // the retained deliveries are gone from the broker once received
+    const c = await client();
+    const left: string[] = [];
+    c.on("message", (t, p) => p.length && left.push(t));
+    await c.subscribeAsync("mam/team/lab/deliver/#", { qos: 1 });
+    await Bun.sleep(500);
+    await c.endAsync();
+    expect(left).toEqual([]);
+  }, 120_000);
+
+  test("a job offered while B's daemon is down is delivered when it comes back; B shows offline meanwhile", async () => {
+    await B.ok(["daemon", "stop"]);
+    expect(
+      await waitFor(async () => {
+        const d = JSON.parse(await A.ok(["status", "--fleet", "--json"]));
+        return d.workspaces.some((w: { host: string; online: boolean }) => w.host === "hostB" && !w.online);
+      }, 10_000, 200),
+    ).toBe(true);
+    expect(await A.ok(["status", "--fleet"])).toMatch(/hostB .*offline \(last seen \d+s ago\)/);
+    const r = await A.mam(["job", "submit", "--to", "w@hostB", "--from", "lead", "--prompt", "while you were away"]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain("NOTE: w@hostB: hostB is offline; it gets the job when it returns");
+    const id = r.stdout.trim();
+    await Bun.sleep(1000);
+    expect(stages(A.journal(id))).toEqual(["offered mam"]);
+    expect(B.screen("w")).not.toContain(`Job ${id}`);
+    await B.ok(["daemon", "ensure"]);
+    const waited = await A.mam(["job", "wait", id, "--timeout", "30"], {}, 60_000);
+    expect(waited.code, `${A.log()}\n${B.log()}`).toBe(0);
+    const evs = A.journal(id);
+    expect(doubled(evs)).toEqual([]);
+    expect(stages(evs)).toEqual(["offered mam", "received mam@hostB", "delivered mam@hostB", "started w@hostB", "progress w@hostB", "completed w@hostB"]);
+    expect(count(B.screen("w"), `[mam] Job ${id} delegated`)).toBe(1);
+  }, 90_000);
+
+  test("a cancel on A reaches B's agent", async () => {
+    // a slow worker: its started comes 4 s after the job
+    await B.demo("slow", "worker", ["--think-ms", "4000"]);
+    await untilAnnounced(A, ["slow@hostB"]);
+    const id = await submit(A, ["--to", "slow@hostB", "--prompt", "take your time"]);
+    expect(await waitFor(() => stages(A.journal(id)).includes("delivered mam@hostB"), 15_000)).toBe(true);
+    const c = await A.mam(["job", "cancel", id]);
+    expect(c.code).toBe(0);
+    expect(c.stdout).toContain("slow@hostB");
+    expect(await waitFor(() => B.screen("slow").includes(`[mam] Job ${id} was cancelled (on hostA): stop working on it.`), 15_000), B.log()).toBe(true);
+    expect(JSON.parse(await B.ok(["job", "status", id, "--json"])).status).toBe("cancelled");
+  }, 60_000);
+
+  test("refused, logged, nothing typed: outside the team, forged, replayed, for an agent that does not exist", async () => {
+    const t = teamOf(A);
+    const bWs = workspaceId(B.ws);
+    const before = B.screen("w");
+    const rec = (id: string, to: string) => ({
+      schema_version: 1,
+      job_id: id,
+      agent_session: to,
+      agent: "demo",
+      prompt: "rm -rf / (an attack)",
+      delegator: "lead@hostA",
+      type: "single",
+      reviewer_session: null,
+      max_iterations: null,
+      iteration: 1,
+      timeout_sec: 3600,
+      idle_timeout_sec: 120,
+      expected_artifacts: [],
+      status: "pending",
+      created_at: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+      updated_at: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+      last_seq: 0,
+      topic_prefix: `mam/jobs/${id}`,
+      auth_token: "f".repeat(64),
+    });
+    const delivery = (id: string, to: string) => ({ id: `${id}.0a0b0c0d`, job: rec(id, to), to, purpose: "job", from_host: "hostA", deadline: Math.floor(Date.now() / 1000) + 3600 });
+    const c = await client();
+    // 1. sealed with another team's secret (same team name)
+    const outsider: Team = { ...t, secret: Buffer.alloc(32, 7).toString("base64url") };
+    await c.publishAsync(deliveryTopic("mam/team/lab", "hostB", bWs, "a1a1a1a1.0a0b0c0d"), seal(outsider, "deliver", "hostA", delivery("a1a1a1a1", "w@hostB")), { qos: 1 });
+    // 2. forged: the envelope of the team with a ciphertext made up
+    const forged = JSON.parse(seal(t, "deliver", "hostA", delivery("a2a2a2a2", "w@hostB")));
+    forged.ct = Buffer.from("x".repeat(80)).toString("base64url");
+    await c.publishAsync(deliveryTopic("mam/team/lab", "hostB", bWs, "a2a2a2a2.0a0b0c0d"), JSON.stringify(forged), { qos: 1 });
+    // 3. a real delivery of the team (sealed with its key) for an agent B does not run
+    await c.publishAsync(deliveryTopic("mam/team/lab", "hostB", bWs, "a3a3a3a3.0a0b0c0d"), seal(t, "deliver", "hostA", delivery("a3a3a3a3", "ghost@hostB")), { qos: 1 });
+    // 4. a replay: a delivery B already took, published again
+    const taken = seal(t, "deliver", "hostA", delivery("a4a4a4a4", "w@hostB"));
+    const topic4 = deliveryTopic("mam/team/lab", "hostB", bWs, "a4a4a4a4.0a0b0c0d");
+    await c.publishAsync(topic4, taken, { qos: 1 });
+    expect(await waitFor(() => B.screen("w").includes("[mam] Job a4a4a4a4 delegated"), 15_000), B.log()).toBe(true);
+    await c.publishAsync(topic4, taken, { qos: 1 });
+    await Bun.sleep(2000);
+    await c.endAsync();
+
+    const log = B.log();
+    expect(log).toContain(`team: dropped the message on ${deliveryTopic("mam/team/lab", "hostB", bWs, "a1a1a1a1.0a0b0c0d")}: team authentication failed; nothing typed`);
+    expect(log).toContain(`team: dropped the message on ${deliveryTopic("mam/team/lab", "hostB", bWs, "a2a2a2a2.0a0b0c0d")}: team authentication failed; nothing typed`);
+    expect(log).toContain("job a3a3a3a3: no running session ghost on hostB; nothing typed");
+    expect(log).toContain(`team: dropped the message on ${topic4}: delivery a4a4a4a4.0a0b0c0d was taken before (a repeat or a replay); nothing typed`);
+    const after = B.screen("w");
+    for (const id of ["a1a1a1a1", "a2a2a2a2", "a3a3a3a3"]) expect(after).not.toContain(id);
+    expect(count(after, "[mam] Job a4a4a4a4 delegated")).toBe(1);
+    expect(after.length).toBeGreaterThanOrEqual(before.length);
+    // the refused ones left no job behind on B; the one for a ghost ended in error
+    const ids = (JSON.parse(await B.ok(["job", "list", "--json"])).jobs as { job_id: string; status: string }[]).map((j) => `${j.job_id}:${j.status}`);
+    expect(ids.filter((x) => x.startsWith("a1") || x.startsWith("a2"))).toEqual([]);
+    expect(ids).toContain("a3a3a3a3:error");
+  }, 60_000);
+});
