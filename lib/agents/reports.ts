@@ -12,6 +12,7 @@
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { atomicWriteFile } from "../sys/atomic.ts";
+import { ensureMamDir } from "../sys/mam-dir.ts";
 import { isValidName } from "../sys/names.ts";
 import { type Env, mamDir } from "../sys/paths.ts";
 
@@ -45,8 +46,9 @@ export function staleMs(env: Env): number {
 }
 
 export function writeReport(ws: string, r: AgentReport): void {
+  ensureMamDir(ws); // .mam/ and its own .gitignore first
   mkdirSync(reportsDir(ws), { recursive: true, mode: 0o700 });
-  atomicWriteFile(reportPath(ws, r.session), `${JSON.stringify(r)}\n`, { mode: 0o600 });
+  atomicWriteFile(reportPath(ws, r.session), `${JSON.stringify(r)}\n`, { mode: 0o600, regularOnly: true });
 }
 
 export function removeReport(ws: string, session: string): void {

@@ -113,8 +113,11 @@ export async function openBrokerLink(
   const opts = mqttOptions(cfg, { clientId: daemonClientId(cfg, ws, env), clean: false, connectTimeoutMs: timeoutMs, reconnectPeriodMs: 0 });
   if (extras?.will) opts.will = { topic: extras.will.topic, payload: Buffer.from(extras.will.payload), qos: 1, retain: true };
   if (signal.aborted) throw new Error("stopping");
-  const mqtt = await import("mqtt");
-  const client = mqtt.connect(opts as never);
+  const [mqtt, { guardIncoming }] = await Promise.all([import("mqtt"), import("../jobs/packet-guard.ts")]);
+  // a message above the event size limit is never held in memory (packet-guard.ts)
+  const client = mqtt.connect({ ...opts, manualConnect: true } as never);
+  guardIncoming(client);
+  client.connect();
   // PUBACK only once the handler is done; a failing handler is the handler's business to log
   client.handleMessage = (packet, done) => {
     const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);

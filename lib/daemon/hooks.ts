@@ -4,18 +4,21 @@
 //                 (re)connection, publish the acks of unfinished jobs again
 //   onEvent     → ingestEvent (verify, journal once, move the status), then react to that job,
 //                 and publish the job's acks (AckSender); the journals' indexes (JournalCache)
-//                 live as long as the daemon
+//                 live as long as the daemon; drops are logged a few per topic (DropLog),
+//                 repeats a line per burst (RepeatLog)
 //   jobsChanged → react to journals written on this machine (works with no broker at all)
-//   poll        → polling mode: the reconcile pass; both modes: job timeouts
+//   poll        → polling mode: the reconcile pass; both modes: job timeouts; each step, and
+//                 each job within a step, goes on whatever the others did (failures: LogOnce)
 //   watch       → every MAM_STATE_POLL_MS, only while jobs are unfinished: blocked / dead agents of
 //                 those jobs (one listing per server, tmux screens of just those agents)
 //   busy        → a running row or an unfinished job holds the idle timeout off
-import type { RepeatLog } from "../jobs/ingest.ts";
+import type { DropLog, RepeatLog } from "../jobs/ingest.ts";
 import { loadTeam } from "../team/config.ts";
 import { type TeamPart, teamPart } from "./team.ts";
 import { JournalCache } from "../jobs/journal-index.ts";
 import type { Deps } from "../ops/deps.ts";
 import type { DaemonHooks, HookContext } from "./loop.ts";
+import { LogOnce } from "../sys/log-once.ts";
 import { AckSender } from "./ack-sender.ts";
 import type { AgentLook, AgentState, CursorState, ReactorContext } from "./reactor.ts";
 
@@ -33,6 +36,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   }
   const journals = new JournalCache();
   let repeats: RepeatLog | undefined;
+  let drops: DropLog | undefined;
   let acks: AckSender | undefined;
   const cursor: CursorState = { dirty: false, lastWrite: 0 };
   // records left lazily behind by a burst of events get their last_seq within a second
@@ -48,7 +52,10 @@ export function defaultHooks(deps: Deps): DaemonHooks {
     (t as { unref?: () => void }).unref?.();
     settling.set(id, t);
   };
-  const reactor = async (ctx: HookContext): Promise<ReactorContext> => ({ ws: ctx.ws, runtime: deps.runtime, log: ctx.log, publish: ctx.publish, journals, cursor, host: team?.host });
+  // a job (or a step) that fails at every poll is logged once, and the others go on
+  let once: LogOnce | undefined;
+  const onceOf = (ctx: HookContext) => (once ??= new LogOnce(ctx.log));
+  const reactor = async (ctx: HookContext): Promise<ReactorContext> => ({ ws: ctx.ws, runtime: deps.runtime, log: ctx.log, publish: ctx.publish, journals, cursor, host: team?.host, once: onceOf(ctx) });
   const pass = async (ctx: HookContext) => {
     const { reconcileOnce, describeAction } = await import("../ops/reconcile.ts");
     const r = await reconcileOnce(deps, { dry_run: false });
@@ -85,9 +92,11 @@ export function defaultHooks(deps: Deps): DaemonHooks {
     },
     async onEvent(topic, payload, ctx) {
       if (team?.owns(topic)) return team.onMessage(topic, payload, ctx);
-      const { ingestEvent, RepeatLog } = await import("../jobs/ingest.ts");
+      const { DropLog, ingestEvent, RepeatLog } = await import("../jobs/ingest.ts");
       repeats ??= new RepeatLog(ctx.log);
-      const r = await ingestEvent(ctx.ws, topic, payload, (line) => (repeats!.flush(), ctx.log(line)), journals, true);
+      // drops are limited per topic and reason: a flood of forged events costs a few lines (DropLog)
+      drops ??= new DropLog(ctx.log);
+      const r = await ingestEvent(ctx.ws, topic, payload, (line) => (repeats!.flush(), ctx.log(line)), journals, true, (line, t, why) => (repeats!.flush(), drops!.drop(t, line, why)));
       if (r.outcome === "appended" && r.deferred) settleSoon(ctx.ws, r.job.job_id);
       // the echo of an event this machine published is expected: only MAM_DEBUG=1 logs it
       if (r.outcome === "duplicate") (r.echo ? ctx.debug(r.log) : repeats.repeat(r.log));
@@ -100,12 +109,24 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       await react(ctx);
     },
     async poll(ctx) {
-      if (ctx.mode === "polling") await pass(ctx);
+      // each step goes on whatever the one before it did: a broken registry must not stop the
+      // timeouts, nor one job's failure the other jobs' (scanJobs and reactToJobs skip it)
+      const step = async (doing: string, fn: () => Promise<void>) => {
+        try {
+          await fn();
+          onceOf(ctx).ok("poll", doing);
+        } catch (e) {
+          onceOf(ctx).failed("poll", e, doing);
+        }
+      };
+      if (ctx.mode === "polling") await step("reconcile pass failed", () => pass(ctx));
       const [{ scanJobs }, { publishAppended }] = await Promise.all([import("../jobs/ingest.ts"), import("./reactor.ts")]);
       const rc = await reactor(ctx);
-      const scan = await scanJobs(ctx.ws, Date.now() / 1000, ctx.log);
-      for (const a of scan.timedOut) await publishAppended(rc, a.record, [a]);
-      await react(ctx);
+      await step("timeout scan failed", async () => {
+        const scan = await scanJobs(ctx.ws, Date.now() / 1000, ctx.log, onceOf(ctx));
+        for (const a of scan.timedOut) await publishAppended(rc, a.record, [a]);
+      });
+      await step("reactions failed", () => react(ctx));
       // ended jobs give their memory back; a late event reads their journal once more
       const [{ readRecord }, { isFinal }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts")]);
       for (const id of journals.ids()) {

@@ -8,15 +8,18 @@
 // on the way out.
 //
 // What it does with events and polls is not decided here: that is DaemonHooks (lib/monitor/hooks.ts).
-import { type FSWatcher, closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, readlinkSync, rmSync, statSync, watch as watchFs, writeSync, constants as C } from "node:fs";
+import { type FSWatcher, closeSync, existsSync, fstatSync, ftruncateSync, readFileSync, readlinkSync, rmSync, statSync, watch as watchFs, writeSync, constants as C } from "node:fs";
 import { join } from "node:path";
 import { type BrokerConfig, brokerConfigFromEnv, describeBroker } from "../jobs/broker-config.ts";
+import { openRegular } from "../sys/atomic.ts";
+import { ensureMamDir } from "../sys/mam-dir.ts";
 import { errCode, EXIT, MamError } from "../sys/errors.ts";
 import { flockWait } from "../sys/flock.ts";
 import { out } from "../sys/io.ts";
 import { type Env, mamDir } from "../sys/paths.ts";
 import { epochNow, isoUtc, logStamp } from "../sys/time.ts";
 import type { BrokerLink, LinkExtras } from "./broker-link.ts";
+import { logWriter } from "./log-file.ts";
 import { type DaemonMode, type DaemonState, monitorLockPath, monitorLogPath, monitorStatePath, parsePid, readState, writeFileAtomic } from "../sys/daemon-files.ts";
 
 export interface HookContext {
@@ -185,7 +188,8 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
   const env = o.env ?? process.env;
   const t: DaemonTimings = { ...daemonTimings(env), ...o.timings };
   const ws = o.ws;
-  const write = o.write ?? ((line: string) => out(line));
+  // once the daemon holds its lock, a log on .mam/monitor.log is rotated (log-file.ts)
+  let write = o.write ?? ((line: string) => out(line));
   const log = (m: string) => write(`${logStamp()} ${m}`);
   const debug = (m: string) => {
     if (env.MAM_DEBUG === "1") log(`debug: ${m}`);
@@ -219,9 +223,10 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
   try {
     const cfg: BrokerConfig = brokerConfigFromEnv(env); // a bad MQTT_* is a usage error before any file is touched
     try {
-      mkdirSync(mamDir(ws), { recursive: true, mode: 0o700 });
-      fd = openSync(lockPath, C.O_RDWR | C.O_CREAT | C.O_NOFOLLOW, 0o600);
+      ensureMamDir(ws);
+      fd = openRegular(lockPath, C.O_RDWR | C.O_CREAT, 0o600);
     } catch (e) {
+      if (e instanceof MamError) throw e;
       throw new MamError(`cannot open ${lockPath} (${(e as Error).message})`, EXIT.FAIL, "check the workspace's permissions");
     }
     // a short wait, not one try: `mam daemon status|ensure` probe with a shared lock for a moment
@@ -244,6 +249,7 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
     writeSync(fd, `${pid}\n`, 0);
     const st = fstatSync(fd);
     held = { dev: st.dev, ino: st.ino };
+    if (!o.write) write = logWriter(ws, env); // synchronous: status must never see the pid without the state
     if (stop.signal.aborted) return exitCode;
 
     const broker = describeBroker(cfg);

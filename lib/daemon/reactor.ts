@@ -15,6 +15,7 @@ import type { JobRuntime, Reached } from "../jobs/runtime.ts";
 import { type Appended, appendEvent, type JobRecord, listJobIds, readJournal, readRecord } from "../jobs/store.ts";
 import { mamDir } from "../sys/paths.ts";
 import { writeFileAtomic } from "../sys/daemon-files.ts";
+import type { LogOnce } from "../sys/log-once.ts";
 
 export const cursorPath = (ws: string) => join(mamDir(ws), "monitor.cursor.json");
 
@@ -30,6 +31,8 @@ export interface ReactorContext {
   journals?: JournalCache;
   /** the daemon's cursor in memory (written at once after an action, else lazily: touchCursor) */
   cursor?: CursorState;
+  /** the daemon's log of failures, each logged once (else each failure is logged) */
+  once?: LogOnce;
 }
 
 /** a long-lived reactor's cursor: events that asked for nothing are saved lazily (redoing them does nothing) */
@@ -153,47 +156,67 @@ async function notice(ctx: ReactorContext, rec: JobRecord, ev: JobEvent): Promis
   }
 }
 
-/** react to every journal event not reacted to yet (all jobs, or the given ones), in journal order */
+/**
+ * React to every journal event not reacted to yet (all jobs, or the given ones), in journal order.
+ * A job whose reaction fails is logged (once, with ctx.once) and left for the next call: the jobs
+ * after it are still reacted to.
+ */
 export async function reactToJobs(ctx: ReactorContext, only?: string[]): Promise<void> {
   const st = ctx.cursor;
   const cursor = st ? (st.cursor ??= readCursor(ctx.ws)) : readCursor(ctx.ws);
   const journals = ctx.journals ?? new JournalCache();
   for (const id of only ?? listJobIds(ctx.ws)) {
-    let rec: JobRecord | undefined;
     try {
-      rec = readRecord(ctx.ws, id);
-    } catch {
-      continue; // a broken record is reported by `job status`; nothing to react to
+      await reactToJob(ctx, id, cursor, journals);
+      ctx.once?.ok(`job ${id}`, "reaction failed");
+    } catch (e) {
+      failedJob(ctx, id, e, "reaction failed");
     }
-    if (!rec) continue;
-    const j = journals.get(ctx.ws, id, rec);
-    const events = j.events;
-    const n = events.length;
-    for (let at = cursorPosition(cursor[id], events); at < n; at++) {
-      const ev = events[at]!;
-      let acted = true;
-      if (rec.remote_of) {
-        // a copy of another host's job: that host tells the delegator and drives the loop; we
-        // tell our agent when its host cancelled the job or it timed out there
-        if (at === j.endAt && (ev.event === "cancelled" || ev.event === "timeout")) await stopCopy(ctx, rec, events, ev);
-        else acted = false;
-      } else if (ev.event === "received" || (at === j.endAt && events.some((e) => e.event === "offered"))) {
-        // a delivery to another host that was taken, or a job that ended with some not taken yet:
-        // their retained messages go (a host that comes back must not get an ended job)
-        await clearDeliveries(ctx, ev.event === "received" ? [offeredTopic(events, deliveryOf(ev) ?? "")] : outstandingTopics(events));
-        if (at === j.endAt) await tellDelegator(ctx, rec, ev);
-      } else if (at === j.endAt || ev.event === "permission_required") await tellDelegator(ctx, rec, ev);
-      else if (rec.type === "loop" && ev.event === "completed" && !endsJob(ev, rec)) {
-        const current = readRecord(ctx.ws, id) ?? rec;
-        const r = await applyLoop(ctx.ws, current, loopNext(current, ev, ctx.ws), ctx.runtime);
-        await publishAppended(ctx, current, r.appended);
-        if (r.undelivered) ctx.log(`job ${id}: ${r.undelivered}`);
-      } else acted = false;
-      // saved at once after an action: a hook abandoned half-way must not redo what it already did
-      cursor[id] = { at: at + 1 };
-      if (acted) saveCursor(ctx.ws, cursor, st);
-      else touchCursor(ctx.ws, cursor, st);
-    }
+  }
+}
+
+/** one job's step failed: logged (once, with ctx.once), and the caller goes on with the next job */
+function failedJob(ctx: ReactorContext, id: string, e: unknown, doing: string): void {
+  if (ctx.once) ctx.once.failed(`job ${id}`, e, doing);
+  else ctx.log(`job ${id}: ${doing}: ${e instanceof Error ? e.message : String(e)}`);
+}
+
+async function reactToJob(ctx: ReactorContext, id: string, cursor: Record<string, CursorEntry>, journals: JournalCache): Promise<void> {
+  const st = ctx.cursor;
+  let rec: JobRecord | undefined;
+  try {
+    rec = readRecord(ctx.ws, id);
+  } catch {
+    return; // a broken record is reported by `job status`; nothing to react to
+  }
+  if (!rec) return;
+  const j = journals.get(ctx.ws, id, rec);
+  const events = j.events;
+  const n = events.length;
+  for (let at = cursorPosition(cursor[id], events); at < n; at++) {
+    const ev = events[at]!;
+    let acted = true;
+    if (rec.remote_of) {
+      // a copy of another host's job: that host tells the delegator and drives the loop; we
+      // tell our agent when its host cancelled the job or it timed out there
+      if (at === j.endAt && (ev.event === "cancelled" || ev.event === "timeout")) await stopCopy(ctx, rec, events, ev);
+      else acted = false;
+    } else if (ev.event === "received" || (at === j.endAt && events.some((e) => e.event === "offered"))) {
+      // a delivery to another host that was taken, or a job that ended with some not taken yet:
+      // their retained messages go (a host that comes back must not get an ended job)
+      await clearDeliveries(ctx, ev.event === "received" ? [offeredTopic(events, deliveryOf(ev) ?? "")] : outstandingTopics(events));
+      if (at === j.endAt) await tellDelegator(ctx, rec, ev);
+    } else if (at === j.endAt || ev.event === "permission_required") await tellDelegator(ctx, rec, ev);
+    else if (rec.type === "loop" && ev.event === "completed" && !endsJob(ev, rec)) {
+      const current = readRecord(ctx.ws, id) ?? rec;
+      const r = await applyLoop(ctx.ws, current, loopNext(current, ev, ctx.ws), ctx.runtime);
+      await publishAppended(ctx, current, r.appended);
+      if (r.undelivered) ctx.log(`job ${id}: ${r.undelivered}`);
+    } else acted = false;
+    // saved at once after an action: a hook abandoned half-way must not redo what it already did
+    cursor[id] = { at: at + 1 };
+    if (acted) saveCursor(ctx.ws, cursor, st);
+    else touchCursor(ctx.ws, cursor, st);
   }
 }
 
@@ -261,7 +284,14 @@ export async function watchAgents(ctx: ReactorContext, stateOf: (session: string
       blocked.delete(id);
       continue;
     }
-    const session = busySession(rec, readJournal(ctx.ws, id));
+    let events: JobEvent[];
+    try {
+      events = readJournal(ctx.ws, id);
+    } catch (e) {
+      failedJob(ctx, id, e, "watch failed");
+      continue;
+    }
+    const session = busySession(rec, events);
     const seen = await stateOf(session);
     const { state, reason } = typeof seen === "string" ? { state: seen, reason: undefined } : seen;
     let input: { event: "permission_required" | "error"; detail: string } | undefined;
@@ -273,7 +303,14 @@ export async function watchAgents(ctx: ReactorContext, stateOf: (session: string
     // pending counts too: the agent has its header; gone before it reported, it never will
     if (state === "gone") input = { event: "error", detail: "agent exited" };
     if (!input) continue;
-    const a = await appendEvent(ctx.ws, id, (r, evs) => (r && !evs.some((e) => endsJob(e, r)) ? { ...input!, source: "monitor" } : undefined));
+    let a: Appended | undefined;
+    try {
+      a = await appendEvent(ctx.ws, id, (r, evs) => (r && !evs.some((e) => endsJob(e, r)) ? { ...input!, source: "monitor" } : undefined));
+    } catch (e) {
+      // one job's journal that cannot be written (a link, a full disk) does not stop the others
+      failedJob(ctx, id, e, "watch failed");
+      continue;
+    }
     if (a) {
       ctx.log(`job ${id}: ${input.event} (${input.detail})`);
       await publishAppended(ctx, rec, [a]);

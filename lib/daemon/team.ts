@@ -24,6 +24,8 @@ import type { HookContext } from "./loop.ts";
 export const HEARTBEAT_MS = 60_000;
 /** an agent's own report gets this long to arrive before the daemon sends it again */
 const FORWARD_AFTER_S = 2;
+/** how long after its end a job's end is published again on a new connection */
+const RESEND_ENDS_MS = 86_400_000;
 /** at most this many events of one job go again at once */
 const FORWARD_MAX = 200;
 
@@ -87,6 +89,30 @@ export function teamPart(deps: Deps, team: Team): TeamPart {
     return { host, workspace: deps.ws, ws_id: wsId, at: Date.now(), agents };
   };
 
+  /**
+   * the end of our jobs whose agents are on other hosts, ended in the last day, published again
+   * on every connection: a cancel or a timeout journalled while this host was cut off from the
+   * broker still reaches the agent's host (which drops it if it has it)
+   */
+  const resendEnds = async (ctx: HookContext) => {
+    const [{ listJobIds, readJournal, readRecord }, { isFinal }, { endsJob }, { canonicalJson }] = await Promise.all([
+      import("../jobs/store.ts"),
+      import("../jobs/statuses.ts"),
+      import("../jobs/event.ts"),
+      import("../jobs/canonical.ts"),
+    ]);
+    const since = Date.now() - RESEND_ENDS_MS;
+    for (const id of listJobIds(deps.ws)) {
+      try {
+        const r = readRecord(deps.ws, id);
+        if (!r || r.remote_of || !isFinal(r.status) || Date.parse(r.updated_at) < since) continue;
+        if (!r.agent_session.includes("@") && !r.reviewer_session?.includes("@")) continue;
+        const end = readJournal(deps.ws, id).find((e) => endsJob(e, r));
+        if (end && end.source !== r.agent_session && end.source !== r.reviewer_session) await ctx.publish(`${r.topic_prefix}/events`, canonicalJson(end));
+      } catch {}
+    }
+  };
+
   const part: TeamPart = {
     host,
     extras: () => ({ topics: [deliveriesOf(tp, host, wsId)], will: { topic: online, payload: offline() } }),
@@ -115,6 +141,7 @@ export function teamPart(deps: Deps, team: Team): TeamPart {
       await ctx.publish(online, seal(team, "online", host, { online: true, at: Date.now() }), { retain: true });
       await part.tick(ctx, "force");
       await part.forward(ctx);
+      await resendEnds(ctx);
     },
     async tick(ctx, how) {
       if (ctx.mode !== "mqtt") return;

@@ -4,6 +4,13 @@
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
+/**
+ * the deepest nesting of arrays and objects a payload may have (the payload itself is level 1).
+ * Deeper ones are refused before anything walks them: the encoder recurses, and a 100 000-deep
+ * `data` from a stranger on the broker used to overflow the stack of the daemon and the waiters.
+ */
+export const MAX_JSON_DEPTH = 64;
+
 export class CanonicalJsonError extends Error {
   constructor(message: string) {
     super(message);
@@ -33,7 +40,7 @@ function checkString(s: string, where: string): string {
   return s;
 }
 
-function enc(v: unknown, where: string, out: string[]): void {
+function enc(v: unknown, where: string, out: string[], depth: number): void {
   if (v === null) {
     out.push("null");
   } else if (v === true) {
@@ -47,11 +54,13 @@ function enc(v: unknown, where: string, out: string[]): void {
   } else if (typeof v === "string") {
     // JSON.stringify escapes exactly what Python does with ensure_ascii=False: " \ and C0 controls
     out.push(JSON.stringify(checkString(v, where)));
+  } else if (depth > MAX_JSON_DEPTH && typeof v === "object") {
+    throw new CanonicalJsonError(`${where.length > 40 ? `${where.slice(0, 40)}…` : where}: nested deeper than ${MAX_JSON_DEPTH} levels`);
   } else if (Array.isArray(v)) {
     out.push("[");
     v.forEach((x, i) => {
       if (i) out.push(",");
-      enc(x, `${where}[${i}]`, out);
+      enc(x, `${where}[${i}]`, out, depth + 1);
     });
     out.push("]");
   } else if (typeof v === "object") {
@@ -62,7 +71,7 @@ function enc(v: unknown, where: string, out: string[]): void {
     keys.forEach((k, i) => {
       if (i) out.push(",");
       out.push(JSON.stringify(checkString(k, where)), ":");
-      enc((v as Record<string, unknown>)[k], `${where}.${k}`, out);
+      enc((v as Record<string, unknown>)[k], `${where}.${k}`, out, depth + 1);
     });
     out.push("}");
   } else {
@@ -73,6 +82,26 @@ function enc(v: unknown, where: string, out: string[]): void {
 /** the canonical JSON text of v; throws CanonicalJsonError on floats, unsafe integers, non-JSON values */
 export function canonicalJson(v: unknown): string {
   const out: string[] = [];
-  enc(v, "$", out);
+  enc(v, "$", out, 1);
   return out.join("");
+}
+
+/**
+ * true when JSON text nests arrays and objects deeper than `max` levels, found by one pass over
+ * the text (brackets inside strings do not count), before JSON.parse builds anything deep
+ */
+export function nestedDeeper(text: string, max: number = MAX_JSON_DEPTH): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
 }

@@ -1,12 +1,19 @@
 // Job events (SPEC §7.2): the payload, its signature, the status fold, and the receiver's
 // accept/drop decision. Pure: no I/O.
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { canonicalJson, CanonicalJsonError, type Json } from "./canonical.ts";
+import { canonicalJson, CanonicalJsonError, type Json, MAX_JSON_DEPTH, nestedDeeper } from "./canonical.ts";
 import { eventKey, identityText, ORIGIN_RE, type SeenEvents } from "./identity.ts";
 import { DELIVERY_EVENTS, type EventName, isEventName, isFinal, type JobStatus, TERMINAL_EVENTS } from "./statuses.ts";
 
 /** payloads above this are dropped by receivers and refused by publishers */
 export const MAX_EVENT_BYTES = 256 * 1024;
+
+/**
+ * the highest seq an origin may use (2^31 − 1): receivers drop an event above it, and a journal
+ * whose own seqs reach it takes a fresh origin. Far beyond any real job, and far below 2^53, where
+ * a seq stops being an exact integer and the canonical JSON refuses it.
+ */
+export const MAX_SEQ = 2 ** 31 - 1;
 
 export interface JobEvent {
   schema_version: 1;
@@ -95,6 +102,25 @@ export function signatureValid(ev: JobEvent, token: string): boolean {
 
 // ---- receiving -----------------------------------------------------------------------------
 
+/**
+ * What a receiver's connection puts in place of a message too large to hold (packet-guard.ts):
+ * the message's topic and packet id with this marker as its payload, so that it is dropped as
+ * oversized (and acknowledged) without its bytes ever being buffered. Not JSON, so never an event.
+ */
+const OVERSIZED_MARK = "\u0000mam: payload not read, bytes: ";
+
+export const oversizedPayload = (size: number): Buffer => Buffer.from(`${OVERSIZED_MARK}${size}`, "utf8");
+
+/** the size of the message a marker stands for, else undefined */
+export function oversizedSize(raw: Uint8Array | string): number | undefined {
+  const len = typeof raw === "string" ? raw.length : raw.byteLength;
+  if (len > OVERSIZED_MARK.length + 20 || raw[0] !== (typeof raw === "string" ? "\u0000" : 0)) return undefined;
+  const t = typeof raw === "string" ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString("utf8");
+  if (!t.startsWith(OVERSIZED_MARK)) return undefined;
+  const n = Number(t.slice(OVERSIZED_MARK.length));
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
+
 export type Verdict =
   | { ok: true; event: JobEvent; gap?: { expected: number; got: number }; log?: string }
   | { ok: false; reason: DropReason; jobId?: string; seq?: number; log: string; /** repeat, seen-seq: the identity */ key?: string };
@@ -109,6 +135,7 @@ export type SeenLookup = (jobId: string) => SeenEvents;
 function shape(v: unknown): string | undefined {
   const o = v as Record<string, unknown>;
   if (!Number.isSafeInteger(o.seq) || (o.seq as number) < 1) return "seq is not a positive integer";
+  if ((o.seq as number) > MAX_SEQ) return `seq ${o.seq} is above ${MAX_SEQ}`;
   if ("origin" in o && (typeof o.origin !== "string" || !ORIGIN_RE.test(o.origin))) return "origin is not 8-64 characters of [A-Za-z0-9_-]";
   if (typeof o.event !== "string" || !isEventName(o.event)) return `unknown event '${String(o.event).slice(0, 40)}'`;
   for (const k of ["timestamp", "detail", "source"]) if (typeof o[k] !== "string") return `${k} is not a string`;
@@ -124,11 +151,13 @@ function shape(v: unknown): string | undefined {
  * logged. Every drop comes with its log line.
  */
 export function verifyEvent(raw: Uint8Array | string, tokenOf: TokenLookup, seen: SeenLookup): Verdict {
-  const size = typeof raw === "string" ? Buffer.byteLength(raw) : raw.byteLength;
+  const size = oversizedSize(raw) ?? (typeof raw === "string" ? Buffer.byteLength(raw) : raw.byteLength);
   if (size > MAX_EVENT_BYTES) return { ok: false, reason: "oversized", log: `dropped event: payload of ${size} bytes exceeds ${MAX_EVENT_BYTES}` };
+  const text = typeof raw === "string" ? raw : Buffer.from(raw).toString("utf8");
+  if (nestedDeeper(text)) return { ok: false, reason: "malformed", log: `dropped event: payload nested deeper than ${MAX_JSON_DEPTH} levels` };
   let v: unknown;
   try {
-    v = JSON.parse(typeof raw === "string" ? raw : Buffer.from(raw).toString("utf8"));
+    v = JSON.parse(text);
   } catch {
     return { ok: false, reason: "not-json", log: "dropped event: payload is not JSON" };
   }

@@ -3,12 +3,13 @@
 // connection, the notifications and the loop prompts; these functions own the files.
 import { existsSync } from "node:fs";
 import { canonicalJson } from "./canonical.ts";
-import { type JobEvent, MAX_EVENT_BYTES, verifyEvent, type DropReason } from "./event.ts";
+import { type JobEvent, MAX_EVENT_BYTES, oversizedSize, verifyEvent, type DropReason } from "./event.ts";
 import { isFinal, type JobStatus } from "./statuses.ts";
 import { EventIndex, identityText } from "./identity.ts";
 import { JournalCache, type JournalIndex } from "./journal-index.ts";
 import { type Appended, appendEvent, effectiveStatus, journalAndUpdate, listJobIds, readJournal, readRecord, recordPath, type JobRecord, withJobsLock } from "./store.ts";
 import { MamError } from "../sys/errors.ts";
+import type { LogOnce } from "../sys/log-once.ts";
 
 export type Ingested =
   /** verified and appended: the daemon notifies the delegator when `terminal` */
@@ -30,14 +31,24 @@ const TOPIC_RE = /^(.*)\/([0-9a-f]{8})\/events$/;
  * `cache` keeps the journals' indexes between calls (the daemon's); without it, each call reads
  * the journal. `lazy`: see journalAndUpdate (then call settleLastSeq within a second).
  */
-export async function ingestEvent(ws: string, topic: string, payload: Buffer, log: (line: string) => void, cache: JournalCache = new JournalCache(), lazy = false): Promise<Ingested> {
+export async function ingestEvent(
+  ws: string,
+  topic: string,
+  payload: Buffer,
+  log: (line: string) => void,
+  cache: JournalCache = new JournalCache(),
+  lazy = false,
+  /** where drop lines go (default: log); the daemon limits them per topic and reason (DropLog) */
+  logDrop: (line: string, topic: string, reason: string) => void = log,
+): Promise<Ingested> {
   const drop = (reason: Ingested & { outcome: "dropped" }): Ingested => {
     // every drop line names the topic it came on
-    log(reason.log.includes(topic) ? reason.log : `${reason.log} (on ${topic})`);
+    logDrop(reason.log.includes(topic) ? reason.log : `${reason.log} (on ${topic})`, topic, reason.reason);
     return reason;
   };
-  if (payload.byteLength > MAX_EVENT_BYTES) {
-    return drop({ outcome: "dropped", reason: "oversized", log: `dropped event on ${topic}: payload of ${payload.byteLength} bytes exceeds ${MAX_EVENT_BYTES}` });
+  const size = oversizedSize(payload) ?? payload.byteLength;
+  if (size > MAX_EVENT_BYTES) {
+    return drop({ outcome: "dropped", reason: "oversized", log: `dropped event on ${topic}: payload of ${size} bytes exceeds ${MAX_EVENT_BYTES}` });
   }
   const m = TOPIC_RE.exec(topic);
   // unknown jobs never touch the disk (and never create .mam/jobs)
@@ -136,6 +147,72 @@ export class RepeatLog {
   }
 }
 
+/**
+ * The daemon's log of dropped events, limited per sender as far as MQTT lets us tell one (it
+ * does not say who sent a message): per topic (the job a sender names) and reason (a bad
+ * signature, not JSON, …). In each window (a minute) the first `perTopic` drops of a topic and
+ * reason are logged in full, and at most `total` drops in all; the rest are counted, and when the
+ * window ends one line per topic and reason says how many more were dropped (the busiest first,
+ * at most `summaries` lines, then one line for the others). A flood of 5000 forged events costs a
+ * few lines, not 5000, while different problems on one job each still get their own line.
+ */
+export class DropLog {
+  private start: number;
+  private logged = 0;
+  private byTopic = new Map<string, { topic: string; logged: number; more: number; last: string }>();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private log: (line: string) => void,
+    private windowMs = 60_000,
+    private perTopic = 3,
+    private total = 30,
+    private summaries = 5,
+    private now: () => number = Date.now,
+  ) {
+    this.start = now();
+  }
+
+  drop(topic: string, line: string, reason = ""): void {
+    if (this.now() - this.start >= this.windowMs) this.flush();
+    const key = `${topic}\u0000${reason}`;
+    let t = this.byTopic.get(key);
+    if (!t) this.byTopic.set(key, (t = { topic, logged: 0, more: 0, last: "" }));
+    if (t.logged < this.perTopic && this.logged < this.total) {
+      t.logged++;
+      this.logged++;
+      this.log(line);
+      return;
+    }
+    t.more++;
+    t.last = line;
+    if (!this.timer) {
+      this.timer = setTimeout(() => this.flush(), Math.max(0, this.start + this.windowMs - this.now()));
+      (this.timer as { unref?: () => void }).unref?.();
+    }
+  }
+
+  /** end the window: say how many drops were not logged, per topic */
+  flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const secs = Math.max(1, Math.round((this.now() - this.start) / 1000));
+    const more = [...this.byTopic.values()].filter((t) => t.more > 0).sort((a, b) => b.more - a.more);
+    for (const t of more.slice(0, this.summaries)) {
+      this.log(`dropped ${t.more} more event${t.more > 1 ? "s" : ""} on ${t.topic} in ${secs} s, not logged one by one (the last: ${t.last.replace(/ \(on [^)]*\)$/, "")})`);
+    }
+    const rest = more.slice(this.summaries);
+    if (rest.length) {
+      const n = rest.reduce((a, t) => a + t.more, 0);
+      const topics = new Set(rest.map((t) => t.topic)).size;
+      this.log(`dropped ${n} more event${n > 1 ? "s" : ""} on ${topics} other topic${topics > 1 ? "s" : ""} in ${secs} s, not logged one by one`);
+    }
+    this.byTopic.clear();
+    this.logged = 0;
+    this.start = this.now();
+  }
+}
+
 // ---- timeouts ------------------------------------------------------------------------------
 
 export interface TimeoutDecision {
@@ -169,34 +246,53 @@ export interface ScanResult {
   timedOut: Appended[];
   /** job files that could not be read (named in the log) */
   broken: string[];
+  /** jobs whose timeout could not be decided or appended (named in the log); the scan went on */
+  failed: string[];
 }
 
-/** decide and apply timeouts for every job of the workspace; re-decided under the lock before appending */
-export async function scanJobs(ws: string, now: number = Date.now() / 1000, log: (line: string) => void = () => {}): Promise<ScanResult> {
-  const res: ScanResult = { timedOut: [], broken: [] };
+/**
+ * Decide and apply timeouts for every job of the workspace; re-decided under the lock before
+ * appending. A job that fails (a broken record, a journal that cannot be read or appended to) is
+ * logged and skipped: the jobs after it are still scanned. With `once` (the daemon, which scans
+ * every poll), each failure is logged once rather than at every scan.
+ */
+export async function scanJobs(ws: string, now: number = Date.now() / 1000, log: (line: string) => void = () => {}, once?: LogOnce): Promise<ScanResult> {
+  const res: ScanResult = { timedOut: [], broken: [], failed: [] };
+  const failed = (what: string, e: unknown, doing?: string) => (once ? once.failed(what, e, doing) : log(`${what}: ${doing ? `${doing}: ` : ""}${e instanceof Error ? e.message : String(e)}`));
   for (const id of listJobIds(ws)) {
+    const what = `job ${id}`;
     let rec: JobRecord | undefined;
     try {
       rec = readRecord(ws, id);
     } catch (e) {
       res.broken.push(id);
-      log(`job ${id}: ${(e as Error).message}`);
+      failed(what, e);
       continue;
     }
-    // a copy of another host's job times out there (docs/machines.md), and we hear it
-    if (!rec || rec.remote_of || !decideTimeout(rec, readJournal(ws, id), now)) continue;
-    const a = await appendEvent(
-      ws,
-      id,
-      (r, evs) => {
-        const d = r ? decideTimeout(r, evs, now) : undefined;
-        return d ? { event: "timeout", detail: d.detail, source: "monitor" } : undefined;
-      },
-      { now },
-    );
-    if (a) {
-      log(`job ${id} timeout: ${a.payload.detail}`);
-      res.timedOut.push(a);
+    once?.ok(what);
+    try {
+      // a copy of another host's job times out there (docs/machines.md), and we hear it
+      if (!rec || rec.remote_of || !decideTimeout(rec, readJournal(ws, id), now)) {
+        once?.ok(what, "timeout scan failed");
+        continue;
+      }
+      const a = await appendEvent(
+        ws,
+        id,
+        (r, evs) => {
+          const d = r ? decideTimeout(r, evs, now) : undefined;
+          return d ? { event: "timeout", detail: d.detail, source: "monitor" } : undefined;
+        },
+        { now },
+      );
+      once?.ok(what, "timeout scan failed");
+      if (a) {
+        log(`job ${id} timeout: ${a.payload.detail}`);
+        res.timedOut.push(a);
+      }
+    } catch (e) {
+      res.failed.push(id);
+      failed(what, e, "timeout scan failed");
     }
   }
   return res;

@@ -1,17 +1,18 @@
 // Job records and journals on disk (SPEC §7.1): .mam/jobs/<id>.json (0600, atomic replace) and
 // .mam/jobs/<id>.events.ndjson (append-only, fsynced). Every read-modify-write runs under the
 // flock on .mam/jobs/.lock; readers take no lock and create nothing.
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { errCode, EXIT, MamError, notFound } from "../sys/errors.ts";
 import { withLock } from "../sys/flock.ts";
+import { ensureMamSubdir } from "../sys/mam-dir.ts";
 import { isValidJobId } from "../sys/names.ts";
 import { isoUtc } from "../sys/time.ts";
 import type { Json } from "./canonical.ts";
 import { canonicalJson } from "./canonical.ts";
 import { appendLineDurable, atomicWriteFile, splitLines, sweepTempFiles } from "../sys/atomic.ts";
-import { foldStatus, foldStep, type JobEvent, MAX_EVENT_BYTES, signEvent } from "./event.ts";
+import { foldStatus, foldStep, type JobEvent, MAX_EVENT_BYTES, MAX_SEQ, signEvent } from "./event.ts";
 import { type EventName, JOB_STATUSES, type JobStatus, isEventName } from "./statuses.ts";
 import { newOrigin, ORIGIN_RE } from "./identity.ts";
 
@@ -208,9 +209,9 @@ export function jobView(r: JobRecord, events: readonly JobEvent[]): JobView {
 
 // ---- writing -------------------------------------------------------------------------------
 
+/** .mam/jobs/ (0700) in a .mam/ with its .gitignore (lib/sys/mam-dir.ts) */
 function ensureJobsDir(ws: string): void {
-  mkdirSync(join(ws, ".mam"), { recursive: true, mode: 0o700 });
-  mkdirSync(jobsDir(ws), { recursive: true, mode: 0o700 });
+  ensureMamSubdir(ws, "jobs");
 }
 
 /** run fn under the exclusive jobs lock (creates .mam/jobs/) */
@@ -221,7 +222,7 @@ export async function withJobsLock<T>(ws: string, fn: () => T | Promise<T>): Pro
 
 /** replace a record (call under the jobs lock) */
 export function writeRecord(ws: string, r: JobRecord): void {
-  atomicWriteFile(recordPath(ws, r.job_id), `${JSON.stringify(r, null, 2)}\n`, { mode: 0o600 });
+  atomicWriteFile(recordPath(ws, r.job_id), `${JSON.stringify(r, null, 2)}\n`, { mode: 0o600, regularOnly: true });
 }
 
 export interface JobSpec {
@@ -367,7 +368,7 @@ export function ownOrigin(ws: string, id: string, journalHasEvents: boolean): st
     }
   }
   const o = newOrigin();
-  atomicWriteFile(originPath(ws, id), `${o}\n`, { mode: 0o600 });
+  atomicWriteFile(originPath(ws, id), `${o}\n`, { mode: 0o600, regularOnly: true });
   return o;
 }
 
@@ -375,8 +376,22 @@ export function ownOrigin(ws: string, id: string, journalHasEvents: boolean): st
 export type EventDecision = EventInput | ((rec: JobRecord | undefined, events: JobEvent[]) => EventInput | undefined);
 
 /**
- * Append a new event of ours: under the jobs lock take the next seq (above every seq in the
- * journal) and this journal's origin, sign with the record's token
+ * The identity of the next event of ours (call under the jobs lock): this journal's origin and
+ * 1 + the highest seq journalled under it. Never derived from another origin's seqs (a token holder
+ * could send any seq); an origin whose seqs reach MAX_SEQ is replaced by a fresh one (seq 1), so a
+ * journal never runs out of identities.
+ */
+export function nextIdentity(ws: string, id: string, prior: readonly JobEvent[]): { origin: string; seq: number } {
+  const origin = ownOrigin(ws, id, prior.length > 0);
+  let max = 0;
+  for (const e of prior) if (e.origin === origin && e.seq > max) max = e.seq;
+  if (max < MAX_SEQ) return { origin, seq: max + 1 };
+  return { origin: ownOrigin(ws, id, false), seq: 1 };
+}
+
+/**
+ * Append a new event of ours: under the jobs lock take this journal's origin and the next seq of
+ * that origin (nextIdentity), sign with the record's token
  * (or the given one when this machine has no record: a remote worker keeps a journal only),
  * append + fsync, update the record. Returns undefined when a decision function said no.
  */
@@ -393,10 +408,7 @@ export async function appendEvent(ws: string, id: string, decide: EventDecision,
     const prior = readJournal(ws, id);
     const input = typeof decide === "function" ? decide(rec, prior) : decide;
     if (input === undefined) return undefined;
-    let seq = rec?.last_seq ?? 0;
-    for (const e of prior) if (e.seq > seq) seq = e.seq;
-    seq += 1;
-    const origin = ownOrigin(ws, id, prior.length > 0);
+    const { origin, seq } = nextIdentity(ws, id, prior);
     const ev = signEvent(
       { schema_version: 1, seq, origin, job_id: id, event: input.event, timestamp: isoUtc(Math.floor(now)), detail: input.detail, source: input.source, data: input.data ?? {} },
       token,

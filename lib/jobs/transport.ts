@@ -16,9 +16,12 @@ function reasonOf(e: unknown): string {
 
 /** connect once, without retries; rejects with the reason */
 export async function connectOnce(cfg: BrokerConfig, role: string, timeoutMs: number, opts: { clean?: boolean; stableKey?: string } = {}): Promise<MqttClient> {
-  const mqtt = await import("mqtt");
+  const [mqtt, { guardIncoming }] = await Promise.all([import("mqtt"), import("./packet-guard.ts")]);
   const o = mqttOptions(cfg, { clientId: clientId(cfg, role, opts.stableKey), clean: opts.clean ?? true, connectTimeoutMs: timeoutMs, reconnectPeriodMs: 0 });
-  const client = mqtt.connect(o as never);
+  // a message above the event size limit is never held in memory (packet-guard.ts)
+  const client = mqtt.connect({ ...o, manualConnect: true } as never);
+  guardIncoming(client);
+  client.connect();
   return await new Promise<MqttClient>((resolve, reject) => {
     let done = false;
     const fail = (e: unknown) => {
@@ -151,7 +154,12 @@ export async function subscribeTopics(
   } catch {
     return undefined;
   }
-  client.on("message", (t, p) => onMessage(t, p));
+  // whatever a message does to the handler, the subscription stays (a throw here would end it)
+  client.on("message", (t, p) => {
+    try {
+      onMessage(t, p);
+    } catch {}
+  });
   client.on("error", () => {});
   try {
     await withTimeout(client.subscribeAsync(topics, { qos: 1 }), timeoutMs, "no SUBACK");

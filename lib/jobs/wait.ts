@@ -5,7 +5,7 @@ import { type FSWatcher, statSync, watch } from "node:fs";
 import type { BrokerConfig } from "./broker-config.ts";
 import { finalEvent, foldStatus, type JobEvent, unsigned, verifyEvent } from "./event.ts";
 import { isFinal, type JobStatus } from "./statuses.ts";
-import { EventIndex } from "./identity.ts";
+import { EventIndex, eventKey } from "./identity.ts";
 import { type JobRecord, jobsDir, journalPath, readJournal } from "./store.ts";
 
 export const POLL_MS = 250;
@@ -151,18 +151,22 @@ export async function waitJobs(ws: string, records: JobRecord[], o: WaitOptions)
     });
   }
 
-  // the events already there when the wait began are not news
-  const seen = new Map<string, Set<number>>();
+  // the events already there when the wait began are not news; an event is known by its identity
+  // (origin, seq): a remote's seq 1 is news even when this machine's own seq 1 is not
+  const seen = new Map<string, Set<string>>();
   const news = (): JobEvent[] => {
     const fresh: JobEvent[] = [];
     for (const r of records) {
       const evs = merged(r.job_id);
       let s = seen.get(r.job_id);
       if (!s) {
-        seen.set(r.job_id, new Set(evs.map((e) => e.seq)));
+        seen.set(r.job_id, new Set(evs.map(eventKey)));
         continue;
       }
-      for (const e of evs) if (!s.has(e.seq)) (s.add(e.seq), fresh.push(e));
+      for (const e of evs) {
+        const k = eventKey(e);
+        if (!s.has(k)) (s.add(k), fresh.push(e));
+      }
     }
     return fresh;
   };

@@ -146,7 +146,7 @@ export async function restoreRegistry(registry: RegistryStore, yes: boolean): Pr
       return;
     }
     const mode = current !== null ? statSync(path).mode & 0o7777 : fresh.mode;
-    atomicWriteFile(path, fresh.bytes, { backupPath: bakPath, mode });
+    atomicWriteFile(path, fresh.bytes, { backupPath: bakPath, mode, regularOnly: true });
   });
   doc.restored = !doc.same;
   return doc;

@@ -9,7 +9,7 @@ import { isoUtc } from "../sys/time.ts";
 import { joinCode, loadTeam, newSecret, parseBroker, parseJoinCode, requireTeam, saveTeam, type Team, type TeamBroker, teamPath } from "../team/config.ts";
 import { type Fleet, readFleet } from "../team/fleet.ts";
 import { hostName } from "../team/host.ts";
-import { teamPrefix, workspaceId } from "../team/messages.ts";
+import { onlineTopic, presenceTopic, teamPrefix, workspaceId } from "../team/messages.ts";
 import type { Deps } from "./deps.ts";
 
 export interface TeamMade {
@@ -92,9 +92,29 @@ export interface TeamLeft {
 export async function leaveTeam(deps: Deps): Promise<TeamLeft> {
   const t = loadTeam(deps.env);
   if (!t) return { team: null, warnings: [info("this machine is in no team")] };
-  rmSync(teamPath(deps.env), { force: true });
   const warnings: Notice[] = [];
-  await restartDaemon(deps, warnings);
+  // this workspace's announcements go from the broker (its daemon would say "offline" on its way
+  // out: stopped first), so that the team does not keep showing it
+  const running = deps.daemon.status() !== undefined;
+  if (running) await deps.daemon.stop();
+  const host = hostName(deps.env);
+  const tp = teamPrefix(t, deps.env);
+  const wsId = workspaceId(deps.ws);
+  const { publishAll } = await import("../jobs/transport.ts");
+  const r = await publishAll(brokerConfigFromEnv(deps.env), [
+    { topic: presenceTopic(tp, host, wsId), payload: "", retain: true },
+    { topic: onlineTopic(tp, host, wsId), payload: "", retain: true },
+  ]);
+  if (!r.ok) warnings.push(warning(`this workspace's announcement stays on the broker (${r.reason}); the team shows it offline`));
+  rmSync(teamPath(deps.env), { force: true });
+  if (running) {
+    try {
+      await deps.daemon.ensure();
+    } catch (e) {
+      warnings.push(warning(`could not start this workspace's daemon again (${(e as Error).message}); run mam daemon ensure`));
+    }
+  }
+  warnings.push(info("the daemons of other workspaces on this machine leave the team when they restart (mam daemon stop)"));
   return { team: t.team, warnings };
 }
 

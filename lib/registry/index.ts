@@ -22,7 +22,9 @@
 // Writing (the only writer):
 //   mutateRegistry(path, (data, tx) => result, {lockBudgetMs?}) → Promise<{result, changed}>
 //     1. takes the registry flock (creating the folder 0700; waits up to 60 s, then exit 5),
-//     2. reads the file fresh (a broken or invalid file → exit 1, nothing written),
+//     2. reads the file fresh (a broken or invalid file → exit 1, nothing written; a symbolic link
+//        or anything but a regular file → exit 1 "refusing to write through …", nothing written:
+//        mam never writes through a link, nor replaces one with a file),
 //     3. calls fn with a private copy: edit rows in place, push, splice, sort, replace a row with
 //        a new object; fn may be async; if it throws, nothing is written and the error propagates,
 //     4. validates (validateRegistry with the file as read, see below); a problem → MamError

@@ -3,7 +3,7 @@
 // version, changing only the text of what changed. Nothing is written when nothing changed, when
 // the change fails validation, or when the caller throws.
 import { basename, dirname } from "node:path";
-import { atomicWriteFile, removeStaleTemps } from "../sys/atomic.ts";
+import { atomicWriteFile, checkRegular, removeStaleTemps } from "../sys/atomic.ts";
 import { debugLine } from "../sys/debug.ts";
 import { EXIT, MamError } from "../sys/errors.ts";
 import { withLock } from "../sys/flock.ts";
@@ -140,6 +140,8 @@ export async function mutateRegistry<T>(
   opts: MutateOptions = {},
 ): Promise<{ result: T; changed: boolean }> {
   return withLock(registryLockPath(path), "registry", opts.lockBudgetMs ?? 60_000, async () => {
+    // never through a link (it became a 0644 regular file, its target's mode): refused before any change
+    checkRegular(path);
     const file = loadRegistryFile(path);
     const problems = validateRegistry(file.raw, undefined, { parsed: true });
     if (problems.length) throw invalidRegistry(path, problems);
@@ -167,7 +169,7 @@ export async function mutateRegistry<T>(
     const dir = dirname(path);
     removeStaleTemps(dir, basename(path));
     removeStaleTemps(dir, basename(registryBackupPath(path)));
-    atomicWriteFile(path, text, { backupPath: registryBackupPath(path), mode: file.mode ?? 0o600 });
+    atomicWriteFile(path, text, { backupPath: registryBackupPath(path), mode: file.mode ?? 0o600, regularOnly: true });
     return { result, changed: true };
   });
 }

@@ -7,8 +7,16 @@
 // Callers that read-modify-write must hold their flock around the whole cycle.
 //
 // appendLineDurable: one whole line per write(2) on an O_APPEND descriptor, then fsync.
+//
+// Files mam owns (its state under .mam/: journals, records, locks, the daemon's log and state, the
+// registry) are never written through a symbolic link, nor when they are not regular files: a
+// workspace can ship `.mam/jobs/<id>.events.ndjson -> ~/.bashrc`, and an append would write into
+// the target and the torn-tail repair cut its last line. openRegular opens with O_NOFOLLOW (and
+// O_NONBLOCK, so that a FIFO cannot hang the writer) and refuses anything but a regular file;
+// atomicWriteFile refuses them with `regularOnly`.
 import {
   closeSync,
+  constants as C,
   copyFileSync,
   existsSync,
   fchmodSync,
@@ -16,6 +24,7 @@ import {
   fstatSync,
   ftruncateSync,
   linkSync,
+  lstatSync,
   openSync,
   readdirSync,
   readSync,
@@ -29,11 +38,55 @@ import { errCode, EXIT, MamError, writeRefused } from "./errors.ts";
 
 const STALE_AGE_MS = 60_000;
 
+const linkRefused = (path: string) =>
+  new MamError(`refusing to write through ${path}: it is a symbolic link`, EXIT.FAIL, "mam never writes through a link to its own files; replace the link with the file it points to, or remove it");
+const notRegular = (path: string) =>
+  new MamError(`refusing to write ${path}: it is not a regular file`, EXIT.FAIL, "move it away or remove it; mam makes the file again");
+
+/**
+ * Open a file mam owns for writing (flags: O_WRONLY or O_RDWR, O_APPEND, O_CREAT, …) without
+ * following a symbolic link, and only when it is a regular file; else a MamError naming the file.
+ */
+export function openRegular(path: string, flags: number, mode = 0o600): number {
+  let fd: number;
+  try {
+    fd = openSync(path, flags | C.O_NOFOLLOW | C.O_NONBLOCK, mode);
+  } catch (e) {
+    // Linux says ELOOP for a link; some systems say EMLINK or EFTYPE
+    if (["ELOOP", "EMLINK", "EFTYPE"].includes(errCode(e) ?? "")) throw linkRefused(path);
+    if (errCode(e) === "ENXIO") throw notRegular(path); // a FIFO nobody reads, a socket
+    throw e;
+  }
+  let ok = false;
+  try {
+    if (!fstatSync(fd).isFile()) throw notRegular(path);
+    ok = true;
+    return fd;
+  } finally {
+    if (!ok) closeSync(fd);
+  }
+}
+
+/** refuse a path that is a symbolic link or exists and is not a regular file (nothing there is fine) */
+export function checkRegular(path: string): void {
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch (e) {
+    if (errCode(e) === "ENOENT") return;
+    throw e;
+  }
+  if (st.isSymbolicLink()) throw linkRefused(path);
+  if (!st.isFile()) throw notRegular(path);
+}
+
 export interface AtomicWriteOptions {
   /** mode of the new file; default: the mode of the file it replaces, else 0600 */
   mode?: number;
   /** keep the replaced file here (itself replaced atomically); nothing happens when there is no old file */
   backupPath?: string;
+  /** refuse when path is a symbolic link or not a regular file (files mam owns, under .mam/) */
+  regularOnly?: boolean;
 }
 
 /** `.<name>.<pid>.<random>.tmp` next to the target */
@@ -105,10 +158,11 @@ function backUp(path: string, backupPath: string, mode: number): boolean {
 
 /** replace path with data atomically and durably (see the file header) */
 export function atomicWriteFile(path: string, data: string | Uint8Array, opts: AtomicWriteOptions = {}): void {
+  if (opts.regularOnly) checkRegular(path);
   let mode = opts.mode;
   if (mode === undefined) {
     try {
-      mode = statSync(path).mode & 0o7777;
+      mode = (opts.regularOnly ? lstatSync(path) : statSync(path)).mode & 0o7777;
     } catch {
       mode = 0o600;
     }
@@ -168,7 +222,7 @@ export function appendLineDurable(path: string, line: string, opts: AppendOption
   const created = !existsSync(path);
   let fd: number | undefined;
   try {
-    fd = openSync(path, "a+", o.mode ?? 0o600);
+    fd = openRegular(path, C.O_RDWR | C.O_APPEND | C.O_CREAT, o.mode ?? 0o600);
     const size = fstatSync(fd).size;
     let prefix = "";
     if (size > 0 && o.keepTail) {
@@ -183,6 +237,7 @@ export function appendLineDurable(path: string, line: string, opts: AppendOption
     writeAllFd(fd, Buffer.from(`${prefix}${text}\n`, "utf8"));
     fsyncSync(fd);
   } catch (e) {
+    if (e instanceof MamError) throw e;
     throw writeRefused(e, path) ?? new MamError(`cannot append to ${path}: ${e instanceof Error ? e.message : String(e)}`, EXIT.FAIL, undefined, { cause: e });
   } finally {
     if (fd !== undefined) closeSync(fd);

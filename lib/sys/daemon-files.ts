@@ -74,7 +74,7 @@ export function readState(ws: string): DaemonState | undefined {
   }
 }
 
-/** replace path atomically (lib/sys/atomic.ts) */
+/** replace path atomically (lib/sys/atomic.ts); never a link or anything but a regular file */
 export function writeFileAtomic(path: string, text: string, mode = 0o600): void {
-  atomicWriteFile(path, text, { mode });
+  atomicWriteFile(path, text, { mode, regularOnly: true });
 }

@@ -2,7 +2,9 @@
 // `mam create` and `mam job submit` use. A daemon runs iff it holds the flock on
 // .mam/monitor.lock; the PID in that file is only a hint, read while the lock is held.
 import { childEnv, selfCommand } from "./self.ts";
-import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { closeSync, constants as C, openSync, readFileSync } from "node:fs";
+import { openRegular } from "./atomic.ts";
+import { ensureMamDir } from "./mam-dir.ts";
 import { join } from "node:path";
 import { errCode, EXIT, MamError, writeRefused } from "./errors.ts";
 import { withLock } from "./flock.ts";
@@ -49,8 +51,10 @@ function spawnDetached(ws: string, env: Env) {
   const env2 = childEnv(env);
   let logFd: number;
   try {
-    logFd = openSync(monitorLogPath(ws), "a", 0o600);
+    // never through a link: a workspace that ships `.mam/monitor.log -> FILE` gets a refusal
+    logFd = openRegular(monitorLogPath(ws), C.O_WRONLY | C.O_APPEND | C.O_CREAT, 0o600);
   } catch (e) {
+    if (e instanceof MamError) throw e;
     throw new MamError(`cannot open ${monitorLogPath(ws)} (${(e as Error).message})`, EXIT.FAIL);
   }
   const nullFd = openSync("/dev/null", "r");
@@ -89,8 +93,9 @@ export async function ensureDaemonDetailed(ws: string, env: Env): Promise<Ensure
   const known = probeDaemon(ws);
   if (known.running && known.pid !== undefined) return { pid: known.pid, started: false, disabled: false };
   try {
-    mkdirSync(mamDir(ws), { recursive: true, mode: 0o700 });
+    ensureMamDir(ws);
   } catch (e) {
+    if (e instanceof MamError) throw e;
     throw writeRefused(e, mamDir(ws)) ?? new MamError(`cannot create ${mamDir(ws)} (${(e as Error).message})`, EXIT.FAIL, "check the workspace's permissions");
   }
   return withLock(spawnLockPath(ws), "subscriber daemon start", 3 * START_TIMEOUT_MS, async () => {

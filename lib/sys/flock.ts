@@ -1,7 +1,9 @@
 // flock(2) through bun:ffi on libc (Linux glibc/musl, macOS). Locks belong to the open file
 // description, so they end with the holder's process: no stale locks after kill -9.
 // We never block inside FFI (that would also block signal handlers): LOCK_NB plus short polling.
-import { closeSync, fstatSync, mkdirSync, openSync } from "node:fs";
+import { closeSync, constants as C, fstatSync } from "node:fs";
+import { openRegular } from "./atomic.ts";
+import { prepareDir } from "./mam-dir.ts";
 import { dirname } from "node:path";
 import { EXIT, MamError, usageError, writeRefused } from "./errors.ts";
 
@@ -109,13 +111,17 @@ export interface HeldLock {
   close(): void;
 }
 
-/** open (creating it and its folder, 0700) and lock a lock file */
+/**
+ * open (creating it and its folder, 0700: prepareDir) and lock a lock file; never through a symbolic link, and
+ * only a regular file (openRegular): a planted `.lock -> PATH` would create PATH
+ */
 export async function lockFile(path: string, opts: WaitOptions & { exclusive?: boolean; mode?: number }): Promise<HeldLock | "timeout"> {
   let fd: number;
   try {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    fd = openSync(path, "a", opts.mode ?? 0o600);
+    prepareDir(dirname(path)); // a workspace's .mam/ gets its .gitignore (mam-dir.ts)
+    fd = openRegular(path, C.O_WRONLY | C.O_APPEND | C.O_CREAT, opts.mode ?? 0o600);
   } catch (e) {
+    if (e instanceof MamError) throw e;
     // a read-only workspace: name its folder (.mam), not an internal error
     throw writeRefused(e, dirname(path)) ?? e;
   }

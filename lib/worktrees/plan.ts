@@ -16,6 +16,7 @@ import { join } from "node:path";
 import type { Row, WorktreeBlock } from "../registry/types.ts";
 import { atomicWriteFile } from "../sys/atomic.ts";
 import { conflict, usageError } from "../sys/errors.ts";
+import { ensureMamDir } from "../sys/mam-dir.ts";
 import { mamDir } from "../sys/paths.ts";
 import { branchCommit, branchExists, checkBranchName, type Git, listWorktrees, repoOf, resolveCommit } from "./git.ts";
 
@@ -93,6 +94,7 @@ export function planWorktree(ws: string, name: string, branchArg: string | undef
 /** the worktrees folder with its .gitignore (`*`: git status of the main checkout stays quiet) */
 export function ensureWorktreesDir(ws: string): string {
   const dir = worktreesDir(ws);
+  ensureMamDir(ws); // .mam/ and its own .gitignore first
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const ignore = join(dir, ".gitignore");
   if (!existsSync(ignore)) atomicWriteFile(ignore, "# mam: one git worktree per agent session (see docs/worktrees.md)\n*\n", { mode: 0o644 });

@@ -92,6 +92,8 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
     const id = await submit(A, ["--to", "w@hostB", "--from", "lead", "--type", "loop", "--reviewer", "r@hostC", "--prompt", "add a greeting"]);
     const waited = await A.mam(["job", "wait", id, "--timeout", "60"], {}, 90_000);
     expect(waited.code, `${waited.stdout}${waited.stderr}\nA:\n${A.log()}\nB:\n${B.log()}\nC:\n${C.log()}`).toBe(0);
+    // job wait may hear the end from the broker before A's daemon has journalled it
+    await waitFor(() => A.journal(id).some((e) => e.event === "completed" && e.detail.includes("PASS")), 5000);
     const evs = A.journal(id);
     expect(doubled(evs)).toEqual([]);
     expect(stages(evs)).toEqual([
@@ -162,11 +164,30 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
     await B.ok(["daemon", "ensure"]);
     const waited = await A.mam(["job", "wait", id, "--timeout", "30"], {}, 60_000);
     expect(waited.code, `${A.log()}\n${B.log()}`).toBe(0);
+    // job wait may hear the end from the broker before A's daemon has journalled it
+    await waitFor(() => A.journal(id).some((e) => e.event === "completed"), 5000);
     const evs = A.journal(id);
     expect(doubled(evs)).toEqual([]);
     expect(stages(evs)).toEqual(["offered mam", "received mam@hostB", "delivered mam@hostB", "started w@hostB", "progress w@hostB", "completed w@hostB"]);
     expect(count(B.screen("w"), `[mam] Job ${id} delegated`)).toBe(1);
   }, 90_000);
+
+  test("job wait --any and --all on jobs whose agents are on two other hosts", async () => {
+    await C.demo("w2", "worker", ["--think-ms", "50"]);
+    await B.demo("lazy", "worker", ["--think-ms", "2500"]);
+    await untilAnnounced(A, ["w2@hostC", "lazy@hostB"]);
+    const quick = await submit(A, ["--to", "w2@hostC", "--prompt", "quick one"]);
+    const slow = await submit(A, ["--to", "lazy@hostB", "--prompt", "slow one"]);
+    const any = await A.mam(["job", "wait", slow, quick, "--any", "--timeout", "30"], {}, 60_000);
+    expect(any.code, `${any.stdout}${any.stderr}`).toBe(0);
+    expect(any.stdout).toContain(`${quick} completed`);
+    expect(JSON.parse(await A.ok(["job", "status", slow, "--json"])).status).not.toBe("completed");
+    const all = await A.mam(["job", "wait", slow, quick, "--timeout", "60"], {}, 90_000);
+    expect(all.code, `${all.stdout}${all.stderr}`).toBe(0);
+    const list = await A.ok(["job", "list"]);
+    expect(list).toContain("w2@hostC");
+    expect(list).toContain("lazy@hostB");
+  }, 120_000);
 
   test("a cancel on A reaches B's agent", async () => {
     // a slow worker: its started comes 4 s after the job

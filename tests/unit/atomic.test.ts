@@ -1,6 +1,6 @@
 // lib/sys/atomic.ts: atomic replace with backup, durable appends, stale temp files.
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, linkSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { appendLineDurable, atomicWriteFile, removeStaleTemps, tempPathFor } from "../../lib/sys/atomic.ts";
 import { MamError } from "../../lib/sys/errors.ts";
@@ -128,5 +128,66 @@ describe("removeStaleTemps", () => {
     linkSync(a, join(dir, "b"));
     atomicWriteFile(a, "new");
     expect(readFileSync(join(dir, "b"), "utf8")).toBe("old");
+  });
+});
+
+describe("never through a symbolic link, never anything but a regular file (BUG-5)", () => {
+  const refusedLink = /^refusing to write through .*: it is a symbolic link$/;
+  const refusedOther = /^refusing to write .*: it is not a regular file$/;
+  const thrown = (fn: () => unknown): MamError => {
+    try {
+      fn();
+    } catch (e) {
+      expect(e).toBeInstanceOf(MamError);
+      return e as MamError;
+    }
+    throw new Error("did not throw");
+  };
+
+  test("appendLineDurable through a link: refused, the target untouched (its unfinished last line too)", () => {
+    const victim = join(sb.root, "victim");
+    writeFileSync(victim, "l1\nl2-no-newline");
+    const p = join(dir, "j.events.ndjson");
+    symlinkSync(victim, p);
+    const e = thrown(() => appendLineDurable(p, '{"seq":1}', { keepTail: () => false }));
+    expect(e.message).toMatch(refusedLink);
+    expect(e.message).toContain(p);
+    expect(e.hint).toContain("replace the link");
+    expect(readFileSync(victim, "utf8")).toBe("l1\nl2-no-newline");
+    // a link to nothing is not created through either
+    const q = join(dir, "k.events.ndjson");
+    symlinkSync(join(sb.root, "nowhere"), q);
+    expect(thrown(() => appendLineDurable(q, "x")).message).toMatch(refusedLink);
+    expect(existsSync(join(sb.root, "nowhere"))).toBe(false);
+  });
+
+  test("a FIFO or a folder is refused at once (a FIFO would block the writer)", () => {
+    const fifo = join(dir, "fifo");
+    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    expect(thrown(() => appendLineDurable(fifo, "x")).message).toMatch(refusedOther);
+    mkdirSync(join(dir, "d"));
+    expect(thrown(() => appendLineDurable(join(dir, "d"), "x")).message).toMatch(/^(refusing to write .*: it is not a regular file|cannot append to .*)$/);
+  });
+
+  test("atomicWriteFile with regularOnly: a link is refused and stays a link; without it the link is replaced, never written through", () => {
+    const target = join(sb.root, "target");
+    writeFileSync(target, "theirs");
+    chmodSync(target, 0o644);
+    const p = join(dir, "agent-sessions.yaml");
+    symlinkSync(target, p);
+    expect(thrown(() => atomicWriteFile(p, "ours", { regularOnly: true })).message).toMatch(refusedLink);
+    expect(lstatSync(p).isSymbolicLink()).toBe(true);
+    expect(readFileSync(target, "utf8")).toBe("theirs");
+    atomicWriteFile(p, "ours");
+    expect(lstatSync(p).isFile()).toBe(true);
+    expect(readFileSync(target, "utf8")).toBe("theirs");
+  });
+
+  test("a lock file that is a link to a missing path: refused, the path is not created", async () => {
+    const { withLock } = await import("../../lib/sys/flock.ts");
+    const p = join(dir, ".lock");
+    symlinkSync(join(sb.root, "made-by-mam"), p);
+    await expect(withLock(p, "jobs", 1000, () => 1)).rejects.toThrow(refusedLink);
+    expect(existsSync(join(sb.root, "made-by-mam"))).toBe(false);
   });
 });

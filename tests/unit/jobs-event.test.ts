@@ -1,7 +1,7 @@
 // Status fold, signing and the receiver's drop rules (SPEC §7.2), as pure functions.
 import { describe, expect, test } from "bun:test";
 import { canonicalJson } from "../../lib/jobs/canonical.ts";
-import { foldStatus, type JobEvent, MAX_EVENT_BYTES, signEvent, verifyEvent } from "../../lib/jobs/event.ts";
+import { foldStatus, type JobEvent, MAX_EVENT_BYTES, MAX_SEQ, signEvent, verifyEvent } from "../../lib/jobs/event.ts";
 import { type EventName } from "../../lib/jobs/statuses.ts";
 import { EventIndex, eventKey } from "../../lib/jobs/identity.ts";
 
@@ -77,6 +77,9 @@ describe("verifyEvent", () => {
     ["float in data", canonicalJson({ ...good, data: { ...good.data } }).replace('"data":{', '"data":{"x":1.5,'), "malformed", /not an integer/],
     ["unknown event name", canonicalJson(signEvent({ ...good, event: "exploded" as never }, TOKEN)), "malformed", /unknown event/],
     ["seq 0", canonicalJson(signEvent({ ...good, seq: 0 }, TOKEN)), "malformed", /seq/],
+    // BUG-1: a token holder's seq 2^53 − 1 was accepted, and the next local seq was no longer exact
+    ["seq 2^53 − 1, validly signed", canonicalJson(signEvent({ ...good, origin: "remote0000000001", seq: 2 ** 53 - 1 }, TOKEN)), "malformed", /seq 9007199254740991 is above 2147483647/],
+    ["seq 2^31, validly signed", canonicalJson(signEvent({ ...good, seq: MAX_SEQ + 1 }, TOKEN)), "malformed", /seq 2147483648 is above 2147483647/],
     ["oversized", canonicalJson(signEvent({ ...good, detail: "x".repeat(MAX_EVENT_BYTES) }, TOKEN)), "oversized", /exceeds 262144/],
   ];
   for (const [name, payload, reason, log] of drops) {

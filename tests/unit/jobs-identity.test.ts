@@ -1,17 +1,17 @@
 // Event identity (SPEC §7.2 since 0.2): the index a receiver keeps, the daemon's incremental
 // journal index, acks, and the log of repeats, as plain functions on temp folders.
 import { afterAll, describe, expect, test } from "bun:test";
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ackTopicOf, readAck, signedAck } from "../../lib/jobs/acks.ts";
 import { canonicalJson } from "../../lib/jobs/canonical.ts";
-import { type JobEvent, signEvent } from "../../lib/jobs/event.ts";
+import { type JobEvent, MAX_SEQ, signEvent } from "../../lib/jobs/event.ts";
 import { type EventName } from "../../lib/jobs/statuses.ts";
 import { EventIndex, eventKey, newOrigin, ORIGIN_RE } from "../../lib/jobs/identity.ts";
 import { ingestEvent, RepeatLog } from "../../lib/jobs/ingest.ts";
 import { JournalCache, JournalIndex } from "../../lib/jobs/journal-index.ts";
-import { appendEvent, journalPath, originPath, readJournal, readRecord, registerJob, settleLastSeq } from "../../lib/jobs/store.ts";
+import { appendEvent, journalPath, nextIdentity, originPath, readJournal, readRecord, registerJob, settleLastSeq } from "../../lib/jobs/store.ts";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -63,12 +63,32 @@ describe("appendEvent: this journal's origin", () => {
     rmSync(journalPath(ws, r.job_id));
     const c = await appendEvent(ws, r.job_id, { event: "progress", detail: "", source: "w" });
     expect(c!.payload.origin).not.toBe(a!.payload.origin);
-    expect(c!.payload.seq).toBe(3); // the record's last_seq survives
-    // the origin file lost: a new origin (its seqs go on above the journal's, so nothing collides)
+    expect(c!.payload.seq).toBe(1); // a new origin counts from 1: its identities are new ones
+    // the origin file lost: a new origin, from 1 again, beside the journal's events of the old one
     rmSync(originPath(ws, r.job_id));
     const d = await appendEvent(ws, r.job_id, { event: "progress", detail: "", source: "w" });
     expect(d!.payload.origin).not.toBe(c!.payload.origin);
-    expect(d!.payload.seq).toBe(4);
+    expect(d!.payload.seq).toBe(1);
+    expect(readRecord(ws, r.job_id)!.last_seq).toBe(2); // the record still says the highest seq seen
+  });
+
+  test("a seq is never taken from another origin's (BUG-1): a remote's 2^31 − 1 leaves ours at 1, 2, …; our own seqs used up give a fresh origin", async () => {
+    const ws = tempWs();
+    const r = await registerJob(ws, spec);
+    const a = await appendEvent(ws, r.job_id, { event: "started", detail: "", source: "w" });
+    const own = a!.payload.origin!;
+    const remote = signEvent({ schema_version: 1, seq: MAX_SEQ, origin: "remote0000000001", job_id: r.job_id, event: "progress", timestamp: "t", detail: "", source: "r", data: {} }, r.auth_token);
+    appendFileSync(journalPath(ws, r.job_id), `${canonicalJson(remote)}\n`);
+    const b = await appendEvent(ws, r.job_id, { event: "progress", detail: "", source: "w" });
+    expect(b!.payload).toMatchObject({ origin: own, seq: 2 });
+    expect(nextIdentity(ws, r.job_id, readJournal(ws, r.job_id))).toEqual({ origin: own, seq: 3 });
+    // our own origin at the limit (a journal edited by hand, an injected event): a fresh origin, seq 1
+    const mine = signEvent({ schema_version: 1, seq: MAX_SEQ, origin: own, job_id: r.job_id, event: "progress", timestamp: "t", detail: "", source: "w", data: {} }, r.auth_token);
+    appendFileSync(journalPath(ws, r.job_id), `${canonicalJson(mine)}\n`);
+    const c = await appendEvent(ws, r.job_id, { event: "completed", detail: "", source: "w" });
+    expect(c!.payload.seq).toBe(1);
+    expect(c!.payload.origin).not.toBe(own);
+    expect(readFileSync(originPath(ws, r.job_id), "utf8").trim()).toBe(c!.payload.origin!);
   });
 });
 

@@ -1,7 +1,7 @@
 // Records, journals, ingestion, timeouts applied, submit and the loop apply step, in-process on
 // temp workspaces (no daemon, no registry: a fake JobRuntime).
 import { afterAll, describe, expect, test } from "bun:test";
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { canonicalJson } from "../../lib/jobs/canonical.ts";
@@ -15,6 +15,7 @@ import type { Submitted } from "../../lib/ops/job/submit.ts";
 import { runOp, testDeps } from "../helpers/ops.ts";
 import { agentMam } from "../../lib/sys/agent-mam.ts";
 import { MamError } from "../../lib/sys/errors.ts";
+import { LogOnce } from "../../lib/sys/log-once.ts";
 
 const roots: string[] = [];
 afterAll(() => roots.forEach((r) => rmSync(r, { recursive: true, force: true })));
@@ -77,8 +78,9 @@ describe("records and journal", () => {
     const ev = signEvent({ schema_version: 1, seq: 1, job_id: r.job_id, event: "started", timestamp: "2026-01-01T00:00:00Z", detail: "", source: "wrk", data: {} }, r.auth_token);
     writeFileSync(journalPath(ws, r.job_id), canonicalJson(ev));
     expect(readJournal(ws, r.job_id).map((e) => e.seq)).toEqual([1]);
-    await appendEvent(ws, r.job_id, { event: "progress", detail: "", source: "wrk" });
-    expect(readJournal(ws, r.job_id).map((e) => e.seq)).toEqual([1, 2]);
+    const a = await appendEvent(ws, r.job_id, { event: "progress", detail: "", source: "wrk" });
+    // the old sender's seq 1 (no origin) and this journal's own first event: two identities
+    expect(readJournal(ws, r.job_id).map((e) => [e.origin, e.seq])).toEqual([[undefined, 1], [a!.payload.origin, 1]]);
   });
 
   test("temp files of killed writers are swept at the next registration", async () => {
@@ -199,6 +201,36 @@ describe("scanJobs", () => {
     expect(readRecord(ws, idle.job_id)!.status).toBe("timeout");
     expect(readRecord(ws, fresh.job_id)!.status).toBe("pending");
     expect((await scanJobs(ws, later + 100)).timedOut).toHaveLength(0);
+  });
+
+  test("a job with a remote's seq 2^31 − 1 (or an old daemon's 2^53 − 1) in its journal still times out, and so do the jobs after it (BUG-1)", async () => {
+    const ws = tempWs();
+    const jobs = await Promise.all([1, 2, 3, 4].map(() => registerJob(ws, spec({ timeout_sec: 5 }))));
+    const ids = jobs.map((j) => j.job_id).sort();
+    // the first job in the scan's order got a huge seq from a token holder before this fix
+    const first = jobs.find((j) => j.job_id === ids[0])!;
+    const huge = signEvent({ schema_version: 1, seq: 2 ** 53 - 1, origin: "remote0000000001", job_id: first.job_id, event: "started", timestamp: "t", detail: "x", source: "r", data: {} }, first.auth_token);
+    writeFileSync(journalPath(ws, first.job_id), `${canonicalJson(huge)}\n`);
+    const res = await scanJobs(ws, Date.now() / 1000 + 10);
+    expect(res.failed).toEqual([]);
+    expect(res.timedOut.map((a) => a.payload.job_id).sort()).toEqual(ids);
+    expect(res.timedOut.find((a) => a.payload.job_id === first.job_id)!.payload.seq).toBe(1);
+  });
+
+  test("a job that fails is logged (once, with LogOnce) and skipped: the jobs after it still time out", async () => {
+    const ws = tempWs();
+    const jobs = await Promise.all([1, 2, 3].map(() => registerJob(ws, spec({ timeout_sec: 5 }))));
+    const ids = jobs.map((j) => j.job_id).sort();
+    // the first job's journal cannot be read (a folder where the file should be)
+    mkdirSync(journalPath(ws, ids[0]!));
+    const lines: string[] = [];
+    const once = new LogOnce((l) => lines.push(l));
+    const res = await scanJobs(ws, Date.now() / 1000 + 10, (l) => lines.push(l), once);
+    expect(res.failed).toEqual([ids[0]!]);
+    expect(res.timedOut.map((a) => a.payload.job_id).sort()).toEqual(ids.slice(1));
+    expect(lines.filter((l) => l.startsWith(`job ${ids[0]}: timeout scan failed: `))).toHaveLength(1);
+    await scanJobs(ws, Date.now() / 1000 + 20, (l) => lines.push(l), once);
+    expect(lines.filter((l) => l.startsWith(`job ${ids[0]}: `))).toHaveLength(1); // once, not at every scan
   });
 });
 

@@ -1,11 +1,12 @@
 // waitJobs' reports for the MCP tool wait_jobs: one onEvent per event that arrives during the
 // wait (none for those journalled before), and stopOn ending the wait with outcome attention.
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { JobEvent } from "../../lib/jobs/event.ts";
-import { appendEvent, type JobSpec, registerJob } from "../../lib/jobs/store.ts";
+import { canonicalJson } from "../../lib/jobs/canonical.ts";
+import { type JobEvent, signEvent } from "../../lib/jobs/event.ts";
+import { appendEvent, type JobSpec, journalPath, registerJob } from "../../lib/jobs/store.ts";
 import { publicWait, waitJobs } from "../../lib/jobs/wait.ts";
 
 const roots: string[] = [];
@@ -54,5 +55,21 @@ describe("waitJobs onEvent / stopOn", () => {
     expect(pub.event!.data.hmac_sig).toBeUndefined();
     expect(pub.jobs[0]!.last_event!.data.hmac_sig).toBeUndefined();
     expect(res.event!.data.hmac_sig).toBeDefined();
+  });
+
+  test("an event is news by its identity (origin, seq): a remote's permission_required with a seq this machine already used ends the wait (BUG-4)", async () => {
+    const ws = tempWs();
+    const r = await registerJob(ws, spec);
+    for (const e of [ev("started"), ev("progress"), ev("progress")]) await appendEvent(ws, r.job_id, e);
+    const seen: string[] = [];
+    const waiting = waitJobs(ws, [r], { any: false, timeoutMs: 5_000, onEvent: (e) => void seen.push(`${e.origin}:${e.seq}:${e.event}`), stopOn: (e) => e.event === "permission_required" });
+    await Bun.sleep(300);
+    // the daemon journals a remote worker's first event: seq 1, as the local started
+    const remote = signEvent({ schema_version: 1, seq: 1, origin: "remote0000000002", job_id: r.job_id, event: "permission_required", timestamp: "2026-12-01T00:00:00Z", detail: "allow rm?", source: "wrk", data: {} }, r.auth_token);
+    appendFileSync(journalPath(ws, r.job_id), `${canonicalJson(remote)}\n`);
+    const res = await waiting;
+    expect(res.outcome).toBe("attention");
+    expect(res.event).toMatchObject({ origin: "remote0000000002", seq: 1, event: "permission_required", detail: "allow rm?" });
+    expect(seen).toEqual(["remote0000000002:1:permission_required"]);
   });
 });

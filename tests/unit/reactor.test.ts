@@ -156,3 +156,28 @@ test("reactToJobs tells the delegator once, at the first ending event in journal
   await reactToJobs({ ...c, journals: new JournalCache(), cursor: undefined });
   expect(told).toHaveLength(2); // from a 0.1 cursor at seq 1 the ending event is still ahead: told (once more)
 });
+
+test("reactToJobs goes on past a job whose reaction fails: the jobs after it are told, the failure is logged once", async () => {
+  const { reactToJobs } = await import("../../lib/daemon/reactor.ts");
+  const { JournalCache } = await import("../../lib/jobs/journal-index.ts");
+  const { LogOnce } = await import("../../lib/sys/log-once.ts");
+  const ws = tempWs();
+  const jobs = await Promise.all([1, 2, 3].map(() => registerJob(ws, spec)));
+  for (const j of jobs) await appendEvent(ws, j.job_id, { event: "completed", detail: `done ${j.job_id}`, source: "wrk" });
+  const ids = jobs.map((j) => j.job_id).sort();
+  const told: string[] = [];
+  const rt: JobRuntime = { findSession: async (n) => ({ name: n }) as never, prompt: async (_s, text) => void told.push(text) };
+  const lines: string[] = [];
+  // the first job's journal cannot be read (a reaction that throws, not a prompt that fails)
+  const journals = new JournalCache();
+  const get = journals.get.bind(journals);
+  journals.get = (w, id, roles) => {
+    if (id === ids[0]) throw new Error("journal unreadable");
+    return get(w, id, roles);
+  };
+  const c: ReactorContext = { ws, runtime: rt, log: (l) => lines.push(l), publish: async () => true, journals, cursor: { dirty: false, lastWrite: 0 }, once: new LogOnce((l) => lines.push(l)) };
+  await reactToJobs(c);
+  await reactToJobs(c);
+  expect(told.sort()).toEqual(ids.slice(1).map((id) => `[mam] job ${id} completed: done ${id}`).sort());
+  expect(lines.filter((l) => l.startsWith(`job ${ids[0]}: reaction failed: journal unreadable`))).toHaveLength(1);
+});

@@ -82,7 +82,7 @@ describe("a new registry", () => {
       ].join("\n"),
     );
     expect(existsSync(`${yaml}.bak`)).toBe(false);
-    expect(readdirSync(join(sb.ws, ".mam")).sort()).toEqual(["agent-sessions.lock", "agent-sessions.yaml"]);
+    expect(readdirSync(join(sb.ws, ".mam")).sort()).toEqual([".gitignore", "agent-sessions.lock", "agent-sessions.yaml"]);
   });
 
   test("a mutation that adds nothing to a missing file creates no registry file", async () => {
