@@ -74,12 +74,6 @@ export const OUTPUTS = {
     event: eventOut.optional(),
     all_completed: z.boolean(),
   }),
-  team_show: z.looseObject({
-    team: str,
-    host: str,
-    reachable: z.boolean(),
-    workspaces: z.array(z.looseObject({ host: str, workspace: str, agents: z.array(z.looseObject({ name: str, address: str })) })),
-  }),
   registry_reconcile: z.looseObject({
     timestamp: str,
     yaml_path: str,
@@ -87,5 +81,22 @@ export const OUTPUTS = {
     drifts: z.array(z.looseObject({ name: str, kind: str })),
     actions: z.array(z.unknown()),
     dry_run: z.boolean(),
+  }),
+  team_show: z.looseObject({
+    team: str,
+    host: str,
+    broker: str,
+    reachable: z.boolean(),
+    workspaces: z.array(
+      z.looseObject({
+        host: str,
+        workspace: str,
+        online: z.boolean(),
+        last_seen: str,
+        here: z.boolean(),
+        agents: z.array(z.looseObject({ name: str, address: str, agent: strOrNull, role: strOrNull, live: str, job: z.looseObject({ id: str, status: str }).nullable() })),
+      }),
+    ),
+    warnings: z.array(str),
   }),
 } as const;
