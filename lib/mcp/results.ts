@@ -82,4 +82,21 @@ export const OUTPUTS = {
     actions: z.array(z.unknown()),
     dry_run: z.boolean(),
   }),
+  team_show: z.looseObject({
+    team: str,
+    host: str,
+    broker: str,
+    reachable: z.boolean(),
+    workspaces: z.array(
+      z.looseObject({
+        host: str,
+        workspace: str,
+        online: z.boolean(),
+        last_seen: str,
+        here: z.boolean(),
+        agents: z.array(z.looseObject({ name: str, address: str, agent: strOrNull, role: strOrNull, live: str, job: z.looseObject({ id: str, status: str }).nullable() })),
+      }),
+    ),
+    warnings: z.array(str),
+  }),
 } as const;
