@@ -96,7 +96,10 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       repeats ??= new RepeatLog(ctx.log);
       // drops are limited per topic and reason: a flood of forged events costs a few lines (DropLog)
       drops ??= new DropLog(ctx.log);
-      const r = await ingestEvent(ctx.ws, topic, payload, (line) => (repeats!.flush(), ctx.log(line)), journals, true, (line, t, why) => (repeats!.flush(), drops!.drop(t, line, why)));
+      // an event of a job this workspace does not have is the broker's other traffic (other
+      // workspaces, the team's other hosts), not a problem: MAM_DEBUG=1 shows it
+      const onDrop = (line: string, t: string, why: string) => (why === "unknown-job" ? ctx.debug(line) : (repeats!.flush(), drops!.drop(t, line, why)));
+      const r = await ingestEvent(ctx.ws, topic, payload, (line) => (repeats!.flush(), ctx.log(line)), journals, true, onDrop);
       if (r.outcome === "appended" && r.deferred) settleSoon(ctx.ws, r.job.job_id);
       // the echo of an event this machine published is expected: only MAM_DEBUG=1 logs it
       if (r.outcome === "duplicate") (r.echo ? ctx.debug(r.log) : repeats.repeat(r.log));

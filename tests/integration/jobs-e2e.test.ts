@@ -155,7 +155,8 @@ describe("a job end to end", () => {
       expect(log()).toContain("HMAC verify failed");
       expect(log()).toContain("schema_version 2 is not 1");
       expect(log()).toMatch(/payload of 30\d{4} bytes exceeds 262144/);
-      expect(log()).toContain("dropped event (job 0badc0de seq 1): unknown job");
+      // a job this workspace does not have is other traffic on the broker: only MAM_DEBUG=1 logs it
+      expect(log()).not.toContain("unknown job");
       expect(events(w, id)).toEqual(["1:started:far"]);
       expect(JSON.parse((await w.mam(["job", "status", id, "--json"])).stdout)).toMatchObject({ status: "running", events: 1, last_seq: 1 });
       expect(await Bun.file(join(w.dir, ".mam", "jobs", "0badc0de.json")).exists()).toBe(false);

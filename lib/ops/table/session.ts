@@ -181,7 +181,8 @@ export const sessionStatus = defineOp({
   },
   text: (doc: StatusDoc | FleetDoc, o) => ("team" in doc ? (require("./team.ts") as typeof import("./team.ts")).fleetText(doc) : renderStatus(doc, o.color)),
   cli: { path: "status", alias: "ls", group: "agents", examples: ["mam status", "mam ls --json", "mam status --watch 5", "mam status --fleet          # the team's hosts: NAME@HOST, live state, jobs"] },
-  mcp: { aliases: ["status"], description: "List every agent session of the workspace: registry status, live state (working/blocked/idle/dead), pane, current job, drift; with fleet, every host of the team (NAME@HOST)." },
+  // the team's hosts are team_show's (one result shape per tool)
+  mcp: { aliases: ["status"], hide: ["fleet"], description: "List every agent session of the workspace: registry status, live state (working/blocked/idle/dead), pane, current job, drift. The team's other hosts: team_show." },
 });
 
 export const sessionPrune = defineOp({
