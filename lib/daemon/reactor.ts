@@ -14,6 +14,7 @@ import { applyLoop, loopNext } from "../jobs/loop.ts";
 import type { JobRuntime, Reached } from "../jobs/runtime.ts";
 import { type Appended, appendEvent, type JobRecord, listJobIds, readJournal, readRecord } from "../jobs/store.ts";
 import { mamDir } from "../sys/paths.ts";
+import { visible } from "../sys/sanitize.ts";
 import { writeFileAtomic } from "../sys/daemon-files.ts";
 import type { LogOnce } from "../sys/log-once.ts";
 
@@ -93,9 +94,12 @@ export function cursorPosition(c: unknown, events: readonly JobEvent[]): number 
   return typeof at === "number" && Number.isSafeInteger(at) && at > 0 ? Math.min(at, events.length) : 0;
 }
 
+/** a detail on one line, control characters shown escaped (a worker's detail is typed into another pane: sanitize.ts) */
+const detailLine = (detail: string) => visible(detail.replace(/\s+/g, " ").trim());
+
 /** the one line the delegator gets when its job ends */
 export function endLine(ev: JobEvent): string {
-  return `[mam] job ${ev.job_id} ${ev.event}: ${ev.detail.replace(/\s+/g, " ").trim()}`;
+  return `[mam] job ${ev.job_id} ${ev.event}: ${detailLine(ev.detail)}`;
 }
 
 export async function publishAppended(ctx: ReactorContext, rec: JobRecord | undefined, appended: Appended[]): Promise<void> {
@@ -149,7 +153,7 @@ async function notice(ctx: ReactorContext, rec: JobRecord, ev: JobEvent): Promis
   try {
     const target = await rt.noticeTarget(rec.agent_session);
     if (!target || target.backend !== "herdr") return;
-    const shown = await rt.notify(target, `mam: job ${rec.job_id} ${ev.event}`, `${rec.agent_session}: ${ev.detail.replace(/\s+/g, " ").trim()}`.slice(0, 240));
+    const shown = await rt.notify(target, `mam: job ${rec.job_id} ${ev.event}`, `${rec.agent_session}: ${detailLine(ev.detail)}`.slice(0, 240));
     ctx.log(`job ${rec.job_id}: herdr notification ${shown ? "shown" : "not shown"}`);
   } catch (e) {
     ctx.log(`job ${rec.job_id}: no herdr notification (${(e as Error).message})`);

@@ -2,6 +2,9 @@
 // dialog (a start dialog such as "trust this folder", a permission prompt: text + Enter would
 // answer it for the user), and checks that what it typed was submitted, not left in the input box.
 // Shared by create / resume (the onboarding), job submit and the daemon (job texts), and stop.
+// deliver() is the one place mam types a text into an agent, so it is where the text is made safe
+// to type (typeable, lib/sys/sanitize.ts: no control character or escape sequence of a prompt or a
+// relayed detail reaches the pane raw).
 //
 // What mam sees of a pane: herdr's agent status (tmux has none) and the screen detector's verdict
 // on the visible screen (lib/agents/screen/detect.ts), which knows each kind's prompt, dialogs and
@@ -12,6 +15,7 @@ import { AgentGone, type LiveStatus, type Mux, type MuxPane, type PaneScreen } f
 import { EXIT, MamError } from "../../sys/errors.ts";
 import { type Notice, warning } from "../../sys/notice.ts";
 import type { Env } from "../../sys/paths.ts";
+import { typeable } from "../../sys/sanitize.ts";
 import { paneAgentGone } from "./probe.ts";
 
 export type PaneState =
@@ -149,12 +153,14 @@ async function pollFor(look: () => Promise<BoxView>, done: (v: BoxView) => boole
 }
 
 /**
- * submit `text` to the agent. Where mam can see the agent's input box (tmux, kinds whose rules
- * name one, the box on screen) it types the text, waits until the box shows it, presses Enter, and checks the box
- * let go of it: while the box still holds it, Enter again (twice at the most). Never presses
- * anything at a dialog. Elsewhere: Mux.submit, unchecked.
+ * submit `text` to the agent, made safe to type first (typeable: control characters and escape
+ * sequences shown as `\x1b`, line breaks kept). Where mam can see the agent's input box (tmux,
+ * kinds whose rules name one, the box on screen) it types the text, waits until the box shows it,
+ * presses Enter, and checks the box let go of it: while the box still holds it, Enter again (twice
+ * at the most). Never presses anything at a dialog. Elsewhere: Mux.submit, unchecked.
  */
-export async function deliver(mux: Mux, paneId: string, kind: string, text: string, managed: boolean, env: Env, seen?: PaneScreen): Promise<Delivery> {
+export async function deliver(mux: Mux, paneId: string, kind: string, raw: string, managed: boolean, env: Env, seen?: PaneScreen): Promise<Delivery> {
+  const text = typeable(raw);
   const detect = mux.backend === "tmux" && env.MAM_SCREEN_DETECT !== "0" ? await import("../../agents/screen/detect.ts") : undefined;
   if (!detect?.hasInputBox(kind)) {
     await mux.submit(paneId, text, managed);

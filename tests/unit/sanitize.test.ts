@@ -1,0 +1,49 @@
+// The one rule of what never reaches a terminal or a pane raw (lib/sys/sanitize.ts), and where it
+// is applied without a process: the end line, the send rule (issue 23 item 1).
+import { describe, expect, test } from "bun:test";
+import { hasUnsafe, typeable, visible } from "../../lib/sys/sanitize.ts";
+import { HOSTILE, rawControls } from "../helpers/recorder.ts";
+
+describe("visible: for a terminal or a log line", () => {
+  test("every control character, C1, U+2028/9 and bidi control is shown as an escape; the result is one line", () => {
+    expect(visible("a\x1b]52;c;cHduZWQ=\x07b")).toBe("a\\x1b]52;c;cHduZWQ=\\x07b");
+    expect(visible("x\ny\r\tz\x00\x7f")).toBe("x\\ny\\r\\tz\\x00\\x7f");
+    expect(visible("\u009b2J \u0085 \u2028 \u2029 \u202e \u2066 \u200f \u061c")).toBe("\\x9b2J \\x85 \\u2028 \\u2029 \\u202e \\u2066 \\u200f \\u061c");
+    expect(rawControls(visible(HOSTILE))).toEqual([]);
+  });
+  test("other text is untouched (accents, emoji, right-to-left letters, backslashes)", () => {
+    for (const s of ["héllo wörld", "日本語 🚀", "שלום עולם", "C:\\path\\x1b literally", ""]) expect(visible(s)).toBe(s);
+  });
+  test("idempotent: what it shows passes again unchanged", () => {
+    expect(visible(visible(HOSTILE))).toBe(visible(HOSTILE));
+  });
+});
+
+describe("typeable: for an agent's pane", () => {
+  test("line breaks stay (\\r\\n and a lone \\r become \\n), tabs become spaces, the rest is shown as in visible", () => {
+    expect(typeable("line 1\r\nline 2\rline 3\n\tindented")).toBe("line 1\nline 2\nline 3\n    indented");
+    expect(typeable("done\x03 bye\x1b[201~ \x04\x15\u009b\u2028\u202e")).toBe("done\\x03 bye\\x1b[201~ \\x04\\x15\\x9b\\u2028\\u202e");
+    expect(rawControls(typeable(`a\n${HOSTILE}\nb`), ["\n"])).toEqual([]);
+    expect(typeable("plain text")).toBe("plain text");
+  });
+});
+
+describe("hasUnsafe: the rule as a check (mam ui's send)", () => {
+  test("C0 (newline too), DEL, C1, U+2028/9 and bidi controls are caught; plain text is not", () => {
+    for (const s of ["a\nb", "\x1b[2J", "\x7f", "\u0085", "\u009b", "\u2028", "\u2029", "\u202e", "\u2067", "\u200e"]) expect(hasUnsafe(s), JSON.stringify(s)).toBe(true);
+    for (const s of ["hello there", "$(touch x); `id`", "שלום", "🚀"]) expect(hasUnsafe(s)).toBe(false);
+  });
+  test("the send op refuses them with one message", async () => {
+    const { parseAction } = await import("../../lib/ui/actions.ts");
+    for (const text of ["C1 \u009b31m", "sep \u2028 x", "rlo \u202e x", "nel \u0085"]) {
+      expect(() => parseAction({ action: "session.send", input: { name: "w1", text } })).toThrow(/control character/);
+    }
+  });
+});
+
+describe("the delegator's end line", () => {
+  test("one line, control characters shown", async () => {
+    const { endLine } = await import("../../lib/daemon/reactor.ts");
+    expect(endLine({ job_id: "0123abcd", event: "completed", detail: "done\x03 bye\n\x1b[201~next" } as never)).toBe("[mam] job 0123abcd completed: done\\x03 bye \\x1b[201~next");
+  });
+});
