@@ -5,6 +5,7 @@ import { versionLine } from "./lib/cli/version.ts";
 import { EXIT, MamError, usageError, writeRefused } from "./lib/sys/errors.ts";
 import { applyTeamBroker } from "./lib/team/config.ts";
 import { err, out } from "./lib/sys/io.ts";
+import { visible } from "./lib/sys/sanitize.ts";
 
 const lazy = <T>(load: () => Promise<{ default: T }>) => () => load().then((m) => m.default);
 
@@ -145,7 +146,7 @@ export function reportError(e: unknown): number {
     return e.exitCode;
   }
   const msg = e instanceof Error ? e.message : String(e);
-  err(`ERROR: internal error: ${msg}; run with MAM_DEBUG=1 for details`);
+  err(visible(`ERROR: internal error: ${msg}; run with MAM_DEBUG=1 for details`));
   if (process.env.MAM_DEBUG === "1" && e instanceof Error && e.stack) err(e.stack);
   return EXIT.FAIL;
 }

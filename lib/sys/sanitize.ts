@@ -16,6 +16,8 @@
 // sees that something odd was sent, and nothing the sender wrote silently disappears. The only
 // exceptions are the typed text's own layout: its line breaks (a prompt is typed as a paste; \r\n
 // and a lone \r become \n) and tabs (four spaces: a Tab key is completion in most TUIs).
+// `--json` keeps the exact text: JSON escapes C0 itself, and outJson (io.ts) writes the other
+// characters of the rule as \uXXXX, which parse back to the same text.
 
 /** the characters the rule covers (one at a time) */
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
@@ -48,4 +50,15 @@ export function typeable(s: string): string {
     .replace(/\r\n?/g, "\n")
     .replaceAll("\t", "    ")
     .replace(UNSAFE, (c) => (c === "\n" ? c : escape(c)));
+}
+
+/** the characters of the rule that JSON.stringify leaves raw in strings (it escapes C0 itself) */
+const JSON_RAW = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * JSON.stringify's text with DEL, C1, U+2028/9 and the bidi controls written as \uXXXX: the same
+ * value, safe on a terminal (they occur only inside strings; its own newlines stay)
+ */
+export function jsonSafe(json: string): string {
+  return json.replace(JSON_RAW, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }

@@ -1,7 +1,10 @@
 // The one rule of what never reaches a terminal or a pane raw (lib/sys/sanitize.ts), and where it
-// is applied without a process: the end line, the send rule (issue 23 item 1).
+// is applied without a process: renderings, the end line, the send rule, JSON output (issue 23
+// items 1 and 2).
 import { describe, expect, test } from "bun:test";
-import { hasUnsafe, typeable, visible } from "../../lib/sys/sanitize.ts";
+import { hasUnsafe, jsonSafe, typeable, visible } from "../../lib/sys/sanitize.ts";
+import { MamError } from "../../lib/sys/errors.ts";
+import { noticeLine, warning } from "../../lib/sys/notice.ts";
 import { HOSTILE, rawControls } from "../helpers/recorder.ts";
 
 describe("visible: for a terminal or a log line", () => {
@@ -41,9 +44,51 @@ describe("hasUnsafe: the rule as a check (mam ui's send)", () => {
   });
 });
 
-describe("the delegator's end line", () => {
-  test("one line, control characters shown", async () => {
+describe("jsonSafe: --json keeps the exact text", () => {
+  test("DEL, C1, U+2028/9 and bidi written as \\uXXXX; JSON.parse gives the same value back; its own newlines stay", () => {
+    const value = { detail: HOSTILE, role: "r\u202eole", nested: ["\u0085", { k: "\x7f" }] };
+    const text = jsonSafe(JSON.stringify(value, null, 2));
+    expect(rawControls(text, ["\n"])).toEqual([]);
+    expect(JSON.parse(text)).toEqual(value);
+    expect(text.split("\n").length).toBeGreaterThan(3);
+  });
+});
+
+describe("errors and notices are printed safe", () => {
+  test("ERROR and WARNING lines show what they quote escaped, on one line", () => {
+    expect(new MamError("no session named 'a\x1b[2Jb'", 3, "see: x\ny").render()).toBe("ERROR: no session named 'a\\x1b[2Jb'; see: x\\ny");
+    expect(noticeLine(warning("could not tell w (\x1b]0;t\x07)"))).toBe("WARNING: could not tell w (\\x1b]0;t\\x07)");
+  });
+});
+
+describe("renderings show others' text escaped", () => {
+  const ev = (over: Record<string, unknown> = {}) =>
+    ({ schema_version: 1, seq: 3, job_id: "0123abcd", event: "progress", timestamp: "2026-01-01T00:00:00Z\x1b[2J", detail: `half ${HOSTILE}`, source: "w\x1b]0;x\x07", data: { note: "\u009b1m\u2028" }, ...over }) as never;
+  test("job logs, wait lines and progress notes", async () => {
+    const { eventLine, eventNote, waitLine } = await import("../../lib/jobs/render.ts");
+    for (const line of [eventLine(ev()), eventNote(ev()), waitLine({ job_id: "0123abcd", status: "running", last_event: ev() } as never)]) {
+      expect(rawControls(line)).toEqual([]);
+      expect(line).toContain("half \\x03 \\x04");
+    }
+    expect(eventLine(ev())).toContain("w\\x1b]0;x\\x07: half");
+  });
+  test("the delegator's end line: one line, control characters shown", async () => {
     const { endLine } = await import("../../lib/daemon/reactor.ts");
     expect(endLine({ job_id: "0123abcd", event: "completed", detail: "done\x03 bye\n\x1b[201~next" } as never)).toBe("[mam] job 0123abcd completed: done\\x03 bye \\x1b[201~next");
+  });
+  test("mam status: names, roles, servers and blocked reasons", async () => {
+    const { renderStatus } = await import("../../lib/ops/session/status.ts");
+    const doc = {
+      workspace: "/w",
+      registry: "/w/.mam/agent-sessions.yaml",
+      sessions: [{ name: "w1", agent: "claude", role: "r\x1b]52;c;eA==\x07", status: "running", live: "blocked", reason: "Allow \x1b[2J?", mux: "tmux", server: "mam", pane: "%1", job: null, drift: [] }],
+    };
+    for (const color of [false, true]) {
+      const text = renderStatus(doc, color);
+      expect(text).toContain("r\\x1b]52;c;eA==\\x07");
+      expect(text).toContain("Allow \\x1b[2J?");
+      // colour is mam's own SGR only
+      expect(text.replace(/\x1b\[\d+m/g, "")).not.toContain("\x1b");
+    }
   });
 });
