@@ -20,6 +20,7 @@ const PLUMBING: Record<string, Lazy<MamCommand>> = {
   ui: lazy(() => import("./lib/cli/ui.ts")),
   hooks: lazy(() => import("./lib/cli/hooks.ts")),
   "agent-report": lazy(() => import("./lib/cli/agent-report.ts")),
+  "shell-job": lazy(() => import("./lib/cli/shell-job.ts")),
   mcp: lazy(() => import("./lib/cli/mcp.ts")),
 };
 
@@ -32,7 +33,7 @@ const META: MamCommand["meta"] = {
     { title: "team across machines", commands: ["team show", "team init", "team join", "team code", "team leave"] },
     { title: "from your agent (MCP)", commands: ["mcp", "mcp install", "mcp uninstall"] },
     { title: "monitoring", commands: ["ui", "reconcile", "daemon", "registry"] },
-    { title: "plumbing", commands: ["skills", "shim", "pane-lock", "broker", "agent-report"] },
+    { title: "plumbing", commands: ["skills", "shim", "pane-lock", "broker", "agent-report", "shell-job"] },
     { title: "try it", commands: ["demo"] },
   ],
   examples: [

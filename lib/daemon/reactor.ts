@@ -6,6 +6,7 @@
 // (`{"<id>": {"at": N}}`; a position, not a seq: with several writers seqs repeat and jump).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { readsCommands } from "../agents/kinds/index.ts";
 import { endsJob, type JobEvent } from "../jobs/event.ts";
 import { isFinal } from "../jobs/statuses.ts";
 import { JournalCache } from "../jobs/journal-index.ts";
@@ -138,6 +139,11 @@ async function tellDelegator(ctx: ReactorContext, rec: JobRecord, ev: JobEvent):
     ctx.log(`job ${rec.job_id} ended (${ev.event}); delegator ${who} ${s.gone}, not told`);
     return;
   }
+  if (readsCommands(s.agent)) {
+    // a shell would run the line (a `;` in a worker's detail would be a command)
+    ctx.log(`job ${rec.job_id}: ${ev.event}; delegator ${who} is a ${s.agent} session, not told (it would run the text)`);
+    return;
+  }
   try {
     await ctx.runtime.prompt(s, line);
     ctx.log(`job ${rec.job_id}: told ${who}: ${line}`);
@@ -240,6 +246,11 @@ async function stopCopy(ctx: ReactorContext, rec: JobRecord, events: readonly Jo
     const s = await ctx.runtime.findSession(name);
     if (!s || s.gone || s.waiting) {
       ctx.log(`job ${rec.job_id} ${what} on ${rec.remote_of}; ${name} ${s?.gone ?? (s?.waiting ? `waits at ${s.waiting}` : "is not running")}, not told`);
+      return;
+    }
+    if (readsCommands(s.agent)) {
+      // a shell would run the notice; its `mam shell-job` sees the job end and stops the command
+      ctx.log(`job ${rec.job_id} ${what} on ${rec.remote_of}; ${name} is a ${s.agent} session, not told (it would run the text)`);
       return;
     }
     await ctx.runtime.prompt(s, `[mam] Job ${rec.job_id} ${what} (on ${rec.remote_of}): stop working on it.`);

@@ -1,6 +1,6 @@
 // The one rule of what never reaches a terminal or a pane raw (lib/sys/sanitize.ts), and where it
-// is applied without a process: renderings, the end line, the send rule, JSON output (issue 23
-// items 1 and 2).
+// is applied without a process: renderings, the end line, the send rule, JSON output; the pure
+// parts of a job to a shell (issue 23 items 1–3).
 import { describe, expect, test } from "bun:test";
 import { hasUnsafe, jsonSafe, typeable, visible } from "../../lib/sys/sanitize.ts";
 import { MamError } from "../../lib/sys/errors.ts";
@@ -90,5 +90,28 @@ describe("renderings show others' text escaped", () => {
       // colour is mam's own SGR only
       expect(text.replace(/\x1b\[\d+m/g, "")).not.toContain("\x1b");
     }
+  });
+});
+
+describe("a job to a shell (pure parts)", () => {
+  test("the detail is the output's last lines, as a terminal shows them", async () => {
+    const { outputTail } = await import("../../lib/ops/job/shell-run.ts");
+    expect(outputTail("a\nb\nc\n\n")).toBe("a\nb\nc");
+    expect(outputTail("10%\r50%\r100%\ndone\n")).toBe("100%\ndone");
+    expect(outputTail(Array.from({ length: 30 }, (_, i) => `line ${i}`).join("\n"), 3)).toBe("line 27\nline 28\nline 29");
+    expect(outputTail("x".repeat(50), 10, 10)).toBe(`…${"x".repeat(9)}`);
+    expect(outputTail("")).toBe("");
+  });
+  test("exit 0 completes; any other exit, a signal or a stop is an error; the last lines are the detail", async () => {
+    const { endEvent } = await import("../../lib/ops/job/shell-run.ts");
+    expect(endEvent("sh", 0, null, "ok")).toEqual({ event: "completed", detail: "ok", source: "sh", data: { exit_code: 0 } });
+    expect(endEvent("sh", 0, null, "")).toMatchObject({ event: "completed", detail: "exit 0 (no output)" });
+    expect(endEvent("sh", 3, null, "boom")).toEqual({ event: "error", detail: "exit 3: boom", source: "sh", data: { exit_code: 3 } });
+    expect(endEvent("sh", null, "SIGKILL", "")).toEqual({ event: "error", detail: "killed by SIGKILL (no output)", source: "sh", data: { signal: "SIGKILL" } });
+    expect(endEvent("sh", null, "SIGTERM", "half", "SIGINT")).toMatchObject({ event: "error", detail: "stopped by SIGINT to mam shell-job: half" });
+  });
+  test("what mam types into a shell for a job: one command line, nothing of the prompt", async () => {
+    const { shellJobLine } = await import("../../lib/jobs/header.ts");
+    expect(shellJobLine({ job_id: "0123abcd" }, "/my ws", "mam")).toBe("mam shell-job 0123abcd --workspace '/my ws'");
   });
 });
