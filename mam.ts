@@ -5,6 +5,7 @@ import { versionLine } from "./lib/cli/version.ts";
 import { EXIT, MamError, usageError, writeRefused } from "./lib/sys/errors.ts";
 import { applyTeamBroker } from "./lib/team/config.ts";
 import { err, out, outJson } from "./lib/sys/io.ts";
+import { visible } from "./lib/sys/sanitize.ts";
 
 const lazy = <T>(load: () => Promise<{ default: T }>) => () => load().then((m) => m.default);
 
@@ -19,6 +20,7 @@ const PLUMBING: Record<string, Lazy<MamCommand>> = {
   ui: lazy(() => import("./lib/cli/ui.ts")),
   hooks: lazy(() => import("./lib/cli/hooks.ts")),
   "agent-report": lazy(() => import("./lib/cli/agent-report.ts")),
+  "shell-job": lazy(() => import("./lib/cli/shell-job.ts")),
   mcp: lazy(() => import("./lib/cli/mcp.ts")),
 };
 
@@ -31,7 +33,7 @@ const META: MamCommand["meta"] = {
     { title: "team across machines", commands: ["team show", "team init", "team join", "team code", "team leave"] },
     { title: "from your agent (MCP)", commands: ["mcp", "mcp install", "mcp uninstall"] },
     { title: "monitoring", commands: ["ui", "reconcile", "daemon", "registry"] },
-    { title: "plumbing", commands: ["skills", "shim", "pane-lock", "broker", "agent-report"] },
+    { title: "plumbing", commands: ["skills", "shim", "pane-lock", "broker", "agent-report", "shell-job"] },
     { title: "try it", commands: ["demo"] },
   ],
   examples: [
@@ -174,7 +176,7 @@ export async function main(argv: string[], facts: RunFacts = { json: jsonAsked(a
  */
 export function reportError(e: unknown, json = false): number {
   const refused = e instanceof MamError ? undefined : writeRefused(e);
-  const m = e instanceof MamError ? e : (refused ?? new MamError(`internal error: ${e instanceof Error ? e.message : String(e)}`, EXIT.FAIL, "run with MAM_DEBUG=1 for details"));
+  const m = e instanceof MamError ? e : (refused ?? new MamError(`internal error: ${visible(e instanceof Error ? e.message : String(e))}`, EXIT.FAIL, "run with MAM_DEBUG=1 for details"));
   if (json) {
     outJson({ error: m.message, hint: m.hint ?? null, exit_code: m.exitCode });
     err(m.render());

@@ -16,6 +16,7 @@ import { ensureMamDir } from "../sys/mam-dir.ts";
 import { errCode, EXIT, MamError } from "../sys/errors.ts";
 import { flockWait } from "../sys/flock.ts";
 import { out } from "../sys/io.ts";
+import { visible } from "../sys/sanitize.ts";
 import { type Env, mamDir } from "../sys/paths.ts";
 import { epochNow, isoUtc, logStamp } from "../sys/time.ts";
 import type { BrokerLink, LinkExtras } from "./broker-link.ts";
@@ -174,7 +175,7 @@ export interface DaemonOptions {
   timeoutS: number;
   hooks: DaemonHooks;
   env?: Env;
-  /** a log line sink; default `<ISO time> <message>` on stdout */
+  /** a log line sink; default `<ISO time> <message>` (one line, control characters escaped) on stdout */
   write?: (line: string) => void;
   /** handle SIGTERM/SIGINT (default true) */
   handleSignals?: boolean;
@@ -190,7 +191,9 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
   const ws = o.ws;
   // once the daemon holds its lock, a log on .mam/monitor.log is rotated (log-file.ts)
   let write = o.write ?? ((line: string) => out(line));
-  const log = (m: string) => write(`${logStamp()} ${m}`);
+  // one line per message, whatever it quotes: a topic or a detail with a newline cannot forge a
+  // line, an escape sequence never reaches the file (or a terminal tailing it): sanitize.ts
+  const log = (m: string) => write(`${logStamp()} ${visible(m)}`);
   const debug = (m: string) => {
     if (env.MAM_DEBUG === "1") log(`debug: ${m}`);
   };

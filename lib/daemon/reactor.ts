@@ -6,6 +6,7 @@
 // (`{"<id>": {"at": N}}`; a position, not a seq: with several writers seqs repeat and jump).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { readsCommands } from "../agents/kinds/index.ts";
 import { endsJob, type JobEvent } from "../jobs/event.ts";
 import { isFinal } from "../jobs/statuses.ts";
 import { JournalCache } from "../jobs/journal-index.ts";
@@ -14,6 +15,7 @@ import { applyLoop, loopNext } from "../jobs/loop.ts";
 import type { JobRuntime, Reached } from "../jobs/runtime.ts";
 import { type Appended, appendEvent, type JobRecord, listJobIds, readJournal, readRecord } from "../jobs/store.ts";
 import { mamDir } from "../sys/paths.ts";
+import { visible } from "../sys/sanitize.ts";
 import { writeFileAtomic } from "../sys/daemon-files.ts";
 import type { LogOnce } from "../sys/log-once.ts";
 
@@ -93,9 +95,12 @@ export function cursorPosition(c: unknown, events: readonly JobEvent[]): number 
   return typeof at === "number" && Number.isSafeInteger(at) && at > 0 ? Math.min(at, events.length) : 0;
 }
 
+/** a detail on one line, control characters shown escaped (a worker's detail is typed into another pane: sanitize.ts) */
+const detailLine = (detail: string) => visible(detail.replace(/\s+/g, " ").trim());
+
 /** the one line the delegator gets when its job ends */
 export function endLine(ev: JobEvent): string {
-  return `[mam] job ${ev.job_id} ${ev.event}: ${ev.detail.replace(/\s+/g, " ").trim()}`;
+  return `[mam] job ${ev.job_id} ${ev.event}: ${detailLine(ev.detail)}`;
 }
 
 export async function publishAppended(ctx: ReactorContext, rec: JobRecord | undefined, appended: Appended[]): Promise<void> {
@@ -134,6 +139,11 @@ async function tellDelegator(ctx: ReactorContext, rec: JobRecord, ev: JobEvent):
     ctx.log(`job ${rec.job_id} ended (${ev.event}); delegator ${who} ${s.gone}, not told`);
     return;
   }
+  if (readsCommands(s.agent)) {
+    // a shell would run the line (a `;` in a worker's detail would be a command)
+    ctx.log(`job ${rec.job_id}: ${ev.event}; delegator ${who} is a ${s.agent} session, not told (it would run the text)`);
+    return;
+  }
   try {
     await ctx.runtime.prompt(s, line);
     ctx.log(`job ${rec.job_id}: told ${who}: ${line}`);
@@ -149,7 +159,7 @@ async function notice(ctx: ReactorContext, rec: JobRecord, ev: JobEvent): Promis
   try {
     const target = await rt.noticeTarget(rec.agent_session);
     if (!target || target.backend !== "herdr") return;
-    const shown = await rt.notify(target, `mam: job ${rec.job_id} ${ev.event}`, `${rec.agent_session}: ${ev.detail.replace(/\s+/g, " ").trim()}`.slice(0, 240));
+    const shown = await rt.notify(target, `mam: job ${rec.job_id} ${ev.event}`, `${rec.agent_session}: ${detailLine(ev.detail)}`.slice(0, 240));
     ctx.log(`job ${rec.job_id}: herdr notification ${shown ? "shown" : "not shown"}`);
   } catch (e) {
     ctx.log(`job ${rec.job_id}: no herdr notification (${(e as Error).message})`);
@@ -236,6 +246,11 @@ async function stopCopy(ctx: ReactorContext, rec: JobRecord, events: readonly Jo
     const s = await ctx.runtime.findSession(name);
     if (!s || s.gone || s.waiting) {
       ctx.log(`job ${rec.job_id} ${what} on ${rec.remote_of}; ${name} ${s?.gone ?? (s?.waiting ? `waits at ${s.waiting}` : "is not running")}, not told`);
+      return;
+    }
+    if (readsCommands(s.agent)) {
+      // a shell would run the notice; its `mam shell-job` sees the job end and stops the command
+      ctx.log(`job ${rec.job_id} ${what} on ${rec.remote_of}; ${name} is a ${s.agent} session, not told (it would run the text)`);
       return;
     }
     await ctx.runtime.prompt(s, `[mam] Job ${rec.job_id} ${what} (on ${rec.remote_of}): stop working on it.`);

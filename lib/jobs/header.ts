@@ -1,6 +1,8 @@
 // The texts agents receive: the job header (submit), the review request and the feedback of a
 // loop job. Each names the exact `mam job event` commands to run, with the workspace flag, and
-// names mam as the agent's shell finds it (agentMam: `mam`, or this binary's absolute path).
+// names mam as the agent's shell finds it (agentMam: `mam`, or this binary's absolute path). What
+// others wrote in them (a prompt, a worker's or reviewer's detail) is made safe where mam types
+// (deliver, lib/ops/session/at-prompt.ts). A shell session gets none of these: only shellJobLine.
 import { agentMam } from "../sys/agent-mam.ts";
 import { shq } from "../sys/shell.ts";
 import type { EventName } from "./statuses.ts";
@@ -36,6 +38,14 @@ export function reviewDiffLines(job: JobRecord, ws: string): string[] {
 
 function artifactsLine(job: JobRecord): string | undefined {
   return job.expected_artifacts.length ? `Expected artifacts: ${job.expected_artifacts.join(", ")}` : undefined;
+}
+
+/**
+ * the one line typed into a shell session for a job to it: `mam shell-job` runs the job's command
+ * and reports on it (lib/ops/job/shell-run.ts); nothing of the prompt itself is typed
+ */
+export function shellJobLine(job: Pick<JobRecord, "job_id">, ws: string, mam: string = agentMam()): string {
+  return `${mam} shell-job ${job.job_id} --workspace ${shq(ws)}`;
 }
 
 /** the header the target agent receives when a job is submitted to it */

@@ -1,12 +1,17 @@
-// Human-readable renderings of jobs and events (job status, list, logs, wait).
+// Human-readable renderings of jobs and events (job status, list, logs, wait). What others wrote
+// (prompts, details, sources, data, timestamps of remote events) is shown with its control
+// characters escaped (visible, lib/sys/sanitize.ts): a worker's clipboard write or clear-screen
+// sequence never reaches the user's terminal. --json keeps the exact text.
 import { table } from "../sys/io.ts";
+import { visible } from "../sys/sanitize.ts";
 import type { JobEvent } from "./event.ts";
 import type { JobView } from "./store.ts";
 import type { WaitJob } from "./wait.ts";
 
+/** whitespace as single spaces, cut to max characters, control characters escaped */
 const oneLine = (s: string, max = 200) => {
   const t = s.replace(/\s+/g, " ").trim();
-  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
+  return visible(t.length > max ? `${t.slice(0, max - 1)}…` : t);
 };
 
 /** the data of an event without its signature, or "" */
@@ -18,7 +23,7 @@ export function dataText(ev: JobEvent): string {
 /** one journal line, human readable: `<time>  #<seq>  <event>  <source>: <detail>  <data>` */
 export function eventLine(ev: JobEvent): string {
   const d = dataText(ev);
-  return `${ev.timestamp}  #${ev.seq}  ${ev.event}  ${ev.source}${ev.detail ? `: ${ev.detail}` : ""}${d ? `  ${d}` : ""}`;
+  return visible(`${ev.timestamp}  #${ev.seq}  ${ev.event}  ${ev.source}${ev.detail ? `: ${ev.detail}` : ""}${d ? `  ${d}` : ""}`);
 }
 
 export function statusText(v: JobView): string {
@@ -37,22 +42,24 @@ export function statusText(v: JobView): string {
     ["topic", `${v.topic_prefix}/events`],
     ["events", v.last_event ? `${v.events} (last: #${v.last_event.seq} ${v.last_event.event}: ${oneLine(v.last_event.detail, 120)})` : "0"],
   ];
-  return rows.map(([k, val]) => `${k.padEnd(9)}${val}`).join("\n");
+  return rows.map(([k, val]) => `${k.padEnd(9)}${visible(val)}`).join("\n");
 }
 
 export function listText(views: JobView[]): string {
   return table(
     ["JOB", "STATUS", "TYPE", "TO", "FROM", "CREATED", "EVENTS", "LAST"],
-    views.map((v) => [
-      v.job_id,
-      v.status,
-      v.type,
-      v.agent_session,
-      v.delegator ?? "-",
-      v.created_at,
-      String(v.events),
-      v.last_event ? oneLine(`${v.last_event.event}: ${v.last_event.detail}`, 60) : "-",
-    ]),
+    views.map((v) =>
+      [
+        v.job_id,
+        v.status,
+        v.type,
+        v.agent_session,
+        v.delegator ?? "-",
+        v.created_at,
+        String(v.events),
+        v.last_event ? oneLine(`${v.last_event.event}: ${v.last_event.detail}`, 60) : "-",
+      ].map(visible),
+    ),
   );
 }
 
@@ -61,4 +68,4 @@ export function waitLine(j: WaitJob): string {
 }
 
 /** an event as one line of progress: `job <id> <event>: <detail>` */
-export const eventNote = (e: JobEvent) => `job ${e.job_id} ${e.event}${e.detail ? `: ${e.detail.slice(0, 200)}` : ""}`;
+export const eventNote = (e: JobEvent) => visible(`job ${e.job_id} ${e.event}${e.detail ? `: ${e.detail.slice(0, 200)}` : ""}`);

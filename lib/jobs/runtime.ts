@@ -61,6 +61,12 @@ export interface NoticeTarget {
   server: string;
 }
 
+/**
+ * what a typed text is to the agent: prose to read (every kind but a shell), or the one command
+ * line of a job to a shell (`mam shell-job …`); prose is never typed into a shell
+ */
+export type TextKind = "prose" | "command";
+
 export interface JobRuntime {
   /**
    * the running session of that name in this workspace's registry, with a live pane; for
@@ -69,12 +75,13 @@ export interface JobRuntime {
    */
   findSession(name: string): Promise<Reached | undefined>;
   /**
-   * submit text to the session's agent: never into a pane whose agent is gone (AgentGone) or into
-   * a dialog (MamError); a warning when the text may have stayed in the agent's input box. A
-   * remote session gets `about` as a delivery its host types (journalled `offered`); `text` is
-   * then what this host would have typed.
+   * submit text to the session's agent, made safe to type (lib/sys/sanitize.ts): never into a pane
+   * whose agent is gone (AgentGone), into a dialog (MamError), or prose into a shell (MamError,
+   * unless `as` says it is a job's command line); a warning when the text may have stayed in the
+   * agent's input box. A remote session gets `about` as a delivery its host types (journalled
+   * `offered`); `text` is then what this host would have typed.
    */
-  prompt(session: Reached, text: string, about?: PromptAbout): Promise<Notice | undefined>;
+  prompt(session: Reached, text: string, about?: PromptAbout, as?: TextKind): Promise<Notice | undefined>;
   /** the server of the session of that name (running or not), for a notice (undefined: none known) */
   noticeTarget?(session: string): Promise<NoticeTarget | undefined>;
   /** show a best-effort notice there; false when it was not shown (disabled, rate limited, …) */

@@ -1,5 +1,6 @@
 // The one error type. Anything raised anywhere in mam is a MamError; only mam.ts turns it into
 // an `ERROR: …` line and an exit code (SPEC §1).
+import { visible } from "./sanitize.ts";
 
 export const EXIT = {
   OK: 0,
@@ -40,9 +41,9 @@ export class MamError extends Error {
     return e;
   }
 
-  /** the single line printed for this error */
+  /** the single line printed for this error (what it quotes shown safe for a terminal: sanitize.ts) */
   render(): string {
-    return `ERROR: ${this.message}${this.hint ? `; ${this.hint}` : ""}`;
+    return visible(`ERROR: ${this.message}${this.hint ? `; ${this.hint}` : ""}`);
   }
 }
 

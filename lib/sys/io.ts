@@ -2,6 +2,7 @@
 // colour only when stdout is a TTY and NO_COLOR is unset (SPEC §1).
 import { writeSync } from "node:fs";
 import { errCode } from "./errors.ts";
+import { jsonSafe } from "./sanitize.ts";
 
 function writeAll(fd: number, text: string): void {
   const buf = Buffer.from(text, "utf8");
@@ -29,9 +30,9 @@ export function err(text: string): void {
   writeAll(2, text.endsWith("\n") ? text : `${text}\n`);
 }
 
-/** exactly one JSON document on stdout */
+/** exactly one JSON document on stdout (every string exact; no control character raw: sanitize.ts) */
 export function outJson(value: unknown): void {
-  writeAll(1, `${JSON.stringify(value, null, 2)}\n`);
+  writeAll(1, `${jsonSafe(JSON.stringify(value, null, 2))}\n`);
 }
 
 let colorOn: boolean | undefined;

@@ -202,6 +202,26 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
     expect(JSON.parse(await B.ok(["job", "status", id, "--json"])).status).toBe("cancelled");
   }, 60_000);
 
+  test("a job to a shell on B is its command (issue 23): B types only `mam shell-job`, the exit status ends the job on A; a loop with it is refused", async () => {
+    await B.ok(["create", "--agent", "shell", "--role", "builder", "--session", "sh", "--mux", "tmux", "--tmux-server", B.tmux]);
+    await untilAnnounced(A, ["sh@hostB"]);
+    const id = await submit(A, ["--to", "sh@hostB", "--from", "lead", "--prompt", "echo built on $MAM_HOST; echo warning >&2"]);
+    const waited = await A.mam(["job", "wait", id, "--timeout", "60"], {}, 90_000);
+    expect(waited.code, `${waited.stdout}${waited.stderr}\nA:\n${A.log()}\nB:\n${B.log()}`).toBe(0);
+    // job wait may hear the end on the broker before A's daemon journals it
+    await waitFor(() => stages(A.journal(id)).includes("completed sh@hostB"), 10_000);
+    expect(stages(A.journal(id))).toEqual(["offered mam", "received mam@hostB", "delivered mam@hostB", "started sh@hostB", "completed sh@hostB"]);
+    expect(A.journal(id).at(-1)!.detail).toBe("built on hostB\nwarning");
+    const screen = B.screen("sh");
+    expect(screen).toContain(`shell-job ${id} --workspace ${B.ws}`);
+    expect(screen).not.toContain("[mam] Job");
+    // the lead (a demo agent) hears the end as from any worker
+    expect(await waitFor(() => A.screen("lead").includes(`[mam] job ${id} completed: built on hostB warning`), 10_000)).toBe(true);
+    const loop = await A.mam(["job", "submit", "--to", "sh@hostB", "--type", "loop", "--reviewer", "r@hostC", "--prompt", "make"]);
+    expect(loop.code).toBe(2);
+    expect(loop.stderr).toContain("ERROR: session 'sh@hostB' is a shell session: a loop job's review and feedback are text");
+  }, 90_000);
+
   test("refused, logged, nothing typed: outside the team, forged, replayed, for an agent that does not exist", async () => {
     const t = teamOf(A);
     const bWs = workspaceId(B.ws);

@@ -11,7 +11,7 @@ import { RULES_DIR, RULES_SUFFIX } from "../../lib/agents/screen/embed.ts";
 import { serverEntry } from "../../lib/sys/self.ts";
 
 /** every field of an entry; the nullable ones say "none" with null, never by leaving it out */
-const ASPECTS = ["kind", "exe", "command", "herdrKind", "freshArgs", "assignsId", "resumeArgs", "exitText", "store", "screenRules", "hooks", "grants", "mcp"] as const;
+const ASPECTS = ["kind", "exe", "command", "herdrKind", "freshArgs", "assignsId", "resumeArgs", "exitText", "reads", "store", "screenRules", "hooks", "grants", "mcp"] as const;
 const NULLABLE = new Set(["command", "herdrKind", "resumeArgs", "store", "screenRules", "hooks", "grants", "mcp"]);
 
 const isFn = (v: unknown) => typeof v === "function";
@@ -36,6 +36,7 @@ function problems(name: string, k: AgentKind): string[] {
   if (typeof k.assignsId !== "boolean") out.push(`${name}: assignsId is not a boolean`);
   if (k.resumeArgs !== null && (!isFn(k.resumeArgs) || !isWords(k.resumeArgs("ID-1")) || !k.resumeArgs("ID-1").includes("ID-1"))) out.push(`${name}: resumeArgs do not name the id`);
   if (typeof k.exitText !== "string" || k.exitText === "") out.push(`${name}: no exitText`);
+  if (k.reads !== "prose" && k.reads !== "commands") out.push(`${name}: reads is neither prose nor commands`);
   if (k.store !== null && (!isFn(k.store.find) || !isFn(k.store.newest))) out.push(`${name}: store lacks find/newest`);
   if (k.screenRules !== null) {
     if (k.screenRules !== `${name}${RULES_SUFFIX}`) out.push(`${name}: screenRules must be ${name}${RULES_SUFFIX} (the macro keys rules by file name)`);

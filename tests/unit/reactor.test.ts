@@ -181,3 +181,16 @@ test("reactToJobs goes on past a job whose reaction fails: the jobs after it are
   expect(told.sort()).toEqual(ids.slice(1).map((id) => `[mam] job ${id} completed: done ${id}`).sort());
   expect(lines.filter((l) => l.startsWith(`job ${ids[0]}: reaction failed: journal unreadable`))).toHaveLength(1);
 });
+
+test("a shell delegator is never typed into (it would run the end line: a `;` in a detail would be a command); the log says so", async () => {
+  const { reactToJobs } = await import("../../lib/daemon/reactor.ts");
+  const ws = tempWs();
+  const job = await registerJob(ws, spec);
+  const told: string[] = [];
+  const rt: JobRuntime = { findSession: async (n) => (n === "lead" ? ({ name: n, agent: "shell" } as never) : undefined), prompt: async (_s, text) => void told.push(text) };
+  const c = { ...ctx(ws), runtime: rt };
+  await appendEvent(ws, job.job_id, { event: "completed", detail: "done; touch pwned", source: "wrk" });
+  await reactToJobs(c);
+  expect(told).toEqual([]);
+  expect(c.lines).toContain(`job ${job.job_id}: completed; delegator lead is a shell session, not told (it would run the text)`);
+});

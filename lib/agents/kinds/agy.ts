@@ -51,6 +51,7 @@ export const agy: AgentKind = {
   assignsId: false,
   resumeArgs: (id) => ["--conversation", id],
   exitText: "Exit",
+  reads: "prose",
   store,
   screenRules: "agy.screen.json",
   // no hooks: mam sees its state on its screen (and, on herdr, in herdr's agent status)

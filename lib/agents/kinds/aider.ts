@@ -12,6 +12,7 @@ export const aider: AgentKind = {
   // no resume by id: mam starts it fresh
   resumeArgs: null,
   exitText: "/exit",
+  reads: "prose",
   store: null,
   screenRules: "aider.screen.json",
   // no hooks: mam sees its state on its screen only

@@ -104,6 +104,7 @@ export const claude: AgentKind = {
   assignsId: true,
   resumeArgs: (id) => ["--resume", id],
   exitText: "/exit",
+  reads: "prose",
   store,
   screenRules: "claude.screen.json",
   hooks: {

@@ -25,6 +25,7 @@ export const cline: AgentKind = {
   assignsId: false,
   resumeArgs: (id) => ["--resume", id],
   exitText: "/exit",
+  reads: "prose",
   store: listedStore(clineConversations),
   screenRules: "cline.screen.json",
   // no hooks: mam sees its state on its screen (and, on herdr, in herdr's agent status)

@@ -123,6 +123,7 @@ export const codex: AgentKind = {
   assignsId: false,
   resumeArgs: (id) => ["resume", id],
   exitText: "/quit",
+  reads: "prose",
   store: listedStore(codexConversations),
   screenRules: "codex.screen.json",
   hooks: {

@@ -12,6 +12,7 @@ export const demo: AgentKind = {
   assignsId: false,
   resumeArgs: null,
   exitText: "/exit",
+  reads: "prose",
   store: null,
   screenRules: "demo.screen.json",
   // no hooks: mam sees its state on its screen only

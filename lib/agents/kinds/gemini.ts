@@ -29,6 +29,7 @@ export const gemini: AgentKind = {
   assignsId: false,
   resumeArgs: (id) => ["--resume", id],
   exitText: "/quit",
+  reads: "prose",
   store: listedStore(geminiConversations),
   screenRules: "gemini.screen.json",
   // no hooks: mam sees its state on its screen (and, on herdr, in herdr's agent status)

@@ -67,6 +67,7 @@ export const hermes: AgentKind = {
   assignsId: false,
   resumeArgs: (id) => ["--resume", id],
   exitText: "/exit",
+  reads: "prose",
   store,
   screenRules: "hermes.screen.json",
   // no hooks: mam sees its state on its screen (and, on herdr, in herdr's agent status)

@@ -67,6 +67,14 @@ export function isHerdrManaged(agent: string | undefined): boolean {
   return k === undefined || k.herdrKind !== null;
 }
 
+/**
+ * Does this kind run what is typed into it as commands (a shell)? Then mam types no text into
+ * it, only a job's `mam shell-job` line. A kind mam does not know reads prose.
+ */
+export function readsCommands(agent: string | undefined): boolean {
+  return agent !== undefined && known(agent)?.reads === "commands";
+}
+
 /** the kinds mam has hooks for (`mam hooks …`, `mam agent-report --hook`): kind → its hooks */
 export const HOOK_KINDS: Record<string, HookKind> = Object.fromEntries(kindNames().flatMap((k) => (KINDS[k]!.hooks ? [[k, KINDS[k]!.hooks]] : [])));
 

@@ -61,6 +61,12 @@ export interface AgentKind {
   resumeArgs: ((id: string) => string[]) | null;
   /** what to type to make the agent leave gracefully: text then Enter */
   exitText: string;
+  /**
+   * what mam may type into it: "prose" (an agent that reads text: the job header, the onboarding,
+   * loop texts, notices) or "commands" (a shell, which runs every line typed: a job to it is a
+   * command that `mam shell-job` runs, and no text is ever typed into it; docs/jobs.md)
+   */
+  reads: "prose" | "commands";
   /** where its conversations live on disk; null: none, or not discoverable */
   store: ConversationStore | null;
   /**

@@ -26,6 +26,7 @@ export const opencode: AgentKind = {
   assignsId: false,
   resumeArgs: (id) => ["--session", id],
   exitText: "/exit",
+  reads: "prose",
   store: listedStore(opencodeConversations),
   screenRules: "opencode.screen.json",
   // no hooks: mam sees its state on its screen (and, on herdr, in herdr's agent status)

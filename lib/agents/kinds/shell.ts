@@ -1,4 +1,7 @@
-// shell: a plain bash in a pane, for scripts (it has no conversation, no prompt mam reads).
+// shell: a plain bash in a pane, for scripts (it has no conversation, no prompt mam reads). bash
+// runs every line typed into it, so it reads commands, not prose: a job to it is a command (its
+// prompt, or its brief file as a script) that `mam shell-job` runs and reports on (lib/ops/job/
+// shell-run.ts), and mam types nothing else into it: no onboarding, no loop texts, no notices.
 import type { AgentKind } from "./kind.ts";
 
 export const shell: AgentKind = {
@@ -10,6 +13,7 @@ export const shell: AgentKind = {
   assignsId: false,
   resumeArgs: null,
   exitText: "exit",
+  reads: "commands",
   store: null,
   // no screen rules: a shell's screen says nothing mam could read as idle or working
   screenRules: null,

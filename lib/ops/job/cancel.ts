@@ -1,11 +1,13 @@
 // Cancelling a job (docs/jobs.md), behind `mam job cancel`, the MCP tool and mam ui's cancel:
 // journal a `cancelled` event (source mam) under the jobs lock unless the job has already ended,
-// publish it, and tell the job's agent to stop.
+// publish it, and tell the job's agent to stop (a shell is told nothing: the `mam shell-job`
+// running its command sees the cancel and stops it).
 import { brokerConfigFromEnv } from "../../jobs/broker-config.ts";
 import { isFinal, type JobStatus } from "../../jobs/statuses.ts";
 import { publishJournalled } from "../../jobs/publish.ts";
 import { effectiveStatus } from "../../jobs/store.ts";
-import { type Notice, warning } from "../../sys/notice.ts";
+import { readsCommands } from "../../agents/kinds/index.ts";
+import { note, type Notice, warning } from "../../sys/notice.ts";
 import type { Deps } from "../deps.ts";
 
 export interface Cancelled {
@@ -41,7 +43,10 @@ export async function cancelJob(deps: Deps, id: string): Promise<Cancelled> {
   if (agent.includes("@") && !a.record!.remote_of) return { job_id: id, cancelled: true, status: "cancelled", told: agent, warnings };
   const s = await deps.runtime.findSession(agent);
   let told: string | null = null;
-  if (s) {
+  if (s && readsCommands(s.agent)) {
+    // a shell would run the notice; its `mam shell-job` sees the cancel and stops the command
+    warnings.push(note(`nothing was typed into ${s.name} (a ${s.agent} session runs what is typed); a running job command there stops within a second`));
+  } else if (s) {
     try {
       const left = await deps.runtime.prompt(s, `[mam] Job ${id} was cancelled: stop working on it.`);
       if (left) warnings.push(left);

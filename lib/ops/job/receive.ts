@@ -7,7 +7,8 @@
 // Nothing is ever typed twice: a delivery seen again (a replay, the broker's redelivery) is dropped.
 import { awaitingOutcome, DELIVERY_ID_RE, hasStage } from "../../jobs/delivery.ts";
 import { endsJob, type JobEvent } from "../../jobs/event.ts";
-import { feedbackRequest, jobHeader, reviewRequest } from "../../jobs/header.ts";
+import { readsCommands } from "../../agents/kinds/index.ts";
+import { feedbackRequest, jobHeader, reviewRequest, shellJobLine } from "../../jobs/header.ts";
 import { isRemote } from "../../jobs/runtime.ts";
 import { isFinal } from "../../jobs/statuses.ts";
 import { type Appended, type EventInput, importJob, type JobRecord } from "../../jobs/store.ts";
@@ -15,6 +16,7 @@ import type { Team } from "../../team/config.ts";
 import { localPart } from "../../team/host.ts";
 import { checkDelivery, type Delivery, deliveryTopic } from "../../team/messages.ts";
 import { open } from "../../team/seal.ts";
+import { agentMam } from "../../sys/agent-mam.ts";
 import type { Deps } from "../deps.ts";
 
 /** this workspace as the team knows it */
@@ -140,9 +142,14 @@ export async function typeDelivery(deps: Deps, self: TeamSelf, t: Taken, emit: E
   if ((d.purpose === "feedback" && d.iteration !== undefined && d.iteration !== rec.iteration) || (d.purpose !== "review" && s.worktree && !rec.worktree)) {
     rec = await jobs.mutate(id, (r) => ({ ...r, ...(d.purpose === "feedback" && d.iteration !== undefined ? { iteration: d.iteration } : {}), ...(d.purpose !== "review" && s.worktree && !r.worktree ? { worktree: s.worktree } : {}) }));
   }
+  // a shell runs what is typed: a job to it is its command, run by `mam shell-job` (shell-run.ts); it takes no other text
+  const shell = readsCommands(s.agent);
+  if (shell && d.purpose !== "job") return fail(`${d.to} is a ${s.agent} session: it would run ${what} as commands; nothing typed`);
+  // `mam shell-job` runs only a job whose record names a shell (the sender may not have known the kind)
+  if (shell && rec.agent !== s.agent) rec = await jobs.mutate(id, (r) => ({ ...r, agent: s.agent }));
   let left;
   try {
-    left = await deps.runtime.prompt(s, textFor(d, rec, deps.ws));
+    left = shell ? await deps.runtime.prompt(s, shellJobLine(rec, deps.ws, agentMam(deps.env)), undefined, "command") : await deps.runtime.prompt(s, textFor(d, rec, deps.ws));
   } catch (e) {
     return fail(`could not type into ${d.to} (${(e as Error).message})`);
   }

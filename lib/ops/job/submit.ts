@@ -1,7 +1,9 @@
 // Submitting a job (docs/jobs.md): check the job, find the target session (and the reviewer of a
 // loop job) at its input prompt, register the job (pending), make sure the daemon runs, and type
-// the job's header into the agent. Behind `mam job submit`, the MCP tool, `mam create
-// --submit-job` and the demo.
+// the job's header into the agent. A job to a shell session (a kind that reads commands) is its
+// command: mam types only `mam shell-job <id>`, which runs it and reports (shell-run.ts); a loop
+// job cannot involve a shell (review and feedback are prose). Behind `mam job submit`, the MCP
+// tool, `mam create --submit-job` and the demo.
 //
 // The brief file: the user on the command line may name any file; a caller that is not the user
 // (an agent through MCP) only a file inside the workspace or the target session's worktree, with
@@ -11,11 +13,13 @@ import { realpathSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { brokerConfigFromEnv } from "../../jobs/broker-config.ts";
 import { isRemote } from "../../jobs/runtime.ts";
-import { jobHeader } from "../../jobs/header.ts";
+import { readsCommands } from "../../agents/kinds/index.ts";
+import { jobHeader, shellJobLine } from "../../jobs/header.ts";
 import { DEFAULT_IDLE_TIMEOUT_SEC, DEFAULT_MAX_ITERATIONS, DEFAULT_TIMEOUT_SEC, type JobRecord, type JobSpec } from "../../jobs/store.ts";
 import { DISABLED_MESSAGE } from "../../sys/daemon-proc.ts";
 import { EXIT, MamError, notFound, usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
+import { agentMam } from "../../sys/agent-mam.ts";
 import { info, type Notice, warning } from "../../sys/notice.ts";
 import type { Deps } from "../deps.ts";
 import { checkJob } from "./rules.ts";
@@ -132,6 +136,13 @@ export interface SubmitOptions {
   confineBrief?: boolean;
 }
 
+/** a loop's review and feedback are prose: a shell (it would run them) can be neither its worker nor its reviewer */
+function refuseShellInLoop(who: string, agent: string): void {
+  if (readsCommands(agent)) {
+    throw usageError(`session '${who}' is a ${agent} session: a loop job's review and feedback are text, which a shell would run; nothing was submitted`, "give a shell single jobs (the prompt is the command it runs)");
+  }
+}
+
 /** submit: nothing is written unless the target (and reviewer) sessions exist and can take a prompt */
 export async function submitJob(deps: Deps, o: JobInput, opts: SubmitOptions = {}): Promise<Submitted> {
   checkJob(o);
@@ -145,12 +156,14 @@ export async function submitJob(deps: Deps, o: JobInput, opts: SubmitOptions = {
   if (target.gone) throw new MamError(`session '${o.to}' has no agent any more (${target.gone}); nothing was submitted`, EXIT.FAIL, `mam resume ${o.to} starts it again`);
   if (target.waiting) throw waitingError(`session '${o.to}'`, target.waiting);
   let reviewerName: string | null = null;
+  if (spec.type === "loop") refuseShellInLoop(o.to, target.agent);
   if (spec.reviewer_session !== null) {
     const reviewer = await rt.findSession(spec.reviewer_session);
     if (!reviewer) throw notFound(`no running session named '${spec.reviewer_session}' (the reviewer) in this workspace (${deps.ws})`, "see: mam status");
     if (reviewer.gone) throw new MamError(`session '${spec.reviewer_session}' (the reviewer) has no agent any more (${reviewer.gone}); nothing was submitted`, EXIT.FAIL, `mam resume ${spec.reviewer_session} starts it again`);
     if (reviewer.waiting) throw waitingError(`session '${spec.reviewer_session}' (the reviewer)`, reviewer.waiting);
     reviewerName = reviewer.name;
+    refuseShellInLoop(spec.reviewer_session, reviewer.agent);
   }
   const record = await deps.jobs.register({
     ...spec,
@@ -162,7 +175,10 @@ export async function submitJob(deps: Deps, o: JobInput, opts: SubmitOptions = {
   const warnings: Notice[] = [];
   const daemonPid = await ensureDaemonNoticed(deps, warnings, `job ${record.job_id} is tracked through its journal`);
   try {
-    const w = await rt.prompt(target, jobHeader(record, target.name, deps.ws), { purpose: "job", job: record });
+    const about = { purpose: "job" as const, job: record };
+    const w = readsCommands(target.agent)
+      ? await rt.prompt(target, shellJobLine(record, deps.ws, agentMam(deps.env)), about, "command")
+      : await rt.prompt(target, jobHeader(record, target.name, deps.ws), about);
     if (w) warnings.push(w);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);

@@ -2,6 +2,10 @@
 // dialog (a start dialog such as "trust this folder", a permission prompt: text + Enter would
 // answer it for the user), and checks that what it typed was submitted, not left in the input box.
 // Shared by create / resume (the onboarding), job submit and the daemon (job texts), and stop.
+// deliver() is the one place mam types a text into an agent, so it is where the text is made safe
+// to type (typeable, lib/sys/sanitize.ts: no control character or escape sequence of a prompt or a
+// relayed detail reaches the pane raw) and where a shell is kept from running prose (a kind that
+// reads commands gets only a job's command line).
 //
 // What mam sees of a pane: herdr's agent status (tmux has none) and the screen detector's verdict
 // on the visible screen (lib/agents/screen/detect.ts), which knows each kind's prompt, dialogs and
@@ -9,9 +13,12 @@
 // MAM_SCREEN_DETECT=0 leaves the screen out (then only herdr's status speaks).
 import type { ScreenVerdict } from "../../agents/screen/detect.ts";
 import { AgentGone, type LiveStatus, type Mux, type MuxPane, type PaneScreen } from "../../mux/types.ts";
+import { readsCommands } from "../../agents/kinds/index.ts";
 import { EXIT, MamError } from "../../sys/errors.ts";
 import { type Notice, warning } from "../../sys/notice.ts";
 import type { Env } from "../../sys/paths.ts";
+import { typeable } from "../../sys/sanitize.ts";
+import type { TextKind } from "../../jobs/runtime.ts";
 import { paneAgentGone } from "./probe.ts";
 
 export type PaneState =
@@ -148,13 +155,28 @@ async function pollFor(look: () => Promise<BoxView>, done: (v: BoxView) => boole
   }
 }
 
+/** a shell runs what is typed: text (not a job's command line) is refused before anything is typed */
+function refuseProseIntoShell(kind: string, paneId: string, as: TextKind): void {
+  if (as === "prose" && readsCommands(kind)) {
+    throw new MamError(
+      `the ${kind} in ${paneId} would run the text as commands; nothing was typed`,
+      EXIT.USAGE,
+      "a shell session takes jobs whose prompt is a command (mam runs it), and no other text",
+    );
+  }
+}
+
 /**
- * submit `text` to the agent. Where mam can see the agent's input box (tmux, kinds whose rules
- * name one, the box on screen) it types the text, waits until the box shows it, presses Enter, and checks the box
- * let go of it: while the box still holds it, Enter again (twice at the most). Never presses
- * anything at a dialog. Elsewhere: Mux.submit, unchecked.
+ * submit `text` to the agent, made safe to type first (typeable: control characters and escape
+ * sequences shown as `\x1b`, line breaks kept; never prose into a shell). Where mam can see the
+ * agent's input box (tmux, kinds whose rules name one, the box on screen) it types the text, waits
+ * until the box shows it, presses Enter, and checks the box let go of it: while the box still holds
+ * it, Enter again (twice at the most). Never presses anything at a dialog. Elsewhere: Mux.submit,
+ * unchecked.
  */
-export async function deliver(mux: Mux, paneId: string, kind: string, text: string, managed: boolean, env: Env, seen?: PaneScreen): Promise<Delivery> {
+export async function deliver(mux: Mux, paneId: string, kind: string, raw: string, managed: boolean, env: Env, seen?: PaneScreen, as: TextKind = "prose"): Promise<Delivery> {
+  refuseProseIntoShell(kind, paneId, as);
+  const text = typeable(raw);
   const detect = mux.backend === "tmux" && env.MAM_SCREEN_DETECT !== "0" ? await import("../../agents/screen/detect.ts") : undefined;
   if (!detect?.hasInputBox(kind)) {
     await mux.submit(paneId, text, managed);
@@ -194,9 +216,9 @@ export async function deliver(mux: Mux, paneId: string, kind: string, text: stri
 }
 
 /**
- * type a text into a running session's agent (job header, review, feedback, cancel notice): look
- * first, refuse a dialog (MamError exit 1, nothing typed) or a gone agent (AgentGone), deliver;
- * a warning line when the text stayed in the input box
+ * type a text into a running session's agent (job header, review, feedback, cancel notice; a
+ * shell's job command line as "command"): look first, refuse a dialog (MamError exit 1, nothing
+ * typed) or a gone agent (AgentGone), deliver; a warning line when the text stayed in the input box
  */
 export async function typeInto(
   mux: Mux,
@@ -204,12 +226,14 @@ export async function typeInto(
   text: string,
   managed: boolean,
   env: Env,
+  as: TextKind = "prose",
 ): Promise<Notice | undefined> {
+  refuseProseIntoShell(s.agent, s.paneId, as);
   const { state: st, screen } = await lookWithScreen(mux, s.paneId, s.agent, env);
   if (st.at === "gone") throw new AgentGone(s.paneId, st.why);
   if (st.at === "dialog") {
     throw new MamError(`session '${s.name}' waits at ${waitingAt(st)} in ${s.paneId}; nothing was typed`, EXIT.FAIL, `answer it there (${answerHint(s.backend, s.server, s.name, s.paneId)}), then try again`);
   }
-  const delivery = await deliver(mux, s.paneId, s.agent, text, managed, env, screen);
+  const delivery = await deliver(mux, s.paneId, s.agent, text, managed, env, screen, as);
   return delivery === "left-in-box" ? warning(`the text stayed in ${s.name}'s input box in ${s.paneId}: press Enter there (${answerHint(s.backend, s.server, s.name, s.paneId)})`) : undefined;
 }

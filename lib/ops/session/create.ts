@@ -17,7 +17,7 @@ import type { Row } from "../../registry/types.ts";
 import { agentMam } from "../../sys/agent-mam.ts";
 import { conflict, EXIT, MamError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
-import { type Notice, note, warning } from "../../sys/notice.ts";
+import { info, type Notice, note, warning } from "../../sys/notice.ts";
 import { checkName } from "../../sys/names.ts";
 import { isoUtc } from "../../sys/time.ts";
 import { addWorktree } from "../../worktrees/git.ts";
@@ -280,7 +280,9 @@ export async function createSession(deps: Deps, o: CreateInput): Promise<Created
     l.lock.close();
   }
 
-  // 5. once the agent is at its input prompt, its onboarding; never into a dialog (after-start.ts)
+  // 5. once the agent is at its input prompt, its onboarding; never into a dialog (after-start.ts),
+  // never into a shell (it would run the text: kind.reads)
+  const onboard = o.onboard && kind.reads === "prose";
   const after = await afterStart({
     mux: l.mux,
     name,
@@ -289,8 +291,9 @@ export async function createSession(deps: Deps, o: CreateInput): Promise<Created
     server: target.server,
     paneId: l.pane.id,
     env: deps.env,
-    text: o.onboard ? onboardingText(name, kind.kind, role, ws, wt, agentMam(deps.env)) : undefined,
+    text: onboard ? onboardingText(name, kind.kind, role, ws, wt, agentMam(deps.env)) : undefined,
   });
+  if (o.onboard && !onboard) after.warnings.push(info(`no onboarding for a ${kind.kind} session (it would run the text); a job to it is a command that mam runs`));
   return {
     name,
     agent: kind.kind,

@@ -50,13 +50,13 @@ export function sessionReach(read: () => RegistryData, muxFor: MuxFactory, env: 
       const worktree = wt ? { path: wt.path, branch: wt.branch, base: wt.base, base_commit: wt.base_commit } : undefined;
       return { name, backend: r.backend, server: r.server, paneId: pane.id, agent, ...(gone ? { gone } : {}), ...(waiting ? { waiting } : {}), ...(worktree ? { worktree } : {}) };
     },
-    async prompt(s, text, about) {
+    async prompt(s, text, about, as) {
       if (isRemote(s)) {
         if (!about || !jobs) throw new MamError(`${s.name} is on another host: only a job's texts reach it`, EXIT.USAGE);
         const { offer } = await import("../../team/offer.ts");
         return offer(env, jobs(), s, about);
       }
-      return typeInto(muxFor(s.backend, s.server), s, text, isHerdrManaged(s.agent === "unknown" ? undefined : s.agent), env);
+      return typeInto(muxFor(s.backend, s.server), s, text, isHerdrManaged(s.agent === "unknown" ? undefined : s.agent), env, as);
     },
     async noticeTarget(name) {
       const r = rowOf(name, true);

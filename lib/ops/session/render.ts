@@ -1,5 +1,7 @@
 // Human-readable renderings of the session use cases' results (create, stop, resume, prune): the
-// one text each operation has, on every front door.
+// one text each operation has, on every front door. Roles, names and paths are shown with their
+// control characters escaped (visible, lib/sys/sanitize.ts).
+import { visible } from "../../sys/sanitize.ts";
 import type { CreateOutcome } from "./create.ts";
 import type { Pruned } from "./prune.ts";
 import type { Resumed } from "./resume.ts";
@@ -14,10 +16,14 @@ export function createdText(c: CreateOutcome): string {
   lines.push(`watchdog PID: ${c.watchdog_pid ?? "none (MAM_NO_SUBSCRIBER_DAEMON=1)"}`);
   lines.push(`created ${c.name} (${c.agent}, role ${c.role}) in pane ${c.pane} on ${c.backend} server ${c.server}`);
   if (c.worktree) lines.push(`worktree ${c.worktree.path} on branch ${c.worktree.branch} (from ${c.worktree.base} ${c.worktree.base_commit.slice(0, 12)})`);
-  return lines.join("\n");
+  return lines.map(visible).join("\n");
 }
 
 export function stoppedText(r: Stopped): string {
+  return visible(stopped(r));
+}
+
+function stopped(r: Stopped): string {
   const removed = r.worktree_removed ? `; removed worktree ${r.worktree_removed}` : "";
   if (r.already && r.status === "archived" && r.pane) {
     return `${r.name} is already archived; its pane ${r.pane} still runs (close it: mam stop ${r.name} --hard, or mam stop ${r.name} to let the agent exit first)`;
@@ -27,12 +33,12 @@ export function stoppedText(r: Stopped): string {
 }
 
 export function resumedText(r: Resumed): string {
-  if (r.already) return `${r.name} is already running (pane ${r.pane})`;
-  return `resumed ${r.name} in pane ${r.pane}${r.session_id ? ` (${r.from === "fresh" ? "fresh conversation" : "conversation"} ${r.session_id})` : ""}`;
+  if (r.already) return visible(`${r.name} is already running (pane ${r.pane})`);
+  return visible(`resumed ${r.name} in pane ${r.pane}${r.session_id ? ` (${r.from === "fresh" ? "fresh conversation" : "conversation"} ${r.session_id})` : ""}`);
 }
 
 export function prunedText(p: Pruned): string {
   if (p.removed.length === 0) return "nothing to prune";
   const list = p.removed.map((r) => `${r.name} (${r.status})`).join(", ");
-  return `${p.dry_run ? "would remove" : "removed"} ${p.removed.length} row${p.removed.length === 1 ? "" : "s"}: ${list}`;
+  return visible(`${p.dry_run ? "would remove" : "removed"} ${p.removed.length} row${p.removed.length === 1 ? "" : "s"}: ${list}`);
 }

@@ -2,6 +2,7 @@
 import type { Row } from "../../registry/types.ts";
 import type { Observation } from "./observe.ts";
 import { paint, table } from "../../sys/io.ts";
+import { visible } from "../../sys/sanitize.ts";
 import { rowAgent } from "../../fleet/rows.ts";
 
 export interface JobRef {
@@ -78,6 +79,7 @@ export function renderStatus(doc: StatusDoc, color: boolean): string {
   if (doc.sessions.length === 0) return `no agent sessions in ${doc.registry}`;
   // a BRANCH column only when a session has a worktree
   const branches = doc.sessions.some((s) => s.worktree);
+  // names, roles and dialog questions are others' text: shown with control characters escaped (sanitize.ts)
   const rows = doc.sessions.map((s) => [
     s.name,
     s.agent ?? "-",
@@ -89,9 +91,9 @@ export function renderStatus(doc: StatusDoc, color: boolean): string {
     ...(branches ? [s.worktree ? `${s.worktree.branch}${s.worktree.exists ? "" : " (gone)"}` : "-"] : []),
     s.job ? `${s.job.id}:${s.job.status}` : "-",
     s.drift.length ? s.drift.join(",") : "-",
-  ]);
+  ].map(visible));
   // what blocked agents wait for, one line each under the table
-  const waits = doc.sessions.filter((s) => s.live === "blocked" && s.reason).map((s) => `${s.name} is blocked${s.dialog === "start" ? " at a start dialog" : ""}: ${s.reason}`);
+  const waits = doc.sessions.filter((s) => s.live === "blocked" && s.reason).map((s) => visible(`${s.name} is blocked${s.dialog === "start" ? " at a start dialog" : ""}: ${s.reason}`));
   const text = table(["NAME", "AGENT", "ROLE", "STATUS", "LIVE", "PANE", "SERVER", ...(branches ? ["BRANCH"] : []), "JOB", "DRIFT"], rows);
   if (!color) return waits.length ? `${text}\n\n${waits.join("\n")}` : text;
   // colour the LIVE column only; widths were computed on plain text

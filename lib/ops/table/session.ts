@@ -4,6 +4,7 @@
 import * as z from "zod/mini";
 import { choice, flag, list, name, optional, sessionName, text, withDefault } from "../input.ts";
 import type { FleetDoc } from "../team.ts";
+import { hasUnsafe } from "../../sys/sanitize.ts";
 import { defineOp } from "../op.ts";
 import { usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
@@ -221,8 +222,11 @@ export const sessionSend = defineOp({
     text: z.string().check(
       z.refine((v: string) => v.trim() !== "", { error: "the line to send is empty" }),
       z.maxLength(4000, { error: "the line to send is longer than 4000 characters" }),
-      // one line of printable text: no newline, escape or other control character reaches the pane
-      z.refine((v: string) => !/[\u0000-\u001f\u007f]/.test(v), { error: "the line to send has a control character (newline, escape, …); send one line of text" }),
+      // one line of printable text: the one rule of what never reaches a pane raw (lib/sys/sanitize.ts),
+      // refused here rather than escaped, since the user typing it can fix it
+      z.refine((v: string) => !hasUnsafe(v), {
+        error: "the line to send has a control character (newline, escape, C1, U+2028/9) or a bidi control; send one line of plain text",
+      }),
       z.describe("the line to type"),
     ),
   }),

@@ -2,6 +2,7 @@
 // join code, see its hosts. The join code carries the team's secret: only `team init` and `team
 // code` print it, as text on the command line (no --json, no MCP tool, no dashboard action).
 import { table } from "../../sys/io.ts";
+import { visible } from "../../sys/sanitize.ts";
 import { flag, optional, text, withDefault, name } from "../input.ts";
 import { defineOp } from "../op.ts";
 import type { FleetDoc, TeamJoined, TeamLeft, TeamMade } from "../team.ts";
@@ -85,7 +86,9 @@ export function fleetText(d: FleetDoc): string {
     if (w.agents.length === 0) rows.push([w.host, w.workspace, "-", "-", "-", w.online ? "-" : "offline", "-", state]);
     for (const a of w.agents) rows.push([w.host, w.workspace, a.address, a.agent ?? "-", a.role ?? "-", a.live, a.job ? `${a.job.id} ${a.job.status}` : "-", state]);
   }
-  return rows.length ? `${head}\n${table(["HOST", "WORKSPACE", "SESSION", "AGENT", "ROLE", "LIVE", "JOB", "HOST STATE"], rows)}` : `${head}\nno workspace has announced itself yet (a daemon announces its workspace: mam daemon ensure)`;
+  // what other hosts announce (names, roles, folders) shown with control characters escaped (sanitize.ts)
+  const shown = rows.map((r) => r.map(visible));
+  return rows.length ? `${visible(head)}\n${table(["HOST", "WORKSPACE", "SESSION", "AGENT", "ROLE", "LIVE", "JOB", "HOST STATE"], shown)}` : `${visible(head)}\nno workspace has announced itself yet (a daemon announces its workspace: mam daemon ensure)`;
 }
 
 export const teamShow = defineOp({
