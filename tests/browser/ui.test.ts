@@ -5,7 +5,7 @@
 // timeline. Screenshots of the main views go to tests/browser/artifacts/ (git-ignored).
 // Run by `npm run test:browser`, not by `npm test`.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "puppeteer-core";
 import { CLAUDE_LOOKALIKE } from "../helpers/agent-screens.ts";
@@ -183,11 +183,22 @@ it("the token and the Host are required: no token, a wrong one, another Host are
     await page.close();
     expect(await ui.stop("SIGTERM")).toBe(143);
 
-    // --open hands the URL (token included) to xdg-open, here a stand-in that writes it down
+    // --open hands xdg-open (here a stand-in that writes its argument down) the path of a 0600
+    // page that forwards to the URL: the token never enters another process's argv
     const opened = join(w.sb.root, "opened.txt");
     writeScript(w.sb.bin, "xdg-open", `#!/usr/bin/env bash\nprintf '%s' "$1" > '${opened}'\n`);
     const o = await w.ui(["--open"]);
-    expect(await waitFor(() => existsSync(opened) && readFileSync(opened, "utf8") === o.url, 10_000)).toBe(true);
+    expect(await waitFor(() => existsSync(opened) && readFileSync(opened, "utf8") !== "", 10_000)).toBe(true);
+    const arg = readFileSync(opened, "utf8");
+    expect(arg).not.toContain(o.token);
+    const forward = arg.replace(/^file:\/\//, "");
+    expect(statSync(forward).mode & 0o777).toBe(0o600);
+    expect(readFileSync(forward, "utf8")).toContain(o.url);
+    // the browser lands on the dashboard through it
+    const fwdPage = await w.browser.newPage();
+    await fwdPage.goto(`file://${forward}`);
+    expect(await waitFor(async () => fwdPage.url().startsWith(`http://127.0.0.1:${o.port}/`), 10_000)).toBe(true);
+    await fwdPage.close();
     expect(await o.stop("SIGINT")).toBe(130);
   });
 }, 60_000);
