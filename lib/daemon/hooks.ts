@@ -28,6 +28,27 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   let team: TeamPart | undefined;
   let teamProblem: string | undefined;
   let recovered = false;
+  // the queue (docs/jobs.md#the-queue): jobs waiting their turn get it as soon as their agent is free
+  let queueMaybe = true;
+  const served = new Map<string, number>();
+  let turns = 0;
+  const dispatch = async (ctx: HookContext) => {
+    if (!queueMaybe) return;
+    const { assignWaiting, typeDispatched, readQueue } = await import("../ops/job/queue.ts");
+    const host = team?.host;
+    const gone = await assignWaiting(deps, { host, served, tick: () => ++turns });
+    for (const d of gone) {
+      await ctx.publish(`${d.record.topic_prefix}/events`, d.appended.line);
+      if (d.record.remote_of && team) {
+        await team.typeQueued(d, ctx);
+        continue;
+      }
+      const r = await typeDispatched(deps, d);
+      ctx.log(r.log);
+      if (r.appended) await ctx.publish(`${d.record.topic_prefix}/events`, r.appended.line);
+    }
+    queueMaybe = readQueue(deps.jobs, host).waiting.length > 0;
+  };
   try {
     const t = loadTeam(deps.env);
     if (t) team = teamPart(deps, t);
@@ -104,12 +125,17 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       // the echo of an event this machine published is expected: only MAM_DEBUG=1 logs it
       if (r.outcome === "duplicate") (r.echo ? ctx.debug(r.log) : repeats.repeat(r.log));
       if (r.outcome !== "dropped" && !r.job.remote_of) (acks ??= new AckSender(ctx.ws, journals)).note(r.job, ctx.publish);
-      if (r.outcome === "appended") team?.jobsChanged();
+      if (r.outcome === "appended") {
+        team?.jobsChanged();
+        queueMaybe = true;
+      }
       if (r.outcome !== "dropped") await react(ctx, [r.job.job_id]);
     },
     async jobsChanged(ctx) {
       team?.jobsChanged();
       await react(ctx);
+      queueMaybe = true;
+      await dispatch(ctx);
     },
     async poll(ctx) {
       // each step goes on whatever the one before it did: a broken registry must not stop the
@@ -147,6 +173,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
     },
     async watch(ctx) {
       await team?.tick(ctx, "check");
+      await dispatch(ctx);
       const watched = await waitedOn(ctx.ws, team?.host);
       if (watched.size === 0) {
         blocked.clear();
@@ -181,7 +208,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
 
 /** the sessions unfinished jobs wait on (their agent, or a loop's reviewer); `name@host` of this host as name */
 async function waitedOn(ws: string, host?: string): Promise<Set<string>> {
-  const [{ listJobIds, readJournal, readRecord }, { isFinal }, { busySession }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts"), import("./reactor.ts")]);
+  const [{ listJobIds, readJournal, readRecord }, { isFinal }, { busySession }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts"), import("../jobs/loop.ts")]);
   const out = new Set<string>();
   for (const id of listJobIds(ws)) {
     try {

@@ -3,7 +3,7 @@
 // in lib/ops/job/ and lib/jobs/ and load only when the operation runs.
 import * as z from "zod/mini";
 import { type JobEvent } from "../../jobs/event.ts";
-import { DELIVERY_EVENTS, EVENT_NAMES, type EventName, JOB_STATUSES } from "../../jobs/statuses.ts";
+import { MAM_EVENTS, EVENT_NAMES, type EventName, JOB_STATUSES } from "../../jobs/statuses.ts";
 import { eventLine, eventNote, listText, statusText, waitLine } from "../../jobs/render.ts";
 import type { JobView } from "../../jobs/store.ts";
 import { usageError } from "../../sys/errors.ts";
@@ -16,8 +16,8 @@ import type { Submitted } from "../job/submit.ts";
 import type { Waited } from "../job/wait.ts";
 
 /** the fields that make a new worker in its own worktree (job.submit with worktree) */
-/** what an agent reports (the delivery stages are mam's own) */
-const REPORTED_EVENTS = EVENT_NAMES.filter((e) => !DELIVERY_EVENTS.includes(e)) as unknown as readonly [string, ...string[]];
+/** what an agent reports (the delivery and queue stages are mam's own) */
+const REPORTED_EVENTS = EVENT_NAMES.filter((e) => !MAM_EVENTS.includes(e)) as unknown as readonly [string, ...string[]];
 
 const NEW_WORKER = ["agent", "role", "mux", "herdr_server", "tmux_server"] as const;
 
@@ -26,7 +26,9 @@ export const jobSubmit = defineOp({
   summary: "delegate a job to an agent session: register it, prompt the agent with its job header, print the job id",
   readOnly: false,
   input: () => ({
-    to: sessionAddress("the session that does the work: NAME here, NAME@HOST on another host of the team (with {{worktree}}: the name of the new worker)"),
+    to: optional(sessionAddress("the session that does the work: NAME here, NAME@HOST on another host of the team (with {{worktree}}: the name of the new worker); or {{to_role}}")),
+    to_role: optional(text("a pool: the first free session of this role takes the job; it waits its turn while none is free", { max: 64, oneLine: true })),
+    priority: optional(choice(["high", "normal", "low"], "its place in a queue: high, normal (default) or low; a waiting job rises one step every MAM_QUEUE_AGING_S seconds")),
     prompt: optional(text("the task, as text (give {{prompt}} or {{brief_file}})")),
     brief_file: optional(text("the task, as a file the agent reads (a relative path is from the current folder of a command, else from the workspace; through MCP only a file inside the workspace)")),
     from: optional(sessionName("the delegating session (told when the job ends)")),
@@ -50,6 +52,7 @@ export const jobSubmit = defineOp({
       if (i.base !== undefined) throw usageError(`${field("base")} goes with ${field("worktree")}`);
       for (const f of NEW_WORKER) if (i[f] !== undefined) throw usageError(`${field(f)} goes with ${field("worktree")} (a new worker); without it the job goes to the running session ${field("to")}`);
     } else if (i.agent === undefined) throw usageError(`${field("worktree")} makes a new worker: give its ${field("agent")}`);
+    else if (i.to === undefined) throw usageError(`${field("worktree")} makes a new worker: give its name as ${field("to")}, not ${field("to_role")}`);
     else if (i.to.includes("@")) throw usageError(`${field("worktree")} makes a new worker on this host: ${field("to")} is its name, without @HOST`);
   },
   async run(deps, i, ctx): Promise<Submitted> {
@@ -61,20 +64,23 @@ export const jobSubmit = defineOp({
     const { createAndFollowUp } = await import("../session/create.ts");
     const c = await createAndFollowUp(
       deps,
-      { agent: agent!, role: role ?? "worker", name: to, mux, herdr_server, tmux_server, start_server: false, onboard: true, mcp: false, grant: true, agent_args: [], worktree, base },
+      { agent: agent!, role: role ?? "worker", name: to!, mux, herdr_server, tmux_server, start_server: false, onboard: true, mcp: false, grant: true, agent_args: [], worktree, base },
       job,
       opts,
     );
-    return { record: deps.jobs.require(c.job_id!), daemon_pid: c.watchdog_pid, warnings: c.warnings };
+    return { record: deps.jobs.require(c.job_id!), daemon_pid: c.watchdog_pid, warnings: c.warnings, position: null };
   },
-  text: (s: Submitted) => `job ${s.record.job_id} submitted to ${s.record.agent_session}`,
-  json: (s: Submitted) => (require("../../jobs/store.ts") as typeof import("../../jobs/store.ts")).publicRecord(s.record),
+  text: (s: Submitted) =>
+    s.position === null ? `job ${s.record.job_id} submitted to ${s.record.agent_session}` : `job ${s.record.job_id} queued for ${s.record.to_role !== undefined ? `a free ${s.record.to_role}` : s.record.agent_session} (position ${s.position})`,
+  json: (s: Submitted) => ({ ...(require("../../jobs/store.ts") as typeof import("../../jobs/store.ts")).publicRecord(s.record), position: s.position }),
   cli: {
     path: "job submit",
     group: "jobs",
     print: (s) => (s as Submitted).record.job_id,
     flags: {
       to: { valueHint: "NAME" },
+      to_role: { valueHint: "ROLE" },
+      priority: { valueHint: "high|normal|low" },
       prompt: { valueHint: "TEXT" },
       brief_file: { valueHint: "FILE" },
       from: { valueHint: "NAME" },
@@ -144,8 +150,8 @@ export const jobStatus = defineOp({
   readOnly: true,
   input: () => ({ job_id: jobId("job id: 8 hex digits, as job_submit returned it") }),
   async run(deps, i) {
-    const { jobStatus } = await import("../../jobs/query.ts");
-    return jobStatus(deps.ws, i.job_id);
+    const [{ jobStatus }, { placeInLine }] = await Promise.all([import("../../jobs/query.ts"), import("../job/queue.ts")]);
+    return placeInLine(deps, [jobStatus(deps.ws, i.job_id)])[0]!;
   },
   text: (v: JobView) => statusText(v),
   cli: { path: "job status", group: "jobs", positionals: ["job_id"], examples: ["mam job status abc12345", "mam job status abc12345 --json"] },
@@ -164,8 +170,8 @@ export const jobList = defineOp({
   readOnly: true,
   input: () => ({ status: optional(choice(JOB_STATUSES, `only jobs in this status (${JOB_STATUSES.join(", ")})`)) }),
   async run(deps, i) {
-    const { listJobs } = await import("../../jobs/query.ts");
-    return { workspace: deps.ws, jobs: listJobs(deps.ws, i.status), status: i.status ?? null } as JobList;
+    const [{ listJobs }, { placeInLine }] = await Promise.all([import("../../jobs/query.ts"), import("../job/queue.ts")]);
+    return { workspace: deps.ws, jobs: placeInLine(deps, listJobs(deps.ws, i.status)), status: i.status ?? null } as JobList;
   },
   text: (r: JobList) => (r.jobs.length ? listText(r.jobs) : r.status ? `no ${r.status} jobs` : "no jobs"),
   json: (r: JobList) => ({ workspace: r.workspace, jobs: r.jobs }),
