@@ -1,0 +1,150 @@
+// The queue (docs/jobs.md#the-queue, issue 28) with real processes: demo agents on a private tmux
+// server, the workspace's daemon giving waiting jobs their turn (no broker: the journals are the
+// channel). A pool of five takes fifty jobs, each once, never two at once to one agent; a job to a
+// busy agent waits and is typed after the first ends; priorities hold and a low job is not
+// starved; a waiting job is cancelled without touching its agent.
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { makeSandbox, type Sandbox } from "../helpers/sandbox.ts";
+import { type Host, makeHost } from "../helpers/team.ts";
+import { TMUX_BIN } from "../helpers/tmux.ts";
+
+const NO_BROKER = { MQTT_BROKER: "127.0.0.1", MQTT_PORT: "9" };
+
+let sb: Sandbox;
+let n = 0;
+const hosts: Host[] = [];
+/** a workspace of its own (a host folder: HOME, workspace, tmux server, daemon) */
+function workspace(extra: Record<string, string> = {}): Host {
+  const h = makeHost(sb.root, `q${++n}`, NO_BROKER, { MAM_STATE_POLL_MS: "200", ...extra });
+  hosts.push(h);
+  return h;
+}
+
+interface JobRow {
+  job_id: string;
+  status: string;
+  agent_session: string;
+  priority?: string;
+  position?: number;
+}
+const jobs = async (h: Host): Promise<JobRow[]> => JSON.parse(await h.ok(["job", "list", "--json"])).jobs;
+const submit = async (h: Host, args: string[]): Promise<string> => (await h.ok(["job", "submit", ...args])).trim();
+const count = (hay: string, needle: string) => hay.split(needle).length - 1;
+
+beforeAll(() => {
+  sb = makeSandbox("mam-queue-");
+});
+afterEach(async () => {
+  for (const h of hosts.splice(0)) await h.stop();
+});
+afterAll(async () => {
+  await sb.cleanup();
+});
+
+describe.skipIf(!TMUX_BIN)("the queue", () => {
+  test("fifty jobs to a pool of five: each completes once, and no agent ever holds two", async () => {
+    const h = workspace();
+    const pool = ["p1", "p2", "p3", "p4", "p5"];
+    for (const p of pool) await h.demo(p, "worker", ["--think-ms", "300"]);
+    // a second look, ten times a second, at who holds what
+    let watching = true;
+    const overlaps: string[] = [];
+    const watcher = (async () => {
+      while (watching) {
+        const r = await h.mam(["job", "list", "--json"]);
+        if (r.code === 0) {
+          const held = new Map<string, string[]>();
+          for (const j of JSON.parse(r.stdout).jobs as JobRow[]) {
+            if (j.status === "pending" || j.status === "running") held.set(j.agent_session, [...(held.get(j.agent_session) ?? []), j.job_id]);
+          }
+          for (const [a, ids] of held) if (ids.length > 1) overlaps.push(`${a}: ${ids.join(" ")}`);
+        }
+        await Bun.sleep(100);
+      }
+    })();
+    const ids: string[] = [];
+    for (let i = 0; i < 50; i++) ids.push(await submit(h, ["--to-role", "worker", "--prompt", `task ${i}`]));
+    const w = await h.mam(["job", "wait", ...ids, "--timeout", "240"], {}, 300_000);
+    watching = false;
+    await watcher;
+    expect(w.code, `${w.stdout}${w.stderr}\n${h.log()}`).toBe(0);
+    expect(overlaps).toEqual([]);
+    const done = await jobs(h);
+    expect(done.filter((j) => j.status === "completed")).toHaveLength(50);
+    for (const j of done) expect(pool).toContain(j.agent_session);
+    // each job's header was typed once, into one pane
+    const screens = pool.map((p) => h.screen(p)).join("\n");
+    for (const id of ids) expect(count(screens, `[mam] Job ${id} delegated`)).toBe(1);
+    // and each was reported once
+    for (const id of ids) expect(h.journal(id).filter((e) => e.event === "completed")).toHaveLength(1);
+    // the work was shared
+    expect(new Set(done.map((j) => j.agent_session)).size).toBe(5);
+  }, 360_000);
+
+  test("a job to a busy agent waits its turn and is typed once the first one has ended; a waiting job's cancel never reaches the agent", async () => {
+    const h = workspace();
+    await h.demo("w", "worker", ["--think-ms", "700"]);
+    const first = await submit(h, ["--to", "w", "--prompt", "first"]);
+    const second = await h.mam(["job", "submit", "--to", "w", "--prompt", "second"]);
+    expect(second.code).toBe(0);
+    const id2 = second.stdout.trim();
+    expect(second.stderr).toContain(`job ${id2} waits its turn for w (position 1)`);
+    const third = await submit(h, ["--to", "w", "--prompt", "third"]);
+    const st = JSON.parse(await h.ok(["job", "status", third, "--json"]));
+    expect(st).toMatchObject({ status: "queued", position: 2 });
+    expect(await h.ok(["job", "status", third])).toContain("queued (position 2)");
+    // cancel the third while it waits: the agent is never told
+    const c = await h.ok(["job", "cancel", third]);
+    expect(c).toContain(third);
+    expect(c).not.toContain("told");
+    const w = await h.mam(["job", "wait", first, id2, "--timeout", "60"], {}, 90_000);
+    expect(w.code, h.log()).toBe(0);
+    const screen = h.screen("w");
+    // the second header came after the first job's end
+    expect(screen.indexOf(`[mam] Job ${id2} delegated`)).toBeGreaterThan(screen.indexOf(`[mam] Job ${first} delegated`));
+    expect(count(screen, `[mam] Job ${id2} delegated`)).toBe(1);
+    const firstEnd = h.journal(first).find((e) => e.event === "completed")!;
+    const dispatched = h.journal(id2).find((e) => e.event === "dispatched")!;
+    expect(Date.parse(dispatched.timestamp)).toBeGreaterThanOrEqual(Date.parse(firstEnd.timestamp));
+    expect(h.journal(id2).map((e) => e.event)).toEqual(["queued", "dispatched", "started", "progress", "completed"]);
+    expect(screen).not.toContain(third);
+    expect(JSON.parse(await h.ok(["job", "status", third, "--json"])).status).toBe("cancelled");
+  }, 120_000);
+
+  test("priorities: high before normal before low; a low job is not starved by highs that keep coming", async () => {
+    const h = workspace({ MAM_QUEUE_AGING_S: "2" });
+    await h.demo("solo", "worker", ["--think-ms", "150"]);
+    const busy = await submit(h, ["--to-role", "worker", "--prompt", "keep it busy"]);
+    const normal = await submit(h, ["--to-role", "worker", "--prompt", "normal one"]);
+    const low = await submit(h, ["--to-role", "worker", "--priority", "low", "--prompt", "low one"]);
+    const high = await submit(h, ["--to-role", "worker", "--priority", "high", "--prompt", "high one"]);
+    // highs keep coming, one every 0.4 s for 8 s
+    const highs: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      highs.push(await submit(h, ["--to-role", "worker", "--priority", "high", "--prompt", `more high ${i}`]));
+      await Bun.sleep(400);
+    }
+    const all = [busy, normal, low, high, ...highs];
+    const w = await h.mam(["job", "wait", ...all, "--timeout", "180"], {}, 240_000);
+    expect(w.code, h.log()).toBe(0);
+    const at = (id: string) => Date.parse(h.journal(id).find((e) => e.event === "dispatched")?.timestamp ?? "0");
+    // the first high went before the normal and the low that were there first
+    expect(at(high)).toBeLessThanOrEqual(at(normal));
+    expect(at(normal)).toBeLessThanOrEqual(at(low));
+    // the low one got its turn before the highs stopped coming
+    const lastHigh = Math.max(...highs.map(at));
+    expect(at(low)).toBeLessThan(lastHigh);
+    expect(JSON.parse(await h.ok(["job", "status", low, "--json"])).priority).toBe("low");
+  }, 300_000);
+});
+
+test("a pool with no session of that role is refused, nothing registered", async () => {
+  const h = workspace();
+  const r = await h.mam(["job", "submit", "--to-role", "nobody", "--prompt", "x"]);
+  expect(r.code).toBe(3);
+  expect(r.stderr).toContain("no running session has the role 'nobody'");
+  expect((await jobs(h)).length).toBe(0);
+  const both = await h.mam(["job", "submit", "--to", "a", "--to-role", "b", "--prompt", "x"]);
+  expect(both.code).toBe(2);
+  expect(both.stderr).toContain("give exactly one of --to and --to-role");
+});
