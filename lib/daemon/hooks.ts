@@ -12,6 +12,8 @@
 //   watch       → every MAM_STATE_POLL_MS, only while jobs are unfinished: blocked / dead agents of
 //                 those jobs (one listing per server, tmux screens of just those agents)
 //   busy        → a running row or an unfinished job holds the idle timeout off
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import type { DropLog, RepeatLog } from "../jobs/ingest.ts";
 import { loadTeam } from "../team/config.ts";
 import { type TeamPart, teamPart } from "./team.ts";
@@ -32,6 +34,14 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   let queueMaybe = true;
   const served = new Map<string, number>();
   let turns = 0;
+  // scheduled jobs (docs/jobs.md#schedules): submitted when due, checked every watch tick
+  const fireSchedules = async (ctx: HookContext) => {
+    if (!existsSync(join(ctx.ws, ".mam", "schedules"))) return;
+    const { fireDue } = await import("../ops/job/schedule.ts");
+    const lines = await fireDue(deps, Date.now() / 1000);
+    for (const l of lines) ctx.log(l);
+    if (lines.length) queueMaybe = true;
+  };
   const dispatch = async (ctx: HookContext) => {
     if (!queueMaybe) return;
     const { assignWaiting, typeDispatched, readQueue } = await import("../ops/job/queue.ts");
@@ -173,6 +183,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
     },
     async watch(ctx) {
       await team?.tick(ctx, "check");
+      await fireSchedules(ctx);
       await dispatch(ctx);
       const watched = await waitedOn(ctx.ws, team?.host);
       if (watched.size === 0) {
@@ -191,6 +202,8 @@ export function defaultHooks(deps: Deps): DaemonHooks {
     connected: team ? (ctx) => team!.connected(ctx) : undefined,
     farewell: () => team?.farewell(),
     async busy(ctx) {
+      // a schedule still to run holds the daemon (it is the one that submits it)
+      if (existsSync(join(ctx.ws, ".mam", "schedules")) && (await import("../ops/job/schedule.ts")).hasActiveSchedules(ctx.ws)) return true;
       const [{ listJobIds, readRecord }, { isFinal }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts")]);
       const data = deps.registry.read();
       if ([...data.herdr_sessions, ...data.tmux_sessions].some((r) => r.status === "running")) return true;

@@ -4,7 +4,7 @@
 // busy agent waits and is typed after the first ends; priorities hold and a low job is not
 // starved; a waiting job is cancelled without touching its agent.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { makeSandbox, type Sandbox } from "../helpers/sandbox.ts";
+import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
 import { type Host, makeHost } from "../helpers/team.ts";
 import { TMUX_BIN } from "../helpers/tmux.ts";
 
@@ -136,6 +136,84 @@ describe.skipIf(!TMUX_BIN)("the queue", () => {
     expect(at(low)).toBeLessThan(lastHigh);
     expect(JSON.parse(await h.ok(["job", "status", low, "--json"])).priority).toBe("low");
   }, 300_000);
+});
+
+interface ScheduleRow {
+  schedule_id: string;
+  next_at: number | null;
+  runs: { due: string; at: string; job_id: string | null; note: string }[];
+  ended?: { why: string };
+}
+const schedules = async (h: Host): Promise<ScheduleRow[]> => JSON.parse(await h.ok(["job", "list", "--scheduled", "--json"])).schedules;
+
+describe.skipIf(!TMUX_BIN)("schedules", () => {
+  test("a run fires within a second of its time; every N repeats; overlap skip skips a run while the last one works; cancel stops it", async () => {
+    const h = workspace();
+    await h.demo("w", "worker", ["--think-ms", "900"]);
+    const sid = (await h.ok(["job", "submit", "--to", "w", "--prompt", "tick", "--at", "+3s", "--every", "2s"])).trim();
+    expect(sid).toMatch(/^s[0-9a-f]{7}$/);
+    // three runs due: the first submitted, the next skipped while its job (about 3 s) runs
+    expect(await waitFor(async () => (await schedules(h))[0]!.runs.length >= 3, 20_000, 200), h.log()).toBe(true);
+    const [s] = await schedules(h);
+    const first = s!.runs[0]!;
+    expect(first.job_id).toMatch(/^[0-9a-f]{8}$/);
+    expect(Date.parse(first.at) - Date.parse(first.due)).toBeLessThanOrEqual(1000);
+    const rec = JSON.parse(await h.ok(["job", "status", first.job_id!, "--json"]));
+    expect(Date.parse(rec.created_at) - Date.parse(first.due)).toBeLessThanOrEqual(1000);
+    expect(s!.runs.some((r) => r.note.startsWith("skipped: the previous run's job"))).toBe(true);
+    const c = await h.ok(["job", "cancel", sid]);
+    expect(c).toContain(`schedule ${sid} cancelled`);
+    const n = (await schedules(h))[0]!.runs.length;
+    await Bun.sleep(4500);
+    const after = (await schedules(h))[0]!;
+    expect(after.runs.length).toBe(n);
+    expect(after.ended?.why).toBe("cancelled");
+    expect(await h.ok(["job", "list", "--scheduled"])).toContain("ended (cancelled)");
+  }, 90_000);
+
+  test("runs missed while no daemon ran: once runs one when a daemon runs again, skip runs none", async () => {
+    const h = workspace();
+    await h.demo("w", "worker", ["--think-ms", "50"]);
+    const once = (await h.ok(["job", "submit", "--to", "w", "--prompt", "once", "--at", "+2s", "--every", "1s", "--missed", "once"])).trim();
+    const skip = (await h.ok(["job", "submit", "--to", "w", "--prompt", "skip", "--at", "+2s", "--every", "1s", "--missed", "skip"])).trim();
+    await h.ok(["daemon", "stop"]);
+    // a minute and more: what was due is late, not on time
+    await Bun.sleep(63_000);
+    const before = await schedules(h);
+    expect(before.every((s) => s.runs.length === 0)).toBe(true);
+    await h.ok(["daemon", "ensure"]);
+    expect(await waitFor(async () => (await schedules(h)).every((s) => s.runs.length >= 1), 15_000, 200), h.log()).toBe(true);
+    await h.ok(["job", "cancel", once]);
+    await h.ok(["job", "cancel", skip]);
+    const by = new Map((await schedules(h)).map((s) => [s.schedule_id, s]));
+    const o = by.get(once)!.runs[0]!;
+    expect(o.note).toMatch(/^late \(\d+ missed while no daemon ran; run once\): submitted$/);
+    expect(o.job_id).toMatch(/^[0-9a-f]{8}$/);
+    const k = by.get(skip)!.runs[0]!;
+    expect(k.job_id).toBeNull();
+    expect(k.note).toMatch(/^missed \d+ run\(s\) while no daemon ran; skipped \(--missed skip\)$/);
+    // one late run, then on time again
+    expect(by.get(once)!.runs.filter((r) => r.note.startsWith("late")).length).toBe(1);
+  }, 120_000);
+
+  test("bad times and durations are usage errors, nothing written", async () => {
+    const h = workspace();
+    await h.demo("w", "worker");
+    for (const [flag, v, msg] of [
+      ["--at", "tomorrow", "'tomorrow' is not a time"],
+      ["--every", "5", "'5' is not a duration"],
+    ] as const) {
+      const r = await h.mam(["job", "submit", "--to", "w", "--prompt", "x", flag, v]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(msg);
+    }
+    const past = await h.mam(["job", "submit", "--to", "w", "--prompt", "x", "--at", "2020-01-01T00:00:00Z"]);
+    expect(past.code).toBe(2);
+    expect(past.stderr).toContain("has passed");
+    const nobody = await h.mam(["job", "submit", "--to", "nobody", "--prompt", "x", "--every", "1h"]);
+    expect(nobody.code).toBe(3);
+    expect(await schedules(h)).toEqual([]);
+  }, 60_000);
 });
 
 test("a pool with no session of that role is refused, nothing registered", async () => {
