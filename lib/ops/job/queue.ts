@@ -137,8 +137,10 @@ export async function assignWaiting(deps: Deps, o: DispatchOptions = {}): Promis
       const rec0 = q.records.get(a.job_id)!;
       // a pool job takes its agent's name (and kind) before anything is typed
       const agentKind = rec0.to_role !== undefined ? kindOf(deps, a.to) : rec0.agent;
+      // a copy of another host's job: its stages are this host's (mam@host), as its delivery's
+      const source = rec0.remote_of && o.host ? `mam@${o.host}` : "mam";
       const appended = await deps.jobs.append(a.job_id, (r, evs) =>
-        r && effectiveStatus(r, evs) === "queued" && !evs.some((e) => endsJob(e, r)) ? { event: "dispatched", detail: `its turn: to ${a.to}`, source: "mam", data: { to: a.to } } : undefined,
+        r && effectiveStatus(r, evs) === "queued" && !evs.some((e) => endsJob(e, r)) ? { event: "dispatched", detail: `its turn: to ${a.to}`, source, data: { to: a.to } } : undefined,
       );
       if (!appended) continue;
       const record = rec0.to_role !== undefined ? await deps.jobs.mutate(a.job_id, (r) => ({ ...r, agent_session: a.to, agent: agentKind })) : (appended.record ?? rec0);
@@ -194,7 +196,8 @@ export async function queueBehind(deps: Deps, id: string, name: string, working:
     const me: Waiting = { job_id: id, to: name, role: null, priority: rec?.priority ?? "normal", by: rec?.delegator ?? "", since: rec ? epoch(rec.created_at) : Math.floor(Date.now() / 1000) };
     const position = queuePositions({ ...q, waiting: [...q.waiting, me] }, deps.env).get(id) ?? 1;
     const why = working ? `${name} is at work` : q.busy.has(name) ? `${name} has an unfinished job` : `other jobs wait for ${name}`;
-    const appended = await deps.jobs.append(id, (r, evs) => (r && !evs.some((e) => endsJob(e, r)) ? { event: "queued", detail: `${why}: waits its turn (position ${position})`, source: "mam", data: { ...data, to: name, position } } : undefined));
+    const source = rec?.remote_of && host ? `mam@${host}` : "mam";
+    const appended = await deps.jobs.append(id, (r, evs) => (r && !evs.some((e) => endsJob(e, r)) ? { event: "queued", detail: `${why}: waits its turn (position ${position})`, source, data: { ...data, to: name, position } } : undefined));
     return appended ? { appended, position } : undefined;
   });
 }
