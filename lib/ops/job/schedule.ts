@@ -21,7 +21,7 @@ import { checkJob } from "./rules.ts";
 import { briefPath, ensureDaemonNoticed, type JobInput } from "./submit.ts";
 
 /** a schedule id: `s` and 7 hex digits (never a job id) */
-export const SCHEDULE_ID_RE = /^s[0-9a-f]{7}$/;
+const SCHEDULE_ID_RE = /^s[0-9a-f]{7}$/;
 const RUNS_KEPT = 50;
 
 export interface ScheduleRun {
@@ -162,6 +162,7 @@ export interface Unscheduled {
 
 /** stop a schedule's future runs (jobs it submitted stay as they are) */
 export async function cancelSchedule(deps: Deps, id: string): Promise<Unscheduled> {
+  if (!SCHEDULE_ID_RE.test(id)) throw usageError(`invalid schedule id '${id.slice(0, 40)}'`, "schedule ids are s and 7 hex digits: see mam job list --scheduled");
   return withSchedulesLock(deps.ws, () => {
     const s = readSchedule(deps.ws, id);
     if (!s) throw notFound(`no schedule ${id} in ${schedulesDir(deps.ws)}`, "see: mam job list --scheduled");
