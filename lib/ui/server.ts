@@ -162,7 +162,9 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
   const sendFleet = () => {
     if (!fleetCache) return;
     const f: UiFleet = fleetCache.view(team.sessions);
-    const j = JSON.stringify(f);
+    // sent when what the page draws changed, not at every read (the read's time, and this
+    // workspace's "last seen", which is that time, change every few seconds)
+    const j = JSON.stringify({ ...f, read_at: null, workspaces: f.workspaces.map((w) => (w.here ? { ...w, last_seen: "" } : w)) });
     if (j === fleetJson) return;
     fleetJson = j;
     broadcast("fleet", f);

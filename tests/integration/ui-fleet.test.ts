@@ -89,6 +89,13 @@ describe.skipIf(skip)("mam ui shows the team's fleet (three hosts, one Mosquitto
     expect(s.sessions.map((x) => x.name)).toEqual(["lead"]);
     // no secret reaches the page
     expect(JSON.stringify(s)).not.toContain(JSON.parse(await Bun.file(join(A.home, ".local", "state", "mam", "team.json")).text()).secret);
+    // the feed sends the fleet when it changed, not at every read: after another read, no two
+    // fleet events in a row say the same (but for the read's time and this workspace's, which is it)
+    const before = (await state()).fleet!.read_at;
+    expect(await waitFor(async () => (await state()).fleet!.read_at !== before, 10_000, 200)).toBe(true);
+    const drawn = (x: UiFleet) => JSON.stringify({ ...x, read_at: null, workspaces: x.workspaces.map((w) => (w.here ? { ...w, last_seen: "" } : w)) });
+    const sent = feed.events.filter((e) => e.event === "fleet").map((e) => drawn(e.data as UiFleet));
+    expect(sent.filter((x, i) => i > 0 && x === sent[i - 1])).toEqual([]);
     // another host's agent has no screen here
     const scr = await fetch(`http://127.0.0.1:${ui.port}/api/screen?name=w@hostB&token=${ui.token}`);
     expect(scr.status).toBe(404);
@@ -125,10 +132,11 @@ describe.skipIf(skip)("mam ui shows the team's fleet (three hosts, one Mosquitto
     expect(Date.parse(c.last_seen)).toBeGreaterThan(before - 120_000);
     expect(Date.parse(c.last_seen)).toBeLessThanOrEqual(Date.now());
     expect(ws(f, "hostB")!.online).toBe(true);
-    // later reads keep it
-    const readAt = f.read_at;
-    const g = await untilFleet(feed, (x) => x.read_at !== readAt, 15_000);
-    expect(ws(g, "hostC")).toMatchObject({ online: false, last_seen: c.last_seen });
+    // later reads keep it (the feed sends the fleet when it changed; /api/state has the newest read)
+    const readAt = (await state()).fleet!.read_at;
+    let g: UiFleet | null = null;
+    expect(await waitFor(async () => (g = (await state()).fleet)!.read_at !== readAt, 15_000, 200)).toBe(true);
+    expect(ws(g!, "hostC")).toMatchObject({ online: false, last_seen: c.last_seen });
   }, 60_000);
 
   test("the broker stops answering: the page says so, answers at once, and shows this workspace", async () => {

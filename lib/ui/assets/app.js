@@ -58,8 +58,7 @@
     const remote = hosts.filter((h) => h !== f.host).length;
     const state = f.reachable === null ? `<p class="dim" id="fleet-state" data-state="reading">reading the team's broker…</p>` : f.reachable ? "" : `<p class="fleet-down" id="fleet-state" data-state="unreachable">the team's broker does not answer: the other hosts are not shown (mam ui asks it again every few seconds)</p>`;
     const warns = f.warnings.filter((w) => !/does not answer/.test(w)).map((w) => `<p class="dim">${esc(w)}</p>`).join("");
-    const read = f.read_at ? ` · read ${esc(f.read_at.slice(11, 19))}` : "";
-    $("fleet-head").innerHTML = `<div class="dim">team <b>${esc(f.team)}</b> on <span class="mono">${esc(f.broker)}</span> · this host <b>${esc(f.host)}</b>${f.reachable ? ` · ${remote ? `${remote} other host${remote === 1 ? "" : "s"}` : "no other host has announced itself yet"}` : ""}${read}</div>${state}${warns}`;
+    $("fleet-head").innerHTML = `<div class="dim">team <b>${esc(f.team)}</b> on <span class="mono">${esc(f.broker)}</span> · this host <b>${esc(f.host)}</b>${f.reachable ? ` · ${remote ? `${remote} other host${remote === 1 ? "" : "s"}` : "no other host has announced itself yet"}` : ""}</div>${state}${warns}`;
     const JOB = (j) => (!j ? `<span class="dim">-</span>` : `${S.jobs.has(j.id) ? `<a href="#" data-open-job="${esc(j.id)}" class="mono">${esc(j.id)}</a>` : `<span class="mono">${esc(j.id)}</span>`} <span class="pill st-${esc(j.status)}">${esc(j.status)}</span>`);
     const wsHtml = (w) => {
       const where = w.host === f.host ? `mam ui --workspace ${w.workspace}` : `mam ui on ${w.host}`;
