@@ -11,7 +11,7 @@ import type { Browser, Page } from "puppeteer-core";
 import { CHROMIUM, launchBrowser, type RunningUi, snap, startUiProcess } from "../helpers/browser.ts";
 import { mosquittoPath, startMosquitto, type TestBroker } from "../helpers/brokers.ts";
 import { makeSandbox, type Sandbox } from "../helpers/sandbox.ts";
-import { formTeam, type Host, makeHost, untilAnnounced } from "../helpers/team.ts";
+import { fleetWorld, type Host } from "../helpers/team.ts";
 import { TMUX_BIN } from "../helpers/tmux.ts";
 
 if (!mosquittoPath()) console.error("\n*** SKIPPING the fleet browser test: mosquitto is not installed (apt-get install -y mosquitto) ***\n");
@@ -36,17 +36,9 @@ const text = (page: Page, sel: string) => page.$eval(sel, (e) => (e as unknown a
 it("the fleet: hosts as groups, other hosts' agents read-only, a job's host and delivery, an offline host, a broker that does not answer", async () => {
   sb = makeSandbox("mam-uifleetb-");
   broker = await startMosquitto(join(sb.root, "broker"));
-  const [A, B, C] = (hosts = ["hostA", "hostB", "hostC"].map((n) => makeHost(sb!.root, n, broker!.env)));
-  await formTeam([A!, B!, C!]);
-  // a second workspace of hostA (same HOME, same team)
-  const A2 = makeHost(sb.root, "hostA2", broker.env, { MAM_HOST: "hostA", HOME: A!.home, XDG_CONFIG_HOME: join(A!.home, ".config") });
-  hosts.push(A2);
-  await A2.demo("side", "worker");
-  await A!.demo("lead", "lead");
-  await B!.demo("w", "worker", ["--think-ms", "50"]);
-  await C!.demo("r", "reviewer");
-  await untilAnnounced(A!, ["w@hostB", "r@hostC", "lead@hostA", "side@hostA"]);
-  ui = await startUiProcess(sb, { ...A!.env, MAM_UI_LIVE_MS: "300" }, [], A!.ws);
+  const { A, A2, C, all } = await fleetWorld(sb.root, broker.env);
+  hosts = all;
+  ui = await startUiProcess(sb, { ...A.env, MAM_UI_LIVE_MS: "300" }, [], A.ws);
   browser = await launchBrowser(sb);
   const page = await browser.newPage();
   expect((await page.goto(ui.url))?.status()).toBe(200);
@@ -75,7 +67,7 @@ it("the fleet: hosts as groups, other hosts' agents read-only, a job's host and 
   expect(await text(page, "#fleet-head")).toContain("2 other hosts");
 
   // a job to w@hostB: where it runs, and its delivery stage as the journal says
-  const id = (await A!.ok(["job", "submit", "--to", "w@hostB", "--from", "lead", "--prompt", "wave hello"])).trim();
+  const id = (await A.ok(["job", "submit", "--to", "w@hostB", "--from", "lead", "--prompt", "wave hello"])).trim();
   await page.waitForSelector(`[data-job='${id}'] [data-delivery='delivered']`, { timeout: 30_000 });
   expect(await text(page, `[data-job='${id}'] .job-host`)).toBe("on hostB");
   expect(await page.$eval(`[data-job='${id}'] [data-delivery]`, (e) => e.getAttribute("title"))).toContain("typed into the agent on hostB");
@@ -89,7 +81,7 @@ it("the fleet: hosts as groups, other hosts' agents read-only, a job's host and 
   await snap(page, "fleet");
 
   // hostC's daemon stops: hostC stays, offline, last seen a few seconds ago
-  await C!.ok(["daemon", "stop"]);
+  await C.ok(["daemon", "stop"]);
   await page.waitForSelector("#fleet .host[data-host='hostC'][data-online='false'] tr[data-address='r@hostC'][data-live='offline']", { timeout: 20_000 });
   expect(await text(page, ".host[data-host='hostC'] .host-head")).toMatch(/offline\s+last seen \d+s ago/);
   expect(await page.$("#fleet .host[data-host='hostB'][data-online='true']")).not.toBeNull();

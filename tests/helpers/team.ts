@@ -133,3 +133,30 @@ export const doubled = (evs: JobEvent[]) => {
   }
   return out;
 };
+
+export interface FleetWorld {
+  A: Host;
+  /** a second workspace of hostA: same host name, same HOME (so the same team) */
+  A2: Host;
+  B: Host;
+  C: Host;
+  all: Host[];
+}
+
+/**
+ * the dashboard's fleet tests' world: team `lab` of hostA, hostB and hostC, and a second workspace
+ * on hostA; demo agents lead@hostA, side@hostA (A2), w@hostB (worker), r@hostC (reviewer), every
+ * one announced to A when this returns
+ */
+export async function fleetWorld(root: string, brokerEnv: Record<string, string>): Promise<FleetWorld> {
+  const [A, B, C] = ["hostA", "hostB", "hostC"].map((n) => makeHost(root, n, brokerEnv)) as [Host, Host, Host];
+  await formTeam([A, B, C]);
+  const A2 = makeHost(root, "hostA2", brokerEnv, { MAM_HOST: "hostA", HOME: A.home, XDG_CONFIG_HOME: join(A.home, ".config") });
+  const w: FleetWorld = { A, A2, B, C, all: [A, A2, B, C] };
+  await A.demo("lead", "lead");
+  await A2.demo("side", "worker");
+  await B.demo("w", "worker", ["--think-ms", "50"]);
+  await C.demo("r", "reviewer");
+  await untilAnnounced(A, ["w@hostB", "r@hostC", "lead@hostA", "side@hostA"]);
+  return w;
+}

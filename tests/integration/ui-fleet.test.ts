@@ -12,7 +12,7 @@ import { freePort, mosquittoPath, startMosquitto, type TestBroker } from "../hel
 import { type RunningUi, startUiProcess, type UiFeed, uiFeed } from "../helpers/browser.ts";
 import { runMam } from "../helpers/mam.ts";
 import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
-import { formTeam, type Host, makeHost, untilAnnounced } from "../helpers/team.ts";
+import { fleetWorld, type Host } from "../helpers/team.ts";
 import { TMUX_BIN } from "../helpers/tmux.ts";
 
 const skip = !mosquittoPath() || !TMUX_BIN;
@@ -30,6 +30,36 @@ async function untilFleet(f: UiFeed, pred: (x: UiFleet) => boolean, timeoutMs = 
 }
 const ws = (f: UiFleet, host: string) => f.workspaces.find((w) => w.host === host);
 
+/** a sandbox whose broker address is a listener that takes connections, counts them and never answers */
+async function withMuteBroker(prefix: string, fn: (w: { sb: Sandbox; port: number; env: Record<string, string>; connections: () => number; open(): Promise<{ ui: RunningUi; feed: UiFeed }> }) => Promise<void>): Promise<void> {
+  const sb = makeSandbox(prefix);
+  let connections = 0;
+  const port = await freePort();
+  const listener = Bun.listen({ hostname: "127.0.0.1", port, socket: { open: () => void connections++, data() {} } });
+  const env = sb.with({ MQTT_PORT: String(port), MAM_HOST: "solo", MAM_UI_LIVE_MS: "300" });
+  let ui: RunningUi | undefined;
+  let feed: UiFeed | undefined;
+  try {
+    await fn({
+      sb,
+      port,
+      env,
+      connections: () => connections,
+      async open() {
+        ui = await startUiProcess(sb, env);
+        feed = await uiFeed(ui);
+        return { ui, feed };
+      },
+    });
+  } finally {
+    feed?.close();
+    await ui?.stop("SIGKILL");
+    listener.stop(true);
+    await sb.cleanup();
+  }
+}
+const stateOf = async (ui: RunningUi): Promise<UiState> => (await fetch(`http://127.0.0.1:${ui.port}/api/state?token=${ui.token}`)).json() as Promise<UiState>;
+
 describe.skipIf(skip)("mam ui shows the team's fleet (three hosts, one Mosquitto)", () => {
   let sb: Sandbox;
   let broker: TestBroker;
@@ -40,21 +70,12 @@ describe.skipIf(skip)("mam ui shows the team's fleet (three hosts, one Mosquitto
   let A2: Host;
   let ui: RunningUi;
   let feed: UiFeed;
-  const state = async (): Promise<UiState> => (await fetch(`http://127.0.0.1:${ui.port}/api/state?token=${ui.token}`)).json() as Promise<UiState>;
+  const state = () => stateOf(ui);
 
   beforeAll(async () => {
     sb = makeSandbox("mam-uifleet-");
     broker = await startMosquitto(join(sb.root, "broker"));
-    A = makeHost(sb.root, "hostA", broker.env);
-    B = makeHost(sb.root, "hostB", broker.env);
-    C = makeHost(sb.root, "hostC", broker.env);
-    await formTeam([A, B, C]);
-    A2 = makeHost(sb.root, "hostA2", broker.env, { MAM_HOST: "hostA", HOME: A.home, XDG_CONFIG_HOME: join(A.home, ".config") });
-    await A.demo("lead", "lead");
-    await A2.demo("side", "worker");
-    await B.demo("w", "worker", ["--think-ms", "50"]);
-    await C.demo("r", "reviewer");
-    await untilAnnounced(A, ["w@hostB", "r@hostC", "lead@hostA", "side@hostA"]);
+    ({ A, A2, B, C } = await fleetWorld(sb.root, broker.env));
     ui = await startUiProcess(sb, { ...A.env, MAM_UI_LIVE_MS: "300" }, [], A.ws);
     feed = await uiFeed(ui);
   }, 90_000);
@@ -154,65 +175,39 @@ describe.skipIf(skip)("mam ui shows the team's fleet (three hosts, one Mosquitto
 
 describe("mam ui with a team whose broker takes the connection and never answers", () => {
   test("the page answers at once (reading…), then says the broker does not answer", async () => {
-    const sb = makeSandbox("mam-uimute-");
-    let connections = 0;
-    const port = await freePort();
-    const listener = Bun.listen({ hostname: "127.0.0.1", port, socket: { open: () => void connections++, data() {} } });
-    const env = sb.with({ MQTT_PORT: String(port), MAM_HOST: "solo", MAM_UI_LIVE_MS: "300" });
-    let ui: RunningUi | undefined;
-    let feed: UiFeed | undefined;
-    try {
-      const made = await runMam(["team", "init", "lab"], { env, cwd: sb.ws });
+    await withMuteBroker("mam-uimute-", async (w) => {
+      const made = await runMam(["team", "init", "lab"], { env: w.env, cwd: w.sb.ws });
       expect(made.code, made.stderr).toBe(0);
-      ui = await startUiProcess(sb, env);
-      feed = await uiFeed(ui);
+      const { ui, feed } = await w.open();
       const full = await feed.until<UiState>("full", () => true);
       expect(full.fleet).toMatchObject({ team: "lab", host: "solo", reachable: null, read_at: null, warnings: [] });
-      expect(full.fleet!.workspaces.map((w) => `${w.host}:${w.here}`)).toEqual(["solo:true"]);
+      expect(full.fleet!.workspaces.map((x) => `${x.host}:${x.here}`)).toEqual(["solo:true"]);
       // a read is under way and hangs on the silent broker; the page still answers at once
-      expect(await waitFor(() => connections > 0, 5000)).toBe(true);
+      expect(await waitFor(() => w.connections() > 0, 5000)).toBe(true);
       const t0 = performance.now();
-      const s = (await (await fetch(`http://127.0.0.1:${ui.port}/api/state?token=${ui.token}`)).json()) as UiState;
+      const s = await stateOf(ui);
       expect(performance.now() - t0).toBeLessThan(1000);
       expect(s.fleet?.reachable).toBeNull();
       const f = await feed.until<UiFleet>("fleet", (x) => x.reachable === false, 15_000);
-      expect(f.warnings).toEqual([`the team's broker 127.0.0.1:${port} does not answer: only this workspace is shown`]);
-    } finally {
-      feed?.close();
-      await ui?.stop("SIGKILL");
-      listener.stop(true);
-      await sb.cleanup();
-    }
+      expect(f.warnings).toEqual([`the team's broker 127.0.0.1:${w.port} does not answer: only this workspace is shown`]);
+    });
   }, 30_000);
 });
 
 describe("mam ui without a (readable) team", () => {
   test("no fleet, no fleet events, and no connection to any broker", async () => {
-    const sb = makeSandbox("mam-uisolo-");
-    // a listener where the broker would be: it counts who connects
-    let connections = 0;
-    const port = await freePort();
-    const listener = Bun.listen({ hostname: "127.0.0.1", port, socket: { open: () => void connections++, data() {} } });
-    let ui: RunningUi | undefined;
-    let feed: UiFeed | undefined;
-    try {
-      ui = await startUiProcess(sb, sb.with({ MQTT_PORT: String(port), MAM_UI_LIVE_MS: "300" }));
-      feed = await uiFeed(ui);
+    await withMuteBroker("mam-uisolo-", async (w) => {
+      const { ui, feed } = await w.open();
       const full = await feed.until<UiState>("full", () => true);
       expect(full.fleet).toBeNull();
       expect(full.problems).toEqual([]);
       await Bun.sleep(4500); // longer than the fleet's read interval
-      expect(((await (await fetch(`http://127.0.0.1:${ui.port}/api/state?token=${ui.token}`)).json()) as UiState).fleet).toBeNull();
+      expect((await stateOf(ui)).fleet).toBeNull();
       expect(feed.events.filter((e) => e.event === "fleet")).toEqual([]);
-      expect(connections).toBe(0);
+      expect(w.connections()).toBe(0);
       const page = await (await fetch(`http://127.0.0.1:${ui.port}/?token=${ui.token}`)).text();
       expect(page).toContain(`<div id="fleet" hidden>`);
-    } finally {
-      feed?.close();
-      await ui?.stop("SIGKILL");
-      listener.stop(true);
-      await sb.cleanup();
-    }
+    });
   }, 30_000);
 
   test("a team.json that does not read: a red line says why, the rest of the page is there", async () => {
@@ -223,7 +218,7 @@ describe("mam ui without a (readable) team", () => {
     let ui: RunningUi | undefined;
     try {
       ui = await startUiProcess(sb, sb.with({}));
-      const s = (await (await fetch(`http://127.0.0.1:${ui.port}/api/state?token=${ui.token}`)).json()) as UiState;
+      const s = await stateOf(ui);
       expect(s.fleet).toBeNull();
       expect(s.problems).toEqual([expect.stringMatching(new RegExp(`^the team's fleet is not shown: ${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} is not valid JSON \\(.*\\); run mam team join CODE again, or mam team init for a new team$`))]);
       expect(s.sessions).toEqual([]);
