@@ -54,6 +54,8 @@ export interface Usage {
   childTicks: number;
   /** resident set in KiB */
   rssKiB: number;
+  /** its anonymous part (RssAnon: what the process holds of its own, not mapped files such as its binary) in KiB */
+  anonKiB: number;
 }
 
 /**
@@ -64,8 +66,9 @@ export interface Usage {
 export function procUsage(pid: number): Usage {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const rss = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return { ticks: Number(f[11]) + Number(f[12]), childTicks: Number(f[13]) + Number(f[14]), rssKiB: Number(rss?.[1] ?? NaN) };
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN);
+  return { ticks: Number(f[11]) + Number(f[12]), childTicks: Number(f[13]) + Number(f[14]), rssKiB: kib("VmRSS"), anonKiB: kib("RssAnon") };
 }
 
 let ticksPerSecond: number | undefined;

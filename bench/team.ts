@@ -211,7 +211,7 @@ export async function benchTeam(bin: string): Promise<Row[]> {
     const restarted = hosts.filter((_, i) => now[i] !== pids[i]).map((h) => h.name);
 
     const per = (f: (i: number) => string) => hosts.map((h, i) => `${h.name.slice(-1)} ${f(i)}`).join("; ");
-    const idle = pids.map((_, i) => ({ rss: idleB[i]!.rssKiB, cpu: cpuPercent(idleA[i]!, idleB[i]!, idleS), kids: cpuPercent(idleA[i]!, idleB[i]!, idleS, true) }));
+    const idle = pids.map((_, i) => ({ rss: idleB[i]!.rssKiB, anon: idleB[i]!.anonKiB, cpu: cpuPercent(idleA[i]!, idleB[i]!, idleS), kids: cpuPercent(idleA[i]!, idleB[i]!, idleS, true) }));
     const local = jobs.filter((j) => j.host === "hostA");
     return [
       {
@@ -251,9 +251,9 @@ export async function benchTeam(bin: string): Promise<Row[]> {
         ok: null,
       },
       {
-        what: `same: each host's daemon idle after the run (A keeps its ${JOBS} ended jobs, B and C their copies), RSS / CPU (its tmux calls apart) over ${idleS} s${restarted.length ? ` (RESTARTED: ${restarted.join(", ")})` : ""}`,
+        what: `same: each host's daemon idle after the run (A keeps its ${JOBS} ended jobs, B and C their copies), RSS (its anonymous part) / CPU (its tmux calls apart) over ${idleS} s${restarted.length ? ` (RESTARTED: ${restarted.join(", ")})` : ""}`,
         target: "≤ 60 MiB RSS, ≤ 1 % of one core",
-        measured: per((i) => `${mib(idle[i]!.rss)} / ${idle[i]!.cpu.toFixed(2)} % (+${idle[i]!.kids.toFixed(2)} %)`),
+        measured: per((i) => `${mib(idle[i]!.rss)} (${mib(idle[i]!.anon)}) / ${idle[i]!.cpu.toFixed(2)} % (+${idle[i]!.kids.toFixed(2)} %)`),
         ok: restarted.length === 0 && idle.every((x) => x.rss <= 60 * 1024 && x.cpu <= 1),
       },
     ];
