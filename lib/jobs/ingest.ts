@@ -251,15 +251,17 @@ export interface ScanResult {
 }
 
 /**
- * Decide and apply timeouts for every job of the workspace; re-decided under the lock before
- * appending. A job that fails (a broken record, a journal that cannot be read or appended to) is
- * logged and skipped: the jobs after it are still scanned. With `once` (the daemon, which scans
- * every poll), each failure is logged once rather than at every scan.
+ * Decide and apply timeouts for every job of the workspace (but those `ended` knows have ended);
+ * re-decided under the lock before appending. A job that fails (a broken record, a journal that
+ * cannot be read or appended to) is logged and skipped: the jobs after it are still scanned. With
+ * `once` (the daemon, which scans every poll), each failure is logged once rather than at every
+ * scan.
  */
-export async function scanJobs(ws: string, now: number = Date.now() / 1000, log: (line: string) => void = () => {}, once?: LogOnce): Promise<ScanResult> {
+export async function scanJobs(ws: string, now: number = Date.now() / 1000, log: (line: string) => void = () => {}, once?: LogOnce, ended: (id: string) => boolean = () => false): Promise<ScanResult> {
   const res: ScanResult = { timedOut: [], broken: [], failed: [] };
   const failed = (what: string, e: unknown, doing?: string) => (once ? once.failed(what, e, doing) : log(`${what}: ${doing ? `${doing}: ` : ""}${e instanceof Error ? e.message : String(e)}`));
   for (const id of listJobIds(ws)) {
+    if (ended(id)) continue; // known to have ended: it cannot time out
     const what = `job ${id}`;
     let rec: JobRecord | undefined;
     try {

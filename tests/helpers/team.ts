@@ -5,7 +5,7 @@
 import { mkdirSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { JobEvent } from "../../lib/jobs/event.ts";
-import { runMam, type RunResult } from "./mam.ts";
+import { MAM_CMD, run, type RunResult } from "./mam.ts";
 import { baseEnv, waitFor } from "./sandbox.ts";
 import { killTmuxServer, tmuxServerName } from "./tmux.ts";
 
@@ -29,8 +29,11 @@ export interface Host {
   stop(): Promise<void>;
 }
 
-/** a host under `root` (a sandbox's folder); `brokerEnv` points it at the team's broker */
-export function makeHost(root: string, name: string, brokerEnv: Record<string, string>, extra: Record<string, string> = {}): Host {
+/**
+ * a host under `root` (a sandbox's folder); `brokerEnv` points it at the team's broker; `cmd` is
+ * the words that run mam (default: the binary the tests run; the bench passes its own)
+ */
+export function makeHost(root: string, name: string, brokerEnv: Record<string, string>, extra: Record<string, string> = {}, cmd: string[] = MAM_CMD): Host {
   const dir = join(root, name);
   const home = join(dir, "home");
   const ws = join(dir, "ws");
@@ -59,7 +62,7 @@ export function makeHost(root: string, name: string, brokerEnv: Record<string, s
     ws: wsReal,
     tmux,
     env,
-    mam: (args, more = {}, timeoutMs) => runMam(args, { env: { ...env, ...more }, cwd: wsReal, timeoutMs }),
+    mam: (args, more = {}, timeoutMs) => run([...cmd, ...args], { env: { ...env, ...more }, cwd: wsReal, timeoutMs }),
     async ok(args, more = {}) {
       const r = await h.mam(args, more);
       if (r.code !== 0) throw new Error(`${name}: mam ${args.join(" ")} → ${r.code}\n${r.stdout}${r.stderr}\ndaemon log:\n${h.log()}`);

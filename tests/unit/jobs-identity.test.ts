@@ -1,7 +1,7 @@
 // Event identity (SPEC §7.2 since 0.2): the index a receiver keeps, the daemon's incremental
 // journal index, acks, and the log of repeats, as plain functions on temp folders.
 import { afterAll, describe, expect, test } from "bun:test";
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ackTopicOf, readAck, signedAck } from "../../lib/jobs/acks.ts";
@@ -125,6 +125,59 @@ describe("JournalIndex", () => {
     expect(cache.ids()).toEqual([r.job_id]);
     cache.forget(r.job_id);
     expect(cache.peek(ws, r.job_id)).toBeUndefined();
+  });
+
+  test("JournalCache.rest: the index goes; quiet while the journal stays the same file and size; a change, get or forget ends it", async () => {
+    const ws = tempWs();
+    const r = await registerJob(ws, spec);
+    await appendEvent(ws, r.job_id, { event: "completed", detail: "", source: "w" });
+    const cache = new JournalCache();
+    expect(cache.quiet(ws, r.job_id)).toBe(false); // never put to rest
+    cache.get(ws, r.job_id, r);
+    cache.rest(r.job_id);
+    expect(cache.peek(ws, r.job_id)).toBeUndefined();
+    expect(cache.ids()).toEqual([]);
+    expect(cache.quiet(ws, r.job_id)).toBe(true);
+    expect(cache.quiet(tempWs(), r.job_id)).toBe(false); // another workspace's job of that id
+    // a late event: no longer quiet, and not again until it is put to rest again
+    await appendEvent(ws, r.job_id, { event: "progress", detail: "late", source: "w" });
+    expect(cache.quiet(ws, r.job_id)).toBe(false);
+    expect(cache.get(ws, r.job_id, r).events).toHaveLength(2);
+    cache.rest(r.job_id);
+    expect(cache.quiet(ws, r.job_id)).toBe(true);
+    cache.get(ws, r.job_id, r);
+    expect(cache.quiet(ws, r.job_id)).toBe(false);
+    cache.rest(r.job_id);
+    cache.forget(r.job_id);
+    expect(cache.quiet(ws, r.job_id)).toBe(false);
+    // a journal replaced by another file
+    cache.get(ws, r.job_id, r);
+    cache.rest(r.job_id);
+    const text = readJournal(ws, r.job_id).map((e) => canonicalJson(e)).join("\n");
+    writeFileSync(`${journalPath(ws, r.job_id)}.new`, `${text}\n`);
+    renameSync(`${journalPath(ws, r.job_id)}.new`, journalPath(ws, r.job_id));
+    expect(cache.quiet(ws, r.job_id)).toBe(false);
+  });
+
+  test("JournalCache.rest: a journal with a line being written, or grown since it was read, is forgotten, not put to rest; keepResting drops the others", async () => {
+    const ws = tempWs();
+    const a = await registerJob(ws, spec);
+    const b = await registerJob(ws, spec);
+    for (const r of [a, b]) await appendEvent(ws, r.job_id, { event: "completed", detail: "", source: "w" });
+    const cache = new JournalCache();
+    cache.get(ws, a.job_id, a);
+    appendFileSync(journalPath(ws, a.job_id), canonicalJson(ev("bbbbbbbbbbbbbbbb", 9)).slice(0, 30));
+    cache.rest(a.job_id);
+    expect(cache.quiet(ws, a.job_id)).toBe(false);
+    cache.get(ws, b.job_id, b);
+    await appendEvent(ws, b.job_id, { event: "progress", detail: "unread", source: "w" });
+    cache.rest(b.job_id);
+    expect(cache.quiet(ws, b.job_id)).toBe(false);
+    cache.get(ws, b.job_id, b);
+    cache.rest(b.job_id);
+    expect(cache.quiet(ws, b.job_id)).toBe(true);
+    cache.keepResting(new Set([a.job_id]));
+    expect(cache.quiet(ws, b.job_id)).toBe(false);
   });
 });
 
