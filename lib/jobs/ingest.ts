@@ -88,7 +88,9 @@ export async function ingestEvent(
     if (v.event.job_id !== id0) {
       return drop({ outcome: "dropped", reason: "topic-mismatch", log: `dropped event on ${topic}: it names job ${v.event.job_id}` });
     }
-    if (v.log) log(v.log);
+    // a gap says the delegator's journal may lack a report; a copy of another host's job (a team's
+    // delivery) hears only what the job's other hosts publish once it exists: its gaps say nothing
+    if (v.log && !rec.remote_of) log(v.log);
     const a: Appended = journalAndUpdate(ws, id0, rec, { count: j.index.count, status: j.status, maxSeq: j.index.maxAny() }, v.event, canonicalJson(v.event), Date.now() / 1000, lazy);
     j.refresh(rec);
     log(`job ${id0} ${identityText(v.event)} ${v.event.event} from ${v.event.source}: ${a.statusBefore} -> ${a.statusAfter}`);

@@ -122,6 +122,15 @@ export async function untilAnnounced(from: Host, addresses: string[], timeoutMs 
   if (!ok) throw new Error(`${from.name} does not see ${addresses.join(", ")} in the fleet:\n${last}`);
 }
 
+/**
+ * the host's journal of a job once it holds n events: `mam job wait` hears the broker too, so it
+ * may return before the daemon has journalled the event that ended the job
+ */
+export async function journalled(h: Host, id: string, n: number, timeoutMs = 10_000): Promise<JobEvent[]> {
+  await waitFor(() => h.journal(id).length >= n, timeoutMs, 50);
+  return h.journal(id);
+}
+
 /** (event, source) of a journal, in order */
 export const stages = (evs: JobEvent[]) => evs.map((e) => `${e.event} ${e.source}`);
 

@@ -123,6 +123,10 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
       "completed r@hostC",
     ]);
     expect(evs.at(-1)!.detail).toContain("PASS");
+    // B's and C's copies journal the loop's other events too, yet number their own 1, 2, 3, …: A
+    // sees no hole in them (its acks cover them, nothing is sent again), and the copies log none
+    for (const h of [A, B, C]) expect(h.log()).not.toContain(`gap in job ${id}`);
+    for (const h of [B, C]) expect(h.log()).not.toContain(`job ${id}: sent`);
     // the job header and the loop's texts were typed on B and C, once each, with their own workspace
     const bScreen = B.screen("w");
     expect(count(bScreen, `[mam] Job ${id} delegated to you (w@hostB) by session lead@hostA`)).toBe(1);

@@ -11,7 +11,7 @@ import { type EventName } from "../../lib/jobs/statuses.ts";
 import { EventIndex, eventKey, newOrigin, ORIGIN_RE } from "../../lib/jobs/identity.ts";
 import { ingestEvent, RepeatLog } from "../../lib/jobs/ingest.ts";
 import { JournalCache, JournalIndex } from "../../lib/jobs/journal-index.ts";
-import { appendEvent, journalPath, nextIdentity, originPath, readJournal, readRecord, registerJob, settleLastSeq } from "../../lib/jobs/store.ts";
+import { appendEvent, importJob, journalPath, nextIdentity, originPath, readJournal, readRecord, registerJob, settleLastSeq } from "../../lib/jobs/store.ts";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -89,6 +89,41 @@ describe("appendEvent: this journal's origin", () => {
     expect(c!.payload.seq).toBe(1);
     expect(c!.payload.origin).not.toBe(own);
     expect(readFileSync(originPath(ws, r.job_id), "utf8").trim()).toBe(c!.payload.origin!);
+  });
+});
+
+describe("a copy of another host's job (a team's delivery)", () => {
+  // A copy also journals what it hears of the job from its other hosts once it exists (the
+  // delegator's cancel, a loop's progress and offers, the reviewer's reports), never what came
+  // before (the delegator's `offered`).
+  test("its own events stay 1, 2, 3, … among the others' (the delegator's acks cover them all); it logs no gap in the others'", async () => {
+    const wsA = tempWs();
+    const wsB = tempWs();
+    const r = await registerJob(wsA, spec);
+    const topic = `mam/jobs/${r.job_id}/events`;
+    await appendEvent(wsA, r.job_id, { event: "offered", detail: "the job for w@hostB", source: "mam" });
+    expect(await importJob(wsB, readRecord(wsA, r.job_id)!, "hostA")).toBe(true);
+    const fromB: string[] = [];
+    for (const event of ["received", "delivered", "started"] as const) fromB.push((await appendEvent(wsB, r.job_id, { event, detail: "", source: "w@hostB" }))!.line);
+    for (const l of fromB) expect((await ingestEvent(wsA, topic, Buffer.from(l), () => {})).outcome).toBe("appended");
+    // the delegator's own event mid-job (a loop's progress), heard by B, which never had its seq 1
+    const mid = (await appendEvent(wsA, r.job_id, { event: "progress", detail: "iteration 1 of 3", source: "mam" }))!;
+    expect(mid.payload.seq).toBe(2);
+    const logsB: string[] = [];
+    expect((await ingestEvent(wsB, topic, Buffer.from(mid.line), (l) => logsB.push(l))).outcome).toBe("appended");
+    expect(logsB.filter((l) => l.includes("gap"))).toEqual([]);
+    const done = (await appendEvent(wsB, r.job_id, { event: "completed", detail: "done", source: "w@hostB" }))!;
+    const originB = done.payload.origin!;
+    expect(readJournal(wsB, r.job_id).filter((e) => e.origin === originB).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+    const logs: string[] = [];
+    expect((await ingestEvent(wsA, topic, Buffer.from(done.line), (l) => logs.push(l))).outcome).toBe("appended");
+    expect(logs.filter((l) => l.includes("gap"))).toEqual([]);
+    expect(EventIndex.of(readJournal(wsA, r.job_id)).acked()[originB]).toBe(4);
+    // the delegator still logs a gap in a reporter's events: it may lack a report
+    const lost = signEvent({ schema_version: 1, seq: 9, origin: originB, job_id: r.job_id, event: "progress", timestamp: "2026-01-01T00:00:00Z", detail: "", source: "w@hostB", data: {} }, r.auth_token);
+    logs.length = 0;
+    await ingestEvent(wsA, topic, Buffer.from(canonicalJson(lost)), (l) => logs.push(l));
+    expect(logs.filter((l) => l.includes("gap"))).toEqual([`gap in job ${r.job_id} from origin ${originB}: expected seq 5, got 9`]);
   });
 });
 
