@@ -271,8 +271,9 @@ describe.concurrent("herdr versions", () => {
       expect(await w.panes()).toEqual([]);
       expect(existsSync(w.reg)).toBe(false);
     });
-    await withWorld({}, async (w) => {
-      const r = ok(await w.mam(["create", "--agent", "claude", "--herdr-session", SERVER, "--no-onboard", "--session", "v2"], { env: { ...w.env, FAKE_HERDR_VERSION: "0.9.1" } }));
+    // (the CLI and the server of one release: a 0.9.1 client speaks protocol 20)
+    await withWorld({ herdrVersion: "0.9.1" }, async (w) => {
+      const r = ok(await w.mam(["create", "--agent", "claude", "--herdr-session", SERVER, "--no-onboard", "--session", "v2"]));
       expect(r.stderr.split("\n").filter((l) => l.startsWith("WARNING: herdr 0.9.1 is newer"))).toHaveLength(1);
       // the answer is kept per binary: the next call does not ask herdr again
       const cache = JSON.parse(readFileSync(join(w.sb.home, ".local", "state", "mam", "herdr-version.json"), "utf8"));
