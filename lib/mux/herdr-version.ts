@@ -7,7 +7,8 @@
 //   < 0.8.0   refused: older herdr lacks what mam relies on (agent start before 0.7.5, the 0.8.0
 //             agent start / agent prompt semantics), so create and resume stop with an ERROR
 //   0.8.x     supported
-//   >= 0.9.0  allowed with one WARNING line: newer herdr may change what mam parses
+//   >= 0.9.0  allowed with a WARNING naming what mam has not checked, once a day per server
+//             (HerdrMux.checkVersion, lib/sys/once-a-day.ts), not on every command
 //   unreadable allowed, silently (a build or wrapper that prints something else: the calls
 //             themselves then say what is wrong, if anything is)
 // Where 0.8.0 and 0.8.2 differ, the driver follows the release it meets (releaseOf): 0.8.2 (and
@@ -30,6 +31,8 @@ export const R082 = [0, 8, 1] as const;
 /** the first version mam has not been checked against */
 export const NEXT_UNCHECKED = [0, 9, 0] as const;
 export const SUPPORTED_TEXT = "herdr 0.8.x (0.8.0 or newer)";
+/** the releases whose source mam was checked against */
+export const CHECKED_TEXT = "herdr 0.8.0 and 0.8.2";
 
 /** the herdr behaviour mam follows (see the header) */
 export type HerdrRelease = "0.8.0" | "0.8.2";
@@ -65,10 +68,18 @@ export function unsupportedError(s: Support, bin: string): MamError | undefined 
   return new MamError(`herdr ${s.version} (${bin}) is too old: mam supports ${SUPPORTED_TEXT}`, EXIT.FAIL, "upgrade herdr (herdr update), or use --mux tmux");
 }
 
-/** the one warning line for a version mam allows but was not checked against */
-export function versionWarning(s: Support): string | undefined {
-  if (s.kind === "newer") return `WARNING: herdr ${s.version} is newer than the versions mam was checked against (${SUPPORTED_TEXT}); if herdr calls fail, report it with \`herdr --version\``;
-  return undefined;
+/**
+ * the warning for a version mam allows but was not checked against (said once a day per server),
+ * naming what of herdr mam relies on and has not seen in that version
+ */
+export function versionWarning(s: Support, server: string): string | undefined {
+  if (s.kind !== "newer") return undefined;
+  return (
+    `WARNING: herdr ${s.version} (server '${server}') is newer than mam knows: mam was checked against ${CHECKED_TEXT}; ` +
+    `untested with ${s.version}: agent start (when an agent counts as ready, start dialogs), agent prompt (refusals), ` +
+    `the pane list and process-info fields and the error codes mam reads; if a herdr call fails, report it with \`herdr --version\` ` +
+    `(this warning comes once a day per server)`
+  );
 }
 
 const memo = new Map<string, Support>();

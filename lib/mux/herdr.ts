@@ -51,7 +51,10 @@ export interface HerdrOptions {
    * HERDR_SOCKET_PATH=<path> and no --session (which would override it)
    */
   socketPath?: string;
-  /** say a warning line (an unsupported-but-allowed herdr version); default: nothing said */
+  /**
+   * say a warning line (a herdr newer than mam knows: once a day per server, across mam
+   * processes); default: nothing said, and the day's warning is left for a caller that says it
+   */
   warn?: (line: string) => void;
   /** pause between typed text and its Enter in sendText (default 300 ms) */
   enterDelayMs?: number;
@@ -157,15 +160,22 @@ export class HerdrMux implements Mux {
     return releaseOf(await this.supportNow());
   }
 
-  /** refuse a herdr older than mam supports; warn once about a newer one (herdr-version.ts) */
+  /**
+   * refuse a herdr older than mam supports; warn about a newer one, once a day per server (the
+   * day's warning is taken only by a caller that says it: lib/sys/once-a-day.ts)
+   */
   async checkVersion(): Promise<void> {
     if (this.checked) return;
     this.checked = true;
     const support = await this.supportNow();
     const refused = unsupportedError(support, this.bin);
     if (refused) throw refused;
-    const w = versionWarning(support);
-    if (w) this.opts.warn?.(w);
+    const w = versionWarning(support, this.server);
+    const say = this.opts.warn;
+    if (w && say && support.kind === "newer") {
+      const { firstToday } = await import("../sys/once-a-day.ts");
+      if (await firstToday(this.env, `herdr-newer ${this.server} ${support.version}`)) say(w);
+    }
   }
 
   async ensureRunning(start: boolean): Promise<void> {

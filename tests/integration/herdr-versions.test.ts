@@ -1,10 +1,13 @@
 // mam against herdr 0.8.0 and 0.8.2 where the two behave differently (docs/herdr-compat.md), on
-// the fake playing each release (FAKE_HERDR_VERSION).
+// the fake playing each release (FAKE_HERDR_VERSION); and the warning about a herdr newer than
+// mam knows: once a day per server, whichever mam process meets it first.
 import { describe, expect, test } from "bun:test";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { HerdrMux } from "../../lib/mux/herdr.ts";
 import { AgentBlocked } from "../../lib/mux/types.ts";
+import { localDay } from "../../lib/sys/once-a-day.ts";
+import { startFakeHerdr } from "../helpers/herdr.ts";
 import { agentLines, environOf, ok, type Row, SERVER, typed, type World, withWorld, wrapperLog } from "../helpers/herdr-world.ts";
 import { waitFor } from "../helpers/sandbox.ts";
 
@@ -108,6 +111,49 @@ describe.concurrent("herdr 0.8.2's panes", () => {
       expect(await waitFor(async () => (await paneOf(w, pane))?.agent_status === "idle", 10_000, 50)).toBe(true);
       const info = (await w.h.call("pane.process_info", { pane_id: pane })) as Row;
       expect(environOf(info.process_info.shell_pid).HERDR_BIN_PATH).toBeString();
+    });
+  });
+});
+
+/** the stderr lines of the newer-herdr warning */
+const newer = (stderr: string) => stderr.split("\n").filter((l) => l.startsWith("WARNING: herdr 0.9.1 (server "));
+
+describe.concurrent("a herdr newer than mam knows", () => {
+  test("one warning a day per server, naming what is untested; kept in the state dir", async () => {
+    await withWorld({ herdrVersion: "0.9.1" }, async (w) => {
+      const first = ok(await w.create("claude", ["--session", "n1"]));
+      expect(newer(first.stderr)).toEqual([
+        `WARNING: herdr 0.9.1 (server '${SERVER}') is newer than mam knows: mam was checked against herdr 0.8.0 and 0.8.2; ` +
+          "untested with 0.9.1: agent start (when an agent counts as ready, start dialogs), agent prompt (refusals), " +
+          "the pane list and process-info fields and the error codes mam reads; if a herdr call fails, report it with `herdr --version` " +
+          "(this warning comes once a day per server)",
+      ]);
+      // the next commands of the day say nothing
+      expect(newer(ok(await w.create("claude", ["--session", "n2"])).stderr)).toEqual([]);
+      ok(await w.mam(["stop", "n2"]));
+      expect(newer(ok(await w.mam(["resume", "n2"])).stderr)).toEqual([]);
+      const file = join(w.sb.home, ".local", "state", "mam", "once-a-day.json");
+      expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ [`herdr-newer ${SERVER} 0.9.1`]: localDay(new Date()) });
+      // another server is warned about on its own
+      const other = await startFakeHerdr(w.sb, { session: "mam2" });
+      try {
+        const r = ok(await w.mam(["create", "--agent", "claude", "--herdr-session", "mam2", "--no-onboard", "--session", "n3"]));
+        expect(newer(r.stderr)).toHaveLength(1);
+        expect(newer(r.stderr)[0]).toStartWith("WARNING: herdr 0.9.1 (server 'mam2') is newer than mam knows");
+      } finally {
+        await other.stop();
+      }
+      // the next day it comes again (the day before is what the file remembers)
+      writeFileSync(file, JSON.stringify({ [`herdr-newer ${SERVER} 0.9.1`]: "2000-01-01" }));
+      expect(newer(ok(await w.create("claude", ["--session", "n4"])).stderr)).toHaveLength(1);
+    });
+  });
+
+  test("mam processes meeting it at the same moment: one of them says it", async () => {
+    await withWorld({ herdrVersion: "0.9.1" }, async (w) => {
+      const runs = await Promise.all(["c1", "c2", "c3", "c4"].map((n) => w.create("claude", ["--session", n])));
+      for (const r of runs) ok(r);
+      expect(runs.flatMap((r) => newer(r.stderr))).toHaveLength(1);
     });
   });
 });
