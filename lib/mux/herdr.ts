@@ -1,5 +1,5 @@
-// The herdr backend: drives the `herdr` CLI (reference/herdr.md §2, as real 0.8.0 behaves:
-// reference/herdr-0.8.0-audit.md) with Bun.spawn, always with `--session <server>` (or, for a
+// The herdr backend: drives the `herdr` CLI (reference/herdr.md §2, as real 0.8.0 and 0.8.2
+// behave: docs/herdr-compat.md) with Bun.spawn, always with `--session <server>` (or, for a
 // server reachable only by a custom socket, HERDR_SOCKET_PATH) and explicit pane ids, one JSON
 // line per command, a deadline per call. Starting agents: herdr-start.ts; versions:
 // herdr-version.ts; the binary and a started server's env: herdr-env.ts.
