@@ -50,28 +50,34 @@ export function timeProcess(argv: string[], n: number, extraFd?: number): number
 export interface Usage {
   /** utime + stime in clock ticks */
   ticks: number;
+  /** cutime + cstime: the children it waited for (a daemon's tmux calls), in clock ticks */
+  childTicks: number;
   /** resident set in KiB */
   rssKiB: number;
+  /** its anonymous part (RssAnon: what the process holds of its own, not mapped files such as its binary) in KiB */
+  anonKiB: number;
 }
 
 /**
  * CPU time and resident set of pid. lib/mux/procfs.ts parseStat reads the same file but keeps
- * only pid, comm, pgrp and tpgid; this reads fields 14 and 15 of proc(5) past the last ")"
+ * only pid, comm, pgrp and tpgid; this reads fields 14 to 17 of proc(5) past the last ")"
  * (comm may hold spaces and parens).
  */
 export function procUsage(pid: number): Usage {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const rss = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return { ticks: Number(f[11]) + Number(f[12]), rssKiB: Number(rss?.[1] ?? NaN) };
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN);
+  return { ticks: Number(f[11]) + Number(f[12]), childTicks: Number(f[13]) + Number(f[14]), rssKiB: kib("VmRSS"), anonKiB: kib("RssAnon") };
 }
 
 let ticksPerSecond: number | undefined;
 
-/** % of one core a process used between two procUsage samples taken `seconds` apart */
-export function cpuPercent(a: Usage, b: Usage, seconds: number): number {
+/** % of one core a process (`children`: the children it waited for) used between two procUsage samples taken `seconds` apart */
+export function cpuPercent(a: Usage, b: Usage, seconds: number, children = false): number {
   ticksPerSecond ??= Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100;
-  return ((b.ticks - a.ticks) / ticksPerSecond / seconds) * 100;
+  const ticks = children ? b.childTicks - a.childTicks : b.ticks - a.ticks;
+  return (ticks / ticksPerSecond / seconds) * 100;
 }
 
 /** a seconds count from an env knob (BENCH_*_SECONDS), else the default */

@@ -16,6 +16,7 @@ import { benchRegistry } from "./registry.ts";
 import { benchReporters } from "./reporters.ts";
 import { benchSessions } from "./sessions.ts";
 import { benchStartup } from "./startup.ts";
+import { benchTeam } from "./team.ts";
 import { benchUi } from "./ui.ts";
 
 const AREAS: Record<string, (bin: string) => Promise<Row[]> | Row[]> = {
@@ -30,6 +31,7 @@ const AREAS: Record<string, (bin: string) => Promise<Row[]> | Row[]> = {
   ui: benchUi,
   daemon: benchDaemon,
   registry: benchRegistry,
+  team: benchTeam,
 };
 
 const argv = process.argv.slice(2);

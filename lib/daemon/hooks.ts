@@ -8,7 +8,9 @@
 //                 repeats a line per burst (RepeatLog)
 //   jobsChanged → react to journals written on this machine (works with no broker at all)
 //   poll        → polling mode: the reconcile pass; both modes: job timeouts; each step, and
-//                 each job within a step, goes on whatever the others did (failures: LogOnce)
+//                 each job within a step, goes on whatever the others did (failures: LogOnce);
+//                 ended jobs reacted to are put to rest (JournalCache.rest): the rounds over
+//                 every job skip them with a stat while their journal stays as it was
 //   watch       → every MAM_STATE_POLL_MS, only while jobs are unfinished: blocked / dead agents of
 //                 those jobs (one listing per server, tmux screens of just those agents)
 //   busy        → a running row or an unfinished job holds the idle timeout off
@@ -26,6 +28,7 @@ import type { AgentLook, AgentState, CursorState, ReactorContext } from "./react
 
 export function defaultHooks(deps: Deps): DaemonHooks {
   const blocked = new Map<string, string>();
+  const journals = new JournalCache();
   // a machine in a team (docs/machines.md): deliveries, presence, events sent again
   let team: TeamPart | undefined;
   let teamProblem: string | undefined;
@@ -61,11 +64,10 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   };
   try {
     const t = loadTeam(deps.env);
-    if (t) team = teamPart(deps, t);
+    if (t) team = teamPart(deps, t, (id) => journals.quiet(deps.ws, id));
   } catch (e) {
     teamProblem = (e as Error).message;
   }
-  const journals = new JournalCache();
   let repeats: RepeatLog | undefined;
   let drops: DropLog | undefined;
   let acks: AckSender | undefined;
@@ -92,9 +94,10 @@ export function defaultHooks(deps: Deps): DaemonHooks {
     const r = await reconcileOnce(deps, { dry_run: false });
     for (const a of r.actions) ctx.log(`reconcile: ${describeAction(a)}`);
   };
-  const react = async (ctx: HookContext, only?: string[]) => {
+  /** react to what is new (all jobs, or the given ones): how many events that was */
+  const react = async (ctx: HookContext, only?: string[]): Promise<number> => {
     const { reactToJobs } = await import("./reactor.ts");
-    await reactToJobs(await reactor(ctx), only);
+    return reactToJobs(await reactor(ctx), only);
   };
   return {
     async reconcile(ctx) {
@@ -141,10 +144,12 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       }
       if (r.outcome !== "dropped") await react(ctx, [r.job.job_id]);
     },
-    async jobsChanged(ctx) {
-      team?.jobsChanged();
-      await react(ctx);
-      queueMaybe = true;
+    async jobsChanged(ctx, seen) {
+      // the presence's job column: a change the folder's watch saw, or events the slow tick found
+      if ((await react(ctx)) > 0 || seen) {
+        team?.jobsChanged();
+        queueMaybe = true;
+      }
       await dispatch(ctx);
     },
     async poll(ctx) {
@@ -162,20 +167,25 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       const [{ scanJobs }, { publishAppended }] = await Promise.all([import("../jobs/ingest.ts"), import("./reactor.ts")]);
       const rc = await reactor(ctx);
       await step("timeout scan failed", async () => {
-        const scan = await scanJobs(ctx.ws, Date.now() / 1000, ctx.log, onceOf(ctx));
+        const scan = await scanJobs(ctx.ws, Date.now() / 1000, ctx.log, onceOf(ctx), (id) => journals.quiet(ctx.ws, id));
         for (const a of scan.timedOut) await publishAppended(rc, a.record, [a]);
       });
-      await step("reactions failed", () => react(ctx));
-      // ended jobs give their memory back; a late event reads their journal once more
-      const [{ readRecord }, { isFinal }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts")]);
+      await step("reactions failed", async () => void (await react(ctx)));
+      // ended jobs give their memory back, and rest once every event of theirs was reacted to;
+      // a late event reads their journal once more
+      const [{ listJobIds, readRecord }, { isFinal }, { reactedToAll }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts"), import("./reactor.ts")]);
       for (const id of journals.ids()) {
         try {
           const r = readRecord(ctx.ws, id);
-          if (!r || isFinal(r.status)) journals.forget(id);
+          if (r && isFinal(r.status) && reactedToAll(rc, id, journals.peek(ctx.ws, id)?.events ?? [])) journals.rest(id);
+          else if (!r || isFinal(r.status)) journals.forget(id);
         } catch {
           journals.forget(id);
         }
       }
+      try {
+        journals.keepResting(new Set(listJobIds(ctx.ws)));
+      } catch {} // the folder cannot be listed: the rounds over every job fail too, and say so
       if (team) {
         await team.tick(ctx, "refresh");
         await team.forward(ctx);
@@ -185,7 +195,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       await team?.tick(ctx, "check");
       await fireSchedules(ctx);
       await dispatch(ctx);
-      const watched = await waitedOn(ctx.ws, team?.host);
+      const watched = await waitedOn(ctx.ws, team?.host, (id) => journals.quiet(ctx.ws, id));
       if (watched.size === 0) {
         blocked.clear();
         return; // no unfinished job: no multiplexer call at all
@@ -220,10 +230,11 @@ export function defaultHooks(deps: Deps): DaemonHooks {
 }
 
 /** the sessions unfinished jobs wait on (their agent, or a loop's reviewer); `name@host` of this host as name */
-async function waitedOn(ws: string, host?: string): Promise<Set<string>> {
+async function waitedOn(ws: string, host: string | undefined, resting: (id: string) => boolean): Promise<Set<string>> {
   const [{ listJobIds, readJournal, readRecord }, { isFinal }, { busySession }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts"), import("../jobs/loop.ts")]);
   const out = new Set<string>();
   for (const id of listJobIds(ws)) {
+    if (resting(id)) continue;
     try {
       const r = readRecord(ws, id);
       if (!r || isFinal(r.status)) continue;

@@ -53,8 +53,11 @@ export interface DaemonHooks {
   reconcile(ctx: HookContext): Promise<void>;
   /** one message on <prefix>/+/events; the broker gets its PUBACK when this returns */
   onEvent(topic: string, payload: Buffer, ctx: HookContext): Promise<void>;
-  /** .mam/jobs changed (a journal was appended by a local worker, …), debounced */
-  jobsChanged?(ctx: HookContext): Promise<void>;
+  /**
+   * .mam/jobs changed (a journal was appended by a local worker, …), debounced. `seen`: the
+   * folder's watch saw a change; false: the slow tick that stands in for a watch gone deaf
+   */
+  jobsChanged?(ctx: HookContext, seen: boolean): Promise<void>;
   /** every RECONCILE_POLL_INTERVAL seconds, in both modes (ctx.mode says which) */
   poll(ctx: HookContext): Promise<void>;
   /** every MAM_STATE_POLL_MS (default 1000), in both modes: watch the agents jobs wait on */
@@ -380,14 +383,19 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
 
     // ---- .mam/jobs changes (journals written by local workers): react within ~100 ms ---------
     let jobsQueued = false;
+    let jobsSeen = false;
     const jobsChanged = o.hooks.jobsChanged;
-    const onJobsChange = () => {
-      if (!jobsChanged || stop.signal.aborted || jobsQueued) return;
+    const onJobsChange = (seen: boolean) => {
+      if (!jobsChanged || stop.signal.aborted) return;
+      jobsSeen ||= seen;
+      if (jobsQueued) return;
       jobsQueued = true;
       setTimeout(() => {
         void runHook("jobs", (ctx) => {
           jobsQueued = false;
-          return jobsChanged(ctx);
+          const s = jobsSeen;
+          jobsSeen = false;
+          return jobsChanged(ctx, s);
         });
       }, 50);
     };
@@ -397,19 +405,19 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
       const arm = () => {
         if (watcher || !existsSync(dir)) return;
         try {
-          watcher = watchFs(dir, { persistent: false }, onJobsChange);
+          watcher = watchFs(dir, { persistent: false }, () => onJobsChange(true));
           watcher.on("error", () => {
             watcher?.close();
             watcher = undefined;
           });
-          onJobsChange();
+          onJobsChange(true);
         } catch {
           watcher = undefined;
         }
       };
       arm();
       // the folder may appear later (the first job), and fs.watch can go deaf: re-arm, and a slow tick
-      timers.push(setInterval(() => (arm(), onJobsChange()), 2000));
+      timers.push(setInterval(() => (arm(), onJobsChange(false)), 2000));
       stop.signal.addEventListener("abort", () => watcher?.close(), { once: true });
     }
 

@@ -167,22 +167,32 @@ async function notice(ctx: ReactorContext, rec: JobRecord, ev: JobEvent): Promis
 }
 
 /**
- * React to every journal event not reacted to yet (all jobs, or the given ones), in journal order.
- * A job whose reaction fails is logged (once, with ctx.once) and left for the next call: the jobs
- * after it are still reacted to.
+ * React to every journal event not reacted to yet (all jobs, or the given ones), in journal order;
+ * how many events that was. A job put to rest whose journal did not change since has none. A job
+ * whose reaction fails is logged (once, with ctx.once) and left for the next call: the jobs after
+ * it are still reacted to.
  */
-export async function reactToJobs(ctx: ReactorContext, only?: string[]): Promise<void> {
+export async function reactToJobs(ctx: ReactorContext, only?: string[]): Promise<number> {
   const st = ctx.cursor;
   const cursor = st ? (st.cursor ??= readCursor(ctx.ws)) : readCursor(ctx.ws);
   const journals = ctx.journals ?? new JournalCache();
+  const seen = { n: 0 };
   for (const id of only ?? listJobIds(ctx.ws)) {
+    if (journals.quiet(ctx.ws, id)) continue;
     try {
-      await reactToJob(ctx, id, cursor, journals);
+      await reactToJob(ctx, id, cursor, journals, seen);
       ctx.once?.ok(`job ${id}`, "reaction failed");
     } catch (e) {
       failedJob(ctx, id, e, "reaction failed");
     }
   }
+  return seen.n;
+}
+
+/** every event of the job has been reacted to (the daemon's cursor is at the end of its index) */
+export function reactedToAll(ctx: Pick<ReactorContext, "cursor">, id: string, events: readonly JobEvent[]): boolean {
+  const c = ctx.cursor?.cursor;
+  return c !== undefined && cursorPosition(c[id], events) >= events.length;
 }
 
 /** one job's step failed: logged (once, with ctx.once), and the caller goes on with the next job */
@@ -191,7 +201,8 @@ function failedJob(ctx: ReactorContext, id: string, e: unknown, doing: string): 
   else ctx.log(`job ${id}: ${doing}: ${e instanceof Error ? e.message : String(e)}`);
 }
 
-async function reactToJob(ctx: ReactorContext, id: string, cursor: Record<string, CursorEntry>, journals: JournalCache): Promise<void> {
+/** `seen` counts the events gone through */
+async function reactToJob(ctx: ReactorContext, id: string, cursor: Record<string, CursorEntry>, journals: JournalCache, seen: { n: number }): Promise<void> {
   const st = ctx.cursor;
   let rec: JobRecord | undefined;
   try {
@@ -205,6 +216,7 @@ async function reactToJob(ctx: ReactorContext, id: string, cursor: Record<string
   const n = events.length;
   for (let at = cursorPosition(cursor[id], events); at < n; at++) {
     const ev = events[at]!;
+    seen.n++;
     let acted = true;
     if (rec.remote_of) {
       // a copy of another host's job: that host tells the delegator and drives the loop; we
@@ -280,6 +292,11 @@ export function blockedDetail(session: string, reason: string | undefined): stri
  */
 export async function watchAgents(ctx: ReactorContext, stateOf: (session: string) => Promise<AgentState | AgentLook>, blocked: Map<string, string>): Promise<void> {
   for (const id of listJobIds(ctx.ws)) {
+    // put to rest: ended, and its journal has not changed since
+    if (ctx.journals?.quiet(ctx.ws, id)) {
+      blocked.delete(id);
+      continue;
+    }
     let rec: JobRecord | undefined;
     try {
       rec = readRecord(ctx.ws, id);

@@ -54,8 +54,11 @@ export interface TeamPart {
   farewell(): { topic: string; payload: string };
 }
 
-/** the team part of this workspace's daemon, or undefined when this machine is in no team */
-export function teamPart(deps: Deps, team: Team): TeamPart {
+/**
+ * the team part of this workspace's daemon, or undefined when this machine is in no team;
+ * `ended`: a job the daemon knows has ended (put to rest), passed over without reading it
+ */
+export function teamPart(deps: Deps, team: Team, ended: (id: string) => boolean = () => false): TeamPart {
   const env = deps.env;
   const host = hostName(env);
   const tp = teamPrefix(team, env);
@@ -185,6 +188,7 @@ export function teamPart(deps: Deps, team: Team): TeamPart {
       ]);
       const copies: JobRecord[] = [];
       for (const id of listJobIds(deps.ws)) {
+        if (ended(id)) continue;
         try {
           const r = readRecord(deps.ws, id);
           if (r?.remote_of && !isFinal(r.status)) copies.push(r);

@@ -56,3 +56,40 @@ export function outstandingTopics(events: readonly Pick<JobEvent, "event" | "dat
 }
 
 export { deliveryOf };
+
+export interface DeliveryState {
+  /** the delivery's id */
+  delivery: string;
+  /** how far it got: offered, received, then one outcome (delivered, uncertain, or error: nothing typed) */
+  stage: "offered" | "received" | "delivered" | "uncertain" | "error";
+  /** what it carried, when the journal says (the `offered` event does): job, review, feedback */
+  purpose: string | null;
+  /** the host it went to, when the journal says */
+  host: string | null;
+}
+
+const STAGE_RANK: Record<string, number> = { offered: 0, received: 1, delivered: 2, uncertain: 2, error: 2 };
+
+/**
+ * the newest delivery of a job (the last to appear in the journal) and how far it got: the
+ * furthest stage journalled for it, the later of two outcomes (an uncertain text that the agent
+ * then reported on is delivered); undefined for a job that was never delivered across machines
+ */
+export function latestDelivery(events: readonly Pick<JobEvent, "event" | "data">[]): DeliveryState | undefined {
+  const by = new Map<string, DeliveryState>();
+  let last: string | undefined;
+  for (const e of events) {
+    const d = deliveryOf(e);
+    const rank = STAGE_RANK[e.event];
+    if (!d || rank === undefined) continue;
+    const cur = by.get(d);
+    if (!cur) last = d;
+    const str = (k: string) => (typeof e.data[k] === "string" ? (e.data[k] as string) : null);
+    const next: DeliveryState = cur ?? { delivery: d, stage: e.event as DeliveryState["stage"], purpose: null, host: null };
+    if (cur && rank >= STAGE_RANK[cur.stage]!) next.stage = e.event as DeliveryState["stage"];
+    next.purpose ??= str("purpose");
+    next.host ??= str("host");
+    by.set(d, next);
+  }
+  return last === undefined ? undefined : by.get(last);
+}

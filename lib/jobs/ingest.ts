@@ -88,7 +88,9 @@ export async function ingestEvent(
     if (v.event.job_id !== id0) {
       return drop({ outcome: "dropped", reason: "topic-mismatch", log: `dropped event on ${topic}: it names job ${v.event.job_id}` });
     }
-    if (v.log) log(v.log);
+    // a gap says the delegator's journal may lack a report; a copy of another host's job (a team's
+    // delivery) hears only what the job's other hosts publish once it exists: its gaps say nothing
+    if (v.log && !rec.remote_of) log(v.log);
     const a: Appended = journalAndUpdate(ws, id0, rec, { count: j.index.count, status: j.status, maxSeq: j.index.maxAny() }, v.event, canonicalJson(v.event), Date.now() / 1000, lazy);
     j.refresh(rec);
     log(`job ${id0} ${identityText(v.event)} ${v.event.event} from ${v.event.source}: ${a.statusBefore} -> ${a.statusAfter}`);
@@ -253,15 +255,17 @@ export interface ScanResult {
 }
 
 /**
- * Decide and apply timeouts for every job of the workspace; re-decided under the lock before
- * appending. A job that fails (a broken record, a journal that cannot be read or appended to) is
- * logged and skipped: the jobs after it are still scanned. With `once` (the daemon, which scans
- * every poll), each failure is logged once rather than at every scan.
+ * Decide and apply timeouts for every job of the workspace (but those `ended` knows have ended);
+ * re-decided under the lock before appending. A job that fails (a broken record, a journal that
+ * cannot be read or appended to) is logged and skipped: the jobs after it are still scanned. With
+ * `once` (the daemon, which scans every poll), each failure is logged once rather than at every
+ * scan.
  */
-export async function scanJobs(ws: string, now: number = Date.now() / 1000, log: (line: string) => void = () => {}, once?: LogOnce): Promise<ScanResult> {
+export async function scanJobs(ws: string, now: number = Date.now() / 1000, log: (line: string) => void = () => {}, once?: LogOnce, ended: (id: string) => boolean = () => false): Promise<ScanResult> {
   const res: ScanResult = { timedOut: [], broken: [], failed: [] };
   const failed = (what: string, e: unknown, doing?: string) => (once ? once.failed(what, e, doing) : log(`${what}: ${doing ? `${doing}: ` : ""}${e instanceof Error ? e.message : String(e)}`));
   for (const id of listJobIds(ws)) {
+    if (ended(id)) continue; // known to have ended: it cannot time out
     const what = `job ${id}`;
     let rec: JobRecord | undefined;
     try {

@@ -2,8 +2,11 @@
 // costs what it adds, not what the journal already holds: the events in journal order, their
 // identities (EventIndex), the fold of the status so far and where the job ended. refresh() reads
 // only the bytes appended since the last call (everything again when the file was replaced), and
-// only whole lines: a line still being written is read next time.
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+// only whole lines: a line still being written is read next time. An ended job the daemon has
+// reacted to is put to rest (JournalCache.rest): its index goes, and until its journal changes
+// (another file, another size) quiet() says so with one stat, so that the daemon's rounds over
+// every job cost a stat per ended job, not a read of its record and journal.
+import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { errCode, EXIT, MamError } from "../sys/errors.ts";
 import { endsJob, foldStep, type JobEvent, type LoopRoles } from "./event.ts";
 import { type JobStatus } from "./statuses.ts";
@@ -94,6 +97,11 @@ export class JournalIndex {
     }
   }
 
+  /** the journal as read so far: its file and the bytes read (undefined before a file was read) */
+  readSoFar(): { ino: number; size: number } | undefined {
+    return this.ino >= 0 ? { ino: this.ino, size: this.offset } : undefined;
+  }
+
   private add(ev: JobEvent): void {
     if (this.endAt === undefined && endsJob(ev, this.roles)) this.endAt = this.events.length;
     this.status = foldStep(this.status, ev, this.roles);
@@ -105,14 +113,50 @@ export class JournalIndex {
 /** the daemon's JournalIndex per job, made on first use */
 export class JournalCache {
   private byId = new Map<string, JournalIndex>();
+  /** jobs put to rest: their journal's file and size when they were */
+  private resting = new Map<string, { ws: string; ino: number; size: number }>();
 
   get(ws: string, id: string, roles?: LoopRoles): JournalIndex {
     let j = this.byId.get(id);
     if (!j || j.ws !== ws) {
       j = new JournalIndex(ws, id, roles);
       this.byId.set(id, j);
+      this.resting.delete(id);
     }
     return j.refresh(roles);
+  }
+
+  /**
+   * let the index of an ended job go (its memory back) and remember its journal as it was read:
+   * the caller has reacted to every event of it. A journal with a line being written is not
+   * put to rest (its size is not what was read): it is only forgotten.
+   */
+  rest(id: string): void {
+    const j = this.byId.get(id);
+    this.byId.delete(id);
+    const read = j?.readSoFar();
+    if (!j || !read) return;
+    try {
+      const st = statSync(journalPath(j.ws, id));
+      if (st.ino === read.ino && st.size === read.size) this.resting.set(id, { ws: j.ws, ...read });
+    } catch {}
+  }
+
+  /** the job was put to rest and its journal is still the file and size it was then (one stat) */
+  quiet(ws: string, id: string): boolean {
+    const r = this.resting.get(id);
+    if (!r || r.ws !== ws) return false;
+    try {
+      const st = statSync(journalPath(ws, id));
+      if (st.ino === r.ino && st.size === r.size) return true;
+    } catch {}
+    this.resting.delete(id);
+    return false;
+  }
+
+  /** keep resting only these jobs (the others are gone from the folder) */
+  keepResting(ids: ReadonlySet<string>): void {
+    for (const id of this.resting.keys()) if (!ids.has(id)) this.resting.delete(id);
   }
 
   /** the index as it is, without reading the journal (undefined: not loaded) */
@@ -124,6 +168,7 @@ export class JournalCache {
   /** drop a job's index (its journal is read again on next use) */
   forget(id: string): void {
     this.byId.delete(id);
+    this.resting.delete(id);
   }
 
   ids(): string[] {

@@ -170,7 +170,8 @@ export interface Mux {
   /**
    * submit a prompt to the agent that owns the pane (text, Enter after it). `managed`: the agent
    * is of a kind herdr knows (herdr: `agent prompt`); else a typed kind (herdr: `pane run` after
-   * checking the foreground). Never types into a pane whose agent is gone: AgentGone.
+   * checking the foreground). Never types into a pane whose agent is gone: AgentGone. herdr kinds:
+   * never into an agent herdr sees blocked (a dialog, a question): AgentBlocked.
    */
   submit(paneId: string, text: string, managed: boolean): Promise<void>;
   /** a best-effort notice to the user (herdr: notification show); absent where there is none */
@@ -218,6 +219,20 @@ export class AgentGone extends MamError {
   ) {
     super(`no agent in pane ${paneId} any more (${why}); nothing was typed into it`, EXIT.FAIL, "see: mam status; mam resume <name> starts it again");
     this.name = "AgentGone";
+  }
+}
+
+/**
+ * the pane's agent waits at a dialog or question (herdr 0.8.2 refuses `agent prompt` with
+ * agent_blocked; on 0.8.0 mam asks herdr first): nothing was typed into it
+ */
+export class AgentBlocked extends MamError {
+  constructor(
+    readonly paneId: string,
+    why: string,
+  ) {
+    super(`the agent in pane ${paneId} waits at a dialog or question (${why}); nothing was typed into it`, EXIT.FAIL, "answer it in the pane, then try again");
+    this.name = "AgentBlocked";
   }
 }
 

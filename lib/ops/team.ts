@@ -11,6 +11,7 @@ import { type Fleet, readFleet } from "../team/fleet.ts";
 import { hostName } from "../team/host.ts";
 import { onlineTopic, presenceTopic, teamPrefix, workspaceId } from "../team/messages.ts";
 import type { Deps } from "./deps.ts";
+import type { SessionStatus } from "./session/status.ts";
 
 export interface TeamMade {
   team: string;
@@ -150,27 +151,46 @@ export interface FleetDoc {
 /** every workspace of the team, from what their daemons announce; this one as it is now */
 export async function fleetStatus(deps: Deps): Promise<FleetDoc> {
   const t = requireTeam(deps.env);
-  const host = hostName(deps.env);
   const cfg = brokerConfigFromEnv(deps.env);
   const { sessionStatus } = await import("./session/status-run.ts");
   const [fleet, here] = await Promise.all([readFleet(cfg, t, deps.env), sessionStatus(deps, false)]);
-  const wsId = workspaceId(deps.ws);
+  return fleetDoc({ team: t, host: hostName(deps.env), ws: deps.ws, broker: describeBroker(cfg), prefix: teamPrefix(t, deps.env) }, fleet, here.sessions);
+}
+
+export interface FleetSelf {
+  team: Team;
+  /** this host's name */
+  host: string;
+  /** this workspace */
+  ws: string;
+  /** the broker, as describeBroker says it */
+  broker: string;
+  prefix: string;
+}
+
+/**
+ * The fleet document (pure): what the broker keeps of every workspace of the team, this one
+ * replaced by its running sessions as this machine sees them now (`nowMs` is when that was:
+ * its last_seen). Shared by `mam status --fleet` and the dashboard.
+ */
+export function fleetDoc(self: FleetSelf, fleet: Fleet, sessions: readonly SessionStatus[], nowMs = Date.now()): FleetDoc {
+  const { host } = self;
+  const wsId = workspaceId(self.ws);
   const warnings: Notice[] = [];
-  if (!fleet.reachable) warnings.push(warning(`the team's broker ${describeBroker(cfg)} does not answer: only this workspace is shown`));
+  if (!fleet.reachable) warnings.push(warning(`the team's broker ${self.broker} does not answer: only this workspace is shown`));
   if (fleet.dropped > 0) warnings.push(note(`${fleet.dropped} announcement(s) on the broker did not open with this team's key (another team's, or forged): ignored`));
-  const workspaces: FleetHost[] = fleetRows(fleet);
   const mine: FleetHost = {
     host,
-    workspace: deps.ws,
+    workspace: self.ws,
     ws_id: wsId,
     online: true,
-    last_seen: isoUtc(),
+    last_seen: isoUtc(Math.floor(nowMs / 1000)),
     here: true,
-    agents: here.sessions.filter((s) => s.status === "running").map((s) => ({ name: s.name, address: `${s.name}@${host}`, agent: s.agent, role: s.role, live: s.live, job: s.job })),
+    agents: sessions.filter((s) => s.status === "running").map((s) => ({ name: s.name, address: `${s.name}@${host}`, agent: s.agent, role: s.role, live: s.live, job: s.job })),
   };
-  const all = [mine, ...workspaces.filter((w) => !(w.host === host && w.ws_id === wsId))];
+  const all = [mine, ...fleetRows(fleet).filter((w) => !(w.host === host && w.ws_id === wsId))];
   all.sort((a, b) => (a.host === b.host ? a.workspace.localeCompare(b.workspace) : a.host.localeCompare(b.host)));
-  return { team: t.team, host, broker: describeBroker(cfg), topic_prefix: teamPrefix(t, deps.env), reachable: fleet.reachable, workspaces: all, warnings };
+  return { team: self.team.team, host, broker: self.broker, topic_prefix: self.prefix, reachable: fleet.reachable, workspaces: all, warnings };
 }
 
 function fleetRows(f: Fleet): FleetHost[] {

@@ -1,10 +1,12 @@
 // The dashboard's view model (pure): what the page draws, computed from what mam keeps — the
 // status document (registry + multiplexers), the job records and journals, the daemon's state and
 // log. No I/O here; lib/ui/state.ts gathers the inputs, the page only draws what this returns.
+import { type DeliveryState, latestDelivery } from "../jobs/delivery.ts";
 import type { JobEvent } from "../jobs/event.ts";
 import type { JobRecord } from "../jobs/store.ts";
 import { effectiveStatus } from "../jobs/store.ts";
 import type { SessionStatus } from "../ops/session/status.ts";
+import type { FleetDoc } from "../ops/team.ts";
 
 /** LIVE states, in the order the team table lists them (blocked agents wait for a person: on top) */
 export const LIVE_ORDER = ["blocked", "working", "idle", "unknown", "dead", "unreachable"] as const;
@@ -44,6 +46,10 @@ export interface UiJob {
   max_iterations: number | null;
   created_at: string;
   updated_at: string;
+  /** in a team: the host its agent runs on (after the @ of its session, else this host); null otherwise */
+  host: string | null;
+  /** a job delivered to another machine: its newest delivery and how far it got (from the journal) */
+  delivery: DeliveryState | null;
   task: string;
   lanes: Lane[];
   /** the axis' length in ms (0 for a job without events) */
@@ -74,6 +80,8 @@ export interface UiState {
   sessions: UiSession[];
   jobs: UiJob[];
   daemon: UiDaemon;
+  /** null: this machine is in no team (the page shows no fleet) */
+  fleet: UiFleet | null;
   /** a problem reading part of the state (the rest is still shown) */
   problems: string[];
 }
@@ -86,10 +94,13 @@ export function teamView(sessions: readonly SessionStatus[]): UiSession[] {
   return sessions.map((s) => ({ ...s, tone: tone(s.live) })).sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name));
 }
 
-/** the lane of an event: the reviewer's reports, mam's and the monitor's own, else the worker's */
+/**
+ * the lane of an event: the reviewer's reports, mam's and the monitor's own (another host's mam
+ * too: `mam@HOST` journals a delivery's stages), else the worker's
+ */
 export function laneOf(ev: Pick<JobEvent, "source">, rec: Pick<JobRecord, "reviewer_session" | "type">): Lane {
   if (rec.type === "loop" && rec.reviewer_session && ev.source === rec.reviewer_session) return "reviewer";
-  if (ev.source === "mam" || ev.source === "monitor") return "mam";
+  if (ev.source === "mam" || ev.source === "monitor" || ev.source.startsWith("mam@")) return "mam";
   return "worker";
 }
 
@@ -115,8 +126,14 @@ export function spread(times: readonly number[], gap = 0.06): number[] {
   return max > 1 ? xs.map((x) => x / max) : xs;
 }
 
-/** one job with its timeline */
-export function jobViewModel(rec: JobRecord, events: readonly JobEvent[]): UiJob {
+/** the host a session runs on: the part after its @, else this host (undefined: in no team, not said) */
+function hostOf(session: string, localHost: string | undefined): string | null {
+  const at = session.lastIndexOf("@");
+  return at >= 0 ? session.slice(at + 1) : (localHost ?? null);
+}
+
+/** one job with its timeline; `localHost`: this host's name when this machine is in a team */
+export function jobViewModel(rec: JobRecord, events: readonly JobEvent[], localHost?: string): UiJob {
   const sorted = [...events].sort((a, b) => a.seq - b.seq);
   const created = Date.parse(rec.created_at);
   const times = sorted.map((e) => Date.parse(e.timestamp));
@@ -160,6 +177,8 @@ export function jobViewModel(rec: JobRecord, events: readonly JobEvent[]): UiJob
     max_iterations: rec.max_iterations,
     created_at: rec.created_at,
     updated_at: rec.updated_at,
+    host: hostOf(rec.agent_session, localHost),
+    delivery: latestDelivery(sorted) ?? null,
     task: rec.brief_file !== undefined ? `brief ${rec.brief_file}` : oneLine(rec.prompt ?? "", 300),
     lanes,
     span: rel.length ? rel[rel.length - 1]! : 0,
@@ -188,4 +207,21 @@ export function daemonView(status: { pid: number | null; mode: string; since: st
     recent: lines.slice(-keep),
     dropped: lines.filter((l) => DROPPED.test(l)).length,
   };
+}
+
+/**
+ * The fleet as the page gets it: `mam status --fleet --json`'s document, with when the broker was
+ * last read. Before the first read has come back, reachable is null and only this workspace is
+ * in it (the page says the broker is being read).
+ */
+export interface UiFleet extends Omit<FleetDoc, "reachable" | "warnings"> {
+  reachable: boolean | null;
+  /** ISO time of the last read of the broker that came back (answered or not); null before */
+  read_at: string | null;
+  /** the document's notices as the page shows them (the broker that does not answer, …) */
+  warnings: string[];
+}
+
+export function fleetView(doc: FleetDoc, readAt: string | null): UiFleet {
+  return { ...doc, reachable: readAt === null ? null : doc.reachable, read_at: readAt, warnings: doc.warnings.map((n) => n.text) };
 }

@@ -14,8 +14,8 @@ import { EXIT, MamError } from "../sys/errors.ts";
 import { type Env, mamDir } from "../sys/paths.ts";
 import { httpStatusOf, parseAction, runAction } from "./actions.ts";
 import { checkRequest, hostAllowed, hostRefusal, newUiToken } from "./guard.ts";
-import { jobsView, type UiDaemon, type UiSession, type UiState } from "./model.ts";
-import { DaemonWatch, JobCache, readTeam } from "./state.ts";
+import { jobsView, type UiDaemon, type UiFleet, type UiSession, type UiState } from "./model.ts";
+import { DaemonWatch, JobCache, openFleet, readTeam } from "./state.ts";
 import css from "./assets/app.css" with { type: "text" };
 import htmlText from "./assets/index.html" with { type: "text" };
 import js from "./assets/app.js" with { type: "text" };
@@ -50,6 +50,8 @@ const SAFETY_POLL_MS = 5000;
 const FALLBACK_POLL_MS = 1000;
 const DEBOUNCE_MS = 20;
 const HEARTBEAT_MS = 15_000;
+/** the broker's retained announcements are read at most this often (while a page is open) */
+const FLEET_MS = 3000;
 
 const enc = new TextEncoder();
 const sse = (event: string, data: unknown) => enc.encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
@@ -100,11 +102,15 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
   const ws = o.ws;
   const deps = realDeps(ws, o.env, { warn: (l) => process.stderr.write(`${l}\n`) });
   const regPath = deps.registry.path;
-  const jobs = new JobCache(ws);
+  const fleetSrc = await openFleet(ws, o.env, FLEET_MS);
+  const fleetCache = fleetSrc.cache;
+  const jobs = new JobCache(ws, fleetCache?.self.host);
   const daemon = new DaemonWatch(ws);
   let team: { sessions: UiSession[]; registry: string; problem?: string } = { sessions: [], registry: regPath };
   let daemonState: UiDaemon = daemon.read();
   let problems: string[] = [];
+  const fixedProblems = fleetSrc.problem ? [fleetSrc.problem] : [];
+  const allProblems = () => [...(team.problem ? [team.problem] : []), ...fixedProblems, ...problems];
   const clients = new Set<Client>();
   const broadcast = (event: string, data: unknown) => {
     if (clients.size === 0) return;
@@ -120,7 +126,8 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
     sessions: team.sessions,
     jobs: jobsView(jobs.all()),
     daemon: daemonState,
-    problems: [...(team.problem ? [team.problem] : []), ...problems],
+    fleet: fleetCache ? fleetCache.view(team.sessions) : null,
+    problems: allProblems(),
   });
 
   // ---- refreshing ------------------------------------------------------------------------
@@ -142,19 +149,39 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
         if (j !== teamJson) {
           teamJson = j;
           broadcast("team", { sessions: team.sessions, registry: team.registry });
-          broadcast("problems", { problems: [...(team.problem ? [team.problem] : []), ...problems] });
+          broadcast("problems", { problems: allProblems() });
+          sendFleet(); // this workspace's row of the fleet
         }
       } while (teamAgain && !stopped);
     })().finally(() => (teamBusy = undefined));
     return teamBusy;
   };
 
+  // ---- the fleet (a machine in a team) -----------------------------------------------------
+  let fleetJson = "";
+  const sendFleet = () => {
+    if (!fleetCache) return;
+    const f: UiFleet = fleetCache.view(team.sessions);
+    // sent when what the page draws changed, not at every read (the read's time, and this
+    // workspace's "last seen", which is that time, change every few seconds)
+    const j = JSON.stringify({ ...f, read_at: null, workspaces: f.workspaces.map((w) => (w.here ? { ...w, last_seen: "" } : w)) });
+    if (j === fleetJson) return;
+    fleetJson = j;
+    broadcast("fleet", f);
+  };
+  /** a read of the broker when one is due; nobody waits for it (a broker that does not answer holds up nothing) */
+  const refreshFleet = () => {
+    if (!fleetCache || stopped || !fleetCache.due()) return;
+    void fleetCache.refresh().then(() => !stopped && sendFleet());
+  };
+
   let regSig = "";
   let daemonJson = "";
   const refreshFiles = () => {
     const d = jobs.refresh();
-    if (d.problems.join("\n") !== problems.join("\n")) broadcast("problems", { problems: [...(team.problem ? [team.problem] : []), ...d.problems] });
+    const changedProblems = d.problems.join("\n") !== problems.join("\n");
     problems = d.problems;
+    if (changedProblems) broadcast("problems", { problems: allProblems() });
     if (d.changed.length || d.removed.length) {
       broadcast("jobs", { changed: d.changed, removed: d.removed });
       void refreshTeam(); // the JOB column
@@ -215,6 +242,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
   const liveTimer = setInterval(() => {
     if (clients.size > 0 && team.sessions.length > 0) void refreshTeam();
   }, liveMs);
+  const fleetTimer = setInterval(() => clients.size > 0 && refreshFleet(), 1000); // refreshFleet reads only when FLEET_MS have passed
   const heartbeat = setInterval(() => {
     const c = enc.encode(": keep-alive\n\n");
     for (const cl of clients) cl.push(c);
@@ -300,6 +328,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
       case "/app.css":
         return text(200, css, "text/css; charset=utf-8");
       case "/api/state":
+        refreshFleet(); // for the next ask: this one answers at once with what is known
         return json(200, state());
       case "/api/events": {
         const body = sseStream(
@@ -307,6 +336,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
             clients.add(c);
             c.push(sse("full", state()));
             if (Date.now() - teamAt > 1000) void refreshTeam(); // a fresh LIVE for the newcomer
+            refreshFleet();
           },
           (c) => clients.delete(c),
         );
@@ -359,6 +389,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
   } catch (e) {
     stopped = true;
     clearInterval(liveTimer);
+    clearInterval(fleetTimer);
     clearInterval(heartbeat);
     clearTimeout(pollTimer);
     for (const w of watchers.values()) w.close();
@@ -374,6 +405,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
     async stop() {
       stopped = true;
       clearInterval(liveTimer);
+      clearInterval(fleetTimer);
       clearInterval(heartbeat);
       clearTimeout(pollTimer);
       clearTimeout(debounce);

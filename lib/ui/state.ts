@@ -1,14 +1,20 @@
 // Gathering the dashboard's inputs from disk and the multiplexers, with caches so that a change
 // costs only what changed: a job is re-read only when its record or journal changed (size, mtime),
-// the daemon's log only from where it was last read. Read-only: nothing here writes a file.
+// the daemon's log only from where it was last read, the team's fleet from the broker at most
+// every few seconds and one read at a time. Read-only: nothing here writes a file or publishes.
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { daemonStatus } from "../sys/daemon-proc.ts";
 import { monitorLogPath } from "../sys/daemon-files.ts";
 import { jobsDir, journalPath, listJobIds, readJournal, readRecord, recordPath } from "../jobs/store.ts";
 import type { Row } from "../registry/types.ts";
-import type { JobRef } from "../ops/session/status.ts";
+import type { JobRef, SessionStatus } from "../ops/session/status.ts";
 import type { Deps } from "../ops/deps.ts";
-import { DROPPED, daemonView, jobViewModel, teamView, type UiDaemon, type UiJob, type UiSession } from "./model.ts";
+import { type FleetSelf, fleetDoc } from "../ops/team.ts";
+import type { Fleet } from "../team/fleet.ts";
+import { MamError } from "../sys/errors.ts";
+import type { Env } from "../sys/paths.ts";
+import { isoUtc } from "../sys/time.ts";
+import { DROPPED, daemonView, fleetView, jobViewModel, teamView, type UiDaemon, type UiFleet, type UiJob, type UiSession } from "./model.ts";
 
 const sig = (p: string): string => {
   try {
@@ -28,7 +34,8 @@ export interface JobsDelta {
 /** the jobs of a workspace, re-read per job only when its files changed */
 export class JobCache {
   private seen = new Map<string, { sig: string; job: UiJob }>();
-  constructor(private ws: string) {}
+  /** localHost: this host's name when this machine is in a team (each job then says its host) */
+  constructor(private ws: string, private localHost?: string) {}
 
   /** every job now (after refresh) */
   all(): UiJob[] {
@@ -62,7 +69,7 @@ export class JobCache {
       try {
         const rec = readRecord(this.ws, id);
         if (!rec) continue;
-        const job = jobViewModel(rec, readJournal(this.ws, id));
+        const job = jobViewModel(rec, readJournal(this.ws, id), this.localHost);
         this.seen.set(id, { sig: s, job });
         d.changed.push(job);
       } catch (e) {
@@ -161,5 +168,71 @@ export async function readTeam(deps: Deps, jobs: readonly UiJob[]): Promise<{ se
     return { sessions: teamView(doc.sessions), registry: doc.registry };
   } catch (e) {
     return { sessions: [], registry: deps.registry.path, problem: (e as Error).message };
+  }
+}
+
+/**
+ * The team's fleet for the dashboard: the broker's retained announcements, read by `read` (one
+ * connection, its retained messages, gone) at most once every `everyMs` and never twice at once,
+ * kept between reads. A broker that does not answer makes a read come back unreachable; it never
+ * holds up anything else (callers do not wait for a read).
+ */
+export class FleetCache {
+  private fleet: Fleet;
+  private readAt: number | null = null;
+  private started = 0;
+  private busy: Promise<boolean> | undefined;
+  private readonly born = Date.now();
+  constructor(readonly self: FleetSelf, private read: () => Promise<Fleet>, private everyMs: number) {
+    this.fleet = { team: self.team.team, reachable: true, workspaces: [], dropped: 0 };
+  }
+
+  /** is a read due (none under way, the last one started everyMs ago or more)? */
+  due(now = Date.now()): boolean {
+    return this.busy === undefined && now - this.started >= this.everyMs;
+  }
+
+  /** read the broker now, unless a read is under way (then: that one); true when it came back */
+  refresh(): Promise<boolean> {
+    if (this.busy) return this.busy;
+    this.started = Date.now();
+    this.busy = this.read()
+      .catch((): Fleet => ({ team: this.self.team.team, reachable: false, workspaces: [], dropped: 0 }))
+      .then((f) => {
+        this.fleet = f;
+        this.readAt = Date.now();
+        return true;
+      })
+      .finally(() => (this.busy = undefined));
+    return this.busy;
+  }
+
+  /** the fleet with this workspace's sessions as they are now */
+  view(sessions: readonly SessionStatus[]): UiFleet {
+    const at = this.readAt;
+    return fleetView(fleetDoc(this.self, this.fleet, sessions, at ?? this.born), at === null ? null : isoUtc(Math.floor(at / 1000)));
+  }
+}
+
+/**
+ * this machine's team, read once when `mam ui` starts (as the daemon does): its fleet's cache, or
+ * nothing in no team; a team or broker setting that does not read is a problem line, not a throw
+ */
+export async function openFleet(ws: string, env: Env, everyMs: number): Promise<{ cache?: FleetCache; problem?: string }> {
+  const [{ loadTeam }, { hostName }, { teamPrefix }, { brokerConfigFromEnv, describeBroker }, { readFleet }] = await Promise.all([
+    import("../team/config.ts"),
+    import("../team/host.ts"),
+    import("../team/messages.ts"),
+    import("../jobs/broker-config.ts"),
+    import("../team/fleet.ts"),
+  ]);
+  try {
+    const team = loadTeam(env);
+    if (!team) return {};
+    const cfg = brokerConfigFromEnv(env);
+    const self = { team, host: hostName(env), ws, broker: describeBroker(cfg), prefix: teamPrefix(team, env) };
+    return { cache: new FleetCache(self, () => readFleet(cfg, team, env), everyMs) };
+  } catch (e) {
+    return { problem: `the team's fleet is not shown: ${e instanceof MamError ? e.render().replace(/^ERROR: /, "") : (e as Error).message}` };
   }
 }

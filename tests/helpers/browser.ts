@@ -107,3 +107,56 @@ export async function rawGet(port: number, path: string, host: string): Promise<
     }).catch(reject);
   });
 }
+
+export interface UiFeed {
+  /** every event so far, in order */
+  events: { event: string; data: unknown }[];
+  /** the newest data of an event type */
+  last<T = unknown>(event: string): T | undefined;
+  /** wait until `pred` holds for the newest data of `event`; that data, or an error saying what came last */
+  until<T = unknown>(event: string, pred: (d: T) => boolean, timeoutMs?: number): Promise<T>;
+  close(): void;
+}
+
+/** read the page's server-sent event stream (/api/events) as the page does */
+export async function uiFeed(ui: Pick<RunningUi, "port" | "token">): Promise<UiFeed> {
+  const ctl = new AbortController();
+  const res = await fetch(`http://127.0.0.1:${ui.port}/api/events?token=${ui.token}`, { signal: ctl.signal });
+  if (res.status !== 200 || !res.headers.get("content-type")?.startsWith("text/event-stream")) throw new Error(`/api/events answered ${res.status}`);
+  const events: { event: string; data: unknown }[] = [];
+  void (async () => {
+    const dec = new TextDecoder();
+    let buf = "";
+    try {
+      for await (const c of res.body as ReadableStream<Uint8Array>) {
+        buf += dec.decode(c, { stream: true });
+        let i: number;
+        while ((i = buf.indexOf("\n\n")) >= 0) {
+          const block = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          const ev = /^event: (.*)$/m.exec(block)?.[1];
+          const data = /^data: (.*)$/m.exec(block)?.[1];
+          if (ev && data !== undefined) events.push({ event: ev, data: JSON.parse(data) });
+        }
+      }
+    } catch {} // aborted
+  })();
+  const last = <T>(event: string): T | undefined => {
+    for (let i = events.length - 1; i >= 0; i--) if (events[i]!.event === event) return events[i]!.data as T;
+    return undefined;
+  };
+  return {
+    events,
+    last,
+    async until<T>(event: string, pred: (d: T) => boolean, timeoutMs = 15_000): Promise<T> {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const d = last<T>(event);
+        if (d !== undefined && pred(d)) return d;
+        if (Date.now() > deadline) throw new Error(`no '${event}' event as expected within ${timeoutMs} ms; the last: ${JSON.stringify(d)}`);
+        await Bun.sleep(50);
+      }
+    },
+    close: () => ctl.abort(),
+  };
+}

@@ -6,12 +6,16 @@
 // ~/.claude or ~/.codex. mam is NOT on the env's PATH: tests run it by absolute path (MAM_BIN),
 // as a user who downloaded it does. Teardown: the tmux server, codex's background app-server
 // (by pid), the endpoint, then the sandbox reaper.
-import { mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+// A team across machines (tests/helpers/team.ts) gets a real agent on one of its hosts with
+// realAgentHost: that host's own CLAUDE_CONFIG_DIR and CODEX_HOME in its folder, trusting its
+// workspace, and the agents on its PATH.
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { installTestAgents } from "../../scripts/install-test-agents.ts";
 import { type ModelApi, type Script, startModelApi } from "../fakes/model-api/server.ts";
 import { type RunResult, run, runMam } from "./mam.ts";
 import { anchoredPids, makeSandbox, type Sandbox, waitFor } from "./sandbox.ts";
+import { type Host, makeHost } from "./team.ts";
 import { killTmuxServer, TMUX_BIN, tmuxServerName } from "./tmux.ts";
 
 /** the key the agents send; claude approves keys by their last 20 characters */
@@ -24,12 +28,16 @@ export function testAgentsBin(): string {
   return agentsBin;
 }
 
-export interface RealAgentOptions {
-  script: Script;
+/** what trusts the workspace */
+export interface Trust {
   /** trust the workspace in claude's config (default true) */
   trustClaude?: boolean;
   /** trust the workspace in codex's config (default true) */
   trustCodex?: boolean;
+}
+
+export interface RealAgentOptions extends Trust {
+  script: Script;
   /** extra env for mam and the agents */
   env?: Record<string, string>;
 }
@@ -114,19 +122,43 @@ export function codexDaemons(codexHome: string): number[] {
   return out;
 }
 
+/** claude's config dir and codex's home under `dir`, seeded for the endpoint, trusting `ws` unless told */
+export function seedAgentConfigs(dir: string, api: ModelApi, ws: string, t: Trust = {}): { claudeConfigDir: string; codexHome: string } {
+  const claudeConfigDir = join(dir, "claude-config");
+  const codexHome = join(dir, "codex-home");
+  seedClaudeConfig(claudeConfigDir, t.trustClaude === false ? undefined : ws);
+  seedCodexHome(codexHome, api.url, t.trustCodex === false ? undefined : ws);
+  return { claudeConfigDir, codexHome };
+}
+
+/** the agents and the system, never a mam: the tests run mam by absolute path */
+export const agentsPath = (first?: string) => `${first ? `${first}:` : ""}${testAgentsBin()}:/usr/local/bin:/usr/bin:/bin`;
+
+/** end codex's background app-servers under codexHome (SIGTERM, then SIGKILL after a grace time) */
+export async function endCodexDaemons(codexHome: string): Promise<void> {
+  for (const pid of codexDaemons(codexHome)) {
+    try {
+      process.kill(pid, "SIGTERM");
+    } catch {}
+  }
+  // it may wait for a model request still under way
+  if (await waitFor(() => codexDaemons(codexHome).length === 0, 3000, 100)) return;
+  for (const pid of codexDaemons(codexHome)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {}
+  }
+  await waitFor(() => codexDaemons(codexHome).length === 0, 3000, 100);
+}
+
 export async function realAgentWorld(o: RealAgentOptions): Promise<RealAgentWorld> {
   if (!TMUX_BIN) throw new Error("tmux is not installed: the real-agent tests need it (apt install tmux)");
-  const bin = testAgentsBin();
   const sb = makeSandbox("mam-ra-");
   const api = startModelApi(o.script);
-  const claudeConfigDir = join(sb.root, "claude-config");
-  const codexHome = join(sb.root, "codex-home");
-  seedClaudeConfig(claudeConfigDir, o.trustClaude === false ? undefined : sb.ws);
-  seedCodexHome(codexHome, api.url, o.trustCodex === false ? undefined : sb.ws);
+  const { claudeConfigDir, codexHome } = seedAgentConfigs(sb.root, api, sb.ws, o);
   const server = tmuxServerName("mamra");
   const env = sb.with({
-    // the agents and the system, never a mam: the tests run mam by absolute path
-    PATH: `${sb.bin}:${bin}:/usr/local/bin:/usr/bin:/bin`,
+    PATH: agentsPath(sb.bin),
     TMUX_TMPDIR: sb.root,
     // no broker configured (MQTT_BROKER unset): the journal is the channel, as on a fresh machine
     MQTT_BROKER: undefined,
@@ -152,20 +184,7 @@ export async function realAgentWorld(o: RealAgentOptions): Promise<RealAgentWorl
       await killTmuxServer(server, env);
       // the agents take a moment to go after their terminal does (codex waits for its requests)
       await waitFor(() => anchoredPids(sb.root).every((p) => codexDaemons(codexHome).includes(p)), 10_000, 100);
-      for (const pid of codexDaemons(codexHome)) {
-        try {
-          process.kill(pid, "SIGTERM");
-        } catch {}
-      }
-      // it may wait for a model request still under way: SIGKILL after a grace time
-      if (!(await waitFor(() => codexDaemons(codexHome).length === 0, 3000, 100))) {
-        for (const pid of codexDaemons(codexHome)) {
-          try {
-            process.kill(pid, "SIGKILL");
-          } catch {}
-        }
-        await waitFor(() => codexDaemons(codexHome).length === 0, 3000, 100);
-      }
+      await endCodexDaemons(codexHome);
       await api.stop();
       const left = anchoredPids(sb.root).map((p) => `${p}: ${cmdline(p)}`);
       try {
@@ -198,4 +217,41 @@ export async function typeAndSubmit(w: RealAgentWorld, pane: string, text: strin
     if (await waitFor(() => w.api.turns().length > before, 3000, 100)) return;
   }
   throw new Error(`the text typed into ${pane} never reached the model; the pane shows:\n${await w.screen(pane)}`);
+}
+
+export interface RealAgentHost extends Host {
+  api: ModelApi;
+  claudeConfigDir: string;
+  codexHome: string;
+  /** the visible screen of a session's pane, soft wraps joined (what mam's detector reads) */
+  visible(session: string): string;
+}
+
+/**
+ * a host of a team (makeHost) whose agents are the real CLIs: its own CLAUDE_CONFIG_DIR and
+ * CODEX_HOME in its folder, seeded for `api` and trusting its workspace unless told, the agents on
+ * its PATH and no mam; stop() also waits for the agents to go and ends codex's app-server
+ */
+export function realAgentHost(root: string, name: string, brokerEnv: Record<string, string>, api: ModelApi, t: Trust = {}): RealAgentHost {
+  if (!TMUX_BIN) throw new Error("tmux is not installed: the real-agent tests need it (apt install tmux)");
+  const dir = join(root, name);
+  const ws = join(dir, "ws");
+  mkdirSync(ws, { recursive: true });
+  const { claudeConfigDir, codexHome } = seedAgentConfigs(dir, api, realpathSync(ws), t);
+  const h = makeHost(root, name, brokerEnv, { PATH: agentsPath(), ...agentEnv(api, claudeConfigDir, codexHome) });
+  const stopHost = h.stop;
+  return Object.assign(h, {
+    api,
+    claudeConfigDir,
+    codexHome,
+    visible(session: string) {
+      return Bun.spawnSync([TMUX_BIN!, "-L", h.tmux, "capture-pane", "-p", "-J", "-t", `=${session}:`], { env: h.env }).stdout.toString();
+    },
+    async stop() {
+      await stopHost();
+      // the agents take a moment to go after their terminal does
+      await waitFor(() => anchoredPids(dir).every((p) => codexDaemons(codexHome).includes(p)), 10_000, 100);
+      await endCodexDaemons(codexHome);
+    },
+  });
 }

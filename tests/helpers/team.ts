@@ -5,7 +5,7 @@
 import { mkdirSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { JobEvent } from "../../lib/jobs/event.ts";
-import { runMam, type RunResult } from "./mam.ts";
+import { MAM_CMD, run, type RunResult } from "./mam.ts";
 import { baseEnv, waitFor } from "./sandbox.ts";
 import { killTmuxServer, tmuxServerName } from "./tmux.ts";
 
@@ -29,8 +29,11 @@ export interface Host {
   stop(): Promise<void>;
 }
 
-/** a host under `root` (a sandbox's folder); `brokerEnv` points it at the team's broker */
-export function makeHost(root: string, name: string, brokerEnv: Record<string, string>, extra: Record<string, string> = {}): Host {
+/**
+ * a host under `root` (a sandbox's folder); `brokerEnv` points it at the team's broker; `cmd` is
+ * the words that run mam (default: the binary the tests run; the bench passes its own)
+ */
+export function makeHost(root: string, name: string, brokerEnv: Record<string, string>, extra: Record<string, string> = {}, cmd: string[] = MAM_CMD): Host {
   const dir = join(root, name);
   const home = join(dir, "home");
   const ws = join(dir, "ws");
@@ -59,7 +62,7 @@ export function makeHost(root: string, name: string, brokerEnv: Record<string, s
     ws: wsReal,
     tmux,
     env,
-    mam: (args, more = {}, timeoutMs) => runMam(args, { env: { ...env, ...more }, cwd: wsReal, timeoutMs }),
+    mam: (args, more = {}, timeoutMs) => run([...cmd, ...args], { env: { ...env, ...more }, cwd: wsReal, timeoutMs }),
     async ok(args, more = {}) {
       const r = await h.mam(args, more);
       if (r.code !== 0) throw new Error(`${name}: mam ${args.join(" ")} → ${r.code}\n${r.stdout}${r.stderr}\ndaemon log:\n${h.log()}`);
@@ -119,6 +122,15 @@ export async function untilAnnounced(from: Host, addresses: string[], timeoutMs 
   if (!ok) throw new Error(`${from.name} does not see ${addresses.join(", ")} in the fleet:\n${last}`);
 }
 
+/**
+ * the host's journal of a job once it holds n events: `mam job wait` hears the broker too, so it
+ * may return before the daemon has journalled the event that ended the job
+ */
+export async function journalled(h: Host, id: string, n: number, timeoutMs = 10_000): Promise<JobEvent[]> {
+  await waitFor(() => h.journal(id).length >= n, timeoutMs, 50);
+  return h.journal(id);
+}
+
 /** (event, source) of a journal, in order */
 export const stages = (evs: JobEvent[]) => evs.map((e) => `${e.event} ${e.source}`);
 
@@ -133,3 +145,30 @@ export const doubled = (evs: JobEvent[]) => {
   }
   return out;
 };
+
+export interface FleetWorld {
+  A: Host;
+  /** a second workspace of hostA: same host name, same HOME (so the same team) */
+  A2: Host;
+  B: Host;
+  C: Host;
+  all: Host[];
+}
+
+/**
+ * the dashboard's fleet tests' world: team `lab` of hostA, hostB and hostC, and a second workspace
+ * on hostA; demo agents lead@hostA, side@hostA (A2), w@hostB (worker), r@hostC (reviewer), every
+ * one announced to A when this returns
+ */
+export async function fleetWorld(root: string, brokerEnv: Record<string, string>): Promise<FleetWorld> {
+  const [A, B, C] = ["hostA", "hostB", "hostC"].map((n) => makeHost(root, n, brokerEnv)) as [Host, Host, Host];
+  await formTeam([A, B, C]);
+  const A2 = makeHost(root, "hostA2", brokerEnv, { MAM_HOST: "hostA", HOME: A.home, XDG_CONFIG_HOME: join(A.home, ".config") });
+  const w: FleetWorld = { A, A2, B, C, all: [A, A2, B, C] };
+  await A.demo("lead", "lead");
+  await A2.demo("side", "worker");
+  await B.demo("w", "worker", ["--think-ms", "50"]);
+  await C.demo("r", "reviewer");
+  await untilAnnounced(A, ["w@hostB", "r@hostC", "lead@hostA", "side@hostA"]);
+  return w;
+}

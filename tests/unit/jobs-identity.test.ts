@@ -1,7 +1,7 @@
 // Event identity (SPEC §7.2 since 0.2): the index a receiver keeps, the daemon's incremental
 // journal index, acks, and the log of repeats, as plain functions on temp folders.
 import { afterAll, describe, expect, test } from "bun:test";
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ackTopicOf, readAck, signedAck } from "../../lib/jobs/acks.ts";
@@ -11,7 +11,7 @@ import { type EventName } from "../../lib/jobs/statuses.ts";
 import { EventIndex, eventKey, newOrigin, ORIGIN_RE } from "../../lib/jobs/identity.ts";
 import { ingestEvent, RepeatLog } from "../../lib/jobs/ingest.ts";
 import { JournalCache, JournalIndex } from "../../lib/jobs/journal-index.ts";
-import { appendEvent, journalPath, nextIdentity, originPath, readJournal, readRecord, registerJob, settleLastSeq } from "../../lib/jobs/store.ts";
+import { appendEvent, importJob, journalPath, nextIdentity, originPath, readJournal, readRecord, registerJob, settleLastSeq } from "../../lib/jobs/store.ts";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -92,6 +92,41 @@ describe("appendEvent: this journal's origin", () => {
   });
 });
 
+describe("a copy of another host's job (a team's delivery)", () => {
+  // A copy also journals what it hears of the job from its other hosts once it exists (the
+  // delegator's cancel, a loop's progress and offers, the reviewer's reports), never what came
+  // before (the delegator's `offered`).
+  test("its own events stay 1, 2, 3, … among the others' (the delegator's acks cover them all); it logs no gap in the others'", async () => {
+    const wsA = tempWs();
+    const wsB = tempWs();
+    const r = await registerJob(wsA, spec);
+    const topic = `mam/jobs/${r.job_id}/events`;
+    await appendEvent(wsA, r.job_id, { event: "offered", detail: "the job for w@hostB", source: "mam" });
+    expect(await importJob(wsB, readRecord(wsA, r.job_id)!, "hostA")).toBe(true);
+    const fromB: string[] = [];
+    for (const event of ["received", "delivered", "started"] as const) fromB.push((await appendEvent(wsB, r.job_id, { event, detail: "", source: "w@hostB" }))!.line);
+    for (const l of fromB) expect((await ingestEvent(wsA, topic, Buffer.from(l), () => {})).outcome).toBe("appended");
+    // the delegator's own event mid-job (a loop's progress), heard by B, which never had its seq 1
+    const mid = (await appendEvent(wsA, r.job_id, { event: "progress", detail: "iteration 1 of 3", source: "mam" }))!;
+    expect(mid.payload.seq).toBe(2);
+    const logsB: string[] = [];
+    expect((await ingestEvent(wsB, topic, Buffer.from(mid.line), (l) => logsB.push(l))).outcome).toBe("appended");
+    expect(logsB.filter((l) => l.includes("gap"))).toEqual([]);
+    const done = (await appendEvent(wsB, r.job_id, { event: "completed", detail: "done", source: "w@hostB" }))!;
+    const originB = done.payload.origin!;
+    expect(readJournal(wsB, r.job_id).filter((e) => e.origin === originB).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+    const logs: string[] = [];
+    expect((await ingestEvent(wsA, topic, Buffer.from(done.line), (l) => logs.push(l))).outcome).toBe("appended");
+    expect(logs.filter((l) => l.includes("gap"))).toEqual([]);
+    expect(EventIndex.of(readJournal(wsA, r.job_id)).acked()[originB]).toBe(4);
+    // the delegator still logs a gap in a reporter's events: it may lack a report
+    const lost = signEvent({ schema_version: 1, seq: 9, origin: originB, job_id: r.job_id, event: "progress", timestamp: "2026-01-01T00:00:00Z", detail: "", source: "w@hostB", data: {} }, r.auth_token);
+    logs.length = 0;
+    await ingestEvent(wsA, topic, Buffer.from(canonicalJson(lost)), (l) => logs.push(l));
+    expect(logs.filter((l) => l.includes("gap"))).toEqual([`gap in job ${r.job_id} from origin ${originB}: expected seq 5, got 9`]);
+  });
+});
+
 describe("JournalIndex", () => {
   test("reads only what was appended, whole lines only; a replaced journal is read again", async () => {
     const ws = tempWs();
@@ -125,6 +160,59 @@ describe("JournalIndex", () => {
     expect(cache.ids()).toEqual([r.job_id]);
     cache.forget(r.job_id);
     expect(cache.peek(ws, r.job_id)).toBeUndefined();
+  });
+
+  test("JournalCache.rest: the index goes; quiet while the journal stays the same file and size; a change, get or forget ends it", async () => {
+    const ws = tempWs();
+    const r = await registerJob(ws, spec);
+    await appendEvent(ws, r.job_id, { event: "completed", detail: "", source: "w" });
+    const cache = new JournalCache();
+    expect(cache.quiet(ws, r.job_id)).toBe(false); // never put to rest
+    cache.get(ws, r.job_id, r);
+    cache.rest(r.job_id);
+    expect(cache.peek(ws, r.job_id)).toBeUndefined();
+    expect(cache.ids()).toEqual([]);
+    expect(cache.quiet(ws, r.job_id)).toBe(true);
+    expect(cache.quiet(tempWs(), r.job_id)).toBe(false); // another workspace's job of that id
+    // a late event: no longer quiet, and not again until it is put to rest again
+    await appendEvent(ws, r.job_id, { event: "progress", detail: "late", source: "w" });
+    expect(cache.quiet(ws, r.job_id)).toBe(false);
+    expect(cache.get(ws, r.job_id, r).events).toHaveLength(2);
+    cache.rest(r.job_id);
+    expect(cache.quiet(ws, r.job_id)).toBe(true);
+    cache.get(ws, r.job_id, r);
+    expect(cache.quiet(ws, r.job_id)).toBe(false);
+    cache.rest(r.job_id);
+    cache.forget(r.job_id);
+    expect(cache.quiet(ws, r.job_id)).toBe(false);
+    // a journal replaced by another file
+    cache.get(ws, r.job_id, r);
+    cache.rest(r.job_id);
+    const text = readJournal(ws, r.job_id).map((e) => canonicalJson(e)).join("\n");
+    writeFileSync(`${journalPath(ws, r.job_id)}.new`, `${text}\n`);
+    renameSync(`${journalPath(ws, r.job_id)}.new`, journalPath(ws, r.job_id));
+    expect(cache.quiet(ws, r.job_id)).toBe(false);
+  });
+
+  test("JournalCache.rest: a journal with a line being written, or grown since it was read, is forgotten, not put to rest; keepResting drops the others", async () => {
+    const ws = tempWs();
+    const a = await registerJob(ws, spec);
+    const b = await registerJob(ws, spec);
+    for (const r of [a, b]) await appendEvent(ws, r.job_id, { event: "completed", detail: "", source: "w" });
+    const cache = new JournalCache();
+    cache.get(ws, a.job_id, a);
+    appendFileSync(journalPath(ws, a.job_id), canonicalJson(ev("bbbbbbbbbbbbbbbb", 9)).slice(0, 30));
+    cache.rest(a.job_id);
+    expect(cache.quiet(ws, a.job_id)).toBe(false);
+    cache.get(ws, b.job_id, b);
+    await appendEvent(ws, b.job_id, { event: "progress", detail: "unread", source: "w" });
+    cache.rest(b.job_id);
+    expect(cache.quiet(ws, b.job_id)).toBe(false);
+    cache.get(ws, b.job_id, b);
+    cache.rest(b.job_id);
+    expect(cache.quiet(ws, b.job_id)).toBe(true);
+    cache.keepResting(new Set([a.job_id]));
+    expect(cache.quiet(ws, b.job_id)).toBe(false);
   });
 });
 

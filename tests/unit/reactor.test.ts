@@ -1,12 +1,14 @@
-// watchAgents (SPEC §7.4): the daemon's watch over the agents of unfinished jobs, in-process on
-// temp workspaces with a scripted pane state and a fake runtime.
+// watchAgents (SPEC §7.4): the daemon's watch over the agents of unfinished jobs, and reactToJobs
+// (jobs put to rest among them), in-process on temp workspaces with a scripted pane state and a
+// fake runtime.
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { JobRuntime } from "../../lib/jobs/runtime.ts";
 import { appendEvent, type JobSpec, readJournal, readRecord, registerJob } from "../../lib/jobs/store.ts";
-import { type AgentLook, type AgentState, type ReactorContext, watchAgents } from "../../lib/daemon/reactor.ts";
+import { type AgentLook, type AgentState, type CursorState, type ReactorContext, reactedToAll, reactToJobs, watchAgents } from "../../lib/daemon/reactor.ts";
+import { JournalCache } from "../../lib/jobs/journal-index.ts";
 
 const roots: string[] = [];
 afterAll(() => roots.forEach((r) => rmSync(r, { recursive: true, force: true })));
@@ -193,4 +195,33 @@ test("a shell delegator is never typed into (it would run the end line: a `;` in
   await reactToJobs(c);
   expect(told).toEqual([]);
   expect(c.lines).toContain(`job ${job.job_id}: completed; delegator lead is a shell session, not told (it would run the text)`);
+});
+
+test("reactToJobs: says how many events it went through; an ended job put to rest is skipped until its journal changes", async () => {
+  const ws = tempWs();
+  const j = await registerJob(ws, { ...spec, delegator: null });
+  await appendEvent(ws, j.job_id, { event: "started", detail: "go", source: "wrk" });
+  await appendEvent(ws, j.job_id, { event: "completed", detail: "done", source: "wrk" });
+  const journals = new JournalCache();
+  const c = { ...ctx(ws), journals, cursor: { dirty: false, lastWrite: 0 } as CursorState };
+  expect(await reactToJobs(c)).toBe(2);
+  expect(c.lines).toEqual([`job ${j.job_id}: completed; no delegator session to tell`]);
+  expect(reactedToAll(c, j.job_id, journals.peek(ws, j.job_id)!.events)).toBe(true);
+  journals.rest(j.job_id);
+  expect(await reactToJobs(c)).toBe(0);
+  expect(journals.peek(ws, j.job_id)).toBeUndefined(); // not read again
+  // a late event is news again
+  await appendEvent(ws, j.job_id, { event: "progress", detail: "late", source: "wrk" });
+  expect(await reactToJobs(c)).toBe(1);
+  expect(c.lines).toHaveLength(1); // told once
+});
+
+test("reactedToAll: not before the daemon's cursor is at the end of the job's events", async () => {
+  const ws = tempWs();
+  const j = await registerJob(ws, spec);
+  await appendEvent(ws, j.job_id, { event: "completed", detail: "done", source: "wrk" });
+  const events = readJournal(ws, j.job_id);
+  expect(reactedToAll({ cursor: { dirty: false, lastWrite: 0 } }, j.job_id, events)).toBe(false); // no cursor read yet
+  expect(reactedToAll({ cursor: { dirty: false, lastWrite: 0, cursor: {} } }, j.job_id, events)).toBe(false);
+  expect(reactedToAll({ cursor: { dirty: false, lastWrite: 0, cursor: { [j.job_id]: { at: 1 } } } }, j.job_id, events)).toBe(true);
 });

@@ -2,7 +2,9 @@
 // (lib/ui/model.ts) and which actions it may ask for (lib/ui/actions.ts parseAction).
 import { describe, expect, test } from "bun:test";
 import { checkRequest, hostAllowed, newUiToken, originAllowed, tokenMatches } from "../../lib/ui/guard.ts";
-import { daemonView, jobViewModel, jobsView, laneOf, spread, teamView } from "../../lib/ui/model.ts";
+import { daemonView, fleetView, jobViewModel, jobsView, laneOf, spread, teamView } from "../../lib/ui/model.ts";
+import { fleetDoc } from "../../lib/ops/team.ts";
+import { workspaceId } from "../../lib/team/messages.ts";
 import { parseAction, httpStatusOf } from "../../lib/ui/actions.ts";
 import type { JobEvent } from "../../lib/jobs/event.ts";
 import type { JobRecord } from "../../lib/jobs/store.ts";
@@ -110,6 +112,8 @@ describe("view model", () => {
     expect(laneOf({ source: "rev" }, loop)).toBe("reviewer");
     expect(laneOf({ source: "mam" }, loop)).toBe("mam");
     expect(laneOf({ source: "monitor" }, loop)).toBe("mam");
+    expect(laneOf({ source: "mam@hostB" }, loop)).toBe("mam"); // another host's mam: a delivery's stages
+    expect(laneOf({ source: "w@hostB" }, loop)).toBe("worker");
     expect(laneOf({ source: "w" }, loop)).toBe("worker");
     expect(laneOf({ source: "rev" }, { type: "single", reviewer_session: null })).toBe("worker");
   });
@@ -167,6 +171,119 @@ describe("view model", () => {
     const d = daemonView({ pid: 42, mode: "mqtt", since: "s", broker: "127.0.0.1:1883", log: "/l" }, log, 2);
     expect(d).toEqual({ running: true, pid: 42, mode: "mqtt", since: "s", broker: "127.0.0.1:1883", log: "/l", recent: ["t3 HMAC verify failed for job x", "t4 ok"], dropped: 2 });
     expect(daemonView(undefined, "")).toMatchObject({ running: false, mode: "not running", recent: [], dropped: 0 });
+  });
+});
+
+describe("the fleet and where jobs run (a machine in a team)", () => {
+  const D = "0123abcd.0000000a";
+  const D2 = "0123abcd.0000000b";
+  test("a job's host: after the @ of its session, else this host; none said outside a team", () => {
+    expect(jobViewModel(record({ agent_session: "w@hostB" }), [], "hostA").host).toBe("hostB");
+    expect(jobViewModel(record({ agent_session: "w" }), [], "hostA").host).toBe("hostA");
+    expect(jobViewModel(record({ agent_session: "w" }), []).host).toBeNull();
+    expect(jobViewModel(record({ agent_session: "w@hostB" }), []).host).toBe("hostB"); // a copy, or a record of a team since left
+  });
+  test("delivery: the newest delivery and its furthest stage; none for a job that never crossed machines", () => {
+    seq = 0;
+    const offered = ev("offered", "mam", "00:01", { delivery: D, topic: "t", host: "hostB", ws_id: "abc", purpose: "job" });
+    const received = ev("received", "mam@hostB", "00:02", { delivery: D, to: "w@hostB", host: "hostB", ws_id: "abc" });
+    const delivered = ev("delivered", "mam@hostB", "00:03", { delivery: D });
+    expect(jobViewModel(record(), [ev("started", "w", "00:01")]).delivery).toBeNull();
+    expect(jobViewModel(record({ agent_session: "w@hostB" }), [offered]).delivery).toEqual({ delivery: D, stage: "offered", purpose: "job", host: "hostB" });
+    expect(jobViewModel(record(), [offered, received]).delivery!.stage).toBe("received");
+    expect(jobViewModel(record(), [offered, received, delivered, ev("started", "w@hostB", "00:04")]).delivery!.stage).toBe("delivered");
+    // an uncertain text that the agent then reported on is delivered; the reverse order stays delivered
+    const uncertain = ev("uncertain", "mam@hostB", "00:03", { delivery: D });
+    const late = ev("delivered", "mam@hostB", "00:05", { delivery: D });
+    expect(jobViewModel(record(), [offered, received, uncertain]).delivery!.stage).toBe("uncertain");
+    expect(jobViewModel(record(), [offered, received, uncertain, late]).delivery!.stage).toBe("delivered");
+    // an outcome never goes back to received (a late copy of received after the outcome)
+    expect(jobViewModel(record(), [offered, delivered, received]).delivery!.stage).toBe("delivered");
+    expect(jobViewModel(record(), [offered, received, ev("error", "mam@hostB", "00:03", { delivery: D }, "no running session w on hostB; nothing typed")]).delivery!.stage).toBe("error");
+    // a loop's review request to another host is the newest delivery
+    const review = ev("offered", "mam", "00:09", { delivery: D2, topic: "t2", host: "hostC", ws_id: "def", purpose: "review" });
+    expect(jobViewModel(record(), [offered, received, delivered, review]).delivery).toEqual({ delivery: D2, stage: "offered", purpose: "review", host: "hostC" });
+    // the agent's host's copy has no `offered`: received says the host
+    expect(jobViewModel(record(), [received, delivered]).delivery).toEqual({ delivery: D, stage: "delivered", purpose: null, host: "hostB" });
+  });
+
+  const team = { schema_version: 1 as const, team: "lab", secret: "s", since: "" };
+  const self = { team, host: "hostA", ws: "/w/a", broker: "b:1883", prefix: "mam/team/lab" };
+  const presence = (host: string, workspace: string, online: boolean, seen: number, agents: { name: string; live: string }[]) => ({
+    host,
+    workspace,
+    ws_id: workspaceId(workspace),
+    at: seen,
+    online,
+    seen,
+    agents: agents.map((a) => ({ ...a, agent: "claude", role: "worker", status: "running", job: null })),
+  });
+
+  test("fleetDoc: this workspace from its sessions now, the others from the broker, offline ones kept with their last word", () => {
+    const fleet = {
+      team: "lab",
+      reachable: true,
+      dropped: 0,
+      workspaces: [
+        presence("hostC", "/w/c", false, Date.parse("2026-01-01T10:00:00Z"), [{ name: "r", live: "idle" }]),
+        presence("hostA", "/w/a", true, 1, [{ name: "stale", live: "idle" }]), // this workspace's old announcement
+        presence("hostB", "/w/b", true, Date.parse("2026-01-01T10:05:00Z"), [{ name: "w", live: "working" }]),
+      ],
+    };
+    const d = fleetDoc(self, fleet, [session("lead", "idle"), session("gone", "dead", { status: "stopped" })], Date.parse("2026-01-01T10:06:00Z"));
+    expect(d.workspaces.map((w) => `${w.host} ${w.here} ${w.online} ${w.last_seen}`)).toEqual([
+      "hostA true true 2026-01-01T10:06:00Z",
+      "hostB false true 2026-01-01T10:05:00Z",
+      "hostC false false 2026-01-01T10:00:00Z",
+    ]);
+    expect(d.workspaces[0]!.agents.map((a) => a.address)).toEqual(["lead@hostA"]);
+    expect(d.workspaces[1]!.agents[0]).toMatchObject({ address: "w@hostB", live: "working" });
+    expect(d.workspaces[2]!.agents[0]).toMatchObject({ address: "r@hostC", live: "offline" });
+    expect(d.warnings).toEqual([]);
+    const down = fleetDoc(self, { team: "lab", reachable: false, dropped: 0, workspaces: [] }, [session("lead", "idle")]);
+    expect(down.reachable).toBe(false);
+    expect(down.workspaces.map((w) => w.host)).toEqual(["hostA"]);
+    expect(down.warnings.map((w) => w.text)).toEqual(["the team's broker b:1883 does not answer: only this workspace is shown"]);
+  });
+
+  test("fleetView: before the first read, reachable is null; the notices as text", () => {
+    const doc = fleetDoc(self, { team: "lab", reachable: false, dropped: 2, workspaces: [] }, []);
+    expect(fleetView(doc, null)).toMatchObject({ reachable: null, read_at: null });
+    const v = fleetView(doc, "2026-01-01T10:00:00Z");
+    expect(v).toMatchObject({ reachable: false, read_at: "2026-01-01T10:00:00Z" });
+    expect(v.warnings).toHaveLength(2);
+    expect(v.warnings[1]).toContain("2 announcement(s)");
+  });
+
+  test("FleetCache: one read at a time, at most once per interval; a read that throws is an unreachable broker", async () => {
+    const { FleetCache } = await import("../../lib/ui/state.ts");
+    let reads = 0;
+    let release: () => void = () => {};
+    let fail = false;
+    const c = new FleetCache(self, async () => {
+      reads++;
+      await new Promise<void>((r) => (release = r));
+      if (fail) throw new Error("boom");
+      return { team: "lab", reachable: true, dropped: 0, workspaces: [presence("hostB", "/w/b", true, 5, [{ name: "w", live: "idle" }])] };
+    }, 60_000);
+    expect(c.due()).toBe(true);
+    expect(c.view([]).reachable).toBeNull();
+    const p1 = c.refresh();
+    const p2 = c.refresh();
+    expect(c.due()).toBe(false);
+    release();
+    await Promise.all([p1, p2]);
+    expect(reads).toBe(1);
+    expect(c.due()).toBe(false); // the interval has not passed
+    expect(c.due(Date.now() + 60_000)).toBe(true);
+    const v = c.view([session("lead", "idle")]);
+    expect(v.reachable).toBe(true);
+    expect(v.workspaces.map((w) => w.host)).toEqual(["hostA", "hostB"]);
+    fail = true;
+    const p3 = c.refresh();
+    release();
+    await p3;
+    expect(c.view([]).reachable).toBe(false);
   });
 });
 

@@ -9,13 +9,13 @@
   const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
   const STATUSES = ["pending", "running", "completed", "error", "cancelled", "timeout"];
   const LABELLED = new Set(["completed", "error", "cancelled", "timeout", "permission_required"]);
-  const S = { ws: "", actions: false, sessions: [], jobs: new Map(), daemon: null, filter: "all", open: null, panel: null, screen: null };
+  const S = { ws: "", actions: false, sessions: [], jobs: new Map(), daemon: null, fleet: null, filter: "all", open: null, panel: null, screen: null };
 
   // ---- team ---------------------------------------------------------------------------------
   function renderTeam() {
     const ss = S.sessions;
     $("team-count").textContent = `${ss.length} session${ss.length === 1 ? "" : "s"}`;
-    if (!ss.length) return void ($("team").innerHTML = `<p class="dim">no agent sessions yet — <span class="mono">mam create --agent claude --role worker</span></p>`);
+    if (!ss.length) return void ($("team").innerHTML = `${hereHead()}<p class="dim">no agent sessions yet — <span class="mono">mam create --agent claude --role worker</span></p>`);
     const rows = ss.map((s) => {
       const job = s.job ? `<a href="#" data-open-job="${esc(s.job.id)}" class="mono">${esc(s.job.id)}</a> <span class="pill st-${esc(s.job.status)}">${esc(s.job.status)}</span>` : `<span class="dim">-</span>`;
       const running = s.status === "running";
@@ -32,8 +32,58 @@
         <td>${job}</td><td class="mono">${esc(s.drift.length ? s.drift.join(", ") : "-")}</td>
         <td class="mono dim">${esc(s.mux === "tmux" ? `tmux:${s.server}` : s.server)} ${esc(s.pane ?? "")}</td><td class="acts">${acts.join(" ")}</td></tr>${reason}`;
     });
-    $("team").innerHTML = `<table><thead><tr><th>NAME</th><th>AGENT</th><th>ROLE</th><th>STATUS</th><th>LIVE</th><th>JOB</th><th>DRIFT</th><th>PANE</th><th></th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
+    $("team").innerHTML = `${hereHead()}<table><thead><tr><th>NAME</th><th>AGENT</th><th>ROLE</th><th>STATUS</th><th>LIVE</th><th>JOB</th><th>DRIFT</th><th>PANE</th><th></th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
   }
+
+  // ---- the fleet: every host of the team (only when this machine is in one) -------------------
+  // this workspace stays the table above, with its screens and actions; the other workspaces (other
+  // hosts', and this host's other workspaces) are read-only rows from what their daemons announce
+  const ago = (iso) => {
+    const s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
+    return s < 120 ? `${s}s` : s < 7200 ? `${Math.round(s / 60)}m` : s < 172800 ? `${Math.round(s / 3600)}h` : `${Math.round(s / 86400)}d`;
+  };
+  const hostState = (w) => (w.online ? `<span class="pill host-online">online</span>` : `<span class="pill host-offline">offline</span> <span class="last-seen">last seen ${esc(ago(w.last_seen))} ago</span>`);
+  function hereHead() {
+    const f = S.fleet;
+    if (!f) return "";
+    return `<div class="host-head" data-host="${esc(f.host)}" data-here="1"><b>${esc(f.host)}</b> <span class="dim">this host · this workspace ${esc(S.ws)}</span> <span class="pill host-online">online</span></div>`;
+  }
+  function renderFleet() {
+    const f = S.fleet;
+    $("fleet-head").hidden = $("fleet").hidden = !f;
+    $("team-name").textContent = f ? f.team : "";
+    if (!f) return;
+    const others = f.workspaces.filter((w) => !w.here);
+    const hosts = [...new Set(others.map((w) => w.host))];
+    const remote = hosts.filter((h) => h !== f.host).length;
+    const state = f.reachable === null ? `<p class="dim" id="fleet-state" data-state="reading">reading the team's broker…</p>` : f.reachable ? "" : `<p class="fleet-down" id="fleet-state" data-state="unreachable">the team's broker does not answer: the other hosts are not shown (mam ui asks it again every few seconds)</p>`;
+    const warns = f.warnings.filter((w) => !/does not answer/.test(w)).map((w) => `<p class="dim">${esc(w)}</p>`).join("");
+    $("fleet-head").innerHTML = `<div class="dim">team <b>${esc(f.team)}</b> on <span class="mono">${esc(f.broker)}</span> · this host <b>${esc(f.host)}</b>${f.reachable ? ` · ${remote ? `${remote} other host${remote === 1 ? "" : "s"}` : "no other host has announced itself yet"}` : ""}</div>${state}${warns}`;
+    const JOB = (j) => (!j ? `<span class="dim">-</span>` : `${S.jobs.has(j.id) ? `<a href="#" data-open-job="${esc(j.id)}" class="mono">${esc(j.id)}</a>` : `<span class="mono">${esc(j.id)}</span>`} <span class="pill st-${esc(j.status)}">${esc(j.status)}</span>`);
+    const wsHtml = (w) => {
+      const where = w.host === f.host ? `mam ui --workspace ${w.workspace}` : `mam ui on ${w.host}`;
+      const why = `read-only here: screens, stop and resume act only on this workspace's sessions (${where} has them)`;
+      const rows = w.agents.map(
+        (a) => `<tr data-address="${esc(a.address)}" data-live="${esc(a.live)}" title="${esc(why)}"><td><b>${esc(a.address)}</b></td><td>${esc(a.agent ?? "-")}</td><td>${esc(a.role ?? "-")}</td>
+          <td><span class="pill live-${esc(a.live)}">${esc(a.live)}</span></td><td>${JOB(a.job)}</td></tr>`,
+      );
+      const table = rows.length ? `<table><thead><tr><th>ADDRESS</th><th>AGENT</th><th>ROLE</th><th>LIVE</th><th>JOB</th></tr></thead><tbody>${rows.join("")}</tbody></table>` : `<p class="dim">no running agents announced</p>`;
+      // a host with one workspace says its state once, in the host's line
+      const st = others.filter((x) => x.host === w.host).length > 1 ? ` ${hostState(w)}` : "";
+      return `<div class="fleet-ws" data-ws-id="${esc(w.ws_id)}" data-online="${w.online}"><div class="ws-head"><span class="mono">${esc(w.workspace)}</span>${st}</div>${table}<p class="dim readonly-note">${esc(why)}</p></div>`;
+    };
+    $("fleet").innerHTML = hosts
+      .map((h) => {
+        const ws = others.filter((w) => w.host === h);
+        const online = ws.some((w) => w.online);
+        const seen = ws.map((w) => w.last_seen).sort().pop();
+        const head = `<div class="host-head"><b>${esc(h)}</b>${h === f.host ? ` <span class="dim">this host, other workspaces</span>` : ""} ${hostState({ online, last_seen: seen })}</div>`;
+        return `<div class="host" data-host="${esc(h)}" data-online="${online}">${head}${ws.map(wsHtml).join("")}</div>`;
+      })
+      .join("");
+  }
+  // "last seen … ago" keeps counting between reads
+  setInterval(() => S.fleet && S.fleet.workspaces.some((w) => !w.online) && renderFleet(), 5000);
 
   // ---- jobs ---------------------------------------------------------------------------------
   const sortedJobs = () => [...S.jobs.values()].sort((a, b) => (a.created_at === b.created_at ? b.id.localeCompare(a.id) : a.created_at < b.created_at ? 1 : -1));
@@ -43,7 +93,7 @@
   // sizes for dots and text at any width (the model's x is 0..1 along the job's time axis)
   function timeline(j) {
     const H = 30, top = 16, lanes = j.lanes;
-    const laneName = { worker: j.to, reviewer: j.reviewer || "reviewer", mam: "mam (loop, monitor)" };
+    const laneName = { worker: j.to, reviewer: j.reviewer || "reviewer", mam: "mam (loop, monitor, deliveries)" };
     const y = (lane) => top + lanes.indexOf(lane) * H + H / 2;
     const x = (f) => `${(1.5 + f * 96.5).toFixed(2)}%`;
     const h = top + lanes.length * H + 14;
@@ -62,17 +112,33 @@
     return `<div class="tl"><div class="tl-labels">${labels}</div><svg class="timeline" width="100%" height="${h}" role="img" aria-label="timeline of job ${esc(j.id)}">${parts.join("")}</svg></div>`;
   }
 
+  const DELIVERY = {
+    offered: (h) => `on the broker for ${h}: ${h} takes it when its daemon is online`,
+    received: (h) => `${h}'s daemon took it; not typed yet`,
+    delivered: (h) => `typed into the agent on ${h} and seen to leave its input box`,
+    uncertain: (h) => `typed on ${h}, not confirmed: the text may wait in the agent's input box (press Enter there); never typed again`,
+    error: (h) => `nothing typed on ${h} (the journal says why)`,
+  };
+  function jobWhere(j) {
+    const on = j.host ? ` <span class="job-host" data-host="${esc(j.host)}">on <b>${esc(j.host)}</b></span>` : "";
+    const d = j.delivery;
+    if (!d) return on;
+    const h = d.host || j.host || "the other host";
+    const what = d.purpose && d.purpose !== "job" ? `${d.purpose} ` : "";
+    return `${on} <span class="pill dl-${esc(d.stage)}" data-delivery="${esc(d.stage)}" title="${esc(`${what || "the job "}${DELIVERY[d.stage] ? DELIVERY[d.stage](h) : d.stage} (delivery ${d.delivery})`)}">${esc(what)}${esc(d.stage)}</span>`;
+  }
   function jobHtml(j) {
     const loop = j.type === "loop" ? ` · loop with <b>${esc(j.reviewer)}</b> · iteration ${j.iteration}/${j.max_iterations ?? "?"}` : "";
     return `<div class="job" data-job="${esc(j.id)}" data-status="${esc(j.status)}" data-events="${j.events.length}">
       <div class="job-head" data-open-job="${esc(j.id)}"><span class="mono">${esc(j.id)}</span><span class="pill st-${esc(j.status)}">${esc(j.status)}</span>
-      <span>→ <b>${esc(j.to)}</b>${j.from ? ` from ${esc(j.from)}` : ""}${loop}</span><span class="dim">${esc(j.created_at)} · ${j.events.length} event${j.events.length === 1 ? "" : "s"}</span>
+      <span>→ <b>${esc(j.to)}</b>${jobWhere(j)}${j.from ? ` from ${esc(j.from)}` : ""}${loop}</span><span class="dim">${esc(j.created_at)} · ${j.events.length} event${j.events.length === 1 ? "" : "s"}</span>
       <span class="task">${esc(j.task)}</span></div>${timeline(j)}</div>`;
   }
 
   function renderFilters() {
     const count = (s) => [...S.jobs.values()].filter((j) => s === "all" || j.status === s).length;
-    const legend = ["started", "progress", "permission_required", "completed", "error", "cancelled", "timeout"].map((e) => `<span><svg width="10" height="10"><circle class="ev-${e}" cx="5" cy="5" r="5"/></svg> ${e.replace("_", " ")}</span>`).join("");
+    const delivered = [...S.jobs.values()].some((j) => j.delivery); // jobs that crossed machines: their stages too
+    const legend = ["started", "progress", "permission_required", "completed", "error", "cancelled", "timeout", ...(delivered ? ["offered", "received", "delivered", "uncertain"] : [])].map((e) => `<span><svg width="10" height="10"><circle class="ev-${e}" cx="5" cy="5" r="5"/></svg> ${e.replace("_", " ")}</span>`).join("");
     $("filters").innerHTML = ["all", ...STATUSES].map((s) => `<button type="button" data-filter="${s}" class="${S.filter === s ? "on" : ""}">${s} (${count(s)})</button>`).join("") + `<span class="legend dim">${legend}</span>`;
   }
 
@@ -116,7 +182,7 @@
     if (!j) return void ($("panel-body").innerHTML = `<p class="dim">this job is gone</p>`);
     const cancel = S.actions && (j.status === "pending" || j.status === "running") ? `<p><button type="button" class="danger" data-act="cancel" data-job="${esc(j.id)}">cancel job</button></p>` : "";
     const rows = j.events.map((e) => `<tr data-seq="${e.seq}"><td class="mono" title="${esc(e.timestamp)}">${esc(e.timestamp.slice(11, 19) || e.timestamp)}</td><td>#${e.seq}</td><td><span class="pill st-${e.event === "started" || e.event === "progress" || e.event === "permission_required" ? "running" : esc(e.event)}">${esc(e.event)}</span></td><td>${esc(e.source)}<div class="dim">${esc(e.lane)} · it ${e.iteration}</div></td><td>${esc(e.detail)}${e.data ? `<div class="mono dim">${esc(e.data)}</div>` : ""}</td></tr>`);
-    $("panel-body").innerHTML = `<p><span class="pill st-${esc(j.status)}">${esc(j.status)}</span> ${esc(j.type)} job → <b>${esc(j.to)}</b>${j.reviewer ? `, reviewer <b>${esc(j.reviewer)}</b>` : ""}${j.from ? `, from ${esc(j.from)}` : ""}</p>
+    $("panel-body").innerHTML = `<p><span class="pill st-${esc(j.status)}">${esc(j.status)}</span> ${esc(j.type)} job → <b>${esc(j.to)}</b>${jobWhere(j)}${j.reviewer ? `, reviewer <b>${esc(j.reviewer)}</b>` : ""}${j.from ? `, from ${esc(j.from)}` : ""}</p>
       <p class="dim">${esc(j.task)}</p>${cancel}${timeline(j)}
       <table class="journal"><thead><tr><th>TIME</th><th>SEQ</th><th>EVENT</th><th>SOURCE</th><th>DETAIL</th></tr></thead><tbody>${rows.join("") || `<tr><td colspan="5" class="dim">no events yet</td></tr>`}</tbody></table>`;
   }
@@ -209,11 +275,13 @@
       S.sessions = s.sessions;
       S.jobs = new Map(s.jobs.map((j) => [j.id, j]));
       S.daemon = s.daemon;
+      S.fleet = s.fleet;
       $("workspace").textContent = s.workspace;
       document.title = `mam ui — ${s.workspace.split("/").pop()}`;
       $("mode").textContent = s.actions ? "actions on" : "read-only";
       document.body.dataset.actions = s.actions ? "on" : "off";
       problems(s.problems);
+      renderFleet();
       renderTeam();
       renderJobs();
       renderDaemon();
@@ -228,6 +296,10 @@
       renderTeam();
     });
     es.addEventListener("problems", (m) => problems(JSON.parse(m.data).problems));
+    es.addEventListener("fleet", (m) => {
+      S.fleet = JSON.parse(m.data);
+      renderFleet();
+    });
     es.addEventListener("jobs", (m) => {
       const d = JSON.parse(m.data);
       // a job that only gained events is redrawn alone; a new, removed or re-filtered one redraws the list
@@ -241,6 +313,7 @@
       }
       for (const id of d.removed) S.jobs.delete(id);
       renderDaemon();
+      if (S.fleet) renderFleet(); // a job of another host's agent is a link once it is here
       if (whole) return renderJobs();
       renderFilters();
       if (S.panel && S.panel.kind === "job") renderJobPanel();

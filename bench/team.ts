@@ -1,0 +1,265 @@
+// bench area `team` (issue 24, docs/machines.md): a team across machines under load. Three hosts
+// on this machine as tests/helpers/team.ts makes them (each its own MAM_HOST, HOME, workspace,
+// tmux server and daemon; one real Mosquitto), 10 demo agents each (`--think-ms 20`: they report
+// at once, so what is measured is mam, not them). From host A one process submits 300 jobs the
+// way a user's script does: `mam job submit` whole processes, one after another, no `--from` (a
+// script is no session); 120 go to B's agents, 120 to C's, 60 to A's own, in an order that gives
+// each agent its next job ≥ 20 submits later. The daemons run with the default
+// RECONCILE_POLL_INTERVAL (15 s).
+//
+// How it is measured:
+//   * submit time: the bench's clock just before it spawns the job's `mam job submit`;
+//   * arrival: the bench watches A's .mam/jobs (inotify) and reads each journal's new bytes as it
+//     grows, stamping each line with its clock when read (journal timestamps are whole seconds).
+//     Sweeps back the watch up: every 20 ms the journals of jobs not completed yet, every 250 ms
+//     the whole folder; the row says how many lines only a sweep saw;
+//   * lost: a job with no `completed` in A's journal BENCH_TEAM_DEADLINE_S (default 60) after
+//     the last submit; doubled: an event identity (origin#seq) twice in any journal on A, B or
+//     C, a stage (received, delivered, completed) twice in A's journal, or a job header twice in
+//     a pane's whole history (tmux capture-pane -J -S -);
+//   * daemons: CPU (/proc/<pid>/stat: its own ticks, and apart those of the children it waited
+//     for, its tmux calls) and RSS (VmRSS, sampled every 500 ms) of each host's daemon from the
+//     first submit to the last `completed`; then, once 5 s passed, idle over
+//     BENCH_TEAM_IDLE_SECONDS (default 30). The 1-minute load average of the machine is shown at
+//     the start and the end of the run: this bench is sensitive to whatever else runs.
+import { mkdirSync, readdirSync, readFileSync, statSync, watch } from "node:fs";
+import { join } from "node:path";
+import type { JobEvent } from "../lib/jobs/event.ts";
+import { mosquittoPath, startMosquitto, type TestBroker } from "../tests/helpers/brokers.ts";
+import { makeSandbox, type Sandbox } from "../tests/helpers/sandbox.ts";
+import { doubled, formTeam, type Host, makeHost, untilAnnounced } from "../tests/helpers/team.ts";
+import { TMUX_BIN } from "../tests/helpers/tmux.ts";
+import { cpuPercent, ms, pct, procUsage, type Row, secondsFrom, type Usage } from "./common.ts";
+
+const AGENTS = 10;
+/** BENCH_TEAM_JOBS: fewer (or more) jobs for a quick look; the rows say how many */
+const JOBS = Math.round(secondsFrom("BENCH_TEAM_JOBS", 300));
+const THINK_MS = 20;
+type HostName = "hostA" | "hostB" | "hostC";
+
+/** A's journals as they grow: the first time the bench saw each stage of each job */
+class JournalWatch {
+  /** job id → event → when first read (bench clock), and how many times */
+  readonly seen = new Map<string, Map<string, { at: number; n: number }>>();
+  byWatch = 0;
+  bySweep = 0;
+  private offsets = new Map<string, number>();
+  private w;
+  private timers: ReturnType<typeof setInterval>[] = [];
+  constructor(private dir: string) {
+    this.w = watch(dir, { persistent: false }, (_e, f) => f && this.read(String(f), false));
+    this.timers.push(
+      setInterval(() => {
+        for (const f of readdirSync(dir)) this.read(f, true);
+      }, 250),
+      setInterval(() => {
+        for (const f of this.offsets.keys()) if (!this.at(f.slice(0, 8), "completed")) this.read(f, true);
+      }, 20),
+    );
+  }
+  private read(file: string, sweep: boolean) {
+    if (!/^[0-9a-f]{8}\.events\.ndjson$/.test(file)) return;
+    const path = join(this.dir, file);
+    const from = this.offsets.get(file) ?? 0;
+    let buf: Buffer;
+    try {
+      if (statSync(path).size <= from) return;
+      buf = readFileSync(path);
+    } catch {
+      return;
+    }
+    const end = buf.lastIndexOf(10) + 1; // whole lines only
+    if (end <= from) return;
+    const at = performance.now();
+    const id = file.slice(0, 8);
+    const stages = this.seen.get(id) ?? new Map<string, { at: number; n: number }>();
+    for (const l of buf.subarray(from, end).toString("utf8").split("\n")) {
+      if (!l.trim()) continue;
+      const e = JSON.parse(l) as JobEvent;
+      const s = stages.get(e.event);
+      if (s) s.n++;
+      else stages.set(e.event, { at, n: 1 });
+      if (sweep) this.bySweep++;
+      else this.byWatch++;
+    }
+    this.seen.set(id, stages);
+    this.offsets.set(file, end);
+  }
+  /** when the bench first saw that stage of the job */
+  at(id: string, event: string): number | undefined {
+    return this.seen.get(id)?.get(event)?.at;
+  }
+  count(id: string, event: string): number {
+    return this.seen.get(id)?.get(event)?.n ?? 0;
+  }
+  close() {
+    this.w.close();
+    for (const t of this.timers) clearInterval(t);
+  }
+}
+
+/** the order of the jobs' targets: per round of 50, B's and C's agents twice, A's once */
+function targets(): { host: HostName; agent: string }[] {
+  const round: { host: HostName; agent: string }[] = [];
+  for (let k = 0; k < AGENTS; k++) round.push({ host: "hostB", agent: `w${k}` }, { host: "hostC", agent: `w${k}` }, { host: "hostA", agent: `w${k}` });
+  for (let k = 0; k < AGENTS; k++) round.push({ host: "hostB", agent: `w${k}` }, { host: "hostC", agent: `w${k}` });
+  return Array.from({ length: JOBS }, (_, i) => round[i % round.length]!);
+}
+
+/** job headers typed more than once into the panes of a host (their whole history, wrapped lines joined) */
+function headersTwice(h: Host): string[] {
+  const out: string[] = [];
+  for (let k = 0; k < AGENTS; k++) {
+    const r = Bun.spawnSync(["tmux", "-L", h.tmux, "capture-pane", "-p", "-J", "-S", "-", "-t", `w${k}`], { env: h.env });
+    const counts = new Map<string, number>();
+    for (const m of r.stdout.toString().matchAll(/\[mam\] Job ([0-9a-f]{8}) delegated to you/g)) counts.set(m[1]!, (counts.get(m[1]!) ?? 0) + 1);
+    for (const [id, n] of counts) if (n > 1) out.push(`${id} ×${n} in ${h.name} w${k}`);
+  }
+  return out;
+}
+
+async function daemonPid(h: Host): Promise<number> {
+  const st = JSON.parse(await h.ok(["daemon", "status", "--json"])) as { pid: number | null; mode: string };
+  if (!st.pid || st.mode !== "mqtt") throw new Error(`${h.name}: the daemon is not up in mqtt mode (${JSON.stringify(st)}):\n${h.log().slice(-2000)}`);
+  return st.pid;
+}
+
+const mib = (kib: number) => `${(kib / 1024).toFixed(1)} MiB`;
+const load1 = () => readFileSync("/proc/loadavg", "utf8").split(" ")[0]!;
+/** "p50 / p99" of times in ms */
+const pp = (xs: number[]) => (xs.length ? `${ms(pct(xs, 50))} / ${ms(pct(xs, 99))}` : "none");
+
+export async function benchTeam(bin: string): Promise<Row[]> {
+  const plan = targets();
+  const on = (h: HostName) => plan.filter((t) => t.host === h).length;
+  const what = `team across machines: 3 hosts × ${AGENTS} demo agents (--think-ms ${THINK_MS}) on one machine, one Mosquitto, ${JOBS} jobs from A (${on("hostB")} → B, ${on("hostC")} → C, ${on("hostA")} → A's own) by \`mam job submit\` whole processes one after another`;
+  if (!mosquittoPath() || !TMUX_BIN) return [{ what, target: "-", measured: "skipped: mosquitto or tmux not installed", ok: null }];
+  const deadlineS = secondsFrom("BENCH_TEAM_DEADLINE_S", 60);
+  const idleS = secondsFrom("BENCH_TEAM_IDLE_SECONDS", 30);
+  let sb: Sandbox | undefined;
+  let broker: TestBroker | undefined;
+  const hosts: Host[] = [];
+  try {
+    sb = makeSandbox("mam-bench-team-");
+    broker = await startMosquitto(join(sb.root, "broker"));
+    // the binary under measurement, the default poll interval (the helper's 1 s is for tests)
+    for (const n of ["hostA", "hostB", "hostC"]) hosts.push(makeHost(sb.root, n, broker.env, { RECONCILE_POLL_INTERVAL: "15" }, [bin]));
+    const [A] = hosts as [Host];
+    await formTeam(hosts);
+    await Promise.all(
+      hosts.map(async (h) => {
+        for (let k = 0; k < AGENTS; k++) await h.demo(`w${k}`, "worker", ["--think-ms", String(THINK_MS)]);
+      }),
+    );
+    await untilAnnounced(A, hosts.flatMap((h) => Array.from({ length: AGENTS }, (_, k) => `w${k}@${h.name}`)), 60_000);
+    const pids = await Promise.all(hosts.map(daemonPid));
+
+    // ---- the run -------------------------------------------------------------------------
+    // (the folder as mam makes it, before the first job, so that the watch sees every line)
+    mkdirSync(join(A.ws, ".mam", "jobs"), { recursive: true, mode: 0o700 });
+    const jw = new JournalWatch(join(A.ws, ".mam", "jobs"));
+    const loadStart = load1();
+    const before: Usage[] = pids.map(procUsage);
+    const peak = pids.map(() => 0);
+    const sampler = setInterval(() => pids.forEach((p, i) => (peak[i] = Math.max(peak[i]!, procUsage(p).rssKiB))), 500);
+    const jobs: { id: string; host: HostName; t0: number; t1: number }[] = [];
+    const runStart = performance.now();
+    for (const t of plan) {
+      const to = t.host === "hostA" ? t.agent : `${t.agent}@${t.host}`;
+      const t0 = performance.now();
+      const r = await A.mam(["job", "submit", "--to", to, "--prompt", `bench job for ${to}`]);
+      const t1 = performance.now();
+      if (r.code !== 0 || !/^[0-9a-f]{8}$/.test(r.stdout.trim())) throw new Error(`mam job submit --to ${to} → ${r.code}: ${r.stdout}${r.stderr}\n${A.log().slice(-2000)}`);
+      jobs.push({ id: r.stdout.trim(), host: t.host, t0, t1 });
+    }
+    const submitS = (performance.now() - runStart) / 1000;
+    const deadline = performance.now() + deadlineS * 1000;
+    while (performance.now() < deadline && jobs.some((j) => jw.at(j.id, "completed") === undefined)) await Bun.sleep(100);
+    const runS = (performance.now() - runStart) / 1000;
+    clearInterval(sampler);
+    const after: Usage[] = pids.map(procUsage);
+    const loadEnd = load1();
+    jw.close();
+
+    // ---- what arrived ----------------------------------------------------------------------
+    const remote = jobs.filter((j) => j.host !== "hostA");
+    /** per job, the time from `a` to `b` (either a stage seen in A's journal, or submit = t0) */
+    const span = (js: typeof jobs, a: string, b: string) =>
+      js.flatMap((j) => {
+        const ta = a === "submit" ? j.t0 : jw.at(j.id, a);
+        const tb = jw.at(j.id, b);
+        return ta === undefined || tb === undefined ? [] : [tb - ta];
+      });
+    const delivered = span(remote, "submit", "delivered");
+    const completed = span(jobs, "submit", "completed");
+    const lost = jobs.filter((j) => jw.at(j.id, "completed") === undefined).map((j) => `${j.id} (${j.host})`);
+    const twice: string[] = [];
+    for (const j of jobs) {
+      for (const h of hosts) twice.push(...doubled(h.journal(j.id)).map((k) => `${j.id} ${k} in ${h.name}'s journal`));
+      for (const e of ["received", "delivered", "completed"]) if (jw.count(j.id, e) > 1) twice.push(`${j.id}: ${e} ×${jw.count(j.id, e)} in hostA's journal`);
+    }
+    for (const h of hosts) twice.push(...headersTwice(h));
+    if (lost.length || twice.length) console.error(`bench team: lost ${lost.slice(0, 10).join(", ")}; doubled ${twice.slice(0, 10).join(", ")}`);
+
+    // ---- idle --------------------------------------------------------------------------------
+    await Bun.sleep(5000);
+    const idleA: Usage[] = pids.map(procUsage);
+    await Bun.sleep(idleS * 1000);
+    const idleB: Usage[] = pids.map(procUsage);
+    // the same daemons all along (a restart would hide a crash)
+    const now = await Promise.all(hosts.map(daemonPid));
+    const restarted = hosts.filter((_, i) => now[i] !== pids[i]).map((h) => h.name);
+
+    const per = (f: (i: number) => string) => hosts.map((h, i) => `${h.name.slice(-1)} ${f(i)}`).join("; ");
+    const idle = pids.map((_, i) => ({ rss: idleB[i]!.rssKiB, anon: idleB[i]!.anonKiB, cpu: cpuPercent(idleA[i]!, idleB[i]!, idleS), kids: cpuPercent(idleA[i]!, idleB[i]!, idleS, true) }));
+    const local = jobs.filter((j) => j.host === "hostA");
+    return [
+      {
+        what: `${what}: jobs/s submitted (submit process median / p99)`,
+        target: "-",
+        measured: `${(JOBS / submitS).toFixed(1)} jobs/s (${submitS.toFixed(1)} s); ${pp(jobs.map((j) => j.t1 - j.t0))}; load average ${loadStart} → ${loadEnd}`,
+        ok: null,
+      },
+      {
+        what: `same: submit → \`delivered\` in A's journal, the ${remote.length} jobs on B and C (p50 / p99)`,
+        target: "≤ 1 s p99",
+        measured: pp(delivered),
+        ok: delivered.length === remote.length && pct(delivered, 99) <= 1000,
+      },
+      {
+        what: "same, its stages in A's journal (p50 / p99): submit → `offered`; `offered` → `received` (B or C took it); `received` → `delivered` (typed, Enter 300 ms after the text)",
+        target: "-",
+        measured: `${pp(span(remote, "submit", "offered"))}; ${pp(span(remote, "offered", "received"))}; ${pp(span(remote, "received", "delivered"))}`,
+        ok: null,
+      },
+      {
+        what: `same: submit → \`completed\` in A's journal (p50 / p99): the ${remote.length} jobs on B and C; the ${local.length} on A's own agents`,
+        target: "-",
+        measured: `${pp(span(remote, "submit", "completed"))}; ${pp(span(local, "submit", "completed"))}`,
+        ok: null,
+      },
+      {
+        what: `same: lost (no \`completed\` ${deadlineS} s after the last submit) / doubled (an origin#seq twice in a journal of A, B or C, a stage twice in A's, or a job header twice in a pane)`,
+        target: "0 lost, 0 doubled",
+        measured: `${lost.length} lost, ${twice.length} doubled (of ${completed.length + lost.length} jobs; ${jw.byWatch + jw.bySweep} journal lines read, ${jw.bySweep} by a sweep)`,
+        ok: lost.length === 0 && twice.length === 0,
+      },
+      {
+        what: `same: each host's daemon during the run (first submit to last \`completed\`): CPU (% of one core; its tmux calls apart) / peak RSS`,
+        target: "-",
+        measured: `${runS.toFixed(1)} s: ${per((i) => `${cpuPercent(before[i]!, after[i]!, runS).toFixed(1)} % (+${cpuPercent(before[i]!, after[i]!, runS, true).toFixed(1)} %) / ${mib(peak[i]!)}`)}`,
+        ok: null,
+      },
+      {
+        what: `same: each host's daemon idle after the run (A keeps its ${JOBS} ended jobs, B and C their copies), RSS (its anonymous part) / CPU (its tmux calls apart) over ${idleS} s${restarted.length ? ` (RESTARTED: ${restarted.join(", ")})` : ""}`,
+        target: "≤ 60 MiB RSS, ≤ 1 % of one core",
+        measured: per((i) => `${mib(idle[i]!.rss)} (${mib(idle[i]!.anon)}) / ${idle[i]!.cpu.toFixed(2)} % (+${idle[i]!.kids.toFixed(2)} %)`),
+        ok: restarted.length === 0 && idle.every((x) => x.rss <= 60 * 1024 && x.cpu <= 1),
+      },
+    ];
+  } finally {
+    for (const h of hosts) await h.stop().catch((e) => console.error(`bench team: stopping ${h.name}: ${(e as Error).message}`));
+    await broker?.stop().catch(() => undefined);
+    await sb?.cleanup().catch((e) => console.error(`bench team: ${(e as Error).message}`));
+  }
+}
