@@ -22,7 +22,7 @@ export interface Waiting {
   priority: Priority;
   /** who submitted it (its delegator; "" for the user) */
   by: string;
-  /** epoch seconds it was submitted */
+  /** epoch seconds (with a fraction) it began to wait */
   since: number;
 }
 

@@ -91,7 +91,7 @@ describe.skipIf(!TMUX_BIN)("the queue", () => {
     expect(second.stderr).toContain(`job ${id2} waits its turn for w (position 1)`);
     const third = await submit(h, ["--to", "w", "--prompt", "third"]);
     const st = JSON.parse(await h.ok(["job", "status", third, "--json"]));
-    expect(st).toMatchObject({ status: "queued", position: 2 });
+    expect(st, `${JSON.stringify(h.journal(first))}\n${JSON.stringify(h.journal(id2))}\n${JSON.stringify(h.journal(third))}\n${h.log()}`).toMatchObject({ status: "queued", position: 2 });
     expect(await h.ok(["job", "status", third])).toContain("queued (position 2)");
     // cancel the third while it waits: the agent is never told
     const c = await h.ok(["job", "cancel", third]);

@@ -55,13 +55,16 @@ export function readQueue(jobs: JobStore, host: string | undefined, exclude?: st
     if (isFinal(status)) continue;
     st.records.set(id, rec);
     if (status === "queued") {
+      // its arrival to the millisecond (its `queued` event says it): jobs of one second keep their order
+      const q = events.findLast((e) => e.event === "queued");
+      const atMs = typeof q?.data?.at_ms === "number" ? q.data.at_ms : undefined;
       st.waiting.push({
         job_id: id,
         to: rec.to_role !== undefined ? null : localName(rec.agent_session, host),
         role: rec.to_role ?? null,
         priority: rec.priority ?? "normal",
         by: rec.delegator ?? "",
-        since: epoch(rec.created_at),
+        since: atMs !== undefined ? atMs / 1000 : epoch(rec.created_at),
       });
     } else st.busy.add(localName(busySession(rec, events), host));
   }
@@ -193,11 +196,12 @@ export async function queueBehind(deps: Deps, id: string, name: string, working:
     const q = readQueue(deps.jobs, host, id);
     const rec = deps.jobs.read(id);
     if (!mustWait(q, name, working)) return undefined;
-    const me: Waiting = { job_id: id, to: name, role: null, priority: rec?.priority ?? "normal", by: rec?.delegator ?? "", since: rec ? epoch(rec.created_at) : Math.floor(Date.now() / 1000) };
+    const atMs = Date.now();
+    const me: Waiting = { job_id: id, to: name, role: null, priority: rec?.priority ?? "normal", by: rec?.delegator ?? "", since: atMs / 1000 };
     const position = queuePositions({ ...q, waiting: [...q.waiting, me] }, deps.env).get(id) ?? 1;
     const why = working ? `${name} is at work` : q.busy.has(name) ? `${name} has an unfinished job` : `other jobs wait for ${name}`;
     const source = rec?.remote_of && host ? `mam@${host}` : "mam";
-    const appended = await deps.jobs.append(id, (r, evs) => (r && !evs.some((e) => endsJob(e, r)) ? { event: "queued", detail: `${why}: waits its turn (position ${position})`, source, data: { ...data, to: name, position } } : undefined));
+    const appended = await deps.jobs.append(id, (r, evs) => (r && !evs.some((e) => endsJob(e, r)) ? { event: "queued", detail: `${why}: waits its turn (position ${position})`, source, data: { ...data, to: name, position, at_ms: atMs } } : undefined));
     return appended ? { appended, position } : undefined;
   });
 }
@@ -228,11 +232,12 @@ export async function registerInTurn(deps: Deps, spec: JobSpec, to: { name: stri
     const pooled = "role" in to && go !== null ? { agent_session: go, agent: kindOf(deps, go) } : {};
     const record = await deps.jobs.register({ ...spec, ...pooled });
     if (go !== null) return { record, go, position: null };
-    const me: Waiting = { job_id: record.job_id, to: "name" in to ? to.name : null, role: "role" in to ? to.role : null, priority: record.priority ?? "normal", by: record.delegator ?? "", since: epoch(record.created_at) };
+    const atMs = Date.now();
+    const me: Waiting = { job_id: record.job_id, to: "name" in to ? to.name : null, role: "role" in to ? to.role : null, priority: record.priority ?? "normal", by: record.delegator ?? "", since: atMs / 1000 };
     const position = positions([...q.waiting, me], Date.now() / 1000, agingSeconds(deps.env)).get(record.job_id) ?? 1;
     const who = "name" in to ? to.name : `a free ${to.role}`;
     const why = "role" in to ? `no ${to.role} is free` : to.working ? `${to.name} is at work` : q.busy.has(to.name) ? `${to.name} has an unfinished job` : `other jobs wait for ${to.name}`;
-    const queued = await deps.jobs.append(record.job_id, { event: "queued", detail: `${why}: waits its turn for ${who} (position ${position})`, source: "mam", data: { ...("name" in to ? { to: to.name } : { role: to.role }), position } });
+    const queued = await deps.jobs.append(record.job_id, { event: "queued", detail: `${why}: waits its turn for ${who} (position ${position})`, source: "mam", data: { ...("name" in to ? { to: to.name } : { role: to.role }), position, at_ms: atMs } });
     return { record: queued?.record ?? record, go: null, position, ...(queued ? { queued } : {}) };
   });
 }
