@@ -19,6 +19,8 @@ export interface MuxPane {
   cwd?: string;
   /** herdr pane label ("mam:<name>"); tmux: "mam:<name>" read back from the session's @mam_name option */
   label?: string;
+  /** tmux: the workspace mam started the pane's session for (its @mam_workspace option), when set */
+  owner?: string;
   /** detected agent kind (herdr PaneInfo.agent) */
   agent?: string;
   /** herdr agent name: set by start(); list() cannot see it (herdr's PaneInfo has no name) */
@@ -136,8 +138,11 @@ export interface WorktreeOpened {
   alreadyOpen?: boolean;
 }
 
-/** the Mux of (backend, server): what use cases get instead of building one */
-export type MuxFactory = (backend: Backend, server: string) => Mux;
+/**
+ * the Mux of (backend, server), what use cases get instead of building one, for one workspace: on tmux its list() holds only the panes that
+ * are not another workspace's (TmuxOptions.workspace); `allWorkspaces` lists them all
+ */
+export type MuxFactory = (backend: Backend, server: string, opts?: { allWorkspaces?: boolean }) => Mux;
 
 export interface Mux {
   readonly backend: Backend;

@@ -29,9 +29,10 @@ export function realDeps(ws: string, env: Env = process.env, o: WiringOptions = 
   let jobs: JobStore | undefined;
   let git: Deps["git"] | undefined;
   let runtime: Deps["runtime"] | undefined;
-  const muxFor = (backend: Backend, server: string): Mux => {
+  // tmux panes of another workspace's sessions are left out of every listing but the rebuild's
+  const muxFor = (backend: Backend, server: string, mo: { allWorkspaces?: boolean } = {}): Mux => {
     const m = require("../mux/index.ts") as MuxModule;
-    return m.muxFor(backend, server, env, o.warn ? { herdr: { warn: o.warn } } : {});
+    return m.muxFor(backend, server, env, { ...(o.warn ? { herdr: { warn: o.warn } } : {}), ...(mo.allWorkspaces ? {} : { tmux: { workspace: ws } }) });
   };
   const daemon: DaemonControl = {
     ensure: () => daemonProc().ensureDaemonDetailed(ws, env),
