@@ -134,7 +134,11 @@ function sessionClash(name: string, server: string, owner: { workspace: string; 
       `pick another ${field("name")}, or another tmux server with ${field("tmux_server")}; or end it: ${kill}`,
     );
   }
-  return conflict(`tmux session '${name}' already exists on tmux server '${server}'`, `stop it first (${kill}), or pick another ${field("name")}`);
+  // this workspace's own session with no live row: a registry moved away, emptied or broken
+  return conflict(
+    `tmux session '${name}' already exists on tmux server '${server}' (this workspace's)`,
+    `if mam status does not list it, mam registry rebuild registers it again from its pane; or end it (${kill}), or pick another ${field("name")}`,
+  );
 }
 
 /** list-panes fields, cwd last (it is the one field that may hold a tab) */

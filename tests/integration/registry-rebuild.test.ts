@@ -104,8 +104,12 @@ describe("mam registry rebuild", () => {
     const r = await mam(["status"]);
     expect(r.stderr).toBe(`ERROR: ${yaml} is not valid YAML (line 2: flow sequence in block collection must be sufficiently indented and end with a ]); fix it, or put back its previous version ${yaml}.bak: mam registry restore --yes\n`);
     renameSync(yaml, join(sb.root, "moved.yaml"));
-    // the newcomer's dead end: reconcile sees no server, the name is taken on tmux, stop finds no row
+    // the newcomer's dead end: reconcile sees no server, the name is taken on tmux, stop finds no
+    // row; create names the way out
     expect((await mam(["reconcile"])).stdout).toMatch(/nothing to do|0 server/);
+    const c = await mam(["create", "--agent", "demo", "--role", "lead", "--session", "lead", "--no-onboard"]);
+    expect(c.code).toBe(4);
+    expect(c.stderr).toMatch(/^ERROR: tmux session 'lead' already exists on tmux server 'mam' \(this workspace's\); if mam status does not list it, mam registry rebuild registers it again from its pane; or end it \(tmux -L mam kill-session -t '=lead'\), or pick another --session\n$/);
     const y = await mam(["registry", "rebuild", "--yes"]);
     expect(y.code, y.stderr).toBe(0);
     expect(y.stdout).toContain(`${yaml}: missing\n`);
