@@ -12,6 +12,7 @@ import { field } from "../sys/fields.ts";
 import type { Env } from "../sys/paths.ts";
 import { SECRET_ENV, withoutSecrets } from "../sys/secrets.ts";
 import { execCapture, lastOutput, shJoin, type ExecResult } from "./exec.ts";
+import { foreignPane } from "./owner.ts";
 import { foregroundOf, hasProcfs } from "./procfs.ts";
 import type { Listing, Mux, MuxPane, PaneScreen, ProcessInfo, StartSpec } from "./types.ts";
 
@@ -237,7 +238,7 @@ export class TmuxMux implements Mux {
       const panes = outText
         .split("\n")
         .map(parsePaneLine)
-        .filter((p): p is MuxPane => p !== undefined && (ws === undefined || p.owner === undefined || p.owner === ws));
+        .filter((p): p is MuxPane => p !== undefined && (ws === undefined || p.owner === undefined || !foreignPane(p, ws)));
       return { state: "ok", panes };
     } catch (e) {
       const detail = (e as Error).message;

@@ -19,7 +19,7 @@ export interface MuxPane {
   cwd?: string;
   /** herdr pane label ("mam:<name>"); tmux: "mam:<name>" read back from the session's @mam_name option */
   label?: string;
-  /** tmux: the workspace mam started the pane's session for (its @mam_workspace option), when set */
+  /** tmux: the workspace mam started the pane's session for (its @mam_workspace option), when set; herdr keeps none (owner.ts) */
   owner?: string;
   /** detected agent kind (herdr PaneInfo.agent) */
   agent?: string;
@@ -139,8 +139,9 @@ export interface WorktreeOpened {
 }
 
 /**
- * the Mux of (backend, server), what use cases get instead of building one, for one workspace: on tmux its list() holds only the panes that
- * are not another workspace's (TmuxOptions.workspace); `allWorkspaces` lists them all
+ * the Mux of (backend, server), what use cases get instead of building one, for one workspace:
+ * its list() leaves out the panes of another workspace (lib/mux/owner.ts); `allWorkspaces`
+ * lists them all
  */
 export type MuxFactory = (backend: Backend, server: string, opts?: { allWorkspaces?: boolean }) => Mux;
 

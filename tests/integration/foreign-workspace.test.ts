@@ -4,7 +4,9 @@
 // with that pane's id) was bound to that session's pane by its label, and then `mam job submit
 // --to lead` typed into it, and the daemon told it of a shipped job's end ("[mam] job … completed:
 // <the repository's text>"): text from a cloned repository typed into the user's agent in another
-// project. Real tmux, one server for both workspaces, agents that record exactly what they get.
+// project. Real tmux, one server for both workspaces, agents that record exactly what they get;
+// and the fake herdr (a real pty per pane), whose panes carry no workspace: there the pane's folder
+// tells whose it is.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,6 +15,7 @@ import { type JobEvent, signEvent } from "../../lib/jobs/event.ts";
 import { startSubscriber, type Subscriber, unreachableBrokerEnv } from "../helpers/daemon.ts";
 import { type RunResult, run, runMam } from "../helpers/mam.ts";
 import { RECORDER, recorded } from "../helpers/recorder.ts";
+import { SERVER as HERDR_SERVER, withWorld } from "../helpers/herdr-world.ts";
 import { makeSandbox, waitFor } from "../helpers/sandbox.ts";
 import { killTmuxServer, TMUX_BIN, tmuxServerName, writeScript } from "../helpers/tmux.ts";
 
@@ -119,4 +122,31 @@ describe("a registry that names another workspace's session", () => {
     const dry = await mamIn(other, "registry", "rebuild", "--tmux-server", server);
     expect(dry.stdout).toMatch(new RegExp(`tmux pane %\\d+ on ${server} \\(label 'mam:lead'\\): it belongs to workspace ${sb.ws.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
   }, 60_000);
+});
+
+describe("on herdr: a registry that names another workspace's pane", () => {
+  test("by its name or its pane id: the pane is not this workspace's, nothing is typed into it; its own workspace still reaches it", async () => {
+    await withWorld({}, async (w) => {
+      const c = await w.create("aider", ["--session", "lead", "--role", "lead"]);
+      expect(c.code, c.stderr).toBe(0);
+      const pane = String((w.row("lead").pane as { id: string }).id);
+      const clone = join(w.sb.root, "cloned-repo");
+      mkdirSync(join(clone, ".mam"), { recursive: true });
+      const row = (name: string, id: string) => `  - name: ${name}\n    status: running\n    role: lead\n    agent: aider\n    herdr_server: ${HERDR_SERVER}\n    pane: {id: "${id}"}\n`;
+      writeFileSync(join(clone, ".mam", "agent-sessions.yaml"), `herdr_sessions:\n${row("lead", "w9:p9")}${row("other", pane)}tmux_sessions: []\n`);
+      const before = (await w.inputs(pane)).length;
+      for (const to of ["lead", "other"]) {
+        const s = await w.mam(["job", "submit", "--to", to, "--prompt", "TYPED-FROM-THE-REPOSITORY", "--workspace", clone], { cwd: clone });
+        expect(s.code, `${to}: ${s.stdout}${s.stderr}`).toBe(3);
+      }
+      const st = await w.mam(["status", "--json", "--workspace", clone], { cwd: clone });
+      for (const r of (JSON.parse(st.stdout) as { sessions: { name: string; live: string }[] }).sessions) expect(r.live, r.name).toBe("dead");
+      await Bun.sleep(500);
+      expect(JSON.stringify((await w.inputs(pane)).slice(before))).not.toContain("TYPED-FROM-THE-REPOSITORY");
+      // its own workspace still reaches it
+      const mine = await w.mam(["job", "submit", "--to", "lead", "--prompt", "FROM-ITS-OWN-WORKSPACE"]);
+      expect(mine.code, mine.stderr).toBe(0);
+      expect(await waitFor(async () => JSON.stringify(await w.inputs(pane)).includes("FROM-ITS-OWN-WORKSPACE"), 20_000, 100)).toBe(true);
+    });
+  }, 120_000);
 });
