@@ -217,28 +217,28 @@ describe.skipIf(!TMUX_BIN)("schedules", () => {
 });
 
 describe.skipIf(!TMUX_BIN)("a whole team", () => {
-  test("resume --all brings the stopped team back one at a time, a stagger apart, never past the cap; create --max-running refuses past it", async () => {
+  test("resume --all brings a stopped team of ten back one at a time, a stagger apart, never past the cap; create --max-running refuses past it", async () => {
     const h = workspace();
-    const names = ["t1", "t2", "t3", "t4", "t5", "t6"];
+    const names = ["t01", "t02", "t03", "t04", "t05", "t06", "t07", "t08", "t09", "t10"];
     for (const t of names) await h.demo(t, "worker");
     for (const t of names.slice(1)) await h.ok(["stop", t]);
     // demo agents keep no conversation: they come back fresh
-    const r = await h.mam(["resume", "--all", "--fresh", "--stagger", "1s", "--max-running", "4", "--json"], {}, 120_000);
+    const r = await h.mam(["resume", "--all", "--fresh", "--stagger", "1s", "--max-running", "7", "--json"], {}, 120_000);
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.running_before).toBe(1);
-    expect(out.resumed.map((x: { name: string }) => x.name)).toEqual(["t2", "t3", "t4"]);
-    expect(out.left.map((x: { name: string }) => x.name)).toEqual(["t5", "t6"]);
+    expect(out.resumed.map((x: { name: string }) => x.name)).toEqual(["t02", "t03", "t04", "t05", "t06", "t07"]);
+    expect(out.left.map((x: { name: string }) => x.name)).toEqual(["t08", "t09", "t10"]);
     expect(out.left[0].why).toContain("the cap");
     const starts = out.resumed.map((x: { started_at: string }) => Date.parse(x.started_at));
     for (let i = 1; i < starts.length; i++) expect(starts[i] - starts[i - 1]).toBeGreaterThanOrEqual(1000);
     const status = JSON.parse(await h.ok(["status", "--json"])).sessions as { name: string; status: string }[];
-    expect(status.filter((s) => s.status === "running").map((s) => s.name).sort()).toEqual(["t1", "t2", "t3", "t4"]);
+    expect(status.filter((s) => s.status === "running").map((s) => s.name).sort()).toEqual(["t01", "t02", "t03", "t04", "t05", "t06", "t07"]);
     // the cap on create, per role
-    const more = await h.mam(["create", "--agent", "demo", "--role", "worker", "--session", "t7", "--mux", "tmux", "--tmux-server", h.tmux, "--max-running", "4"]);
+    const more = await h.mam(["create", "--agent", "demo", "--role", "worker", "--session", "t11", "--mux", "tmux", "--tmux-server", h.tmux, "--max-running", "7"]);
     expect(more.code).toBe(4);
-    expect(more.stderr).toContain("4 sessions of role 'worker' run already");
-    expect((await h.mam(["resume", "t5", "--stagger", "1s"])).stderr).toContain("--stagger goes with --all");
+    expect(more.stderr).toContain("7 sessions of role 'worker' run already");
+    expect((await h.mam(["resume", "t08", "--stagger", "1s"])).stderr).toContain("--stagger goes with --all");
   }, 180_000);
 });
 
