@@ -62,8 +62,16 @@ describe.skipIf(!TMUX_BIN)("the queue", () => {
         await Bun.sleep(100);
       }
     })();
-    const ids: string[] = [];
-    for (let i = 0; i < 50; i++) ids.push(await submit(h, ["--to-role", "worker", "--prompt", `task ${i}`]));
+    // five scripts submit ten each at the same time, faster than the pool works: a line forms
+    const ids = (
+      await Promise.all(
+        [0, 1, 2, 3, 4].map(async (k) => {
+          const mine: string[] = [];
+          for (let i = 0; i < 10; i++) mine.push(await submit(h, ["--to-role", "worker", "--prompt", `task ${k * 10 + i}`]));
+          return mine;
+        }),
+      )
+    ).flat();
     const w = await h.mam(["job", "wait", ...ids, "--timeout", "240"], {}, 300_000);
     watching = false;
     await watcher;
@@ -79,6 +87,8 @@ describe.skipIf(!TMUX_BIN)("the queue", () => {
     for (const id of ids) expect(h.journal(id).filter((e) => e.event === "completed")).toHaveLength(1);
     // the work was shared
     expect(new Set(done.map((j) => j.agent_session)).size).toBe(5);
+    // and jobs did wait their turn: the daemon gave them out
+    expect(ids.filter((id) => h.journal(id).some((e) => e.event === "dispatched")).length).toBeGreaterThan(10);
   }, 360_000);
 
   test("a job to a busy agent waits its turn and is typed once the first one has ended; a waiting job's cancel never reaches the agent", async () => {
