@@ -12,7 +12,8 @@
 //     up. The queue wait is left out: the clock starts when the agent it goes to ended its last
 //     job (the bench sees that job's `completed` in the agent's journal) and stops at the job's
 //     `dispatched` (the daemon's decision, journalled before it types) and at its `started` (the
-//     header typed, read by the demo agent after its 200 ms quiet spell and reported).
+//     header typed, read by the demo agent after its 200 ms quiet spell, reported after its
+//     1500 ms think).
 // Journal lines are stamped with the bench's clock when read (bench/journal-watch.ts). The
 // 1-minute load average is shown: these rows are sensitive to whatever else runs.
 import { mkdirSync } from "node:fs";
@@ -129,7 +130,7 @@ export async function benchQueue(bin: string): Promise<Row[]> {
         ok: toDispatched.length > 0 && pct(toDispatched, 99) <= 500,
       },
       {
-        what: "same, the agent freed → `started` (typed, read after the 200 ms quiet spell, reported) p50 / p99",
+        what: "same, the agent freed → `started` (typed, read after the demo agent's 200 ms quiet spell, reported after its 1500 ms think) p50 / p99",
         target: "-",
         measured: pp(toStarted),
         ok: null,
