@@ -30,7 +30,7 @@ import { checkJob } from "./rules.ts";
 export interface JobInput {
   /** the agent by name (NAME, or NAME@HOST); or to_role */
   to?: string;
-  /** a pool: the first free agent of this role in the workspace (docs/jobs.md#the-queue) */
+  /** a pool: the first free agent of this role in the workspace, else of the team (docs/jobs.md#the-queue) */
   to_role?: string;
   priority?: Priority;
   prompt?: string;
@@ -236,14 +236,50 @@ function teamHost(deps: Deps): string | undefined {
   }
 }
 
+/**
+ * a pool job on a machine in a team (docs/jobs.md#the-queue): undefined when this machine is in
+ * no team or an agent of the role is free here (the job stays here); else the agent of another
+ * host it goes to (`to`: poolAgentElsewhere's pick), or none (`to` undefined: it waits here, or
+ * there is no agent of the role anywhere; `unreachable` when the broker did not answer)
+ */
+async function poolElsewhere(deps: Deps, role: string, here: boolean): Promise<{ to?: string; free: boolean; unreachable: boolean } | undefined> {
+  const [{ loadTeam }, { freeAgents, readQueue }] = await Promise.all([import("../../team/config.ts"), import("./queue.ts")]);
+  let team;
+  try {
+    team = loadTeam(deps.env);
+  } catch {
+    return undefined; // a damaged team file: this workspace takes no part in the team (mam team show says why)
+  }
+  const host = teamHost(deps);
+  if (!team || !host) return undefined;
+  if (here) {
+    const q = readQueue(deps.jobs, host);
+    if (!q.waiting.some((w) => w.role === role) && (await freeAgents(deps, new Set(), new Set([role]), q.busy)).length > 0) return undefined;
+  }
+  const { poolAgentElsewhere, readFleet } = await import("../../team/fleet.ts");
+  const fleet = await readFleet(brokerConfigFromEnv(deps.env), team, deps.env);
+  if (!fleet.reachable) return { free: false, unreachable: true };
+  const pick = poolAgentElsewhere(fleet, role, host, here);
+  return pick ? { ...pick, unreachable: false } : { free: false, unreachable: false };
+}
+
 /** a job for the first free agent of a role: it goes at once when one is free, else waits its turn */
 async function submitToPool(deps: Deps, o: JobInput, opts: SubmitOptions): Promise<Submitted> {
   const role = o.to_role!;
   const spec = jobSpecOf(o, deps.ws, brokerConfigFromEnv(deps.env).topicPrefix, opts.confineBrief ? { within: [deps.ws] } : { anywhere: true });
   const reviewerName = await reviewerOf(deps, spec);
   const data = deps.registry.read();
-  if (![...data.herdr_sessions, ...data.tmux_sessions].some((r) => r.role === role && r.status === "running")) {
-    throw notFound(`no running session has the role '${role}' in this workspace (${deps.ws})`, "see: mam status (its ROLE column); the job would wait for ever");
+  const here = [...data.herdr_sessions, ...data.tmux_sessions].some((r) => r.role === role && r.status === "running");
+  // a machine in a team: with no free agent of the role here, one of another host
+  const elsewhere = await poolElsewhere(deps, role, here);
+  if (elsewhere?.to) {
+    const r = await submitJob(deps, { ...o, to: elsewhere.to, to_role: undefined }, opts);
+    const why = elsewhere.free ? `no ${role} is free here; ${elsewhere.to} is` : `no ${role} is free here or on the team's other hosts; its host keeps it in line`;
+    return { ...r, warnings: [info(`job ${r.record.job_id} goes to ${elsewhere.to} (${why})`), ...r.warnings] };
+  }
+  if (!here) {
+    const team = elsewhere ? ` or on the team's other hosts${elsewhere.unreachable ? " (the team's broker does not answer)" : ""}` : "";
+    throw notFound(`no running session has the role '${role}' in this workspace (${deps.ws})${team}`, `see: mam status (its ROLE column)${elsewhere ? " and mam status --fleet" : ""}; the job would wait for ever`);
   }
   const warnings: Notice[] = [];
   const t = await registerInTurn(deps, { ...spec, reviewer_session: reviewerName }, { role }, teamHost(deps));
