@@ -253,7 +253,8 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
   test("a job to a shell on B is its command (issue 23): B types only `mam shell-job`, the exit status ends the job on A; a loop with it is refused", async () => {
     await B.ok(["create", "--agent", "shell", "--role", "builder", "--session", "sh", "--mux", "tmux", "--tmux-server", B.tmux]);
     await untilAnnounced(A, ["sh@hostB"]);
-    const id = await submit(A, ["--to", "sh@hostB", "--from", "lead", "--prompt", "echo built on $MAM_HOST; echo warning >&2"]);
+    // (stdout and stderr come through two pipes: the pause keeps their order in the detail)
+    const id = await submit(A, ["--to", "sh@hostB", "--from", "lead", "--prompt", "echo built on $MAM_HOST; sleep 0.3; echo warning >&2"]);
     const waited = await A.mam(["job", "wait", id, "--timeout", "60"], {}, 90_000);
     expect(waited.code, `${waited.stdout}${waited.stderr}\nA:\n${A.log()}\nB:\n${B.log()}`).toBe(0);
     // job wait may hear the end on the broker before A's daemon journals it
