@@ -7,9 +7,10 @@
 //     HEARTBEAT_MS (so that "last seen" means something);
 //   * a delivery on its topic is taken by lib/ops/job/receive.ts; what that journals is published
 //     to the delegator on this connection;
-//   * the events of this host's agents on copies of other hosts' jobs that the delegator has not
-//     acknowledged (its signed, retained acks) are sent again on every connection and poll: an
-//     agent's report made while this host was cut off still arrives;
+//   * the events of this host's journals of copies of other hosts' jobs that the delegator has not
+//     acknowledged (its signed, retained acks) are sent again on every connection and, with a
+//     backoff, on polls, until the delegator holds them all, the copy's end included
+//     (lib/daemon/forward.ts): an agent's report made while this host was cut off still arrives;
 //   * on the way out it says it is offline.
 import { statSync } from "node:fs";
 import type { Deps } from "../ops/deps.ts";
@@ -19,15 +20,12 @@ import { deliveriesOf, onlineTopic, type Presence, presenceTopic, teamPrefix, wo
 import { seal } from "../team/seal.ts";
 import type { Appended, JobRecord } from "../jobs/store.ts";
 import type { LinkExtras } from "./broker-link.ts";
+import { Forwarder } from "./forward.ts";
 import type { HookContext } from "./loop.ts";
 
 export const HEARTBEAT_MS = 60_000;
-/** an agent's own report gets this long to arrive before the daemon sends it again */
-const FORWARD_AFTER_S = 2;
 /** how long after its end a job's end is published again on a new connection */
 const RESEND_ENDS_MS = 86_400_000;
-/** at most this many events of one job go again at once */
-const FORWARD_MAX = 200;
 
 export interface TeamPart {
   host: string;
@@ -70,6 +68,8 @@ export function teamPart(deps: Deps, team: Team, ended: (id: string) => boolean 
   let jobsDirty = true;
   /** the deliveries this daemon took (the broker may hand one over twice: queued and retained) */
   const taken = new Set<string>();
+  /** what was sent again on this connection (lib/daemon/forward.ts) */
+  const forwarder = new Forwarder();
   const emitOn = (ctx: HookContext) => async (a: Appended) => {
     if (a.record) await ctx.publish(`${a.record.topic_prefix}/events`, a.line);
   };
@@ -141,6 +141,7 @@ export function teamPart(deps: Deps, team: Team, ended: (id: string) => boolean 
       for (const l of await settleInterrupted(deps, self, undefined, emitOn(ctx))) ctx.log(l);
     },
     async connected(ctx) {
+      forwarder.reset();
       await ctx.publish(online, seal(team, "online", host, { online: true, at: Date.now() }), { retain: true });
       await part.tick(ctx, "force");
       await part.forward(ctx);
@@ -165,30 +166,28 @@ export function teamPart(deps: Deps, team: Team, ended: (id: string) => boolean 
     jobsChanged: () => void (jobsDirty = true),
     async forward(ctx) {
       if (ctx.mode !== "mqtt") return;
-      const [{ listJobIds, readJournal, readRecord, originPath }, { isFinal }, { readFileSync }] = await Promise.all([
-        import("../jobs/store.ts"),
-        import("../jobs/statuses.ts"),
-        import("node:fs"),
-      ]);
+      const [{ listJobIds, readJournal, readRecord, originPath }, { readFileSync }, { unheld }] = await Promise.all([import("../jobs/store.ts"), import("node:fs"), import("./forward.ts")]);
+      const now = Date.now();
       const copies: JobRecord[] = [];
       for (const id of listJobIds(deps.ws)) {
-        if (ended(id)) continue;
+        // an ended job at rest (its journal unchanged) that needs nothing more: not read again
+        if (ended(id) && forwarder.settled(id)) continue;
         try {
           const r = readRecord(deps.ws, id);
-          if (r?.remote_of && !isFinal(r.status)) copies.push(r);
+          if (r && forwarder.wants(r, now)) copies.push(r);
         } catch {}
       }
       if (copies.length === 0) return;
-      const [{ brokerConfigFromEnv }, { readRetained }, { ackTopicOf, readAck }, { canonicalJson }] = await Promise.all([
+      const [{ brokerConfigFromEnv }, { readRetained }, { ackHolds, ackTopicOf, readAck }, { canonicalJson }, { isFinal }] = await Promise.all([
         import("../jobs/broker-config.ts"),
         import("../jobs/transport.ts"),
         import("../jobs/acks.ts"),
         import("../jobs/canonical.ts"),
+        import("../jobs/statuses.ts"),
       ]);
       const ackTopic = (r: JobRecord) => ackTopicOf(`${r.topic_prefix}/events`);
       const acks = await readRetained(brokerConfigFromEnv(env), copies.map(ackTopic), { quietMs: 200, maxMs: 1500 });
       if (!acks) return;
-      const now = Date.now() / 1000;
       for (const r of copies) {
         let origin: string;
         try {
@@ -197,13 +196,12 @@ export function teamPart(deps: Deps, team: Team, ended: (id: string) => boolean 
           continue; // nothing written here yet
         }
         const raw = acks.get(ackTopic(r));
-        const mark = (raw && readAck(raw, r.job_id, r.auth_token)?.[origin]) ?? 0;
-        const missing = readJournal(deps.ws, r.job_id)
-          .filter((e) => e.origin === origin && e.seq > mark && now - Date.parse(e.timestamp) / 1000 >= FORWARD_AFTER_S)
-          .slice(0, FORWARD_MAX);
-        if (missing.length === 0) continue;
-        for (const e of missing) await ctx.publish(`${r.topic_prefix}/events`, canonicalJson(e));
-        ctx.log(`job ${r.job_id}: sent ${missing.length} event(s) again that ${r.remote_of} had not acknowledged`);
+        const marks = raw && readAck(raw, r.job_id, r.auth_token);
+        const missing = unheld(readJournal(deps.ws, r.job_id), origin, (o, seq) => ackHolds(marks, o, seq), Date.now());
+        const send = forwarder.due(r, missing, isFinal(r.status), Date.now());
+        if (send.length === 0) continue;
+        for (const e of send) await ctx.publish(`${r.topic_prefix}/events`, canonicalJson(e));
+        ctx.log(`job ${r.job_id}: sent ${send.length} event(s) again that ${r.remote_of} had not acknowledged`);
       }
     },
     farewell: () => ({ topic: online, payload: offline() }),
