@@ -10,7 +10,9 @@
 //   * the events of this host's journals of copies of other hosts' jobs that the delegator has not
 //     acknowledged (its signed, retained acks) are sent again on every connection and, with a
 //     backoff, on polls, until the delegator holds them all, the copy's end included
-//     (lib/daemon/forward.ts): an agent's report made while this host was cut off still arrives;
+//     (lib/daemon/forward.ts): an agent's report made while this host was cut off still arrives.
+//     They go on the fresh connection that read the acks, not on the daemon's own: that one may
+//     stay stalled after a cut until TCP retransmits or the keepalive gives up on it;
 //   * on the way out it says it is offline.
 import { statSync } from "node:fs";
 import type { Deps } from "../ops/deps.ts";
@@ -19,6 +21,7 @@ import { hostName } from "../team/host.ts";
 import { deliveriesOf, onlineTopic, type Presence, presenceTopic, teamPrefix, workspaceId } from "../team/messages.ts";
 import { seal } from "../team/seal.ts";
 import type { Appended, JobRecord } from "../jobs/store.ts";
+import type { Outgoing } from "../jobs/transport.ts";
 import type { LinkExtras } from "./broker-link.ts";
 import { Forwarder } from "./forward.ts";
 import type { HookContext } from "./loop.ts";
@@ -178,7 +181,7 @@ export function teamPart(deps: Deps, team: Team, ended: (id: string) => boolean 
         } catch {}
       }
       if (copies.length === 0) return;
-      const [{ brokerConfigFromEnv }, { readRetained }, { ackHolds, ackTopicOf, readAck }, { canonicalJson }, { isFinal }] = await Promise.all([
+      const [{ brokerConfigFromEnv }, { readRetainedAndReply }, { ackHolds, ackTopicOf, readAck }, { canonicalJson }, { isFinal }] = await Promise.all([
         import("../jobs/broker-config.ts"),
         import("../jobs/transport.ts"),
         import("../jobs/acks.ts"),
@@ -186,23 +189,40 @@ export function teamPart(deps: Deps, team: Team, ended: (id: string) => boolean 
         import("../jobs/statuses.ts"),
       ]);
       const ackTopic = (r: JobRecord) => ackTopicOf(`${r.topic_prefix}/events`);
-      const acks = await readRetained(brokerConfigFromEnv(env), copies.map(ackTopic), { quietMs: 200, maxMs: 1500 });
-      if (!acks) return;
-      for (const r of copies) {
-        let origin: string;
-        try {
-          origin = readFileSync(originPath(deps.ws, r.job_id), "utf8").trim();
-        } catch {
-          continue; // nothing written here yet
-        }
-        const raw = acks.get(ackTopic(r));
-        const marks = raw && readAck(raw, r.job_id, r.auth_token);
-        const missing = unheld(readJournal(deps.ws, r.job_id), origin, (o, seq) => ackHolds(marks, o, seq), Date.now());
-        const send = forwarder.due(r, missing, isFinal(r.status), Date.now());
-        if (send.length === 0) continue;
-        for (const e of send) await ctx.publish(`${r.topic_prefix}/events`, canonicalJson(e));
-        ctx.log(`job ${r.job_id}: sent ${send.length} event(s) again that ${r.remote_of} had not acknowledged`);
+      const sent: string[] = [];
+      // read the acks and send what they miss on one fresh connection: after a cut, the daemon's
+      // own connection may stay stalled in TCP's backoff until its keepalive gives up on it
+      const r = await readRetainedAndReply(
+        brokerConfigFromEnv(env),
+        copies.map(ackTopic),
+        (acks) => {
+          const out: Outgoing[] = [];
+          for (const rec of copies) {
+            let origin: string;
+            try {
+              origin = readFileSync(originPath(deps.ws, rec.job_id), "utf8").trim();
+            } catch {
+              continue; // nothing written here yet
+            }
+            const raw = acks.get(ackTopic(rec));
+            const marks = raw && readAck(raw, rec.job_id, rec.auth_token);
+            const missing = unheld(readJournal(deps.ws, rec.job_id), origin, (o, seq) => ackHolds(marks, o, seq), Date.now());
+            const send = forwarder.due(rec, missing, isFinal(rec.status), Date.now());
+            if (send.length === 0) continue;
+            for (const e of send) out.push({ topic: `${rec.topic_prefix}/events`, payload: canonicalJson(e) });
+            sent.push(`job ${rec.job_id}: sent ${send.length} event(s) again that ${rec.remote_of} had not acknowledged`);
+          }
+          return out;
+        },
+        { quietMs: 200, maxMs: 1500 },
+      );
+      if (!r || sent.length === 0) return;
+      if (!r.sent.ok) {
+        forwarder.reset(); // not sent after all: due again at the next poll
+        ctx.log(`team: could not send again what the delegators miss (${r.sent.reason})`);
+        return;
       }
+      for (const l of sent) ctx.log(l);
     },
     farewell: () => ({ topic: online, payload: offline() }),
   };
