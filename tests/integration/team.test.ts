@@ -206,6 +206,24 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
     expect(count(B.screen("w"), `[mam] Job ${id} delegated`)).toBe(1);
   }, 90_000);
 
+  test("a new host's first job: its submit starts its daemon, which listens before the offer goes out; every stage lands in order", async () => {
+    // F has never run a daemon (the broker keeps no session for it): were the offer out before
+    // F's daemon subscribed, B's first events would pass it by and reach F later (sent again),
+    // after the ones that followed them
+    const F = makeHost(sb.root, "hostF", broker.env);
+    try {
+      await F.ok(["team", "join", (await A.ok(["team", "code"])).trim().split(/\s+/).pop()!]);
+      const id = await submit(F, ["--to", "w@hostB", "--prompt", "a first job from a new host"]);
+      const waited = await F.mam(["job", "wait", id, "--timeout", "30"], {}, 60_000);
+      expect(waited.code, `${waited.stdout}${waited.stderr}`).toBe(0);
+      await waitFor(() => F.journal(id).some((e) => e.event === "completed"), 5000);
+      expect(stages(F.journal(id)), `${F.log()}\n${B.log()}`).toEqual(["offered mam", "received mam@hostB", "delivered mam@hostB", "started w@hostB", "progress w@hostB", "completed w@hostB"]);
+      expect(F.log()).not.toContain(`gap in job ${id}`);
+    } finally {
+      await F.stop();
+    }
+  }, 60_000);
+
   test("job wait --any and --all on jobs whose agents are on two other hosts", async () => {
     await C.demo("w2", "worker", ["--think-ms", "50"]);
     await B.demo("lazy", "worker", ["--think-ms", "2500"]);
