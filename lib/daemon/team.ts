@@ -6,7 +6,8 @@
 //     registry or a job changes (at most once a second), with every poll, and at least every
 //     HEARTBEAT_MS (so that "last seen" means something);
 //   * a delivery on its topic is taken by lib/ops/job/receive.ts; what that journals is published
-//     to the delegator on this connection;
+//     to the delegator on this connection. The typing runs beside the daemon's hooks (one
+//     delivery at a time per agent), so that the messages behind it do not wait out its pauses;
 //   * the events of this host's journals of copies of other hosts' jobs that the delegator has not
 //     acknowledged (its signed, retained acks) are sent again on every connection and, with a
 //     backoff, on polls, until the delegator holds them all, the copy's end included
@@ -132,8 +133,9 @@ export function teamPart(deps: Deps, team: Team, ended: (id: string) => boolean 
       if (taken.size > 10_000) taken.clear();
       taken.add(t.d.id);
       jobsDirty = true;
-      // typing takes a while: not inside the broker's message (it would hold up the connection)
-      ctx.defer("deliver", async (c) => {
+      // typing takes a while (it waits out pauses): beside the hooks, one at a time per agent, so
+      // that the broker's messages and the hooks do not wait for it
+      ctx.aside(`deliver:${t.d.to}`, "deliver", async (c) => {
         await c.settled(); // `received` has gone out first
         for (const l of await typeDelivery(deps, self, t, emitOn(c))) c.log(l);
         jobsDirty = true;
