@@ -192,7 +192,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
  * host as name. `resting`: an ended job put to rest, skipped without reading it.
  */
 async function waitedOn(ws: string, host: string | undefined, resting: (id: string) => boolean): Promise<Set<string>> {
-  const [{ listJobIds, readJournal, readRecord }, { isFinal }, { busySession }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts"), import("./reactor.ts")]);
+  const [{ listJobIds, readJournal, readRecord }, { isFinal }, { busySession }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts"), import("../jobs/loop.ts")]);
   const out = new Set<string>();
   for (const id of listJobIds(ws)) {
     if (resting(id)) continue;
@@ -208,17 +208,19 @@ async function waitedOn(ws: string, host: string | undefined, resting: (id: stri
 
 /** the state of each session's pane, from one listing per server (tmux screens: only `watched`) */
 async function agentStates(deps: Deps, watched?: Set<string>): Promise<(session: string) => Promise<AgentLook>> {
-  const { observe } = await import("../ops/session/observe.ts");
+  const [{ observe }, { questionLine }] = await Promise.all([import("../ops/session/observe.ts"), import("../agents/screen/question.ts")]);
   let cache: Map<string, AgentLook> | undefined;
   return async (session) => {
     if (!cache) {
       cache = new Map();
       const data = deps.registry.read();
-      const obs = await observe(deps, data, [], { liveOnly: watched });
+      const obs = await observe(deps, data, [], { liveOnly: watched, questions: true });
       for (const v of obs.rows) {
         if (v.row.status !== "running" && cache.has(v.row.name)) continue;
         const st: AgentState = v.live === "blocked" ? "blocked" : v.live === "dead" ? "gone" : v.live === "unreachable" ? "unknown" : "alive";
-        cache.set(v.row.name, v.row.status === "running" ? { state: st, ...(st === "blocked" && v.pane?.reason ? { reason: v.pane.reason } : {}) } : { state: "gone" });
+        const question = st === "blocked" && v.pane ? obs.questions.get(v.pane) : undefined;
+        const reason = v.pane?.reason ?? (question ? questionLine(question) : undefined);
+        cache.set(v.row.name, v.row.status === "running" ? { state: st, ...(st === "blocked" && reason ? { reason } : {}), ...(question ? { question } : {}) } : { state: "gone" });
       }
     }
     return cache.get(session) ?? { state: "unknown" };

@@ -7,6 +7,16 @@ import type { Notice } from "../sys/notice.ts";
 import type { JobRuntime } from "./runtime.ts";
 import { type Appended, appendEvent, type EventInput, type JobRecord, mutateRecord } from "./store.ts";
 
+/**
+ * The session a job waits on: its agent; in a loop job, the reviewer from the worker's hand-in
+ * (a `completed` not from the reviewer) until the reviewer's verdict.
+ */
+export function busySession(rec: Pick<JobRecord, "type" | "agent_session" | "reviewer_session">, events: readonly JobEvent[]): string {
+  if (rec.type !== "loop" || !rec.reviewer_session) return rec.agent_session;
+  const last = [...events].reverse().find((e) => e.event === "completed");
+  return last && last.source !== rec.reviewer_session ? rec.reviewer_session : rec.agent_session;
+}
+
 export type LoopAction =
   | { kind: "none" }
   /** the reviewer's PASS: its `completed` already ended the job */
