@@ -22,18 +22,22 @@ import type { Deps } from "../ops/deps.ts";
 import type { DaemonHooks, HookContext } from "./loop.ts";
 import { LogOnce } from "../sys/log-once.ts";
 import { AckSender } from "./ack-sender.ts";
+import type { NotifyPart } from "./notify.ts";
 import type { AgentLook, AgentState, CursorState, ReactorContext } from "./reactor.ts";
 
 export function defaultHooks(deps: Deps): DaemonHooks {
   const blocked = new Map<string, string>();
   const journals = new JournalCache();
+  // the user's notifications (lib/daemon/notify.ts), loaded with the first thing worth telling
+  let notifyP: Promise<NotifyPart> | undefined;
+  const notes = () => (notifyP ??= import("./notify.ts").then((m) => m.notifyPart(deps)));
   // a machine in a team (docs/machines.md): deliveries, presence, events sent again
   let team: TeamPart | undefined;
   let teamProblem: string | undefined;
   let recovered = false;
   try {
     const t = loadTeam(deps.env);
-    if (t) team = teamPart(deps, t, (id) => journals.quiet(deps.ws, id));
+    if (t) team = teamPart(deps, t, (id) => journals.quiet(deps.ws, id), async (host, wsId, online, at, log) => (await notes()).presence(t.team, host, wsId, online, at, log));
   } catch (e) {
     teamProblem = (e as Error).message;
   }
@@ -57,11 +61,15 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   // a job (or a step) that fails at every poll is logged once, and the others go on
   let once: LogOnce | undefined;
   const onceOf = (ctx: HookContext) => (once ??= new LogOnce(ctx.log));
-  const reactor = async (ctx: HookContext): Promise<ReactorContext> => ({ ws: ctx.ws, runtime: deps.runtime, log: ctx.log, publish: ctx.publish, journals, cursor, host: team?.host, once: onceOf(ctx) });
+  const reactor = async (ctx: HookContext): Promise<ReactorContext> => {
+    const n = await notes();
+    return { ws: ctx.ws, runtime: deps.runtime, log: ctx.log, publish: ctx.publish, journals, cursor, host: team?.host, once: onceOf(ctx), notify: (rec, ev) => n.jobEvent(rec, ev, ctx.log) };
+  };
   const pass = async (ctx: HookContext) => {
     const { reconcileOnce, describeAction } = await import("../ops/reconcile.ts");
     const r = await reconcileOnce(deps, { dry_run: false });
     for (const a of r.actions) ctx.log(`reconcile: ${describeAction(a)}`);
+    if (r.actions.some((a) => a.type === "terminate")) await (await notes()).terminated(r.actions, ctx.log);
   };
   /** react to what is new (all jobs, or the given ones): how many events that was */
   const react = async (ctx: HookContext, only?: string[]): Promise<number> => {

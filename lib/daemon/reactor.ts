@@ -37,6 +37,8 @@ export interface ReactorContext {
   cursor?: CursorState;
   /** the daemon's log of failures, each logged once (else each failure is logged) */
   once?: LogOnce;
+  /** the user's notifications (lib/daemon/notify.ts): a dialog, a job's end */
+  notify?: (rec: JobRecord, ev: JobEvent) => Promise<void>;
 }
 
 /** a long-lived reactor's cursor: events that asked for nothing are saved lazily (redoing them does nothing) */
@@ -122,6 +124,11 @@ async function tellDelegator(ctx: ReactorContext, rec: JobRecord, ev: JobEvent):
   const line = endLine(ev);
   const who = rec.delegator;
   await notice(ctx, rec, ev);
+  try {
+    await ctx.notify?.(rec, ev);
+  } catch (e) {
+    ctx.log(`job ${rec.job_id}: notifications failed (${(e as Error).message})`);
+  }
   if (!who) {
     ctx.log(`job ${rec.job_id}: ${ev.event}; no delegator session to tell`);
     return;

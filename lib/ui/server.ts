@@ -12,6 +12,7 @@ import { isRemote, type Reached } from "../jobs/runtime.ts";
 import { realDeps } from "../ops/wiring.ts";
 import { EXIT, MamError } from "../sys/errors.ts";
 import { type Env, mamDir } from "../sys/paths.ts";
+import { noteUi } from "../sys/ui-file.ts";
 import { httpStatusOf, parseAction, runAction } from "./actions.ts";
 import { checkRequest, hostAllowed, hostRefusal, newUiToken } from "./guard.ts";
 import { jobsView, type UiDaemon, type UiFleet, type UiSession, type UiState } from "./model.ts";
@@ -35,6 +36,8 @@ export interface UiServer {
   url: string;
   port: number;
   token: string;
+  /** the 0600 page that forwards to url (lib/sys/ui-file.ts), for an opener and notifications' links */
+  page: string;
   stop(): Promise<void>;
 }
 
@@ -398,11 +401,27 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
     throw new MamError(`cannot listen on 127.0.0.1:${o.port} (${(e as Error).message})`, EXIT.FAIL);
   }
   port = server.port ?? o.port;
+  const url = `http://127.0.0.1:${port}/?token=${token}`;
+  let note: ReturnType<typeof noteUi>;
+  try {
+    note = noteUi(ws, url, port, o.env);
+  } catch (e) {
+    await server.stop(true);
+    stopped = true;
+    clearInterval(liveTimer);
+    clearInterval(fleetTimer);
+    clearInterval(heartbeat);
+    clearTimeout(pollTimer);
+    for (const w of watchers.values()) w.close();
+    throw e;
+  }
   return {
-    url: `http://127.0.0.1:${port}/?token=${token}`,
+    url,
     port,
     token,
+    page: note.page,
     async stop() {
+      note.stop();
       stopped = true;
       clearInterval(liveTimer);
       clearInterval(fleetTimer);

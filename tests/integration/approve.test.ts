@@ -4,11 +4,14 @@
 // no, an "always" choice only when named, every answer journalled on the job; refusals change
 // nothing on screen. The real claude and codex: tests/real-agents/approvals.test.ts.
 import { expect, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CLAUDE_LOOKALIKE } from "../helpers/agent-screens.ts";
 import { startSubscriber, unreachableBrokerEnv } from "../helpers/daemon.ts";
-import { type RunResult, run, runMam } from "../helpers/mam.ts";
+import { MAM_CMD, type RunResult, run, runMam } from "../helpers/mam.ts";
 import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
 import { killTmuxServer, TMUX_BIN, tmuxServerName, writeScript } from "../helpers/tmux.ts";
 
@@ -248,3 +251,37 @@ test("the dialog changed since the job told about it: refused, nothing pressed; 
     }
   });
 }, 120_000);
+
+test("through MCP: the tool answers only the dialog it names, with the once or the no; it offers no choice; the journal names the agent that answered", async () => {
+  await withWorld(async (w) => {
+    await create(w, "wrk");
+    const id = (await w.mam(["job", "submit", "--to", "wrk", "--prompt", "make x"])).stdout.trim();
+    const q = await ask(w, "wrk", "touch x");
+    // a lead agent's MCP server: mam gives every agent it starts its MAM_SESSION
+    const transport = new StdioClientTransport({ command: MAM_CMD[0]!, args: [...MAM_CMD.slice(1), "mcp", "--workspace", w.sb.ws], env: { ...w.env, MAM_SESSION: "lead" }, cwd: w.sb.ws, stderr: "pipe" });
+    const client = new Client({ name: "mam-test", version: "1.0.0" });
+    await client.connect(transport);
+    type Res = { isError?: boolean; content: { text?: string }[]; structuredContent?: Record<string, any> };
+    const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args }, CallToolResultSchema) as Promise<Res>;
+    try {
+      const tool = (await client.listTools()).tools.find((t) => t.name === "session_approve")!;
+      expect(Object.keys(tool.inputSchema.properties ?? {}).sort()).toEqual(["deny", "fingerprint", "target"]);
+      expect(tool.outputSchema).toBeDefined();
+      const always = await call("session_approve", { target: "wrk", fingerprint: q.fingerprint, choice: 2 });
+      expect(always.isError).toBe(true);
+      expect(always.content[0]!.text).toContain("unknown argument 'choice'");
+      const wrong = await call("approve", { target: "wrk", fingerprint: "0123456789abcdef" });
+      expect(wrong.isError).toBe(true);
+      expect(wrong.content[0]!.text).toContain(`to answer this one: fingerprint "${q.fingerprint}"`);
+      expect(await w.screen("wrk")).toContain("Do you want to proceed?");
+      // the old-style name answers too
+      const ok = await call("approve", { target: id, fingerprint: q.fingerprint });
+      expect(ok.isError, ok.content[0]?.text).toBeFalsy();
+      expect(ok.structuredContent).toMatchObject({ session: "wrk", job_id: id, answer: "approved", key: "1", answered: true });
+      const ev = journal(w, id).find((e) => e.event === "approved")!;
+      expect(ev.data).toMatchObject({ by: "lead (agent of alice)", via: "mcp" });
+    } finally {
+      await client.close();
+    }
+  });
+}, 90_000);

@@ -124,12 +124,14 @@ test("question rules are checked when the rules file is: a bad one names the rul
 });
 
 test("unansweredQuestions: the job's questions since its last answer, of that session, distinct", () => {
-  const pr = (fp: string, session = "wrk") => ({ event: "permission_required", data: { session, question: { fingerprint: fp } } });
+  type E = Parameters<typeof unansweredQuestions>[0][number];
+  const pr = (fp: string, session = "wrk"): E => ({ event: "permission_required", data: { session, question: { fingerprint: fp } } });
+  const ans = (event: "approved" | "denied"): E => ({ event, data: {} });
   expect(unansweredQuestions([pr("a"), pr("a")], "wrk")).toEqual(["a"]);
-  expect(unansweredQuestions([pr("a"), { event: "approved", data: {} }, pr("b")], "wrk")).toEqual(["b"]);
+  expect(unansweredQuestions([pr("a"), ans("approved"), pr("b")], "wrk")).toEqual(["b"]);
   expect(unansweredQuestions([pr("a"), pr("b")], "wrk")).toEqual(["a", "b"]);
   expect(unansweredQuestions([pr("a", "rev"), pr("b")], "wrk")).toEqual(["b"]);
   // an agent's own report carries no question
   expect(unansweredQuestions([{ event: "permission_required", data: {} }], "wrk")).toEqual([]);
-  expect(unansweredQuestions([pr("a"), { event: "denied", data: {} }], "wrk")).toEqual([]);
+  expect(unansweredQuestions([pr("a"), ans("denied")], "wrk")).toEqual([]);
 });
