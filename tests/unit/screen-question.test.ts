@@ -2,14 +2,15 @@
 // fixtures captured from the real claude and codex (tests/fixtures/screens/<kind>/*.question.json
 // beside their screens), what it reads on each real dialog (Bash command, file edit and create, MCP
 // tool, codex's approval prompt), the fingerprint's identity, the choice an answer picks, and the
-// rules' validation. The pure half of `mam approve` (unansweredQuestions) too.
+// rules' validation. The pure half of `mam approve` (unansweredQuestions, what the agent is told after a
+// no) too.
 import { expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { questionOf, readsQuestions, screenKinds } from "../../lib/agents/screen/detect.ts";
+import { detectScreen, questionOf, readsQuestions, screenKinds } from "../../lib/agents/screen/detect.ts";
 import { choicesLine, compileQuestions, pickChoice, type Question, questionLine, readQuestion, validateQuestions } from "../../lib/agents/screen/question.ts";
 import { validateRuleFile } from "../../lib/agents/screen/rules.ts";
-import { unansweredQuestions } from "../../lib/ops/session/approve.ts";
+import { deniedText, refusedLine, unansweredQuestions } from "../../lib/ops/session/approve.ts";
 
 const FIXTURES = join(import.meta.dir, "..", "fixtures", "screens");
 const screen = (kind: string, name: string) => readFileSync(join(FIXTURES, kind, `${name}.txt`), "utf8");
@@ -134,4 +135,30 @@ test("unansweredQuestions: the job's questions since its last answer, of that se
   // an agent's own report carries no question
   expect(unansweredQuestions([{ event: "permission_required", data: {} }], "wrk")).toEqual([]);
   expect(unansweredQuestions([pr("a"), ans("denied")], "wrk")).toEqual([]);
+});
+
+test("after a no the agent is told what was refused without the dialog's own words: in its transcript they would read as the dialog again", () => {
+  let n = 0;
+  for (const kind of screenKinds().filter(readsQuestions)) {
+    const idle = screen(kind, "idle-real-prompt").split("\n");
+    for (const f of readdirSync(join(FIXTURES, kind)).filter((x) => x.endsWith(".question.json"))) {
+      const q = JSON.parse(readFileSync(join(FIXTURES, kind, f), "utf8")) as Question | null;
+      if (!q) continue; // a dialog no rule reads: mam answers nothing, tells nothing
+      const told = deniedText("ann", q, "1a2b3c4d", "mam job event 1a2b3c4d error --source wrk --detail \"what could not be done without it\"");
+      expect(told).toContain(`[mam] ann said no to ${refusedLine(q)} (job 1a2b3c4d)`);
+      expect(told).toContain(q.subject.split("\n")[0]!);
+      expect(told.toLowerCase()).not.toContain(q.question.toLowerCase());
+      // the told text in the transcript, above the idle prompt: still idle, no question read
+      const shown = [...idle.slice(0, 6), ...told.split("\n").map((l) => `  ${l}`), ...idle.slice(6)].join("\n");
+      expect({ f, state: detectScreen(kind, { text: shown }).state }).toEqual({ f, state: "idle" });
+      expect(questionOf(kind, { text: shown })).toBeUndefined();
+      n++;
+    }
+  }
+  expect(n).toBeGreaterThanOrEqual(10);
+  const codex = read("codex", "blocked-real-permission-command")!;
+  expect(refusedLine(codex)).toBe("the command: touch /var/tmp/mam-capture-escalated.txt");
+  expect(refusedLine(read("claude", "blocked-real-permission-edit")!)).toBe("Edit file: a.txt");
+  // a heading that is the question: named by what is asked
+  expect(refusedLine({ title: "Allow?", question: "Allow?", subject: "", what: "other" })).toBe("the request");
 });

@@ -75,10 +75,10 @@ export function answerer(env: Record<string, string | undefined>, surface: OpCon
   if (!user) {
     try {
       user = userInfo().username;
-    } catch {
-      user = "user";
-    }
+    } catch {}
   }
+  // a uid without a name (a container's) reads "unknown"
+  if (!user || user === "unknown") user = "the user";
   return surface === "mcp" && env.MAM_SESSION ? `${env.MAM_SESSION} (agent of ${user})` : user;
 }
 
@@ -200,6 +200,25 @@ async function waitGone(mux: Mux, s: SessionRef, fingerprint: string): Promise<b
   }
 }
 
+/** journal the answer on the job (by whom, from where) and publish it; its seq */
+async function journal(deps: Deps, job: JobRecord, session: string, q: Question, c: Choice, by: string, via: OpContext["surface"], warnings: Notice[]): Promise<number | null> {
+  const data: { [k: string]: Json } = {
+    session,
+    by,
+    via,
+    host: hostName(deps.env),
+    choice: { n: c.n, label: c.label, key: c.key, role: c.role },
+    fingerprint: q.fingerprint,
+    question: { title: q.title, subject: q.subject },
+  };
+  const detail = `${by} via ${via}: ${c.label}${c.role === "always" ? " (always)" : ""} — ${questionLine(q)}`;
+  const a = await deps.jobs.append(job.job_id, { event: c.role === "no" ? "denied" : "approved", detail, source: "mam", data });
+  if (!a) return null;
+  const w = await publishJournalled(`${a.record!.topic_prefix}/events`, a.line, job.job_id, a.payload.seq, deps.env);
+  if (w) warnings.push(w);
+  return a.payload.seq;
+}
+
 export async function approve(deps: Deps, i: ApproveInput, ctx: Pick<OpContext, "surface">): Promise<Answered> {
   if (i.deny && i.choice !== undefined) throw usageError(`${field("deny")} and ${field("choice")} contradict each other`, `the no is one of the choices: ${field("choice")} alone`);
   const t = targetOf(deps, i.target);
@@ -221,35 +240,41 @@ export async function approve(deps: Deps, i: ApproveInput, ctx: Pick<OpContext, 
     }
     const c = choiceOf(i, q);
     await mux.sendKeys(ref.paneId, [c.key]);
-    return { q, c, answered: await waitGone(mux, ref, q.fingerprint) };
+    // journalled as soon as it is given: the agent's next report comes after it
+    const seq = t.job ? await journal(deps, t.job, t.session, q, c, by, ctx.surface, warnings) : null;
+    return { q, c, seq, answered: await waitGone(mux, ref, q.fingerprint) };
   });
-  const { q, c } = done;
+  const { q, c, seq } = done;
   if (!done.answered) warnings.push(warning(`pressed ${c.key} in ${t.session}'s pane ${ref.paneId}, but the dialog still shows after ${LEAVE_MS / 1000} s: look at the pane`));
+  if (!t.job) warnings.push(note(`${t.session} has no open job: the answer is not journalled`));
   const answer = c.role === "no" ? "denied" : "approved";
-  let seq: number | null = null;
-  if (t.job) {
-    const data: { [k: string]: Json } = {
-      session: t.session,
-      by,
-      via: ctx.surface,
-      host: hostName(deps.env),
-      choice: { n: c.n, label: c.label, key: c.key, role: c.role },
-      fingerprint: q.fingerprint,
-      question: { title: q.title, subject: q.subject },
-    };
-    const detail = `${by} via ${ctx.surface}: ${c.label}${c.role === "always" ? " (always)" : ""} — ${questionLine(q)}`;
-    const a = await deps.jobs.append(t.job.job_id, { event: answer, detail, source: "mam", data });
-    if (a) {
-      seq = a.payload.seq;
-      const w = await publishJournalled(`${a.record!.topic_prefix}/events`, a.line, t.job.job_id, a.payload.seq, deps.env);
-      if (w) warnings.push(w);
-    }
-  } else warnings.push(note(`${t.session} has no open job: the answer is not journalled`));
   let told = false;
   if (answer === "denied" && t.job && !isFinal(effectiveStatus(t.job, deps.jobs.journal(t.job.job_id)))) {
     told = await tellDenied(deps, mux, ref, t.job, q, by, warnings);
   }
   return { session: t.session, job_id: t.job?.job_id ?? null, answer, choice: c, question: q, key: c.key, answered: done.answered, seq, told, warnings };
+}
+
+const WHAT_WORDS: Record<Question["what"], string> = { command: "the command", file: "the file change", tool: "the tool call", other: "the request" };
+
+/**
+ * pure: what the user said no to, for the agent, without the dialog's question ("Bash command:
+ * touch x", codex's "the command: touch x"): typed into the agent's transcript, the question's own
+ * words would read as the dialog again to the screen detector
+ */
+export function refusedLine(q: Pick<Question, "title" | "subject" | "question" | "what">): string {
+  const subject = q.subject.split("\n")[0] ?? "";
+  const what = q.title === q.question || q.title === "" ? WHAT_WORDS[q.what] : q.title;
+  return subject === "" ? what : `${what}: ${subject}`;
+}
+
+/** pure: what the agent is told after a no: what was refused, and the command that ends the job if it cannot go on */
+export function deniedText(by: string, q: Pick<Question, "title" | "subject" | "question" | "what">, jobId: string, errorCommand: string): string {
+  return [
+    `[mam] ${by} said no to ${refusedLine(q)} (job ${jobId}). Do not do it.`,
+    "Go on without it if you can; if the job cannot be done without it, report that:",
+    `  ${errorCommand}`,
+  ].join("\n");
 }
 
 /**
@@ -263,15 +288,11 @@ async function tellDenied(deps: Deps, mux: Mux, s: SessionRef, job: JobRecord, q
     warnings.push(warning(`${s.name} is not back at its prompt (${st.at}): it was not told that ${by} said no`));
     return false;
   }
-  const text = [
-    `[mam] ${by} said no to: ${questionLine(q)} (job ${job.job_id}). Do not run it.`,
-    "Go on without it if you can; if the job cannot be done without it, report that:",
-    `  ${eventCommand(job, deps.ws, "error", s.name, "what could not be done without it")}`,
-  ].join("\n");
+  const text = deniedText(by, q, job.job_id, eventCommand(job, deps.ws, "error", s.name, "what could not be done without it"));
   try {
     const left = await deps.runtime.prompt(s, text);
     if (left) warnings.push(left);
-    return true;
+    return left === undefined;
   } catch (e) {
     warnings.push(warning(`could not tell ${s.name} that ${by} said no (${(e as Error).message})`));
     return false;
