@@ -375,6 +375,16 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
   };
 
   let server: ReturnType<typeof Bun.serve>;
+  /** every timer and watcher of the server stops (a failed start, or stop()) */
+  const halt = () => {
+    stopped = true;
+    clearInterval(liveTimer);
+    clearInterval(fleetTimer);
+    clearInterval(heartbeat);
+    clearTimeout(pollTimer);
+    clearTimeout(debounce);
+    for (const w of watchers.values()) w.close();
+  };
   try {
     // never Bun's development error page (it shows the workspace's path and source lines to
     // anyone who reaches the port): a failure is a plain 500, its reason on the server's stderr
@@ -390,12 +400,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
       },
     });
   } catch (e) {
-    stopped = true;
-    clearInterval(liveTimer);
-    clearInterval(fleetTimer);
-    clearInterval(heartbeat);
-    clearTimeout(pollTimer);
-    for (const w of watchers.values()) w.close();
+    halt();
     const code = (e as { code?: string }).code;
     if (code === "EADDRINUSE") throw new MamError(`port ${o.port} on 127.0.0.1 is in use`, EXIT.FAIL, "pick another with --port N, or --port 0 for a free one");
     throw new MamError(`cannot listen on 127.0.0.1:${o.port} (${(e as Error).message})`, EXIT.FAIL);
@@ -407,12 +412,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
     note = noteUi(ws, url, port, o.env);
   } catch (e) {
     await server.stop(true);
-    stopped = true;
-    clearInterval(liveTimer);
-    clearInterval(fleetTimer);
-    clearInterval(heartbeat);
-    clearTimeout(pollTimer);
-    for (const w of watchers.values()) w.close();
+    halt();
     throw e;
   }
   return {
@@ -422,13 +422,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
     page: note.page,
     async stop() {
       note.stop();
-      stopped = true;
-      clearInterval(liveTimer);
-      clearInterval(fleetTimer);
-      clearInterval(heartbeat);
-      clearTimeout(pollTimer);
-      clearTimeout(debounce);
-      for (const w of watchers.values()) w.close();
+      halt();
       for (const c of clients) c.close();
       clients.clear();
       await server.stop(true);
