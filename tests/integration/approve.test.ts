@@ -168,6 +168,14 @@ test("a job: its question in the permission_required event, approve by the job i
       expect(await waitFor(() => perms().length === 1, 10_000, 100)).toBe(true);
       expect(perms()[0]!.data).toMatchObject({ session: "wrk", question: { subject: "touch x", fingerprint: q1.fingerprint } });
       expect(perms()[0]!.data.question.choices).toHaveLength(3);
+      // a second job for wrk waits its turn: no dialog is its, and it is never the one answered
+      const sub2 = await w.mam(["job", "submit", "--to", "wrk", "--prompt", "make y"]);
+      expect(sub2.code, sub2.stderr).toBe(0);
+      const id2 = sub2.stdout.trim();
+      expect(JSON.parse((await w.mam(["job", "status", id2, "--json"])).stdout).status).toBe("queued");
+      const queued = await w.mam(["approve", id2]);
+      expect(queued.code).toBe(2);
+      expect(queued.stderr).toContain(`ERROR: job ${id2} waits its turn (queued): no agent works on it yet, so no dialog is its`);
 
       // the job told about one question: approve by the job id alone
       const yes = await w.mam(["approve", id]);
@@ -198,9 +206,12 @@ test("a job: its question in the permission_required event, approve by the job i
       // an "always" choice: only by its number
       const q3 = await ask(w, "wrk", "make test");
       expect(await waitFor(() => perms().length === 3, 10_000, 100)).toBe(true);
-      const always = await w.mam(["approve", id, "--choice", "2", "--fingerprint", q3.fingerprint]);
+      // (by the session: the job it works on, not the one queued for it, gets the answer)
+      const always = await w.mam(["approve", "wrk", "--choice", "2", "--fingerprint", q3.fingerprint]);
       expect(always.code, always.stderr).toBe(0);
+      expect(always.stdout).toContain(`journalled on job ${id} `);
       expect(journal(w, id).filter((e) => e.event === "approved").map((e) => e.data.choice.role)).toEqual(["yes", "always"]);
+      expect(journal(w, id2).some((e) => e.event === "approved" || e.event === "denied")).toBe(false);
       expect(await w.screen("wrk")).toContain("● Bash(make test) ran; don't ask again");
       // the answers are mam's: they leave the job running
       const st = JSON.parse((await w.mam(["job", "status", id, "--json"])).stdout);

@@ -115,7 +115,9 @@ function targetOf(deps: Deps, raw: string): Target {
   const here = hostName(deps.env);
   const job = isValidJobId(raw) ? deps.jobs.read(raw) : undefined;
   if (job) {
-    const s = busySession(job, deps.jobs.journal(job.job_id));
+    const events = deps.jobs.journal(job.job_id);
+    if (effectiveStatus(job, events) === "queued") throw usageError(`job ${raw} waits its turn (queued): no agent works on it yet, so no dialog is its`, `an agent's dialog: mam approve NAME`);
+    const s = busySession(job, events);
     const local = localPart(s, here);
     if (local === undefined) {
       throw usageError(`job ${raw} waits on ${s}, on another host: its dialog is answered there`, `on ${s.slice(s.lastIndexOf("@") + 1)}: mam approve ${raw} (that host has a copy of the job)`);
@@ -127,7 +129,7 @@ function targetOf(deps: Deps, raw: string): Target {
   return { session: local, job: openJobOf(deps, local) };
 }
 
-/** the newest unfinished job that waits on this session here */
+/** the newest unfinished job that waits on this session here (not one still queued for it) */
 function openJobOf(deps: Deps, session: string): JobRecord | undefined {
   const here = hostName(deps.env);
   let best: JobRecord | undefined;
@@ -136,7 +138,9 @@ function openJobOf(deps: Deps, session: string): JobRecord | undefined {
       const r = deps.jobs.read(id);
       if (!r) continue;
       const evs = deps.jobs.journal(id);
-      if (isFinal(effectiveStatus(r, evs)) || localPart(busySession(r, evs), here) !== session) continue;
+      // a job still waiting its turn (queued) is not the one its agent works on
+      const st = effectiveStatus(r, evs);
+      if (isFinal(st) || st === "queued" || localPart(busySession(r, evs), here) !== session) continue;
       if (!best || r.created_at > best.created_at) best = r;
     } catch {} // a broken record is job status's to report
   }
