@@ -164,15 +164,16 @@ test("a job: its question in the permission_required event, approve by the job i
     const d = startSubscriber(w.sb, join(w.sb.root, "daemon.log"), { ...w.env, ...unreachableBrokerEnv, RECONCILE_POLL_INTERVAL: "30", MAM_STATE_POLL_MS: "200" });
     const perms = () => journal(w, id).filter((e) => e.event === "permission_required");
     try {
-      const q1 = await ask(w, "wrk", "touch x");
-      expect(await waitFor(() => perms().length === 1, 10_000, 100)).toBe(true);
-      expect(perms()[0]!.data).toMatchObject({ session: "wrk", question: { subject: "touch x", fingerprint: q1.fingerprint } });
-      expect(perms()[0]!.data.question.choices).toHaveLength(3);
-      // a second job for wrk waits its turn: no dialog is its, and it is never the one answered
+      // a second job for wrk waits its turn (wrk has an unfinished job): it is never the one answered
       const sub2 = await w.mam(["job", "submit", "--to", "wrk", "--prompt", "make y"]);
       expect(sub2.code, sub2.stderr).toBe(0);
       const id2 = sub2.stdout.trim();
       expect(JSON.parse((await w.mam(["job", "status", id2, "--json"])).stdout).status).toBe("queued");
+      const q1 = await ask(w, "wrk", "touch x");
+      expect(await waitFor(() => perms().length === 1, 10_000, 100)).toBe(true);
+      expect(perms()[0]!.data).toMatchObject({ session: "wrk", question: { subject: "touch x", fingerprint: q1.fingerprint } });
+      expect(perms()[0]!.data.question.choices).toHaveLength(3);
+      // no dialog is the queued job's
       const queued = await w.mam(["approve", id2]);
       expect(queued.code).toBe(2);
       expect(queued.stderr).toContain(`ERROR: job ${id2} waits its turn (queued): no agent works on it yet, so no dialog is its`);
