@@ -19,8 +19,8 @@ import { statSync } from "node:fs";
 import type { Deps } from "../ops/deps.ts";
 import type { Team } from "../team/config.ts";
 import { hostName } from "../team/host.ts";
-import { deliveriesOf, onlineTopic, type Presence, presenceTopic, teamPrefix, workspaceId } from "../team/messages.ts";
-import { seal } from "../team/seal.ts";
+import { deliveriesOf, type Online, onlineTopic, type Presence, presenceTopic, teamPrefix, workspaceId } from "../team/messages.ts";
+import { open, seal } from "../team/seal.ts";
 import type { Appended, JobRecord } from "../jobs/store.ts";
 import type { Outgoing } from "../jobs/transport.ts";
 import type { Dispatched } from "../ops/job/queue.ts";
@@ -60,7 +60,12 @@ export interface TeamPart {
  * the team part of this workspace's daemon, or undefined when this machine is in no team;
  * `ended`: a job the daemon knows has ended (put to rest), passed over without reading it
  */
-export function teamPart(deps: Deps, team: Team, ended: (id: string) => boolean = () => false): TeamPart {
+export function teamPart(
+  deps: Deps,
+  team: Team,
+  ended: (id: string) => boolean = () => false,
+  onPresence?: (host: string, wsId: string, online: boolean, at: number, log: (line: string) => void) => Promise<void>,
+): TeamPart {
   const env = deps.env;
   const host = hostName(env);
   const tp = teamPrefix(team, env);
@@ -68,6 +73,8 @@ export function teamPart(deps: Deps, team: Team, ended: (id: string) => boolean 
   const self = { team, host, wsId, tp };
   const online = onlineTopic(tp, host, wsId);
   const deliveries = `${tp}/deliver/${host}/${wsId}/`;
+  /** the team's online states (retained): a host that goes offline is news (notifications) */
+  const onlines = `${tp}/online/`;
   const offline = () => seal(team, "online", host, { online: false, at: Date.now() });
   let lastPresence = "";
   let lastSent = 0;
@@ -125,9 +132,18 @@ export function teamPart(deps: Deps, team: Team, ended: (id: string) => boolean 
 
   const part: TeamPart = {
     host,
-    extras: () => ({ topics: [deliveriesOf(tp, host, wsId)], will: { topic: online, payload: offline() } }),
-    owns: (topic) => topic.startsWith(deliveries),
+    extras: () => ({ topics: [deliveriesOf(tp, host, wsId), ...(onPresence ? [`${onlines}+/+`] : [])], will: { topic: online, payload: offline() } }),
+    owns: (topic) => topic.startsWith(deliveries) || (onPresence !== undefined && topic.startsWith(onlines)),
     async onMessage(topic, payload, ctx) {
+      if (topic.startsWith(onlines)) {
+        const [h, w] = topic.slice(onlines.length).split("/");
+        const o = open(team, payload.toString("utf8"));
+        // sealed by the host it names (an empty payload: a cleared topic)
+        if (!h || !w || !o.ok || o.envelope.from !== h || o.envelope.kind !== "online") return;
+        const b = o.body as Partial<Online>;
+        if (typeof b.online === "boolean") await onPresence?.(h, w, b.online, typeof b.at === "number" ? b.at : o.envelope.at, ctx.log);
+        return;
+      }
       const { takeDelivery, typeDelivery } = await import("../ops/job/receive.ts");
       const r = await takeDelivery(deps, self, topic, payload, emitOn(ctx), (id) => taken.has(id));
       for (const l of r.log) ctx.log(l);
