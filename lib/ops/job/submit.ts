@@ -138,6 +138,27 @@ export async function ensureDaemonNoticed(deps: Deps, warnings: Notice[], what: 
   }
 }
 
+/** how long a submit to another host waits for a daemon still connecting (its connect timeout, 5 s, and some) */
+const LISTEN_WAIT_MS = 6000;
+/** and for a daemon that has taken its lock but not yet written its state (mode unknown) */
+const STATE_WAIT_MS = 1000;
+
+/**
+ * a job for another host: what that host sends back reaches this workspace through its daemon,
+ * which must listen before the offer goes out. A daemon that has just started (or connects for
+ * the first time: the broker keeps no session for it yet) would miss the first events; its
+ * peer sends them again, but after the ones that followed them.
+ */
+async function untilListening(deps: Deps): Promise<void> {
+  const t0 = Date.now();
+  for (;;) {
+    const mode = deps.daemon.status()?.mode;
+    const waited = Date.now() - t0;
+    if (!((mode === "connecting" && waited < LISTEN_WAIT_MS) || (mode === "unknown" && waited < STATE_WAIT_MS))) return;
+    await Bun.sleep(20);
+  }
+}
+
 export interface SubmitOptions {
   /**
    * the brief file must lie inside the workspace or the target's worktree: the caller is not the
@@ -207,6 +228,7 @@ export async function submitJob(deps: Deps, o: JobInput, opts: SubmitOptions = {
     // its host keeps the queue of its own agents (it may journal `queued`)
     const record = await deps.jobs.register(full);
     const daemonPid = await ensureDaemonNoticed(deps, warnings, `job ${record.job_id} is tracked through its journal`);
+    if (daemonPid !== null) await untilListening(deps);
     try {
       const w = await rt.prompt(target, jobHeader(record, target.name, deps.ws), { purpose: "job", job: record });
       if (w) warnings.push(w);

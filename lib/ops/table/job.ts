@@ -46,7 +46,7 @@ function schedulesText(list: Schedule[]): string {
   );
 }
 
-/** what an agent reports (the delivery and queue stages are mam's own) */
+/** what an agent reports (the delivery and queue stages and the user's answers are mam's own) */
 const REPORTED_EVENTS = EVENT_NAMES.filter((e) => !MAM_EVENTS.includes(e)) as unknown as readonly [string, ...string[]];
 
 const NEW_WORKER = ["agent", "role", "mux", "herdr_server", "tmux_server"] as const;
