@@ -5,7 +5,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { errCode, EXIT, MamError, notFound } from "../sys/errors.ts";
-import { withLock } from "../sys/flock.ts";
+import { withLock } from "../sys/lock-file.ts";
 import { ensureMamSubdir } from "../sys/mam-dir.ts";
 import { isValidJobId } from "../sys/names.ts";
 import { isoUtc } from "../sys/time.ts";

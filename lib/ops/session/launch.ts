@@ -10,7 +10,7 @@ import { isSocketServer } from "../../mux/herdr-socket.ts";
 import { installAgentShim, withoutShimDirs } from "../../mux/shim.ts";
 import { AgentPaneBusy, type Backend, type Mux, type MuxPane, type WorktreeSpec } from "../../mux/types.ts";
 import { herdrAgentName } from "../../mux/herdr-proto.ts";
-import type { HeldLock } from "../../sys/flock.ts";
+import type { HeldLock } from "../../sys/lock-file.ts";
 import { claimPaneLock } from "../../sys/pane-lock.ts";
 import type { Env } from "../../sys/paths.ts";
 import { labelFor } from "../../fleet/naming.ts";
