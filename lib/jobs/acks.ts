@@ -8,7 +8,7 @@
 // no ack it can verify). So resends cover a broker that lost what it had acknowledged (restarted
 // without persistence, the daemon not subscribed yet) and still cost nothing once delivered.
 // Pure: no I/O.
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { hmacSha256Hex, sameBytes } from "../sys/digest.ts";
 import { canonicalJson } from "./canonical.ts";
 import { ORIGIN_RE } from "./identity.ts";
 
@@ -25,7 +25,7 @@ export interface JobAck {
 export const ackTopicOf = (eventsTopic: string): string => eventsTopic.replace(/\/events$/, "/acks");
 
 const mac = (body: Omit<JobAck, "data"> & { data: Record<string, never> }, token: string) =>
-  createHmac("sha256", Buffer.from(token, "utf8")).update(canonicalJson(body), "utf8").digest("hex");
+  hmacSha256Hex(token, canonicalJson(body));
 
 /** the signed ack payload (canonical JSON) */
 export function signedAck(jobId: string, acked: Record<string, number>, token: string, timestamp: string): string {
@@ -56,5 +56,5 @@ export function readAck(raw: Uint8Array | string, jobId: string, token: string):
   } catch {
     return undefined;
   }
-  return timingSafeEqual(Buffer.from(sig), Buffer.from(want)) ? acked : undefined;
+  return sameBytes(Buffer.from(sig), Buffer.from(want)) ? acked : undefined;
 }

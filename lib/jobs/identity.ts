@@ -8,7 +8,7 @@
 // EventIndex is what a receiver remembers of a journal: per identity the event's signature (an
 // exact replay has the same identity and the same signature; a valid signature covers every other
 // byte of the payload), and per origin the highest seq (to log gaps). Pure: no I/O.
-import { randomBytes } from "node:crypto";
+import { randomBytes } from "../sys/digest.ts";
 
 /** an origin id: what mam writes is 16 hex digits; other senders may use 8-64 of [A-Za-z0-9_-] */
 export const ORIGIN_RE = /^[A-Za-z0-9_-]{8,64}$/;

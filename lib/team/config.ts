@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { atomicWriteFile } from "../sys/atomic.ts";
+import { randomBytes } from "../sys/digest.ts";
 import { EXIT, MamError, usageError } from "../sys/errors.ts";
 import { isValidName } from "../sys/names.ts";
 import { type Env, stateDir } from "../sys/paths.ts";
@@ -31,9 +32,8 @@ const CODE_PREFIX = "mamteam1.";
 
 export const teamPath = (env: Env) => join(stateDir(env), "team.json");
 
-/** 32 random bytes from the global Web Crypto (importing node:crypto would cost every mam command ~2 ms of start-up: this module is on it) */
 export function newSecret(): string {
-  return Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
+  return randomBytes(32).toString("base64url");
 }
 
 function checkTeam(v: unknown, where: string): Team {
