@@ -7,13 +7,13 @@
 // mam's secrets (lib/sys/secrets.ts) reach no pane: a server mam starts never has them
 // (serverEnv), and a pane mam creates gets them set empty (`--env NAME=`), since a server the
 // user started may have them in its environment and herdr can only set a pane's variables.
-import { randomBytes } from "node:crypto";
+import { randomBytes } from "../sys/digest.ts";
 import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { basename, join } from "node:path";
 import { EXIT, MamError } from "../sys/errors.ts";
 import { type Env, homeDir, stateDir } from "../sys/paths.ts";
 import { SECRET_ENV, withoutSecrets } from "../sys/secrets.ts";
-import { execCapture, shJoin } from "./exec.ts";
+import { cleanEnv, execCapture, shJoin } from "./exec.ts";
 import {
   callFailure,
   HerdrError,
@@ -89,9 +89,13 @@ export class HerdrMux implements Mux {
     return this.opts.socketPath ? [] : ["--session", this.server];
   }
 
-  private get callEnv(): Env {
+  private envOfCalls?: Record<string, string>;
+
+  /** the environment of every call, worked out once (copying the process's environment per call is not free) */
+  private get callEnv(): Record<string, string> {
+    if (this.envOfCalls) return this.envOfCalls;
     const env = withoutSecrets(this.env);
-    return this.opts.socketPath ? { ...env, HERDR_SOCKET_PATH: this.opts.socketPath, HERDR_SESSION: undefined } : env;
+    return (this.envOfCalls = cleanEnv(this.opts.socketPath ? { ...env, HERDR_SOCKET_PATH: this.opts.socketPath, HERDR_SESSION: undefined } : env));
   }
 
   /** run `herdr --session <server> <args>`; throws the typed failure; returns stdout */

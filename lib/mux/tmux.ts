@@ -11,7 +11,7 @@ import { conflict, EXIT, MamError, usageError } from "../sys/errors.ts";
 import { field } from "../sys/fields.ts";
 import type { Env } from "../sys/paths.ts";
 import { SECRET_ENV, withoutSecrets } from "../sys/secrets.ts";
-import { execCapture, lastOutput, shJoin, type ExecResult } from "./exec.ts";
+import { cleanEnv, execCapture, lastOutput, shJoin, type ExecResult } from "./exec.ts";
 import { foregroundOf, hasProcfs } from "./procfs.ts";
 import type { Listing, Mux, MuxPane, PaneScreen, ProcessInfo, StartSpec } from "./types.ts";
 
@@ -165,6 +165,8 @@ export interface TmuxOptions {
 export class TmuxMux implements Mux {
   readonly backend = "tmux" as const;
   private binPath?: string;
+  /** the environment of every call, worked out once */
+  private envOfCalls?: Record<string, string>;
 
   constructor(
     readonly server: string,
@@ -185,7 +187,7 @@ export class TmuxMux implements Mux {
    */
   private async run(args: Arg[], stdin?: string): Promise<ExecResult> {
     const argv = [this.bin, "-L", this.server, ...args.map((a) => (a === SEP ? ";" : tmuxArg(a)))];
-    const env = { ...withoutSecrets(this.env), TMUX: undefined, TMUX_PANE: undefined };
+    const env = (this.envOfCalls ??= cleanEnv({ ...withoutSecrets(this.env), TMUX: undefined, TMUX_PANE: undefined }));
     try {
       return await execCapture(argv, { env, timeoutMs: this.opts.timeoutMs ?? 10_000, stdin });
     } catch (e) {

@@ -29,9 +29,17 @@ export function realDeps(ws: string, env: Env = process.env, o: WiringOptions = 
   let jobs: JobStore | undefined;
   let git: Deps["git"] | undefined;
   let runtime: Deps["runtime"] | undefined;
+  // one driver per server for the life of the process (the daemon asks every second): the
+  // binary's path, the environment of its calls and herdr's version check are worked out once
+  const muxes = new Map<string, Mux>();
   const muxFor = (backend: Backend, server: string): Mux => {
-    const m = require("../mux/index.ts") as MuxModule;
-    return m.muxFor(backend, server, env, o.warn ? { herdr: { warn: o.warn } } : {});
+    const key = `${backend}:${server}`;
+    let mux = muxes.get(key);
+    if (!mux) {
+      const m = require("../mux/index.ts") as MuxModule;
+      muxes.set(key, (mux = m.muxFor(backend, server, env, o.warn ? { herdr: { warn: o.warn } } : {})));
+    }
+    return mux;
   };
   const daemon: DaemonControl = {
     ensure: () => daemonProc().ensureDaemonDetailed(ws, env),
