@@ -161,11 +161,10 @@ export class HerdrMux implements Mux {
     if (w) this.opts.warn?.(w);
   }
 
-  async ensureRunning(start: boolean): Promise<void> {
+  async ensureRunning(start: boolean): Promise<MuxPane[] | void> {
     await this.checkVersion();
     try {
-      await this.panes();
-      return;
+      return await this.panes();
     } catch (e) {
       if (!(e instanceof HerdrError && e.code === "server_not_running") || !start) throw e;
     }
@@ -218,8 +217,8 @@ export class HerdrMux implements Mux {
     }
   }
 
-  async claimPane(cwd: string, taken: (paneId: string) => boolean, env: Record<string, string> = {}): Promise<MuxPane> {
-    const panes = await this.panes();
+  async claimPane(cwd: string, taken: (paneId: string) => boolean, env: Record<string, string> = {}, listed?: MuxPane[]): Promise<MuxPane> {
+    const panes = listed ?? (await this.panes());
     const ws = pickWorkspace(panes, cwd);
     const masked = { ...env, ...Object.fromEntries(SECRET_ENV.map((k) => [k, ""])) };
     const envArgs = Object.entries(masked).flatMap(([k, v]) => ["--env", `${k}=${v}`]);
@@ -294,7 +293,9 @@ export class HerdrMux implements Mux {
         }
         if (out.kind === "exited") return failStart(this.ops, pane.id, agent, "exited right after start", typed);
         const info = toMuxPane(out.result.agent);
-        return { ...pane, agentName: name, agent: info?.agent ?? spec.herdrKind, status: info?.status ?? pane.status, cmd: basename(exe), cmdFull: shJoin(spec.argv) };
+        // the agent's process as the start watch saw it: its pid without another process-info
+        const proc = out.agent ? { pid: out.agent.pid, cmd: out.agent.name || basename(exe) } : { cmd: basename(exe) };
+        return { ...pane, agentName: name, agent: info?.agent ?? spec.herdrKind, status: info?.status ?? pane.status, title: info?.title, ...proc, cmdFull: shJoin(spec.argv) };
       }
     }
     // a typed kind: `pane run` does not check the pane; a fresh pane's shell must be done with its
@@ -402,11 +403,12 @@ export class HerdrMux implements Mux {
     return this.call(["pane", "read", paneId, "--source", "recent-unwrapped", "--lines", String(n)], { paneId });
   }
 
-  async screen(paneId: string): Promise<PaneScreen> {
+  async screen(paneId: string, listed?: MuxPane): Promise<PaneScreen> {
     const [text, title] = await Promise.all([
       this.call(["pane", "read", paneId, "--source", "visible"], { paneId }),
       // the title is a hint: a pane get that fails leaves it empty, the screen still counts
-      this.json(["pane", "get", paneId], { paneId }).then(paneTitle, () => ""),
+      // (a record herdr printed leaves an empty title out: absent means none)
+      listed?.id === paneId ? (listed.title ?? "") : this.json(["pane", "get", paneId], { paneId }).then(paneTitle, () => ""),
     ]);
     return { text, title };
   }

@@ -291,6 +291,7 @@ export async function createSession(deps: Deps, o: CreateInput): Promise<Created
     paneId: l.pane.id,
     env: deps.env,
     text: onboard ? onboardingText(name, kind.kind, role, ws, wt, agentMam(deps.env)) : undefined,
+    started: l.pane,
   });
   if (o.onboard && !onboard) after.warnings.push(info(`no onboarding for a ${kind.kind} session (it would run the text); a job to it is a command that mam runs`));
   return {
