@@ -7,7 +7,10 @@
 #   -L NAME            → --session NAME (herdr has no -L)
 #   HERDR_SESSION_NAME → --session NAME when no --session/-L is given (empty or "default": ambient)
 #   --session default  → herdr's default server (and its lock), as herdr reads it
-#   MAM_REAL_HERDR     → the real herdr (else the first herdr on PATH that is not a mam shim)
+#   MAM_REAL_HERDR     → the real herdr; else HERDR_BIN_PATH, the herdr that runs this pane's
+#                        server (herdr 0.8.2 sets it in every pane; its own hooks call it), when
+#                        it is an executable that is not a mam shim; else the first herdr on PATH
+#                        that is not a mam shim
 # Generated file: `mam shim install` overwrites it.
 
 # the mam that installed this shim (else `mam` on PATH)
@@ -36,6 +39,8 @@ if [[ -n ${MAM_REAL_HERDR:-} ]]; then
   shim_real=$MAM_REAL_HERDR
   [[ -x $shim_real && ! -d $shim_real ]] || shim_die 127 "MAM_REAL_HERDR '$shim_real' is not an executable file"
   [[ $shim_real -ef $shim_self ]] && shim_die 127 "MAM_REAL_HERDR points at this shim ($shim_self); point it at the real herdr"
+elif [[ -n ${HERDR_BIN_PATH:-} && -f $HERDR_BIN_PATH && -x $HERDR_BIN_PATH && ! $HERDR_BIN_PATH -ef $shim_self ]] && ! shim_is_shim "$HERDR_BIN_PATH"; then
+  shim_real=$HERDR_BIN_PATH
 else
   shim_old_ifs=$IFS
   IFS=:

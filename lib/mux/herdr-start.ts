@@ -1,9 +1,12 @@
-// Starting an agent in a claimed herdr pane (SPEC §5.2 step 3), as real herdr 0.8.0 behaves:
+// Starting an agent in a claimed herdr pane (SPEC §5.2 step 3), as real herdr 0.8.0 and 0.8.2
+// behave (docs/herdr-compat.md):
 //
 // * herdr kinds: `herdr agent start NAME --kind K --pane P --timeout MS`. herdr types the kind's
-//   command into the pane's shell and the CLI polls until the agent is ready. An agent that exits
-//   at start does NOT end the call early: 0.8.0 keeps polling and answers `timeout` after the
-//   whole --timeout (src/cli/agent.rs:501-562; audit #4). So mam watches the pane while the call
+//   command into the pane's shell and the CLI polls until the agent is ready (0.8.2: idle; an
+//   agent blocked at a start dialog ends the call with agent_not_ready and keeps its name, which
+//   the driver takes as started: herdr.ts). An agent that exits at start does NOT end the call
+//   early: 0.8.0 and 0.8.2 keep polling and answer `timeout` after the whole --timeout
+//   (src/cli/agent.rs wait_for_named_agent; audit #4). So mam watches the pane while the call
 //   runs (`pane process-info` every WATCH_MS, the visible screen while nothing runs): the agent
 //   was in the foreground and the bare shell is back (CONFIRM_MS), or the command was typed (the
 //   screen changed) or something else ran and the bare shell stays (CONFIRM_UNSEEN_MS: a fresh
@@ -11,8 +14,9 @@
 //   after start", with the pane's last output, in about a second.
 // * a pane this claim created may still be running the user's shell startup files (pyenv, conda,
 //   direnv hooks run children in the shell's process group), which herdr answers with
-//   agent_pane_busy (src/platform/mod.rs:214-225): wait until the shell is free, try again,
-//   bounded (audit #3). A reused pane that is busy belongs to someone else: AgentPaneBusy.
+//   agent_pane_busy (src/platform/mod.rs:214-225; 0.8.2's CLI itself retries for 2 s): wait
+//   until the shell is free, try again, bounded (audit #3). A reused pane that is busy belongs
+//   to someone else: AgentPaneBusy.
 // * typed kinds: `pane run P <command>`, then the command must own the terminal for settleMs.
 // * the pane is labelled `mam:<name>` only once the claim is ours (our command is in its
 //   foreground, or the start succeeded), never before.

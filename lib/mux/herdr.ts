@@ -1,5 +1,5 @@
-// The herdr backend: drives the `herdr` CLI (reference/herdr.md §2, as real 0.8.0 behaves:
-// reference/herdr-0.8.0-audit.md) with Bun.spawn, always with `--session <server>` (or, for a
+// The herdr backend: drives the `herdr` CLI (reference/herdr.md §2, as real 0.8.0 and 0.8.2
+// behave: docs/herdr-compat.md) with Bun.spawn, always with `--session <server>` (or, for a
 // server reachable only by a custom socket, HERDR_SOCKET_PATH) and explicit pane ids, one JSON
 // line per command, a deadline per call. Starting agents: herdr-start.ts; versions:
 // herdr-version.ts; the binary and a started server's env: herdr-env.ts.
@@ -27,10 +27,11 @@ import {
   toMuxPane,
 } from "./herdr-proto.ts";
 import { busyFreshPane, failStart, type HerdrOps, runManagedStart, waitShellFree } from "./herdr-start.ts";
-import { herdrSupport, unsupportedError, versionWarning } from "./herdr-version.ts";
+import { type HerdrRelease, herdrSupport, releaseOf, type Support, unsupportedError, versionWarning } from "./herdr-version.ts";
 import { findHerdr, serverEnv, shellReadyMs } from "./herdr-env.ts";
+import { foreignPane } from "./owner.ts";
 import { isShellOnly, nonShellForeground } from "./procfs.ts";
-import { AgentGone, AgentPaneBusy, type Listing, type Mux, type MuxPane, type Notice, type PaneScreen, type ProcessInfo, type StartSpec, type WorktreeOpened, type WorktreeSpec } from "./types.ts";
+import { AgentBlocked, AgentGone, AgentPaneBusy, type Listing, type Mux, type MuxPane, type Notice, type PaneScreen, type ProcessInfo, type StartSpec, type WorktreeOpened, type WorktreeSpec } from "./types.ts";
 
 export { findHerdr, HerdrError, serverEnv };
 
@@ -51,10 +52,18 @@ export interface HerdrOptions {
    * HERDR_SOCKET_PATH=<path> and no --session (which would override it)
    */
   socketPath?: string;
-  /** say a warning line (an unsupported-but-allowed herdr version); default: nothing said */
+  /**
+   * say a warning line (a herdr newer than mam knows: once a day per server, across mam
+   * processes); default: nothing said, and the day's warning is left for a caller that says it
+   */
   warn?: (line: string) => void;
   /** pause between typed text and its Enter in sendText (default 300 ms) */
   enterDelayMs?: number;
+  /**
+   * the workspace this mux serves: list() leaves out the panes that work in another mam
+   * workspace (owner.ts). Unset: every pane (registry rebuild, which says why it leaves one out).
+   */
+  workspace?: string;
 }
 
 /** how many agent names `start` tries when herdr says the name is taken */
@@ -71,6 +80,7 @@ export class HerdrMux implements Mux {
   private binPath?: string;
   private readonly timeoutMs: number;
   private checked = false;
+  private support?: Support;
 
   constructor(
     readonly server: string,
@@ -142,7 +152,9 @@ export class HerdrMux implements Mux {
 
   async list(): Promise<Listing> {
     try {
-      return { state: "ok", panes: await this.panes() };
+      const ws = this.opts.workspace;
+      const panes = await this.panes();
+      return { state: "ok", panes: ws === undefined ? panes : panes.filter((p) => !foreignPane(p, ws)) };
     } catch (e) {
       const detail = e instanceof MamError ? e.render().replace(/^ERROR: /, "") : String((e as Error).message);
       if (e instanceof HerdrError && e.code === "server_not_running") return { state: "not-running", detail };
@@ -150,15 +162,32 @@ export class HerdrMux implements Mux {
     }
   }
 
-  /** refuse a herdr older than mam supports; warn once about a newer one (herdr-version.ts) */
+  /** what `herdr --version` says of this binary (cached: herdr-version.ts) */
+  private async supportNow(): Promise<Support> {
+    return (this.support ??= await herdrSupport(this.bin, this.env));
+  }
+
+  /** the herdr behaviour to follow where 0.8.0 and 0.8.2 differ (herdr-version.ts releaseOf) */
+  async release(): Promise<HerdrRelease> {
+    return releaseOf(await this.supportNow());
+  }
+
+  /**
+   * refuse a herdr older than mam supports; warn about a newer one, once a day per server (the
+   * day's warning is taken only by a caller that says it: lib/sys/once-a-day.ts)
+   */
   async checkVersion(): Promise<void> {
     if (this.checked) return;
     this.checked = true;
-    const support = await herdrSupport(this.bin, this.env);
+    const support = await this.supportNow();
     const refused = unsupportedError(support, this.bin);
     if (refused) throw refused;
-    const w = versionWarning(support);
-    if (w) this.opts.warn?.(w);
+    const w = versionWarning(support, this.server);
+    const say = this.opts.warn;
+    if (w && say && support.kind === "newer") {
+      const { firstToday } = await import("../sys/once-a-day.ts");
+      if (await firstToday(this.env, `herdr-newer ${this.server} ${support.version}`)) say(w);
+    }
   }
 
   async ensureRunning(start: boolean): Promise<MuxPane[] | void> {
@@ -289,6 +318,15 @@ export class HerdrMux implements Mux {
             const how = e.code === "timeout" ? `did not become ready within ${Math.round(readyMs / 1000)} s` : "exited right after start";
             return failStart(this.ops, pane.id, agent, how, typed);
           }
+          // herdr 0.8.2: the agent came up blocked (a start dialog: trust, sign-in, first-run
+          // setup) and keeps its name: started, waiting for the user (the caller sees it blocked
+          // and types nothing into it)
+          if (e instanceof HerdrError && e.code === "agent_not_ready") {
+            const held = await this.agentIn(name, pane.id);
+            if (!held) return failStart(this.ops, pane.id, agent, "exited right after start", typed);
+            if (spec.label) await this.label(pane.id, spec.label);
+            return { ...pane, agentName: name, agent: held.agent ?? spec.herdrKind, status: held.status, title: held.title, cmd: basename(exe), cmdFull: shJoin(spec.argv) };
+          }
           throw e;
         }
         if (out.kind === "exited") return failStart(this.ops, pane.id, agent, "exited right after start", typed);
@@ -306,6 +344,17 @@ export class HerdrMux implements Mux {
     if (!fg) return failStart(this.ops, pane.id, agent, "exited right after start", shJoin(spec.argv));
     if (spec.label) await this.label(pane.id, spec.label);
     return { ...pane, pid: fg.pid, cmd: fg.name || basename(exe), cmdFull: shJoin(spec.argv) };
+  }
+
+  /** the agent `name` as herdr shows it, when it is in that pane (undefined: gone, or elsewhere) */
+  private async agentIn(name: string, paneId: string): Promise<MuxPane | undefined> {
+    try {
+      const a = toMuxPane((await this.json(["agent", "get", name], { paneId })).agent);
+      return a?.id === paneId ? a : undefined;
+    } catch (e) {
+      if (e instanceof HerdrError) return undefined;
+      throw e;
+    }
   }
 
   /**
@@ -355,19 +404,30 @@ export class HerdrMux implements Mux {
   /**
    * a prompt to the pane's agent (audit #1, #2). herdr kinds: `herdr agent prompt <pane> <text>`,
    * herdr's own submission (bracketed paste when the app asked for it, Enter 300 ms later), which
-   * herdr refuses when no agent owns the pane. Typed kinds: the agent must own the terminal
-   * (`pane process-info`), then `pane run` (text + Enter, bracketed when asked). A pane whose
-   * agent is gone → AgentGone, and nothing is typed.
+   * herdr refuses when no agent owns the pane, and (0.8.2) when the agent is blocked at a dialog
+   * or question: agent_blocked, nothing sent. herdr 0.8.0 would type into the blocked agent, so
+   * there mam asks `agent get` first. Typed kinds: the agent must own the terminal (`pane
+   * process-info`), then `pane run` (text + Enter, bracketed when asked). A pane whose agent is
+   * gone → AgentGone, a blocked one → AgentBlocked; nothing is typed.
    */
   async submit(paneId: string, text: string, managed: boolean): Promise<void> {
     if (text === "") throw new MamError("an empty prompt (a bug in mam)", EXIT.FAIL);
     if (managed) {
+      const refused = (e: unknown): unknown => {
+        if (!(e instanceof HerdrError)) return e;
+        if (NO_AGENT.has(e.code)) return new AgentGone(paneId, e.message);
+        if (e.code === "pane_not_found") return new AgentGone(paneId, "the pane is gone");
+        if (e.code === "agent_blocked") return new AgentBlocked(paneId, "herdr refused the text: agent_blocked");
+        return e;
+      };
       try {
+        if ((await this.release()) === "0.8.0") {
+          const a = toMuxPane((await this.json(["agent", "get", paneId], { paneId })).agent);
+          if (a?.status === "blocked") throw new AgentBlocked(paneId, "herdr reports it blocked");
+        }
         await this.call(["agent", "prompt", paneId, text], { paneId });
       } catch (e) {
-        if (e instanceof HerdrError && NO_AGENT.has(e.code)) throw new AgentGone(paneId, e.message);
-        if (e instanceof HerdrError && e.code === "pane_not_found") throw new AgentGone(paneId, "the pane is gone");
-        throw e;
+        throw refused(e);
       }
       return;
     }

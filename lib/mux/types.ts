@@ -19,6 +19,8 @@ export interface MuxPane {
   cwd?: string;
   /** herdr pane label ("mam:<name>"); tmux: "mam:<name>" read back from the session's @mam_name option */
   label?: string;
+  /** tmux: the workspace mam started the pane's session for (its @mam_workspace option), when set; herdr keeps none (owner.ts) */
+  owner?: string;
   /** detected agent kind (herdr PaneInfo.agent) */
   agent?: string;
   /** herdr agent name: set by start(); list() cannot see it (herdr's PaneInfo has no name) */
@@ -138,8 +140,12 @@ export interface WorktreeOpened {
   alreadyOpen?: boolean;
 }
 
-/** the Mux of (backend, server): what use cases get instead of building one */
-export type MuxFactory = (backend: Backend, server: string) => Mux;
+/**
+ * the Mux of (backend, server), what use cases get instead of building one, for one workspace:
+ * its list() leaves out the panes of another workspace (lib/mux/owner.ts); `allWorkspaces`
+ * lists them all
+ */
+export type MuxFactory = (backend: Backend, server: string, opts?: { allWorkspaces?: boolean }) => Mux;
 
 export interface Mux {
   readonly backend: Backend;
@@ -176,7 +182,8 @@ export interface Mux {
   /**
    * submit a prompt to the agent that owns the pane (text, Enter after it). `managed`: the agent
    * is of a kind herdr knows (herdr: `agent prompt`); else a typed kind (herdr: `pane run` after
-   * checking the foreground). Never types into a pane whose agent is gone: AgentGone.
+   * checking the foreground). Never types into a pane whose agent is gone: AgentGone. herdr kinds:
+   * never into an agent herdr sees blocked (a dialog, a question): AgentBlocked.
    */
   submit(paneId: string, text: string, managed: boolean): Promise<void>;
   /** a best-effort notice to the user (herdr: notification show); absent where there is none */
@@ -225,6 +232,20 @@ export class AgentGone extends MamError {
   ) {
     super(`no agent in pane ${paneId} any more (${why}); nothing was typed into it`, EXIT.FAIL, "see: mam status; mam resume <name> starts it again");
     this.name = "AgentGone";
+  }
+}
+
+/**
+ * the pane's agent waits at a dialog or question (herdr 0.8.2 refuses `agent prompt` with
+ * agent_blocked; on 0.8.0 mam asks herdr first): nothing was typed into it
+ */
+export class AgentBlocked extends MamError {
+  constructor(
+    readonly paneId: string,
+    why: string,
+  ) {
+    super(`the agent in pane ${paneId} waits at a dialog or question (${why}); nothing was typed into it`, EXIT.FAIL, "answer it in the pane, then try again");
+    this.name = "AgentBlocked";
   }
 }
 

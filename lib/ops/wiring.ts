@@ -29,15 +29,18 @@ export function realDeps(ws: string, env: Env = process.env, o: WiringOptions = 
   let jobs: JobStore | undefined;
   let git: Deps["git"] | undefined;
   let runtime: Deps["runtime"] | undefined;
-  // one driver per server for the life of the process (the daemon asks every second): the
-  // binary's path, the environment of its calls and herdr's version check are worked out once
+  // one driver per server (and view) for the life of the process (the daemon asks every second):
+  // the binary's path, the environment of its calls and herdr's version check are worked out once.
+  // Panes of another workspace (lib/mux/owner.ts) are left out of every listing but the rebuild's.
   const muxes = new Map<string, Mux>();
-  const muxFor = (backend: Backend, server: string): Mux => {
-    const key = `${backend}:${server}`;
+  const muxFor = (backend: Backend, server: string, mo: { allWorkspaces?: boolean } = {}): Mux => {
+    const key = `${backend}:${server}:${mo.allWorkspaces ? "all" : "own"}`;
     let mux = muxes.get(key);
     if (!mux) {
       const m = require("../mux/index.ts") as MuxModule;
-      muxes.set(key, (mux = m.muxFor(backend, server, env, o.warn ? { herdr: { warn: o.warn } } : {})));
+      const workspace = mo.allWorkspaces ? undefined : ws;
+      mux = m.muxFor(backend, server, env, { herdr: { ...(o.warn ? { warn: o.warn } : {}), ...(workspace ? { workspace } : {}) }, tmux: workspace ? { workspace } : {} });
+      muxes.set(key, mux);
     }
     return mux;
   };

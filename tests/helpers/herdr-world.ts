@@ -30,6 +30,11 @@ export interface World {
 export interface WorldOptions {
   /** extra environment of the herdr server (and so of its panes and agents) */
   herdrEnv?: Record<string, string>;
+  /**
+   * the herdr version the fake plays (0.8.0 when not given; "0.8.2" plays 0.8.2's behaviour):
+   * FAKE_HERDR_VERSION in the world's env, so the server, mam's herdr calls and the panes agree
+   */
+  herdrVersion?: string;
   /** put a logging wrapper first on PATH as `herdr` (the fake moves to <root>/fakebin) */
   wrap?: boolean;
 }
@@ -54,6 +59,7 @@ export function writeWrapper(sb: Sandbox): string {
 
 export async function withWorld(o: WorldOptions, fn: (w: World) => Promise<void>): Promise<void> {
   const sb = makeSandbox("mam-sh-");
+  if (o.herdrVersion !== undefined) sb.env.FAKE_HERDR_VERSION = o.herdrVersion;
   installFakeAgents(sb.bin);
   let binDir: string | undefined;
   if (o.wrap) {

@@ -52,8 +52,12 @@ export interface StartOptions {
   session?: string;
   /** agent start settle delay (FAKE_HERDR_SETTLE_MS); default 150 */
   settleMs?: number;
-  /** protocol number the server reports (FAKE_HERDR_PROTOCOL); default 19 */
+  /** protocol number the server reports (FAKE_HERDR_PROTOCOL); default its release's (19, 0.8.2: 20) */
   protocol?: number;
+  /**
+   * the herdr version the fake plays (FAKE_HERDR_VERSION; default 0.8.0): the server and the
+   * CLI runs of `.herdr()` (a 0.8.2 client speaks protocol 20, so both must play it)
+   */
   version?: string;
   /** /proc poll period; default 50 */
   pollMs?: number;
@@ -153,7 +157,7 @@ export async function startFakeHerdr(sb: Sandbox, o: StartOptions = {}): Promise
     call,
     subscribe: (subscriptions) => openStream(socket, { id: `test:${++reqNo}`, method: "events.subscribe", params: { subscriptions } }),
     herdr: (args, ro = {}) => {
-      const e: Record<string, string> = { ...sb.env };
+      const e: Record<string, string> = { ...sb.env, ...(o.version !== undefined ? { FAKE_HERDR_VERSION: o.version } : {}) };
       for (const [k, v] of Object.entries(ro.env ?? {})) {
         if (v === undefined) delete e[k];
         else e[k] = v;

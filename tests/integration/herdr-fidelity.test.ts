@@ -262,7 +262,7 @@ describe.concurrent("audit #9: only key names herdr 0.8.0 accepts", () => {
 });
 
 describe.concurrent("herdr versions", () => {
-  test("a herdr older than 0.8.0 is refused before anything happens; a newer one is warned about once", async () => {
+  test("a herdr older than 0.8.0 is refused before anything happens; a newer one is warned about (once a day: herdr-versions.test.ts)", async () => {
     await withWorld({}, async (w) => {
       const old = await w.mam(["create", "--agent", "claude", "--herdr-session", SERVER, "--no-onboard", "--session", "v1"], { env: { ...w.env, FAKE_HERDR_VERSION: "0.7.5" } });
       expect(old.code).toBe(1);
@@ -271,9 +271,10 @@ describe.concurrent("herdr versions", () => {
       expect(await w.panes()).toEqual([]);
       expect(existsSync(w.reg)).toBe(false);
     });
-    await withWorld({}, async (w) => {
-      const r = ok(await w.mam(["create", "--agent", "claude", "--herdr-session", SERVER, "--no-onboard", "--session", "v2"], { env: { ...w.env, FAKE_HERDR_VERSION: "0.9.1" } }));
-      expect(r.stderr.split("\n").filter((l) => l.startsWith("WARNING: herdr 0.9.1 is newer"))).toHaveLength(1);
+    // (the CLI and the server of one release: a 0.9.1 client speaks protocol 20)
+    await withWorld({ herdrVersion: "0.9.1" }, async (w) => {
+      const r = ok(await w.mam(["create", "--agent", "claude", "--herdr-session", SERVER, "--no-onboard", "--session", "v2"]));
+      expect(r.stderr.split("\n").filter((l) => l.startsWith("WARNING: herdr 0.9.1 (server 'mam') is newer than mam knows"))).toHaveLength(1);
       // the answer is kept per binary: the next call does not ask herdr again
       const cache = JSON.parse(readFileSync(join(w.sb.home, ".local", "state", "mam", "herdr-version.json"), "utf8"));
       expect(cache).toEqual([{ bin: expect.stringMatching(/herdr$/), size: expect.any(Number), mtimeMs: expect.any(Number), output: "herdr 0.9.1\n" }]);

@@ -272,6 +272,27 @@ describe("the herdr shim", () => {
     expect(calls().at(-1)!.args).toBe("pane list");
   });
 
+  test("herdr 0.8.2's HERDR_BIN_PATH (the herdr running the pane's server) comes before PATH; a missing one or a shim is skipped", async () => {
+    const running = join(sb.root, "running");
+    mkdirSync(running);
+    writeFileSync(join(running, "herdr"), STUB.replace('"$*" >> "$STUB_LOG"', '"running $*" >> "$STUB_LOG"'));
+    chmodSync(join(running, "herdr"), 0o755);
+    const PATH = [agentShimDir(sb.ws, sb.env), realDir, sb.env.PATH].join(":");
+    const via = async (bin: string | undefined) => {
+      const r = await run([shim, "pane", "list"], { env: sb.with({ PATH, STUB_LOG: log, HERDR_BIN_PATH: bin }), timeoutMs: 20_000 });
+      expect(r.code).toBe(0);
+      return calls().at(-1)!.args;
+    };
+    expect(await via(join(running, "herdr"))).toBe("running pane list");
+    expect(await via(join(sb.root, "no-such-herdr"))).toBe("pane list");
+    expect(await via(shim)).toBe("pane list");
+    expect(await via(undefined)).toBe("pane list");
+    // MAM_REAL_HERDR still wins
+    const r = await run([shim, "pane", "list"], { env: sb.with({ PATH, STUB_LOG: log, HERDR_BIN_PATH: join(running, "herdr"), MAM_REAL_HERDR: stub }), timeoutMs: 20_000 });
+    expect(r.code).toBe(0);
+    expect(calls().at(-1)!.args).toBe("pane list");
+  });
+
   test("no real herdr anywhere: exit 127 and a clear message", async () => {
     const PATH = [agentShimDir(sb.ws, sb.env), "/usr/bin", "/bin"].join(":");
     const r = await run([shim, "pane", "list"], { env: sb.with({ PATH }) });

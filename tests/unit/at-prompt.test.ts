@@ -4,8 +4,10 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { detectScreen, hasInputBox, inputBoxText } from "../../lib/agents/screen/detect.ts";
-import type { Mux } from "../../lib/mux/types.ts";
-import { answerHint, deliver, holdsText, mayType, paneStateOf, promptWaitMs, waitingAt } from "../../lib/ops/session/at-prompt.ts";
+import { AgentBlocked, type Mux } from "../../lib/mux/types.ts";
+import { afterStart } from "../../lib/ops/session/after-start.ts";
+import { answerHint, deliver, holdsText, mayType, paneStateOf, promptWaitMs, typeInto, waitingAt } from "../../lib/ops/session/at-prompt.ts";
+import { MamError } from "../../lib/sys/errors.ts";
 
 const FIX = join(import.meta.dir, "..", "fixtures", "screens");
 const screen = (kind: string, name: string) => {
@@ -168,5 +170,47 @@ describe("deliver: typed, seen in the box, Enter, seen to leave", () => {
       expect(await deliver(p.mux, "%1", kind, TEXT, true, env)).toBe("unchecked");
       expect(p.calls).toEqual(["submit"]);
     }
+  });
+});
+
+describe("an agent that goes to a dialog between mam's look and the typing (herdr refuses: AgentBlocked)", () => {
+  /** a herdr pane whose agent looks idle, and whose submit herdr refuses (0.8.2 agent_blocked) */
+  function refusingPane() {
+    const calls: string[] = [];
+    const mux = {
+      backend: "herdr",
+      server: "mam",
+      async list() {
+        return { state: "ok", panes: [{ id: "w1:p2", status: "idle", agent: "claude" }] };
+      },
+      async screen() {
+        return { text: "claude (fake agent) ready\n> ", title: "" };
+      },
+      async submit(paneId: string) {
+        calls.push("submit");
+        throw new AgentBlocked(paneId, "herdr refused the text: agent_blocked");
+      },
+    } as unknown as Mux;
+    return { mux, calls };
+  }
+
+  test("typeInto: the same error as a dialog seen by the look, nothing typed", async () => {
+    const p = refusingPane();
+    const s = { name: "wrk", paneId: "w1:p2", agent: "claude", backend: "herdr" as const, server: "mam" };
+    const e = await typeInto(p.mux, s, "[mam] Job 1234abcd", true, {}).then(
+      () => undefined,
+      (x: unknown) => x,
+    );
+    expect(e).toBeInstanceOf(MamError);
+    expect(e).not.toBeInstanceOf(AgentBlocked);
+    expect((e as MamError).render()).toBe("ERROR: session 'wrk' waits at a question (herdr reports it blocked) in w1:p2; nothing was typed; answer it there (herdr --session mam, pane w1:p2), then try again");
+    expect(p.calls).toEqual(["submit"]);
+  });
+
+  test("afterStart: the onboarding is not sent, the warning names the question", async () => {
+    const p = refusingPane();
+    const r = await afterStart({ mux: p.mux, name: "wrk", kind: "claude", backend: "herdr", server: "mam", paneId: "w1:p2", env: {}, text: "You are wrk" });
+    expect(r).toMatchObject({ at_prompt: false, waiting_at: "a question (herdr reports it blocked)", onboarding: "not sent" });
+    expect(r.warnings.map((w) => w.text)).toEqual(["claude waits at a question (herdr reports it blocked) in w1:p2: answer it there (herdr --session mam, pane w1:p2); the onboarding was not sent"]);
   });
 });

@@ -9,7 +9,7 @@ import { applyActions } from "../../lib/fleet/apply.ts";
 import { classify, type ServerView } from "../../lib/fleet/classify.ts";
 import { serverEnv } from "../../lib/mux/herdr.ts";
 import { StartWatch } from "../../lib/mux/herdr-start.ts";
-import { supportOf, unsupportedError, versionWarning } from "../../lib/mux/herdr-version.ts";
+import { releaseOf, supportOf, unsupportedError, versionWarning } from "../../lib/mux/herdr-version.ts";
 import type { MuxPane } from "../../lib/mux/types.ts";
 import type { Row } from "../../lib/registry/types.ts";
 import { agentGone } from "../../lib/fleet/liveness.ts";
@@ -189,8 +189,27 @@ describe("herdr versions mam supports", () => {
       "ERROR: herdr 0.7.5 (/bin/herdr) is too old: mam supports herdr 0.8.x (0.8.0 or newer); upgrade herdr (herdr update), or use --mux tmux",
     );
     expect(unsupportedError(supportOf("herdr 0.8.0"), "/bin/herdr")).toBeUndefined();
-    expect(versionWarning(supportOf("herdr 0.9.1"))).toStartWith("WARNING: herdr 0.9.1 is newer than the versions mam was checked against");
-    expect(versionWarning(supportOf("herdr 0.8.0"))).toBeUndefined();
-    expect(versionWarning(supportOf("garbage"))).toBeUndefined();
+    expect(versionWarning(supportOf("herdr 0.9.1"), "mam")).toBe(
+      "WARNING: herdr 0.9.1 (server 'mam') is newer than mam knows: mam was checked against herdr 0.8.0 and 0.8.2; " +
+        "untested with 0.9.1: agent start (when an agent counts as ready, start dialogs), agent prompt (refusals), " +
+        "the pane list and process-info fields and the error codes mam reads; if a herdr call fails, report it with `herdr --version` " +
+        "(this warning comes once a day per server)",
+    );
+    expect(versionWarning(supportOf("herdr 0.8.0"), "mam")).toBeUndefined();
+    expect(versionWarning(supportOf("herdr 0.8.2"), "mam")).toBeUndefined();
+    expect(versionWarning(supportOf("garbage"), "mam")).toBeUndefined();
+  });
+
+  test("which herdr behaviour mam follows: 0.8.2's from 0.8.1 on (newer too), else 0.8.0's", () => {
+    const r = (v: string) => releaseOf(supportOf(v));
+    expect(r("herdr 0.8.0")).toBe("0.8.0");
+    expect(r("herdr 0.8.0-preview.7")).toBe("0.8.0");
+    expect(r("herdr 0.8.1")).toBe("0.8.2");
+    expect(r("herdr 0.8.2")).toBe("0.8.2");
+    expect(r("herdr 0.8.2-preview.abc")).toBe("0.8.2");
+    expect(r("herdr 0.9.1")).toBe("0.8.2");
+    // a version mam cannot read, or a refused one: 0.8.0's (mam does its own checks)
+    expect(r("Segmentation fault")).toBe("0.8.0");
+    expect(r("herdr 0.7.5")).toBe("0.8.0");
   });
 });

@@ -4,10 +4,10 @@
 // blocked) and a WARNING says what the agent waits at and where to answer it. Never an error: the
 // agent runs.
 import { isHerdrManaged } from "../../agents/kinds/index.ts";
-import type { Mux, MuxPane } from "../../mux/types.ts";
+import { AgentBlocked, type Mux, type MuxPane } from "../../mux/types.ts";
 import { type Notice, warning } from "../../sys/notice.ts";
 import type { Env } from "../../sys/paths.ts";
-import { answerHint, deliver, mayType, promptWaitMs, waitForPrompt, waitingAt } from "./at-prompt.ts";
+import { answerHint, BLOCKED_AT, deliver, mayType, promptWaitMs, waitForPrompt, waitingAt } from "./at-prompt.ts";
 
 export interface AfterStart {
   /** the agent showed its input prompt (false: a dialog, gone, or it never showed one in time) */
@@ -52,10 +52,11 @@ export async function afterStart(a: StartedAgent): Promise<AfterStart> {
   const hint = answerHint(a.backend, a.server, a.name, a.paneId);
   const notSent = a.text !== undefined ? "; the onboarding was not sent" : "";
   const out = (at_prompt: boolean, waiting_at: string | null, onboarding: AfterStart["onboarding"], warnings: string[]): AfterStart => ({ at_prompt, waiting_at, onboarding, warnings: warnings.map(warning) });
-  if (st.at === "dialog") {
-    const at = waitingAt(st);
+  const atDialog = (d: Extract<typeof st, { at: "dialog" }>) => {
+    const at = waitingAt(d);
     return out(false, at, a.text !== undefined ? "not sent" : "off", [`${a.kind} waits at ${at} in ${a.paneId}: answer it there (${hint})${notSent}`]);
-  }
+  };
+  if (st.at === "dialog") return atDialog(st);
   if (st.at === "gone") {
     return out(false, null, a.text !== undefined ? "not sent" : "off", [`${a.kind} in ${a.name} is gone after it started (${st.why})${notSent}; see: mam status`]);
   }
@@ -70,6 +71,8 @@ export async function afterStart(a: StartedAgent): Promise<AfterStart> {
     const d = await deliver(a.mux, a.paneId, a.kind, a.text, isHerdrManaged(a.kind), a.env);
     if (d === "left-in-box") return out(atPrompt, null, "not sent", [`the onboarding stayed in ${a.name}'s input box in ${a.paneId}: press Enter there (${hint})`]);
   } catch (e) {
+    // it went to a dialog after the look (herdr 0.8.2 refused the text; 0.8.0: mam's own check)
+    if (e instanceof AgentBlocked) return atDialog(BLOCKED_AT);
     return out(atPrompt, null, "not sent", [`${a.name} started, but the onboarding could not be sent (${(e as Error).message}); send it instructions yourself`]);
   }
   return out(atPrompt, null, "sent", []);

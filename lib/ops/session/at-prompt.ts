@@ -10,9 +10,11 @@
 // What mam sees of a pane: herdr's agent status (tmux has none) and the screen detector's verdict
 // on the visible screen (lib/agents/screen/detect.ts), which knows each kind's prompt, dialogs and
 // input box. herdr 0.8.0 counts claude's first-run trust dialog as idle: the screen wins.
-// MAM_SCREEN_DETECT=0 leaves the screen out (then only herdr's status speaks).
+// MAM_SCREEN_DETECT=0 leaves the screen out (then only herdr's status speaks). A look and the
+// typing are two steps: herdr 0.8.2 itself refuses a prompt to an agent that became blocked in
+// between (agent_blocked; mam checks first on 0.8.0), which the caller sees as the same dialog.
 import type { ScreenVerdict } from "../../agents/screen/detect.ts";
-import { AgentGone, type LiveStatus, type Mux, type MuxPane, type PaneScreen } from "../../mux/types.ts";
+import { AgentBlocked, AgentGone, type LiveStatus, type Mux, type MuxPane, type PaneScreen } from "../../mux/types.ts";
 import { readsCommands } from "../../agents/kinds/index.ts";
 import { EXIT, MamError } from "../../sys/errors.ts";
 import { type Notice, warning } from "../../sys/notice.ts";
@@ -49,6 +51,9 @@ export function waitingAt(s: Extract<PaneState, { at: "dialog" }>): string {
   if (s.dialog === "permission") return `a permission prompt${why}`;
   return `a question${why}`;
 }
+
+/** what a refused prompt (AgentBlocked) says the agent waits at: herdr only knows it is blocked */
+export const BLOCKED_AT: Extract<PaneState, { at: "dialog" }> = { at: "dialog", dialog: "question", reason: "herdr reports it blocked" };
 
 /** how the user gets to the pane to answer it */
 export function answerHint(backend: "herdr" | "tmux", server: string, name: string, paneId: string): string {
@@ -236,9 +241,16 @@ export async function typeInto(
   refuseProseIntoShell(s.agent, s.paneId, as);
   const { state: st, screen } = await lookWithScreen(mux, s.paneId, s.agent, env);
   if (st.at === "gone") throw new AgentGone(s.paneId, st.why);
-  if (st.at === "dialog") {
-    throw new MamError(`session '${s.name}' waits at ${waitingAt(st)} in ${s.paneId}; nothing was typed`, EXIT.FAIL, `answer it there (${answerHint(s.backend, s.server, s.name, s.paneId)}), then try again`);
+  const atDialog = (d: Extract<PaneState, { at: "dialog" }>) =>
+    new MamError(`session '${s.name}' waits at ${waitingAt(d)} in ${s.paneId}; nothing was typed`, EXIT.FAIL, `answer it there (${answerHint(s.backend, s.server, s.name, s.paneId)}), then try again`);
+  if (st.at === "dialog") throw atDialog(st);
+  let delivery: Delivery;
+  try {
+    delivery = await deliver(mux, s.paneId, s.agent, text, managed, env, screen, as);
+  } catch (e) {
+    // blocked between the look and the typing: herdr refused it, nothing was typed
+    if (e instanceof AgentBlocked) throw atDialog(BLOCKED_AT);
+    throw e;
   }
-  const delivery = await deliver(mux, s.paneId, s.agent, text, managed, env, screen, as);
   return delivery === "left-in-box" ? warning(`the text stayed in ${s.name}'s input box in ${s.paneId}: press Enter there (${answerHint(s.backend, s.server, s.name, s.paneId)})`) : undefined;
 }

@@ -1,7 +1,10 @@
 // Argument parsing in the style of herdr 0.8.0's hand-written parser: the positional ids first,
 // then `--flag value` pairs. `--flag=value`, flags before a positional, and unknown flags are
 // usage errors (exit 2), with herdr's messages ("usage: …", "unknown option: …",
-// "missing value for …", "missing required …").
+// "missing value for …", "missing required …"). 0.8.2's `pane read` and `pane wait-output`
+// (src/cli/pane.rs parse_pane_read_args / parse_pane_wait_output_args, ecddecec) take the
+// options before or after the pane id and `--flag=value` for their value options
+// (src/cli.rs expand_equals_args): parseAnyOrder.
 
 export class CliUsage extends Error {
   constructor(message: string) {
@@ -24,6 +27,11 @@ export interface Spec {
   flags?: Record<string, FlagKind>;
   /** positionals are taken verbatim even when they look like flags (agent prompt) */
   literal?: boolean;
+  /**
+   * 0.8.2: options in any order, and these value options also as `--flag=value` (parseAnyOrder;
+   * a bad value is then a usage error, exit 2)
+   */
+  anyOrder082?: readonly string[];
 }
 
 export interface Parsed {
@@ -75,6 +83,48 @@ export function parseArgs(args: string[], spec: Spec): Parsed {
     else out.flags[a] = v;
     i += 2;
   }
+  return out;
+}
+
+/** herdr 0.8.2's expand_equals_args: `--flag=value` → `--flag value`, only for these flags */
+export function expandEquals(args: string[], valueFlags: readonly string[]): string[] {
+  return args.flatMap((a) => {
+    const eq = a.indexOf("=");
+    return eq > 0 && valueFlags.includes(a.slice(0, eq)) ? [a.slice(0, eq), a.slice(eq + 1)] : [a];
+  });
+}
+
+/**
+ * 0.8.2's order-free parse of one positional id and options: a second positional is "unexpected
+ * argument", an unknown `-…` word "unknown option", no positional the usage line
+ */
+export function parseAnyOrder(raw: string[], spec: Spec): Parsed {
+  const args = expandEquals(raw, spec.anyOrder082 ?? []);
+  const out: Parsed = { pos: {}, rest: [], flags: {}, multi: {}, bools: new Set(), boolOrder: [] };
+  const key = (spec.positional ?? [])[0]?.replace(/\?$/, "");
+  const flags = spec.flags ?? {};
+  for (let i = 0; i < args.length; ) {
+    const a = args[i]!;
+    const kind = flags[a];
+    if (kind === "bool") {
+      out.bools.add(a);
+      out.boolOrder.push(a);
+      i++;
+    } else if (kind) {
+      const v = args[i + 1];
+      if (v === undefined) throw new CliUsage(`missing value for ${a}`);
+      if (kind === "multi") (out.multi[a] ??= []).push(v);
+      else out.flags[a] = v;
+      i += 2;
+    } else if (a.startsWith("-")) {
+      throw new CliUsage(`unknown option: ${a}`);
+    } else {
+      if (key === undefined || out.pos[key] !== undefined) throw new CliUsage(`unexpected argument: ${a}`);
+      out.pos[key] = a;
+      i++;
+    }
+  }
+  if (key !== undefined && out.pos[key] === undefined) throw new CliUsage(spec.usage);
   return out;
 }
 

@@ -1,6 +1,7 @@
 // CLI plumbing shared by the commands: output that is flushed before exit, the ping + request
 // round trip with herdr's error conventions (herdr.md §2.1).
 import { type Json, NotRunningError, request } from "../common/client.ts";
+import { fakeProtocol, fakeRelease, fakeVersion, type Release } from "../common/release.ts";
 import { resolveTarget, serverNotRunningMessage, type Target } from "../common/session.ts";
 
 export async function out(s: string): Promise<void> {
@@ -13,13 +14,18 @@ export async function err(s: string): Promise<void> {
 
 export const line = (o: unknown) => `${JSON.stringify(o)}\n`;
 
+/** the CLI's protocol: FAKE_HERDR_PROTOCOL, else its release's (common/release.ts) */
 export function cliProtocol(env: Record<string, string | undefined>): number {
-  const v = Number(env.FAKE_HERDR_PROTOCOL);
-  return env.FAKE_HERDR_PROTOCOL && Number.isInteger(v) ? v : 19;
+  return fakeProtocol(env);
 }
 
 export function cliVersion(env: Record<string, string | undefined>): string {
-  return env.FAKE_HERDR_VERSION || "0.8.0";
+  return fakeVersion(env);
+}
+
+/** the release whose CLI behaviour this one plays */
+export function cliRelease(env: Record<string, string | undefined>): Release {
+  return fakeRelease(env);
 }
 
 export interface CliCtx {

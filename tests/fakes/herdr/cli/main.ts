@@ -9,6 +9,7 @@ import {
   CliRawError,
   CliUsage,
   type Parsed,
+  parseAnyOrder,
   parseArgs,
   parseDirection,
   parseEnv,
@@ -22,7 +23,7 @@ import {
   parseU64Raw,
   type Spec,
 } from "./args.ts";
-import { apiCommand, type CliCtx, cliVersion, err, Failed, makeCtx, type OutMode, out } from "./io.ts";
+import { apiCommand, type CliCtx, cliRelease, cliVersion, err, Failed, makeCtx, type OutMode, out } from "./io.ts";
 import { serverStop, sessionList, sessionStop, status } from "./sessions.ts";
 import { worktreeCommands } from "./worktree.ts";
 
@@ -121,7 +122,12 @@ const COMMANDS: Record<string, Record<string, Cmd>> = {
       mode: "silent",
     },
     read: {
-      spec: { usage: "usage: herdr pane read <pane_id> [--source visible|recent|recent-unwrapped|detection] [--lines N] [--format text|ansi] [--raw]", positional: ["id"], flags: { ...READ_FLAGS } },
+      spec: {
+        usage: "usage: herdr pane read <pane_id> [--source visible|recent|recent-unwrapped|detection] [--lines N] [--format text|ansi] [--raw]",
+        positional: ["id"],
+        flags: { ...READ_FLAGS },
+        anyOrder082: ["--source", "--lines", "--format"],
+      },
       build: (p) => ({ method: "pane.read", params: readParams(p, "pane_id", p.pos.id!) }),
       mode: "text",
     },
@@ -130,6 +136,7 @@ const COMMANDS: Record<string, Record<string, Cmd>> = {
         usage: "usage: herdr pane wait-output <pane_id> (--match TEXT|--regex REGEX) [--source visible|recent|recent-unwrapped|detection] [--lines N] [--timeout MS] [--raw]",
         positional: ["id"],
         flags: { "--match": "value", "--regex": "value", "--source": "value", "--lines": "value", "--timeout": "value", "--raw": "bool" },
+        anyOrder082: ["--match", "--regex", "--source", "--lines", "--timeout"],
       },
       build: (p) => {
         const m = p.flags["--match"];
@@ -151,8 +158,11 @@ const COMMANDS: Record<string, Record<string, Cmd>> = {
     "process-info": {
       spec: { usage: "usage: herdr pane process-info [--pane <pane_id>|--current]", flags: { "--pane": "value", "--current": "bool" } },
       // 0.8.0 (src/cli/pane.rs:225-245): --current sends no pane id, so the server answers for
-      // its focused pane (HEAD resolves HERDR_PANE_ID instead)
-      build: (p) => ({ method: "pane.process_info", params: drop({ pane_id: p.bools.has("--current") ? undefined : p.flags["--pane"] }) }),
+      // its focused pane; 0.8.2 (d8838082) sends the caller's HERDR_PANE_ID
+      build: (p, ctx) => {
+        const current = cliRelease(ctx.env) === "0.8.2" ? ctx.env.HERDR_PANE_ID?.trim() || undefined : undefined;
+        return { method: "pane.process_info", params: drop({ pane_id: p.bools.has("--current") ? current : p.flags["--pane"] }) };
+      },
     },
     "report-agent": {
       spec: {
@@ -309,9 +319,18 @@ async function dispatch(ctx: CliCtx, args: string[], explicitDefault: boolean): 
       agentArgs = rest.slice(dd + 1);
     }
   }
-  const parsed = parseArgs(words, cmd.spec);
+  const r082 = cmd.spec.anyOrder082 !== undefined && cliRelease(ctx.env) === "0.8.2";
+  const parsed = r082 ? parseAnyOrder(words, cmd.spec) : parseArgs(words, cmd.spec);
   if (cmd.run) return cmd.run(parsed, ctx, agentArgs);
-  const { method, params } = cmd.build!(parsed, ctx);
+  let built: { method: string; params: Json };
+  try {
+    built = cmd.build!(parsed, ctx);
+  } catch (e) {
+    // 0.8.2's order-free parsers report a bad value as a usage error (exit 2), not a raw Error
+    if (r082 && e instanceof CliRawError) throw new CliUsage(e.message);
+    throw e;
+  }
+  const { method, params } = built;
   // request ids as 0.8.0's CLI sets them (src/cli.rs:730-742 send_ok_request, src/cli/pane.rs:166)
   const mode = cmd.mode ?? "json";
   const id = mode === "silent" ? "cli:request" : `cli:${group}:${sub === "process-info" ? "process_info" : sub}`;

@@ -1,4 +1,4 @@
-// The vendored herdr API schema (herdr-api.schema.json, herdr HEAD 10974c82) and checks of whole
+// The vendored herdr API schema (herdr-api.schema.json, herdr v0.8.2 docs/next/api) and checks of whole
 // messages against it: requests, success and error responses, lifecycle and subscription events.
 import { readFileSync } from "node:fs";
 import schemaPath from "../herdr-api.schema.json" with { type: "file" };

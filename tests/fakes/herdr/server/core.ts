@@ -7,19 +7,27 @@ import { EventHub } from "./events.ts";
 import { newTerminalId } from "./ids.ts";
 import { AREA, type Direction, measure, removeLeaf, splitLeaf } from "./layout.ts";
 import { ApiError, Pane, State, Tab, type Workspace } from "./model.ts";
+import type { Release } from "../common/release.ts";
 import type { NoticeRecord } from "./handlers/notification.ts";
 import { shellCommand, Terminal } from "./terminal.ts";
 
 export interface Config {
   version: string;
+  /** the behaviour the fake plays (common/release.ts) */
+  release: Release;
   protocol: number;
   settleMs: number;
+  /**
+   * 0.8.2: how long a newly detected agent stays `unknown` before its screen decides its state
+   * (herdr's AGENT_STARTUP_GRACE_WINDOW, 3 s, src/pane/agent_detection.rs)
+   */
+  graceMs: number;
   pollMs: number;
   socket: string;
   /**
    * HERDR_BIN_PATH for panes, or undefined: herdr 0.8.0 gives it only to plugin panes and custom
-   * commands (src/integration/env.rs:26-28 sets only HERDR_SOCKET_PATH); every pane gets it from
-   * HEAD (50ddc06f). FAKE_HERDR_PANE_BIN_PATH=1 models HEAD.
+   * commands (src/integration/env.rs:26-28 sets only HERDR_SOCKET_PATH); 0.8.2 gives every pane
+   * its own executable (env.rs apply_pane_base_env, 50ddc06f)
    */
   binPath?: string;
   /** the environment panes start from (the server's own) */

@@ -5,6 +5,7 @@ import { chmodSync, existsSync, mkdirSync, unlinkSync } from "node:fs";
 import { createServer } from "node:net";
 import { basename, dirname, join } from "node:path";
 import { isListening } from "../common/client.ts";
+import { fakeProtocol, fakeRelease, fakeVersion } from "../common/release.ts";
 import type { Target } from "../common/session.ts";
 import { HerdrSchema } from "../schema/herdr-schema.ts";
 import { FakeHerdr } from "./core.ts";
@@ -40,13 +41,19 @@ export async function runServer(target: Target, explicitDefault: boolean): Promi
   }
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  const release = fakeRelease();
+  // HERDR_BIN_PATH: every 0.8.2 pane has it, no 0.8.0 pane does; FAKE_HERDR_PANE_BIN_PATH=1/0 forces it
+  const binKnob = process.env.FAKE_HERDR_PANE_BIN_PATH;
+  const paneBinPath = binKnob === "1" || ((binKnob === undefined || binKnob === "") && release === "0.8.2");
   const h = new FakeHerdr({
-    version: process.env.FAKE_HERDR_VERSION || "0.8.0",
-    protocol: intEnv("FAKE_HERDR_PROTOCOL", 19),
+    version: fakeVersion(),
+    release,
+    protocol: fakeProtocol(),
     settleMs: intEnv("FAKE_HERDR_SETTLE_MS", 3000),
+    graceMs: intEnv("FAKE_HERDR_STARTUP_GRACE_MS", 3000),
     pollMs: Math.max(10, intEnv("FAKE_HERDR_POLL_MS", 50)),
     socket,
-    binPath: process.env.FAKE_HERDR_PANE_BIN_PATH === "1" ? process.env.FAKE_HERDR_BIN || (compiled() ? process.execPath : process.argv[1]!) : undefined,
+    binPath: paneBinPath ? process.env.FAKE_HERDR_BIN || (compiled() ? process.execPath : process.argv[1]!) : undefined,
     env,
     cwd: process.cwd(),
     shellMode: process.env.FAKE_HERDR_SHELL_MODE || undefined,

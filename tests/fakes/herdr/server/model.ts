@@ -44,6 +44,8 @@ export interface Pending {
   startedAt: number;
   settleAt: number;
   deadline: number;
+  /** 0.8.2: the expected agent was seen blocked while pending (ManagedAgentPhase::Blocked) */
+  blocked?: boolean;
 }
 
 export class Pane {
@@ -63,6 +65,8 @@ export class Pane {
   stateChangeSeq = 0;
   /** the agent label in force (detected kind, else the reported agent) */
   agent?: string;
+  /** when `agent` was first detected (0.8.2's startup grace counts from it) */
+  detectedAt?: number;
   /** cwd of the foreground job's first process, from the last poll */
   fgCwd?: string;
   private realCwd?: string;

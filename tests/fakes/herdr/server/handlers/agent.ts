@@ -1,5 +1,7 @@
 // agent.* methods: start (the server half of the two-phase start, herdr.md §3.6), get, list,
 // focus, rename, read, send_keys, prompt (with the 300 ms Enter and the 5 s stall rule), wait.
+// 0.8.2: agent.prompt refuses a blocked agent with agent_blocked before it sends anything
+// (src/app/api/agents.rs handle_agent_prompt, 9351b058).
 import { type AgentKind, canonicalKind, executableFor, unsupportedKindMessage } from "../../common/kinds.ts";
 import { AGENT_NAME_RE, AGENT_NAME_RULE, refreshPane } from "../agents.ts";
 import { type Ctx, type MethodDef, waitFor } from "../context.ts";
@@ -41,6 +43,11 @@ function requireLive(p: Pane, target: string): void {
   if (p.pending || p.agent === undefined) throw new ApiError("agent_not_ready", `agent ${target} is not an active named agent`);
 }
 
+/** agent.send_keys needs a known agent only, pending or not (src/app/api/agents.rs handle_agent_send_keys) */
+function requireAgent(p: Pane, target: string): void {
+  if (p.agent === undefined) throw new ApiError("agent_not_ready", `agent ${target} is not an active named agent`);
+}
+
 function checkName(h: FakeHerdr, name: string, self?: Pane): void {
   if (!AGENT_NAME_RE.test(name)) throw new ApiError("invalid_agent_name", AGENT_NAME_RULE);
   const others = h.state.allPanes().filter((p) => p !== self && p.name === name);
@@ -62,8 +69,8 @@ export const agentMethods: Record<string, MethodDef> = {
     run: (h, p) => {
       const name: string = p.name;
       if (!AGENT_NAME_RE.test(name)) throw new ApiError("invalid_agent_name", AGENT_NAME_RULE);
-      const kind: AgentKind | undefined = canonicalKind(p.kind);
-      if (!kind) throw new ApiError("unsupported_agent_kind", unsupportedKindMessage(p.kind));
+      const kind: AgentKind | undefined = canonicalKind(p.kind, h.cfg.release);
+      if (!kind) throw new ApiError("unsupported_agent_kind", unsupportedKindMessage(p.kind, h.cfg.release));
       const args: string[] = p.args ?? [];
       if (args.some((a) => /[\x00-\x1f\x7f]/.test(a))) throw new ApiError("invalid_agent_argument", "agent arguments must not contain control characters");
       // real 0.8.0's order (src/app/agents.rs:147-205): name, kind, args, name taken, pane, busy,
@@ -119,7 +126,7 @@ export const agentMethods: Record<string, MethodDef> = {
   "agent.send_keys": {
     run: (h, p) => {
       const pane = resolveAgent(h, p.target);
-      requireLive(pane, p.target);
+      requireAgent(pane, p.target);
       checkKeys(p.keys);
       pane.term.pressKeys(p.keys);
       return ok;
@@ -131,8 +138,9 @@ export const agentMethods: Record<string, MethodDef> = {
       const start = await h.serialize(() => {
         if (p.text === "") throw new ApiError("empty_agent_prompt", "agent prompt must not be empty");
         const pane = resolveAgent(h, p.target);
-        requireLive(pane, p.target);
         refreshPane(h, pane);
+        if (h.cfg.release === "0.8.2" && pane.internal === "blocked") throw new ApiError("agent_blocked", `agent ${p.target} is blocked and requires interactive input`);
+        requireLive(pane, p.target);
         const seq = pane.stateChangeSeq;
         const wasWorking = pane.internal === "working";
         // encode_api_submission_parts (src/app/api/agents.rs:101-106): the text bracketed when
