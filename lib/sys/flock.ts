@@ -1,4 +1,4 @@
-// flock(2) through bun:ffi on libc (Linux glibc/musl, macOS). Locks belong to the open file
+// flock(2) through Bun's FFI on libc (Linux glibc/musl, macOS). Locks belong to the open file
 // description, so they end with the holder's process: no stale locks after kill -9.
 // We never block inside FFI (that would also block signal handlers): LOCK_NB plus short polling.
 // This module is the lock alone, on a descriptor: `mam pane-lock acquire` (run by bash shims many
@@ -20,10 +20,28 @@ interface Libc {
 
 let libc: Libc | undefined;
 
+type Symbols = Record<string, { args: string[]; returns: string }>;
+interface Ffi {
+  dlopen(name: string, symbols: Symbols): { symbols: Record<string, (...a: number[]) => unknown> } | Error;
+  read: { i32(ptr: number, offset: number): number };
+}
+
+/**
+ * the native side of bun:ffi (Bun.FFI, what the bun:ffi module wraps with argument checks for
+ * every type): loading that module costs about 0.75M instructions, a tenth of mam's whole
+ * start-up, and `mam pane-lock acquire` pays it many times a minute. Two plain int calls need
+ * none of its checks. bun:ffi is the fallback, should a Bun come without Bun.FFI.
+ */
+function ffi(): Ffi {
+  const native = (Bun as unknown as { FFI?: Partial<Ffi> }).FFI;
+  if (typeof native?.dlopen === "function" && typeof native.read?.i32 === "function") return native as Ffi;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require("bun:ffi") as Ffi;
+}
+
 function loadLibc(): Libc {
   if (libc) return libc;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { dlopen, FFIType, read } = require("bun:ffi") as typeof import("bun:ffi");
+  const { dlopen, read } = ffi();
   const mac = process.platform === "darwin";
   const candidates = mac
     ? ["libSystem.B.dylib", "/usr/lib/libSystem.B.dylib"]
@@ -33,15 +51,17 @@ function loadLibc(): Libc {
   for (const name of candidates) {
     try {
       const lib = dlopen(name, {
-        flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
-        [errnoSym]: { args: [], returns: FFIType.ptr },
+        flock: { args: ["i32", "i32"], returns: "i32" },
+        [errnoSym]: { args: [], returns: "ptr" },
       });
-      const errnoFn = lib.symbols[errnoSym] as () => number | null;
+      if (lib instanceof Error) throw lib;
+      const flock = lib.symbols.flock!;
+      const errnoFn = lib.symbols[errnoSym]!;
       libc = {
-        flock: lib.symbols.flock as (fd: number, op: number) => number,
+        flock: (fd, op) => flock(fd, op) as number,
         errno: () => {
-          const p = errnoFn();
-          return p ? read.i32(p as never, 0) : -1;
+          const p = errnoFn() as number | null;
+          return p ? read.i32(p, 0) : -1;
         },
         wouldBlock: mac ? 35 : 11,
       };
