@@ -210,6 +210,11 @@ export interface Mux {
    * panes that are gone are missing from the map
    */
   screens?(paneIds: string[]): Promise<Map<string, PaneScreen>>;
+  /**
+   * tmux: list() and screens(paneIds) in one multiplexer call (a poll of LIVE: one call per
+   * server); gone panes are missing from the map, as in screens()
+   */
+  listWithScreens?(paneIds: string[]): Promise<{ listing: Listing; screens: Map<string, PaneScreen> }>;
   processInfo(paneId: string): Promise<ProcessInfo>;
   /** close the pane (tmux: kill its session); a pane that is already gone is not an error */
   close(paneId: string): Promise<void>;
