@@ -56,7 +56,7 @@ export function realDeps(ws: string, env: Env = process.env, o: WiringOptions = 
       if (!registry) {
         const r = require("../registry/index.ts") as typeof import("../registry/index.ts");
         const path = r.registryPath(ws, env);
-        registry = { path, read: (opts) => r.readRegistry(path, opts), mutate: (fn, opts) => r.mutateRegistry(path, fn, opts) };
+        registry = { path, read: r.registryReader(path), mutate: (fn, opts) => r.mutateRegistry(path, fn, opts) };
       }
       return registry;
     },

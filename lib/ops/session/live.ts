@@ -9,12 +9,16 @@
 // MAM_SCREEN_DETECT=0 turns step 2 off (hooks only). herdr panes keep herdr's own status.
 // The result is written into the listed panes (status, reason, dialog, liveSource), so the pure
 // classification (monitor/classify.ts) and everything after it see it like herdr's status.
-import { readReport, reportIsFresh, staleMs } from "../../agents/reports.ts";
+import { existsSync } from "node:fs";
+import { readReport, reportIsFresh, reportsDir, staleMs } from "../../agents/reports.ts";
 import { findPane, serverKey, type ServerView } from "../../fleet/classify.ts";
 import type { MuxFactory, MuxPane } from "../../mux/types.ts";
 import type { RegistryData, Row } from "../../registry/types.ts";
 import type { Env } from "../../sys/paths.ts";
 import { rowEpoch, rowServer } from "../../fleet/adopt.ts";
+
+/** any agent has reported through a hook in this workspace (else a pass reads no report file) */
+const hasReports = (ws: string): boolean => existsSync(reportsDir(ws));
 
 export function screenDetectOn(env: Env): boolean {
   return env.MAM_SCREEN_DETECT !== "0";
@@ -39,10 +43,11 @@ export async function screenTargets(data: RegistryData, ws: string, env: Env, no
   if (rows.length === 0) return out;
   const { hasScreenRules } = await import("../../agents/screen/detect.ts");
   const stale = staleMs(env);
+  const reports = hasReports(ws);
   for (const row of rows) {
     const paneId = row.pane!.id as string;
     if (!hasScreenRules(row.agent as string)) continue;
-    const report = readReport(ws, row.name);
+    const report = reports ? readReport(ws, row.name) : undefined;
     if (report && reportIsFresh(report, { nowMs, rowEpoch: rowEpoch(row, "tmux_sessions"), paneId, staleMs: stale })) continue;
     const key = serverKey("tmux", rowServer(row, "tmux_sessions"));
     out.set(key, [...(out.get(key) ?? []), paneId]);
@@ -54,6 +59,7 @@ export async function screenTargets(data: RegistryData, ws: string, env: Env, no
 export async function fillTmuxLive(data: RegistryData, views: ServerView[], muxFor: MuxFactory, ws: string, env: Env, nowMs: number, only?: Set<string>): Promise<void> {
   const stale = staleMs(env);
   const detect = screenDetectOn(env);
+  const reports = hasReports(ws);
   const wanted: (Target & { server: string })[] = [];
   for (const row of data.tmux_sessions ?? []) {
     if (only && !only.has(row.name)) continue;
@@ -62,7 +68,7 @@ export async function fillTmuxLive(data: RegistryData, views: ServerView[], muxF
     if (!view || view.listing.state !== "ok") continue;
     const pane = findPane(row, view.listing.panes, "tmux_sessions");
     if (!pane) continue;
-    const report = readReport(ws, row.name);
+    const report = reports ? readReport(ws, row.name) : undefined;
     if (report && reportIsFresh(report, { nowMs, rowEpoch: rowEpoch(row, "tmux_sessions"), paneId: pane.id, staleMs: stale })) {
       pane.status = report.state;
       pane.liveSource = "hook";
