@@ -12,6 +12,7 @@ import { benchFleet } from "./fleet.ts";
 import { benchJobs } from "./jobs.ts";
 import { benchMcp } from "./mcp.ts";
 import { benchPaneLock } from "./pane-lock.ts";
+import { benchQueue } from "./queue.ts";
 import { benchReconcile } from "./reconcile.ts";
 import { benchRegistry } from "./registry.ts";
 import { benchReporters } from "./reporters.ts";
@@ -34,6 +35,7 @@ const AREAS: Record<string, (bin: string) => Promise<Row[]> | Row[]> = {
   registry: benchRegistry,
   team: benchTeam,
   fleet: benchFleet,
+  queue: benchQueue,
 };
 
 const argv = process.argv.slice(2);

@@ -14,6 +14,8 @@
 //   watch       → every MAM_STATE_POLL_MS, only while jobs are unfinished: blocked / dead agents of
 //                 those jobs (one listing per server, tmux screens of just those agents)
 //   busy        → a running row or an unfinished job holds the idle timeout off
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import type { DropLog, RepeatLog } from "../jobs/ingest.ts";
 import { loadTeam } from "../team/config.ts";
 import { type TeamPart, teamPart } from "./team.ts";
@@ -22,18 +24,51 @@ import type { Deps } from "../ops/deps.ts";
 import type { DaemonHooks, HookContext } from "./loop.ts";
 import { LogOnce } from "../sys/log-once.ts";
 import { AckSender } from "./ack-sender.ts";
+import type { NotifyPart } from "./notify.ts";
 import type { AgentLook, AgentState, CursorState, ReactorContext } from "./reactor.ts";
 
 export function defaultHooks(deps: Deps): DaemonHooks {
   const blocked = new Map<string, string>();
   const journals = new JournalCache();
+  // the user's notifications (lib/daemon/notify.ts), loaded with the first thing worth telling
+  let notifyP: Promise<NotifyPart> | undefined;
+  const notes = () => (notifyP ??= import("./notify.ts").then((m) => m.notifyPart(deps)));
   // a machine in a team (docs/machines.md): deliveries, presence, events sent again
   let team: TeamPart | undefined;
   let teamProblem: string | undefined;
   let recovered = false;
+  // the queue (docs/jobs.md#the-queue): jobs waiting their turn get it as soon as their agent is free
+  let queueMaybe = true;
+  const served = new Map<string, number>();
+  let turns = 0;
+  // scheduled jobs (docs/jobs.md#schedules): submitted when due, checked every watch tick
+  const fireSchedules = async (ctx: HookContext) => {
+    if (!existsSync(join(ctx.ws, ".mam", "schedules"))) return;
+    const { fireDue } = await import("../ops/job/schedule.ts");
+    const lines = await fireDue(deps, Date.now() / 1000);
+    for (const l of lines) ctx.log(l);
+    if (lines.length) queueMaybe = true;
+  };
+  const dispatch = async (ctx: HookContext) => {
+    if (!queueMaybe) return;
+    const { assignWaiting, typeDispatched, readQueue } = await import("../ops/job/queue.ts");
+    const host = team?.host;
+    const gone = await assignWaiting(deps, { host, served, tick: () => ++turns });
+    for (const d of gone) {
+      await ctx.publish(`${d.record.topic_prefix}/events`, d.appended.line);
+      if (d.record.remote_of && team) {
+        await team.typeQueued(d, ctx);
+        continue;
+      }
+      const r = await typeDispatched(deps, d);
+      ctx.log(r.log);
+      if (r.appended) await ctx.publish(`${d.record.topic_prefix}/events`, r.appended.line);
+    }
+    queueMaybe = readQueue(deps.jobs, host).waiting.length > 0;
+  };
   try {
     const t = loadTeam(deps.env);
-    if (t) team = teamPart(deps, t, (id) => journals.quiet(deps.ws, id));
+    if (t) team = teamPart(deps, t, (id) => journals.quiet(deps.ws, id), async (host, wsId, online, at, log) => (await notes()).presence(t.team, host, wsId, online, at, log));
   } catch (e) {
     teamProblem = (e as Error).message;
   }
@@ -57,11 +92,15 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   // a job (or a step) that fails at every poll is logged once, and the others go on
   let once: LogOnce | undefined;
   const onceOf = (ctx: HookContext) => (once ??= new LogOnce(ctx.log));
-  const reactor = async (ctx: HookContext): Promise<ReactorContext> => ({ ws: ctx.ws, runtime: deps.runtime, log: ctx.log, publish: ctx.publish, journals, cursor, host: team?.host, once: onceOf(ctx) });
+  const reactor = async (ctx: HookContext): Promise<ReactorContext> => {
+    const n = await notes();
+    return { ws: ctx.ws, runtime: deps.runtime, log: ctx.log, publish: ctx.publish, journals, cursor, host: team?.host, once: onceOf(ctx), notify: (rec, ev) => n.jobEvent(rec, ev, ctx.log) };
+  };
   const pass = async (ctx: HookContext) => {
     const { reconcileOnce, describeAction } = await import("../ops/reconcile.ts");
     const r = await reconcileOnce(deps, { dry_run: false });
     for (const a of r.actions) ctx.log(`reconcile: ${describeAction(a)}`);
+    if (r.actions.some((a) => a.type === "terminate")) await (await notes()).terminated(r.actions, ctx.log);
   };
   /** react to what is new (all jobs, or the given ones): how many events that was */
   const react = async (ctx: HookContext, only?: string[]): Promise<number> => {
@@ -107,12 +146,19 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       // the echo of an event this machine published is expected: only MAM_DEBUG=1 logs it
       if (r.outcome === "duplicate") (r.echo ? ctx.debug(r.log) : repeats.repeat(r.log));
       if (r.outcome !== "dropped" && !r.job.remote_of) (acks ??= new AckSender(ctx.ws, journals)).note(r.job, ctx.publish);
-      if (r.outcome === "appended") team?.jobsChanged();
+      if (r.outcome === "appended") {
+        team?.jobsChanged();
+        queueMaybe = true;
+      }
       if (r.outcome !== "dropped") await react(ctx, [r.job.job_id]);
     },
     async jobsChanged(ctx, seen) {
       // the presence's job column: a change the folder's watch saw, or events the slow tick found
-      if ((await react(ctx)) > 0 || seen) team?.jobsChanged();
+      if ((await react(ctx)) > 0 || seen) {
+        team?.jobsChanged();
+        queueMaybe = true;
+      }
+      await dispatch(ctx);
     },
     async poll(ctx) {
       // each step goes on whatever the one before it did: a broken registry must not stop the
@@ -155,6 +201,8 @@ export function defaultHooks(deps: Deps): DaemonHooks {
     },
     async watch(ctx) {
       await team?.tick(ctx, "check");
+      await fireSchedules(ctx);
+      await dispatch(ctx);
       const watched = await waitedOn(ctx.ws, team?.host, journals);
       if (watched.size === 0) {
         blocked.clear();
@@ -172,6 +220,8 @@ export function defaultHooks(deps: Deps): DaemonHooks {
     connected: team ? (ctx) => team!.connected(ctx) : undefined,
     farewell: () => team?.farewell(),
     async busy(ctx) {
+      // a schedule still to run holds the daemon (it is the one that submits it)
+      if (existsSync(join(ctx.ws, ".mam", "schedules")) && (await import("../ops/job/schedule.ts")).hasActiveSchedules(ctx.ws)) return true;
       const [{ listJobIds, readRecord }, { isFinal }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts")]);
       const data = deps.registry.read();
       if ([...data.herdr_sessions, ...data.tmux_sessions].some((r) => r.status === "running")) return true;
@@ -192,7 +242,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
  * host as name. An ended job put to rest (JournalCache.quiet) is skipped without reading it.
  */
 async function waitedOn(ws: string, host: string | undefined, journals: JournalCache): Promise<Set<string>> {
-  const [{ listJobIds, readRecord }, { isFinal }, { busySession }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts"), import("./reactor.ts")]);
+  const [{ listJobIds, readRecord }, { isFinal }, { busySession }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts"), import("../jobs/loop.ts")]);
   const out = new Set<string>();
   for (const id of listJobIds(ws)) {
     if (journals.quiet(ws, id)) continue;
@@ -209,17 +259,19 @@ async function waitedOn(ws: string, host: string | undefined, journals: JournalC
 
 /** the state of each session's pane, from one listing per server (tmux screens: only `watched`) */
 async function agentStates(deps: Deps, watched?: Set<string>): Promise<(session: string) => Promise<AgentLook>> {
-  const { observe } = await import("../ops/session/observe.ts");
+  const [{ observe }, { questionLine }] = await Promise.all([import("../ops/session/observe.ts"), import("../agents/screen/question.ts")]);
   let cache: Map<string, AgentLook> | undefined;
   return async (session) => {
     if (!cache) {
       cache = new Map();
       const data = deps.registry.read();
-      const obs = await observe(deps, data, [], { liveOnly: watched });
+      const obs = await observe(deps, data, [], { liveOnly: watched, questions: true });
       for (const v of obs.rows) {
         if (v.row.status !== "running" && cache.has(v.row.name)) continue;
         const st: AgentState = v.live === "blocked" ? "blocked" : v.live === "dead" ? "gone" : v.live === "unreachable" ? "unknown" : "alive";
-        cache.set(v.row.name, v.row.status === "running" ? { state: st, ...(st === "blocked" && v.pane?.reason ? { reason: v.pane.reason } : {}) } : { state: "gone" });
+        const question = st === "blocked" && v.pane ? obs.questions.get(v.pane) : undefined;
+        const reason = v.pane?.reason ?? (question ? questionLine(question) : undefined);
+        cache.set(v.row.name, v.row.status === "running" ? { state: st, ...(st === "blocked" && reason ? { reason } : {}), ...(question ? { question } : {}) } : { state: "gone" });
       }
     }
     return cache.get(session) ?? { state: "unknown" };

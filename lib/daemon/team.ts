@@ -15,9 +15,10 @@ import { statSync } from "node:fs";
 import type { Deps } from "../ops/deps.ts";
 import type { Team } from "../team/config.ts";
 import { hostName } from "../team/host.ts";
-import { deliveriesOf, onlineTopic, type Presence, presenceTopic, teamPrefix, workspaceId } from "../team/messages.ts";
-import { seal } from "../team/seal.ts";
+import { deliveriesOf, type Online, onlineTopic, type Presence, presenceTopic, teamPrefix, workspaceId } from "../team/messages.ts";
+import { open, seal } from "../team/seal.ts";
 import type { Appended, JobRecord } from "../jobs/store.ts";
+import type { Dispatched } from "../ops/job/queue.ts";
 import type { LinkExtras } from "./broker-link.ts";
 import type { HookContext } from "./loop.ts";
 
@@ -36,6 +37,8 @@ export interface TeamPart {
   onMessage(topic: string, payload: Buffer, ctx: HookContext): Promise<void>;
   /** a daemon that starts: deliveries an earlier one took and never confirmed become uncertain */
   recover(ctx: HookContext): Promise<void>;
+  /** a copy of another host's job that waited its turn here and got it: type it as its delivery */
+  typeQueued(d: Dispatched, ctx: HookContext): Promise<void>;
   /** a new connection: online, presence, and what the delegators miss */
   connected(ctx: HookContext): Promise<void>;
   /**
@@ -55,7 +58,12 @@ export interface TeamPart {
  * the team part of this workspace's daemon, or undefined when this machine is in no team;
  * `ended`: a job the daemon knows has ended (put to rest), passed over without reading it
  */
-export function teamPart(deps: Deps, team: Team, ended: (id: string) => boolean = () => false): TeamPart {
+export function teamPart(
+  deps: Deps,
+  team: Team,
+  ended: (id: string) => boolean = () => false,
+  onPresence?: (host: string, wsId: string, online: boolean, at: number, log: (line: string) => void) => Promise<void>,
+): TeamPart {
   const env = deps.env;
   const host = hostName(env);
   const tp = teamPrefix(team, env);
@@ -63,6 +71,8 @@ export function teamPart(deps: Deps, team: Team, ended: (id: string) => boolean 
   const self = { team, host, wsId, tp };
   const online = onlineTopic(tp, host, wsId);
   const deliveries = `${tp}/deliver/${host}/${wsId}/`;
+  /** the team's online states (retained): a host that goes offline is news (notifications) */
+  const onlines = `${tp}/online/`;
   const offline = () => seal(team, "online", host, { online: false, at: Date.now() });
   let lastPresence = "";
   let lastSent = 0;
@@ -118,9 +128,18 @@ export function teamPart(deps: Deps, team: Team, ended: (id: string) => boolean 
 
   const part: TeamPart = {
     host,
-    extras: () => ({ topics: [deliveriesOf(tp, host, wsId)], will: { topic: online, payload: offline() } }),
-    owns: (topic) => topic.startsWith(deliveries),
+    extras: () => ({ topics: [deliveriesOf(tp, host, wsId), ...(onPresence ? [`${onlines}+/+`] : [])], will: { topic: online, payload: offline() } }),
+    owns: (topic) => topic.startsWith(deliveries) || (onPresence !== undefined && topic.startsWith(onlines)),
     async onMessage(topic, payload, ctx) {
+      if (topic.startsWith(onlines)) {
+        const [h, w] = topic.slice(onlines.length).split("/");
+        const o = open(team, payload.toString("utf8"));
+        // sealed by the host it names (an empty payload: a cleared topic)
+        if (!h || !w || !o.ok || o.envelope.from !== h || o.envelope.kind !== "online") return;
+        const b = o.body as Partial<Online>;
+        if (typeof b.online === "boolean") await onPresence?.(h, w, b.online, typeof b.at === "number" ? b.at : o.envelope.at, ctx.log);
+        return;
+      }
       const { takeDelivery, typeDelivery } = await import("../ops/job/receive.ts");
       const r = await takeDelivery(deps, self, topic, payload, emitOn(ctx), (id) => taken.has(id));
       for (const l of r.log) ctx.log(l);
@@ -135,6 +154,19 @@ export function teamPart(deps: Deps, team: Team, ended: (id: string) => boolean 
         for (const l of await typeDelivery(deps, self, t, emitOn(c))) c.log(l);
         jobsDirty = true;
       });
+    },
+    async typeQueued(d, ctx) {
+      const { typeDelivery } = await import("../ops/job/receive.ts");
+      const queued = deps.jobs.journal(d.job_id).findLast((e) => e.event === "queued");
+      const delivery = typeof queued?.data?.delivery === "string" ? queued.data.delivery : `${d.job_id}.00000000`;
+      const r = d.record;
+      const taken = {
+        d: { id: delivery, job: r, to: r.agent_session, purpose: "job" as const, from_host: r.remote_of!, deadline: Number.MAX_SAFE_INTEGER },
+        what: "the job",
+        source: `mam@${host}`,
+      };
+      for (const l of await typeDelivery(deps, self, taken, emitOn(ctx), { mayQueue: false })) ctx.log(l);
+      jobsDirty = true;
     },
     async recover(ctx) {
       const { settleInterrupted } = await import("../ops/job/receive.ts");

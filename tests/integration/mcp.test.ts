@@ -69,7 +69,7 @@ async function createWorker(c: Conn, w: Ws, base = "worker", extra: Record<strin
   return r.structuredContent!.name as string;
 }
 
-const TOOL_NAMES = ["session_status", "session_create", "session_stop", "session_resume", "session_prune", "job_submit", "job_status", "job_list", "job_logs", "job_cancel", "job_wait", "registry_reconcile", "team_show"];
+const TOOL_NAMES = ["session_status", "session_create", "session_stop", "session_resume", "session_prune", "session_approve", "job_submit", "job_status", "job_list", "job_logs", "job_cancel", "job_wait", "registry_reconcile", "team_show"];
 
 describe("mam mcp: the server", () => {
   test("lists every tool with a description and an object schema; two resources templates and the registry", async () => {
@@ -83,7 +83,9 @@ describe("mam mcp: the server", () => {
         expect(t.outputSchema?.type, t.name).toBe("object"); // the client checks every result against it
       }
       const submit = tools.find((t) => t.name === "job_submit")!;
-      expect(submit.inputSchema.required).toEqual(["to"]);
+      // to, or to_role (a pool): neither is required alone
+      expect(submit.inputSchema.required).toBeUndefined();
+      expect(Object.keys(submit.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(["to", "to_role", "priority"]));
       expect(Object.keys(submit.inputSchema.properties!)).toContain("reviewer");
       const { resources } = await c.client.listResources();
       expect(resources.map((r) => r.uri)).toEqual(["mam://registry"]);
