@@ -1,8 +1,9 @@
 // bench area `fleet` (issue 29): mam at fleet scale. Demo agents on one private tmux server, one
 // workspace, added in steps of 10, 50 and 100 (`mam create --agent demo --role worker --session wN
 // --mux tmux --tmux-server S -- --role worker --think-ms 3600000`); each gets a job as it comes
-// (`mam job submit`, then `mam job event … started`): the agent takes it and thinks for an hour,
-// so every job stays running and every agent shows LIVE working.
+// (`mam job submit --timeout 0 --idle-timeout 0`, then `mam job event … started`): the agent
+// takes it and thinks for an hour, so every job stays running (no time limit ends it while the
+// daemon is measured) and every agent shows LIVE working.
 //   (a) at each step the daemon (`mam reconcile --subscribe`, no broker: polling mode,
 //       MAM_STATE_POLL_MS 1000) watching the N agents of N running jobs: its CPU (% of one core;
 //       the tmux clients it waited for apart) and RSS over BENCH_FLEET_SECONDS (default 30; 60 at
@@ -15,15 +16,14 @@
 //   (e) `mam ui`: page ready and event → page with the 100 agents and their 100 jobs.
 // The machine's 1-minute load average is shown in the rows: other work on it moves the times.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { loadavg } from "node:os";
 import { join } from "node:path";
 import { chromiumPath, eventToPage, openUi, pageReady } from "./browser.ts";
-import { cpuPercent, mamSync, medP90, ms, NO_BROKER, pct, procUsage, type Row, secondsFrom, type Usage } from "./common.ts";
+import { cpuPercent, load1, mamSync, medP90, ms, NO_BROKER, pct, procUsage, type Row, secondsFrom, type Usage } from "./common.ts";
 
 const STEPS = [10, 50, 100];
 const THINK_MS = "3600000";
 
-const load = () => loadavg()[0]!.toFixed(1);
+const load = load1;
 
 export async function benchFleet(bin: string): Promise<Row[]> {
   const { makeSandbox, waitFor } = await import("../tests/helpers/sandbox.ts");
@@ -68,7 +68,7 @@ export async function benchFleet(bin: string): Promise<Row[]> {
         );
         for (const [k, p] of procs.entries()) if ((await p.exited) !== 0) throw new Error(`mam create ${batch[k]} failed: ${await new Response(p.stderr as ReadableStream).text()}`);
         for (const name of batch) {
-          const id = mam(["job", "submit", "--to", name, "--prompt", `bench task for ${name}`]).trim();
+          const id = mam(["job", "submit", "--to", name, "--prompt", `bench task for ${name}`, "--timeout", "0", "--idle-timeout", "0"]).trim();
           mam(["job", "event", id, "started", "--source", name, "--detail", "go"]);
           jobs.push(id);
         }
