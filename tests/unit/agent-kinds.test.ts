@@ -11,8 +11,8 @@ import { RULES_DIR, RULES_SUFFIX } from "../../lib/agents/screen/embed.ts";
 import { serverEntry } from "../../lib/sys/self.ts";
 
 /** every field of an entry; the nullable ones say "none" with null, never by leaving it out */
-const ASPECTS = ["kind", "exe", "command", "herdrKind", "freshArgs", "assignsId", "resumeArgs", "exitText", "reads", "store", "screenRules", "hooks", "grants", "mcp"] as const;
-const NULLABLE = new Set(["command", "herdrKind", "resumeArgs", "store", "screenRules", "hooks", "grants", "mcp"]);
+const ASPECTS = ["kind", "exe", "command", "herdrKind", "freshArgs", "assignsId", "resumeArgs", "exitText", "reads", "store", "screenRules", "hooks", "grants", "mcp", "usage"] as const;
+const NULLABLE = new Set(["command", "herdrKind", "resumeArgs", "store", "screenRules", "hooks", "grants", "mcp", "usage"]);
 
 const isFn = (v: unknown) => typeof v === "function";
 const isWords = (v: unknown) => Array.isArray(v) && v.every((w) => typeof w === "string" && w !== "");

@@ -3,7 +3,7 @@
 // in lib/ops/job/ and lib/jobs/ and load only when the operation runs.
 import * as z from "zod/mini";
 import { type JobEvent } from "../../jobs/event.ts";
-import { DELIVERY_EVENTS, EVENT_NAMES, type EventName, JOB_STATUSES } from "../../jobs/statuses.ts";
+import { EVENT_NAMES, type EventName, JOB_STATUSES, MAM_EVENTS } from "../../jobs/statuses.ts";
 import { eventLine, eventNote, listText, statusText, waitLine } from "../../jobs/render.ts";
 import type { JobView } from "../../jobs/store.ts";
 import { usageError } from "../../sys/errors.ts";
@@ -16,8 +16,8 @@ import type { Submitted } from "../job/submit.ts";
 import type { Waited } from "../job/wait.ts";
 
 /** the fields that make a new worker in its own worktree (job.submit with worktree) */
-/** what an agent reports (the delivery stages are mam's own) */
-const REPORTED_EVENTS = EVENT_NAMES.filter((e) => !DELIVERY_EVENTS.includes(e)) as unknown as readonly [string, ...string[]];
+/** what an agent reports (the delivery stages, budgets and usage reports are mam's own) */
+const REPORTED_EVENTS = EVENT_NAMES.filter((e) => !MAM_EVENTS.includes(e)) as unknown as readonly [string, ...string[]];
 
 const NEW_WORKER = ["agent", "role", "mux", "herdr_server", "tmux_server"] as const;
 
