@@ -29,6 +29,8 @@ import { busySession } from "./reactor.ts";
 
 /** how much of a file one read takes at most */
 const CHUNK = 4 << 20;
+/** how much one poll reads at most (a first read of long conversations goes on in the next polls) */
+const POLL_BYTES = 128 << 20;
 
 /** the hint a budget that cannot be checked gives */
 export const PRICE_HINT = "add its price to ~/.config/mam/prices.json";
@@ -45,6 +47,8 @@ export interface MeterOptions {
   /** tell a session that went over its daily cap (with no job to end) */
   runtime?: JobRuntime;
   now?: () => number;
+  /** bytes one poll reads at most (default 128 MiB) */
+  pollBytes?: number;
 }
 
 /** what one poll did */
@@ -56,6 +60,8 @@ export interface MeterPass {
   sessions: string[];
   /** jobs ended with budget_exceeded */
   stopped: string[];
+  /** the poll stopped at its byte budget: more is there to read (poll again soon) */
+  behind: boolean;
 }
 
 interface Tracked {
@@ -74,15 +80,25 @@ export class UsageMeter {
   private pricesBroken: string | undefined;
   private readonly markers = new Map<string, Buffer[]>();
 
-  constructor(private readonly o: MeterOptions) {}
+  private readonly o: MeterOptions;
+
+  constructor(o: MeterOptions) {
+    this.o = { ...o };
+  }
 
   private now(): number {
     return this.o.now?.() ?? Date.now();
   }
 
-  /** one poll, never two at once */
-  poll(): Promise<MeterPass> {
-    const next = this.chain.then(() => this.pass());
+  /** one poll, never two at once; `io`: the hook's log and connection for this one */
+  poll(io?: Pick<MeterOptions, "log" | "publish">): Promise<MeterPass> {
+    const next = this.chain.then(() => {
+      if (io) {
+        this.o.log = io.log;
+        this.o.publish = io.publish;
+      }
+      return this.pass();
+    });
     this.chain = next.catch(() => {});
     return next;
   }
@@ -166,6 +182,7 @@ export class UsageMeter {
     const sessions = new Set<string>();
     let facts = 0;
     let dirty = false;
+    const budget = { left: this.o.pollBytes ?? POLL_BYTES };
     const tracked = this.sessions();
     const names = new Map(tracked.map((t) => [t.row.name, t]));
     for (const t of tracked) {
@@ -188,7 +205,7 @@ export class UsageMeter {
       const t = names.get(c.session);
       if (!t || t.kind !== c.kind) continue;
       const before = `${c.ino}:${c.offset}`;
-      facts += this.readFile(path, c, t.usage, (f) => {
+      facts += this.readFile(path, c, t.usage, budget, (f) => {
         const a = applyFact(c, f, ctx);
         if (a.began) {
           noteJob(l, a.began, c.session);
@@ -202,7 +219,7 @@ export class UsageMeter {
       });
       if (`${c.ino}:${c.offset}` !== before) dirty = true;
     }
-    const pass: MeterPass = { facts, jobs: [...jobs], sessions: [...sessions], stopped: [] };
+    const pass: MeterPass = { facts, jobs: [...jobs], sessions: [...sessions], stopped: [], behind: budget.left <= 0 };
     if (!dirty && jobs.size === 0 && sessions.size === 0) return pass;
     prune(l, now);
     this.save();
@@ -228,7 +245,7 @@ export class UsageMeter {
   }
 
   /** read what a file gained since the cursor, whole lines only; the number of facts */
-  private readFile(path: string, c: FileCursor, u: UsageSource, each: (f: NonNullable<ReturnType<UsageSource["parse"]>>) => void): number {
+  private readFile(path: string, c: FileCursor, u: UsageSource, budget: { left: number }, each: (f: NonNullable<ReturnType<UsageSource["parse"]>>) => void): number {
     let fd: number;
     try {
       fd = openSync(path, "r");
@@ -250,11 +267,12 @@ export class UsageMeter {
       const markers = this.markersOf(u, c.kind);
       let pos = c.offset;
       let carry: Buffer | undefined;
-      while (pos < st.size) {
+      while (pos < st.size && budget.left > 0) {
         const chunk = Buffer.allocUnsafe(Math.min(CHUNK, st.size - pos));
         const got = readSync(fd, chunk, 0, chunk.length, pos);
         if (got <= 0) break;
         pos += got;
+        budget.left -= got;
         const buf = carry ? Buffer.concat([carry, chunk.subarray(0, got)]) : chunk.subarray(0, got);
         let start = 0;
         for (let nl = buf.indexOf(0x0a, start); nl >= 0; nl = buf.indexOf(0x0a, start)) {

@@ -35,6 +35,11 @@ export interface ReactorContext {
   cursor?: CursorState;
   /** the daemon's log of failures, each logged once (else each failure is logged) */
   once?: LogOnce;
+  /**
+   * count usage now (the daemon's meter, lib/daemon/meter.ts): before a loop job's next step, so
+   * that a budget the step's hand-in crossed ends the job instead (budget_exceeded)
+   */
+  meter?(): Promise<unknown>;
 }
 
 /** a long-lived reactor's cursor: events that asked for nothing are saved lazily (redoing them does nothing) */
@@ -221,15 +226,18 @@ async function reactToJob(ctx: ReactorContext, id: string, cursor: Record<string
     if (rec.remote_of) {
       // a copy of another host's job: that host tells the delegator and drives the loop; we
       // tell our agent when its host cancelled the job or it timed out there
-      if (at === j.endAt && (ev.event === "cancelled" || ev.event === "timeout")) await stopCopy(ctx, rec, events, ev);
+      if (at === j.endAt && (ev.event === "cancelled" || ev.event === "timeout" || ev.event === "budget_exceeded")) await stopCopy(ctx, rec, events, ev);
       else acted = false;
     } else if (ev.event === "received" || (at === j.endAt && events.some((e) => e.event === "offered"))) {
       // a delivery to another host that was taken, or a job that ended with some not taken yet:
       // their retained messages go (a host that comes back must not get an ended job)
       await clearDeliveries(ctx, ev.event === "received" ? [offeredTopic(events, deliveryOf(ev) ?? "")] : outstandingTopics(events));
       if (at === j.endAt) await tellDelegator(ctx, rec, ev);
-    } else if (at === j.endAt || ev.event === "permission_required") await tellDelegator(ctx, rec, ev);
-    else if (rec.type === "loop" && ev.event === "completed" && !endsJob(ev, rec)) {
+    } else if (at === j.endAt || ev.event === "permission_required") {
+      await tellDelegator(ctx, rec, ev);
+      if (at === j.endAt && ev.event === "budget_exceeded") await tellOverBudget(ctx, rec, events.slice(0, at), ev);
+    } else if (rec.type === "loop" && ev.event === "completed" && !endsJob(ev, rec)) {
+      await ctx.meter?.();
       const current = readRecord(ctx.ws, id) ?? rec;
       const r = await applyLoop(ctx.ws, current, loopNext(current, ev, ctx.ws), ctx.runtime);
       await publishAppended(ctx, current, r.appended);
@@ -253,7 +261,7 @@ async function stopCopy(ctx: ReactorContext, rec: JobRecord, events: readonly Jo
   const here = ctx.host ? `@${ctx.host}` : "@";
   if (!global.endsWith(here)) return;
   const name = global.slice(0, -here.length);
-  const what = ev.event === "cancelled" ? "was cancelled" : "timed out";
+  const what = ev.event === "cancelled" ? "was cancelled" : ev.event === "timeout" ? "timed out" : `went over its budget (${ev.detail})`;
   try {
     const s = await ctx.runtime.findSession(name);
     if (!s || s.gone || s.waiting) {
@@ -269,6 +277,26 @@ async function stopCopy(ctx: ReactorContext, rec: JobRecord, events: readonly Jo
     ctx.log(`job ${rec.job_id} ${what} on ${rec.remote_of}; told ${name}`);
   } catch (e) {
     ctx.log(`job ${rec.job_id}: could not tell ${name} that it ${what} (${(e as Error).message})`);
+  }
+}
+
+/**
+ * a job of ours ended over its budget (or its agent's daily cap): the session working on it then is
+ * told at its prompt to stop (never killed); one on another host is told by its host (stopCopy)
+ */
+async function tellOverBudget(ctx: ReactorContext, rec: JobRecord, before: readonly JobEvent[], ev: JobEvent): Promise<void> {
+  const name = busySession(rec, before);
+  if (name.includes("@")) return;
+  try {
+    const s = await ctx.runtime.findSession(name);
+    if (!s || s.gone || s.waiting) {
+      ctx.log(`job ${rec.job_id} went over its budget; ${name} ${s?.gone ?? (s?.waiting ? `waits at ${s.waiting}` : "is not running")}, not told`);
+      return;
+    }
+    const left = await ctx.runtime.prompt(s, `[mam] Job ${rec.job_id} is stopped: ${ev.detail.replace(/\s+/g, " ").trim()}. Stop working on it.`);
+    ctx.log(`job ${rec.job_id} went over its budget; told ${name}${left ? ` (${left.text})` : ""}`);
+  } catch (e) {
+    ctx.log(`job ${rec.job_id}: could not tell ${name} that it went over its budget (${(e as Error).message})`);
   }
 }
 

@@ -215,7 +215,7 @@ describe("the daemon's reader on a workspace", () => {
       expect(tokensOf(readRecord(w.ws, j.job_id)!.usage!.by_session.wrk!)).toEqual(expected("anthropic", j.job_id));
     }
     const again = await w.meter.poll();
-    expect(again).toEqual({ facts: 0, jobs: [], sessions: [], stopped: [] });
+    expect(again).toEqual({ facts: 0, jobs: [], sessions: [], stopped: [], behind: false });
     // a meter started again (a daemon restart) goes on from the offsets it saved
     const w2 = new UsageMeter({ ws: w.ws, env: { ...sb!.env, CLAUDE_CONFIG_DIR: w.claudeDir, CODEX_HOME: join(sb!.root, "codex") }, registry: { path: join(w.ws, ".mam", "agent-sessions.yaml"), read: (o) => readRegistry(join(w.ws, ".mam", "agent-sessions.yaml"), o), mutate: () => Promise.reject(new Error("read only")) }, log: () => {} });
     expect((await w2.poll()).facts).toBe(0);

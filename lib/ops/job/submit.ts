@@ -21,6 +21,11 @@ import { EXIT, MamError, notFound, usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
 import { agentMam } from "../../sys/agent-mam.ts";
 import { info, type Notice, warning } from "../../sys/notice.ts";
+import { checkLimits, dailyLimits, hasLimits } from "../../cost/budget.ts";
+import { dayOf, readLedger } from "../../cost/ledger.ts";
+import { loadPrices } from "../../cost/prices.ts";
+import { meterable } from "../../cost/summary.ts";
+import { usageView } from "../../cost/view.ts";
 import type { Deps } from "../deps.ts";
 import { checkJob } from "./rules.ts";
 
@@ -37,6 +42,9 @@ export interface JobInput {
   type?: "single" | "loop";
   reviewer?: string;
   max_iterations?: number;
+  /** a budget in dollars and in tokens (docs/cost.md) */
+  budget_usd?: number;
+  max_tokens?: number;
 }
 
 /** where a brief file may be: anywhere (the user's own command line), or inside these folders */
@@ -101,6 +109,8 @@ export function jobSpecOf(o: JobInput, ws: string, topicPrefix: string, scope: B
     idle_timeout_sec: o.idle_timeout_s ?? DEFAULT_IDLE_TIMEOUT_SEC,
     expected_artifacts: o.expect ?? [],
     topic_prefix_base: topicPrefix,
+    ...(o.budget_usd !== undefined ? { budget_usd: o.budget_usd } : {}),
+    ...(o.max_tokens !== undefined ? { max_tokens: o.max_tokens } : {}),
   };
 }
 
@@ -143,6 +153,20 @@ function refuseShellInLoop(who: string, agent: string): void {
   }
 }
 
+/** a session past its daily cap today takes no job (exit 1, nothing written) */
+function overDailyCap(deps: Deps, name: string): void {
+  const data = deps.registry.read();
+  const row = [...data.herdr_sessions, ...data.tmux_sessions].find((r) => r.name === name && r.status === "running");
+  if (!row) return;
+  const lim = dailyLimits(row);
+  if (!hasLimits(lim)) return;
+  const ledger = readLedger(deps.ws);
+  if (ledger === "none" || ledger === "broken") return;
+  const today = dayOf(deps.clock.ms());
+  const c = checkLimits(usageView(ledger.sessions[name]?.days[today] ?? {}, loadPrices(deps.env)), lim, "its daily cap", "add the price to ~/.config/mam/prices.json");
+  if (c.over) throw new MamError(`session '${name}' ${c.detail} (UTC day ${today}); nothing was submitted`, EXIT.FAIL, "it takes jobs again at 00:00 UTC");
+}
+
 /** submit: nothing is written unless the target (and reviewer) sessions exist and can take a prompt */
 export async function submitJob(deps: Deps, o: JobInput, opts: SubmitOptions = {}): Promise<Submitted> {
   checkJob(o);
@@ -157,6 +181,7 @@ export async function submitJob(deps: Deps, o: JobInput, opts: SubmitOptions = {
   if (target.waiting) throw waitingError(`session '${o.to}'`, target.waiting);
   let reviewerName: string | null = null;
   if (spec.type === "loop") refuseShellInLoop(o.to, target.agent);
+  let reviewerAgent: string | undefined;
   if (spec.reviewer_session !== null) {
     const reviewer = await rt.findSession(spec.reviewer_session);
     if (!reviewer) throw notFound(`no running session named '${spec.reviewer_session}' (the reviewer) in this workspace (${deps.ws})`, "see: mam status");
@@ -164,16 +189,26 @@ export async function submitJob(deps: Deps, o: JobInput, opts: SubmitOptions = {
     if (reviewer.waiting) throw waitingError(`session '${spec.reviewer_session}' (the reviewer)`, reviewer.waiting);
     reviewerName = reviewer.name;
     refuseShellInLoop(spec.reviewer_session, reviewer.agent);
+    reviewerAgent = reviewer.agent;
+  }
+  const budgeted = spec.budget_usd != null || spec.max_tokens != null;
+  for (const [s, kind] of [[target.name, target.agent], ...(reviewerName ? [[reviewerName, reviewerAgent]] : [])] as [string, string][]) {
+    if (budgeted && !meterable(kind)) {
+      throw usageError(`a budget needs the usage of ${s}, and mam cannot read the records of ${kind} (docs/cost.md); nothing was submitted`, `leave out ${field("budget_usd")} and ${field("max_tokens")}`);
+    }
+    if (!s.includes("@")) overDailyCap(deps, s);
   }
   const record = await deps.jobs.register({
     ...spec,
     agent_session: target.name,
     reviewer_session: reviewerName,
+    ...(reviewerAgent ? { reviewer_agent: reviewerAgent } : {}),
     agent: target.agent,
     ...(target.worktree ? { worktree: target.worktree } : {}),
   });
   const warnings: Notice[] = [];
   const daemonPid = await ensureDaemonNoticed(deps, warnings, `job ${record.job_id} is tracked through its journal`);
+  if (budgeted && daemonPid === null && !target.name.includes("@")) warnings.push(warning(`job ${record.job_id}'s budget is kept by the subscriber daemon, which is not running: nothing counts its usage`));
   try {
     const about = { purpose: "job" as const, job: record };
     const w = readsCommands(target.agent)
