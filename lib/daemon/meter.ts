@@ -32,6 +32,9 @@ const CHUNK = 4 << 20;
 /** how much one poll reads at most (a first read of long conversations goes on in the next polls) */
 const POLL_BYTES = 128 << 20;
 
+/** a copy of another host's job reports its counts to the delegator at most this often (and when they settle) */
+export const REPORT_MS = 30_000;
+
 /** the hint a budget that cannot be checked gives */
 export const PRICE_HINT = "add its price to ~/.config/mam/prices.json";
 
@@ -77,6 +80,9 @@ export class UsageMeter {
   /** jobs that have ended: their facts no longer change */
   private ended = new Map<string, JobFacts>();
   private chain: Promise<unknown> = Promise.resolve();
+  /** copies of other hosts' jobs whose counts their delegators have not been sent yet, and when each was last sent */
+  private readonly unreported = new Set<string>();
+  private readonly reportedAt = new Map<string, number>();
   private pricesBroken: string | undefined;
   private readonly markers = new Map<string, Buffer[]>();
 
@@ -220,7 +226,10 @@ export class UsageMeter {
       if (`${c.ino}:${c.offset}` !== before) dirty = true;
     }
     const pass: MeterPass = { facts, jobs: [...jobs], sessions: [...sessions], stopped: [], behind: budget.left <= 0 };
-    if (!dirty && jobs.size === 0 && sessions.size === 0) return pass;
+    if (!dirty && jobs.size === 0 && sessions.size === 0) {
+      if (this.unreported.size) await this.report(now);
+      return pass;
+    }
     prune(l, now);
     this.save();
     const usages = new Map<string, JobUsage>();
@@ -231,7 +240,41 @@ export class UsageMeter {
       for (const id of jobs) if (await this.checkJob(id, prices)) pass.stopped.push(id);
       for (const s of sessions) pass.stopped.push(...(await this.checkCap(names.get(s)!.row, prices, now)));
     }
+    for (const id of jobs) this.unreported.add(id);
+    await this.report(now);
     return pass;
+  }
+
+  /**
+   * the counts of copies of other hosts' jobs (docs/machines.md) go to their delegators as a `usage`
+   * event (names as the team writes them, NAME@HOST), at most every REPORT_MS per job
+   */
+  private async report(now: number): Promise<void> {
+    for (const id of [...this.unreported]) {
+      let rec: JobRecord | undefined;
+      try {
+        rec = readRecord(this.o.ws, id);
+      } catch {}
+      const u = rec?.remote_of ? this.current().jobs[id] : undefined;
+      if (!rec || !u) {
+        this.unreported.delete(id);
+        continue;
+      }
+      if (now - (this.reportedAt.get(id) ?? 0) < REPORT_MS) continue;
+      const host = this.o.host;
+      const global = (name: string) => (host && !name.includes("@") ? `${name}@${host}` : name);
+      const bySession = Object.fromEntries(Object.entries(u.by_session).map(([s, m]) => [global(s), m]));
+      const total = Object.values(bySession).reduce((n, m) => n + Object.values(m).reduce((k, t) => k + t.input + t.output + t.cache_write + t.cache_read, 0), 0);
+      const a = await appendEvent(this.o.ws, id, {
+        event: "usage",
+        detail: `${total.toLocaleString("en-US")} tokens on ${host ?? "this host"}`,
+        source: "mam",
+        data: { usage: { by_session: bySession, by_iteration: u.by_iteration } as never },
+      });
+      this.unreported.delete(id);
+      this.reportedAt.set(id, now);
+      if (a?.record) await this.o.publish?.(`${a.record.topic_prefix}/events`, a.line);
+    }
   }
 
   save(): void {
