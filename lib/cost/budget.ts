@@ -14,6 +14,9 @@ export interface Limits {
 /** what a budget_exceeded event's data holds: integers and strings (dollars as decimal text) */
 export type BudgetData = { [k: string]: string | number };
 
+/** what a budget that cannot be checked (a model without a price) tells the user to do */
+export const PRICE_HINT = "add its price to ~/.config/mam/prices.json";
+
 export const hasLimits = (l: Limits) => l.usd !== null || l.tokens !== null;
 
 /** over: the detail of the budget_exceeded event (after "<what> ") and its data */

@@ -9,7 +9,7 @@
 import { closeSync, fstatSync, openSync, readSync, renameSync, statSync } from "node:fs";
 import { KINDS, ownId } from "../agents/kinds/index.ts";
 import type { UsageSource } from "../agents/usage.ts";
-import { type Check, checkLimits, dailyLimits, hasLimits, type Limits } from "../cost/budget.ts";
+import { type Check, checkLimits, dailyLimits, hasLimits, type Limits, PRICE_HINT } from "../cost/budget.ts";
 import { dayOf, emptyLedger, type FileCursor, type JobUsage, type Ledger, ledgerPath, readLedger } from "../cost/ledger.ts";
 import { applyFact, book, type JobFacts, type MeterContext, noteJob, prune } from "../cost/meter.ts";
 import { loadPrices, type PriceTable, shippedPrices } from "../cost/prices.ts";
@@ -35,8 +35,6 @@ const POLL_BYTES = 128 << 20;
 /** a copy of another host's job reports its counts to the delegator at most this often (and when they settle) */
 export const REPORT_MS = 30_000;
 
-/** the hint a budget that cannot be checked gives */
-export const PRICE_HINT = "add its price to ~/.config/mam/prices.json";
 
 export interface MeterOptions {
   ws: string;

@@ -285,7 +285,7 @@ async function stopCopy(ctx: ReactorContext, rec: JobRecord, events: readonly Jo
  * told at its prompt to stop (never killed); one on another host is told by its host (stopCopy)
  */
 async function tellOverBudget(ctx: ReactorContext, rec: JobRecord, before: readonly JobEvent[], ev: JobEvent): Promise<void> {
-  const name = busySession(rec, before);
+  const name = workingSession(rec, before);
   if (name.includes("@")) return;
   try {
     const s = await ctx.runtime.findSession(name);
@@ -308,6 +308,17 @@ export function busySession(rec: Pick<JobRecord, "type" | "agent_session" | "rev
   if (rec.type !== "loop" || !rec.reviewer_session) return rec.agent_session;
   const last = [...events].reverse().find((e) => e.event === "completed");
   return last && last.source !== rec.reviewer_session ? rec.reviewer_session : rec.agent_session;
+}
+
+/**
+ * The session mam last gave a text about the job: its agent, or in a loop the one its last step
+ * went to (a review request → the reviewer, feedback → the worker). Unlike busySession, a worker's
+ * hand-in alone does not make the reviewer the one at work: its review may not have been sent.
+ */
+export function workingSession(rec: Pick<JobRecord, "type" | "agent_session" | "reviewer_session">, events: readonly JobEvent[]): string {
+  if (rec.type !== "loop" || !rec.reviewer_session) return rec.agent_session;
+  const step = [...events].reverse().find((e) => e.source === "mam" && e.event === "progress" && typeof e.data?.iteration === "number");
+  return step && step.detail.includes(": review requested from ") ? rec.reviewer_session : rec.agent_session;
 }
 
 /** what the daemon saw of an agent: its state, and for a blocked one the dialog's question */

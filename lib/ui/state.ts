@@ -65,13 +65,14 @@ export class JobCache {
     }
     const now = new Set(ids);
     let prices: PriceTable;
+    let pricesSig = "";
     try {
+      pricesSig = userPriceFiles(this.env).map(sig).join("|");
       prices = loadPrices(this.env);
     } catch (e) {
       d.problems.push((e as Error).message);
       prices = shippedPrices();
     }
-    const pricesSig = userPriceFiles(this.env).map(sig).join("|");
     for (const id of [...this.seen.keys()]) {
       if (!now.has(id)) {
         this.seen.delete(id);

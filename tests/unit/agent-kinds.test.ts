@@ -45,6 +45,7 @@ function problems(name: string, k: AgentKind): string[] {
   if (k.hooks !== null && (!isWords(k.hooks.events) || k.hooks.events.length === 0 || typeof k.hooks.projectFile !== "string" || !isFn(k.hooks.globalFile))) out.push(`${name}: hooks incomplete`);
   if (k.grants !== null && (!isFn(k.grants) || !isWords(k.grants("MAM")) || !k.grants("MAM").some((g) => g.includes("MAM")))) out.push(`${name}: grants do not name mam`);
   if (k.mcp !== null && (!isFn(k.mcp.args) || !isFn(k.mcp.install) || !isFn(k.mcp.uninstall))) out.push(`${name}: mcp lacks args/install/uninstall`);
+  if (k.usage !== null && (!isFn(k.usage.files) || !isFn(k.usage.parse) || !isWords(k.usage.markers) || k.usage.markers.length === 0)) out.push(`${name}: usage lacks files/parse/markers`);
   return out;
 }
 

@@ -21,7 +21,7 @@ import { EXIT, MamError, notFound, usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
 import { agentMam } from "../../sys/agent-mam.ts";
 import { info, type Notice, warning } from "../../sys/notice.ts";
-import { checkLimits, dailyLimits, hasLimits } from "../../cost/budget.ts";
+import { checkLimits, dailyLimits, hasLimits, PRICE_HINT } from "../../cost/budget.ts";
 import { dayOf, readLedger } from "../../cost/ledger.ts";
 import { loadPrices } from "../../cost/prices.ts";
 import { meterable } from "../../cost/summary.ts";
@@ -163,7 +163,7 @@ function overDailyCap(deps: Deps, name: string): void {
   const ledger = readLedger(deps.ws);
   if (ledger === "none" || ledger === "broken") return;
   const today = dayOf(deps.clock.ms());
-  const c = checkLimits(usageView(ledger.sessions[name]?.days[today] ?? {}, loadPrices(deps.env)), lim, "its daily cap", "add the price to ~/.config/mam/prices.json");
+  const c = checkLimits(usageView(ledger.sessions[name]?.days[today] ?? {}, loadPrices(deps.env)), lim, "its daily cap", PRICE_HINT);
   if (c.over) throw new MamError(`session '${name}' ${c.detail} (UTC day ${today}); nothing was submitted`, EXIT.FAIL, "it takes jobs again at 00:00 UTC");
 }
 
