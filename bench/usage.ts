@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { readLedger } from "../lib/cost/ledger.ts";
 import { UsageMeter } from "../lib/daemon/meter.ts";
 import { readRegistry } from "../lib/registry/index.ts";
-import { baseEnv, cpuPercent, medP90, ms, NO_BROKER, procUsage, type Row, registryYaml, secondsFrom, startDaemon, stopDaemon } from "./common.ts";
+import { baseEnv, cpuPercent, medP90, ms, NO_BROKER, paneListing, procUsage, type Row, registryYaml, secondsFrom, startDaemon, stopDaemon } from "./common.ts";
 
 const AGENTS = 20;
 const SERVER = "bench";
@@ -40,23 +40,6 @@ function transcript(mb: number, sid: string): string {
     size += r.length + 1;
   }
   return `${parts.join("\n")}\n`;
-}
-
-function listing(ws: string): string {
-  const panes = Array.from({ length: AGENTS }, (_, i) => ({
-    pane_id: `w1:p${i}`,
-    terminal_id: `term_${i.toString(16).padStart(12, "0")}`,
-    workspace_id: "w1",
-    tab_id: "w1:t1",
-    focused: i === 0,
-    cwd: ws,
-    label: `mam:bench-worker-${i}`,
-    agent: "claude",
-    name: `bench-worker-${i}`,
-    agent_status: "idle",
-    revision: 0,
-  }));
-  return `${JSON.stringify({ id: "cli:pane:list", result: { type: "pane_list", panes } })}\n`;
 }
 
 export async function benchUsage(bin: string): Promise<Row[]> {
@@ -121,7 +104,7 @@ export async function benchUsage(bin: string): Promise<Row[]> {
 
     // the daemon: idle with these 20 sessions counted
     const stub = join(root, "herdr");
-    writeFileSync(join(root, "answer.json"), listing(ws));
+    writeFileSync(join(root, "answer.json"), paneListing(ws, AGENTS));
     writeFileSync(stub, `#!/bin/sh\nexec cat '${join(root, "answer.json")}'\n`);
     chmodSync(stub, 0o755);
     const denv = { ...env, ...NO_BROKER, MAM_HERDR_BIN: stub };

@@ -7,7 +7,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createAgent, type E2E, journalEvents, monitorLog, newWorkspace, openGate, startE2E, typed, waitTyped, type Ws } from "../helpers/jobs-e2e.ts";
+import { createAgent, type E2E, ensureDaemon, journalEvents, monitorLog, newWorkspace, openGate, startE2E, typed, waitTyped, type Ws } from "../helpers/jobs-e2e.ts";
 import { waitFor } from "../helpers/sandbox.ts";
 
 let e: E2E;
@@ -26,13 +26,7 @@ afterEach(async () => {
   }
 });
 
-async function daemon(w: Ws): Promise<void> {
-  const r = await w.mam(["daemon", "ensure"]);
-  if (r.code !== 0) throw new Error(`daemon ensure: ${r.stderr}`);
-  started.push(w);
-  const ok = await waitFor(async () => (await w.mam(["daemon", "status", "--json"])).code === 0 && JSON.parse((await w.mam(["daemon", "status", "--json"])).stdout).mode === "polling", 20_000, 100);
-  if (!ok) throw new Error(`no daemon: ${monitorLog(w.dir)}`);
-}
+const daemon = (w: Ws) => ensureDaemon(w, "polling", started);
 
 async function submit(w: Ws, args: string[]): Promise<string> {
   const r = await w.mam(["job", "submit", ...args]);
