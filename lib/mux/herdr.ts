@@ -29,6 +29,7 @@ import {
 import { busyFreshPane, failStart, type HerdrOps, runManagedStart, waitShellFree } from "./herdr-start.ts";
 import { type HerdrRelease, herdrSupport, releaseOf, type Support, unsupportedError, versionWarning } from "./herdr-version.ts";
 import { findHerdr, serverEnv, shellReadyMs } from "./herdr-env.ts";
+import { foreignPane } from "./owner.ts";
 import { isShellOnly, nonShellForeground } from "./procfs.ts";
 import { AgentBlocked, AgentGone, AgentPaneBusy, type Listing, type Mux, type MuxPane, type Notice, type PaneScreen, type ProcessInfo, type StartSpec, type WorktreeOpened, type WorktreeSpec } from "./types.ts";
 
@@ -58,6 +59,11 @@ export interface HerdrOptions {
   warn?: (line: string) => void;
   /** pause between typed text and its Enter in sendText (default 300 ms) */
   enterDelayMs?: number;
+  /**
+   * the workspace this mux serves: list() leaves out the panes that work in another mam
+   * workspace (owner.ts). Unset: every pane (registry rebuild, which says why it leaves one out).
+   */
+  workspace?: string;
 }
 
 /** how many agent names `start` tries when herdr says the name is taken */
@@ -142,7 +148,9 @@ export class HerdrMux implements Mux {
 
   async list(): Promise<Listing> {
     try {
-      return { state: "ok", panes: await this.panes() };
+      const ws = this.opts.workspace;
+      const panes = await this.panes();
+      return { state: "ok", panes: ws === undefined ? panes : panes.filter((p) => !foreignPane(p, ws)) };
     } catch (e) {
       const detail = e instanceof MamError ? e.render().replace(/^ERROR: /, "") : String((e as Error).message);
       if (e instanceof HerdrError && e.code === "server_not_running") return { state: "not-running", detail };

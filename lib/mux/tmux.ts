@@ -12,6 +12,7 @@ import { field } from "../sys/fields.ts";
 import type { Env } from "../sys/paths.ts";
 import { SECRET_ENV, withoutSecrets } from "../sys/secrets.ts";
 import { execCapture, lastOutput, shJoin, type ExecResult } from "./exec.ts";
+import { foreignPane } from "./owner.ts";
 import { foregroundOf, hasProcfs } from "./procfs.ts";
 import type { Listing, Mux, MuxPane, PaneScreen, ProcessInfo, StartSpec } from "./types.ts";
 
@@ -134,21 +135,26 @@ function sessionClash(name: string, server: string, owner: { workspace: string; 
       `pick another ${field("name")}, or another tmux server with ${field("tmux_server")}; or end it: ${kill}`,
     );
   }
-  return conflict(`tmux session '${name}' already exists on tmux server '${server}'`, `stop it first (${kill}), or pick another ${field("name")}`);
+  // this workspace's own session with no live row: a registry moved away, emptied or broken
+  return conflict(
+    `tmux session '${name}' already exists on tmux server '${server}' (this workspace's)`,
+    `if mam status does not list it, mam registry rebuild registers it again from its pane; or end it (${kill}), or pick another ${field("name")}`,
+  );
 }
 
 /** list-panes fields, cwd last (it is the one field that may hold a tab) */
-const LIST_FORMAT = ["#{pane_id}", "#{pane_pid}", "#{pane_dead}", "#{session_name}", "#{@mam_name}", "#{pane_current_command}", "#{pane_current_path}"].join("\t");
+const LIST_FORMAT = ["#{pane_id}", "#{pane_pid}", "#{pane_dead}", "#{session_name}", "#{@mam_name}", "#{pane_current_command}", "#{@mam_workspace}", "#{pane_current_path}"].join("\t");
 
 /** one line of LIST_FORMAT output → a pane (dead panes: undefined, they hold no agent) */
 export function parsePaneLine(line: string): MuxPane | undefined {
   const f = line.split("\t");
-  if (f.length < 7 || !f[0]!.startsWith("%")) return undefined;
-  const [id, pid, dead, session, mamName, cmd] = f as [string, string, string, string, string, string];
+  if (f.length < 8 || !f[0]!.startsWith("%")) return undefined;
+  const [id, pid, dead, session, mamName, cmd, owner] = f as [string, string, string, string, string, string, string];
   if (dead === "1") return undefined;
-  const cwd = f.slice(6).join("\t");
+  const cwd = f.slice(7).join("\t");
   const pane: MuxPane = { id, workspaceId: session, status: "unknown" };
   if (mamName) pane.label = `mam:${mamName}`;
+  if (owner) pane.owner = owner;
   if (/^\d+$/.test(pid)) pane.pid = Number(pid);
   if (cmd) pane.cmd = cmd;
   if (cwd) pane.cwd = cwd;
@@ -156,6 +162,14 @@ export function parsePaneLine(line: string): MuxPane | undefined {
 }
 
 export interface TmuxOptions {
+  /**
+   * the workspace this mux serves: list() leaves out the panes whose session mam started for
+   * another workspace (@mam_workspace). Several workspaces share the server `mam`, and a registry
+   * is a file a repository can ship: a row must never reach, adopt or type into the pane of
+   * another workspace's session that has the same name. Unset: every pane (registry rebuild,
+   * which says why it leaves such a pane out).
+   */
+  workspace?: string;
   /** deadline of one tmux call (default 10 s) */
   timeoutMs?: number;
   /** pause between typed text and its Enter in sendText (default 300 ms) */
@@ -220,7 +234,11 @@ export class TmuxMux implements Mux {
       // a server whose last session just ended, before it exits, has no target at all
       if (r.code !== 0 && !r.timedOut && /no current target/.test(r.stderr)) return { state: "ok", panes: [] };
       const outText = this.check(r, args);
-      const panes = outText.split("\n").map(parsePaneLine).filter((p): p is MuxPane => p !== undefined);
+      const ws = this.opts.workspace;
+      const panes = outText
+        .split("\n")
+        .map(parsePaneLine)
+        .filter((p): p is MuxPane => p !== undefined && (ws === undefined || p.owner === undefined || !foreignPane(p, ws)));
       return { state: "ok", panes };
     } catch (e) {
       const detail = (e as Error).message;

@@ -19,6 +19,8 @@ export interface MuxPane {
   cwd?: string;
   /** herdr pane label ("mam:<name>"); tmux: "mam:<name>" read back from the session's @mam_name option */
   label?: string;
+  /** tmux: the workspace mam started the pane's session for (its @mam_workspace option), when set; herdr keeps none (owner.ts) */
+  owner?: string;
   /** detected agent kind (herdr PaneInfo.agent) */
   agent?: string;
   /** herdr agent name: set by start(); list() cannot see it (herdr's PaneInfo has no name) */
@@ -136,8 +138,12 @@ export interface WorktreeOpened {
   alreadyOpen?: boolean;
 }
 
-/** the Mux of (backend, server): what use cases get instead of building one */
-export type MuxFactory = (backend: Backend, server: string) => Mux;
+/**
+ * the Mux of (backend, server), what use cases get instead of building one, for one workspace:
+ * its list() leaves out the panes of another workspace (lib/mux/owner.ts); `allWorkspaces`
+ * lists them all
+ */
+export type MuxFactory = (backend: Backend, server: string, opts?: { allWorkspaces?: boolean }) => Mux;
 
 export interface Mux {
   readonly backend: Backend;

@@ -161,6 +161,10 @@ export function planRebuild(views: { backend: Backend; server: string; panes: Mu
         skip("its label names no valid session");
         continue;
       }
+      if (p.owner !== undefined && p.owner !== ws) {
+        skip(`it belongs to workspace ${p.owner}`);
+        continue;
+      }
       if (!inside(p.cwd, ws)) {
         skip(`it runs in ${p.cwd ?? "an unknown folder"}, not in this workspace`);
         continue;
@@ -210,7 +214,8 @@ export async function rebuildRegistry(deps: Deps, i: RebuildInput): Promise<Rebu
   const prev = previousOf(path);
   if (prev.state === "valid") throw refuse(prev.rows);
   const bak = backupRows(path);
-  const views = await listServers(emptyRegistry(), deps.muxFor, serversToList(deps, path, bak, i));
+  // every pane, another workspace's too: planRebuild says why it leaves one out
+  const views = await listServers(emptyRegistry(), (b, s) => deps.muxFor(b, s, { allWorkspaces: true }), serversToList(deps, path, bak, i));
   const now = deps.clock.epoch();
   const plan = planRebuild(
     views.map((v) => ({ backend: v.backend, server: v.server, panes: v.listing.state === "ok" ? v.listing.panes : [] })),

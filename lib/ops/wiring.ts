@@ -29,9 +29,11 @@ export function realDeps(ws: string, env: Env = process.env, o: WiringOptions = 
   let jobs: JobStore | undefined;
   let git: Deps["git"] | undefined;
   let runtime: Deps["runtime"] | undefined;
-  const muxFor = (backend: Backend, server: string): Mux => {
+  // panes of another workspace (lib/mux/owner.ts) are left out of every listing but the rebuild's
+  const muxFor = (backend: Backend, server: string, mo: { allWorkspaces?: boolean } = {}): Mux => {
     const m = require("../mux/index.ts") as MuxModule;
-    return m.muxFor(backend, server, env, o.warn ? { herdr: { warn: o.warn } } : {});
+    const workspace = mo.allWorkspaces ? undefined : ws;
+    return m.muxFor(backend, server, env, { herdr: { ...(o.warn ? { warn: o.warn } : {}), ...(workspace ? { workspace } : {}) }, tmux: workspace ? { workspace } : {} });
   };
   const daemon: DaemonControl = {
     ensure: () => daemonProc().ensureDaemonDetailed(ws, env),

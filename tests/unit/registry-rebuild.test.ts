@@ -38,7 +38,8 @@ describe("planRebuild", () => {
             pane("w1:p5", "mam:lead", ws, { agent: "claude" }),
           ],
         },
-        { backend: "tmux", server: "mam", panes: [pane("%0", "mam:t1", ws, { cmd: "codex", pid: 42 })] },
+        // %1: another workspace's session whose agent works in this folder (a nested workspace)
+        { backend: "tmux", server: "mam", panes: [pane("%0", "mam:t1", ws, { cmd: "codex", pid: 42, owner: ws }), pane("%1", "mam:t2", `${ws}/sub`, { cmd: "codex", pid: 43, owner: `${ws}/sub` })] },
       ],
       ws,
       emptyRegistry(),
@@ -56,6 +57,7 @@ describe("planRebuild", () => {
       ["w1:p3", "no agent runs in it any more"],
       ["w2:p1", "it runs in /w/other, not in this workspace"],
       ["w1:p5", "another pane on this server is lead already"],
+      ["%1", "it belongs to workspace /w/ws/sub"],
     ]);
   });
 
