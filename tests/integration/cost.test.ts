@@ -3,11 +3,17 @@
 // conversation files as the real CLIs do (tests/fakes/agents/fake-agent, "Usage"); the workspace's
 // daemon meters them. Job status / list / mam status in text and JSON, budgets that end a job
 // (budget_exceeded once, job wait's own exit code, the agent and the delegator told), a budget that
-// cannot be checked, the user's prices, a daily cap, and bad input that changes nothing.
+// cannot be checked, the user's prices, a daily cap, and bad input that changes nothing; the same
+// numbers in the MCP results and the dashboard's state (with the team's spend per hour).
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createAgent, type E2E, ensureDaemon, journalEvents, monitorLog, newWorkspace, openGate, startE2E, typed, waitTyped, type Ws } from "../helpers/jobs-e2e.ts";
+import { startUiProcess } from "../helpers/browser.ts";
+import { MAM_CMD } from "../helpers/mam.ts";
 import { waitFor } from "../helpers/sandbox.ts";
 
 let e: E2E;
@@ -85,6 +91,53 @@ describe("what a job costs", () => {
     const table = (await w.mam(["status"])).stdout.split("\n");
     expect(table[0]).toMatch(/JOB\s+COST\s+DRIFT/);
     expect(table.find((l) => l.startsWith(wk))).toContain(" $0.0001/$0.0074/$0.0074 ");
+  }, 120_000);
+
+  test("the same numbers in the MCP results and on the dashboard: the job's, the agent's, the team's per hour", async () => {
+    const w = newWorkspace(e);
+    await daemon(w);
+    const wk = w.n("wk");
+    await createAgent(e, w, wk, "worker");
+    usage(w, "1000,200,30,4000,claude-sonnet-4-5");
+    const id = await submit(w, ["--to", wk, "--prompt", "first", "--budget-usd", "3"]);
+    expect((await w.mam(["job", "wait", id, "--timeout", "60"])).code).toBe(0);
+    const want = await metered(w, id, 5230);
+    const usd = (1000 * 3 + 200 * 15 + 30 * 3.75 + 4000 * 0.3) / 1e6;
+
+    const transport = new StdioClientTransport({ command: MAM_CMD[0]!, args: [...MAM_CMD.slice(1), "mcp", "--workspace", w.dir], env: { ...w.env, MAM_NO_SUBSCRIBER_DAEMON: "1" }, cwd: w.dir, stderr: "pipe" });
+    const client = new Client({ name: "mam-test", version: "1.0.0" });
+    await client.connect(transport);
+    try {
+      const call = async (name: string, args: Record<string, unknown>) => ((await client.callTool({ name, arguments: args }, CallToolResultSchema)) as { structuredContent: any }).structuredContent;
+      const js = await call("job_status", { job_id: id });
+      expect(js).toMatchObject({ budget_usd: 3, max_tokens: null, usage: { known: true, tokens: want.usage.tokens } });
+      expect(js.usage.usd).toBeCloseTo(usd, 12);
+      expect(js.usage.by_session[wk].tokens.total).toBe(5230);
+      const jl = await call("job_list", {});
+      expect(jl.jobs.find((j: any) => j.job_id === id).usage.tokens.total).toBe(5230);
+      const ss = (await call("session_status", {})).sessions.find((s: any) => s.name === wk);
+      expect(ss.usage).toMatchObject({ job: { tokens: { total: 5230 } }, today: { tokens: { total: 5230 } }, total: { tokens: { total: 5230 } } });
+    } finally {
+      await client.close();
+    }
+
+    const ui = await startUiProcess(e.sb, w.env, [], w.dir);
+    try {
+      const state = (await (await fetch(`http://127.0.0.1:${ui.port}/api/state?token=${ui.token}`)).json()) as any;
+      const job = state.jobs.find((j: any) => j.id === id);
+      expect(job).toMatchObject({ budget_usd: 3, max_tokens: null, usage: { known: true, tokens: { total: 5230 } } });
+      expect(job.usage.usd).toBeCloseTo(usd, 12);
+      expect(state.sessions.find((s: any) => s.name === wk).usage).toMatchObject({ job: { tokens: { total: 5230 } }, today: { tokens: { total: 5230 } }, total: { tokens: { total: 5230 } } });
+      // the team's rate: the last 50 to 60 minutes (10-minute buckets) scaled to an hour
+      const r = state.rate;
+      expect(r.minutes).toBeGreaterThanOrEqual(50);
+      expect(r.minutes).toBeLessThanOrEqual(60);
+      expect(r.tokens_per_hour).toBeGreaterThanOrEqual(5230);
+      expect(r.tokens_per_hour).toBeLessThanOrEqual(Math.ceil((5230 * 60) / 50));
+      expect(r.usd_per_hour / usd).toBeCloseTo(r.tokens_per_hour / 5230, 3);
+    } finally {
+      await ui.stop("SIGKILL");
+    }
   }, 120_000);
 
   test("codex: its rollout's running totals, per job", async () => {

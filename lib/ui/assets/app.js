@@ -158,9 +158,9 @@
   function usageHtml(j) {
     const u = j.usage;
     const parts = (o) => Object.entries(o).map(([k, v]) => `${esc(k)} ${costHtml(v)}`).join(" · ");
-    const rounds = Object.keys(u.by_iteration).length ? `<div class="dim">by iteration: ${parts(u.by_iteration)}</div>` : "";
+    const rounds = j.type === "loop" && Object.keys(u.by_iteration).length ? `<div class="dim">by iteration: ${parts(u.by_iteration)}</div>` : "";
     const agents = Object.keys(u.by_session).length > 1 ? `<div class="dim">by agent: ${parts(u.by_session)}</div>` : "";
-    return `<div class="usage" data-usage="${esc(cost(u))}">cost ${costHtml(u)} <span class="dim">${esc(costTitle(u))}</span>${budgetHtml(j)}${agents}${rounds}</div>`;
+    return `<div class="usage" data-usage="${esc(cost(u))}">cost ${costHtml(u)} <span class="dim">${esc(costTitle(u))}</span> ${budgetHtml(j)}${agents}${rounds}</div>`;
   }
 
   function renderFilters() {
