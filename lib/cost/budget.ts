@@ -3,8 +3,9 @@
 // Going over means more than the limit. A limit in dollars on tokens of a model that has no price
 // cannot be checked: that counts as over too (a budget that does not hold is worse than a job
 // that stops; the detail says which price is missing). Pure.
-import type { UsageView } from "./view.ts";
-import { dollars } from "./view.ts";
+import { dayOf, type Ledger } from "./ledger.ts";
+import type { PriceTable } from "./prices.ts";
+import { dollars, type UsageView, usageView } from "./view.ts";
 
 export interface Limits {
   usd: number | null;
@@ -52,4 +53,10 @@ export function dailyLimits(row: Record<string, unknown>): Limits {
     usd: typeof usd === "number" && Number.isFinite(usd) && usd > 0 ? usd : null,
     tokens: typeof tokens === "number" && Number.isSafeInteger(tokens) && tokens > 0 ? tokens : null,
   };
+}
+
+/** is a session over its daily cap `lim` on the UTC day of `now`, by what the ledger counted? */
+export function dailyCapCheck(ledger: Ledger | "none" | "broken", name: string, lim: Limits, prices: PriceTable, now: number): Check {
+  if (!hasLimits(lim) || ledger === "none" || ledger === "broken") return { over: false };
+  return checkLimits(usageView(ledger.sessions[name]?.days[dayOf(now)] ?? {}, prices), lim, "its daily cap", PRICE_HINT);
 }

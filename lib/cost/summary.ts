@@ -23,6 +23,8 @@ export interface JobLike {
   reviewer_session: string | null;
   reviewer_agent?: string | null;
   remote_of?: string;
+  /** a pool job: agent is null until an agent of the role takes it */
+  to_role?: string;
   usage?: JobUsage;
 }
 
@@ -71,7 +73,7 @@ export function jobUsageView(rec: JobLike, events: readonly EventLike[], prices:
     .filter((x): x is string => x !== undefined);
   if (parts.length === 0) {
     const worker = rec.agent_session;
-    const why = remote(worker) ? `costed on ${hostOf(worker)}: no report yet` : !meterable(rec.agent) ? cannotRead(rec.agent) : NOT_METERED;
+    const why = remote(worker) ? `costed on ${hostOf(worker)}: no report yet` : rec.agent === null && rec.to_role !== undefined ? `no agent of ${rec.to_role} has taken it yet` : !meterable(rec.agent) ? cannotRead(rec.agent) : NOT_METERED;
     return { ...unknownUsage(why), by_session: {}, by_iteration: {} };
   }
   const bySession: Record<string, ByModel> = {};

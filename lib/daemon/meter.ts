@@ -9,14 +9,14 @@
 import { closeSync, fstatSync, openSync, readSync, renameSync, statSync } from "node:fs";
 import { KINDS, ownId } from "../agents/kinds/index.ts";
 import type { UsageSource } from "../agents/usage.ts";
-import { type Check, checkLimits, dailyLimits, hasLimits, type Limits, PRICE_HINT } from "../cost/budget.ts";
+import { type Check, checkLimits, dailyCapCheck, dailyLimits, hasLimits, type Limits, PRICE_HINT } from "../cost/budget.ts";
 import { dayOf, emptyLedger, type FileCursor, type JobUsage, type Ledger, ledgerPath, readLedger } from "../cost/ledger.ts";
 import { applyFact, book, type JobFacts, type MeterContext, noteJob, prune } from "../cost/meter.ts";
 import { loadPrices, type PriceTable, shippedPrices } from "../cost/prices.ts";
 import { jobUsageView } from "../cost/summary.ts";
-import { usageView } from "../cost/view.ts";
 import { endsJob, finalEvent } from "../jobs/event.ts";
 import type { JobRuntime } from "../jobs/runtime.ts";
+import { busySession } from "../jobs/loop.ts";
 import { isFinal } from "../jobs/statuses.ts";
 import { appendEvent, effectiveStatus, type JobRecord, listJobIds, readJournal, readRecord, setJobUsages } from "../jobs/store.ts";
 import type { RegistryStore } from "../ops/deps.ts";
@@ -25,7 +25,6 @@ import { atomicWriteFile } from "../sys/atomic.ts";
 import { isValidJobId } from "../sys/names.ts";
 import type { Env } from "../sys/paths.ts";
 import { localPart } from "../team/host.ts";
-import { busySession } from "./reactor.ts";
 
 /** how much of a file one read takes at most */
 const CHUNK = 4 << 20;
@@ -372,7 +371,7 @@ export class UsageMeter {
     const l = this.current();
     const today = dayOf(now);
     if (l.capped[row.name] === today) return [];
-    const c = checkLimits(usageView(l.sessions[row.name]?.days[today] ?? {}, prices), lim, "its daily cap", PRICE_HINT);
+    const c = dailyCapCheck(l, row.name, lim, prices, now);
     if (!c.over) return [];
     l.capped[row.name] = today;
     this.save();

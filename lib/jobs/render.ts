@@ -7,6 +7,7 @@ import { visible } from "../sys/sanitize.ts";
 import type { JobEvent } from "./event.ts";
 import { compact, dollars, shortCost, type UsageView, usageText } from "../cost/view.ts";
 import type { CostedJobView } from "./query.ts";
+import type { JobView } from "./store.ts";
 import type { WaitJob } from "./wait.ts";
 
 /** whitespace as single spaces, cut to max characters, control characters escaped */
@@ -36,11 +37,14 @@ function budgetText(v: CostedJobView): string {
   return b.length ? b.join(", ") : "-";
 }
 
+/** a status, with a waiting job's place in its line */
+const statusWord = (v: Pick<JobView, "status" | "position">) => (v.status === "queued" && v.position !== undefined ? `queued (position ${v.position})` : v.status);
+
 export function statusText(v: CostedJobView): string {
   const task = v.brief_file !== undefined ? `brief ${v.brief_file}` : oneLine(v.prompt ?? "");
   const rows: [string, string][] = [
     ["job", v.job_id],
-    ["status", v.status],
+    ["status", statusWord(v)],
     ["type", v.type === "loop" ? `loop (reviewer ${v.reviewer_session}, iteration ${v.iteration} of ${v.max_iterations})` : "single"],
     ["to", `${v.agent_session}${v.agent ? ` (${v.agent})` : ""}`],
     ["from", v.delegator ?? "-"],
@@ -67,7 +71,7 @@ export function listText(views: CostedJobView[]): string {
     views.map((v) =>
       [
         v.job_id,
-        v.status,
+        statusWord(v),
         v.type,
         v.agent_session,
         v.delegator ?? "-",

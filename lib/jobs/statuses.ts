@@ -13,6 +13,8 @@ export const EVENT_NAMES = [
   "received",
   "delivered",
   "uncertain",
+  "queued",
+  "dispatched",
   "usage",
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
@@ -24,14 +26,18 @@ export const TERMINAL_EVENTS: readonly EventName[] = ["completed", "error", "can
  */
 export const DELIVERY_EVENTS: readonly EventName[] = ["offered", "received", "delivered", "uncertain"];
 /**
- * what mam itself journals and an agent never reports: the delivery stages, a job over its budget
- * (docs/cost.md) and the totals of a job costed on another host (`usage`)
+ * a job's turn (docs/jobs.md#the-queue): queued (its agent, or every agent of its pool, was busy:
+ * data.position), dispatched (its turn came: data.to names the agent it went to)
  */
-export const MAM_EVENTS: readonly EventName[] = [...DELIVERY_EVENTS, "budget_exceeded", "usage"];
-/** events that say nothing about whether the job runs: they never move a pending job to running */
-export const BOOKKEEPING_EVENTS: readonly EventName[] = [...DELIVERY_EVENTS, "usage"];
+export const QUEUE_EVENTS: readonly EventName[] = ["queued", "dispatched"];
+/**
+ * what only mam journals (an agent's report cannot be one of these): the delivery stages, the
+ * queue's, a job over its budget (docs/cost.md) and the totals of a job costed on another host
+ * (`usage`)
+ */
+export const MAM_EVENTS: readonly EventName[] = [...DELIVERY_EVENTS, ...QUEUE_EVENTS, "budget_exceeded", "usage"];
 
-export const JOB_STATUSES = ["pending", "running", "completed", "error", "cancelled", "timeout", "budget_exceeded"] as const;
+export const JOB_STATUSES = ["queued", "pending", "running", "completed", "error", "cancelled", "timeout", "budget_exceeded"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 export const FINAL_STATUSES: readonly JobStatus[] = ["completed", "error", "cancelled", "timeout", "budget_exceeded"];
 
