@@ -169,6 +169,9 @@ describe("what a job costs", () => {
     expect((await w.mam(["job", "status", id])).stdout).toContain("cost     unknown (mam cannot read the records of gemini)");
     const st = JSON.parse((await w.mam(["status", "--json"])).stdout).sessions.find((s: any) => s.name === gm);
     expect(st.usage.total).toMatchObject({ known: false, tokens: null });
+    // a pool job with a budget: whichever agent of the role takes it must be metered
+    const pool = await w.mam(["job", "submit", "--to-role", "worker", "--prompt", "x", "--max-tokens", "100"]);
+    expect({ code: pool.code, err: pool.stderr }).toEqual({ code: 2, err: `ERROR: a budget needs the usage of ${gm}, and mam cannot read the records of gemini (docs/cost.md); nothing was submitted; leave out --budget-usd and --max-tokens\n` });
     const cap = await w.mam(["create", "--agent", "gemini", "--session", w.n("gm2"), "--herdr-session", e.server, "--no-onboard", "--daily-budget-usd", "3"]);
     expect(cap.code).toBe(2);
     expect(cap.stderr).toBe("ERROR: a daily cap needs the agent's usage, and mam cannot read the records of gemini (docs/cost.md); leave out --daily-budget-usd and --daily-max-tokens\n");
@@ -245,7 +248,7 @@ describe("budgets", () => {
     }
   }, 120_000);
 
-  test("a daily cap: past it, the jobs it has end and it takes no new job", async () => {
+  test("a daily cap: past it, the jobs it has end and it takes no new job, from a submit or from the queue", async () => {
     const w = newWorkspace(e, {}, { agent: { PASSIVE: "1" } }); // the worker reports nothing: its jobs stay open
     await daemon(w);
     const wk = w.n("capped");
@@ -254,12 +257,18 @@ describe("budgets", () => {
     usage(w, "1000,0,0,0,claude-sonnet-4-5");
     const a = await submit(w, ["--to", wk, "--prompt", "one"]);
     await metered(w, a, 1000);
+    // a second job for it waits its turn: it has an unfinished job
     const b = await submit(w, ["--to", wk, "--prompt", "two"]);
+    expect((await status(w, b)).status).toBe("queued");
+    // it answers once more, in a's turn: 2,000 tokens today, over its cap of 1,500
+    const more = await e.herdr.herdr(["agent", "prompt", wk, "[mam] one more answer"]);
+    expect(more.code, more.stderr).toBe(0);
     const wait = await w.mam(["job", "wait", b, "--timeout", "30"]);
     const today = new Date().toISOString().slice(0, 10);
     expect(wait.code, `${wait.stdout}${wait.stderr}${monitorLog(w.dir)}`).toBe(6);
-    // both jobs were open in it when it went over
+    // both jobs were open for it when it went over: the one it worked on and the one waiting for it
     for (const id of [a, b]) expect((await status(w, id)).status).toBe("budget_exceeded");
+    expect((await status(w, a)).usage.tokens.total).toBe(2000);
     expect(wait.stdout).toBe(`${b} budget_exceeded: ${wk} went over its daily cap: 2,000 tokens of 1,500 (UTC day ${today})\n`);
     const r = await w.mam(["job", "submit", "--to", wk, "--prompt", "three"]);
     expect({ code: r.code, out: r.stdout, err: r.stderr }).toEqual({
@@ -267,5 +276,13 @@ describe("budgets", () => {
       out: "",
       err: `ERROR: session '${wk}' went over its daily cap: 2,000 tokens of 1,500 (UTC day ${today}); nothing was submitted; it takes jobs again at 00:00 UTC\n`,
     });
+    // nor from the queue: a pool's job passes it over (it waits), and goes to another agent of the role once there is one
+    const q = await submit(w, ["--to-role", "worker", "--prompt", "four"]);
+    await Bun.sleep(3000); // the daemon dispatches within a poll (1 s here)
+    expect((await status(w, q)).status, monitorLog(w.dir)).toBe("queued");
+    const other = w.n("other");
+    await createAgent(e, w, other, "worker");
+    expect(await waitFor(async () => (await status(w, q)).agent_session === other, 20_000, 200), monitorLog(w.dir)).toBe(true);
+    expect(journalEvents(w.dir, q).find((x) => x.event === "dispatched")).toMatchObject({ source: "mam", data: { to: other } });
   }, 120_000);
 });

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Tokens } from "../../lib/agents/usage.ts";
-import { checkLimits, dailyLimits, PRICE_HINT } from "../../lib/cost/budget.ts";
+import { checkLimits, dailyCapCheck, dailyLimits, PRICE_HINT } from "../../lib/cost/budget.ts";
 import { emptyLedger } from "../../lib/cost/ledger.ts";
 import { loadPrices, priceOf, type PriceTable, shippedPrices, usdOf } from "../../lib/cost/prices.ts";
 import { jobUsageView, sessionCost, teamRate } from "../../lib/cost/summary.ts";
@@ -205,11 +205,31 @@ describe("budgets", () => {
     expect(dailyLimits({ daily_budget_usd: -1, daily_max_tokens: 0 })).toEqual({ usd: null, tokens: null });
   });
 
-  test("budget_exceeded ends a job (nothing after it changes the status); a usage report never starts one", () => {
+  test("a session's daily cap: what it used on the UTC day of now, over means more than the cap", () => {
+    const l = emptyLedger();
+    l.sessions.w = { kind: "claude", total: {}, days: { "2026-11-30": { "gpt-5": t(9000) }, "2026-12-01": { "gpt-5": t(1000) } }, recent: {} };
+    const now = Date.parse("2026-12-01T23:59:00Z");
+    expect(dailyCapCheck(l, "w", { usd: null, tokens: 1000 }, shipped, now)).toEqual({ over: false });
+    expect(dailyCapCheck(l, "w", { usd: null, tokens: 999 }, shipped, now)).toMatchObject({ over: true, detail: "went over its daily cap: 1,000 tokens of 999" });
+    // a new UTC day starts from nothing; so do a session with nothing counted, no ledger, no cap
+    expect(dailyCapCheck(l, "w", { usd: null, tokens: 999 }, shipped, Date.parse("2026-12-02T00:00:00Z"))).toEqual({ over: false });
+    expect(dailyCapCheck(l, "other", { usd: null, tokens: 1 }, shipped, now)).toEqual({ over: false });
+    expect(dailyCapCheck("none", "w", { usd: null, tokens: 1 }, shipped, now)).toEqual({ over: false });
+    expect(dailyCapCheck(l, "w", { usd: null, tokens: null }, shipped, now)).toEqual({ over: false });
+  });
+
+  test("budget_exceeded ends a job (nothing after it changes the status); a usage report never starts one, nor moves a queued job", () => {
     const ev = (event: string, source = "w") => ({ event, source, detail: "" }) as never;
     expect(foldStatus([ev("started"), ev("budget_exceeded", "mam"), ev("completed")])).toBe("budget_exceeded");
     expect(foldStatus([ev("usage", "mam")])).toBe("pending");
     expect(foldStatus([ev("usage", "mam"), ev("started")])).toBe("running");
+    expect(foldStatus([ev("queued", "mam"), ev("usage", "mam")])).toBe("queued");
+    expect(foldStatus([ev("queued", "mam"), ev("budget_exceeded", "mam")])).toBe("budget_exceeded");
+  });
+
+  test("a pool job no agent has taken yet: its usage is unknown, saying so", () => {
+    const v = jobUsageView({ job_id: "abc12345", agent: null, agent_session: "role:worker", reviewer_session: null, to_role: "worker" }, [], shipped);
+    expect(v).toMatchObject({ known: false, tokens: null, usd: null, why: "no agent of worker has taken it yet" });
   });
 
   test("job wait: 6 when every job that did not complete went over its budget, 1 when one ended otherwise", () => {
