@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readLedger } from "../lib/cost/ledger.ts";
 import { UsageMeter } from "../lib/daemon/meter.ts";
-import { readRegistry } from "../lib/registry/index.ts";
+import { readRegistry } from "../lib/registry/load.ts";
 import { baseEnv, cpuPercent, medP90, ms, NO_BROKER, paneListing, procUsage, type Row, registryYaml, secondsFrom, startDaemon, stopDaemon } from "./common.ts";
 
 const AGENTS = 20;

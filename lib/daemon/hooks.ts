@@ -27,11 +27,15 @@ import type { DaemonHooks, HookContext } from "./loop.ts";
 import { LogOnce } from "../sys/log-once.ts";
 import { AckSender } from "./ack-sender.ts";
 import type { UsageMeter } from "./meter.ts";
+import type { NotifyPart } from "./notify.ts";
 import type { AgentLook, AgentState, CursorState, ReactorContext } from "./reactor.ts";
 
 export function defaultHooks(deps: Deps): DaemonHooks {
   const blocked = new Map<string, string>();
   const journals = new JournalCache();
+  // the user's notifications (lib/daemon/notify.ts), loaded with the first thing worth telling
+  let notifyP: Promise<NotifyPart> | undefined;
+  const notes = () => (notifyP ??= import("./notify.ts").then((m) => m.notifyPart(deps)));
   // a machine in a team (docs/machines.md): deliveries, presence, events sent again
   let team: TeamPart | undefined;
   let teamProblem: string | undefined;
@@ -67,7 +71,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   };
   try {
     const t = loadTeam(deps.env);
-    if (t) team = teamPart(deps, t, (id) => journals.quiet(deps.ws, id));
+    if (t) team = teamPart(deps, t, (id) => journals.quiet(deps.ws, id), async (host, wsId, online, at, log) => (await notes()).presence(t.team, host, wsId, online, at, log));
   } catch (e) {
     teamProblem = (e as Error).message;
   }
@@ -99,25 +103,30 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       meter = new UsageMeter({ ws: ctx.ws, env: deps.env, registry: deps.registry, host: team?.host, log: ctx.log, runtime: deps.runtime });
     }
     const r = await meter.poll({ log: ctx.log, publish: (t, p) => ctx.publish(t, p) });
-    // a first read of long conversations goes on in a hook of its own, after what waits
-    if (r.behind) ctx.defer("usage", async (c) => void (await metered(c)));
+    // a first read of long conversations goes on beside the hooks, a poll's bytes at a time
+    if (r.behind) ctx.aside("usage", "usage meter", async (c) => void (await metered(c)));
     return r;
   };
-  const reactor = async (ctx: HookContext): Promise<ReactorContext> => ({
-    ws: ctx.ws,
-    runtime: deps.runtime,
-    log: ctx.log,
-    publish: ctx.publish,
-    journals,
-    cursor,
-    host: team?.host,
-    once: onceOf(ctx),
-    meter: () => metered(ctx),
-  });
+  const reactor = async (ctx: HookContext): Promise<ReactorContext> => {
+    const n = await notes();
+    return {
+      ws: ctx.ws,
+      runtime: deps.runtime,
+      log: ctx.log,
+      publish: ctx.publish,
+      journals,
+      cursor,
+      host: team?.host,
+      once: onceOf(ctx),
+      notify: (rec, ev) => n.jobEvent(rec, ev, ctx.log),
+      meter: () => metered(ctx),
+    };
+  };
   const pass = async (ctx: HookContext) => {
     const { reconcileOnce, describeAction } = await import("../ops/reconcile.ts");
     const r = await reconcileOnce(deps, { dry_run: false });
     for (const a of r.actions) ctx.log(`reconcile: ${describeAction(a)}`);
+    if (r.actions.some((a) => a.type === "terminate")) await (await notes()).terminated(r.actions, ctx.log);
   };
   /** react to what is new (all jobs, or the given ones): how many events that was */
   const react = async (ctx: HookContext, only?: string[]): Promise<number> => {
@@ -221,7 +230,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       await team?.tick(ctx, "check");
       await fireSchedules(ctx);
       await dispatch(ctx);
-      const watched = await waitedOn(ctx.ws, team?.host, (id) => journals.quiet(ctx.ws, id));
+      const watched = await waitedOn(ctx.ws, team?.host, journals);
       if (watched.size === 0) {
         blocked.clear();
         return; // no unfinished job: no multiplexer call at all (usage is counted by the slower poll)
@@ -262,16 +271,20 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   };
 }
 
-/** the sessions unfinished jobs wait on (their agent, or a loop's reviewer); `name@host` of this host as name */
-async function waitedOn(ws: string, host: string | undefined, resting: (id: string) => boolean): Promise<Set<string>> {
-  const [{ listJobIds, readJournal, readRecord }, { isFinal }, { busySession }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts"), import("../jobs/loop.ts")]);
+/**
+ * the sessions unfinished jobs wait on (their agent, or a loop's reviewer); `name@host` of this
+ * host as name. An ended job put to rest (JournalCache.quiet) is skipped without reading it.
+ */
+async function waitedOn(ws: string, host: string | undefined, journals: JournalCache): Promise<Set<string>> {
+  const [{ listJobIds, readRecord }, { isFinal }, { busySession }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts"), import("../jobs/loop.ts")]);
   const out = new Set<string>();
   for (const id of listJobIds(ws)) {
-    if (resting(id)) continue;
+    if (journals.quiet(ws, id)) continue;
     try {
       const r = readRecord(ws, id);
       if (!r || isFinal(r.status)) continue;
-      const s = busySession(r, readJournal(ws, id));
+      // the journal's index reads only what was appended since the last pass
+      const s = busySession(r, journals.get(ws, id, r).events);
       out.add(host && s.endsWith(`@${host}`) ? s.slice(0, -host.length - 1) : s);
     } catch {}
   }
@@ -280,17 +293,19 @@ async function waitedOn(ws: string, host: string | undefined, resting: (id: stri
 
 /** the state of each session's pane, from one listing per server (tmux screens: only `watched`) */
 async function agentStates(deps: Deps, watched?: Set<string>): Promise<(session: string) => Promise<AgentLook>> {
-  const { observe } = await import("../ops/session/observe.ts");
+  const [{ observe }, { questionLine }] = await Promise.all([import("../ops/session/observe.ts"), import("../agents/screen/question.ts")]);
   let cache: Map<string, AgentLook> | undefined;
   return async (session) => {
     if (!cache) {
       cache = new Map();
       const data = deps.registry.read();
-      const obs = await observe(deps, data, [], { liveOnly: watched });
+      const obs = await observe(deps, data, [], { liveOnly: watched, questions: true });
       for (const v of obs.rows) {
         if (v.row.status !== "running" && cache.has(v.row.name)) continue;
         const st: AgentState = v.live === "blocked" ? "blocked" : v.live === "dead" ? "gone" : v.live === "unreachable" ? "unknown" : "alive";
-        cache.set(v.row.name, v.row.status === "running" ? { state: st, ...(st === "blocked" && v.pane?.reason ? { reason: v.pane.reason } : {}) } : { state: "gone" });
+        const question = st === "blocked" && v.pane ? obs.questions.get(v.pane) : undefined;
+        const reason = v.pane?.reason ?? (question ? questionLine(question) : undefined);
+        cache.set(v.row.name, v.row.status === "running" ? { state: st, ...(st === "blocked" && reason ? { reason } : {}), ...(question ? { question } : {}) } : { state: "gone" });
       }
     }
     return cache.get(session) ?? { state: "unknown" };

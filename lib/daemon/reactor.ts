@@ -7,6 +7,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { readsCommands } from "../agents/kinds/index.ts";
+import type { Question } from "../agents/screen/question.ts";
+import type { Json } from "../jobs/canonical.ts";
 import { endsJob, type JobEvent } from "../jobs/event.ts";
 import { isFinal } from "../jobs/statuses.ts";
 import { JournalCache } from "../jobs/journal-index.ts";
@@ -40,6 +42,8 @@ export interface ReactorContext {
    * that a budget the step's hand-in crossed ends the job instead (budget_exceeded)
    */
   meter?(): Promise<unknown>;
+  /** the user's notifications (lib/daemon/notify.ts): a dialog, a job's end */
+  notify?: (rec: JobRecord, ev: JobEvent) => Promise<void>;
 }
 
 /** a long-lived reactor's cursor: events that asked for nothing are saved lazily (redoing them does nothing) */
@@ -125,6 +129,11 @@ async function tellDelegator(ctx: ReactorContext, rec: JobRecord, ev: JobEvent):
   const line = endLine(ev);
   const who = rec.delegator;
   await notice(ctx, rec, ev);
+  try {
+    await ctx.notify?.(rec, ev);
+  } catch (e) {
+    ctx.log(`job ${rec.job_id}: notifications failed (${(e as Error).message})`);
+  }
   if (!who) {
     ctx.log(`job ${rec.job_id}: ${ev.event}; no delegator session to tell`);
     return;
@@ -315,6 +324,8 @@ export function workingSession(rec: Pick<JobRecord, "type" | "agent_session" | "
 export interface AgentLook {
   state: AgentState;
   reason?: string;
+  /** a permission dialog mam can read: what it asks, its choices, its fingerprint */
+  question?: Question;
 }
 
 /** the detail of a monitor's permission_required: the dialog's question, else a generic line */
@@ -354,12 +365,13 @@ export async function watchAgents(ctx: ReactorContext, stateOf: (session: string
     }
     const session = busySession(rec, events);
     const seen = await stateOf(session);
-    const { state, reason } = typeof seen === "string" ? { state: seen, reason: undefined } : seen;
-    let input: { event: "permission_required" | "error"; detail: string } | undefined;
-    const dialog = `${session}\u0000${reason ?? ""}`;
+    const { state, reason, question } = typeof seen === "string" ? { state: seen, reason: undefined, question: undefined } : seen;
+    let input: { event: "permission_required" | "error"; detail: string; data?: { [k: string]: Json } } | undefined;
+    // the same dialog is the same question (its fingerprint), else the same one-line reason
+    const dialog = `${session}\u0000${question?.fingerprint ?? reason ?? ""}`;
     if (state === "blocked" && blocked.get(id) !== dialog) {
       blocked.set(id, dialog);
-      input = { event: "permission_required", detail: blockedDetail(session, reason) };
+      input = { event: "permission_required", detail: blockedDetail(session, reason), data: question ? { session, question: question as unknown as Json } : { session } };
     } else if (state !== "blocked" && state !== "unknown") blocked.delete(id);
     // pending counts too: the agent has its header; gone before it reported, it never will
     if (state === "gone") input = { event: "error", detail: "agent exited" };

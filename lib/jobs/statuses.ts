@@ -15,6 +15,8 @@ export const EVENT_NAMES = [
   "uncertain",
   "queued",
   "dispatched",
+  "approved",
+  "denied",
   "usage",
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
@@ -31,11 +33,16 @@ export const DELIVERY_EVENTS: readonly EventName[] = ["offered", "received", "de
  */
 export const QUEUE_EVENTS: readonly EventName[] = ["queued", "dispatched"];
 /**
- * what only mam journals (an agent's report cannot be one of these): the delivery stages, the
- * queue's, a job over its budget (docs/cost.md) and the totals of a job costed on another host
- * (`usage`)
+ * a user's answer to the agent's permission dialog, journalled by `mam approve` (docs/approvals.md):
+ * approved (a yes, once or always), denied (the no); data says which choice, by whom, from where
  */
-export const MAM_EVENTS: readonly EventName[] = [...DELIVERY_EVENTS, ...QUEUE_EVENTS, "budget_exceeded", "usage"];
+export const APPROVAL_EVENTS: readonly EventName[] = ["approved", "denied"];
+/**
+ * what only mam journals (an agent's report cannot be one of these); none of them says the job
+ * runs: the delivery stages, the queue's, a user's answers, a job over its budget (docs/cost.md)
+ * and the totals of a job costed on another host (`usage`)
+ */
+export const MAM_EVENTS: readonly EventName[] = [...DELIVERY_EVENTS, ...QUEUE_EVENTS, ...APPROVAL_EVENTS, "budget_exceeded", "usage"];
 
 export const JOB_STATUSES = ["queued", "pending", "running", "completed", "error", "cancelled", "timeout", "budget_exceeded"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];

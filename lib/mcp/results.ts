@@ -35,6 +35,18 @@ const jobRecordOut = {
   created_at: str,
   updated_at: str,
 };
+/** what a permission dialog asks (lib/agents/screen/question.ts) */
+const questionOut = z.looseObject({
+  kind: str,
+  what: z.enum(["command", "file", "tool", "other"]),
+  title: str,
+  subject: str,
+  body: z.array(str),
+  notes: z.array(str),
+  question: str,
+  choices: z.array(z.looseObject({ n: z.number().int(), label: str, key: str, role: z.enum(["yes", "always", "no", "other"]) })),
+  fingerprint: str,
+});
 const jobViewOut = z.looseObject({
   ...jobRecordOut,
   events: z.number().int(),
@@ -61,8 +73,21 @@ export const OUTPUTS = {
         job: z.looseObject({ id: str, status: str }).nullable(),
         drift: z.array(str),
         usage: z.looseObject({ job: usageOut.nullable(), today: usageOut, total: usageOut }),
+        question: questionOut.optional(),
       }),
     ),
+  }),
+  session_approve: z.looseObject({
+    session: str,
+    job_id: strOrNull,
+    answer: z.enum(["approved", "denied"]),
+    choice: z.looseObject({ n: z.number().int(), label: str, key: str, role: str }),
+    question: questionOut,
+    key: str,
+    answered: z.boolean(),
+    seq: z.number().int().nullable(),
+    told: z.boolean(),
+    warnings: z.array(str),
   }),
   session_create: z.looseObject({
     name: str,

@@ -13,7 +13,7 @@ import { applyFact, book, deliveryOf, type MeterContext, noteJob } from "../../l
 import { mergeModels, tokensOf } from "../../lib/cost/tokens.ts";
 import { UsageMeter } from "../../lib/daemon/meter.ts";
 import { readRecord, writeRecord } from "../../lib/jobs/store.ts";
-import { readRegistry } from "../../lib/registry/index.ts";
+import { readRegistry } from "../../lib/registry/load.ts";
 import { loopJob } from "../helpers/job-record.ts";
 import { makeSandbox, type Sandbox } from "../helpers/sandbox.ts";
 

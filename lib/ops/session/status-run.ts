@@ -101,7 +101,7 @@ async function usageReader(deps: Deps): Promise<(row: Row, job: JobRef | null) =
  */
 export async function sessionStatus(deps: Deps, counts = true, jobOf?: (row: Row) => JobRef | null, usage = true): Promise<StatusDoc> {
   const data = deps.registry.read();
-  const [obs, wts, usageOf] = await Promise.all([observe(deps, data), worktreeStatuses(deps, data, counts), usage ? usageReader(deps) : undefined]);
+  const [obs, wts, usageOf] = await Promise.all([observe(deps, data, [], { questions: true }), worktreeStatuses(deps, data, counts), usage ? usageReader(deps) : undefined]);
   const own = jobReader(deps.jobs);
   let latest: Map<string, JobRef> | undefined;
   return statusDoc(deps.ws, deps.registry.path, obs, jobOf ?? ((row) => own(row) ?? (latest ??= latestJobs(deps.ws, deps.jobs, hostName(deps.env))).get(row.name) ?? null), (row) => wts.get(row), usageOf);
