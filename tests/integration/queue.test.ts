@@ -237,8 +237,8 @@ describe.skipIf(!TMUX_BIN)("a whole team", () => {
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.running_before).toBe(1);
-    expect(out.resumed.map((x: { name: string }) => x.name)).toEqual(["t02", "t03", "t04", "t05", "t06", "t07"]);
-    expect(out.left.map((x: { name: string }) => x.name)).toEqual(["t08", "t09", "t10"]);
+    expect(out.resumed.map((x: { name: string }) => x.name), r.stdout).toEqual(["t02", "t03", "t04", "t05", "t06", "t07"]);
+    expect(out.left.map((x: { name: string }) => x.name), r.stdout).toEqual(["t08", "t09", "t10"]);
     expect(out.left[0].why).toContain("the cap");
     const starts = out.resumed.map((x: { started_at: string }) => Date.parse(x.started_at));
     for (let i = 1; i < starts.length; i++) expect(starts[i] - starts[i - 1]).toBeGreaterThanOrEqual(1000);
