@@ -35,20 +35,20 @@ export const pp = (xs: number[]) => (xs.length ? `${ms(pct(xs, 50))} / ${ms(pct(
 /** the machine's 1-minute load average: rows that are sensitive to whatever else runs show it */
 export const load1 = () => readFileSync("/proc/loadavg", "utf8").split(" ")[0]!;
 
-/** whole-process wall time of argv, n runs after 3 warm-ups; extraFd is passed as fd 9 */
-export function timeProcess(argv: string[], n: number, extraFd?: number): number[] {
+/** whole-process wall time of argv, n runs after `warm` warm-ups (3); extraFd is passed as fd 9 */
+export function timeProcess(argv: string[], n: number, extraFd?: number, warm = 3): number[] {
   const stdio: (string | number)[] = ["ignore", "ignore", "inherit"];
   if (extraFd !== undefined) {
     while (stdio.length < 9) stdio.push("ignore");
     stdio.push(extraFd);
   }
   const times: number[] = [];
-  for (let i = 0; i < n + 3; i++) {
+  for (let i = 0; i < n + warm; i++) {
     const t0 = performance.now();
     const r = Bun.spawnSync(argv, { stdio: stdio as never, env: { ...process.env, NO_COLOR: "1" } });
     const dt = performance.now() - t0;
     if (r.exitCode !== 0) throw new Error(`${argv.join(" ")} exited ${r.exitCode}`);
-    if (i >= 3) times.push(dt);
+    if (i >= warm) times.push(dt);
   }
   return times;
 }
@@ -125,6 +125,31 @@ export function newJob(ws: string) {
     agent_session: "bench", agent: "shell", prompt: "bench", delegator: null, type: "single", reviewer_session: null,
     max_iterations: null, timeout_sec: 0, idle_timeout_sec: 0, expected_artifacts: [], topic_prefix_base: "mam/jobs",
   });
+}
+
+/**
+ * a stub herdr's `pane list` answer: the panes of registryYaml's n rows (bench-worker-<i> in pane
+ * w1:p<i>), those `alive` says, each with herdr's agent status `status(i)`
+ */
+export function paneListing(ws: string, n: number, o: { alive?: (i: number) => boolean; status?: (i: number) => string } = {}): string {
+  const panes = [];
+  for (let i = 0; i < n; i++) {
+    if (o.alive && !o.alive(i)) continue;
+    panes.push({
+      pane_id: `w1:p${i}`,
+      terminal_id: `term_${i.toString(16).padStart(12, "0")}`,
+      workspace_id: "w1",
+      tab_id: "w1:t1",
+      focused: i === 0,
+      cwd: ws,
+      label: `mam:bench-worker-${i}`,
+      agent: "claude",
+      name: `bench-worker-${i}`,
+      agent_status: o.status ? o.status(i) : "idle",
+      revision: 0,
+    });
+  }
+  return `${JSON.stringify({ id: "cli:pane:list", result: { type: "pane_list", panes } })}\n`;
 }
 
 /** a registry with n running claude rows of the usual shape on a herdr server */

@@ -8,6 +8,7 @@ import { build } from "../scripts/build.ts";
 import { benchAgentState } from "./agent-state.ts";
 import { ROOT, type Row } from "./common.ts";
 import { benchDaemon } from "./daemon.ts";
+import { benchFleet } from "./fleet.ts";
 import { benchJobs } from "./jobs.ts";
 import { benchMcp } from "./mcp.ts";
 import { benchPaneLock } from "./pane-lock.ts";
@@ -19,6 +20,7 @@ import { benchSessions } from "./sessions.ts";
 import { benchStartup } from "./startup.ts";
 import { benchTeam } from "./team.ts";
 import { benchUi } from "./ui.ts";
+import { benchUsage } from "./usage.ts";
 
 const AREAS: Record<string, (bin: string) => Promise<Row[]> | Row[]> = {
   startup: benchStartup,
@@ -31,8 +33,10 @@ const AREAS: Record<string, (bin: string) => Promise<Row[]> | Row[]> = {
   "agent-state": benchAgentState,
   ui: benchUi,
   daemon: benchDaemon,
+  usage: benchUsage,
   registry: benchRegistry,
   team: benchTeam,
+  fleet: benchFleet,
   queue: benchQueue,
 };
 

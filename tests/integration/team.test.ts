@@ -18,7 +18,7 @@ import { deliveryTopic, workspaceId } from "../../lib/team/messages.ts";
 import { seal } from "../../lib/team/seal.ts";
 import { mosquittoPath, startMosquitto, type TestBroker } from "../helpers/brokers.ts";
 import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
-import { doubled, formTeam, type Host, makeHost, stages, untilAnnounced } from "../helpers/team.ts";
+import { doubled, formTeam, type Host, journalled, makeHost, stages, untilAnnounced } from "../helpers/team.ts";
 import { TMUX_BIN } from "../helpers/tmux.ts";
 
 const skip = !mosquittoPath() || !TMUX_BIN;
@@ -258,6 +258,33 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
     expect(count(B.screen("busyb"), `[mam] Job ${j2} delegated`)).toBe(1);
   }, 90_000);
 
+  test("a pool spans the team: --to-role on A goes to a free agent of that role on C; a role nobody has is a clear error", async () => {
+    await C.ok(["create", "--agent", "demo", "--role", "builder", "--session", "bld", "--mux", "tmux", "--tmux-server", C.tmux, "--", "--role", "worker", "--think-ms", "50"]);
+    // A sees it announced, idle
+    expect(
+      await waitFor(async () => {
+        const d = JSON.parse(await A.ok(["status", "--fleet", "--json"]));
+        return d.workspaces.some((w: { host: string; agents: { name: string; live: string }[] }) => w.host === "hostC" && w.agents.some((a) => a.name === "bld" && a.live === "idle"));
+      }, 20_000, 200),
+    ).toBe(true);
+    const r = await A.mam(["job", "submit", "--to-role", "builder", "--from", "lead", "--prompt", "build it"]);
+    expect(r.code, r.stderr).toBe(0);
+    const id = r.stdout.trim();
+    expect(r.stderr).toContain(`job ${id} goes to bld@hostC (no builder is free here; bld@hostC is)`);
+    const w = await A.mam(["job", "wait", id, "--timeout", "30"], {}, 60_000);
+    expect(w.code, `${w.stdout}${w.stderr}\n${C.log()}`).toBe(0);
+    const evs = await journalled(A, id, 6);
+    expect(doubled(evs)).toEqual([]);
+    expect(stages(evs)).toEqual(["offered mam", "received mam@hostC", "delivered mam@hostC", "started bld@hostC", "progress bld@hostC", "completed bld@hostC"]);
+    expect(JSON.parse(await A.ok(["job", "status", id, "--json"]))).toMatchObject({ agent_session: "bld@hostC", status: "completed" });
+    expect(count(C.screen("bld"), `[mam] Job ${id} delegated`)).toBe(1);
+
+    const none = await A.mam(["job", "submit", "--to-role", "nobody", "--prompt", "x"]);
+    expect(none.code).toBe(3);
+    expect(none.stderr).toContain(`no running session has the role 'nobody' in this workspace (${A.ws}) or on the team's other hosts`);
+    expect(none.stderr).toContain("mam status --fleet");
+  }, 90_000);
+
   test("a cancel on A reaches B's agent", async () => {
     // a slow worker: its started comes 4 s after the job
     await B.demo("slow", "worker", ["--think-ms", "4000"]);
@@ -274,7 +301,8 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
   test("a job to a shell on B is its command (issue 23): B types only `mam shell-job`, the exit status ends the job on A; a loop with it is refused", async () => {
     await B.ok(["create", "--agent", "shell", "--role", "builder", "--session", "sh", "--mux", "tmux", "--tmux-server", B.tmux]);
     await untilAnnounced(A, ["sh@hostB"]);
-    const id = await submit(A, ["--to", "sh@hostB", "--from", "lead", "--prompt", "echo built on $MAM_HOST; echo warning >&2"]);
+    // (stdout and stderr come through two pipes: the pause keeps their order in the detail)
+    const id = await submit(A, ["--to", "sh@hostB", "--from", "lead", "--prompt", "echo built on $MAM_HOST; sleep 0.3; echo warning >&2"]);
     const waited = await A.mam(["job", "wait", id, "--timeout", "60"], {}, 90_000);
     expect(waited.code, `${waited.stdout}${waited.stderr}\nA:\n${A.log()}\nB:\n${B.log()}`).toBe(0);
     // job wait may hear the end on the broker before A's daemon journals it

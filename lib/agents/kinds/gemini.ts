@@ -1,6 +1,6 @@
 // gemini (Gemini CLI): everything mam knows about this kind. herdr starts it; it picks its own
 // conversation id, which mam finds in its chats under a folder named by the workspace's hash.
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../../sys/digest.ts";
 import { join } from "node:path";
 import { type Env, homeDir } from "../../sys/paths.ts";
 import type { AgentKind, Conversation } from "./kind.ts";
@@ -9,7 +9,7 @@ import { list, listedStore, mtime, readJson, str } from "./store-util.ts";
 // ---- store: ~/.gemini/tmp/<sha256(cwd)>/chats/session-*.json with sessionId ---------------------
 
 function geminiConversations(ws: string, env: Env): Conversation[] {
-  const dir = join(homeDir(env), ".gemini", "tmp", createHash("sha256").update(ws).digest("hex"), "chats");
+  const dir = join(homeDir(env), ".gemini", "tmp", sha256Hex(ws), "chats");
   const out: Conversation[] = [];
   for (const f of list(dir)) {
     if (!f.endsWith(".json")) continue;
@@ -39,4 +39,6 @@ export const gemini: AgentKind = {
   grants: null,
   // `mam create --mcp` and `mam mcp install` know claude's and codex's config only
   mcp: null,
+  // mam does not read its records yet: its usage shows as unknown (docs/cost.md)
+  usage: null,
 };

@@ -3,7 +3,6 @@
 // of our own pane), onboard, submit a job, reconcile once, make sure the daemon runs. With a
 // worktree the agent runs in a git worktree of its own (lib/worktrees): checked before, made
 // before the launch (tmux) or by herdr in it, and removed again when the create fails.
-import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import onboardingTemplate from "../../assets/onboarding.md" with { type: "text" };
 import { type AgentKind, agentKind, agentMcpArgs, commandLine, grantArgs, idField } from "../../agents/kinds/index.ts";
@@ -15,7 +14,7 @@ import { resolveMuxTarget } from "../../mux/index.ts";
 import { findRows, sectionOf } from "../../registry/rows.ts";
 import type { Row } from "../../registry/types.ts";
 import { agentMam } from "../../sys/agent-mam.ts";
-import { conflict, EXIT, MamError } from "../../sys/errors.ts";
+import { conflict, EXIT, MamError, usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
 import { info, type Notice, note, warning } from "../../sys/notice.ts";
 import { checkName } from "../../sys/names.ts";
@@ -59,6 +58,9 @@ export interface CreateInput {
   worktree?: string;
   /** with worktree: the commit a new branch starts from */
   base?: string;
+  /** a daily cap (per UTC day) in dollars and in tokens (docs/cost.md) */
+  daily_budget_usd?: number;
+  daily_max_tokens?: number;
 }
 
 /** what a create does and reports: the created session, then its job, the reconcile, the daemon */
@@ -175,6 +177,9 @@ export async function createSession(deps: Deps, o: CreateInput): Promise<Created
   const role = o.role;
   const name = sessionNameOf(ws, o);
   const mcpArgs = o.mcp ? agentMcpArgs(kind.kind, serverEntry(ws)) : [];
+  if ((o.daily_budget_usd !== undefined || o.daily_max_tokens !== undefined) && kind.usage === null) {
+    throw usageError(`a daily cap needs the agent's usage, and mam cannot read the records of ${kind.kind} (docs/cost.md)`, `leave out ${field("daily_budget_usd")} and ${field("daily_max_tokens")}`);
+  }
   const grant = o.grant !== false;
   const grants = grant ? grantArgs(kind.kind, deps.env) : [];
   const target = resolveMuxTarget(o, deps.env);
@@ -208,7 +213,7 @@ export async function createSession(deps: Deps, o: CreateInput): Promise<Created
   }
 
   // 3. claim a pane and start the agent, under the pane-claim lock
-  const sessionId = kind.assignsId ? randomUUID() : undefined;
+  const sessionId = kind.assignsId ? crypto.randomUUID() : undefined;
   const taken = new Set<string>(
     before[section].filter((r) => r.status === "running" && typeof r.pane?.id === "string").map((r) => r.pane!.id as string),
   );
@@ -263,6 +268,8 @@ export async function createSession(deps: Deps, o: CreateInput): Promise<Created
       ...(o.mcp ? { mcp_tools: true } : {}),
       // resume keeps an opt-out of the grants
       ...(grant ? {} : { grants: false }),
+      ...(o.daily_budget_usd !== undefined ? { daily_budget_usd: o.daily_budget_usd } : {}),
+      ...(o.daily_max_tokens !== undefined ? { daily_max_tokens: o.daily_max_tokens } : {}),
     };
     await deps.registry.mutate((d, tx) => {
       const dn = decide(d, name, t0, { section, server: target.server });
@@ -292,6 +299,7 @@ export async function createSession(deps: Deps, o: CreateInput): Promise<Created
     paneId: l.pane.id,
     env: deps.env,
     text: onboard ? onboardingText(name, kind.kind, role, ws, wt, agentMam(deps.env)) : undefined,
+    started: l.pane,
   });
   if (o.onboard && !onboard) after.warnings.push(info(`no onboarding for a ${kind.kind} session (it would run the text); a job to it is a command that mam runs`));
   return {

@@ -2,14 +2,14 @@
 // definition of its input, its text and how the command line and MCP name it; the use cases live
 // in lib/ops/session/ and load only when the operation runs (so does the kinds table).
 import * as z from "zod/mini";
-import { choice, count, flag, list, name, optional, sessionName, text, withDefault } from "../input.ts";
+import { choice, count, flag, list, name, optional, sessionName, text, usd, withDefault } from "../input.ts";
 import type { Answered } from "../session/approve.ts";
 import { isValidJobId } from "../../sys/names.ts";
 import { isValidAddress } from "../../team/host.ts";
 import type { FleetDoc } from "../team.ts";
 import { hasUnsafe } from "../../sys/sanitize.ts";
 import { defineOp } from "../op.ts";
-import { conflict, usageError } from "../../sys/errors.ts";
+import { usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
 import type { CreateOutcome } from "../session/create.ts";
 import type { Pruned } from "../session/prune.ts";
@@ -57,6 +57,8 @@ export const sessionCreate = defineOp({
     mcp: withDefault(flag("give the agent mam's MCP tools (claude: --mcp-config; codex: -c mcp_servers.mam…)"), false),
     grant: withDefault(flag("pre-approve mam's own reporting commands in the agent (claude: --allowedTools for `mam job event`, `mam job status`, `mam status`; default true); resume keeps the choice"), true),
     agent_args: withDefault(list("the agent's own extra command-line arguments"), []),
+    daily_budget_usd: optional(usd("a daily cap in US dollars: past it (per UTC day), its jobs stop with budget_exceeded and it gets no new job (docs/cost.md)")),
+    daily_max_tokens: optional(count("a daily cap in tokens (per UTC day), as {{daily_budget_usd}}", 1, 1e12)),
   }),
   check(i) {
     kinds().agentKind(i.agent);
@@ -64,12 +66,9 @@ export const sessionCreate = defineOp({
   },
   async run(deps, i) {
     const { max_running, ...input } = i;
-    if (max_running !== undefined) {
-      // a cap of running sessions of this role: a pool never starts more agents than the machine holds
-      const data = deps.registry.read();
-      const n = [...data.herdr_sessions, ...data.tmux_sessions].filter((r) => r.status === "running" && r.role === i.role).length;
-      if (n >= max_running) throw conflict(`${n} sessions of role '${i.role}' run already (the cap: ${field("max_running")} ${max_running}); nothing was started`, "stop one first, or raise the cap");
-    }
+    // the workspace's cap (MAM_MAX_RUNNING) and the role's: never more agents than the machine holds
+    const { refuseOverCap } = await import("../session/cap.ts");
+    refuseOverCap(deps.registry.read(), deps.env, i.role, max_running);
     const { createAndFollowUp } = await import("../session/create.ts");
     return createAndFollowUp(deps, input);
   },
@@ -87,6 +86,8 @@ export const sessionCreate = defineOp({
       tmux_server: { valueHint: "NAME" },
       onboard: { negated: true, description: "do not type the onboarding message into the new agent" },
       submit_job: { valueHint: "TEXT" },
+      daily_budget_usd: { valueHint: "USD" },
+      daily_max_tokens: { valueHint: "N" },
       worktree: { optionalValue: "", optionalValuePattern: /^[^-]/, valueHint: "BRANCH" },
       base: { valueHint: "REF" },
       grant: {
@@ -104,6 +105,7 @@ export const sessionCreate = defineOp({
       "mam create --agent claude --role worker -- --model opus     # after --: the agent's own arguments",
       "mam create --agent claude --role lead --mcp                 # with mam's MCP tools (see mam mcp)",
       "mam create --agent claude --role worker --no-grant          # claude asks before each mam command too",
+      "mam create --agent claude --role worker --daily-budget-usd 20   # its jobs stop past $20 a day",
     ],
   },
   mcp: { aliases: ["create_agent"], description: "Start a new coding agent (claude, codex, …) in its own pane, register it, and optionally hand it a first job; returns its session name." },
@@ -182,7 +184,11 @@ export const sessionResume = defineOp({
       const { resumeAll } = await import("../session/resume-all.ts");
       return resumeAll(deps, { role: i.role, stagger: i.stagger ?? "2s", max_running: i.max_running, fresh: i.fresh, start_server: i.start_server }, ctx.signal);
     }
-    const { resumeSession } = await import("../session/resume.ts");
+    const [{ resumeSession }, { refuseOverCap }] = await Promise.all([import("../session/resume.ts"), import("../session/cap.ts")]);
+    const data = deps.registry.read();
+    // one more running session counts against the workspace's cap (a running one is resume's own error)
+    const row = [...data.herdr_sessions, ...data.tmux_sessions].find((r) => (i.name !== undefined ? r.name === i.name : r.pane?.id === i.pane));
+    if (row?.status !== "running") refuseOverCap(data, deps.env, undefined);
     return resumeSession(deps, i);
   },
   text: (r: Resumed | ResumedAll) => ("resumed" in r ? resumedAllText(r) : resumedText(r)),

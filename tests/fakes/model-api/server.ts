@@ -35,7 +35,23 @@ export interface Reply {
   escalate?: boolean;
   /** hold the answer this long after the stream opened (keeps the agent "working") */
   delayMs?: number;
+  /** the token usage this answer reports (default: DEFAULT_USAGE) */
+  usage?: Usage;
 }
+
+/**
+ * the tokens one answer reports, in the four kinds providers bill: `input` not served from a
+ * cache, `cache_write` (Anthropic's cache creation), `cache_read` (Anthropic's cache read,
+ * OpenAI's cached input) and `output` (OpenAI's reasoning tokens included)
+ */
+export interface Usage {
+  input: number;
+  output: number;
+  cache_write: number;
+  cache_read: number;
+}
+
+export const DEFAULT_USAGE: Usage = { input: 10, output: 5, cache_write: 0, cache_read: 0 };
 
 export type Script = (t: Turn) => Reply;
 
@@ -48,6 +64,8 @@ export interface KeptRequest {
   /** the normalised turn, for /v1/messages and /v1/responses */
   turn?: Turn;
   reply?: Reply;
+  /** the usage the answer reported (model answers only) */
+  usage?: Usage;
 }
 
 export interface ModelApi {
@@ -143,7 +161,7 @@ function sse(events: [string, unknown][], delayMs = 0): Response {
   return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
 }
 
-function anthropicAnswer(body: any, reply: Reply): Response {
+function anthropicAnswer(body: any, reply: Reply, u: Usage): Response {
   const model = String(body?.model ?? "mock-model");
   const id = nextId("msg");
   const content: any[] = [];
@@ -152,7 +170,8 @@ function anthropicAnswer(body: any, reply: Reply): Response {
   if (reply.tool !== undefined) content.push({ type: "tool_use", id: nextId("toolu"), name: reply.tool.name, input: reply.tool.input });
   if (content.length === 0) content.push({ type: "text", text: "ok" });
   const stop = reply.shell !== undefined || reply.tool !== undefined ? "tool_use" : "end_turn";
-  const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  // as the Messages API reports it: input_tokens excludes what the cache wrote and read
+  const usage = { input_tokens: u.input, output_tokens: u.output, cache_creation_input_tokens: u.cache_write, cache_read_input_tokens: u.cache_read };
   if (!body?.stream) {
     return Response.json({ id, type: "message", role: "assistant", model, content, stop_reason: stop, stop_sequence: null, usage });
   }
@@ -169,12 +188,12 @@ function anthropicAnswer(body: any, reply: Reply): Response {
     }
     ev.push(["content_block_stop", { type: "content_block_stop", index }]);
   });
-  ev.push(["message_delta", { type: "message_delta", delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 5 } }]);
+  ev.push(["message_delta", { type: "message_delta", delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: u.output } }]);
   ev.push(["message_stop", { type: "message_stop" }]);
   return sse(ev, reply.delayMs);
 }
 
-function openaiAnswer(body: any, reply: Reply): Response {
+function openaiAnswer(body: any, reply: Reply, u: Usage): Response {
   const id = nextId("resp");
   const model = String(body?.model ?? "mock-model");
   const items: any[] = [];
@@ -188,7 +207,9 @@ function openaiAnswer(body: any, reply: Reply): Response {
     items.push({ type: "function_call", id: nextId("fc"), call_id: nextId("call"), name: tool, arguments: JSON.stringify(args), status: "completed" });
   }
   if (items.length === 0) items.push({ type: "message", id: nextId("msg"), role: "assistant", status: "completed", content: [{ type: "output_text", text: "ok", annotations: [] }] });
-  const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 };
+  // as the Responses API reports it: input_tokens includes the cached ones (OpenAI has no cache write)
+  const input = u.input + u.cache_read + u.cache_write;
+  const usage = { input_tokens: input, input_tokens_details: { cached_tokens: u.cache_read }, output_tokens: u.output, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: input + u.output };
   const base = { id, object: "response", created_at: Math.floor(Date.now() / 1000), model };
   const ev: [string, unknown][] = [["response.created", { type: "response.created", response: { ...base, status: "in_progress", output: [] } }]];
   items.forEach((item, output_index) => {
@@ -235,7 +256,8 @@ export function startModelApi(script: Script, listenPort = 0): ModelApi {
         const reply = turn.main ? script(turn) : { text: "Mock session" };
         kept.turn = turn;
         kept.reply = reply;
-        return anthropicAnswer(body, reply);
+        kept.usage = reply.usage ?? DEFAULT_USAGE;
+        return anthropicAnswer(body, reply, kept.usage);
       }
       if (path === "/v1/responses" && req.method === "POST") {
         kept.api = "openai";
@@ -243,7 +265,8 @@ export function startModelApi(script: Script, listenPort = 0): ModelApi {
         const reply = turn.main ? script(turn) : { text: "Mock session" };
         kept.turn = turn;
         kept.reply = reply;
-        return openaiAnswer(body, reply);
+        kept.usage = reply.usage ?? DEFAULT_USAGE;
+        return openaiAnswer(body, reply, kept.usage);
       }
       if (path === "/v1/models") return Response.json({ object: "list", data: [{ id: "mock-model", object: "model", owned_by: "mock" }], models: [] });
       return Response.json({ error: { type: "not_found", message: `mock model api: no ${req.method} ${path}` } }, { status: 404 });
