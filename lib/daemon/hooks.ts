@@ -40,8 +40,11 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   let team: TeamPart | undefined;
   let teamProblem: string | undefined;
   let recovered = false;
-  // the queue (docs/jobs.md#the-queue): jobs waiting their turn get it as soon as their agent is free
-  let queueMaybe = true;
+  // the queue (docs/jobs.md#the-queue): jobs waiting their turn get it as soon as their agent is
+  // free. While none waits, only a new `queued` can make one, and whoever journals one touches
+  // the queue's marker: a change of the jobs folder then costs one stat, not a read of every job
+  let waiting = true; // not known yet: look once
+  let marker = "";
   const served = new Map<string, number>();
   let turns = 0;
   // scheduled jobs (docs/jobs.md#schedules): submitted when due, checked every watch tick
@@ -50,13 +53,15 @@ export function defaultHooks(deps: Deps): DaemonHooks {
     const { fireDue } = await import("../ops/job/schedule.ts");
     const lines = await fireDue(deps, Date.now() / 1000);
     for (const l of lines) ctx.log(l);
-    if (lines.length) queueMaybe = true;
   };
   const dispatch = async (ctx: HookContext) => {
-    if (!queueMaybe) return;
-    const { assignWaiting, typeDispatched, readQueue } = await import("../ops/job/queue.ts");
+    const { assignWaiting, queueMarker, typeDispatched } = await import("../ops/job/queue.ts");
+    const m = queueMarker(deps.ws);
+    if (!waiting && m === marker) return;
+    marker = m;
     const host = team?.host;
-    const gone = await assignWaiting(deps, { host, served, tick: () => ++turns });
+    const { gone, left } = await assignWaiting(deps, { host, served, tick: () => ++turns });
+    waiting = left > 0;
     for (const d of gone) {
       await ctx.publish(`${d.record.topic_prefix}/events`, d.appended.line);
       if (d.record.remote_of && team) {
@@ -67,7 +72,6 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       ctx.log(r.log);
       if (r.appended) await ctx.publish(`${d.record.topic_prefix}/events`, r.appended.line);
     }
-    queueMaybe = readQueue(deps.jobs, host).waiting.length > 0;
   };
   try {
     const t = loadTeam(deps.env);
@@ -172,18 +176,12 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       // the echo of an event this machine published is expected: only MAM_DEBUG=1 logs it
       if (r.outcome === "duplicate") (r.echo ? ctx.debug(r.log) : repeats.repeat(r.log));
       if (r.outcome !== "dropped" && !r.job.remote_of) (acks ??= new AckSender(ctx.ws, journals)).note(r.job, ctx.publish);
-      if (r.outcome === "appended") {
-        team?.jobsChanged();
-        queueMaybe = true;
-      }
+      if (r.outcome === "appended") team?.jobsChanged();
       if (r.outcome !== "dropped") await react(ctx, [r.job.job_id]);
     },
     async jobsChanged(ctx, seen) {
       // the presence's job column: a change the folder's watch saw, or events the slow tick found
-      if ((await react(ctx)) > 0 || seen) {
-        team?.jobsChanged();
-        queueMaybe = true;
-      }
+      if ((await react(ctx)) > 0 || seen) team?.jobsChanged();
       await dispatch(ctx);
     },
     async poll(ctx) {

@@ -3,17 +3,20 @@
 // decisions are lib/jobs/queue.ts's; whoever gives an agent a job holds the workspace's dispatch
 // lock while it decides and journals `dispatched`, so no agent ever gets two jobs at once; the
 // typing comes after, outside the lock.
+import { statSync } from "node:fs";
+import { join } from "node:path";
 import { endsJob } from "../../jobs/event.ts";
 import { busySession } from "../../jobs/loop.ts";
 import { type Assignment, DEFAULT_AGING_S, type FreeAgent, plan, positions, type Served, type Waiting } from "../../jobs/queue.ts";
 import { isRemote } from "../../jobs/runtime.ts";
 import { isFinal } from "../../jobs/statuses.ts";
-import { type Appended, effectiveStatus, type JobRecord, type JobSpec, type JobStore, type JobView, withDispatchLock } from "../../jobs/store.ts";
+import { type Appended, effectiveStatus, type JobRecord, type JobSpec, type JobStore, type JobView, jobsDir, withDispatchLock } from "../../jobs/store.ts";
 import { hostName } from "../../team/host.ts";
 import { rowAgent } from "../../fleet/rows.ts";
 import { readsCommands } from "../../agents/kinds/index.ts";
 import { jobHeader, shellJobLine } from "../../jobs/header.ts";
 import { agentMam } from "../../sys/agent-mam.ts";
+import { atomicWriteFile } from "../../sys/atomic.ts";
 import type { Env } from "../../sys/paths.ts";
 import type { Deps } from "../deps.ts";
 import { pastDailyCap } from "./cap.ts";
@@ -123,17 +126,38 @@ export interface DispatchOptions {
   now?: number;
 }
 
+const markerPath = (ws: string) => join(jobsDir(ws), ".queued");
+
+/**
+ * the queue's marker (`.mam/jobs/.queued`), touched under the dispatch lock by whoever journals
+ * `queued`: its signature ("" when there is none). The daemon reads every job only when it changed
+ * or jobs were waiting at its last look.
+ */
+export function queueMarker(ws: string): string {
+  try {
+    const st = statSync(markerPath(ws));
+    return `${st.ino}:${st.size}:${st.mtimeMs}`;
+  } catch {
+    return "";
+  }
+}
+
+/** touch the queue's marker (under the dispatch lock): a job waits its turn now */
+function markQueued(ws: string): void {
+  atomicWriteFile(markerPath(ws), `${Date.now()}\n`, { mode: 0o600, regularOnly: true });
+}
+
 /**
  * Under the dispatch lock: give the waiting jobs that can go now to free agents, journal each
  * `dispatched` (a pool job's record then names its agent). Returns what went, to be typed.
  */
-export async function assignWaiting(deps: Deps, o: DispatchOptions = {}): Promise<Dispatched[]> {
+export async function assignWaiting(deps: Deps, o: DispatchOptions = {}): Promise<{ gone: Dispatched[]; left: number }> {
   let n = 0;
   const served = o.served ?? new Map<string, number>();
   const tick = o.tick ?? (() => ++n);
   return withDispatchLock(deps.ws, async () => {
     const q = readQueue(deps.jobs, o.host);
-    if (q.waiting.length === 0) return [];
+    if (q.waiting.length === 0) return { gone: [], left: 0 };
     const names = new Set(q.waiting.flatMap((w) => (w.to !== null ? [w.to] : [])));
     const roles = new Set(q.waiting.flatMap((w) => (w.role !== null ? [w.role] : [])));
     const free = await freeAgents(deps, names, roles, q.busy);
@@ -152,7 +176,7 @@ export async function assignWaiting(deps: Deps, o: DispatchOptions = {}): Promis
       const record = rec0.to_role !== undefined ? await deps.jobs.mutate(a.job_id, (r) => ({ ...r, agent_session: a.to, agent: agentKind })) : (appended.record ?? rec0);
       out.push({ job_id: a.job_id, to: a.to, record, appended });
     }
-    return out;
+    return { gone: out, left: q.waiting.length - out.length };
   });
 }
 
@@ -205,6 +229,7 @@ export async function queueBehind(deps: Deps, id: string, name: string, working:
     const why = working ? `${name} is at work` : q.busy.has(name) ? `${name} has an unfinished job` : `other jobs wait for ${name}`;
     const source = rec?.remote_of && host ? `mam@${host}` : "mam";
     const appended = await deps.jobs.append(id, (r, evs) => (r && !evs.some((e) => endsJob(e, r)) ? { event: "queued", detail: `${why}: waits its turn (position ${position})`, source, data: { ...data, to: name, position, at_ms: atMs } } : undefined));
+    if (appended) markQueued(deps.ws);
     return appended ? { appended, position } : undefined;
   });
 }
@@ -241,6 +266,7 @@ export async function registerInTurn(deps: Deps, spec: JobSpec, to: { name: stri
     const who = "name" in to ? to.name : `a free ${to.role}`;
     const why = "role" in to ? `no ${to.role} is free` : to.working ? `${to.name} is at work` : q.busy.has(to.name) ? `${to.name} has an unfinished job` : `other jobs wait for ${to.name}`;
     const queued = await deps.jobs.append(record.job_id, { event: "queued", detail: `${why}: waits its turn for ${who} (position ${position})`, source: "mam", data: { ...("name" in to ? { to: to.name } : { role: to.role }), position, at_ms: atMs } });
+    markQueued(deps.ws);
     return { record: queued?.record ?? record, go: null, position, ...(queued ? { queued } : {}) };
   });
 }
