@@ -22,13 +22,14 @@ const screen = (kind: string, name: string) => {
 };
 
 describe("paneStateOf", () => {
-  test("the real start dialogs of claude and codex are dialogs with a name, never a prompt", () => {
-    for (const kind of ["claude", "codex"]) {
+  test("the real start dialogs of claude, codex, gemini and qwen are dialogs with a name, never a prompt", () => {
+    for (const kind of ["claude", "codex", "gemini"]) {
       const s = paneStateOf("idle", detectScreen(kind, screen(kind, "blocked-real-start-trust")));
       expect(s).toMatchObject({ at: "dialog", dialog: "start", name: "trust this folder" });
       expect(waitingAt(s as Extract<typeof s, { at: "dialog" }>)).toBe(`its "trust this folder" dialog`);
     }
     expect(paneStateOf("unknown", detectScreen("codex", screen("codex", "blocked-real-start-sign-in")))).toMatchObject({ at: "dialog", name: "sign-in" });
+    expect(paneStateOf("idle", detectScreen("qwen", screen("qwen", "blocked-real-start-provider")))).toMatchObject({ at: "dialog", name: "connect a provider" });
   });
 
   test("a permission prompt is named with its reason", () => {
@@ -67,6 +68,22 @@ describe("the input box", () => {
     const codexBox = inputBoxText("codex", screen("codex", "idle-real-prompt"));
     expect(codexBox).toBeDefined();
     expect(holdsText(codexBox!, "You are wrk, a codex agent")).toBe(false);
+  });
+
+  test("gemini, qwen and cline name one: empty on their real idle screens (the placeholder is not our text), the typed text or a paste stand-in when it waits there", () => {
+    for (const kind of ["gemini", "qwen"]) {
+      expect(hasInputBox(kind)).toBe(true);
+      for (const name of ["idle-real-prompt", "idle-real-after-answer"]) expect({ kind, name, box: inputBoxText(kind, screen(kind, name)) }).toEqual({ kind, name, box: "" });
+      const typed = (line: string) => ({ text: screen(kind, "idle-real-prompt").text.replace(/>\s+Type your message or @path\/to\/file/, line), title: "" });
+      expect(holdsText(inputBoxText(kind, typed("> You are wrk, a gemini agent"))!, "You are wrk, a gemini agent with the role")).toBe(true);
+      expect(holdsText(inputBoxText(kind, typed("> [Pasted Text: 8 lines]"))!, "[mam] Job 1234abcd delegated to you\nmore")).toBe(true);
+    }
+    expect(inputBoxText("cline", screen("cline", "idle-real-prompt"))).toBe("");
+    expect(inputBoxText("cline", screen("cline", "idle-real-after-answer"))).toBe("");
+    const clineTyped = { text: screen("cline", "idle-real-prompt").text.replace(/❯ What can I do for you\?/, "❯ You are wrk, a cline agent"), title: "" };
+    expect(holdsText(inputBoxText("cline", clineTyped)!, "You are wrk, a cline agent with the role")).toBe(true);
+    // opencode's box (┃ lines, its mode line last) names no input line mam can read: delivery is unchecked
+    expect(hasInputBox("opencode")).toBe(false);
   });
 
   test("text left in claude's box, or a paste stand-in in codex's, is found", () => {

@@ -59,8 +59,8 @@ export interface AgentKind {
   assignsId: boolean;
   /** arguments that resume conversation `id`; null → the kind cannot resume */
   resumeArgs: ((id: string) => string[]) | null;
-  /** what to type to make the agent leave gracefully: text then Enter */
-  exitText: string;
+  /** what to type to make the agent leave gracefully: text then Enter; null: none known (stop closes its pane) */
+  exitText: string | null;
   /**
    * what mam may type into it: "prose" (an agent that reads text: the job header, the onboarding,
    * loop texts, notices) or "commands" (a shell, which runs every line typed: a job to it is a
@@ -79,12 +79,19 @@ export interface AgentKind {
   hooks: HookKind | null;
   /**
    * the start arguments that pre-approve mam's own commands (GRANTED_COMMANDS, as `mam` =
-   * agentMam writes them); null: the kind takes no such argument (the entry says why)
+   * agentMam writes them); a kind whose grant is a file names it through `file`; null: the kind
+   * takes no such argument (the entry says why)
    */
-  grants: ((mam: string) => string[]) | null;
+  grants: ((mam: string, file: GrantFile) => string[]) | null;
   /** the mam MCP server for this kind; null: `--mcp` and `mam mcp install` refuse it */
   mcp: McpSupport | null;
 }
+
+/**
+ * a file a grant needs (gemini's policy file): mam keeps `text` in a file of its own named after
+ * `name` (and its content, so different texts never share a file) and returns the file's path
+ */
+export type GrantFile = (name: string, text: string) => string;
 
 /** the mam subcommands an agent may run without asking (reporting and reading, no side effects elsewhere) */
 export const GRANTED_COMMANDS = ["job event", "job status", "status"] as const;
