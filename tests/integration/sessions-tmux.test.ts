@@ -3,7 +3,7 @@
 // (`tmux -L <unique>`, socket in the sandbox through TMUX_TMPDIR), killed afterwards. tmux is
 // required here and in CI: without it these tests fail, they do not skip.
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { claudeProjectDir } from "../../lib/agents/kinds/claude.ts";
 import { installFakeAgents } from "../helpers/herdr.ts";
@@ -211,6 +211,27 @@ describe.concurrent("sessions on tmux", () => {
       ok(await w.mam(["stop", "soft-b", "--hard"]));
       expect(await sessions(w)).toEqual([]);
       expect(w.row("soft-b")).toMatchObject({ status: "terminated", termination_mode: "hard" });
+    });
+  });
+
+  test("an unverified kind: create says so once (a verified one says nothing); stop --hard ends an agent that ignores its pane's hangup", async () => {
+    await withTmux({}, async (w) => {
+      // a crush that ignores SIGHUP, as gemini does, with a child of its own
+      const crush = join(w.sb.bin, "crush");
+      writeFileSync(crush, `#!/usr/bin/env bash\ntrap '' HUP\nsleep 300 &\necho "crush ready"\nwhile :; do sleep 1; done\n`);
+      chmodSync(crush, 0o755);
+      const c = ok(await w.mam(["create", "--agent", "crush", "--mux", "tmux", "--tmux-server", w.server, "--session", "cr", "--no-onboard"]));
+      const notes = c.stderr.split("\n").filter((l) => l.startsWith("NOTE: mam has not verified"));
+      expect(notes).toEqual(["NOTE: mam has not verified the crush kind: its start and resume arguments, dialogs and screen rules come from crush's docs; see the kinds table in docs/sessions.md"]);
+      const verified = ok(await w.mam(["create", "--agent", "claude", "--mux", "tmux", "--tmux-server", w.server, "--session", "cl", "--no-onboard"]));
+      expect(verified.stderr).not.toContain("has not verified");
+      const pid = w.row("cr").pane.pid as number;
+      const alive = () => anchoredPids(w.sb.root).filter((p) => readFileSync(`/proc/${p}/cmdline`, "utf8").includes("sleep") || p === pid);
+      expect(await waitFor(() => alive().length >= 2, 5000, 100)).toBe(true);
+      ok(await w.mam(["stop", "cr", "--hard"]));
+      expect(await waitFor(() => alive().length === 0, 8000, 100)).toBe(true);
+      expect(w.row("cr")).toMatchObject({ status: "terminated", termination_mode: "hard" });
+      ok(await w.mam(["stop", "cl", "--hard"]));
     });
   });
 
