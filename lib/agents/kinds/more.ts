@@ -28,48 +28,23 @@ export const copilot: AgentKind = {
   grants: (mam) => GRANTED_COMMANDS.map((c) => `--allow-tool=shell(${mam} ${c}:*)`),
 };
 
+/**
+ * a kind whose docs name only its command: started fresh (no resume argument, no id), nothing
+ * to type to make it leave (stop closes its pane), no grant
+ */
+function commandOnly(kind: string, herdrKind: string | null): AgentKind {
+  return { ...UNSEEN, ...PROSE, kind, exe: kind, herdrKind, freshArgs: () => [], assignsId: false, resumeArgs: null, exitText: null, grants: null };
+}
+
 // @charmland/crush 0.96.1, its README: sessions are picked in its session manager (no resume
 // argument), permissions are allowed in its config (`permissions allow …`, no start argument),
 // and it names no exit command. herdr 0.8 has no crush kind: mam types its command into a pane.
-export const crush: AgentKind = {
-  ...UNSEEN,
-  ...PROSE,
-  kind: "crush",
-  exe: "crush",
-  herdrKind: null,
-  freshArgs: () => [],
-  assignsId: false,
-  resumeArgs: null,
-  exitText: null,
-  grants: null,
-};
+export const crush = commandOnly("crush", null);
 
 // @kilocode/cli 7.8.1, its README: `kilo` starts the TUI in the folder; sessions are listed with
 // `kilo session list` (no resume argument named), and no exit command or permission argument is.
-export const kilo: AgentKind = {
-  ...UNSEEN,
-  ...PROSE,
-  kind: "kilo",
-  exe: "kilo",
-  herdrKind: "kilo",
-  freshArgs: () => [],
-  assignsId: false,
-  resumeArgs: null,
-  exitText: null,
-  grants: null,
-};
+export const kilo = commandOnly("kilo", "kilo");
 
 // Amp (@ampcode/cli; @sourcegraph/amp is an alias of it): the npm package holds only an installer
 // for a native binary, no docs of its arguments. herdr knows it (`agent start --kind amp`).
-export const amp: AgentKind = {
-  ...UNSEEN,
-  ...PROSE,
-  kind: "amp",
-  exe: "amp",
-  herdrKind: "amp",
-  freshArgs: () => [],
-  assignsId: false,
-  resumeArgs: null,
-  exitText: null,
-  grants: null,
-};
+export const amp = commandOnly("amp", "amp");
