@@ -235,6 +235,32 @@ describe.concurrent("sessions on tmux", () => {
     });
   });
 
+  test("gemini resumed: a NOTE says its session cleanup will delete the conversation, until the user's settings turn the cleanup off", async () => {
+    await withTmux({ MAM_PROMPT_WAIT_S: "1" }, async (w) => {
+      installFakeAgents(w.sb.bin, ["gemini"]);
+      // no system settings of this machine's in the way
+      const env = { GEMINI_CLI_SYSTEM_SETTINGS_PATH: join(w.sb.root, "etc", "settings.json") };
+      const mam = (args: string[]) => runMam(args, { env: { ...w.env, ...env }, cwd: w.sb.ws, timeoutMs: 120_000 });
+      const notes = (r: RunResult) => r.stderr.split("\n").filter((l) => l.includes("session cleanup"));
+      const c = ok(await mam(["create", "--agent", "gemini", "--mux", "tmux", "--tmux-server", w.server, "--session", "gem", "--no-onboard"]));
+      expect(notes(c)).toEqual([]);
+      const id = w.row("gem").gemini_session_id_own as string;
+      ok(await mam(["stop", "gem"]));
+      const settings = join(w.env.HOME!, ".gemini", "settings.json");
+      const r1 = ok(await mam(["resume", "gem"]));
+      expect(r1.stdout).toContain(`(conversation ${id})`);
+      expect(notes(r1)).toEqual([
+        `NOTE: gemini deletes a resumed conversation when another gemini conversation starts in ${w.sb.ws} (its session cleanup): to keep it, set "general": {"sessionRetention": {"enabled": false}} in ${settings}`,
+      ]);
+      ok(await mam(["stop", "gem"]));
+      writeFileSync(settings, `{\n  // keep resumed conversations\n  "general": {"sessionRetention": {"enabled": false}}\n}\n`);
+      const r2 = ok(await mam(["resume", "gem"]));
+      expect(r2.stdout).toContain(`(conversation ${id})`);
+      expect(notes(r2)).toEqual([]);
+      ok(await mam(["stop", "gem", "--hard"]));
+    });
+  });
+
   test("3 concurrent creates on one tmux server: 3 sessions, 3 rows", async () => {
     await withTmux({ MAM_AGENT_SETTLE_S: "0.5" }, async (w) => {
       const names = ["race-a", "race-b", "race-c"];

@@ -11,8 +11,8 @@ import { RULES_DIR, RULES_SUFFIX } from "../../lib/agents/screen/embed.ts";
 import { serverEntry } from "../../lib/sys/self.ts";
 
 /** every field of an entry; the nullable ones say "none" with null, never by leaving it out */
-const ASPECTS = ["kind", "exe", "command", "herdrKind", "freshArgs", "assignsId", "resumeArgs", "exitText", "reads", "store", "screenRules", "hooks", "grants", "mcp"] as const;
-const NULLABLE = new Set(["command", "herdrKind", "resumeArgs", "exitText", "store", "screenRules", "hooks", "grants", "mcp"]);
+const ASPECTS = ["kind", "exe", "command", "herdrKind", "freshArgs", "assignsId", "resumeArgs", "resumeNote", "exitText", "reads", "store", "screenRules", "hooks", "grants", "mcp"] as const;
+const NULLABLE = new Set(["command", "herdrKind", "resumeArgs", "resumeNote", "exitText", "store", "screenRules", "hooks", "grants", "mcp"]);
 
 /** a grant's file, kept in memory: its path names the file, the texts are kept for the checks */
 const files = new Map<string, string>();
@@ -42,6 +42,7 @@ function problems(name: string, k: AgentKind): string[] {
   else if (k.freshArgs("ID-1").includes("ID-1") !== k.assignsId) out.push(`${name}: assignsId and freshArgs(id) disagree`);
   if (typeof k.assignsId !== "boolean") out.push(`${name}: assignsId is not a boolean`);
   if (k.resumeArgs !== null && (!isFn(k.resumeArgs) || !isWords(k.resumeArgs("ID-1")) || !k.resumeArgs("ID-1").includes("ID-1"))) out.push(`${name}: resumeArgs do not name the id`);
+  if (k.resumeNote !== null && (!isFn(k.resumeNote) || k.resumeArgs === null)) out.push(`${name}: resumeNote is not a function of a kind that resumes`);
   if (k.exitText !== null && (typeof k.exitText !== "string" || k.exitText === "")) out.push(`${name}: exitText is not a text`);
   if (k.reads !== "prose" && k.reads !== "commands") out.push(`${name}: reads is neither prose nor commands`);
   if (k.store !== null && (!isFn(k.store.find) || !isFn(k.store.newest))) out.push(`${name}: store lacks find/newest`);

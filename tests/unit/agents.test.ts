@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { claudeProjectKey } from "../../lib/agents/kinds/claude.ts";
+import { geminiSettingsFiles, sessionCleanupOff } from "../../lib/agents/kinds/gemini.ts";
 import { agentKind, idField, KINDS, ownId } from "../../lib/agents/kinds/index.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "mam-agents-")));
@@ -152,6 +153,40 @@ describe("stores are scoped to the workspace", () => {
     expect(store("hermes").newest(ws, env)!.id).toBe("h2");
     expect(store("hermes").find("h1", ws, env)).toBeDefined();
     expect(store("hermes").find("h3", ws, env)).toBeUndefined();
+  });
+});
+
+describe("gemini's session cleanup deletes a resumed conversation: the note after a resume", () => {
+  test("sessionCleanupOff: only an explicit false turns it off; the strongest file that says something wins; comments are fine", () => {
+    const off = '{ // mam\n "general": {"sessionRetention": {"enabled": false}} }';
+    const on = '{"general": {"sessionRetention": {"enabled": true, "maxAge": "30d"}}}';
+    expect(sessionCleanupOff([])).toBe(false);
+    expect(sessionCleanupOff([undefined, "{}", '{"general": {}}'])).toBe(false);
+    expect(sessionCleanupOff([undefined, off, undefined, undefined])).toBe(true);
+    // the folder's settings over the user's, the system's over both
+    expect(sessionCleanupOff([undefined, off, on, undefined])).toBe(false);
+    expect(sessionCleanupOff([undefined, on, undefined, off])).toBe(true);
+    // a broken file says nothing
+    expect(sessionCleanupOff([off, "{ not json"])).toBe(true);
+    expect(sessionCleanupOff(['{"general": {"sessionRetention": {"enabled": "no"}}}'])).toBe(false);
+  });
+
+  test("the settings files gemini reads, weakest first; GEMINI_CLI_HOME and the system paths of its variables", () => {
+    expect(geminiSettingsFiles(ws, env)).toEqual(["/etc/gemini-cli/system-defaults.json", join(home, ".gemini", "settings.json"), join(ws, ".gemini", "settings.json"), "/etc/gemini-cli/settings.json"]);
+    const e = { HOME: home, GEMINI_CLI_HOME: "/g", GEMINI_CLI_SYSTEM_SETTINGS_PATH: "/s/settings.json" };
+    expect(geminiSettingsFiles(ws, e)).toEqual(["/s/system-defaults.json", "/g/.gemini/settings.json", join(ws, ".gemini", "settings.json"), "/s/settings.json"]);
+    expect(geminiSettingsFiles(ws, { ...e, GEMINI_CLI_SYSTEM_DEFAULTS_PATH: "/d.json" })[0]).toBe("/d.json");
+  });
+
+  test("gemini says it after a resume until the user's settings turn the cleanup off; the other kinds say nothing", () => {
+    const gh = join(root, "gemini-note");
+    const e = { HOME: gh, GEMINI_CLI_SYSTEM_SETTINGS_PATH: join(gh, "none", "settings.json") };
+    const note = KINDS.gemini!.resumeNote!(ws, e);
+    expect(note).toContain(`when another gemini conversation starts in ${ws}`);
+    expect(note).toContain(`"general": {"sessionRetention": {"enabled": false}} in ${join(gh, ".gemini", "settings.json")}`);
+    put(join(gh, ".gemini", "settings.json"), JSON.stringify({ general: { sessionRetention: { enabled: false } } }));
+    expect(KINDS.gemini!.resumeNote!(ws, e)).toBeNull();
+    for (const k of Object.keys(KINDS).filter((k) => k !== "gemini")) expect(KINDS[k]!.resumeNote).toBeNull();
   });
 });
 

@@ -26,6 +26,7 @@ export const cline: AgentKind = {
   assignsId: false,
   // `cline --help` (3.0.65): `--id <session-id>` resumes a session
   resumeArgs: (id) => ["--id", id],
+  resumeNote: null,
   exitText: "/exit",
   reads: "prose",
   store: listedStore(clineConversations),

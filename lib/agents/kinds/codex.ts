@@ -122,6 +122,7 @@ export const codex: AgentKind = {
   freshArgs: () => [],
   assignsId: false,
   resumeArgs: (id) => ["resume", id],
+  resumeNote: null,
   exitText: "/quit",
   reads: "prose",
   store: listedStore(codexConversations),

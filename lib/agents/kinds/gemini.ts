@@ -3,7 +3,8 @@
 // files under the Gemini home, one folder per project; mam grants its reporting commands with a
 // policy file (--policy) that allows exactly those command prefixes.
 import { createHash } from "node:crypto";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { type Env, homeDir } from "../../sys/paths.ts";
 import { type AgentKind, type Conversation, GRANTED_COMMANDS } from "./kind.ts";
 import { firstJsonLines, list, listedStore, mtime, readJson, str } from "./store-util.ts";
@@ -46,6 +47,50 @@ function geminiConversations(ws: string, env: Env): Conversation[] {
   return [...byId.values()];
 }
 
+// ---- session cleanup: it deletes a resumed conversation ----------------------------------------
+// A resume appends to the conversation's file and leaves an empty twin with the same short id.
+// gemini's session cleanup (general.sessionRetention.enabled, on by default) deletes each empty
+// file at the start of any other gemini conversation in that folder, and with it every file of the
+// same short id: the resumed conversation is gone. Only the user can turn the cleanup off.
+
+/** gemini's settings files, the weakest first: system defaults, the user's, the folder's, the system's */
+export function geminiSettingsFiles(ws: string, env: Env): string[] {
+  const system = env.GEMINI_CLI_SYSTEM_SETTINGS_PATH || "/etc/gemini-cli/settings.json";
+  const defaults = env.GEMINI_CLI_SYSTEM_DEFAULTS_PATH || join(dirname(system), "system-defaults.json");
+  return [defaults, join(geminiDir(env), "settings.json"), join(ws, ".gemini", "settings.json"), system];
+}
+
+/** pure: do these settings texts (weakest first; JSON with comments, undefined: no file) turn the session cleanup off? */
+export function sessionCleanupOff(texts: (string | undefined)[]): boolean {
+  let enabled: unknown = true;
+  for (const t of texts) {
+    if (t === undefined) continue;
+    let o: unknown;
+    try {
+      o = Bun.JSONC.parse(t);
+    } catch {
+      continue;
+    }
+    const v = (o as { general?: { sessionRetention?: { enabled?: unknown } } } | null)?.general?.sessionRetention?.enabled;
+    if (v !== undefined) enabled = v;
+  }
+  return enabled === false;
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/** the note after a resume, unless the user's settings turn gemini's session cleanup off */
+function geminiResumeNote(ws: string, env: Env): string | null {
+  if (sessionCleanupOff(geminiSettingsFiles(ws, env).map(readText))) return null;
+  return `gemini deletes a resumed conversation when another gemini conversation starts in ${ws} (its session cleanup): to keep it, set "general": {"sessionRetention": {"enabled": false}} in ${join(geminiDir(env), "settings.json")}`;
+}
+
 // ---- grants: a policy file (TOML) that allows exactly mam's reporting commands -------------------
 
 /** a TOML basic string (JSON's escapes are valid TOML) */
@@ -72,6 +117,7 @@ export const gemini: AgentKind = {
   freshArgs: (id) => (id ? ["--session-id", id] : []),
   assignsId: true,
   resumeArgs: (id) => ["--resume", id],
+  resumeNote: geminiResumeNote,
   exitText: "/quit",
   reads: "prose",
   store: listedStore(geminiConversations),

@@ -59,6 +59,11 @@ export interface AgentKind {
   assignsId: boolean;
   /** arguments that resume conversation `id`; null → the kind cannot resume */
   resumeArgs: ((id: string) => string[]) | null;
+  /**
+   * what the user must know after this kind resumed a conversation in folder `ws` (a flaw of the
+   * CLI's own that mam cannot fix for them); null from the function: nothing now; null: never
+   */
+  resumeNote: ((ws: string, env: Env) => string | null) | null;
   /** what to type to make the agent leave gracefully: text then Enter; null: none known (stop closes its pane) */
   exitText: string | null;
   /**

@@ -41,6 +41,7 @@ export const opencode: AgentKind = {
   freshArgs: () => [],
   assignsId: false,
   resumeArgs: (id) => ["--session", id],
+  resumeNote: null,
   exitText: "/exit",
   reads: "prose",
   store: listedStore(opencodeConversations),

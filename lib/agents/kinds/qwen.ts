@@ -40,6 +40,7 @@ export const qwen: AgentKind = {
   freshArgs: (id) => (id ? ["--session-id", id] : []),
   assignsId: true,
   resumeArgs: (id) => ["--resume", id],
+  resumeNote: null,
   exitText: "/quit",
   reads: "prose",
   store: listedStore(qwenConversations),
