@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { detectScreen, hasInputBox, inputBoxText } from "../../lib/agents/screen/detect.ts";
 import { AgentBlocked, type Mux } from "../../lib/mux/types.ts";
 import { afterStart } from "../../lib/ops/session/after-start.ts";
-import { answerHint, deliver, holdsText, mayType, paneStateOf, promptWaitMs, typeInto, waitingAt } from "../../lib/ops/session/at-prompt.ts";
+import { answerHint, deliver, holdsText, mayType, PROMPT_STEADY_MS, paneStateOf, promptWaitMs, typeInto, waitForPrompt, waitingAt } from "../../lib/ops/session/at-prompt.ts";
 import { MamError } from "../../lib/sys/errors.ts";
 
 const FIX = join(import.meta.dir, "..", "fixtures", "screens");
@@ -44,6 +44,42 @@ describe("paneStateOf", () => {
     expect(paneStateOf("unknown", detectScreen("claude", screen("claude", "unknown-real-exited-unable-to-connect")))).toEqual({ at: "unknown" });
     // codex's first seconds: a composer, but it is not ready (a trust dialog may still come)
     expect(paneStateOf("unknown", detectScreen("codex", screen("codex", "unknown-real-starting")))).toEqual({ at: "unknown" });
+  });
+});
+
+describe("waitForPrompt: a new agent is at its prompt only once the prompt stayed in view", () => {
+  /** a tmux pane whose screen is the fixture `at(ms since the first look)` names */
+  function timedPane(kind: string, at: (ms: number) => string): Mux {
+    let t0: number | undefined;
+    return {
+      backend: "tmux",
+      async screen() {
+        t0 ??= Date.now();
+        return screen(kind, at(Date.now() - t0));
+      },
+    } as unknown as Mux;
+  }
+
+  test("gemini's input box drawn 0.3 s before its trust dialog: the dialog, never the prompt", async () => {
+    const mux = timedPane("gemini", (ms) => (ms < 300 ? "idle-real-prompt" : "blocked-real-start-trust"));
+    expect(await waitForPrompt(mux, "%1", "gemini", {}, 10_000)).toMatchObject({ at: "dialog", name: "trust this folder" });
+  });
+
+  test("a prompt that stays: at it after PROMPT_STEADY_MS, not before; one that comes and goes starts the count again", async () => {
+    const t0 = Date.now();
+    expect(await waitForPrompt(timedPane("gemini", () => "idle-real-prompt"), "%1", "gemini", {}, 10_000)).toMatchObject({ at: "prompt" });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(PROMPT_STEADY_MS);
+    const t1 = Date.now();
+    const flicker = timedPane("gemini", (ms) => (ms < 500 ? "idle-real-prompt" : ms < 900 ? "working-real-answer" : "idle-real-prompt"));
+    expect(await waitForPrompt(flicker, "%1", "gemini", {}, 10_000)).toMatchObject({ at: "prompt" });
+    expect(Date.now() - t1).toBeGreaterThanOrEqual(900 + PROMPT_STEADY_MS);
+  });
+
+  test("the wait ends with the last look: a prompt seen too briefly is still the prompt; no wait at all takes the first look", async () => {
+    const t0 = Date.now();
+    expect(await waitForPrompt(timedPane("gemini", () => "idle-real-prompt"), "%1", "gemini", {}, 300)).toMatchObject({ at: "prompt" });
+    expect(Date.now() - t0).toBeLessThan(PROMPT_STEADY_MS);
+    expect(await waitForPrompt(timedPane("gemini", () => "idle-real-prompt"), "%1", "gemini", {}, 0)).toMatchObject({ at: "prompt" });
   });
 });
 
