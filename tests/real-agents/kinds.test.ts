@@ -4,13 +4,15 @@
 // own shell tool with no key pressed (mam's grant where the CLI takes one) → stop records the
 // conversation → resume continues it (the next job's request carries the earlier messages). A
 // start dialog (gemini's trust dialog, qwen's provider dialog, cline's one-time notice) is left
-// untouched and named.
+// untouched and named. gemini's and qwen's grants allow exactly mam's lines: any other command
+// still stops at their permission dialog, which mam reports.
 import { afterEach, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { jobWorker } from "../fakes/model-api/scripts.ts";
-import type { Api } from "../fakes/model-api/server.ts";
-import { geminiLeftovers, type RealAgentWorld, realAgentWorld } from "../helpers/real-agents.ts";
+import { eventLine, isJobText, jobWorker, withDetail } from "../fakes/model-api/scripts.ts";
+import type { Api, Reply, Turn } from "../fakes/model-api/server.ts";
+import { geminiLeftovers, type RealAgentWorld, realAgentWorld, waitScreen } from "../helpers/real-agents.ts";
+import { startSubscriber } from "../helpers/daemon.ts";
 import { create, createAtDialog, delegate, journal, row, typedPart } from "../helpers/real-flow.ts";
 import { waitFor } from "../helpers/sandbox.ts";
 
@@ -81,6 +83,46 @@ for (const f of FLOWS) {
     expect(end.code, end.stdout + end.stderr).toBe(0);
     if (f.agent === "gemini") expect(await waitFor(() => geminiLeftovers(w!.sb.root).length === 0, 5000, 100)).toBe(true);
   }, 400_000);
+}
+
+for (const agent of ["gemini", "qwen"] as const) {
+  test(`real ${agent} with mam's grant: mam's own line runs unasked, any other command still asks (blocked, permission_required)`, async () => {
+    const worker = jobWorker();
+    // the job's started line, then a command no grant names
+    const script = (t: Turn): Reply => {
+      if (!isJobText(t)) return worker(t);
+      if (t.toolOutputs.length === 0) return { shell: withDetail(eventLine(t.lastUserText, "started")!, "starting the job") };
+      if (t.toolOutputs.length === 1) return { shell: "touch not-granted" };
+      return { text: "done" };
+    };
+    w = await realAgentWorld({ script, qwenProvider: agent === "qwen" });
+    const world = w;
+    const name = `${agent.slice(0, 3)}g`;
+    await create(world, agent, name);
+    // the subscriber daemon, which turns a blocked pane into the job's permission_required (no broker: the journal)
+    const d = startSubscriber(world.sb, join(world.sb.root, "daemon.log"), { ...world.env, MQTT_BROKER: "127.0.0.1", MQTT_PORT: "9" });
+    try {
+      const s = await world.mam(["job", "submit", "--to", name, "--prompt", "touch a file", "--json"]);
+      expect(s.code, s.stdout + s.stderr).toBe(0);
+      const id: string = JSON.parse(s.stdout).job_id;
+      await waitScreen(world, `=${name}:`, (sc) => /allow execution/i.test(sc) && sc.includes("touch"), `${agent}'s permission dialog for touch`, 60_000);
+      // mam's line ran without a dialog; the other command waits for the user and did not run
+      expect(journal(world, id)[0]).toMatchObject({ event: "started", source: name });
+      expect(existsSync(join(world.sb.ws, "not-granted"))).toBe(false);
+      const st = JSON.parse((await world.mam(["status", "--json"])).stdout).sessions.find((x: any) => x.name === name);
+      expect(st).toMatchObject({ live: "blocked", dialog: "permission" });
+      const perms = () => (journal(world, id) as { event: string; detail?: string }[]).filter((e) => e.event === "permission_required");
+      expect(await waitFor(() => perms().length > 0, 20_000, 200)).toBe(true);
+      expect(st.reason).toContain("touch not-granted");
+      expect(perms()[0]).toMatchObject({ source: "monitor" });
+      expect(perms()[0]!.detail).toContain("touch not-granted");
+      expect(journal(world, id).map((e) => e.event)).not.toContain("completed");
+    } finally {
+      await d.kill();
+    }
+    const stop = await world.mam(["stop", name, "--hard"]);
+    expect(stop.code, stop.stdout + stop.stderr).toBe(0);
+  }, 240_000);
 }
 
 test("real gemini in a folder it does not trust: the trust dialog is left untouched and named; stop --hard ends gemini", async () => {

@@ -36,9 +36,9 @@ export const KINDS: Record<string, AgentKind> = { claude, codex, gemini, opencod
 export const VERIFIED: Record<string, { version: string; checked: string }> = {
   claude: { version: "2.1.197", checked: "start dialogs, onboarding, job with no key, stop → resume, permission prompt, hooks, MCP" },
   codex: { version: "0.171.0", checked: "start dialogs, onboarding, job with no key, approval prompt" },
-  gemini: { version: "0.61.0", checked: "trust dialog left untouched, onboarding, job with no key (policy grant), stop → resume, stop --hard ends it" },
+  gemini: { version: "0.61.0", checked: "trust dialog left untouched, onboarding, job with no key (policy grant; any other command still asks), permission prompt, stop → resume, stop --hard ends it" },
   opencode: { version: "1.18.33", checked: "onboarding, job with no key, stop → resume (SQLite store)" },
-  qwen: { version: "0.24.4", checked: "provider dialog left untouched, onboarding, job with no key (grant), stop → resume" },
+  qwen: { version: "0.24.4", checked: "provider dialog left untouched, onboarding, job with no key (grant; any other command still asks), permission prompt, stop → resume" },
   cline: { version: "3.0.65", checked: "its one-time notice left untouched, onboarding, job with no key (auto-approve), stop → resume" },
   demo: { version: "mam", checked: "mam's own scripted agent (the demo and the integration tests)" },
   shell: { version: "mam", checked: "a plain bash" },
