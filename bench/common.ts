@@ -29,6 +29,12 @@ export const ms = (x: number) => `${x.toFixed(1)} ms`;
 /** "median / p90" of times in ms, the format of most rows */
 export const medP90 = (xs: number[]) => `${ms(pct(xs, 50))} / ${ms(pct(xs, 90))}`;
 
+/** "p50 / p99" of times in ms ("none" when there are none) */
+export const pp = (xs: number[]) => (xs.length ? `${ms(pct(xs, 50))} / ${ms(pct(xs, 99))}` : "none");
+
+/** the machine's 1-minute load average: rows that are sensitive to whatever else runs show it */
+export const load1 = () => readFileSync("/proc/loadavg", "utf8").split(" ")[0]!;
+
 /** whole-process wall time of argv, n runs after 3 warm-ups; extraFd is passed as fd 9 */
 export function timeProcess(argv: string[], n: number, extraFd?: number): number[] {
   const stdio: (string | number)[] = ["ignore", "ignore", "inherit"];

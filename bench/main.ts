@@ -11,6 +11,7 @@ import { benchDaemon } from "./daemon.ts";
 import { benchJobs } from "./jobs.ts";
 import { benchMcp } from "./mcp.ts";
 import { benchPaneLock } from "./pane-lock.ts";
+import { benchQueue } from "./queue.ts";
 import { benchReconcile } from "./reconcile.ts";
 import { benchRegistry } from "./registry.ts";
 import { benchReporters } from "./reporters.ts";
@@ -32,6 +33,7 @@ const AREAS: Record<string, (bin: string) => Promise<Row[]> | Row[]> = {
   daemon: benchDaemon,
   registry: benchRegistry,
   team: benchTeam,
+  queue: benchQueue,
 };
 
 const argv = process.argv.slice(2);

@@ -22,81 +22,20 @@
 //     first submit to the last `completed`; then, once 5 s passed, idle over
 //     BENCH_TEAM_IDLE_SECONDS (default 30). The 1-minute load average of the machine is shown at
 //     the start and the end of the run: this bench is sensitive to whatever else runs.
-import { mkdirSync, readdirSync, readFileSync, statSync, watch } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { JobEvent } from "../lib/jobs/event.ts";
 import { mosquittoPath, startMosquitto, type TestBroker } from "../tests/helpers/brokers.ts";
 import { makeSandbox, type Sandbox } from "../tests/helpers/sandbox.ts";
 import { doubled, formTeam, type Host, makeHost, untilAnnounced } from "../tests/helpers/team.ts";
 import { TMUX_BIN } from "../tests/helpers/tmux.ts";
-import { cpuPercent, ms, pct, procUsage, type Row, secondsFrom, type Usage } from "./common.ts";
+import { cpuPercent, load1, pct, pp, procUsage, type Row, secondsFrom, type Usage } from "./common.ts";
+import { JournalWatch } from "./journal-watch.ts";
 
 const AGENTS = 10;
 /** BENCH_TEAM_JOBS: fewer (or more) jobs for a quick look; the rows say how many */
 const JOBS = Math.round(secondsFrom("BENCH_TEAM_JOBS", 300));
 const THINK_MS = 20;
 type HostName = "hostA" | "hostB" | "hostC";
-
-/** A's journals as they grow: the first time the bench saw each stage of each job */
-class JournalWatch {
-  /** job id → event → when first read (bench clock), and how many times */
-  readonly seen = new Map<string, Map<string, { at: number; n: number }>>();
-  byWatch = 0;
-  bySweep = 0;
-  private offsets = new Map<string, number>();
-  private w;
-  private timers: ReturnType<typeof setInterval>[] = [];
-  constructor(private dir: string) {
-    this.w = watch(dir, { persistent: false }, (_e, f) => f && this.read(String(f), false));
-    this.timers.push(
-      setInterval(() => {
-        for (const f of readdirSync(dir)) this.read(f, true);
-      }, 250),
-      setInterval(() => {
-        for (const f of this.offsets.keys()) if (!this.at(f.slice(0, 8), "completed")) this.read(f, true);
-      }, 20),
-    );
-  }
-  private read(file: string, sweep: boolean) {
-    if (!/^[0-9a-f]{8}\.events\.ndjson$/.test(file)) return;
-    const path = join(this.dir, file);
-    const from = this.offsets.get(file) ?? 0;
-    let buf: Buffer;
-    try {
-      if (statSync(path).size <= from) return;
-      buf = readFileSync(path);
-    } catch {
-      return;
-    }
-    const end = buf.lastIndexOf(10) + 1; // whole lines only
-    if (end <= from) return;
-    const at = performance.now();
-    const id = file.slice(0, 8);
-    const stages = this.seen.get(id) ?? new Map<string, { at: number; n: number }>();
-    for (const l of buf.subarray(from, end).toString("utf8").split("\n")) {
-      if (!l.trim()) continue;
-      const e = JSON.parse(l) as JobEvent;
-      const s = stages.get(e.event);
-      if (s) s.n++;
-      else stages.set(e.event, { at, n: 1 });
-      if (sweep) this.bySweep++;
-      else this.byWatch++;
-    }
-    this.seen.set(id, stages);
-    this.offsets.set(file, end);
-  }
-  /** when the bench first saw that stage of the job */
-  at(id: string, event: string): number | undefined {
-    return this.seen.get(id)?.get(event)?.at;
-  }
-  count(id: string, event: string): number {
-    return this.seen.get(id)?.get(event)?.n ?? 0;
-  }
-  close() {
-    this.w.close();
-    for (const t of this.timers) clearInterval(t);
-  }
-}
 
 /** the order of the jobs' targets: per round of 50, B's and C's agents twice, A's once */
 function targets(): { host: HostName; agent: string }[] {
@@ -125,9 +64,6 @@ async function daemonPid(h: Host): Promise<number> {
 }
 
 const mib = (kib: number) => `${(kib / 1024).toFixed(1)} MiB`;
-const load1 = () => readFileSync("/proc/loadavg", "utf8").split(" ")[0]!;
-/** "p50 / p99" of times in ms */
-const pp = (xs: number[]) => (xs.length ? `${ms(pct(xs, 50))} / ${ms(pct(xs, 99))}` : "none");
 
 export async function benchTeam(bin: string): Promise<Row[]> {
   const plan = targets();

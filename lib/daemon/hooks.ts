@@ -14,6 +14,8 @@
 //   watch       → every MAM_STATE_POLL_MS, only while jobs are unfinished: blocked / dead agents of
 //                 those jobs (one listing per server, tmux screens of just those agents)
 //   busy        → a running row or an unfinished job holds the idle timeout off
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import type { DropLog, RepeatLog } from "../jobs/ingest.ts";
 import { loadTeam } from "../team/config.ts";
 import { type TeamPart, teamPart } from "./team.ts";
@@ -31,6 +33,35 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   let team: TeamPart | undefined;
   let teamProblem: string | undefined;
   let recovered = false;
+  // the queue (docs/jobs.md#the-queue): jobs waiting their turn get it as soon as their agent is free
+  let queueMaybe = true;
+  const served = new Map<string, number>();
+  let turns = 0;
+  // scheduled jobs (docs/jobs.md#schedules): submitted when due, checked every watch tick
+  const fireSchedules = async (ctx: HookContext) => {
+    if (!existsSync(join(ctx.ws, ".mam", "schedules"))) return;
+    const { fireDue } = await import("../ops/job/schedule.ts");
+    const lines = await fireDue(deps, Date.now() / 1000);
+    for (const l of lines) ctx.log(l);
+    if (lines.length) queueMaybe = true;
+  };
+  const dispatch = async (ctx: HookContext) => {
+    if (!queueMaybe) return;
+    const { assignWaiting, typeDispatched, readQueue } = await import("../ops/job/queue.ts");
+    const host = team?.host;
+    const gone = await assignWaiting(deps, { host, served, tick: () => ++turns });
+    for (const d of gone) {
+      await ctx.publish(`${d.record.topic_prefix}/events`, d.appended.line);
+      if (d.record.remote_of && team) {
+        await team.typeQueued(d, ctx);
+        continue;
+      }
+      const r = await typeDispatched(deps, d);
+      ctx.log(r.log);
+      if (r.appended) await ctx.publish(`${d.record.topic_prefix}/events`, r.appended.line);
+    }
+    queueMaybe = readQueue(deps.jobs, host).waiting.length > 0;
+  };
   try {
     const t = loadTeam(deps.env);
     if (t) team = teamPart(deps, t, (id) => journals.quiet(deps.ws, id));
@@ -107,12 +138,19 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       // the echo of an event this machine published is expected: only MAM_DEBUG=1 logs it
       if (r.outcome === "duplicate") (r.echo ? ctx.debug(r.log) : repeats.repeat(r.log));
       if (r.outcome !== "dropped" && !r.job.remote_of) (acks ??= new AckSender(ctx.ws, journals)).note(r.job, ctx.publish);
-      if (r.outcome === "appended") team?.jobsChanged();
+      if (r.outcome === "appended") {
+        team?.jobsChanged();
+        queueMaybe = true;
+      }
       if (r.outcome !== "dropped") await react(ctx, [r.job.job_id]);
     },
     async jobsChanged(ctx, seen) {
       // the presence's job column: a change the folder's watch saw, or events the slow tick found
-      if ((await react(ctx)) > 0 || seen) team?.jobsChanged();
+      if ((await react(ctx)) > 0 || seen) {
+        team?.jobsChanged();
+        queueMaybe = true;
+      }
+      await dispatch(ctx);
     },
     async poll(ctx) {
       // each step goes on whatever the one before it did: a broken registry must not stop the
@@ -155,6 +193,8 @@ export function defaultHooks(deps: Deps): DaemonHooks {
     },
     async watch(ctx) {
       await team?.tick(ctx, "check");
+      await fireSchedules(ctx);
+      await dispatch(ctx);
       const watched = await waitedOn(ctx.ws, team?.host, (id) => journals.quiet(ctx.ws, id));
       if (watched.size === 0) {
         blocked.clear();
@@ -172,6 +212,8 @@ export function defaultHooks(deps: Deps): DaemonHooks {
     connected: team ? (ctx) => team!.connected(ctx) : undefined,
     farewell: () => team?.farewell(),
     async busy(ctx) {
+      // a schedule still to run holds the daemon (it is the one that submits it)
+      if (existsSync(join(ctx.ws, ".mam", "schedules")) && (await import("../ops/job/schedule.ts")).hasActiveSchedules(ctx.ws)) return true;
       const [{ listJobIds, readRecord }, { isFinal }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts")]);
       const data = deps.registry.read();
       if ([...data.herdr_sessions, ...data.tmux_sessions].some((r) => r.status === "running")) return true;
@@ -187,12 +229,9 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   };
 }
 
-/**
- * the sessions unfinished jobs wait on (their agent, or a loop's reviewer); `name@host` of this
- * host as name. `resting`: an ended job put to rest, skipped without reading it.
- */
+/** the sessions unfinished jobs wait on (their agent, or a loop's reviewer); `name@host` of this host as name */
 async function waitedOn(ws: string, host: string | undefined, resting: (id: string) => boolean): Promise<Set<string>> {
-  const [{ listJobIds, readJournal, readRecord }, { isFinal }, { busySession }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts"), import("./reactor.ts")]);
+  const [{ listJobIds, readJournal, readRecord }, { isFinal }, { busySession }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts"), import("../jobs/loop.ts")]);
   const out = new Set<string>();
   for (const id of listJobIds(ws)) {
     if (resting(id)) continue;

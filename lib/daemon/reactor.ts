@@ -11,7 +11,7 @@ import { endsJob, type JobEvent } from "../jobs/event.ts";
 import { isFinal } from "../jobs/statuses.ts";
 import { JournalCache } from "../jobs/journal-index.ts";
 import { deliveryOf, offeredTopic, outstandingTopics } from "../jobs/delivery.ts";
-import { applyLoop, loopNext } from "../jobs/loop.ts";
+import { applyLoop, busySession, loopNext } from "../jobs/loop.ts";
 import type { JobRuntime, Reached } from "../jobs/runtime.ts";
 import { type Appended, appendEvent, type JobRecord, listJobIds, readJournal, readRecord } from "../jobs/store.ts";
 import { mamDir } from "../sys/paths.ts";
@@ -272,15 +272,6 @@ async function stopCopy(ctx: ReactorContext, rec: JobRecord, events: readonly Jo
   }
 }
 
-/**
- * The session a job waits on: its agent; in a loop job, the reviewer from the worker's hand-in
- * (a `completed` not from the reviewer) until the reviewer's verdict.
- */
-export function busySession(rec: Pick<JobRecord, "type" | "agent_session" | "reviewer_session">, events: readonly JobEvent[]): string {
-  if (rec.type !== "loop" || !rec.reviewer_session) return rec.agent_session;
-  const last = [...events].reverse().find((e) => e.event === "completed");
-  return last && last.source !== rec.reviewer_session ? rec.reviewer_session : rec.agent_session;
-}
 
 /** what the daemon saw of an agent: its state, and for a blocked one the dialog's question */
 export interface AgentLook {

@@ -18,6 +18,7 @@ import { hostName } from "../team/host.ts";
 import { deliveriesOf, onlineTopic, type Presence, presenceTopic, teamPrefix, workspaceId } from "../team/messages.ts";
 import { seal } from "../team/seal.ts";
 import type { Appended, JobRecord } from "../jobs/store.ts";
+import type { Dispatched } from "../ops/job/queue.ts";
 import type { LinkExtras } from "./broker-link.ts";
 import type { HookContext } from "./loop.ts";
 
@@ -36,6 +37,8 @@ export interface TeamPart {
   onMessage(topic: string, payload: Buffer, ctx: HookContext): Promise<void>;
   /** a daemon that starts: deliveries an earlier one took and never confirmed become uncertain */
   recover(ctx: HookContext): Promise<void>;
+  /** a copy of another host's job that waited its turn here and got it: type it as its delivery */
+  typeQueued(d: Dispatched, ctx: HookContext): Promise<void>;
   /** a new connection: online, presence, and what the delegators miss */
   connected(ctx: HookContext): Promise<void>;
   /**
@@ -135,6 +138,19 @@ export function teamPart(deps: Deps, team: Team, ended: (id: string) => boolean 
         for (const l of await typeDelivery(deps, self, t, emitOn(c))) c.log(l);
         jobsDirty = true;
       });
+    },
+    async typeQueued(d, ctx) {
+      const { typeDelivery } = await import("../ops/job/receive.ts");
+      const queued = deps.jobs.journal(d.job_id).findLast((e) => e.event === "queued");
+      const delivery = typeof queued?.data?.delivery === "string" ? queued.data.delivery : `${d.job_id}.00000000`;
+      const r = d.record;
+      const taken = {
+        d: { id: delivery, job: r, to: r.agent_session, purpose: "job" as const, from_host: r.remote_of!, deadline: Number.MAX_SAFE_INTEGER },
+        what: "the job",
+        source: `mam@${host}`,
+      };
+      for (const l of await typeDelivery(deps, self, taken, emitOn(ctx), { mayQueue: false })) ctx.log(l);
+      jobsDirty = true;
     },
     async recover(ctx) {
       const { settleInterrupted } = await import("../ops/job/receive.ts");

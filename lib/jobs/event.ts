@@ -3,7 +3,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { canonicalJson, CanonicalJsonError, type Json, MAX_JSON_DEPTH, nestedDeeper } from "./canonical.ts";
 import { eventKey, identityText, ORIGIN_RE, type SeenEvents } from "./identity.ts";
-import { DELIVERY_EVENTS, type EventName, isEventName, isFinal, type JobStatus, TERMINAL_EVENTS } from "./statuses.ts";
+import { MAM_EVENTS, type EventName, isEventName, isFinal, type JobStatus, TERMINAL_EVENTS } from "./statuses.ts";
 
 /** payloads above this are dropped by receivers and refused by publishers */
 export const MAX_EVENT_BYTES = 256 * 1024;
@@ -61,8 +61,11 @@ export function foldStatus(events: readonly Pick<JobEvent, "event" | "source" | 
 export function foldStep(status: JobStatus, ev: Pick<JobEvent, "event" | "source" | "detail">, job?: LoopRoles): JobStatus {
   if (isFinal(status)) return status;
   if (endsJob(ev, job)) return ev.event as JobStatus;
-  // the stages of a delivery to another machine are mam's, not the agent's: the job is not running yet
-  return status === "pending" && ev.event !== "cancelled" && !DELIVERY_EVENTS.includes(ev.event) ? "running" : status;
+  // waiting its turn: only its dispatch (or its end) moves it
+  if (ev.event === "queued") return status === "pending" ? "queued" : status;
+  if (status === "queued") return ev.event === "dispatched" ? "pending" : status;
+  // the stages of a delivery or a dispatch are mam's, not the agent's: the job is not running yet
+  return status === "pending" && ev.event !== "cancelled" && !MAM_EVENTS.includes(ev.event) ? "running" : status;
 }
 
 /** the event that decided a final status, if any */

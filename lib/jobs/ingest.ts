@@ -225,14 +225,16 @@ export interface TimeoutDecision {
 const epochOf = (iso: string): number => Math.floor(Date.parse(iso) / 1000);
 
 /**
- * Pure: should this job time out now? Overall: `timeout_sec` since created_at (pending or
- * running). Idle: running and no event for `idle_timeout_sec` (the record's updated_at is the
+ * Pure: should this job time out now? Overall: `timeout_sec` since created_at, or since its
+ * dispatch when it waited its turn (pending or running; never while it waits). Idle: running and no event for `idle_timeout_sec` (the record's updated_at is the
  * local time of the last event appended). 0 disables either limit.
  */
 export function decideTimeout(job: JobRecord, events: readonly JobEvent[], now: number): TimeoutDecision | undefined {
   const status = effectiveStatus(job, events);
-  if (isFinal(status)) return undefined;
-  const created = epochOf(job.created_at);
+  // a job waiting its turn has not started its clock: it runs from its dispatch
+  if (isFinal(status) || status === "queued") return undefined;
+  const dispatched = events.findLast((e) => e.event === "dispatched");
+  const created = dispatched ? epochOf(dispatched.timestamp) : epochOf(job.created_at);
   if (job.timeout_sec > 0 && now - created >= job.timeout_sec) {
     return { job_id: job.job_id, detail: `no final event within ${job.timeout_sec} s` };
   }

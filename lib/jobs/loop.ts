@@ -98,3 +98,13 @@ export async function applyLoop(ws: string, job: JobRecord, action: LoopAction, 
   }
   return unsure ? { appended, undelivered: unsure.text } : { appended };
 }
+
+/**
+ * The session a job waits on: its agent; in a loop job, the reviewer from the worker's hand-in
+ * (a `completed` not from the reviewer) until the reviewer's verdict.
+ */
+export function busySession(rec: Pick<JobRecord, "type" | "agent_session" | "reviewer_session">, events: readonly JobEvent[]): string {
+  if (rec.type !== "loop" || !rec.reviewer_session) return rec.agent_session;
+  const last = [...events].reverse().find((e) => e.event === "completed");
+  return last && last.source !== rec.reviewer_session ? rec.reviewer_session : rec.agent_session;
+}

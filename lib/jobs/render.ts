@@ -26,11 +26,14 @@ export function eventLine(ev: JobEvent): string {
   return visible(`${ev.timestamp}  #${ev.seq}  ${ev.event}  ${ev.source}${ev.detail ? `: ${ev.detail}` : ""}${d ? `  ${d}` : ""}`);
 }
 
+/** a status, with a waiting job's place in its line */
+const statusWord = (v: JobView) => (v.status === "queued" && v.position !== undefined ? `queued (position ${v.position})` : v.status);
+
 export function statusText(v: JobView): string {
   const task = v.brief_file !== undefined ? `brief ${v.brief_file}` : oneLine(v.prompt ?? "");
   const rows: [string, string][] = [
     ["job", v.job_id],
-    ["status", v.status],
+    ["status", statusWord(v)],
     ["type", v.type === "loop" ? `loop (reviewer ${v.reviewer_session}, iteration ${v.iteration} of ${v.max_iterations})` : "single"],
     ["to", `${v.agent_session}${v.agent ? ` (${v.agent})` : ""}`],
     ["from", v.delegator ?? "-"],
@@ -51,7 +54,7 @@ export function listText(views: JobView[]): string {
     views.map((v) =>
       [
         v.job_id,
-        v.status,
+        statusWord(v),
         v.type,
         v.agent_session,
         v.delegator ?? "-",

@@ -24,6 +24,8 @@ export interface SessionRef {
    * and where to answer it. Text typed now would answer the dialog, so nothing may be typed.
    */
   waiting?: string;
+  /** its agent is at work (not at its input prompt): a job for it waits its turn (docs/jobs.md#the-queue) */
+  working?: boolean;
 }
 
 /**
@@ -39,6 +41,7 @@ export interface RemoteRef {
   gone?: undefined;
   waiting?: undefined;
   worktree?: undefined;
+  working?: undefined;
 }
 
 /** a session this runtime found: in this workspace, or on another host of the team */

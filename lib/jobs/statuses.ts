@@ -1,6 +1,6 @@
 // The names of job events and statuses, and which of them end a job: constants only, so that a
 // command's definition can name them without loading the event code (docs/jobs.md).
-export const EVENT_NAMES = ["started", "permission_required", "progress", "completed", "error", "cancelled", "timeout", "offered", "received", "delivered", "uncertain"] as const;
+export const EVENT_NAMES = ["started", "permission_required", "progress", "completed", "error", "cancelled", "timeout", "offered", "received", "delivered", "uncertain", "queued", "dispatched"] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 export const TERMINAL_EVENTS: readonly EventName[] = ["completed", "error", "cancelled", "timeout"];
 /**
@@ -9,8 +9,15 @@ export const TERMINAL_EVENTS: readonly EventName[] = ["completed", "error", "can
  * the input box), uncertain (typed, not confirmed: never sent again blindly)
  */
 export const DELIVERY_EVENTS: readonly EventName[] = ["offered", "received", "delivered", "uncertain"];
+/**
+ * a job's turn (docs/jobs.md#the-queue): queued (its agent, or every agent of its pool, was busy:
+ * data.position), dispatched (its turn came: data.to names the agent it went to)
+ */
+export const QUEUE_EVENTS: readonly EventName[] = ["queued", "dispatched"];
+/** what only mam journals (an agent's report cannot be one of these) */
+export const MAM_EVENTS: readonly EventName[] = [...DELIVERY_EVENTS, ...QUEUE_EVENTS];
 
-export const JOB_STATUSES = ["pending", "running", "completed", "error", "cancelled", "timeout"] as const;
+export const JOB_STATUSES = ["queued", "pending", "running", "completed", "error", "cancelled", "timeout"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 export const FINAL_STATUSES: readonly JobStatus[] = ["completed", "error", "cancelled", "timeout"];
 

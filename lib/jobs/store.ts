@@ -45,7 +45,18 @@ export interface JobRecord {
    * timeouts, loop and delegator). This machine's daemon delivers to its own agent and watches it.
    */
   remote_of?: string;
+  /** its place in a queue (docs/jobs.md#the-queue): high, normal (absent) or low */
+  priority?: Priority;
+  /**
+   * a pool job (`--to-role`): the role whose first free agent takes it; agent_session is
+   * `role:<role>` until then, and the agent's name from its dispatch on
+   */
+  to_role?: string;
 }
+
+export type Priority = "high" | "normal" | "low";
+/** a pool job's agent_session until it is dispatched (a name never has a colon) */
+export const poolSession = (role: string) => `role:${role}`;
 
 /** the worker's git worktree as a job knows it */
 export interface JobWorktree {
@@ -194,6 +205,8 @@ export function effectiveStatus(r: JobRecord, events: readonly JobEvent[]): JobS
 export interface JobView extends PublicRecord {
   events: number;
   last_event: JobEvent | null;
+  /** a job waiting its turn: its place in its line (1 = next) */
+  position?: number;
 }
 
 /** what `job status --json` prints: the record without its token, with the folded status */
@@ -220,6 +233,16 @@ export async function withJobsLock<T>(ws: string, fn: () => T | Promise<T>): Pro
   return withLock(jobsLockPath(ws), "jobs", LOCK_BUDGET_MS, fn);
 }
 
+/**
+ * run fn under the workspace's dispatch lock (docs/jobs.md#the-queue): whoever decides that an
+ * agent is free and gives it a job holds it, so no agent ever gets two jobs at once. Taken before
+ * the jobs lock, never inside it.
+ */
+export async function withDispatchLock<T>(ws: string, fn: () => T | Promise<T>): Promise<T> {
+  ensureJobsDir(ws);
+  return withLock(join(jobsDir(ws), ".dispatch.lock"), "dispatch", LOCK_BUDGET_MS, fn);
+}
+
 /** replace a record (call under the jobs lock) */
 export function writeRecord(ws: string, r: JobRecord): void {
   atomicWriteFile(recordPath(ws, r.job_id), `${JSON.stringify(r, null, 2)}\n`, { mode: 0o600, regularOnly: true });
@@ -240,6 +263,8 @@ export interface JobSpec {
   /** MAM_MQTT_TOPIC_PREFIX; the record keeps <prefix>/<id> */
   topic_prefix_base: string;
   worktree?: JobWorktree;
+  priority?: Priority;
+  to_role?: string;
 }
 
 /** register a new pending job with a fresh id (retried on collision) and token */
@@ -273,6 +298,8 @@ export async function registerJob(ws: string, spec: JobSpec, now: number = Date.
       last_seq: 0,
       auth_token: newToken(),
       ...(spec.worktree ? { worktree: spec.worktree } : {}),
+      ...(spec.priority && spec.priority !== "normal" ? { priority: spec.priority } : {}),
+      ...(spec.to_role !== undefined ? { to_role: spec.to_role } : {}),
     };
     writeRecord(ws, r);
     return r;

@@ -45,6 +45,13 @@ export const text = (description: string, o: { min?: number; max?: number; oneLi
   return z.string().check(...checks, z.describe(description));
 };
 
+/** a job id, or a schedule id (`s` and 7 hex digits: lib/ops/job/schedule.ts) */
+export const jobOrScheduleId = (description: string) =>
+  z.string().check(
+    z.refine((v: string) => isValidJobId(v) || /^s[0-9a-f]{7}$/.test(v), { error: (iss) => `invalid job or schedule id '${shown(iss.input)}'`, params: { hint: "job ids are 8 lowercase hex digits; schedule ids s and 7" } }),
+    z.describe(description),
+  );
+
 /** a whole number of seconds, 0..max */
 export const seconds = (description: string, max = 7 * 86400) => z.int().check(z.minimum(0), z.maximum(max), z.describe(description));
 

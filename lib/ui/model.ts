@@ -50,6 +50,8 @@ export interface UiJob {
   host: string | null;
   /** a job delivered to another machine: its newest delivery and how far it got (from the journal) */
   delivery: DeliveryState | null;
+  /** a job waiting its turn (docs/jobs.md#the-queue): its place in its line; null otherwise */
+  position: number | null;
   task: string;
   lanes: Lane[];
   /** the axis' length in ms (0 for a job without events) */
@@ -179,6 +181,7 @@ export function jobViewModel(rec: JobRecord, events: readonly JobEvent[], localH
     updated_at: rec.updated_at,
     host: hostOf(rec.agent_session, localHost),
     delivery: latestDelivery(sorted) ?? null,
+    position: null,
     task: rec.brief_file !== undefined ? `brief ${rec.brief_file}` : oneLine(rec.prompt ?? "", 300),
     lanes,
     span: rel.length ? rel[rel.length - 1]! : 0,

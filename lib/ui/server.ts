@@ -9,6 +9,7 @@
 import { type FSWatcher, statSync, watch } from "node:fs";
 import { dirname } from "node:path";
 import { isRemote, type Reached } from "../jobs/runtime.ts";
+import { queuePositions, readQueue } from "../ops/job/queue.ts";
 import { realDeps } from "../ops/wiring.ts";
 import { EXIT, MamError } from "../sys/errors.ts";
 import { type Env, mamDir } from "../sys/paths.ts";
@@ -177,13 +178,24 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
 
   let regSig = "";
   let daemonJson = "";
+  /** the places in line of the jobs waiting their turn, read only while some wait */
+  const queuePlaces = (): Map<string, number> => {
+    if (!jobs.anyQueued()) return new Map();
+    try {
+      return queuePositions(readQueue(deps.jobs, fleetCache?.self.host), o.env);
+    } catch {
+      return new Map(); // a job being written: the next change places them
+    }
+  };
   const refreshFiles = () => {
     const d = jobs.refresh();
     const changedProblems = d.problems.join("\n") !== problems.join("\n");
     problems = d.problems;
     if (changedProblems) broadcast("problems", { problems: allProblems() });
-    if (d.changed.length || d.removed.length) {
-      broadcast("jobs", { changed: d.changed, removed: d.removed });
+    // a job that moved up its line changed too (the one before it went)
+    const changed = [...new Map([...d.changed, ...jobs.place(queuePlaces())].map((j) => [j.id, j])).values()];
+    if (changed.length || d.removed.length) {
+      broadcast("jobs", { changed, removed: d.removed });
       void refreshTeam(); // the JOB column
     }
     daemonState = daemon.read();

@@ -82,6 +82,24 @@ export class JobCache {
   get dir(): string {
     return jobsDir(this.ws);
   }
+
+  /** is any job waiting its turn? */
+  anyQueued(): boolean {
+    for (const v of this.seen.values()) if (v.job.status === "queued") return true;
+    return false;
+  }
+
+  /** the places in line of the waiting jobs (job id → position): the jobs whose place changed */
+  place(positions: ReadonlyMap<string, number>): UiJob[] {
+    const moved: UiJob[] = [];
+    for (const v of this.seen.values()) {
+      const p = v.job.status === "queued" ? (positions.get(v.job.id) ?? null) : null;
+      if (p === v.job.position) continue;
+      v.job = { ...v.job, position: p };
+      moved.push(v.job);
+    }
+    return moved;
+  }
 }
 
 /** the daemon's status and log, read incrementally */

@@ -101,6 +101,13 @@ it("the page: the team, a CLI job's events arriving live, a blocked agent on top
     expect(sub.code).toBe(0);
     const id = sub.stdout.trim();
     await page.waitForSelector(`[data-job='${id}'][data-status='pending']`, { timeout: 10_000 });
+    // jobs for bravo while it has one: they wait their turn, each showing its place in line
+    const waits: string[] = [];
+    for (const p of ["then this", "and this"]) waits.push((await w.mam(["job", "submit", "--to", "bravo", "--prompt", p])).stdout.trim());
+    for (const [i, q] of waits.entries()) {
+      await page.waitForSelector(`[data-job='${q}'][data-status='queued']`, { timeout: 10_000 });
+      expect(await text(page, `[data-job='${q}'] .pill`)).toBe(`queued #${i + 1}`);
+    }
     const seen: number[] = [];
     for (const [n, args] of [
       [1, ["started", "--detail", "reading the README"]],

@@ -83,7 +83,9 @@ describe("mam mcp: the server", () => {
         expect(t.outputSchema?.type, t.name).toBe("object"); // the client checks every result against it
       }
       const submit = tools.find((t) => t.name === "job_submit")!;
-      expect(submit.inputSchema.required).toEqual(["to"]);
+      // to, or to_role (a pool): neither is required alone
+      expect(submit.inputSchema.required).toBeUndefined();
+      expect(Object.keys(submit.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(["to", "to_role", "priority"]));
       expect(Object.keys(submit.inputSchema.properties!)).toContain("reviewer");
       const { resources } = await c.client.listResources();
       expect(resources.map((r) => r.uri)).toEqual(["mam://registry"]);

@@ -193,6 +193,23 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
     expect(list).toContain("lazy@hostB");
   }, 120_000);
 
+  test("a job for a busy agent on B waits its turn on B, and every stage of it lands on A", async () => {
+    await B.demo("busyb", "worker", ["--think-ms", "600"]);
+    await untilAnnounced(A, ["busyb@hostB"]);
+    const j1 = await submit(A, ["--to", "busyb@hostB", "--prompt", "first"]);
+    const j2 = await submit(A, ["--to", "busyb@hostB", "--prompt", "second"]);
+    const w = await A.mam(["job", "wait", j1, j2, "--timeout", "60"], {}, 90_000);
+    expect(w.code, `${w.stdout}${w.stderr}\n${B.log()}`).toBe(0);
+    await waitFor(() => A.journal(j2).some((e) => e.event === "completed"), 5000);
+    const evs = A.journal(j2);
+    expect(doubled(evs)).toEqual([]);
+    expect(stages(evs)).toEqual(["offered mam", "received mam@hostB", "queued mam@hostB", "dispatched mam@hostB", "delivered mam@hostB", "started busyb@hostB", "progress busyb@hostB", "completed busyb@hostB"]);
+    const end1 = A.journal(j1).find((e) => e.event === "completed")!;
+    const turn2 = evs.find((e) => e.event === "dispatched")!;
+    expect(Date.parse(turn2.timestamp)).toBeGreaterThanOrEqual(Date.parse(end1.timestamp));
+    expect(count(B.screen("busyb"), `[mam] Job ${j2} delegated`)).toBe(1);
+  }, 90_000);
+
   test("a cancel on A reaches B's agent", async () => {
     // a slow worker: its started comes 4 s after the job
     await B.demo("slow", "worker", ["--think-ms", "4000"]);

@@ -297,7 +297,7 @@ describe("actions", () => {
       op: "session.stop",
       input: { name: "w1", mode: "graceful", reason: "stopped from mam ui", purge: false, remove_worktree: false, force: false },
     });
-    expect(parsed({ action: "session.resume", input: { name: "w1" } })).toEqual({ op: "session.resume", input: { name: "w1", fresh: false, start_server: false } });
+    expect(parsed({ action: "session.resume", input: { name: "w1" } })).toEqual({ op: "session.resume", input: { name: "w1", fresh: false, start_server: false, all: false } });
     expect(parsed({ action: "job.cancel", input: { job_id: "0123abcd" } })).toEqual({ op: "job.cancel", input: { job_id: "0123abcd" } });
     expect(parsed({ action: "session.send", input: { name: "w1", text: "hello there" } })).toEqual({ op: "session.send", input: { name: "w1", text: "hello there" } });
     expect(parsed({ action: "session.prune", input: { names: ["w1"] } })).toEqual({ op: "session.prune", input: { names: ["w1"], statuses: ["stopped", "terminated"], dry_run: false } });
@@ -358,6 +358,34 @@ describe("state readers (a temp workspace)", () => {
       unlinkSync(recordPath(ws, r.job_id));
       unlinkSync(journalPath(ws, r.job_id));
       expect(c.refresh().removed).toEqual([r.job_id]);
+    } finally {
+      rmSync(ws, { recursive: true, force: true });
+    }
+  });
+
+  test("JobCache.place: a waiting job shows its place in line; a place that changed reports the job; a job no longer waiting has none", async () => {
+    const { JobCache } = await import("../../lib/ui/state.ts");
+    const { appendEvent, registerJob } = await import("../../lib/jobs/store.ts");
+    const ws = mkdtempSync(join(tmpdir(), "mam-ui-unit-"));
+    try {
+      const c = new JobCache(ws);
+      const a = await registerJob(ws, spec);
+      const b = await registerJob(ws, spec);
+      for (const r of [a, b]) await appendEvent(ws, r.job_id, { event: "queued", source: "mam", detail: "waits", data: { to: "w", position: 1 } });
+      c.refresh();
+      expect(c.anyQueued()).toBe(true);
+      const first = new Map([
+        [a.job_id, 1],
+        [b.job_id, 2],
+      ]);
+      expect(c.place(first).map((j) => [j.id, j.position]).sort()).toEqual([[a.job_id, 1], [b.job_id, 2]].sort() as never);
+      expect(c.place(first)).toEqual([]);
+      // a goes: b moves up; a, no longer waiting, has no place
+      await appendEvent(ws, a.job_id, { event: "dispatched", source: "mam", detail: "its turn", data: { to: "w" } });
+      c.refresh();
+      const moved = c.place(new Map([[b.job_id, 1]]));
+      expect(moved.map((j) => [j.id, j.status, j.position])).toEqual([[b.job_id, "queued", 1]]);
+      expect(c.get(a.job_id)).toMatchObject({ status: "pending", position: null });
     } finally {
       rmSync(ws, { recursive: true, force: true });
     }

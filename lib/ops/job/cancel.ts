@@ -26,18 +26,22 @@ export async function cancelJob(deps: Deps, id: string): Promise<Cancelled> {
   deps.jobs.require(id);
   brokerConfigFromEnv(deps.env); // a bad MQTT_* setting fails before anything is written
   let ended: JobStatus | undefined;
+  let waiting = false;
   const a = await deps.jobs.append(id, (r, evs) => {
     const st = effectiveStatus(r!, evs);
     if (isFinal(st)) {
       ended = st;
       return undefined;
     }
-    return { event: "cancelled", detail: "cancelled by mam job cancel", source: "mam" };
+    waiting = st === "queued";
+    return { event: "cancelled", detail: waiting ? "cancelled by mam job cancel while it waited its turn" : "cancelled by mam job cancel", source: "mam" };
   });
   if (!a) return { job_id: id, cancelled: false, status: ended!, told: null, warnings: [] };
   const warnings: Notice[] = [];
   const w = await publishJournalled(`${a.record!.topic_prefix}/events`, a.line, id, a.payload.seq, deps.env);
   if (w) warnings.push(w);
+  // a job that waited its turn never reached its agent: nothing to tell it
+  if (waiting) return { job_id: id, cancelled: true, status: "cancelled", told: null, warnings };
   const agent = a.record!.agent_session;
   // an agent on another host: its host's daemon hears the `cancelled` event and tells it
   if (agent.includes("@") && !a.record!.remote_of) return { job_id: id, cancelled: true, status: "cancelled", told: agent, warnings };

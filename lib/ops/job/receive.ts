@@ -117,7 +117,7 @@ export async function takeDelivery(deps: Deps, self: TeamSelf, topic: string, pa
  * prompt), and journal the outcome once: `delivered`, `uncertain` or `error`. The agent may have
  * reported first (its report confirms the delivery): then nothing more is journalled.
  */
-export async function typeDelivery(deps: Deps, self: TeamSelf, t: Taken, emit: Emit): Promise<string[]> {
+export async function typeDelivery(deps: Deps, self: TeamSelf, t: Taken, emit: Emit, o: { mayQueue?: boolean } = {}): Promise<string[]> {
   const { d, what, source } = t;
   const id = d.job.job_id;
   const jobs = deps.jobs;
@@ -136,6 +136,16 @@ export async function typeDelivery(deps: Deps, self: TeamSelf, t: Taken, emit: E
   if (s.waiting) return fail(`${d.to} waits at ${s.waiting}; nothing typed`);
   const now = jobs.read(id);
   if (!now || isFinal(now.status)) return [`job ${id} ended before ${what} was typed; nothing typed`];
+  // a job for an agent at work (or with another job, or others waiting for it) waits its turn
+  // here; the daemon's dispatch types it later (docs/jobs.md#the-queue)
+  if (d.purpose === "job" && o.mayQueue !== false) {
+    const { queueBehind } = await import("./queue.ts");
+    const q = await queueBehind(deps, id, name, s.working === true, self.host, { delivery: d.id });
+    if (q) {
+      await emit(q.appended);
+      return [`job ${id}: ${d.to} is busy; ${what} waits its turn (position ${q.position})`];
+    }
+  }
 
   // the copy as the agent's text needs it: its worktree here, the loop's iteration
   let rec = now;

@@ -5,7 +5,9 @@ import { field } from "../../sys/fields.ts";
 
 /** a job as the rules see it */
 export interface JobFields {
-  to: string;
+  /** the agent by name; or to_role: the first free agent of a role (a pool) */
+  to?: string;
+  to_role?: string;
   prompt?: string;
   brief_file?: string;
   expect?: string[];
@@ -16,6 +18,7 @@ export interface JobFields {
 
 /** the rules between a job's fields (usage errors, before anything is looked at) */
 export function checkJob(o: JobFields): void {
+  if ((o.to === undefined) === (o.to_role === undefined)) throw usageError(`give exactly one of ${field("to")} and ${field("to_role")}`);
   if ((o.prompt === undefined) === (o.brief_file === undefined)) throw usageError(`give exactly one of ${field("prompt")} and ${field("brief_file")}`);
   if ((o.type ?? "single") === "loop") {
     if (o.reviewer === undefined) throw usageError(`${field("type", "loop")} needs ${field("reviewer")}`);

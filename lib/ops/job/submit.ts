@@ -14,19 +14,25 @@ import { isAbsolute, resolve } from "node:path";
 import { brokerConfigFromEnv } from "../../jobs/broker-config.ts";
 import { isRemote } from "../../jobs/runtime.ts";
 import { readsCommands } from "../../agents/kinds/index.ts";
-import { jobHeader, shellJobLine } from "../../jobs/header.ts";
-import { DEFAULT_IDLE_TIMEOUT_SEC, DEFAULT_MAX_ITERATIONS, DEFAULT_TIMEOUT_SEC, type JobRecord, type JobSpec } from "../../jobs/store.ts";
+import { jobHeader } from "../../jobs/header.ts";
+import { publishJournalled } from "../../jobs/publish.ts";
+import { DEFAULT_IDLE_TIMEOUT_SEC, DEFAULT_MAX_ITERATIONS, DEFAULT_TIMEOUT_SEC, type JobRecord, type JobSpec, poolSession, type Priority } from "../../jobs/store.ts";
+import { hostName } from "../../team/host.ts";
 import { DISABLED_MESSAGE } from "../../sys/daemon-proc.ts";
 import { EXIT, MamError, notFound, usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
-import { agentMam } from "../../sys/agent-mam.ts";
 import { info, type Notice, warning } from "../../sys/notice.ts";
 import type { Deps } from "../deps.ts";
+import { type InTurn, registerInTurn, textForAgent } from "./queue.ts";
 import { checkJob } from "./rules.ts";
 
 /** a job, as its op takes it */
 export interface JobInput {
-  to: string;
+  /** the agent by name (NAME, or NAME@HOST); or to_role */
+  to?: string;
+  /** a pool: the first free agent of this role in the workspace (docs/jobs.md#the-queue) */
+  to_role?: string;
+  priority?: Priority;
   prompt?: string;
   /** relative to the workspace (the command line resolves it against its own folder first) */
   brief_file?: string;
@@ -90,7 +96,9 @@ export function jobSpecOf(o: JobInput, ws: string, topicPrefix: string, scope: B
   const brief = o.brief_file !== undefined ? briefPath(o.brief_file, ws, scope) : undefined;
   const type = o.type ?? "single";
   return {
-    agent_session: o.to,
+    agent_session: o.to ?? poolSession(o.to_role!),
+    ...(o.to_role !== undefined ? { to_role: o.to_role } : {}),
+    ...(o.priority !== undefined ? { priority: o.priority } : {}),
     agent: null,
     ...(brief !== undefined ? { brief_file: brief } : { prompt: o.prompt! }),
     delegator: o.from ?? null,
@@ -109,6 +117,8 @@ export interface Submitted {
   /** the daemon's PID, when one runs */
   daemon_pid: number | null;
   warnings: Notice[];
+  /** its place in its line when it waits its turn (queued), else null */
+  position: number | null;
 }
 
 /** the target waits at a dialog: the job header typed now would answer it */
@@ -143,47 +153,110 @@ function refuseShellInLoop(who: string, agent: string): void {
   }
 }
 
+/** the reviewer of a loop job, found and able to take a prompt: its name as the record keeps it */
+async function reviewerOf(deps: Deps, spec: JobSpec): Promise<string | null> {
+  if (spec.reviewer_session === null) return null;
+  const reviewer = await deps.runtime.findSession(spec.reviewer_session);
+  if (!reviewer) throw notFound(`no running session named '${spec.reviewer_session}' (the reviewer) in this workspace (${deps.ws})`, "see: mam status");
+  if (reviewer.gone) throw new MamError(`session '${spec.reviewer_session}' (the reviewer) has no agent any more (${reviewer.gone}); nothing was submitted`, EXIT.FAIL, `mam resume ${spec.reviewer_session} starts it again`);
+  if (reviewer.waiting) throw waitingError(`session '${spec.reviewer_session}' (the reviewer)`, reviewer.waiting);
+  refuseShellInLoop(spec.reviewer_session, reviewer.agent);
+  return reviewer.name;
+}
+
+/** a job that could not be typed: marked error, and the submit fails */
+async function failTyping(deps: Deps, record: JobRecord, name: string, remote: boolean, e: unknown): Promise<never> {
+  const why = e instanceof Error ? e.message : String(e);
+  await deps.jobs.append(record.job_id, { event: "error", detail: `could not ${remote ? "offer the job to" : "prompt"} ${name}: ${why}`.slice(0, 2000), source: "mam" });
+  throw new MamError(`job ${record.job_id}: could not ${remote ? "offer the job to" : "prompt session"} ${name} (${why})`, EXIT.FAIL, `the job is marked error; see: mam job status ${record.job_id}`);
+}
+
+/** a job that waits its turn: its `queued` event goes out, and the user hears where it stands */
+async function waitsItsTurn(deps: Deps, t: InTurn, who: string, warnings: Notice[], daemonPid: number | null): Promise<Submitted> {
+  if (t.queued) {
+    const n = await publishJournalled(`${t.record.topic_prefix}/events`, t.queued.line, t.record.job_id, t.queued.payload.seq, deps.env);
+    if (n) warnings.push(n);
+  }
+  warnings.push(
+    daemonPid === null
+      ? warning(`job ${t.record.job_id} waits its turn for ${who} (position ${t.position}), but no daemon runs to give it its turn: start one with mam daemon ensure`)
+      : info(`job ${t.record.job_id} waits its turn for ${who} (position ${t.position}); mam's daemon gives it to its agent when its turn comes`),
+  );
+  return { record: t.record, daemon_pid: daemonPid, warnings, position: t.position };
+}
+
 /** submit: nothing is written unless the target (and reviewer) sessions exist and can take a prompt */
 export async function submitJob(deps: Deps, o: JobInput, opts: SubmitOptions = {}): Promise<Submitted> {
   checkJob(o);
+  if (o.to_role !== undefined) return submitToPool(deps, o, opts);
+  const to = o.to!;
   const rt = deps.runtime;
   // NAME@HOST: a session another host of the team announces (its errors list what exists)
-  const target = await rt.findSession(o.to);
+  const target = await rt.findSession(to);
   // the brief's scope needs the target (its worktree); its checks come before the target's
   const scope: BriefScope = opts.confineBrief ? { within: [deps.ws, ...(target?.worktree ? [target.worktree.path] : [])] } : { anywhere: true };
   const spec = jobSpecOf(o, deps.ws, brokerConfigFromEnv(deps.env).topicPrefix, scope);
-  if (!target) throw notFound(`no running session named '${o.to}' in this workspace (${deps.ws})`, "see: mam status (mam status --fleet for the team's other hosts)");
-  if (target.gone) throw new MamError(`session '${o.to}' has no agent any more (${target.gone}); nothing was submitted`, EXIT.FAIL, `mam resume ${o.to} starts it again`);
-  if (target.waiting) throw waitingError(`session '${o.to}'`, target.waiting);
-  let reviewerName: string | null = null;
-  if (spec.type === "loop") refuseShellInLoop(o.to, target.agent);
-  if (spec.reviewer_session !== null) {
-    const reviewer = await rt.findSession(spec.reviewer_session);
-    if (!reviewer) throw notFound(`no running session named '${spec.reviewer_session}' (the reviewer) in this workspace (${deps.ws})`, "see: mam status");
-    if (reviewer.gone) throw new MamError(`session '${spec.reviewer_session}' (the reviewer) has no agent any more (${reviewer.gone}); nothing was submitted`, EXIT.FAIL, `mam resume ${spec.reviewer_session} starts it again`);
-    if (reviewer.waiting) throw waitingError(`session '${spec.reviewer_session}' (the reviewer)`, reviewer.waiting);
-    reviewerName = reviewer.name;
-    refuseShellInLoop(spec.reviewer_session, reviewer.agent);
-  }
-  const record = await deps.jobs.register({
-    ...spec,
-    agent_session: target.name,
-    reviewer_session: reviewerName,
-    agent: target.agent,
-    ...(target.worktree ? { worktree: target.worktree } : {}),
-  });
+  if (!target) throw notFound(`no running session named '${to}' in this workspace (${deps.ws})`, "see: mam status (mam status --fleet for the team's other hosts)");
+  if (target.gone) throw new MamError(`session '${to}' has no agent any more (${target.gone}); nothing was submitted`, EXIT.FAIL, `mam resume ${to} starts it again`);
+  if (target.waiting) throw waitingError(`session '${to}'`, target.waiting);
+  if (spec.type === "loop") refuseShellInLoop(to, target.agent);
+  const reviewerName = await reviewerOf(deps, spec);
+  const full: JobSpec = { ...spec, agent_session: target.name, reviewer_session: reviewerName, agent: target.agent, ...(target.worktree ? { worktree: target.worktree } : {}) };
   const warnings: Notice[] = [];
-  const daemonPid = await ensureDaemonNoticed(deps, warnings, `job ${record.job_id} is tracked through its journal`);
+  if (isRemote(target)) {
+    // its host keeps the queue of its own agents (it may journal `queued`)
+    const record = await deps.jobs.register(full);
+    const daemonPid = await ensureDaemonNoticed(deps, warnings, `job ${record.job_id} is tracked through its journal`);
+    try {
+      const w = await rt.prompt(target, jobHeader(record, target.name, deps.ws), { purpose: "job", job: record });
+      if (w) warnings.push(w);
+    } catch (e) {
+      return failTyping(deps, record, target.name, true, e);
+    }
+    return { record, daemon_pid: daemonPid, warnings, position: null };
+  }
+  const t = await registerInTurn(deps, full, { name: target.name, working: target.working === true }, teamHost(deps));
+  const daemonPid = await ensureDaemonNoticed(deps, warnings, `job ${t.record.job_id} is tracked through its journal`);
+  if (t.go === null) return waitsItsTurn(deps, t, target.name, warnings, daemonPid);
   try {
-    const about = { purpose: "job" as const, job: record };
-    const w = readsCommands(target.agent)
-      ? await rt.prompt(target, shellJobLine(record, deps.ws, agentMam(deps.env)), about, "command")
-      : await rt.prompt(target, jobHeader(record, target.name, deps.ws), about);
+    const w = await rt.prompt(target, textForAgent(deps, t.record, target.name), undefined, readsCommands(target.agent) ? "command" : undefined);
     if (w) warnings.push(w);
   } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
-    await deps.jobs.append(record.job_id, { event: "error", detail: `could not ${isRemote(target) ? "offer the job to" : "prompt"} ${target.name}: ${why}`.slice(0, 2000), source: "mam" });
-    throw new MamError(`job ${record.job_id}: could not ${isRemote(target) ? "offer the job to" : "prompt session"} ${target.name} (${why})`, EXIT.FAIL, `the job is marked error; see: mam job status ${record.job_id}`);
+    return failTyping(deps, t.record, target.name, false, e);
   }
-  return { record, daemon_pid: daemonPid, warnings };
+  return { record: t.record, daemon_pid: daemonPid, warnings, position: null };
+}
+
+/** this machine's name when it is in a team (a copy of another host's job names its agents name@host) */
+function teamHost(deps: Deps): string | undefined {
+  try {
+    return hostName(deps.env);
+  } catch {
+    return undefined;
+  }
+}
+
+/** a job for the first free agent of a role: it goes at once when one is free, else waits its turn */
+async function submitToPool(deps: Deps, o: JobInput, opts: SubmitOptions): Promise<Submitted> {
+  const role = o.to_role!;
+  const spec = jobSpecOf(o, deps.ws, brokerConfigFromEnv(deps.env).topicPrefix, opts.confineBrief ? { within: [deps.ws] } : { anywhere: true });
+  const reviewerName = await reviewerOf(deps, spec);
+  const data = deps.registry.read();
+  if (![...data.herdr_sessions, ...data.tmux_sessions].some((r) => r.role === role && r.status === "running")) {
+    throw notFound(`no running session has the role '${role}' in this workspace (${deps.ws})`, "see: mam status (its ROLE column); the job would wait for ever");
+  }
+  const warnings: Notice[] = [];
+  const t = await registerInTurn(deps, { ...spec, reviewer_session: reviewerName }, { role }, teamHost(deps));
+  const daemonPid = await ensureDaemonNoticed(deps, warnings, `job ${t.record.job_id} is tracked through its journal`);
+  if (t.go === null) return waitsItsTurn(deps, t, `a free ${role}`, warnings, daemonPid);
+  const s = await deps.runtime.findSession(t.go);
+  if (!s || isRemote(s) || s.gone || s.waiting) return failTyping(deps, t.record, t.go, false, new Error(s?.gone ?? (s?.waiting ? `it waits at ${s.waiting}` : "it is not running any more")));
+  if (spec.type === "loop") refuseShellInLoop(t.go, s.agent);
+  try {
+    const w = await deps.runtime.prompt(s, textForAgent(deps, t.record, t.go), undefined, readsCommands(s.agent) ? "command" : undefined);
+    if (w) warnings.push(w);
+  } catch (e) {
+    return failTyping(deps, t.record, t.go, false, e);
+  }
+  return { record: t.record, daemon_pid: daemonPid, warnings, position: null };
 }

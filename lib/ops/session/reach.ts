@@ -48,7 +48,8 @@ export function sessionReach(read: () => RegistryData, muxFor: MuxFactory, env: 
       const waiting = st.at === "dialog" ? `${waitingAt(st)} in ${pane.id} (answer it there: ${answerHint(r.backend, r.server, name, pane.id)})` : undefined;
       const wt = liveWorktreeOf(r.row);
       const worktree = wt ? { path: wt.path, branch: wt.branch, base: wt.base, base_commit: wt.base_commit } : undefined;
-      return { name, backend: r.backend, server: r.server, paneId: pane.id, agent, ...(gone ? { gone } : {}), ...(waiting ? { waiting } : {}), ...(worktree ? { worktree } : {}) };
+      const working = st.at === "working";
+      return { name, backend: r.backend, server: r.server, paneId: pane.id, agent, ...(gone ? { gone } : {}), ...(waiting ? { waiting } : {}), ...(worktree ? { worktree } : {}), ...(working ? { working } : {}) };
     },
     async prompt(s, text, about, as) {
       if (isRemote(s)) {

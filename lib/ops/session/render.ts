@@ -1,6 +1,7 @@
 // Human-readable renderings of the session use cases' results (create, stop, resume, prune): the
 // one text each operation has, on every front door. Roles, names and paths are shown with their
 // control characters escaped (visible, lib/sys/sanitize.ts).
+import type { ResumedAll } from "./resume-all.ts";
 import { visible } from "../../sys/sanitize.ts";
 import type { CreateOutcome } from "./create.ts";
 import type { Pruned } from "./prune.ts";
@@ -41,4 +42,13 @@ export function prunedText(p: Pruned): string {
   if (p.removed.length === 0) return "nothing to prune";
   const list = p.removed.map((r) => `${r.name} (${r.status})`).join(", ");
   return visible(`${p.dry_run ? "would remove" : "removed"} ${p.removed.length} row${p.removed.length === 1 ? "" : "s"}: ${list}`);
+}
+
+/** what resume --all did: who came back, who stayed stopped and why */
+export function resumedAllText(r: ResumedAll): string {
+  if (r.resumed.length === 0 && r.left.length === 0) return "no stopped sessions to resume";
+  const lines = r.resumed.map((x) => visible(`resumed ${x.name} in ${x.pane} (${x.from})`));
+  for (const l of r.left) lines.push(visible(`left ${l.name} stopped: ${l.why}`));
+  lines.push(`${r.running_after} running (${r.running_before} before)`);
+  return lines.join("\n");
 }

@@ -63,13 +63,21 @@ function latestJobs(ws: string, jobs: JobStore, host: string): Map<string, JobRe
     })
     .filter((r) => r !== undefined)
     .sort((a, b) => (a!.created_at < b!.created_at ? -1 : 1));
+  // jobs waiting their turn are counted beside the session's job (the oldest of them is shown
+  // when it has no other)
+  const waiting = new Map<string, JobRef[]>();
   for (const r of recs) {
     const ref = { id: r!.job_id, status: effectiveStatus(r!, jobs.journal(r!.job_id)) };
-    if (!r!.remote_of) m.set(r!.agent_session, ref);
-    else for (const s of [r!.agent_session, r!.reviewer_session]) {
-      const here = s === null ? undefined : localPart(s, host);
-      if (here !== undefined) m.set(here, ref);
+    const names = !r!.remote_of ? [r!.agent_session] : [r!.agent_session, r!.reviewer_session].flatMap((s) => (s === null ? [] : [localPart(s, host)].filter((x): x is string => x !== undefined)));
+    for (const n of names) {
+      if (ref.status === "queued") waiting.set(n, [...(waiting.get(n) ?? []), ref]);
+      else m.set(n, ref);
     }
+  }
+  for (const [n, refs] of waiting) {
+    const shown = m.get(n) ?? refs[0]!;
+    const more = refs.filter((x) => x !== shown).length;
+    m.set(n, more ? { ...shown, queued: more } : shown);
   }
   return m;
 }

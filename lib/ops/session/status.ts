@@ -8,6 +8,8 @@ import { rowAgent } from "../../fleet/rows.ts";
 export interface JobRef {
   id: string;
   status: string;
+  /** more jobs waiting their turn for this session (docs/jobs.md#the-queue) */
+  queued?: number;
 }
 
 /** a session's git worktree (issue 18); counts against the workspace's HEAD, null when unknown */
@@ -89,7 +91,7 @@ export function renderStatus(doc: StatusDoc, color: boolean): string {
     s.pane ?? "-",
     s.mux === "tmux" ? `tmux:${s.server}` : s.server,
     ...(branches ? [s.worktree ? `${s.worktree.branch}${s.worktree.exists ? "" : " (gone)"}` : "-"] : []),
-    s.job ? `${s.job.id}:${s.job.status}` : "-",
+    s.job ? `${s.job.id}:${s.job.status}${s.job.queued ? ` +${s.job.queued} queued` : ""}` : "-",
     s.drift.length ? s.drift.join(",") : "-",
   ].map(visible));
   // what blocked agents wait for, one line each under the table

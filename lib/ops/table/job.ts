@@ -3,21 +3,51 @@
 // in lib/ops/job/ and lib/jobs/ and load only when the operation runs.
 import * as z from "zod/mini";
 import { type JobEvent } from "../../jobs/event.ts";
-import { DELIVERY_EVENTS, EVENT_NAMES, type EventName, JOB_STATUSES } from "../../jobs/statuses.ts";
+import { MAM_EVENTS, EVENT_NAMES, type EventName, JOB_STATUSES } from "../../jobs/statuses.ts";
 import { eventLine, eventNote, listText, statusText, waitLine } from "../../jobs/render.ts";
 import type { JobView } from "../../jobs/store.ts";
 import { usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
-import { choice, count, flag, jobId, list, name, optional, seconds, secondsFrac, sessionAddress, sessionName, text, withDefault } from "../input.ts";
+import { choice, count, flag, jobId, jobOrScheduleId, list, name, optional, seconds, secondsFrac, sessionAddress, sessionName, text, withDefault } from "../input.ts";
 import { defineOp, type Shape } from "../op.ts";
 import type { Cancelled } from "../job/cancel.ts";
 import { checkJob } from "../job/rules.ts";
 import type { Submitted } from "../job/submit.ts";
+import type { Schedule, Scheduled, Unscheduled } from "../job/schedule.ts";
+import { visible } from "../../sys/sanitize.ts";
+import { table } from "../../sys/io.ts";
 import type { Waited } from "../job/wait.ts";
 
 /** the fields that make a new worker in its own worktree (job.submit with worktree) */
-/** what an agent reports (the delivery stages are mam's own) */
-const REPORTED_EVENTS = EVENT_NAMES.filter((e) => !DELIVERY_EVENTS.includes(e)) as unknown as readonly [string, ...string[]];
+const whenText = (epoch: number | null) => (epoch === null ? "-" : new Date(epoch * 1000).toISOString().replace(/\.\d{3}Z$/, "Z"));
+const everyText = (s: number | null) => (s === null ? "once" : s % 86400 === 0 ? `${s / 86400}d` : s % 3600 === 0 ? `${s / 3600}h` : s % 60 === 0 ? `${s / 60}m` : `${s}s`);
+const targetText = (j: { to?: string; to_role?: string }) => j.to ?? `a free ${j.to_role}`;
+
+function scheduledLine(s: Schedule): string {
+  return `schedule ${s.schedule_id}: ${targetText(s.job)}, first at ${whenText(s.next_at)}${s.every_s !== null ? `, then every ${everyText(s.every_s)}` : ""} (missed runs: ${s.missed}${s.every_s !== null ? `, overlap: ${s.overlap}` : ""})`;
+}
+
+function schedulesText(list: Schedule[]): string {
+  if (list.length === 0) return "no schedules";
+  return table(
+    ["SCHEDULE", "NEXT", "EVERY", "TO", "TASK", "RUNS", "LAST"],
+    list.map((s) => {
+      const last = s.runs.at(-1);
+      return [
+        s.schedule_id,
+        s.ended ? `ended (${s.ended.why})` : whenText(s.next_at),
+        everyText(s.every_s),
+        targetText(s.job),
+        s.job.brief_file !== undefined ? `brief ${s.job.brief_file}` : (s.job.prompt ?? "").replace(/\s+/g, " ").slice(0, 40),
+        String(s.runs.length),
+        last ? `${last.job_id ?? "-"} ${last.note}`.slice(0, 60) : "-",
+      ].map(visible);
+    }),
+  );
+}
+
+/** what an agent reports (the delivery and queue stages are mam's own) */
+const REPORTED_EVENTS = EVENT_NAMES.filter((e) => !MAM_EVENTS.includes(e)) as unknown as readonly [string, ...string[]];
 
 const NEW_WORKER = ["agent", "role", "mux", "herdr_server", "tmux_server"] as const;
 
@@ -26,7 +56,13 @@ export const jobSubmit = defineOp({
   summary: "delegate a job to an agent session: register it, prompt the agent with its job header, print the job id",
   readOnly: false,
   input: () => ({
-    to: sessionAddress("the session that does the work: NAME here, NAME@HOST on another host of the team (with {{worktree}}: the name of the new worker)"),
+    to: optional(sessionAddress("the session that does the work: NAME here, NAME@HOST on another host of the team (with {{worktree}}: the name of the new worker); or {{to_role}}")),
+    to_role: optional(text("a pool: the first free session of this role takes the job; it waits its turn while none is free", { max: 64, oneLine: true })),
+    priority: optional(choice(["high", "normal", "low"], "its place in a queue: high, normal (default) or low; a waiting job rises one step every MAM_QUEUE_AGING_S seconds")),
+    at: optional(text("submit it later, at this time: +5m, 18:30 (the next one), 2026-12-24 09:00 (local) or an ISO time; the daemon submits it", { max: 40, oneLine: true })),
+    every: optional(text("submit it again and again, every DURATION (90s, 5m, 1h30m, 2d), from {{at}} (default: one period from now)", { max: 40, oneLine: true })),
+    missed: optional(choice(["once", "skip"], "with {{at}}/{{every}}: a run missed while no daemon ran is run once when one runs (once, default) or dropped (skip)")),
+    overlap: optional(choice(["skip", "queue"], "with {{every}}: a run due while the previous run's job has not ended is skipped (default) or submitted to wait its turn (queue)")),
     prompt: optional(text("the task, as text (give {{prompt}} or {{brief_file}})")),
     brief_file: optional(text("the task, as a file the agent reads (a relative path is from the current folder of a command, else from the workspace; through MCP only a file inside the workspace)")),
     from: optional(sessionName("the delegating session (told when the job ends)")),
@@ -46,35 +82,54 @@ export const jobSubmit = defineOp({
   }),
   check(i) {
     checkJob(i);
+    if (i.at === undefined && i.every === undefined) {
+      if (i.missed !== undefined) throw usageError(`${field("missed")} goes with ${field("at")} or ${field("every")}`);
+      if (i.overlap !== undefined) throw usageError(`${field("overlap")} goes with ${field("every")}`);
+    } else if (i.worktree !== undefined) throw usageError(`${field("worktree")} makes a new worker now; it does not go with ${field("at")} or ${field("every")}`);
+    else if (i.overlap !== undefined && i.every === undefined) throw usageError(`${field("overlap")} goes with ${field("every")}`);
     if (i.worktree === undefined) {
       if (i.base !== undefined) throw usageError(`${field("base")} goes with ${field("worktree")}`);
       for (const f of NEW_WORKER) if (i[f] !== undefined) throw usageError(`${field(f)} goes with ${field("worktree")} (a new worker); without it the job goes to the running session ${field("to")}`);
     } else if (i.agent === undefined) throw usageError(`${field("worktree")} makes a new worker: give its ${field("agent")}`);
+    else if (i.to === undefined) throw usageError(`${field("worktree")} makes a new worker: give its name as ${field("to")}, not ${field("to_role")}`);
     else if (i.to.includes("@")) throw usageError(`${field("worktree")} makes a new worker on this host: ${field("to")} is its name, without @HOST`);
   },
-  async run(deps, i, ctx): Promise<Submitted> {
-    const { to, worktree, base, agent, role, mux, herdr_server, tmux_server, ...job } = i;
+  async run(deps, i, ctx): Promise<Submitted | Scheduled> {
+    const { to, worktree, base, agent, role, mux, herdr_server, tmux_server, at, every, missed, overlap, ...job } = i;
     // the user's own command line may name any brief file; an agent (MCP) only one in the workspace
     const opts = { confineBrief: ctx.surface !== "cli" };
+    if (at !== undefined || every !== undefined) return (await import("../job/schedule.ts")).createSchedule(deps, { ...job, to }, { at, every, missed, overlap }, opts.confineBrief);
     if (worktree === undefined) return (await import("../job/submit.ts")).submitJob(deps, { ...job, to }, opts);
     // a fresh worktree for a new worker, in one step: create with this job
     const { createAndFollowUp } = await import("../session/create.ts");
     const c = await createAndFollowUp(
       deps,
-      { agent: agent!, role: role ?? "worker", name: to, mux, herdr_server, tmux_server, start_server: false, onboard: true, mcp: false, grant: true, agent_args: [], worktree, base },
+      { agent: agent!, role: role ?? "worker", name: to!, mux, herdr_server, tmux_server, start_server: false, onboard: true, mcp: false, grant: true, agent_args: [], worktree, base },
       job,
       opts,
     );
-    return { record: deps.jobs.require(c.job_id!), daemon_pid: c.watchdog_pid, warnings: c.warnings };
+    return { record: deps.jobs.require(c.job_id!), daemon_pid: c.watchdog_pid, warnings: c.warnings, position: null };
   },
-  text: (s: Submitted) => `job ${s.record.job_id} submitted to ${s.record.agent_session}`,
-  json: (s: Submitted) => (require("../../jobs/store.ts") as typeof import("../../jobs/store.ts")).publicRecord(s.record),
+  text: (s: Submitted | Scheduled) =>
+    "schedule" in s
+      ? scheduledLine(s.schedule)
+      : s.position === null
+        ? `job ${s.record.job_id} submitted to ${s.record.agent_session}`
+        : `job ${s.record.job_id} queued for ${s.record.to_role !== undefined ? `a free ${s.record.to_role}` : s.record.agent_session} (position ${s.position})`,
+  json: (s: Submitted | Scheduled) =>
+    "schedule" in s ? { ...s.schedule, warnings: s.warnings } : { ...(require("../../jobs/store.ts") as typeof import("../../jobs/store.ts")).publicRecord(s.record), position: s.position },
   cli: {
     path: "job submit",
     group: "jobs",
-    print: (s) => (s as Submitted).record.job_id,
+    print: (s) => ("schedule" in (s as object) ? (s as Scheduled).schedule.schedule_id : (s as Submitted).record.job_id),
     flags: {
       to: { valueHint: "NAME" },
+      to_role: { valueHint: "ROLE" },
+      priority: { valueHint: "high|normal|low" },
+      at: { valueHint: "TIME" },
+      every: { valueHint: "DURATION" },
+      missed: { valueHint: "once|skip" },
+      overlap: { valueHint: "skip|queue" },
       prompt: { valueHint: "TEXT" },
       brief_file: { valueHint: "FILE" },
       from: { valueHint: "NAME" },
@@ -101,7 +156,9 @@ export const jobSubmit = defineOp({
   },
   mcp: {
     aliases: ["submit_job"],
-    description: "Delegate a job to a running agent session (single, or a worker-reviewer loop); returns the job id to pass to job_wait.",
+    // schedules are the user's (mam job submit --at / --every): the tool's result is one job
+    hide: ["at", "every", "missed", "overlap"],
+    description: "Delegate a job to a running agent session by name, or to the first free session of a role (to_role); single, or a worker-reviewer loop. A busy agent's job waits its turn (status queued, position). Returns the job id to pass to job_wait.",
   },
 });
 
@@ -144,8 +201,8 @@ export const jobStatus = defineOp({
   readOnly: true,
   input: () => ({ job_id: jobId("job id: 8 hex digits, as job_submit returned it") }),
   async run(deps, i) {
-    const { jobStatus } = await import("../../jobs/query.ts");
-    return jobStatus(deps.ws, i.job_id);
+    const [{ jobStatus }, { placeInLine }] = await Promise.all([import("../../jobs/query.ts"), import("../job/queue.ts")]);
+    return placeInLine(deps, [jobStatus(deps.ws, i.job_id)])[0]!;
   },
   text: (v: JobView) => statusText(v),
   cli: { path: "job status", group: "jobs", positionals: ["job_id"], examples: ["mam job status abc12345", "mam job status abc12345 --json"] },
@@ -156,25 +213,34 @@ interface JobList {
   workspace: string;
   jobs: JobView[];
   status: string | null;
+  /** with scheduled: the schedules */
+  schedules?: Schedule[];
 }
 
 export const jobList = defineOp({
   name: "job.list",
   summary: "list the jobs of the workspace",
   readOnly: true,
-  input: () => ({ status: optional(choice(JOB_STATUSES, `only jobs in this status (${JOB_STATUSES.join(", ")})`)) }),
-  async run(deps, i) {
-    const { listJobs } = await import("../../jobs/query.ts");
-    return { workspace: deps.ws, jobs: listJobs(deps.ws, i.status), status: i.status ?? null } as JobList;
+  input: () => ({
+    status: optional(choice(JOB_STATUSES, `only jobs in this status (${JOB_STATUSES.join(", ")})`)),
+    scheduled: withDefault(flag("the schedules instead (job submit --at / --every): next run, period, last runs"), false),
+  }),
+  check(i) {
+    if (i.scheduled && i.status !== undefined) throw usageError(`${field("status")} does not go with ${field("scheduled")}`);
   },
-  text: (r: JobList) => (r.jobs.length ? listText(r.jobs) : r.status ? `no ${r.status} jobs` : "no jobs"),
-  json: (r: JobList) => ({ workspace: r.workspace, jobs: r.jobs }),
+  async run(deps, i) {
+    if (i.scheduled) return { workspace: deps.ws, jobs: [], status: null, schedules: (await import("../job/schedule.ts")).listSchedules(deps.ws) } as JobList;
+    const [{ listJobs }, { placeInLine }] = await Promise.all([import("../../jobs/query.ts"), import("../job/queue.ts")]);
+    return { workspace: deps.ws, jobs: placeInLine(deps, listJobs(deps.ws, i.status)), status: i.status ?? null } as JobList;
+  },
+  text: (r: JobList) => (r.schedules ? schedulesText(r.schedules) : r.jobs.length ? listText(r.jobs) : r.status ? `no ${r.status} jobs` : "no jobs"),
+  json: (r: JobList) => (r.schedules ? { workspace: r.workspace, jobs: [], schedules: r.schedules } : { workspace: r.workspace, jobs: r.jobs }),
   cli: {
     path: "job list",
     group: "jobs",
     flags: { status: { valueHint: "S" } },
-    textToStderr: (r) => (r as { jobs: JobView[] }).jobs.length === 0,
-    examples: ["mam job list", "mam job list --status running --json"],
+    textToStderr: (r) => (r as JobList).schedules === undefined && (r as JobList).jobs.length === 0,
+    examples: ["mam job list", "mam job list --status running --json", "mam job list --scheduled"],
   },
   mcp: { aliases: ["list_jobs"], description: "List the jobs of the workspace, optionally only those in one status." },
 });
@@ -204,13 +270,21 @@ export const jobCancel = defineOp({
   name: "job.cancel",
   summary: "cancel a job: journal and publish a cancelled event (source mam) and tell its agent",
   readOnly: false,
-  input: () => ({ job_id: jobId() }),
-  async run(deps, i) {
+  input: () => ({ job_id: jobOrScheduleId("job id (8 hex digits), or a schedule id (s and 7 hex digits) to stop its future runs") }),
+  async run(deps, i): Promise<Cancelled | Unscheduled> {
+    if (i.job_id.startsWith("s")) return (await import("../job/schedule.ts")).cancelSchedule(deps, i.job_id);
     const { cancelJob } = await import("../job/cancel.ts");
     return cancelJob(deps, i.job_id);
   },
-  text: (c: Cancelled) => (c.cancelled ? `job ${c.job_id} cancelled${c.told ? `; told ${c.told}` : ""}` : `job ${c.job_id} has already ended (${c.status}); nothing to cancel`),
-  cli: { path: "job cancel", group: "jobs", positionals: ["job_id"], json: false, textToStderr: (c) => !(c as Cancelled).cancelled, examples: ["mam job cancel abc12345"] },
+  text: (c: Cancelled | Unscheduled) =>
+    "schedule_id" in c
+      ? c.cancelled
+        ? `schedule ${c.schedule_id} cancelled: no more runs (the jobs it submitted stay)`
+        : `schedule ${c.schedule_id} has already ended`
+      : c.cancelled
+        ? `job ${c.job_id} cancelled${c.told ? `; told ${c.told}` : ""}`
+        : `job ${c.job_id} has already ended (${c.status}); nothing to cancel`,
+  cli: { path: "job cancel", group: "jobs", positionals: ["job_id"], json: false, textToStderr: (c) => !(c as Cancelled).cancelled, examples: ["mam job cancel abc12345", "mam job cancel s1a2b3c4     # a schedule: no more runs"] },
   mcp: { aliases: ["cancel_job"], description: "Cancel a job that has not ended: journal a cancelled event and tell its agent to stop." },
 });
 

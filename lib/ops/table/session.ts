@@ -2,15 +2,16 @@
 // definition of its input, its text and how the command line and MCP name it; the use cases live
 // in lib/ops/session/ and load only when the operation runs (so does the kinds table).
 import * as z from "zod/mini";
-import { choice, flag, list, name, optional, sessionName, text, withDefault } from "../input.ts";
+import { choice, count, flag, list, name, optional, sessionName, text, withDefault } from "../input.ts";
 import type { FleetDoc } from "../team.ts";
 import { hasUnsafe } from "../../sys/sanitize.ts";
 import { defineOp } from "../op.ts";
-import { usageError } from "../../sys/errors.ts";
+import { conflict, usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
 import type { CreateOutcome } from "../session/create.ts";
 import type { Pruned } from "../session/prune.ts";
-import { createdText, prunedText, resumedText, stoppedText } from "../session/render.ts";
+import { createdText, prunedText, resumedAllText, resumedText, stoppedText } from "../session/render.ts";
+import type { ResumedAll } from "../session/resume-all.ts";
 import { checkCreate, checkStop } from "../session/rules.ts";
 import type { Resumed } from "../session/resume.ts";
 import type { Sent } from "../session/send.ts";
@@ -38,6 +39,7 @@ export const sessionCreate = defineOp({
   input: () => ({
     agent: text(`agent kind: ${kinds().kindNames().join(", ")}`, { max: 40 }),
     role: withDefault(text("the session's role, e.g. worker or reviewer (free text, immutable once set)", { max: 64, oneLine: true }), "creator"),
+    max_running: optional(count("refuse (exit 4) when this many sessions of its role run already: a cap of running agents per role", 1, 10_000)),
     name: optional(sessionName("session name (default <workspace slug>-<role>-<agent>)")),
     mux: optional(choice(["herdr", "tmux"], "herdr or tmux (default: MAM_MUX, else herdr when installed, else tmux)")),
     herdr_server: optional(name("herdr server name", "herdr server to create the pane on (default: the one you run in, else default)")),
@@ -58,8 +60,15 @@ export const sessionCreate = defineOp({
     checkCreate(i);
   },
   async run(deps, i) {
+    const { max_running, ...input } = i;
+    if (max_running !== undefined) {
+      // a cap of running sessions of this role: a pool never starts more agents than the machine holds
+      const data = deps.registry.read();
+      const n = [...data.herdr_sessions, ...data.tmux_sessions].filter((r) => r.status === "running" && r.role === i.role).length;
+      if (n >= max_running) throw conflict(`${n} sessions of role '${i.role}' run already (the cap: ${field("max_running")} ${max_running}); nothing was started`, "stop one first, or raise the cap");
+    }
     const { createAndFollowUp } = await import("../session/create.ts");
-    return createAndFollowUp(deps, i);
+    return createAndFollowUp(deps, input);
   },
   text: (c: CreateOutcome) => createdText(c),
   cli: {
@@ -153,21 +162,41 @@ export const sessionResume = defineOp({
     rename: optional(sessionName("the name it comes back under (its row takes it; needed for a row whose name mam would refuse)")),
     fresh: withDefault(flag("start a fresh conversation when none is found"), false),
     start_server: withDefault(flag("start the herdr server (headless, detached) when it is not running"), false),
+    all: withDefault(flag("every stopped session (of {{role}}), one at a time, in name order"), false),
+    role: optional(text("with {{all}}: only the sessions of this role", { max: 64, oneLine: true })),
+    stagger: optional(text("with {{all}}: the pause between two starts, as a duration (default 2s; 0 for none)", { max: 20, oneLine: true })),
+    max_running: optional(count("with {{all}}: never more running sessions than this (in the workspace, or the role); the rest stay stopped", 1, 10_000)),
   }),
-  check: (i) => oneRow(i),
-  async run(deps, i) {
+  check(i) {
+    if (!i.all) {
+      if (i.role !== undefined || i.stagger !== undefined || i.max_running !== undefined) throw usageError(`${field(i.role !== undefined ? "role" : i.stagger !== undefined ? "stagger" : "max_running")} goes with ${field("all")}`);
+      return oneRow(i);
+    }
+    if (i.name !== undefined || i.pane !== undefined || i.rename !== undefined) throw usageError(`${field("all")} resumes every stopped session: no ${field(i.name !== undefined ? "name" : i.pane !== undefined ? "pane" : "rename")}`);
+  },
+  async run(deps, i, ctx): Promise<Resumed | ResumedAll> {
+    if (i.all) {
+      const { resumeAll } = await import("../session/resume-all.ts");
+      return resumeAll(deps, { role: i.role, stagger: i.stagger ?? "2s", max_running: i.max_running, fresh: i.fresh, start_server: i.start_server }, ctx.signal);
+    }
     const { resumeSession } = await import("../session/resume.ts");
     return resumeSession(deps, i);
   },
-  text: (r: Resumed) => resumedText(r),
+  text: (r: Resumed | ResumedAll) => ("resumed" in r ? resumedAllText(r) : resumedText(r)),
+  exitCode: (r: Resumed | ResumedAll) => ("resumed" in r && r.left.some((l) => !l.why.includes("the cap")) ? 1 : 0),
   cli: {
     path: "resume",
     group: "agents",
     positionals: ["name"],
-    flags: { pane: { valueHint: "ID" }, rename: { valueHint: "NAME" } },
-    examples: ["mam resume api-worker-claude", "mam resume api-worker-claude --fresh", "mam resume --pane %7 --rename worker-2     # a row whose name mam would refuse"],
+    flags: { pane: { valueHint: "ID" }, rename: { valueHint: "NAME" }, role: { valueHint: "ROLE" }, stagger: { valueHint: "DURATION" }, max_running: { valueHint: "N" } },
+    examples: [
+      "mam resume api-worker-claude",
+      "mam resume api-worker-claude --fresh",
+      "mam resume --pane %7 --rename worker-2     # a row whose name mam would refuse",
+      "mam resume --all --stagger 5s --max-running 8   # the stopped team, without a storm",
+    ],
   },
-  mcp: { aliases: ["resume_agent"], description: "Bring a stopped agent session back with its own conversation (else this workspace's newest of that agent)." },
+  mcp: { aliases: ["resume_agent"], hide: ["all", "role", "stagger", "max_running"], description: "Bring a stopped agent session back with its own conversation (else this workspace's newest of that agent)." },
 });
 
 export const sessionStatus = defineOp({

@@ -7,7 +7,9 @@
   const q = (p) => `${p}${p.includes("?") ? "&" : "?"}token=${encodeURIComponent(token)}`;
   const $ = (id) => document.getElementById(id);
   const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
-  const STATUSES = ["pending", "running", "completed", "error", "cancelled", "timeout"];
+  const STATUSES = ["queued", "pending", "running", "completed", "error", "cancelled", "timeout"];
+  /** a job's status pill: a waiting job's says its place in line */
+  const statusPill = (j) => `<span class="pill st-${esc(j.status)}">${esc(j.status)}${j.position ? ` #${j.position}` : ""}</span>`;
   const LABELLED = new Set(["completed", "error", "cancelled", "timeout", "permission_required"]);
   const S = { ws: "", actions: false, sessions: [], jobs: new Map(), daemon: null, fleet: null, filter: "all", open: null, panel: null, screen: null };
 
@@ -130,7 +132,7 @@
   function jobHtml(j) {
     const loop = j.type === "loop" ? ` · loop with <b>${esc(j.reviewer)}</b> · iteration ${j.iteration}/${j.max_iterations ?? "?"}` : "";
     return `<div class="job" data-job="${esc(j.id)}" data-status="${esc(j.status)}" data-events="${j.events.length}">
-      <div class="job-head" data-open-job="${esc(j.id)}"><span class="mono">${esc(j.id)}</span><span class="pill st-${esc(j.status)}">${esc(j.status)}</span>
+      <div class="job-head" data-open-job="${esc(j.id)}"><span class="mono">${esc(j.id)}</span>${statusPill(j)}
       <span>→ <b>${esc(j.to)}</b>${jobWhere(j)}${j.from ? ` from ${esc(j.from)}` : ""}${loop}</span><span class="dim">${esc(j.created_at)} · ${j.events.length} event${j.events.length === 1 ? "" : "s"}</span>
       <span class="task">${esc(j.task)}</span></div>${timeline(j)}</div>`;
   }
@@ -138,7 +140,8 @@
   function renderFilters() {
     const count = (s) => [...S.jobs.values()].filter((j) => s === "all" || j.status === s).length;
     const delivered = [...S.jobs.values()].some((j) => j.delivery); // jobs that crossed machines: their stages too
-    const legend = ["started", "progress", "permission_required", "completed", "error", "cancelled", "timeout", ...(delivered ? ["offered", "received", "delivered", "uncertain"] : [])].map((e) => `<span><svg width="10" height="10"><circle class="ev-${e}" cx="5" cy="5" r="5"/></svg> ${e.replace("_", " ")}</span>`).join("");
+    const waited = [...S.jobs.values()].some((j) => j.events.some((e) => e.event === "queued")); // jobs that waited their turn: theirs
+    const legend = [...(waited ? ["queued", "dispatched"] : []), "started", "progress", "permission_required", "completed", "error", "cancelled", "timeout", ...(delivered ? ["offered", "received", "delivered", "uncertain"] : [])].map((e) => `<span><svg width="10" height="10"><circle class="ev-${e}" cx="5" cy="5" r="5"/></svg> ${e.replace("_", " ")}</span>`).join("");
     $("filters").innerHTML = ["all", ...STATUSES].map((s) => `<button type="button" data-filter="${s}" class="${S.filter === s ? "on" : ""}">${s} (${count(s)})</button>`).join("") + `<span class="legend dim">${legend}</span>`;
   }
 
@@ -180,9 +183,9 @@
     const j = S.jobs.get(S.panel.key);
     $("panel-title").textContent = `job ${S.panel.key}`;
     if (!j) return void ($("panel-body").innerHTML = `<p class="dim">this job is gone</p>`);
-    const cancel = S.actions && (j.status === "pending" || j.status === "running") ? `<p><button type="button" class="danger" data-act="cancel" data-job="${esc(j.id)}">cancel job</button></p>` : "";
+    const cancel = S.actions && ["queued", "pending", "running"].includes(j.status) ? `<p><button type="button" class="danger" data-act="cancel" data-job="${esc(j.id)}">cancel job</button></p>` : "";
     const rows = j.events.map((e) => `<tr data-seq="${e.seq}"><td class="mono" title="${esc(e.timestamp)}">${esc(e.timestamp.slice(11, 19) || e.timestamp)}</td><td>#${e.seq}</td><td><span class="pill st-${e.event === "started" || e.event === "progress" || e.event === "permission_required" ? "running" : esc(e.event)}">${esc(e.event)}</span></td><td>${esc(e.source)}<div class="dim">${esc(e.lane)} · it ${e.iteration}</div></td><td>${esc(e.detail)}${e.data ? `<div class="mono dim">${esc(e.data)}</div>` : ""}</td></tr>`);
-    $("panel-body").innerHTML = `<p><span class="pill st-${esc(j.status)}">${esc(j.status)}</span> ${esc(j.type)} job → <b>${esc(j.to)}</b>${jobWhere(j)}${j.reviewer ? `, reviewer <b>${esc(j.reviewer)}</b>` : ""}${j.from ? `, from ${esc(j.from)}` : ""}</p>
+    $("panel-body").innerHTML = `<p>${statusPill(j)} ${esc(j.type)} job → <b>${esc(j.to)}</b>${jobWhere(j)}${j.reviewer ? `, reviewer <b>${esc(j.reviewer)}</b>` : ""}${j.from ? `, from ${esc(j.from)}` : ""}</p>
       <p class="dim">${esc(j.task)}</p>${cancel}${timeline(j)}
       <table class="journal"><thead><tr><th>TIME</th><th>SEQ</th><th>EVENT</th><th>SOURCE</th><th>DETAIL</th></tr></thead><tbody>${rows.join("") || `<tr><td colspan="5" class="dim">no events yet</td></tr>`}</tbody></table>`;
   }

@@ -1,0 +1,254 @@
+// The queue (docs/jobs.md#the-queue), its I/O side: the jobs waiting their turn, the agents busy
+// with one, the agents free now, and the dispatch that gives waiting jobs to free agents. The
+// decisions are lib/jobs/queue.ts's; whoever gives an agent a job holds the workspace's dispatch
+// lock while it decides and journals `dispatched`, so no agent ever gets two jobs at once; the
+// typing comes after, outside the lock.
+import { endsJob } from "../../jobs/event.ts";
+import { busySession } from "../../jobs/loop.ts";
+import { type Assignment, DEFAULT_AGING_S, type FreeAgent, plan, positions, type Served, type Waiting } from "../../jobs/queue.ts";
+import { isRemote } from "../../jobs/runtime.ts";
+import { isFinal } from "../../jobs/statuses.ts";
+import { type Appended, effectiveStatus, type JobRecord, type JobSpec, type JobStore, type JobView, withDispatchLock } from "../../jobs/store.ts";
+import { hostName } from "../../team/host.ts";
+import { rowAgent } from "../../fleet/rows.ts";
+import { readsCommands } from "../../agents/kinds/index.ts";
+import { jobHeader, shellJobLine } from "../../jobs/header.ts";
+import { agentMam } from "../../sys/agent-mam.ts";
+import type { Env } from "../../sys/paths.ts";
+import type { Deps } from "../deps.ts";
+
+/** MAM_QUEUE_AGING_S: seconds after which a waiting job ranks one priority higher */
+export function agingSeconds(env: Env): number {
+  const v = env.MAM_QUEUE_AGING_S;
+  if (v === undefined || !/^\d+$/.test(v.trim()) || Number(v) < 1) return DEFAULT_AGING_S;
+  return Number(v);
+}
+
+/** a session's name in this workspace: a copy of another host's job names it name@<this host> */
+export const localName = (name: string, host: string | undefined): string => (host && name.endsWith(`@${host}`) ? name.slice(0, -host.length - 1) : name);
+
+export interface QueueState {
+  waiting: Waiting[];
+  /** the agents with an unfinished job that is not waiting (pending or running) */
+  busy: Set<string>;
+  records: Map<string, JobRecord>;
+}
+
+const epoch = (iso: string) => Math.floor(Date.parse(iso) / 1000);
+
+/** the jobs waiting their turn and the agents busy with one, from the records and journals (leaving out job `exclude`) */
+export function readQueue(jobs: JobStore, host: string | undefined, exclude?: string): QueueState {
+  const st: QueueState = { waiting: [], busy: new Set(), records: new Map() };
+  for (const id of jobs.ids()) {
+    if (id === exclude) continue;
+    let rec: JobRecord | undefined;
+    let status;
+    let events;
+    try {
+      rec = jobs.read(id);
+      if (!rec) continue;
+      events = jobs.journal(id);
+      status = effectiveStatus(rec, events);
+    } catch {
+      continue; // a broken job is reported by job status; it holds nobody up
+    }
+    if (isFinal(status)) continue;
+    st.records.set(id, rec);
+    if (status === "queued") {
+      // its arrival to the millisecond (its `queued` event says it): jobs of one second keep their order
+      const q = events.findLast((e) => e.event === "queued");
+      const atMs = typeof q?.data?.at_ms === "number" ? q.data.at_ms : undefined;
+      st.waiting.push({
+        job_id: id,
+        to: rec.to_role !== undefined ? null : localName(rec.agent_session, host),
+        role: rec.to_role ?? null,
+        priority: rec.priority ?? "normal",
+        by: rec.delegator ?? "",
+        since: atMs !== undefined ? atMs / 1000 : epoch(rec.created_at),
+      });
+    } else st.busy.add(localName(busySession(rec, events), host));
+  }
+  return st;
+}
+
+/** is `name` free for a new job now? (no unfinished job, nobody waiting for it, not at work) */
+export function mustWait(q: QueueState, name: string, working: boolean): boolean {
+  return working || q.busy.has(name) || q.waiting.some((w) => w.to === name);
+}
+
+/** the place of each waiting job in its line */
+export function queuePositions(q: QueueState, env: Env, now = Date.now() / 1000): Map<string, number> {
+  return positions(q.waiting, now, agingSeconds(env));
+}
+
+/**
+ * the agents free now among the running sessions named, or of the roles named: LIVE idle (one
+ * listing per server; screens of just those sessions) and no unfinished job
+ */
+export async function freeAgents(deps: Deps, names: Set<string>, roles: Set<string>, busy: Set<string>): Promise<FreeAgent[]> {
+  const data = deps.registry.read();
+  const candidates = new Set<string>();
+  for (const r of [...data.herdr_sessions, ...data.tmux_sessions]) {
+    if (r.status !== "running" || busy.has(r.name)) continue;
+    if (names.has(r.name) || (typeof r.role === "string" && roles.has(r.role))) candidates.add(r.name);
+  }
+  if (candidates.size === 0) return [];
+  const { observe } = await import("../session/observe.ts");
+  const obs = await observe(deps, data, [], { liveOnly: candidates });
+  const free: FreeAgent[] = [];
+  for (const v of obs.rows) {
+    if (!candidates.has(v.row.name) || v.row.status !== "running" || v.live !== "idle") continue;
+    free.push({ name: v.row.name, role: typeof v.row.role === "string" ? v.row.role : null });
+  }
+  return free;
+}
+
+export interface Dispatched {
+  job_id: string;
+  to: string;
+  record: JobRecord;
+  /** the `dispatched` event (publish it) */
+  appended: Appended;
+}
+
+export interface DispatchOptions {
+  /** this machine's name in its team (a copy of another host's job names its agents name@host) */
+  host?: string;
+  /** the submitters' turns, kept between dispatches by the daemon */
+  served?: Served;
+  tick?: () => number;
+  now?: number;
+}
+
+/**
+ * Under the dispatch lock: give the waiting jobs that can go now to free agents, journal each
+ * `dispatched` (a pool job's record then names its agent). Returns what went, to be typed.
+ */
+export async function assignWaiting(deps: Deps, o: DispatchOptions = {}): Promise<Dispatched[]> {
+  let n = 0;
+  const served = o.served ?? new Map<string, number>();
+  const tick = o.tick ?? (() => ++n);
+  return withDispatchLock(deps.ws, async () => {
+    const q = readQueue(deps.jobs, o.host);
+    if (q.waiting.length === 0) return [];
+    const names = new Set(q.waiting.flatMap((w) => (w.to !== null ? [w.to] : [])));
+    const roles = new Set(q.waiting.flatMap((w) => (w.role !== null ? [w.role] : [])));
+    const free = await freeAgents(deps, names, roles, q.busy);
+    const assigned: Assignment[] = plan(q.waiting, free, o.now ?? Date.now() / 1000, agingSeconds(deps.env), served, tick);
+    const out: Dispatched[] = [];
+    for (const a of assigned) {
+      const rec0 = q.records.get(a.job_id)!;
+      // a pool job takes its agent's name (and kind) before anything is typed
+      const agentKind = rec0.to_role !== undefined ? kindOf(deps, a.to) : rec0.agent;
+      // a copy of another host's job: its stages are this host's (mam@host), as its delivery's
+      const source = rec0.remote_of && o.host ? `mam@${o.host}` : "mam";
+      const appended = await deps.jobs.append(a.job_id, (r, evs) =>
+        r && effectiveStatus(r, evs) === "queued" && !evs.some((e) => endsJob(e, r)) ? { event: "dispatched", detail: `its turn: to ${a.to}`, source, data: { to: a.to } } : undefined,
+      );
+      if (!appended) continue;
+      const record = rec0.to_role !== undefined ? await deps.jobs.mutate(a.job_id, (r) => ({ ...r, agent_session: a.to, agent: agentKind })) : (appended.record ?? rec0);
+      out.push({ job_id: a.job_id, to: a.to, record, appended });
+    }
+    return out;
+  });
+}
+
+function kindOf(deps: Deps, name: string): string | null {
+  const data = deps.registry.read();
+  const row = [...data.herdr_sessions, ...data.tmux_sessions].find((r) => r.name === name && r.status === "running");
+  return row ? (rowAgent(row) ?? null) : null;
+}
+
+/** what a job's agent gets typed: its header, or for a shell its `mam shell-job` line */
+export function textForAgent(deps: Pick<Deps, "ws" | "env">, record: JobRecord, name: string): string {
+  return readsCommands(record.agent ?? undefined) ? shellJobLine(record, deps.ws, agentMam(deps.env)) : jobHeader(record, name, deps.ws);
+}
+
+/**
+ * type a dispatched job into its agent (as a submit would: only at its prompt, never into a
+ * dialog): its header, or a shell's command line; `error` on the job when it cannot be typed
+ */
+export async function typeDispatched(deps: Deps, d: Dispatched): Promise<{ ok: boolean; log: string; appended?: Appended }> {
+  const s = await deps.runtime.findSession(d.to);
+  let why: string | undefined;
+  if (!s || isRemote(s)) why = `no running session ${d.to}`;
+  else if (s.gone) why = `${d.to} has no agent any more (${s.gone})`;
+  else if (s.waiting) why = `${d.to} waits at ${s.waiting}`;
+  else {
+    try {
+      const left = await deps.runtime.prompt(s, textForAgent(deps, d.record, d.to), undefined, readsCommands(s.agent) ? "command" : undefined);
+      return { ok: true, log: `job ${d.job_id}: its turn came; typed into ${d.to}${left ? ` (${left.text})` : ""}` };
+    } catch (e) {
+      why = `could not prompt ${d.to} (${(e as Error).message})`;
+    }
+  }
+  const a = await deps.jobs.append(d.job_id, (r, evs) => (r && !evs.some((e) => endsJob(e, r)) ? { event: "error", detail: `its turn came, but ${why}; nothing typed`, source: "mam" } : undefined));
+  return { ok: false, log: `job ${d.job_id}: its turn came, but ${why}; nothing typed`, ...(a ? { appended: a } : {}) };
+}
+
+/**
+ * Under the dispatch lock: when `name` must wait (at work, busy with another job, others waiting
+ * for it), journal `queued` on job `id` (its place in the line in data.position) and say so;
+ * undefined when it can go now. The job itself does not count as the agent's other job.
+ */
+export async function queueBehind(deps: Deps, id: string, name: string, working: boolean, host: string | undefined, data: Record<string, string> = {}): Promise<{ appended: Appended; position: number } | undefined> {
+  return withDispatchLock(deps.ws, async () => {
+    const q = readQueue(deps.jobs, host, id);
+    const rec = deps.jobs.read(id);
+    if (!mustWait(q, name, working)) return undefined;
+    const atMs = Date.now();
+    const me: Waiting = { job_id: id, to: name, role: null, priority: rec?.priority ?? "normal", by: rec?.delegator ?? "", since: atMs / 1000 };
+    const position = queuePositions({ ...q, waiting: [...q.waiting, me] }, deps.env).get(id) ?? 1;
+    const why = working ? `${name} is at work` : q.busy.has(name) ? `${name} has an unfinished job` : `other jobs wait for ${name}`;
+    const source = rec?.remote_of && host ? `mam@${host}` : "mam";
+    const appended = await deps.jobs.append(id, (r, evs) => (r && !evs.some((e) => endsJob(e, r)) ? { event: "queued", detail: `${why}: waits its turn (position ${position})`, source, data: { ...data, to: name, position, at_ms: atMs } } : undefined));
+    return appended ? { appended, position } : undefined;
+  });
+}
+
+export interface InTurn {
+  record: JobRecord;
+  /** the agent it goes to now (type it), or null: it waits its turn (`queued` is journalled) */
+  go: string | null;
+  /** its place in its line when it waits */
+  position: number | null;
+  /** the `queued` event (publish it) */
+  queued?: Appended;
+}
+
+/**
+ * Register a job in its turn, under the dispatch lock: for an agent by name, it goes now unless
+ * the agent must wait (at work, busy, others waiting for it); for a pool (a role), it goes to the
+ * first free agent of the role (by name) unless other jobs wait for that role or none is free.
+ * Otherwise it is registered `queued`, with its place in the line.
+ */
+export async function registerInTurn(deps: Deps, spec: JobSpec, to: { name: string; working: boolean } | { role: string }, host: string | undefined): Promise<InTurn> {
+  return withDispatchLock(deps.ws, async () => {
+    const q = readQueue(deps.jobs, host);
+    let go: string | null;
+    if ("name" in to) go = mustWait(q, to.name, to.working) ? null : to.name;
+    else if (q.waiting.some((w) => w.role === to.role)) go = null;
+    else go = (await freeAgents(deps, new Set(), new Set([to.role]), q.busy)).sort((a, b) => (a.name < b.name ? -1 : 1))[0]?.name ?? null;
+    const pooled = "role" in to && go !== null ? { agent_session: go, agent: kindOf(deps, go) } : {};
+    const record = await deps.jobs.register({ ...spec, ...pooled });
+    if (go !== null) return { record, go, position: null };
+    const atMs = Date.now();
+    const me: Waiting = { job_id: record.job_id, to: "name" in to ? to.name : null, role: "role" in to ? to.role : null, priority: record.priority ?? "normal", by: record.delegator ?? "", since: atMs / 1000 };
+    const position = positions([...q.waiting, me], Date.now() / 1000, agingSeconds(deps.env)).get(record.job_id) ?? 1;
+    const who = "name" in to ? to.name : `a free ${to.role}`;
+    const why = "role" in to ? `no ${to.role} is free` : to.working ? `${to.name} is at work` : q.busy.has(to.name) ? `${to.name} has an unfinished job` : `other jobs wait for ${to.name}`;
+    const queued = await deps.jobs.append(record.job_id, { event: "queued", detail: `${why}: waits its turn for ${who} (position ${position})`, source: "mam", data: { ...("name" in to ? { to: to.name } : { role: to.role }), position, at_ms: atMs } });
+    return { record: queued?.record ?? record, go: null, position, ...(queued ? { queued } : {}) };
+  });
+}
+
+/** the views of jobs, each waiting one with its place in its line */
+export function placeInLine(deps: Deps, views: JobView[]): JobView[] {
+  if (!views.some((v) => v.status === "queued")) return views;
+  let host: string | undefined;
+  try {
+    host = hostName(deps.env);
+  } catch {}
+  const pos = queuePositions(readQueue(deps.jobs, host), deps.env);
+  return views.map((v) => (v.status === "queued" && pos.has(v.job_id) ? { ...v, position: pos.get(v.job_id)! } : v));
+}

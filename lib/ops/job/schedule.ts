@@ -1,0 +1,232 @@
+// Scheduled jobs (docs/jobs.md#schedules), their I/O side: a schedule is a file in
+// .mam/schedules/<id>.json (0600) holding the job to submit, its next time, its period and its
+// choices (lib/jobs/schedule.ts); the daemon submits each run when it is due (fireDue) and keeps
+// the last runs in the file. Every change of a schedule is made under .mam/schedules/.lock, so a
+// cancel and a run never overwrite each other.
+import { randomBytes } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { due, type Missed, type Overlap, parseDuration, parseTime } from "../../jobs/schedule.ts";
+import { isFinal } from "../../jobs/statuses.ts";
+import { effectiveStatus } from "../../jobs/store.ts";
+import { atomicWriteFile } from "../../sys/atomic.ts";
+import { EXIT, MamError, notFound, usageError } from "../../sys/errors.ts";
+import { field } from "../../sys/fields.ts";
+import { withLock } from "../../sys/flock.ts";
+import { ensureMamSubdir } from "../../sys/mam-dir.ts";
+import type { Notice } from "../../sys/notice.ts";
+import { isoUtc } from "../../sys/time.ts";
+import type { Deps } from "../deps.ts";
+import { checkJob } from "./rules.ts";
+import { briefPath, ensureDaemonNoticed, type JobInput } from "./submit.ts";
+
+/** a schedule id: `s` and 7 hex digits (never a job id) */
+const SCHEDULE_ID_RE = /^s[0-9a-f]{7}$/;
+const RUNS_KEPT = 50;
+
+export interface ScheduleRun {
+  /** when it was due (UTC) */
+  due: string;
+  /** when it was acted on (UTC) */
+  at: string;
+  job_id: string | null;
+  /** what happened: submitted, queued, skipped (and why), failed (and why) */
+  note: string;
+}
+
+export interface Schedule {
+  schema_version: 1;
+  schedule_id: string;
+  created_at: string;
+  /** the job each run submits */
+  job: JobInput;
+  /** epoch seconds of the next run; null once it has ended */
+  next_at: number | null;
+  every_s: number | null;
+  missed: Missed;
+  overlap: Overlap;
+  runs: ScheduleRun[];
+  /** set when it ended (cancelled, its one run done, missed and skipped) */
+  ended?: { at: string; why: string };
+}
+
+export const schedulesDir = (ws: string) => join(ws, ".mam", "schedules");
+const schedulePath = (ws: string, id: string) => join(schedulesDir(ws), `${id}.json`);
+
+function withSchedulesLock<T>(ws: string, fn: () => T | Promise<T>): Promise<T> {
+  ensureMamSubdir(ws, "schedules");
+  return withLock(join(schedulesDir(ws), ".lock"), "schedules", 30_000, fn);
+}
+
+function readSchedule(ws: string, id: string): Schedule | undefined {
+  const p = schedulePath(ws, id);
+  let text: string;
+  try {
+    text = readFileSync(p, "utf8");
+  } catch {
+    return undefined;
+  }
+  try {
+    const s = JSON.parse(text) as Schedule;
+    if (s?.schema_version !== 1 || s.schedule_id !== id || typeof s.job !== "object") throw new Error("not a schedule");
+    return s;
+  } catch (e) {
+    throw new MamError(`schedule file ${p} is malformed (${(e as Error).message})`, EXIT.FAIL, "fix or remove it");
+  }
+}
+
+const writeSchedule = (ws: string, s: Schedule) => atomicWriteFile(schedulePath(ws, s.schedule_id), `${JSON.stringify(s, null, 2)}\n`, { mode: 0o600, regularOnly: true });
+
+/** every schedule of the workspace, newest first */
+export function listSchedules(ws: string): Schedule[] {
+  if (!existsSync(schedulesDir(ws))) return [];
+  const out: Schedule[] = [];
+  for (const f of readdirSync(schedulesDir(ws))) {
+    const m = /^(s[0-9a-f]{7})\.json$/.exec(f);
+    if (!m) continue;
+    const s = readSchedule(ws, m[1]!);
+    if (s) out.push(s);
+  }
+  return out.sort((a, b) => (a.created_at < b.created_at ? 1 : -1));
+}
+
+/** are there schedules still to run? (the daemon stays while there are) */
+export const hasActiveSchedules = (ws: string): boolean => listSchedules(ws).some((s) => !s.ended);
+
+export interface ScheduleInput {
+  at?: string;
+  every?: string;
+  missed?: Missed;
+  overlap?: Overlap;
+}
+
+export interface Scheduled {
+  schedule: Schedule;
+  daemon_pid: number | null;
+  warnings: Notice[];
+}
+
+/**
+ * Make a schedule: the job is checked now (its fields, its brief file, its target's existence), so
+ * that a mistake is not found at 3 am. The first run is at `at`, else one period from now.
+ */
+export async function createSchedule(deps: Deps, job: JobInput, o: ScheduleInput, confineBrief: boolean): Promise<Scheduled> {
+  checkJob(job);
+  if (o.at === undefined && o.every === undefined) throw usageError(`give ${field("at")} or ${field("every")}`);
+  const now = Math.floor(deps.clock.ms() / 1000);
+  const every = o.every !== undefined ? parseDuration(o.every) : null;
+  const first = o.at !== undefined ? parseTime(o.at, now) : now + every!;
+  if (o.at !== undefined && first < now - 1 && every === null) throw usageError(`${field("at")} ${o.at} has passed`);
+  // the brief as an absolute path now (the daemon runs elsewhere)
+  const brief = job.brief_file !== undefined ? briefPath(job.brief_file, deps.ws, confineBrief ? { within: [deps.ws] } : { anywhere: true }) : undefined;
+  await checkTarget(deps, job);
+  const id = `s${randomBytes(4).toString("hex").slice(0, 7)}`;
+  const s: Schedule = {
+    schema_version: 1,
+    schedule_id: id,
+    created_at: isoUtc(now),
+    job: { ...job, ...(brief !== undefined ? { brief_file: brief } : {}) },
+    next_at: first,
+    every_s: every,
+    missed: o.missed ?? "once",
+    overlap: o.overlap ?? "skip",
+    runs: [],
+  };
+  await withSchedulesLock(deps.ws, () => writeSchedule(deps.ws, s));
+  const warnings: Notice[] = [];
+  const daemonPid = await ensureDaemonNoticed(deps, warnings, `schedule ${id} runs only while a daemon runs (mam daemon ensure)`);
+  return { schedule: s, daemon_pid: daemonPid, warnings };
+}
+
+/** the target of a scheduled job exists now (a session by name, or a session of the role) */
+async function checkTarget(deps: Deps, job: JobInput): Promise<void> {
+  const data = deps.registry.read();
+  const rows = [...data.herdr_sessions, ...data.tmux_sessions];
+  if (job.to_role !== undefined) {
+    if (!rows.some((r) => r.role === job.to_role)) throw notFound(`no session has the role '${job.to_role}' in this workspace (${deps.ws})`, "see: mam status");
+  } else if (!job.to!.includes("@") && !rows.some((r) => r.name === job.to)) {
+    throw notFound(`no session named '${job.to}' in this workspace (${deps.ws})`, "see: mam status");
+  }
+}
+
+export interface Unscheduled {
+  schedule_id: string;
+  /** false: it had ended already */
+  cancelled: boolean;
+  /** as a job cancel's result: the schedule's id, "cancelled", nobody told */
+  job_id: string;
+  status: "cancelled";
+  told: null;
+  warnings: Notice[];
+}
+
+/** stop a schedule's future runs (jobs it submitted stay as they are) */
+export async function cancelSchedule(deps: Deps, id: string): Promise<Unscheduled> {
+  if (!SCHEDULE_ID_RE.test(id)) throw usageError(`invalid schedule id '${id.slice(0, 40)}'`, "schedule ids are s and 7 hex digits: see mam job list --scheduled");
+  return withSchedulesLock(deps.ws, () => {
+    const s = readSchedule(deps.ws, id);
+    if (!s) throw notFound(`no schedule ${id} in ${schedulesDir(deps.ws)}`, "see: mam job list --scheduled");
+    const result = { schedule_id: id, job_id: id, status: "cancelled" as const, told: null, warnings: [] };
+    if (s.ended) return { ...result, cancelled: false };
+    writeSchedule(deps.ws, { ...s, next_at: null, ended: { at: isoUtc(), why: "cancelled" } });
+    return { ...result, cancelled: true };
+  });
+}
+
+/**
+ * The daemon's step: submit every run that is due (each schedule under the lock, so a cancel in
+ * between wins). Returns the log lines.
+ */
+export async function fireDue(deps: Deps, nowS: number): Promise<string[]> {
+  const log: string[] = [];
+  if (!existsSync(schedulesDir(deps.ws))) return log;
+  for (const s0 of listSchedules(deps.ws)) {
+    if (s0.ended || s0.next_at === null || due(times(s0), nowS).kind === "wait") continue;
+    await withSchedulesLock(deps.ws, async () => {
+      const s = readSchedule(deps.ws, s0.schedule_id);
+      if (!s || s.ended || s.next_at === null) return;
+      const d = due(times(s), nowS);
+      if (d.kind === "wait") return;
+      const run: ScheduleRun = { due: isoUtc(s.next_at), at: isoUtc(Math.floor(nowS)), job_id: null, note: "" };
+      if (d.kind === "skip") run.note = `missed ${d.missedRuns} run(s) while no daemon ran; skipped (--missed skip)`;
+      else {
+        const busy = s.overlap === "skip" ? previousUnfinished(deps, s) : undefined;
+        if (busy) run.note = `skipped: the previous run's job ${busy} has not ended (--overlap skip)`;
+        else {
+          try {
+            const { submitJob } = await import("./submit.ts");
+            const r = await submitJob(deps, s.job);
+            run.job_id = r.record.job_id;
+            run.note = `${d.late ? `late (${d.missedRuns} missed while no daemon ran; run once)` : "on time"}: ${r.position === null ? "submitted" : `queued (position ${r.position})`}`;
+          } catch (e) {
+            run.note = `failed: ${(e as Error).message}`;
+          }
+        }
+      }
+      const next = d.next ?? null;
+      writeSchedule(deps.ws, {
+        ...s,
+        next_at: next,
+        runs: [...s.runs, run].slice(-RUNS_KEPT),
+        ...(next === null ? { ended: { at: isoUtc(Math.floor(nowS)), why: d.kind === "skip" ? "its one run was missed" : "its one run is done" } } : {}),
+      });
+      log.push(`schedule ${s.schedule_id}: ${run.job_id ? `job ${run.job_id} ` : ""}${run.note}`);
+    });
+  }
+  return log;
+}
+
+const times = (s: Schedule) => ({ next_at: s.next_at!, ...(s.every_s !== null ? { every_s: s.every_s } : {}), missed: s.missed });
+
+/** the job of this schedule's last run, when it has not ended */
+function previousUnfinished(deps: Deps, s: Schedule): string | undefined {
+  const last = [...s.runs].reverse().find((r) => r.job_id !== null);
+  if (!last?.job_id) return undefined;
+  try {
+    const rec = deps.jobs.read(last.job_id);
+    if (!rec) return undefined;
+    return isFinal(effectiveStatus(rec, deps.jobs.journal(last.job_id))) ? undefined : last.job_id;
+  } catch {
+    return undefined;
+  }
+}
