@@ -60,7 +60,7 @@ class Reporter {
         c.on("error", () => {});
         c.on("message", (_t, p) => {
           const a = readAck(p, this.job.job_id, this.job.auth_token);
-          if (a) this.mark = Math.max(this.mark, a[this.origin] ?? 0);
+          if (a) this.mark = Math.max(this.mark, a.acked[this.origin] ?? 0);
         });
         await c.subscribeAsync(`${this.job.topic_prefix}/acks`, { qos: 1 });
         this.client = c;

@@ -29,6 +29,10 @@ const GROUPS: Record<string, { description: string; examples: string[] }> = {
     description: "a team across machines: agents addressable as NAME@HOST, jobs delivered by their host (docs/machines.md)",
     examples: ["mam team init lab --broker broker.lan", "mam team join mamteam1.…", "mam team show"],
   },
+  notify: {
+    description: "where you hear about your agents: a job ended, an agent waits at a dialog or died, a host went offline (docs/notifications.md)",
+    examples: ["mam notify add desktop", "mam notify add webhook https://ntfy.sh/my-topic --format ntfy", "mam notify list", "mam notify test"],
+  },
   registry: {
     description: "check the registry (.mam/agent-sessions.yaml), put its backup back, or rebuild it from the agents' panes",
     examples: ["mam registry check", "mam registry restore --yes", "mam registry rebuild --yes"],
@@ -200,8 +204,19 @@ const reconcileSubscribe: CliExtra = {
   },
 };
 
+const notifyStdin: CliExtra = {
+  toInput(_args, raw) {
+    // `-`: the webhook's URL from stdin, out of every other user's ps
+    if (raw.target !== "-") return;
+    const text = require("node:fs").readFileSync(0, "utf8") as string;
+    raw.target = text.split("\n")[0]!.trim();
+    if (raw.target === "") throw usageError("stdin gave no URL (the first line is read)");
+  },
+};
+
 /** what a command adds to its op, by op name */
 const EXTRAS: Record<string, CliExtra> = {
+  "notify.add": notifyStdin,
   "session.status": statusWatch,
   "session.stop": stopModes,
   "job.submit": submitWait,

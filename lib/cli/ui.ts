@@ -3,47 +3,21 @@
 //
 // --open never puts the token into another process's argv (issue 23, R7: any user of the machine
 // reads argv in ps, and a browser started by the opener keeps its argv for its whole life): the
-// opener gets a page that forwards to the URL, written 0600 into a 0700 folder under mam's
-// per-user state and removed when the server stops (openerPage).
-import { mkdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
-import { atomicWriteFile } from "../sys/atomic.ts";
+// opener gets the page that forwards to the URL, written 0600 into a 0700 folder under mam's
+// per-user state while the server runs (lib/sys/ui-file.ts: notifications link to it too).
 import { usageError } from "../sys/errors.ts";
 import { err, out } from "../sys/io.ts";
-import { type Env, resolveWorkspace, stateDir } from "../sys/paths.ts";
+import { resolveWorkspace } from "../sys/paths.ts";
 import { withoutSecrets } from "../sys/secrets.ts";
 import { bool, defineCommand, str, workspaceArg } from "./command.ts";
 
-const html = (s: string) => s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-
-/** write the page that forwards to url (the token stays in the file, 0600); returns its path */
-export function openerPage(url: string, port: number, env: Env): string {
-  const dir = join(stateDir(env), "ui");
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const path = join(dir, `open-${port}.html`);
-  const u = html(url);
-  atomicWriteFile(
-    path,
-    `<!doctype html>\n<meta charset="utf-8">\n<meta name="referrer" content="no-referrer">\n<meta http-equiv="refresh" content="0;url=${u}">\n<title>mam ui</title>\n<p><a href="${u}">open the mam dashboard</a></p>\n`,
-    { mode: 0o600 },
-  );
-  return path;
-}
-
-/** best-effort: open the page in the desktop's browser (never fails the command); returns the forwarding page to remove later */
-function openBrowser(url: string, port: number): string | undefined {
+/** best-effort: open the forwarding page in the desktop's browser (never fails the command) */
+function openBrowser(page: string): void {
   const cmd = process.platform === "darwin" ? "open" : "xdg-open";
   const bin = Bun.which(cmd);
   if (!bin) {
     err(`mam ui: ${cmd} not found; open the URL yourself`);
-    return undefined;
-  }
-  let page: string;
-  try {
-    page = openerPage(url, port, process.env);
-  } catch (e) {
-    err(`mam ui: cannot write the page that opens the dashboard (${(e as Error).message}); open the URL yourself`);
-    return undefined;
+    return;
   }
   try {
     const p = Bun.spawn([bin, page], { env: withoutSecrets(process.env) as Record<string, string>, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
@@ -51,7 +25,6 @@ function openBrowser(url: string, port: number): string | undefined {
   } catch (e) {
     err(`mam ui: could not run ${cmd} (${(e as Error).message}); open the URL yourself`);
   }
-  return page;
 }
 
 export default defineCommand({
@@ -80,12 +53,11 @@ export default defineCommand({
     const ui = await startUi({ ws, env: process.env, port: Number(p), actions, liveMs: liveMsFrom(process.env) });
     out(ui.url);
     err(`mam ui: serving ${ws} on 127.0.0.1:${ui.port} (${actions ? "actions ON: the page can stop, resume, cancel and send" : "read-only; --allow-actions lets the page act"}); Ctrl-C stops it`);
-    const page = bool(args, "open") ? openBrowser(ui.url, ui.port) : undefined;
+    if (bool(args, "open")) openBrowser(ui.page);
     const code = await new Promise<number>((resolve) => {
       process.once("SIGINT", () => resolve(130));
       process.once("SIGTERM", () => resolve(143));
     });
-    if (page) rmSync(page, { force: true });
     await ui.stop();
     return code;
   },

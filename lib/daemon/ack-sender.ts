@@ -1,5 +1,5 @@
 // The daemon's side of acknowledgements (lib/jobs/acks.ts): after it journals (or recognises) a
-// job's event, it publishes that job's marks, retained, at most once per period per job, and only
+// job's event, it publishes that job's marks (and the seqs held beyond them), retained, at most once per period per job, and only
 // when they changed since the last publish on this connection (forgetSent() after a reconnect: a
 // broker restarted without persistence has lost its retained messages).
 import { signedAck } from "../jobs/acks.ts";
@@ -35,9 +35,11 @@ export class AckSender {
     const j = this.journals.peek(this.ws, rec.job_id);
     if (!j) return false;
     const acked = j.index.acked();
-    const text = JSON.stringify(acked);
-    if (text === "{}" || this.sent.get(rec.job_id) === text) return false;
-    const ok = await publish(`${rec.topic_prefix}/acks`, signedAck(rec.job_id, acked, rec.auth_token, isoUtc()), { retain: true });
+    const beyond = j.index.beyond();
+    if (Object.keys(acked).length === 0 && Object.keys(beyond).length === 0) return false;
+    const text = JSON.stringify([acked, beyond]);
+    if (this.sent.get(rec.job_id) === text) return false;
+    const ok = await publish(`${rec.topic_prefix}/acks`, signedAck(rec.job_id, acked, rec.auth_token, isoUtc(), beyond), { retain: true });
     if (ok) this.sent.set(rec.job_id, text);
     return ok;
   }

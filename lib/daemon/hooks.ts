@@ -24,11 +24,15 @@ import type { Deps } from "../ops/deps.ts";
 import type { DaemonHooks, HookContext } from "./loop.ts";
 import { LogOnce } from "../sys/log-once.ts";
 import { AckSender } from "./ack-sender.ts";
+import type { NotifyPart } from "./notify.ts";
 import type { AgentLook, AgentState, CursorState, ReactorContext } from "./reactor.ts";
 
 export function defaultHooks(deps: Deps): DaemonHooks {
   const blocked = new Map<string, string>();
   const journals = new JournalCache();
+  // the user's notifications (lib/daemon/notify.ts), loaded with the first thing worth telling
+  let notifyP: Promise<NotifyPart> | undefined;
+  const notes = () => (notifyP ??= import("./notify.ts").then((m) => m.notifyPart(deps)));
   // a machine in a team (docs/machines.md): deliveries, presence, events sent again
   let team: TeamPart | undefined;
   let teamProblem: string | undefined;
@@ -64,7 +68,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   };
   try {
     const t = loadTeam(deps.env);
-    if (t) team = teamPart(deps, t, (id) => journals.quiet(deps.ws, id));
+    if (t) team = teamPart(deps, t, (id) => journals.quiet(deps.ws, id), async (host, wsId, online, at, log) => (await notes()).presence(t.team, host, wsId, online, at, log));
   } catch (e) {
     teamProblem = (e as Error).message;
   }
@@ -88,11 +92,15 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   // a job (or a step) that fails at every poll is logged once, and the others go on
   let once: LogOnce | undefined;
   const onceOf = (ctx: HookContext) => (once ??= new LogOnce(ctx.log));
-  const reactor = async (ctx: HookContext): Promise<ReactorContext> => ({ ws: ctx.ws, runtime: deps.runtime, log: ctx.log, publish: ctx.publish, journals, cursor, host: team?.host, once: onceOf(ctx) });
+  const reactor = async (ctx: HookContext): Promise<ReactorContext> => {
+    const n = await notes();
+    return { ws: ctx.ws, runtime: deps.runtime, log: ctx.log, publish: ctx.publish, journals, cursor, host: team?.host, once: onceOf(ctx), notify: (rec, ev) => n.jobEvent(rec, ev, ctx.log) };
+  };
   const pass = async (ctx: HookContext) => {
     const { reconcileOnce, describeAction } = await import("../ops/reconcile.ts");
     const r = await reconcileOnce(deps, { dry_run: false });
     for (const a of r.actions) ctx.log(`reconcile: ${describeAction(a)}`);
+    if (r.actions.some((a) => a.type === "terminate")) await (await notes()).terminated(r.actions, ctx.log);
   };
   /** react to what is new (all jobs, or the given ones): how many events that was */
   const react = async (ctx: HookContext, only?: string[]): Promise<number> => {
@@ -247,17 +255,19 @@ async function waitedOn(ws: string, host: string | undefined, resting: (id: stri
 
 /** the state of each session's pane, from one listing per server (tmux screens: only `watched`) */
 async function agentStates(deps: Deps, watched?: Set<string>): Promise<(session: string) => Promise<AgentLook>> {
-  const { observe } = await import("../ops/session/observe.ts");
+  const [{ observe }, { questionLine }] = await Promise.all([import("../ops/session/observe.ts"), import("../agents/screen/question.ts")]);
   let cache: Map<string, AgentLook> | undefined;
   return async (session) => {
     if (!cache) {
       cache = new Map();
       const data = deps.registry.read();
-      const obs = await observe(deps, data, [], { liveOnly: watched });
+      const obs = await observe(deps, data, [], { liveOnly: watched, questions: true });
       for (const v of obs.rows) {
         if (v.row.status !== "running" && cache.has(v.row.name)) continue;
         const st: AgentState = v.live === "blocked" ? "blocked" : v.live === "dead" ? "gone" : v.live === "unreachable" ? "unknown" : "alive";
-        cache.set(v.row.name, v.row.status === "running" ? { state: st, ...(st === "blocked" && v.pane?.reason ? { reason: v.pane.reason } : {}) } : { state: "gone" });
+        const question = st === "blocked" && v.pane ? obs.questions.get(v.pane) : undefined;
+        const reason = v.pane?.reason ?? (question ? questionLine(question) : undefined);
+        cache.set(v.row.name, v.row.status === "running" ? { state: st, ...(st === "blocked" && reason ? { reason } : {}), ...(question ? { question } : {}) } : { state: "gone" });
       }
     }
     return cache.get(session) ?? { state: "unknown" };

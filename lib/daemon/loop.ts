@@ -37,15 +37,20 @@ export interface HookContext {
    * being set up, it goes out in order once it is; false in polling mode
    */
   publish(topic: string, payload: string, opts?: { retain?: boolean }): Promise<boolean>;
-  /** run `fn` as a hook of its own after this one (a long step must not hold up MQTT's packets) */
-  defer(name: string, fn: (ctx: HookContext) => Promise<void>): void;
+  /**
+   * run `fn` beside the hooks, not in their line: after the earlier work given the same `lane`
+   * (one at a time per lane, in order), with a hook's deadline and context. For a step that waits
+   * (typing into a pane waits out pauses): in a hook it would hold up every hook behind it, and
+   * the broker's messages (MQTT.js hands over the next one when the last one's hook is done).
+   */
+  aside(lane: string, name: string, fn: (ctx: HookContext) => Promise<void>): void;
   /** resolves once no connection is being set up (what was queued meanwhile has gone out) */
   settled(): Promise<void>;
 }
 
 /**
  * What the daemon does; the loop only decides when. Hooks run one at a time, in order, each with
- * a deadline (HOOK_DEADLINE_MS). They must stay asynchronous: a synchronous wait (spawnSync,
+ * a deadline (HOOK_DEADLINE_MS); what a hook puts aside (HookContext.aside) runs beside them. They must stay asynchronous: a synchronous wait (spawnSync,
  * sleepSync) would also hold up signal handling.
  */
 export interface DaemonHooks {
@@ -285,48 +290,62 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
       while (connecting && !stop.signal.aborted && Date.now() < end) await pause(10, stop.signal);
     };
 
-    // ---- hooks: one at a time, in order, each with a deadline ------------------------------
+    // ---- hooks: one at a time, in order, each with a deadline; and what they put aside ------
+    /** one hook's run, with its context and deadline: undefined when it failed, overran or the daemon stops */
+    const runBody = async <T>(name: string, fn: (ctx: HookContext) => Promise<T>): Promise<T | undefined> => {
+      if (stop.signal.aborted) return undefined;
+      const ac = new AbortController();
+      const onStop = () => ac.abort();
+      stop.signal.addEventListener("abort", onStop, { once: true });
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const overrun = new Promise<undefined>((r) => {
+        timer = setTimeout(() => {
+          log(`${name} did not finish within ${t.hookDeadlineMs / 1000} s; moving on`);
+          ac.abort();
+          r(undefined);
+        }, t.hookDeadlineMs);
+      });
+      try {
+        // fire and forget: an event hook runs inside MQTT.js's message handling, so awaiting a
+        // PUBACK here would wait behind our own unfinished message (and starve keep-alives)
+        const publish = async (topic: string, payload: string, po?: { retain?: boolean }) => {
+          // a message handled while the connection is being set up (the broker sends what it
+          // kept for us before it acknowledges the subscription) publishes once it is
+          if (!link && connecting) {
+            queued.push({ topic, payload, retain: po?.retain });
+            return true;
+          }
+          if (!link) return false;
+          void link.publish(topic, payload, po?.retain).then((ok) => ok || debug(`publish on ${topic} failed`));
+          return true;
+        };
+        const aside = (lane: string, n: string, f: (ctx: HookContext) => Promise<void>) => runAside(lane, n, f);
+        return await Promise.race([fn({ ws, mode, signal: ac.signal, log, debug, publish, aside, settled }), overrun, stopped.then(() => undefined)]);
+      } catch (e) {
+        if (!stop.signal.aborted) log(`${name} failed: ${(e as Error)?.message ?? String(e)}`);
+        return undefined;
+      } finally {
+        clearTimeout(timer);
+        stop.signal.removeEventListener("abort", onStop);
+      }
+    };
     let chain: Promise<unknown> = Promise.resolve();
     const runHook = <T>(name: string, fn: (ctx: HookContext) => Promise<T>): Promise<T | undefined> => {
-      const next = chain.then(async () => {
-        if (stop.signal.aborted) return undefined;
-        const ac = new AbortController();
-        const onStop = () => ac.abort();
-        stop.signal.addEventListener("abort", onStop, { once: true });
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const overrun = new Promise<undefined>((r) => {
-          timer = setTimeout(() => {
-            log(`${name} did not finish within ${t.hookDeadlineMs / 1000} s; moving on`);
-            ac.abort();
-            r(undefined);
-          }, t.hookDeadlineMs);
-        });
-        try {
-          // fire and forget: an event hook runs inside MQTT.js's message handling, so awaiting a
-          // PUBACK here would wait behind our own unfinished message (and starve keep-alives)
-          const publish = async (topic: string, payload: string, po?: { retain?: boolean }) => {
-            // a message handled while the connection is being set up (the broker sends what it
-            // kept for us before it acknowledges the subscription) publishes once it is
-            if (!link && connecting) {
-              queued.push({ topic, payload, retain: po?.retain });
-              return true;
-            }
-            if (!link) return false;
-            void link.publish(topic, payload, po?.retain).then((ok) => ok || debug(`publish on ${topic} failed`));
-            return true;
-          };
-          const defer = (n: string, f: (ctx: HookContext) => Promise<void>) => void runHook(n, f);
-          return await Promise.race([fn({ ws, mode, signal: ac.signal, log, debug, publish, defer, settled }), overrun, stopped.then(() => undefined)]);
-        } catch (e) {
-          if (!stop.signal.aborted) log(`${name} failed: ${(e as Error)?.message ?? String(e)}`);
-          return undefined;
-        } finally {
-          clearTimeout(timer);
-          stop.signal.removeEventListener("abort", onStop);
-        }
-      });
+      const next = chain.then(() => runBody(name, fn));
       chain = next.catch(() => {});
       return next;
+    };
+    /** what hooks put aside, per lane: one at a time, in order, beside the hooks */
+    const lanes = new Map<string, Promise<void>>();
+    const runAside = (lane: string, name: string, fn: (ctx: HookContext) => Promise<void>): void => {
+      const next = (lanes.get(lane) ?? Promise.resolve()).then(() => runBody(name, fn)).then(
+        () => undefined,
+        () => undefined,
+      );
+      lanes.set(lane, next);
+      void next.then(() => {
+        if (lanes.get(lane) === next) lanes.delete(lane);
+      });
     };
 
     // ---- self-termination, idle and overall timeouts ---------------------------------------

@@ -7,6 +7,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { readsCommands } from "../agents/kinds/index.ts";
+import type { Question } from "../agents/screen/question.ts";
+import type { Json } from "../jobs/canonical.ts";
 import { endsJob, type JobEvent } from "../jobs/event.ts";
 import { isFinal } from "../jobs/statuses.ts";
 import { JournalCache } from "../jobs/journal-index.ts";
@@ -35,6 +37,8 @@ export interface ReactorContext {
   cursor?: CursorState;
   /** the daemon's log of failures, each logged once (else each failure is logged) */
   once?: LogOnce;
+  /** the user's notifications (lib/daemon/notify.ts): a dialog, a job's end */
+  notify?: (rec: JobRecord, ev: JobEvent) => Promise<void>;
 }
 
 /** a long-lived reactor's cursor: events that asked for nothing are saved lazily (redoing them does nothing) */
@@ -120,6 +124,11 @@ async function tellDelegator(ctx: ReactorContext, rec: JobRecord, ev: JobEvent):
   const line = endLine(ev);
   const who = rec.delegator;
   await notice(ctx, rec, ev);
+  try {
+    await ctx.notify?.(rec, ev);
+  } catch (e) {
+    ctx.log(`job ${rec.job_id}: notifications failed (${(e as Error).message})`);
+  }
   if (!who) {
     ctx.log(`job ${rec.job_id}: ${ev.event}; no delegator session to tell`);
     return;
@@ -272,11 +281,12 @@ async function stopCopy(ctx: ReactorContext, rec: JobRecord, events: readonly Jo
   }
 }
 
-
 /** what the daemon saw of an agent: its state, and for a blocked one the dialog's question */
 export interface AgentLook {
   state: AgentState;
   reason?: string;
+  /** a permission dialog mam can read: what it asks, its choices, its fingerprint */
+  question?: Question;
 }
 
 /** the detail of a monitor's permission_required: the dialog's question, else a generic line */
@@ -316,12 +326,13 @@ export async function watchAgents(ctx: ReactorContext, stateOf: (session: string
     }
     const session = busySession(rec, events);
     const seen = await stateOf(session);
-    const { state, reason } = typeof seen === "string" ? { state: seen, reason: undefined } : seen;
-    let input: { event: "permission_required" | "error"; detail: string } | undefined;
-    const dialog = `${session}\u0000${reason ?? ""}`;
+    const { state, reason, question } = typeof seen === "string" ? { state: seen, reason: undefined, question: undefined } : seen;
+    let input: { event: "permission_required" | "error"; detail: string; data?: { [k: string]: Json } } | undefined;
+    // the same dialog is the same question (its fingerprint), else the same one-line reason
+    const dialog = `${session}\u0000${question?.fingerprint ?? reason ?? ""}`;
     if (state === "blocked" && blocked.get(id) !== dialog) {
       blocked.set(id, dialog);
-      input = { event: "permission_required", detail: blockedDetail(session, reason) };
+      input = { event: "permission_required", detail: blockedDetail(session, reason), data: question ? { session, question: question as unknown as Json } : { session } };
     } else if (state !== "blocked" && state !== "unknown") blocked.delete(id);
     // pending counts too: the agent has its header; gone before it reported, it never will
     if (state === "gone") input = { event: "error", detail: "agent exited" };

@@ -6,29 +6,31 @@
 //     registry or a job changes (at most once a second), with every poll, and at least every
 //     HEARTBEAT_MS (so that "last seen" means something);
 //   * a delivery on its topic is taken by lib/ops/job/receive.ts; what that journals is published
-//     to the delegator on this connection;
-//   * the events of this host's agents on copies of other hosts' jobs that the delegator has not
-//     acknowledged (its signed, retained acks) are sent again on every connection and poll: an
-//     agent's report made while this host was cut off still arrives;
+//     to the delegator on this connection. The typing runs beside the daemon's hooks (one
+//     delivery at a time per agent), so that the messages behind it do not wait out its pauses;
+//   * the events of this host's journals of copies of other hosts' jobs that the delegator has not
+//     acknowledged (its signed, retained acks) are sent again on every connection and, with a
+//     backoff, on polls, until the delegator holds them all, the copy's end included
+//     (lib/daemon/forward.ts): an agent's report made while this host was cut off still arrives.
+//     They go on the fresh connection that read the acks, not on the daemon's own: that one may
+//     stay stalled after a cut until TCP retransmits or the keepalive gives up on it;
 //   * on the way out it says it is offline.
 import { statSync } from "node:fs";
 import type { Deps } from "../ops/deps.ts";
 import type { Team } from "../team/config.ts";
 import { hostName } from "../team/host.ts";
-import { deliveriesOf, onlineTopic, type Presence, presenceTopic, teamPrefix, workspaceId } from "../team/messages.ts";
-import { seal } from "../team/seal.ts";
+import { deliveriesOf, type Online, onlineTopic, type Presence, presenceTopic, teamPrefix, workspaceId } from "../team/messages.ts";
+import { open, seal } from "../team/seal.ts";
 import type { Appended, JobRecord } from "../jobs/store.ts";
+import type { Outgoing } from "../jobs/transport.ts";
 import type { Dispatched } from "../ops/job/queue.ts";
 import type { LinkExtras } from "./broker-link.ts";
+import { Forwarder } from "./forward.ts";
 import type { HookContext } from "./loop.ts";
 
 export const HEARTBEAT_MS = 60_000;
-/** an agent's own report gets this long to arrive before the daemon sends it again */
-const FORWARD_AFTER_S = 2;
 /** how long after its end a job's end is published again on a new connection */
 const RESEND_ENDS_MS = 86_400_000;
-/** at most this many events of one job go again at once */
-const FORWARD_MAX = 200;
 
 export interface TeamPart {
   host: string;
@@ -58,7 +60,12 @@ export interface TeamPart {
  * the team part of this workspace's daemon, or undefined when this machine is in no team;
  * `ended`: a job the daemon knows has ended (put to rest), passed over without reading it
  */
-export function teamPart(deps: Deps, team: Team, ended: (id: string) => boolean = () => false): TeamPart {
+export function teamPart(
+  deps: Deps,
+  team: Team,
+  ended: (id: string) => boolean = () => false,
+  onPresence?: (host: string, wsId: string, online: boolean, at: number, log: (line: string) => void) => Promise<void>,
+): TeamPart {
   const env = deps.env;
   const host = hostName(env);
   const tp = teamPrefix(team, env);
@@ -66,6 +73,8 @@ export function teamPart(deps: Deps, team: Team, ended: (id: string) => boolean 
   const self = { team, host, wsId, tp };
   const online = onlineTopic(tp, host, wsId);
   const deliveries = `${tp}/deliver/${host}/${wsId}/`;
+  /** the team's online states (retained): a host that goes offline is news (notifications) */
+  const onlines = `${tp}/online/`;
   const offline = () => seal(team, "online", host, { online: false, at: Date.now() });
   let lastPresence = "";
   let lastSent = 0;
@@ -73,6 +82,8 @@ export function teamPart(deps: Deps, team: Team, ended: (id: string) => boolean 
   let jobsDirty = true;
   /** the deliveries this daemon took (the broker may hand one over twice: queued and retained) */
   const taken = new Set<string>();
+  /** what was sent again on this connection (lib/daemon/forward.ts) */
+  const forwarder = new Forwarder();
   const emitOn = (ctx: HookContext) => async (a: Appended) => {
     if (a.record) await ctx.publish(`${a.record.topic_prefix}/events`, a.line);
   };
@@ -121,9 +132,18 @@ export function teamPart(deps: Deps, team: Team, ended: (id: string) => boolean 
 
   const part: TeamPart = {
     host,
-    extras: () => ({ topics: [deliveriesOf(tp, host, wsId)], will: { topic: online, payload: offline() } }),
-    owns: (topic) => topic.startsWith(deliveries),
+    extras: () => ({ topics: [deliveriesOf(tp, host, wsId), ...(onPresence ? [`${onlines}+/+`] : [])], will: { topic: online, payload: offline() } }),
+    owns: (topic) => topic.startsWith(deliveries) || (onPresence !== undefined && topic.startsWith(onlines)),
     async onMessage(topic, payload, ctx) {
+      if (topic.startsWith(onlines)) {
+        const [h, w] = topic.slice(onlines.length).split("/");
+        const o = open(team, payload.toString("utf8"));
+        // sealed by the host it names (an empty payload: a cleared topic)
+        if (!h || !w || !o.ok || o.envelope.from !== h || o.envelope.kind !== "online") return;
+        const b = o.body as Partial<Online>;
+        if (typeof b.online === "boolean") await onPresence?.(h, w, b.online, typeof b.at === "number" ? b.at : o.envelope.at, ctx.log);
+        return;
+      }
       const { takeDelivery, typeDelivery } = await import("../ops/job/receive.ts");
       const r = await takeDelivery(deps, self, topic, payload, emitOn(ctx), (id) => taken.has(id));
       for (const l of r.log) ctx.log(l);
@@ -132,8 +152,9 @@ export function teamPart(deps: Deps, team: Team, ended: (id: string) => boolean 
       if (taken.size > 10_000) taken.clear();
       taken.add(t.d.id);
       jobsDirty = true;
-      // typing takes a while: not inside the broker's message (it would hold up the connection)
-      ctx.defer("deliver", async (c) => {
+      // typing takes a while (it waits out pauses): beside the hooks, one at a time per agent, so
+      // that the broker's messages and the hooks do not wait for it
+      ctx.aside(`deliver:${t.d.to}`, "deliver", async (c) => {
         await c.settled(); // `received` has gone out first
         for (const l of await typeDelivery(deps, self, t, emitOn(c))) c.log(l);
         jobsDirty = true;
@@ -157,6 +178,7 @@ export function teamPart(deps: Deps, team: Team, ended: (id: string) => boolean 
       for (const l of await settleInterrupted(deps, self, undefined, emitOn(ctx))) ctx.log(l);
     },
     async connected(ctx) {
+      forwarder.reset();
       await ctx.publish(online, seal(team, "online", host, { online: true, at: Date.now() }), { retain: true });
       await part.tick(ctx, "force");
       await part.forward(ctx);
@@ -181,46 +203,60 @@ export function teamPart(deps: Deps, team: Team, ended: (id: string) => boolean 
     jobsChanged: () => void (jobsDirty = true),
     async forward(ctx) {
       if (ctx.mode !== "mqtt") return;
-      const [{ listJobIds, readJournal, readRecord, originPath }, { isFinal }, { readFileSync }] = await Promise.all([
-        import("../jobs/store.ts"),
-        import("../jobs/statuses.ts"),
-        import("node:fs"),
-      ]);
+      const [{ listJobIds, readJournal, readRecord, originPath }, { readFileSync }, { unheld }] = await Promise.all([import("../jobs/store.ts"), import("node:fs"), import("./forward.ts")]);
+      const now = Date.now();
       const copies: JobRecord[] = [];
       for (const id of listJobIds(deps.ws)) {
-        if (ended(id)) continue;
+        // an ended job at rest (its journal unchanged) that needs nothing more: not read again
+        if (ended(id) && forwarder.settled(id)) continue;
         try {
           const r = readRecord(deps.ws, id);
-          if (r?.remote_of && !isFinal(r.status)) copies.push(r);
+          if (r && forwarder.wants(r, now)) copies.push(r);
         } catch {}
       }
       if (copies.length === 0) return;
-      const [{ brokerConfigFromEnv }, { readRetained }, { ackTopicOf, readAck }, { canonicalJson }] = await Promise.all([
+      const [{ brokerConfigFromEnv }, { readRetainedAndReply }, { ackHolds, ackTopicOf, readAck }, { canonicalJson }, { isFinal }] = await Promise.all([
         import("../jobs/broker-config.ts"),
         import("../jobs/transport.ts"),
         import("../jobs/acks.ts"),
         import("../jobs/canonical.ts"),
+        import("../jobs/statuses.ts"),
       ]);
       const ackTopic = (r: JobRecord) => ackTopicOf(`${r.topic_prefix}/events`);
-      const acks = await readRetained(brokerConfigFromEnv(env), copies.map(ackTopic), { quietMs: 200, maxMs: 1500 });
-      if (!acks) return;
-      const now = Date.now() / 1000;
-      for (const r of copies) {
-        let origin: string;
-        try {
-          origin = readFileSync(originPath(deps.ws, r.job_id), "utf8").trim();
-        } catch {
-          continue; // nothing written here yet
-        }
-        const raw = acks.get(ackTopic(r));
-        const mark = (raw && readAck(raw, r.job_id, r.auth_token)?.[origin]) ?? 0;
-        const missing = readJournal(deps.ws, r.job_id)
-          .filter((e) => e.origin === origin && e.seq > mark && now - Date.parse(e.timestamp) / 1000 >= FORWARD_AFTER_S)
-          .slice(0, FORWARD_MAX);
-        if (missing.length === 0) continue;
-        for (const e of missing) await ctx.publish(`${r.topic_prefix}/events`, canonicalJson(e));
-        ctx.log(`job ${r.job_id}: sent ${missing.length} event(s) again that ${r.remote_of} had not acknowledged`);
+      const sent: string[] = [];
+      // read the acks and send what they miss on one fresh connection: after a cut, the daemon's
+      // own connection may stay stalled in TCP's backoff until its keepalive gives up on it
+      const r = await readRetainedAndReply(
+        brokerConfigFromEnv(env),
+        copies.map(ackTopic),
+        (acks) => {
+          const out: Outgoing[] = [];
+          for (const rec of copies) {
+            let origin: string;
+            try {
+              origin = readFileSync(originPath(deps.ws, rec.job_id), "utf8").trim();
+            } catch {
+              continue; // nothing written here yet
+            }
+            const raw = acks.get(ackTopic(rec));
+            const marks = raw && readAck(raw, rec.job_id, rec.auth_token);
+            const missing = unheld(readJournal(deps.ws, rec.job_id), origin, (o, seq) => ackHolds(marks, o, seq), Date.now());
+            const send = forwarder.due(rec, missing, isFinal(rec.status), Date.now());
+            if (send.length === 0) continue;
+            for (const e of send) out.push({ topic: `${rec.topic_prefix}/events`, payload: canonicalJson(e) });
+            sent.push(`job ${rec.job_id}: sent ${send.length} event(s) again that ${rec.remote_of} had not acknowledged`);
+          }
+          return out;
+        },
+        { quietMs: 200, maxMs: 1500 },
+      );
+      if (!r || sent.length === 0) return;
+      if (!r.sent.ok) {
+        forwarder.reset(); // not sent after all: due again at the next poll
+        ctx.log(`team: could not send again what the delegators miss (${r.sent.reason})`);
+        return;
       }
+      for (const l of sent) ctx.log(l);
     },
     farewell: () => ({ topic: online, payload: offline() }),
   };

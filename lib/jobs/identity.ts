@@ -7,7 +7,8 @@
 //
 // EventIndex is what a receiver remembers of a journal: per identity the event's signature (an
 // exact replay has the same identity and the same signature; a valid signature covers every other
-// byte of the payload), and per origin the highest seq (to log gaps). Pure: no I/O.
+// byte of the payload), per origin the highest seq (to log gaps), and what acks say of it: the
+// contiguous mark and the seqs held above it (lib/jobs/acks.ts). Pure: no I/O.
 import { randomBytes } from "node:crypto";
 
 /** an origin id: what mam writes is 16 hex digits; other senders may use 8-64 of [A-Za-z0-9_-] */
@@ -107,4 +108,32 @@ export class EventIndex implements SeenEvents {
     for (const [o, n] of this.contiguous) if (o !== "" && n > 0) out[o] = n;
     return out;
   }
+
+  /**
+   * per origin (senders with one) that has seqs here above its acked() mark: those seqs as
+   * ascending inclusive ranges, at most `maxRanges` (the lowest ones)
+   */
+  beyond(maxRanges = MAX_ACK_RANGES): Record<string, [number, number][]> {
+    const out: Record<string, [number, number][]> = {};
+    for (const [o, up] of this.above) {
+      if (o === "" || up.size === 0) continue;
+      out[o] = seqRanges(up, maxRanges);
+    }
+    return out;
+  }
+}
+
+/** how many ranges of seqs above its mark an ack lists per origin (lib/jobs/acks.ts) */
+export const MAX_ACK_RANGES = 64;
+
+/** seqs as ascending inclusive ranges, the lowest `max` of them */
+export function seqRanges(seqs: Iterable<number>, max = MAX_ACK_RANGES): [number, number][] {
+  const out: [number, number][] = [];
+  for (const s of [...seqs].sort((a, b) => a - b)) {
+    const last = out.at(-1);
+    if (last && s <= last[1] + 1) last[1] = Math.max(last[1], s);
+    else if (out.length < max) out.push([s, s]);
+    else break;
+  }
+  return out;
 }

@@ -1,6 +1,6 @@
 // The names of job events and statuses, and which of them end a job: constants only, so that a
 // command's definition can name them without loading the event code (docs/jobs.md).
-export const EVENT_NAMES = ["started", "permission_required", "progress", "completed", "error", "cancelled", "timeout", "offered", "received", "delivered", "uncertain", "queued", "dispatched"] as const;
+export const EVENT_NAMES = ["started", "permission_required", "progress", "completed", "error", "cancelled", "timeout", "offered", "received", "delivered", "uncertain", "queued", "dispatched", "approved", "denied"] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 export const TERMINAL_EVENTS: readonly EventName[] = ["completed", "error", "cancelled", "timeout"];
 /**
@@ -14,8 +14,13 @@ export const DELIVERY_EVENTS: readonly EventName[] = ["offered", "received", "de
  * data.position), dispatched (its turn came: data.to names the agent it went to)
  */
 export const QUEUE_EVENTS: readonly EventName[] = ["queued", "dispatched"];
-/** what only mam journals (an agent's report cannot be one of these) */
-export const MAM_EVENTS: readonly EventName[] = [...DELIVERY_EVENTS, ...QUEUE_EVENTS];
+/**
+ * a user's answer to the agent's permission dialog, journalled by `mam approve` (docs/approvals.md):
+ * approved (a yes, once or always), denied (the no); data says which choice, by whom, from where
+ */
+export const APPROVAL_EVENTS: readonly EventName[] = ["approved", "denied"];
+/** what only mam journals (an agent's report cannot be one of these); none of them says the job runs */
+export const MAM_EVENTS: readonly EventName[] = [...DELIVERY_EVENTS, ...QUEUE_EVENTS, ...APPROVAL_EVENTS];
 
 export const JOB_STATUSES = ["queued", "pending", "running", "completed", "error", "cancelled", "timeout"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];

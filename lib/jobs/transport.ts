@@ -184,8 +184,39 @@ export async function subscribeTopics(
 export async function readRetained(
   cfg: BrokerConfig,
   topics: string[],
-  o: { marker?: string; quietMs?: number; maxMs?: number; timeoutMs?: number } = {},
+  o: RetainedOptions = {},
 ): Promise<Map<string, Buffer> | undefined> {
+  return (await readThen(cfg, topics, o))?.got;
+}
+
+/**
+ * readRetained, then publish on the same connection what `reply` makes of what was read (QoS 1, in
+ * order, PUBACKs awaited): a path to the broker that has just worked, not an older connection that
+ * a cut network may have left stalled. undefined when no broker answers; `sent` says whether the
+ * replies went out.
+ */
+export async function readRetainedAndReply(
+  cfg: BrokerConfig,
+  topics: string[],
+  reply: (got: Map<string, Buffer>) => Outgoing[],
+  o: RetainedOptions = {},
+): Promise<{ got: Map<string, Buffer>; sent: PublishResult } | undefined> {
+  return readThen(cfg, topics, o, reply);
+}
+
+interface RetainedOptions {
+  marker?: string;
+  quietMs?: number;
+  maxMs?: number;
+  timeoutMs?: number;
+}
+
+async function readThen(
+  cfg: BrokerConfig,
+  topics: string[],
+  o: RetainedOptions,
+  reply?: (got: Map<string, Buffer>) => Outgoing[],
+): Promise<{ got: Map<string, Buffer>; sent: PublishResult } | undefined> {
   const quietMs = o.quietMs ?? 150;
   const maxMs = o.maxMs ?? 2000;
   const timeoutMs = o.timeoutMs ?? PUBLISH_CONNECT_TIMEOUT_MS;
@@ -219,10 +250,20 @@ export async function readRetained(
       // a marker that does not come back within quietMs of the last message: fall back to quiet
       if (o.marker !== undefined && Date.now() - last >= Math.max(quietMs, 500)) break;
     }
-    return got;
   } catch {
-    return undefined;
-  } finally {
     await withTimeout(client.endAsync(), 1000, "end").catch(() => client.end(true));
+    return undefined;
   }
+  if (!reply) {
+    await withTimeout(client.endAsync(), 1000, "end").catch(() => client.end(true));
+    return { got, sent: { ok: true } };
+  }
+  let items: Outgoing[];
+  try {
+    items = reply(got);
+  } catch (e) {
+    await withTimeout(client.endAsync(), 1000, "end").catch(() => client.end(true));
+    throw e;
+  }
+  return { got, sent: await sendAndEnd(cfg, client, items, timeoutMs) };
 }

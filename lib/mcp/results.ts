@@ -25,6 +25,18 @@ const jobRecordOut = {
   created_at: str,
   updated_at: str,
 };
+/** what a permission dialog asks (lib/agents/screen/question.ts) */
+const questionOut = z.looseObject({
+  kind: str,
+  what: z.enum(["command", "file", "tool", "other"]),
+  title: str,
+  subject: str,
+  body: z.array(str),
+  notes: z.array(str),
+  question: str,
+  choices: z.array(z.looseObject({ n: z.number().int(), label: str, key: str, role: z.enum(["yes", "always", "no", "other"]) })),
+  fingerprint: str,
+});
 const jobViewOut = z.looseObject({ ...jobRecordOut, events: z.number().int(), last_event: eventOut.nullable() });
 
 export const OUTPUTS = {
@@ -43,8 +55,21 @@ export const OUTPUTS = {
         pane: strOrNull,
         job: z.looseObject({ id: str, status: str }).nullable(),
         drift: z.array(str),
+        question: questionOut.optional(),
       }),
     ),
+  }),
+  session_approve: z.looseObject({
+    session: str,
+    job_id: strOrNull,
+    answer: z.enum(["approved", "denied"]),
+    choice: z.looseObject({ n: z.number().int(), label: str, key: str, role: str }),
+    question: questionOut,
+    key: str,
+    answered: z.boolean(),
+    seq: z.number().int().nullable(),
+    told: z.boolean(),
+    warnings: z.array(str),
   }),
   session_create: z.looseObject({
     name: str,

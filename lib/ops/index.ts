@@ -3,7 +3,8 @@
 // a new operation is one entry here (in lib/ops/table/) plus its use case (docs/architecture.md).
 import type { AnyOp } from "./op.ts";
 import { jobCancel, jobEvent, jobList, jobLogs, jobStatus, jobSubmit, jobWait } from "./table/job.ts";
-import { sessionCreate, sessionPrune, sessionResume, sessionSend, sessionStatus, sessionStop } from "./table/session.ts";
+import { sessionApprove, sessionCreate, sessionPrune, sessionResume, sessionSend, sessionStatus, sessionStop } from "./table/session.ts";
+import { notifyAdd, notifyList, notifyRemove, notifyTest } from "./table/notify.ts";
 import { teamCode, teamInit, teamJoin, teamLeave, teamShow } from "./table/team.ts";
 import { daemonEnsure, daemonStatus, daemonStop, registryCheck, registryRebuild, registryReconcile, registryRestore, worktreeList, worktreeRemove } from "./table/workspace.ts";
 
@@ -15,6 +16,7 @@ export const OPS: readonly AnyOp[] = [
   sessionResume,
   sessionPrune,
   sessionSend,
+  sessionApprove,
   jobSubmit,
   jobStatus,
   jobList,
@@ -36,6 +38,10 @@ export const OPS: readonly AnyOp[] = [
   teamJoin,
   teamCode,
   teamLeave,
+  notifyAdd,
+  notifyList,
+  notifyRemove,
+  notifyTest,
 ];
 
 /** the op of a name; undefined when there is none */

@@ -2,6 +2,7 @@
 // and whether its daemon is online, read from the retained messages (never from any host
 // directly), and finding the agent `NAME@HOST` names in it.
 import type { BrokerConfig } from "../jobs/broker-config.ts";
+import { isFinal, type JobStatus } from "../jobs/statuses.ts";
 import { EXIT, MamError, notFound } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 import type { Team } from "./config.ts";
@@ -86,4 +87,28 @@ export function findRemote(f: Fleet, name: string, host: string): RemoteAgent {
   const w = hits[0]!;
   const a = w.agents.find((x) => x.name === name)!;
   return { host, ws_id: w.ws_id, workspace: w.workspace, agent: a.agent, online: w.online };
+}
+
+/** a pool's agent on another host: NAME@HOST, and whether its presence said it was free */
+export interface PoolPick {
+  to: string;
+  free: boolean;
+}
+
+/**
+ * A pool's agent on another host of the team (docs/jobs.md#the-queue), from what the hosts last
+ * announced: the first (by host, then name) running session of `role` on an online workspace of
+ * a host other than `selfHost` that was idle with no unfinished job; else, unless the job can wait
+ * here (`waitHere`: this workspace has sessions of the role), the first running one of the role
+ * busy or not (its host queues the job). Undefined when there is none.
+ */
+export function poolAgentElsewhere(f: Fleet, role: string, selfHost: string, waitHere: boolean): PoolPick | undefined {
+  const of = f.workspaces
+    .filter((w) => w.online && w.host !== selfHost)
+    .flatMap((w) => w.agents.filter((a) => a.role === role && a.status === "running").map((a) => ({ a, host: w.host })))
+    .sort((x, y) => (x.host === y.host ? x.a.name.localeCompare(y.a.name) : x.host.localeCompare(y.host)));
+  const free = of.find(({ a }) => a.live === "idle" && (a.job === null || isFinal(a.job.status as JobStatus)));
+  if (free) return { to: `${free.a.name}@${free.host}`, free: true };
+  if (waitHere || of.length === 0) return undefined;
+  return { to: `${of[0]!.a.name}@${of[0]!.host}`, free: false };
 }

@@ -14,6 +14,8 @@ import { noticesOf } from "../sys/notice.ts";
 interface Allowed {
   /** the input fields the page gives */
   fields: string[];
+  /** of those, the ones the page must give (an op may default them; the page may not) */
+  required?: string[];
   /** the input fields this front door sets */
   fixed?: Record<string, unknown>;
 }
@@ -25,6 +27,9 @@ export const UI_ACTIONS: Record<string, Allowed> = {
   "session.send": { fields: ["name", "text"] },
   "session.prune": { fields: ["names"], fixed: { dry_run: false } },
   "job.cancel": { fields: ["job_id"] },
+  // the page answers only the dialog it shows (its fingerprint), with the one-time yes or the no:
+  // an "always" choice is the command line's (--choice), never a button's
+  "session.approve": { fields: ["target", "fingerprint", "deny"], required: ["fingerprint"] },
 };
 
 export interface UiAction {
@@ -43,6 +48,8 @@ export function parseAction(body: unknown): UiAction {
   if (typeof given !== "object" || given === null || Array.isArray(given)) throw usageError(`the ${op.name} action's input is not a JSON object`);
   const extra = Object.keys(given).filter((k) => !allowed.fields.includes(k));
   if (extra.length) throw usageError(`the ${op.name} action takes only ${allowed.fields.join(", ")} (not ${extra.join(", ")})`);
+  const missing = (allowed.required ?? []).filter((k) => !Object.hasOwn(given, k));
+  if (missing.length) throw usageError(`the ${op.name} action needs ${missing.join(", ")} from the page`);
   try {
     return { op, input: parseInput(op, { ...given, ...allowed.fixed }) as Record<string, unknown> };
   } catch (e) {

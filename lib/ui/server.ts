@@ -13,6 +13,7 @@ import { queuePositions, readQueue } from "../ops/job/queue.ts";
 import { realDeps } from "../ops/wiring.ts";
 import { EXIT, MamError } from "../sys/errors.ts";
 import { type Env, mamDir } from "../sys/paths.ts";
+import { noteUi } from "../sys/ui-file.ts";
 import { httpStatusOf, parseAction, runAction } from "./actions.ts";
 import { checkRequest, hostAllowed, hostRefusal, newUiToken } from "./guard.ts";
 import { jobsView, type UiDaemon, type UiFleet, type UiSession, type UiState } from "./model.ts";
@@ -36,6 +37,8 @@ export interface UiServer {
   url: string;
   port: number;
   token: string;
+  /** the 0600 page that forwards to url (lib/sys/ui-file.ts), for an opener and notifications' links */
+  page: string;
   stop(): Promise<void>;
 }
 
@@ -384,6 +387,16 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
   };
 
   let server: ReturnType<typeof Bun.serve>;
+  /** every timer and watcher of the server stops (a failed start, or stop()) */
+  const halt = () => {
+    stopped = true;
+    clearInterval(liveTimer);
+    clearInterval(fleetTimer);
+    clearInterval(heartbeat);
+    clearTimeout(pollTimer);
+    clearTimeout(debounce);
+    for (const w of watchers.values()) w.close();
+  };
   try {
     // never Bun's development error page (it shows the workspace's path and source lines to
     // anyone who reaches the port): a failure is a plain 500, its reason on the server's stderr
@@ -399,29 +412,29 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
       },
     });
   } catch (e) {
-    stopped = true;
-    clearInterval(liveTimer);
-    clearInterval(fleetTimer);
-    clearInterval(heartbeat);
-    clearTimeout(pollTimer);
-    for (const w of watchers.values()) w.close();
+    halt();
     const code = (e as { code?: string }).code;
     if (code === "EADDRINUSE") throw new MamError(`port ${o.port} on 127.0.0.1 is in use`, EXIT.FAIL, "pick another with --port N, or --port 0 for a free one");
     throw new MamError(`cannot listen on 127.0.0.1:${o.port} (${(e as Error).message})`, EXIT.FAIL);
   }
   port = server.port ?? o.port;
+  const url = `http://127.0.0.1:${port}/?token=${token}`;
+  let note: ReturnType<typeof noteUi>;
+  try {
+    note = noteUi(ws, url, port, o.env);
+  } catch (e) {
+    await server.stop(true);
+    halt();
+    throw e;
+  }
   return {
-    url: `http://127.0.0.1:${port}/?token=${token}`,
+    url,
     port,
     token,
+    page: note.page,
     async stop() {
-      stopped = true;
-      clearInterval(liveTimer);
-      clearInterval(fleetTimer);
-      clearInterval(heartbeat);
-      clearTimeout(pollTimer);
-      clearTimeout(debounce);
-      for (const w of watchers.values()) w.close();
+      note.stop();
+      halt();
       for (const c of clients) c.close();
       clients.clear();
       await server.stop(true);

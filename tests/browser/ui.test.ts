@@ -144,6 +144,8 @@ it("the page: the team, a CLI job's events arriving live, a blocked agent on top
     await page.click("[data-screen='alpha']");
     await page.waitForFunction(screenHas("Do you want to proceed?"), { timeout: 10_000 });
     await snap(page, "screen");
+    // the user answers in the pane (the dialog takes one key, as claude's does), then types
+    await w.keys("alpha", "1");
     await w.keys("alpha", "all done here");
     await page.waitForFunction(screenHas("all done here"), { timeout: 10_000 });
     await page.click("#panel-close");
@@ -296,6 +298,95 @@ it("actions only with --allow-actions: refused (403) and hidden without it; with
     expect(questions.some((q) => q.includes("ask rm -rf build"))).toBe(true);
     await page.close();
     expect(await ui.stop()).toBe(143);
+  });
+}, 120_000);
+
+it("approve once / deny on a blocked agent: its question and choices shown, buttons only with --allow-actions, the dialog the page shows or nothing, journalled via ui; a notification's #agent= link opens the agent", async () => {
+  await withWorld(async (w) => {
+    await w.create("alpha");
+    const id = (await w.mam(["job", "submit", "--to", "alpha", "--prompt", "build it"])).stdout.trim();
+    expect((await w.mam(["job", "event", id, "started", "--detail", "go", "--source", "alpha"])).code).toBe(0);
+    const journal = async () => JSON.parse((await w.mam(["job", "logs", id, "--json"])).stdout).events as { event: string; data: Record<string, any> }[];
+    await w.keys("alpha", "ask touch hello.txt");
+
+    // read-only: the question, its choices and the command, no buttons
+    const ro = await w.ui();
+    const roPage = await w.open(ro);
+    await roPage.waitForSelector(".question[data-question='alpha']", { timeout: 15_000 });
+    const shown = await text(roPage, ".question[data-question='alpha']");
+    expect(shown).toContain("alpha asks: Bash command — Do you want to proceed?");
+    expect(shown).toContain("touch hello.txt");
+    expect(shown).toContain("don't ask again");
+    expect(shown).toContain("(always: only mam approve --choice 2)");
+    const fp = await roPage.$eval(".question[data-question='alpha']", (e) => (e as unknown as { dataset: Record<string, string> }).dataset.fingerprint!);
+    expect(fp).toMatch(/^[0-9a-f]{16}$/);
+    expect(shown).toContain(`mam approve alpha --fingerprint ${fp}`);
+    expect(await roPage.$$("[data-act='approve'],[data-act='deny']")).toHaveLength(0);
+    await snap(roPage, "approve-read-only");
+    await roPage.close();
+    const roPost = await fetch(`http://127.0.0.1:${ro.port}/api/action?token=${ro.token}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ action: "session.approve", input: { target: "alpha", fingerprint: fp } }) });
+    expect(roPost.status).toBe(403);
+    expect(await ro.stop()).toBe(143);
+
+    const ui = await w.ui(["--allow-actions"]);
+    const post = (body: object) => fetch(`http://127.0.0.1:${ui.port}/api/action?token=${ui.token}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    // the page names the dialog it answers, and never picks a choice itself
+    const noFp = await post({ action: "session.approve", input: { target: "alpha" } });
+    expect(noFp.status).toBe(400);
+    expect(((await noFp.json()) as { error: string }).error).toContain("the session.approve action needs fingerprint from the page");
+    const withChoice = await post({ action: "session.approve", input: { target: "alpha", fingerprint: fp, choice: 2 } });
+    expect(withChoice.status).toBe(400);
+    expect(((await withChoice.json()) as { error: string }).error).toContain("takes only target, fingerprint, deny (not choice)");
+    const stale = await post({ action: "session.approve", input: { target: "alpha", fingerprint: "0123456789abcdef" } });
+    expect(stale.status).toBe(409);
+    expect(((await stale.json()) as { error: string }).error).toContain(`to answer this one: fingerprint "${fp}"`);
+
+    const page = await w.open(ui);
+    let answer = false;
+    const questions: string[] = [];
+    page.on("dialog", (d) => {
+      questions.push(d.message());
+      void (answer ? d.accept() : d.dismiss());
+    });
+    await page.waitForSelector("tr.reason-row [data-act='approve'][data-name='alpha']", { timeout: 15_000 });
+    expect(await page.$("tr.reason-row [data-act='deny'][data-name='alpha']")).not.toBeNull();
+    await snap(page, "approve-buttons");
+    // asked first: dismissed, nothing pressed
+    await page.click("[data-act='approve'][data-name='alpha']");
+    await Bun.sleep(500);
+    expect((await journal()).some((e) => e.event === "approved")).toBe(false);
+    expect(questions[0]).toContain("Approve once: alpha's dialog?");
+    expect(questions[0]).toContain("Bash command: touch hello.txt");
+    answer = true;
+    await page.click("[data-act='approve'][data-name='alpha']");
+    await page.waitForSelector("tr[data-session='alpha'][data-live='idle']", { timeout: 15_000 });
+    await page.waitForFunction(`document.getElementById("toast")?.textContent?.startsWith("approved alpha's dialog")`, { timeout: 10_000 });
+    const ap = (await journal()).find((e) => e.event === "approved")!;
+    expect(ap.data).toMatchObject({ via: "ui", choice: { n: 1, role: "yes" }, fingerprint: fp });
+
+    // a second dialog, denied from the page: the agent is told
+    await w.keys("alpha", "ask rm -rf /tmp/x");
+    await page.waitForSelector("tr.reason-row [data-act='deny'][data-name='alpha']", { timeout: 15_000 });
+    await page.waitForFunction(`document.querySelector(".question[data-question='alpha'] pre.subject")?.textContent === "rm -rf /tmp/x"`, { timeout: 10_000 });
+    await page.click("[data-act='deny'][data-name='alpha']");
+    await page.waitForFunction(`document.getElementById("toast")?.textContent?.startsWith("denied alpha's dialog")`, { timeout: 20_000 });
+    expect(await text(page, "#toast")).toContain("told alpha that the answer is no");
+    const de = (await journal()).find((e) => e.event === "denied")!;
+    expect(de.data).toMatchObject({ via: "ui", choice: { n: 3, role: "no" } });
+    expect(questions.at(-1)).toContain("Deny: alpha's dialog?");
+    await page.close();
+
+    // a notification's link: the forwarding page with #agent=alpha opens the dashboard on alpha's screen
+    const note = JSON.parse(readFileSync(join(w.sb.ws, ".mam", "ui.json"), "utf8")) as { page: string; port: number };
+    expect(note.port).toBe(ui.port);
+    const linked = await w.browser.newPage();
+    await linked.goto(`file://${note.page}#agent=alpha`);
+    await linked.waitForSelector("body[data-ready='1']", { timeout: 15_000 });
+    expect(linked.url()).toContain("#agent=alpha");
+    await linked.waitForFunction(`document.getElementById("screen-text")?.dataset.screenOf === "alpha"`, { timeout: 10_000 });
+    await linked.close();
+    expect(await ui.stop()).toBe(143);
+    expect(existsSync(note.page)).toBe(false);
   });
 }, 120_000);
 

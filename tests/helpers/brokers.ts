@@ -45,6 +45,28 @@ export interface MosquittoOptions {
   password?: string;
   /** TLS listener: PEM files */
   tls?: { ca: string; cert: string; key: string };
+  /**
+   * the configuration as a user writes it (its listener, TLS, password_file, acl_file …),
+   * instead of the lines made from the options above; the fixture adds only logging to stderr,
+   * persistence in memory and, as root, `user root`. `port` is the listener's port to put in it.
+   */
+  config?: (port: number) => string[];
+}
+
+/** the mosquitto_passwd next to mosquitto (Debian ships mosquitto in /usr/sbin but mosquitto_passwd in /usr/bin) */
+function passwdBin(bin: string): string {
+  return [bin.replace(/mosquitto$/, "mosquitto_passwd"), "/usr/bin/mosquitto_passwd", "/usr/local/bin/mosquitto_passwd"].find((p) => existsSync(p)) ?? Bun.which("mosquitto_passwd") ?? "mosquitto_passwd";
+}
+
+/** a Mosquitto password file with these users (mosquitto_passwd -b) */
+export function writeMosquittoPasswords(file: string, users: Record<string, string>): void {
+  const bin = mosquittoPath();
+  if (!bin) throw new Error("mosquitto is not installed (apt-get install mosquitto)");
+  writeFileSync(file, "");
+  for (const [u, pw] of Object.entries(users)) {
+    const r = Bun.spawnSync([passwdBin(bin), "-b", file, u, pw]);
+    if (r.exitCode !== 0) throw new Error(`mosquitto_passwd failed: ${r.stderr}`);
+  }
 }
 
 /** start Mosquitto in dir on a free (or given) loopback port */
@@ -53,21 +75,21 @@ export async function startMosquitto(dir: string, o: MosquittoOptions = {}): Pro
   if (!bin) throw new Error("mosquitto is not installed (apt-get install mosquitto); .ci/run installs it");
   mkdirSync(dir, { recursive: true });
   const port = o.port ?? (await freePort());
-  const lines = [`listener ${port} 127.0.0.1`, "persistence false", "log_dest stderr", "log_type error", "log_type warning"];
+  const lines = ["persistence false", "log_dest stderr", "log_type error", "log_type warning"];
   // started as root, mosquitto drops to the `mosquitto` user, who cannot read files in a 0700 temp dir
   if (process.getuid?.() === 0) lines.push("user root");
-  if (o.username) {
-    const pw = join(dir, "passwd");
-    writeFileSync(pw, "");
-    // Debian ships mosquitto in /usr/sbin but mosquitto_passwd in /usr/bin
-    const pwBin = [bin.replace(/mosquitto$/, "mosquitto_passwd"), "/usr/bin/mosquitto_passwd", "/usr/local/bin/mosquitto_passwd"].find((p) => existsSync(p)) ?? Bun.which("mosquitto_passwd") ?? "mosquitto_passwd";
-    const r = Bun.spawnSync([pwBin, "-b", pw, o.username, o.password ?? ""]);
-    if (r.exitCode !== 0) throw new Error(`mosquitto_passwd failed: ${r.stderr}`);
-    lines.push("allow_anonymous false", `password_file ${pw}`);
-  } else {
-    lines.push("allow_anonymous true");
+  if (o.config) lines.push(...o.config(port));
+  else {
+    lines.push(`listener ${port} 127.0.0.1`);
+    if (o.username) {
+      const pw = join(dir, "passwd");
+      writeMosquittoPasswords(pw, { [o.username]: o.password ?? "" });
+      lines.push("allow_anonymous false", `password_file ${pw}`);
+    } else {
+      lines.push("allow_anonymous true");
+    }
+    if (o.tls) lines.push(`cafile ${o.tls.ca}`, `certfile ${o.tls.cert}`, `keyfile ${o.tls.key}`);
   }
-  if (o.tls) lines.push(`cafile ${o.tls.ca}`, `certfile ${o.tls.cert}`, `keyfile ${o.tls.key}`);
   const conf = join(dir, `mosquitto-${port}.conf`);
   writeFileSync(conf, `${lines.join("\n")}\n`);
   const proc = Bun.spawn([bin, "-c", conf], { stdin: "ignore", stdout: "ignore", stderr: "pipe", cwd: dir });

@@ -1,11 +1,15 @@
 // "Machines" of a team on one machine (docs/machines.md): each host has its own MAM_HOST, HOME,
 // workspace, private tmux server and daemon; they share one real broker. Demo agents do the work
 // (they follow the job header like a real agent: tests/…/demo-agent). What a host runs goes
-// through its `mam` as users run it.
+// through its `mam` as users run it: on this machine's network, or through a runner, e.g. inside
+// a network namespace of tests/helpers/netlab.ts (labRunner), so that the daemon, the tmux server
+// and the agents `mam create` starts live there and a cut of the host's link cuts them all off.
+import { expect } from "bun:test";
 import { mkdirSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { JobEvent } from "../../lib/jobs/event.ts";
 import { MAM_CMD, run, type RunResult } from "./mam.ts";
+import type { NetLab } from "./netlab.ts";
 import { baseEnv, waitFor } from "./sandbox.ts";
 import { killTmuxServer, tmuxServerName } from "./tmux.ts";
 
@@ -25,15 +29,30 @@ export interface Host {
   screen(session: string): string;
   /** the job's journal on this host */
   journal(id: string): JobEvent[];
+  /** the origin of the events this host's journal of the job wrote itself (undefined: none yet) */
+  origin(id: string): string | undefined;
   log(): string;
   stop(): Promise<void>;
 }
 
+/** runs a command line for a host (its env and workspace given) */
+export type HostRunner = (argv: string[], o: { env: Record<string, string>; cwd: string; timeoutMs?: number }) => Promise<RunResult>;
+
+/** run a host's commands inside its namespace of a network lab (bounded like run: 60 s by default) */
+export function labRunner(lab: NetLab, member: string): HostRunner {
+  return async (argv, o) => {
+    const t0 = performance.now();
+    const r = await lab.exec(member, argv, { env: o.env, cwd: o.cwd, timeoutMs: o.timeoutMs ?? 60_000 });
+    return { code: r.code, stdout: r.stdout, stderr: r.stderr, ms: performance.now() - t0 };
+  };
+}
+
 /**
  * a host under `root` (a sandbox's folder); `brokerEnv` points it at the team's broker; `cmd` is
- * the words that run mam (default: the binary the tests run; the bench passes its own)
+ * the words that run mam (default: the binary the tests run; the bench passes its own); `runner`
+ * runs them (default: here, as users run it; labRunner: inside a network namespace)
  */
-export function makeHost(root: string, name: string, brokerEnv: Record<string, string>, extra: Record<string, string> = {}, cmd: string[] = MAM_CMD): Host {
+export function makeHost(root: string, name: string, brokerEnv: Record<string, string>, extra: Record<string, string> = {}, cmd: string[] = MAM_CMD, runner: HostRunner = run): Host {
   const dir = join(root, name);
   const home = join(dir, "home");
   const ws = join(dir, "ws");
@@ -62,7 +81,7 @@ export function makeHost(root: string, name: string, brokerEnv: Record<string, s
     ws: wsReal,
     tmux,
     env,
-    mam: (args, more = {}, timeoutMs) => run([...cmd, ...args], { env: { ...env, ...more }, cwd: wsReal, timeoutMs }),
+    mam: (args, more = {}, timeoutMs) => runner([...cmd, ...args], { env: { ...env, ...more }, cwd: wsReal, timeoutMs }),
     async ok(args, more = {}) {
       const r = await h.mam(args, more);
       if (r.code !== 0) throw new Error(`${name}: mam ${args.join(" ")} → ${r.code}\n${r.stdout}${r.stderr}\ndaemon log:\n${h.log()}`);
@@ -83,6 +102,13 @@ export function makeHost(root: string, name: string, brokerEnv: Record<string, s
           .map((l) => JSON.parse(l) as JobEvent);
       } catch {
         return [];
+      }
+    },
+    origin(id) {
+      try {
+        return readFileSync(join(wsReal, ".mam", "jobs", `${id}.origin`), "utf8").trim() || undefined;
+      } catch {
+        return undefined;
       }
     },
     log() {
@@ -171,4 +197,37 @@ export async function fleetWorld(root: string, brokerEnv: Record<string, string>
   await C.demo("r", "reviewer");
   await untilAnnounced(A, ["w@hostB", "r@hostC", "lead@hostA", "side@hostA"]);
   return w;
+}
+
+/** the events of one origin, as `seq event source`, in journal order */
+export const ofOrigin = (evs: JobEvent[], origin: string | undefined) => evs.filter((e) => e.origin === origin).map((e) => `${e.seq} ${e.event} ${e.source}`);
+
+/** how many times `needle` appears in `hay` */
+export const occurrences = (hay: string, needle: string) => hay.split(needle).length - 1;
+
+/** has the host's journal of the job reached this stage (`event source`)? */
+export const hasStage = (h: Host, id: string, stage: string) => stages(h.journal(id)).includes(stage);
+
+/** a host's journal of the job, one `origin#seq event source` a line, for failure messages */
+export const journalText = (h: Host, id?: string) => (id ? h.journal(id).map((e) => `  ${e.origin}#${e.seq} ${e.event} ${e.source}`).join("\n") : "");
+
+/** wait for `cond` (bounded), or fail with `what` and the story of what happened */
+export async function until(what: string, cond: () => boolean | Promise<boolean>, timeoutMs: number, story: () => string): Promise<void> {
+  if (!(await waitFor(cond, timeoutMs, 100))) throw new Error(`not within ${timeoutMs} ms: ${what}\n${story()}`);
+}
+
+/**
+ * nothing lost, nothing doubled: the delegator's journal holds the worker host's own events
+ * exactly as the worker host's journal orders them, neither has an identity twice, and the job's
+ * header was typed once into `session` on the worker host
+ */
+export function expectWhole(delegator: Host, worker: Host, id: string, session: string, story: string): void {
+  const a = delegator.journal(id);
+  const b = worker.journal(id);
+  expect(doubled(a), story).toEqual([]);
+  expect(doubled(b), story).toEqual([]);
+  const origin = worker.origin(id);
+  expect(origin).toBeDefined();
+  expect(ofOrigin(a, origin), story).toEqual(ofOrigin(b, origin));
+  expect(occurrences(worker.screen(session), `[mam] Job ${id} delegated`), story).toBe(1);
 }

@@ -165,7 +165,7 @@ describe("several writers on one job through Mosquitto", () => {
         const { readAck } = await import("../../lib/jobs/acks.ts");
         const seen: string[] = [];
         let ack: Record<string, number> | undefined;
-        pub.on("message", (t, p) => (t.endsWith("/acks") ? (ack = readAck(p, id, token)) : seen.push(p.toString())));
+        pub.on("message", (t, p) => (t.endsWith("/acks") ? (ack = readAck(p, id, token)?.acked) : seen.push(p.toString())));
         await pub.subscribeAsync([topic, `mam/jobs/${id}/acks`], { qos: 1 });
         expect(await waitFor(() => ack?.[o1!] === 9 && ack?.[o2!] === 8, 10_000, 50), JSON.stringify(ack)).toBe(true);
         const last = await r1.report("progress", "m1 last", wk);

@@ -69,7 +69,7 @@ async function createWorker(c: Conn, w: Ws, base = "worker", extra: Record<strin
   return r.structuredContent!.name as string;
 }
 
-const TOOL_NAMES = ["session_status", "session_create", "session_stop", "session_resume", "session_prune", "job_submit", "job_status", "job_list", "job_logs", "job_cancel", "job_wait", "registry_reconcile", "team_show"];
+const TOOL_NAMES = ["session_status", "session_create", "session_stop", "session_resume", "session_prune", "session_approve", "job_submit", "job_status", "job_list", "job_logs", "job_cancel", "job_wait", "registry_reconcile", "team_show"];
 
 describe("mam mcp: the server", () => {
   test("lists every tool with a description and an object schema; two resources templates and the registry", async () => {

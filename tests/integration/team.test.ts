@@ -2,9 +2,14 @@
 // machines: three hosts on one machine, each with its own MAM_HOST, HOME, workspace, tmux server
 // and daemon, one real Mosquitto, demo agents doing the work. A lead on A delegates a loop job to
 // a worker on B with a reviewer on C; a job offered while B's daemon is down is delivered when it
-// returns; a cancel reaches B's agent; a delivery from outside the team, a forged one, a replayed
-// one and one for an agent that does not exist are refused and logged with nothing typed.
+// returns; a cancel reaches B's agent. Refused and logged, with nothing typed on any host: a
+// delivery sealed by a host outside the team (a real mam with its own team of the same name, and
+// a made-up secret), forged ones (a made-up ciphertext, an envelope naming another sender, a body
+// naming another sender than the sealer, one moved to another delivery's topic, one for another
+// host's session, one past its deadline), a replay (before and after B's daemon restarts), and one
+// for an agent that does not exist (the job ends in error).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { MqttClient } from "mqtt";
@@ -13,7 +18,7 @@ import { deliveryTopic, workspaceId } from "../../lib/team/messages.ts";
 import { seal } from "../../lib/team/seal.ts";
 import { mosquittoPath, startMosquitto, type TestBroker } from "../helpers/brokers.ts";
 import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
-import { doubled, formTeam, type Host, makeHost, stages, untilAnnounced } from "../helpers/team.ts";
+import { doubled, formTeam, type Host, journalled, makeHost, stages, untilAnnounced } from "../helpers/team.ts";
 import { TMUX_BIN } from "../helpers/tmux.ts";
 
 const skip = !mosquittoPath() || !TMUX_BIN;
@@ -32,6 +37,31 @@ async function submit(h: Host, args: string[]): Promise<string> {
   expect(out).toMatch(/^[0-9a-f]{8}\n$/);
   return out.trim();
 }
+
+/** the record of a job no host made (an attacker's) */
+const rec = (id: string, to: string) => ({
+  schema_version: 1,
+  job_id: id,
+  agent_session: to,
+  agent: "demo",
+  prompt: "rm -rf / (an attack)",
+  delegator: "lead@hostA",
+  type: "single",
+  reviewer_session: null,
+  max_iterations: null,
+  iteration: 1,
+  timeout_sec: 3600,
+  idle_timeout_sec: 120,
+  expected_artifacts: [],
+  status: "pending",
+  created_at: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+  updated_at: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+  last_seq: 0,
+  topic_prefix: `mam/jobs/${id}`,
+  auth_token: "f".repeat(64),
+});
+/** a delivery of it, as a delegator on hostA would send it */
+const delivery = (id: string, to: string, more: Record<string, unknown> = {}) => ({ id: `${id}.0a0b0c0d`, job: rec(id, to), to, purpose: "job", from_host: "hostA", deadline: Math.floor(Date.now() / 1000) + 3600, ...more });
 
 /** a raw MQTT client on the test's broker (an outsider, or a replayer) */
 async function client(): Promise<MqttClient> {
@@ -176,6 +206,24 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
     expect(count(B.screen("w"), `[mam] Job ${id} delegated`)).toBe(1);
   }, 90_000);
 
+  test("a new host's first job: its submit starts its daemon, which listens before the offer goes out; every stage lands in order", async () => {
+    // F has never run a daemon (the broker keeps no session for it): were the offer out before
+    // F's daemon subscribed, B's first events would pass it by and reach F later (sent again),
+    // after the ones that followed them
+    const F = makeHost(sb.root, "hostF", broker.env);
+    try {
+      await F.ok(["team", "join", (await A.ok(["team", "code"])).trim().split(/\s+/).pop()!]);
+      const id = await submit(F, ["--to", "w@hostB", "--prompt", "a first job from a new host"]);
+      const waited = await F.mam(["job", "wait", id, "--timeout", "30"], {}, 60_000);
+      expect(waited.code, `${waited.stdout}${waited.stderr}`).toBe(0);
+      await waitFor(() => F.journal(id).some((e) => e.event === "completed"), 5000);
+      expect(stages(F.journal(id)), `${F.log()}\n${B.log()}`).toEqual(["offered mam", "received mam@hostB", "delivered mam@hostB", "started w@hostB", "progress w@hostB", "completed w@hostB"]);
+      expect(F.log()).not.toContain(`gap in job ${id}`);
+    } finally {
+      await F.stop();
+    }
+  }, 60_000);
+
   test("job wait --any and --all on jobs whose agents are on two other hosts", async () => {
     await C.demo("w2", "worker", ["--think-ms", "50"]);
     await B.demo("lazy", "worker", ["--think-ms", "2500"]);
@@ -210,6 +258,33 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
     expect(count(B.screen("busyb"), `[mam] Job ${j2} delegated`)).toBe(1);
   }, 90_000);
 
+  test("a pool spans the team: --to-role on A goes to a free agent of that role on C; a role nobody has is a clear error", async () => {
+    await C.ok(["create", "--agent", "demo", "--role", "builder", "--session", "bld", "--mux", "tmux", "--tmux-server", C.tmux, "--", "--role", "worker", "--think-ms", "50"]);
+    // A sees it announced, idle
+    expect(
+      await waitFor(async () => {
+        const d = JSON.parse(await A.ok(["status", "--fleet", "--json"]));
+        return d.workspaces.some((w: { host: string; agents: { name: string; live: string }[] }) => w.host === "hostC" && w.agents.some((a) => a.name === "bld" && a.live === "idle"));
+      }, 20_000, 200),
+    ).toBe(true);
+    const r = await A.mam(["job", "submit", "--to-role", "builder", "--from", "lead", "--prompt", "build it"]);
+    expect(r.code, r.stderr).toBe(0);
+    const id = r.stdout.trim();
+    expect(r.stderr).toContain(`job ${id} goes to bld@hostC (no builder is free here; bld@hostC is)`);
+    const w = await A.mam(["job", "wait", id, "--timeout", "30"], {}, 60_000);
+    expect(w.code, `${w.stdout}${w.stderr}\n${C.log()}`).toBe(0);
+    const evs = await journalled(A, id, 6);
+    expect(doubled(evs)).toEqual([]);
+    expect(stages(evs)).toEqual(["offered mam", "received mam@hostC", "delivered mam@hostC", "started bld@hostC", "progress bld@hostC", "completed bld@hostC"]);
+    expect(JSON.parse(await A.ok(["job", "status", id, "--json"]))).toMatchObject({ agent_session: "bld@hostC", status: "completed" });
+    expect(count(C.screen("bld"), `[mam] Job ${id} delegated`)).toBe(1);
+
+    const none = await A.mam(["job", "submit", "--to-role", "nobody", "--prompt", "x"]);
+    expect(none.code).toBe(3);
+    expect(none.stderr).toContain(`no running session has the role 'nobody' in this workspace (${A.ws}) or on the team's other hosts`);
+    expect(none.stderr).toContain("mam status --fleet");
+  }, 90_000);
+
   test("a cancel on A reaches B's agent", async () => {
     // a slow worker: its started comes 4 s after the job
     await B.demo("slow", "worker", ["--think-ms", "4000"]);
@@ -226,7 +301,8 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
   test("a job to a shell on B is its command (issue 23): B types only `mam shell-job`, the exit status ends the job on A; a loop with it is refused", async () => {
     await B.ok(["create", "--agent", "shell", "--role", "builder", "--session", "sh", "--mux", "tmux", "--tmux-server", B.tmux]);
     await untilAnnounced(A, ["sh@hostB"]);
-    const id = await submit(A, ["--to", "sh@hostB", "--from", "lead", "--prompt", "echo built on $MAM_HOST; echo warning >&2"]);
+    // (stdout and stderr come through two pipes: the pause keeps their order in the detail)
+    const id = await submit(A, ["--to", "sh@hostB", "--from", "lead", "--prompt", "echo built on $MAM_HOST; sleep 0.3; echo warning >&2"]);
     const waited = await A.mam(["job", "wait", id, "--timeout", "60"], {}, 90_000);
     expect(waited.code, `${waited.stdout}${waited.stderr}\nA:\n${A.log()}\nB:\n${B.log()}`).toBe(0);
     // job wait may hear the end on the broker before A's daemon journals it
@@ -243,66 +319,105 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
     expect(loop.stderr).toContain("ERROR: session 'sh@hostB' is a shell session: a loop job's review and feedback are text");
   }, 90_000);
 
-  test("refused, logged, nothing typed: outside the team, forged, replayed, for an agent that does not exist", async () => {
+  test("refused, logged, nothing typed anywhere: outside the team, forged, replayed, for an agent that does not exist", async () => {
     const t = teamOf(A);
     const bWs = workspaceId(B.ws);
-    const before = B.screen("w");
-    const rec = (id: string, to: string) => ({
-      schema_version: 1,
-      job_id: id,
-      agent_session: to,
-      agent: "demo",
-      prompt: "rm -rf / (an attack)",
-      delegator: "lead@hostA",
-      type: "single",
-      reviewer_session: null,
-      max_iterations: null,
-      iteration: 1,
-      timeout_sec: 3600,
-      idle_timeout_sec: 120,
-      expected_artifacts: [],
-      status: "pending",
-      created_at: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
-      updated_at: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
-      last_seq: 0,
-      topic_prefix: `mam/jobs/${id}`,
-      auth_token: "f".repeat(64),
-    });
-    const delivery = (id: string, to: string) => ({ id: `${id}.0a0b0c0d`, job: rec(id, to), to, purpose: "job", from_host: "hostA", deadline: Math.floor(Date.now() / 1000) + 3600 });
+    const screens = () => ({ lead: A.screen("lead"), w: B.screen("w"), r: C.screen("r") });
+    const topicB = (id: string) => deliveryTopic("mam/team/lab", "hostB", bWs, `${id}.0a0b0c0d`);
+    // ids of this attempt (a retried test must not meet the deliveries of the first)
+    const tag = randomBytes(3).toString("hex");
+    const J = Object.fromEntries(["a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9"].map((k) => [k, `${tag}${k}`])) as Record<string, string>;
     const c = await client();
-    // 1. sealed with another team's secret (same team name)
+    const expected: string[] = [];
+    const refuse = async (id: string, payload: string, why: string, topic = topicB(id)) => {
+      await c.publishAsync(topic, payload, { qos: 1 });
+      expected.push(`team: dropped the message on ${topic}: ${why}; nothing typed`);
+    };
+    // outside the team: sealed with another team's secret (a team of the same name)
     const outsider: Team = { ...t, secret: Buffer.alloc(32, 7).toString("base64url") };
-    await c.publishAsync(deliveryTopic("mam/team/lab", "hostB", bWs, "a1a1a1a1.0a0b0c0d"), seal(outsider, "deliver", "hostA", delivery("a1a1a1a1", "w@hostB")), { qos: 1 });
-    // 2. forged: the envelope of the team with a ciphertext made up
-    const forged = JSON.parse(seal(t, "deliver", "hostA", delivery("a2a2a2a2", "w@hostB")));
+    await refuse(J.a1, seal(outsider, "deliver", "hostA", delivery(J.a1, "w@hostB")), "team authentication failed");
+    // forged: the team's envelope with a ciphertext made up
+    const forged = JSON.parse(seal(t, "deliver", "hostA", delivery(J.a2, "w@hostB")));
     forged.ct = Buffer.from("x".repeat(80)).toString("base64url");
-    await c.publishAsync(deliveryTopic("mam/team/lab", "hostB", bWs, "a2a2a2a2.0a0b0c0d"), JSON.stringify(forged), { qos: 1 });
-    // 3. a real delivery of the team (sealed with its key) for an agent B does not run
-    await c.publishAsync(deliveryTopic("mam/team/lab", "hostB", bWs, "a3a3a3a3.0a0b0c0d"), seal(t, "deliver", "hostA", delivery("a3a3a3a3", "ghost@hostB")), { qos: 1 });
-    // 4. a replay: a delivery B already took, published again
-    const taken = seal(t, "deliver", "hostA", delivery("a4a4a4a4", "w@hostB"));
-    const topic4 = deliveryTopic("mam/team/lab", "hostB", bWs, "a4a4a4a4.0a0b0c0d");
-    await c.publishAsync(topic4, taken, { qos: 1 });
-    expect(await waitFor(() => B.screen("w").includes("[mam] Job a4a4a4a4 delegated"), 15_000), B.log()).toBe(true);
-    await c.publishAsync(topic4, taken, { qos: 1 });
-    const replayLine = `team: dropped the message on ${topic4}: delivery a4a4a4a4.0a0b0c0d was taken before (a repeat or a replay); nothing typed`;
+    await refuse(J.a2, JSON.stringify(forged), "team authentication failed");
+    // forged: a real sealed delivery whose envelope now names another sender (authenticated: it no longer opens)
+    const swapped = JSON.parse(seal(t, "deliver", "hostA", delivery(J.a5, "w@hostB")));
+    swapped.from = "hostC";
+    await refuse(J.a5, JSON.stringify(swapped), "team authentication failed");
+    // forged: sealed by hostC, the body claims to come from hostA
+    await refuse(J.a6, seal(t, "deliver", "hostC", delivery(J.a6, "w@hostB")), "sealed by hostC but says it is from hostA");
+    // moved: a delivery published on the topic of another one
+    await refuse(J.a7, seal(t, "deliver", "hostA", delivery(J.a7, "w@hostB")), "not on its own topic (moved from another workspace's?)", deliveryTopic("mam/team/lab", "hostB", bWs, `${J.a7}.0e0e0e0e`));
+    // for a session of another host, on B's topic
+    await refuse(J.a8, seal(t, "deliver", "hostA", delivery(J.a8, "r@hostC")), "for r@hostC, not a session of hostB");
+    // past its deadline (a delivery held back until the job timed out)
+    const past = Math.floor(Date.now() / 1000) - 60;
+    await refuse(J.a9, seal(t, "deliver", "hostA", delivery(J.a9, "w@hostB", { deadline: past })), `job ${J.a9} timed out before it arrived (deadline ${new Date(past * 1000).toISOString()})`);
+    // a real delivery of the team (sealed with its key) for an agent B does not run: the job ends in error
+    await c.publishAsync(topicB(J.a3), seal(t, "deliver", "hostA", delivery(J.a3, "ghost@hostB")), { qos: 1 });
+    expected.push(`job ${J.a3}: no running session ghost on hostB; nothing typed`);
+    // a replay: a delivery B already took, published again, then again after B's daemon restarted
+    const taken = seal(t, "deliver", "hostA", delivery(J.a4, "w@hostB"));
+    await c.publishAsync(topicB(J.a4), taken, { qos: 1 });
+    expect(await waitFor(() => B.screen("w").includes(`[mam] Job ${J.a4} delegated`), 15_000), B.log()).toBe(true);
+    const replayLine = `team: dropped the message on ${topicB(J.a4)}: delivery ${J.a4}.0a0b0c0d was taken before (a repeat or a replay); nothing typed`;
+    await c.publishAsync(topicB(J.a4), taken, { qos: 1 });
     // bounded waits (a loaded machine is slow), then what must never happen has had its chance
-    await waitFor(() => B.log().includes(replayLine) && B.log().includes("job a3a3a3a3: no running session ghost on hostB"), 15_000);
+    await waitFor(() => [...expected, replayLine].every((l) => B.log().includes(l)), 15_000);
+    expect([...expected, replayLine].filter((l) => !B.log().includes(l)), B.log()).toEqual([]);
+    await B.ok(["daemon", "stop"]);
+    await B.ok(["daemon", "ensure"]);
+    const replays = count(B.log(), replayLine);
+    await c.publishAsync(topicB(J.a4), taken, { qos: 1 });
+    expect(await waitFor(() => count(B.log(), replayLine) > replays, 15_000), B.log()).toBe(true);
     await Bun.sleep(500);
     await c.endAsync();
 
     const log = B.log();
-    expect(log).toContain(`team: dropped the message on ${deliveryTopic("mam/team/lab", "hostB", bWs, "a1a1a1a1.0a0b0c0d")}: team authentication failed; nothing typed`);
-    expect(log).toContain(`team: dropped the message on ${deliveryTopic("mam/team/lab", "hostB", bWs, "a2a2a2a2.0a0b0c0d")}: team authentication failed; nothing typed`);
-    expect(log).toContain("job a3a3a3a3: no running session ghost on hostB; nothing typed");
-    expect(log).toContain(`team: dropped the message on ${topic4}: delivery a4a4a4a4.0a0b0c0d was taken before (a repeat or a replay); nothing typed`);
-    const after = B.screen("w");
-    for (const id of ["a1a1a1a1", "a2a2a2a2", "a3a3a3a3"]) expect(after).not.toContain(id);
-    expect(count(after, "[mam] Job a4a4a4a4 delegated")).toBe(1);
-    expect(after.length).toBeGreaterThanOrEqual(before.length);
+    for (const l of expected) expect(log).toContain(l);
+    // nothing typed anywhere: not on B, not on the other hosts' agents
+    const after = screens();
+    for (const id of [J.a1, J.a2, J.a3, J.a5, J.a6, J.a7, J.a8, J.a9]) {
+      for (const [who, s] of Object.entries(after)) expect(s, `${id} on ${who}`).not.toContain(id);
+    }
+    expect(count(after.w, `[mam] Job ${J.a4} delegated`)).toBe(1);
+    for (const s of [after.lead, after.r]) expect(s).not.toContain(J.a4);
     // the refused ones left no job behind on B; the one for a ghost ended in error
     const ids = (JSON.parse(await B.ok(["job", "list", "--json"])).jobs as { job_id: string; status: string }[]).map((j) => `${j.job_id}:${j.status}`);
-    expect(ids.filter((x) => x.startsWith("a1") || x.startsWith("a2"))).toEqual([]);
-    expect(ids).toContain("a3a3a3a3:error");
+    const refused = [J.a1, J.a2, J.a5, J.a6, J.a7, J.a8, J.a9];
+    expect(ids.filter((x) => refused.includes(x.split(":")[0]!))).toEqual([]);
+    expect(ids).toContain(`${J.a3}:error`);
+    for (const h of [A, C]) expect((JSON.parse(await h.ok(["job", "list", "--json"])).jobs as { job_id: string }[]).filter((j) => j.job_id.startsWith(tag))).toEqual([]);
+  }, 90_000);
+
+  test("a host not in the team: it sees no host of the team, reaches none, and what it seals is refused and logged", async () => {
+    // D shares the broker and a team name, not the secret (its own `team init`); E is in no team
+    const D = makeHost(sb.root, "hostD", broker.env);
+    const E = makeHost(sb.root, "hostE", broker.env);
+    await D.ok(["team", "init", "lab", "--force"]);
+    // D sees only itself: every message of the team's hosts fails to open with D's key
+    const fleet = JSON.parse(await D.ok(["status", "--fleet", "--json"]));
+    expect(fleet.workspaces.map((w: { host: string }) => w.host)).toEqual(["hostD"]);
+    const sub = await D.mam(["job", "submit", "--to", "w@hostB", "--prompt", "from outside"]);
+    expect(sub.code).toBe(3);
+    expect(sub.stderr).toContain("ERROR: no host 'hostB' in team lab");
+    const none = await E.mam(["job", "submit", "--to", "w@hostB", "--prompt", "from nowhere"]);
+    expect(none.code, none.stderr).not.toBe(0);
+    expect(none.stderr).toContain("ERROR: this machine is in no team");
+    // the topics are not secret: D addresses B's delivery topic by hand, with its own team's key
+    const topic = deliveryTopic("mam/team/lab", "hostB", workspaceId(B.ws), "b1b1b1b1.0a0b0c0d");
+    const c = await client();
+    await c.publishAsync(topic, seal(teamOf(D), "deliver", "hostD", delivery("b1b1b1b1", "w@hostB", { from_host: "hostD" })), { qos: 1 });
+    const line = `team: dropped the message on ${topic}: team authentication failed; nothing typed`;
+    expect(await waitFor(() => B.log().includes(line), 15_000), B.log()).toBe(true);
+    await Bun.sleep(500);
+    await c.endAsync();
+    for (const s of [A.screen("lead"), B.screen("w"), C.screen("r")]) expect(s).not.toContain("b1b1b1b1");
+    for (const h of [A, B, C]) expect(JSON.stringify(JSON.parse(await h.ok(["job", "list", "--json"])).jobs)).not.toContain("b1b1b1b1");
+    // the team's presence went on without D: A's fleet lists only the team's hosts
+    const hosts = (JSON.parse(await A.ok(["status", "--fleet", "--json"])).workspaces as { host: string }[]).map((w) => w.host);
+    expect(hosts).not.toContain("hostD");
+    await D.stop();
+    await E.stop();
   }, 60_000);
 });

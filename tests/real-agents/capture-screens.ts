@@ -8,6 +8,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Reply, Turn } from "../fakes/model-api/server.ts";
+import { MAM_CMD } from "../helpers/mam.ts";
 import { type RealAgentWorld, realAgentWorld, testAgentsBin, typeAndSubmit, waitScreen } from "../helpers/real-agents.ts";
 import { waitFor } from "../helpers/sandbox.ts";
 
@@ -28,13 +29,13 @@ interface Scenario {
   provider?: boolean;
   /** cline: leave its one-time notice unseen */
   notice?: boolean;
-  /** the agent's own arguments */
-  args?: string[];
   /** change the world before the agent starts (config files) */
   prepare?: (w: RealAgentWorld) => void;
   script?: (t: Turn) => Reply;
   /** keep the pane after the agent exits (a shell follows it) */
   keepShell?: boolean;
+  /** the agent's own extra arguments (its folder's path in them is the sandbox's) */
+  args?: (w: RealAgentWorld) => string[];
   /** drive the agent to the state; resolves when the screen shows it */
   drive: (w: RealAgentWorld, pane: string) => Promise<void>;
 }
@@ -101,7 +102,7 @@ function turnScenarios(kind: Scenario["kind"], c: TurnCues): Scenario[] {
     },
     {
       kind, file: `blocked-real-permission-${c.permission[0]}`, verdict: { state: "blocked", dialog: "permission" },
-      script: wantsShell("mkdir -p build && touch build/out.txt"), prepare: c.prepare, args: c.args,
+      script: wantsShell("mkdir -p build && touch build/out.txt"), prepare: c.prepare, args: c.args && (() => c.args!),
       drive: async (w, p) => {
         await ready(w, p);
         await submit(w, p, "make the build folder, run it");
@@ -112,6 +113,16 @@ function turnScenarios(kind: Scenario["kind"], c: TurnCues): Scenario[] {
 }
 const slow: (t: Turn) => Reply = (t) => (t.lastUserText.includes("work slowly") ? { text: "finished the slow work", delayMs: 15_000 } : { text: "ready" });
 const wantsShell = (cmd: string) => (t: Turn): Reply => (t.toolOutputs.length === 0 && t.lastUserText.includes("run it") ? { shell: cmd } : { text: "ok, done" });
+/** the model calls these tools one after the other (each after the one before it answered) */
+const wantsTools = (...tools: NonNullable<Reply["tool"]>[]) => (t: Turn): Reply =>
+  t.lastUserText.includes("run it") && t.toolOutputs.length < tools.length ? { tool: tools[t.toolOutputs.length]! } : { text: "ok, done" };
+/** the file the user named: "change the file /abs/a.txt, run it" (claude reads and edits absolute paths) */
+const namedFile = (t: Turn) => /change the file (\S+),/.exec(t.lastUserText)?.[1] ?? "a.txt";
+const permissionPrompt = async (w: RealAgentWorld, p: string) => {
+  await waitScreen(w, p, idleClaude, "claude's prompt box");
+  await typeAndSubmit(w, p, "change the file, run it");
+  await waitScreen(w, p, (s) => /Do you want to (proceed|make this edit|create)/.test(s), "the permission prompt");
+};
 
 const SCENARIOS: Scenario[] = [
   {
@@ -142,6 +153,44 @@ const SCENARIOS: Scenario[] = [
       await waitScreen(w, p, idleClaude, "claude's prompt box");
       await typeAndSubmit(w, p, "make the build folder, run it");
       await waitScreen(w, p, (s) => s.includes("Do you want to proceed?"), "the permission prompt");
+    },
+  },
+  {
+    // no description from the model: claude shows its own ("Run shell command"), and a remark
+    kind: "claude", file: "blocked-real-permission-bash-multiline", verdict: { state: "blocked", dialog: "permission" },
+    script: wantsTools({ name: "Bash", input: { command: "touch made.txt &&\\\n  echo two-lines" } }),
+    drive: permissionPrompt,
+  },
+  {
+    kind: "claude", file: "blocked-real-permission-create", verdict: { state: "blocked", dialog: "permission" },
+    script: wantsTools({ name: "Write", input: { file_path: "notes.txt", content: "hello\n" } }),
+    drive: permissionPrompt,
+  },
+  {
+    // claude edits only a file it has read
+    kind: "claude", file: "blocked-real-permission-edit", verdict: { state: "blocked", dialog: "permission" },
+    prepare: (w) => writeFileSync(join(w.sb.ws, "a.txt"), "one\n"),
+    script: (t) => wantsTools({ name: "Read", input: { file_path: namedFile(t) } }, { name: "Edit", input: { file_path: namedFile(t), old_string: "one", new_string: "two" } })(t),
+    drive: async (w, p) => {
+      await waitScreen(w, p, idleClaude, "claude's prompt box");
+      await typeAndSubmit(w, p, `change the file ${w.sb.ws}/a.txt, run it`);
+      await waitScreen(w, p, (s) => s.includes("Do you want to make this edit"), "the edit prompt");
+    },
+  },
+  {
+    // an MCP tool: mam's own MCP server, its tools not allowed
+    kind: "claude", file: "blocked-real-permission-mcp", verdict: { state: "blocked", dialog: "permission" },
+    args: (w) => {
+      const cfg = join(w.sb.root, "mcp.json");
+      writeFileSync(cfg, JSON.stringify({ mcpServers: { mam: { command: MAM_CMD[0], args: [...MAM_CMD.slice(1), "mcp", "--workspace", w.sb.ws] } } }));
+      return [`--mcp-config=${cfg}`];
+    },
+    script: wantsTools({ name: "mcp__mam__job_list", input: {} }),
+    drive: async (w, p) => {
+      await waitScreen(w, p, idleClaude, "claude's prompt box");
+      await Bun.sleep(3000); // claude connects its MCP servers in the background
+      await typeAndSubmit(w, p, "list the jobs, run it");
+      await waitScreen(w, p, (s) => s.includes("Do you want to proceed?") && s.includes("(MCP)"), "the MCP tool prompt");
     },
   },
   {
@@ -257,7 +306,7 @@ async function runScenario(sc: Scenario): Promise<void> {
     sc.prepare?.(w);
     const env = Object.entries(w.env).map(([k, v]) => `${k}=${v}`);
     const exe = join(testAgentsBin(), sc.kind);
-    const cmd = sc.keepShell ? ["bash", "--noprofile", "--norc", "-c", `'${exe}'; echo "[agent exited: $?]"; exec bash --noprofile --norc`] : [exe, ...(sc.args ?? [])];
+    const cmd = sc.keepShell ? ["bash", "--noprofile", "--norc", "-c", `'${exe}'; echo "[agent exited: $?]"; exec bash --noprofile --norc`] : [exe, ...(sc.args?.(w) ?? [])];
     const r = await w.tmux(["new-session", "-d", "-P", "-F", "#{pane_id}", "-s", "cap", "-x", "200", "-y", "50", "-c", w.sb.ws, "env", ...env, ...cmd]);
     if (r.code !== 0) throw new Error(`tmux new-session failed: ${r.stderr}`);
     const pane = r.stdout.trim();

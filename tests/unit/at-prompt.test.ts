@@ -7,6 +7,7 @@ import { detectScreen, hasInputBox, inputBoxText } from "../../lib/agents/screen
 import { AgentBlocked, type Mux } from "../../lib/mux/types.ts";
 import { afterStart } from "../../lib/ops/session/after-start.ts";
 import { answerHint, deliver, holdsText, mayType, PROMPT_STEADY_MS, paneStateOf, promptWaitMs, typeInto, waitForPrompt, waitingAt } from "../../lib/ops/session/at-prompt.ts";
+import { sessionReach } from "../../lib/ops/session/reach.ts";
 import { MamError } from "../../lib/sys/errors.ts";
 
 const FIX = join(import.meta.dir, "..", "fixtures", "screens");
@@ -265,5 +266,32 @@ describe("an agent that goes to a dialog between mam's look and the typing (herd
     const r = await afterStart({ mux: p.mux, name: "wrk", kind: "claude", backend: "herdr", server: "mam", paneId: "w1:p2", env: {}, text: "You are wrk" });
     expect(r).toMatchObject({ at_prompt: false, waiting_at: "a question (herdr reports it blocked)", onboarding: "not sent" });
     expect(r.warnings.map((w) => w.text)).toEqual(["claude waits at a question (herdr reports it blocked) in w1:p2: answer it there (herdr --session mam, pane w1:p2); the onboarding was not sent"]);
+  });
+});
+
+describe("sessionReach: typing into a pane is one text at a time in a process", () => {
+  test("two texts for one pane at once: the second is typed after the first is done; another pane's beside them", async () => {
+    const log: string[] = [];
+    const mux = {
+      backend: "tmux",
+      async screen() {
+        return { text: "$ ", title: "" };
+      },
+      async submit(pane: string, text: string) {
+        log.push(`${pane} ${text} start`);
+        await Bun.sleep(text === "first" ? 200 : 20);
+        log.push(`${pane} ${text} end`);
+      },
+    } as unknown as Mux;
+    const rt = sessionReach(() => ({}) as never, () => mux, {});
+    const at = (paneId: string) => ({ name: `s${paneId}`, backend: "tmux" as const, server: "t", paneId, agent: "aider" });
+    await Promise.all([rt.prompt(at("%1"), "first"), rt.prompt(at("%1"), "second"), rt.prompt(at("%2"), "other")]);
+    expect(log.indexOf("%1 second start")).toBeGreaterThan(log.indexOf("%1 first end"));
+    expect(log.indexOf("%2 other end")).toBeLessThan(log.indexOf("%1 first end"));
+    // a failure lets the next text through
+    const failing = { ...mux, submit: async () => Promise.reject(new Error("tmux went away")) } as unknown as Mux;
+    const rt2 = sessionReach(() => ({}) as never, () => failing, {});
+    await expect(rt2.prompt(at("%3"), "x")).rejects.toThrow("tmux went away");
+    await expect(rt.prompt(at("%3"), "after")).resolves.toBeUndefined();
   });
 });

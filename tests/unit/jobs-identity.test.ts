@@ -4,11 +4,11 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { appendFileSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ackTopicOf, readAck, signedAck } from "../../lib/jobs/acks.ts";
+import { ackHolds, ackTopicOf, readAck, signedAck } from "../../lib/jobs/acks.ts";
 import { canonicalJson } from "../../lib/jobs/canonical.ts";
 import { type JobEvent, MAX_SEQ, signEvent } from "../../lib/jobs/event.ts";
 import { type EventName } from "../../lib/jobs/statuses.ts";
-import { EventIndex, eventKey, newOrigin, ORIGIN_RE } from "../../lib/jobs/identity.ts";
+import { EventIndex, eventKey, MAX_ACK_RANGES, newOrigin, ORIGIN_RE } from "../../lib/jobs/identity.ts";
 import { ingestEvent, RepeatLog } from "../../lib/jobs/ingest.ts";
 import { JournalCache, JournalIndex } from "../../lib/jobs/journal-index.ts";
 import { appendEvent, importJob, journalPath, nextIdentity, originPath, readJournal, readRecord, registerJob, settleLastSeq } from "../../lib/jobs/store.ts";
@@ -255,14 +255,43 @@ describe("acks", () => {
   test("signed with the job's token; anything else reads as no ack", () => {
     const A = "aaaaaaaaaaaaaaaa";
     const raw = signedAck("abc12345", { [A]: 7 }, "tok", "2026-01-01T00:00:00Z");
-    expect(readAck(raw, "abc12345", "tok")).toEqual({ [A]: 7 });
-    expect(readAck(Buffer.from(raw), "abc12345", "tok")).toEqual({ [A]: 7 });
+    expect(raw).not.toContain("beyond"); // only when some origin has seqs above its mark
+    expect(readAck(raw, "abc12345", "tok")).toEqual({ acked: { [A]: 7 }, beyond: {} });
+    expect(readAck(Buffer.from(raw), "abc12345", "tok")).toEqual({ acked: { [A]: 7 }, beyond: {} });
     expect(readAck(raw, "abc12345", "other token")).toBeUndefined();
     expect(readAck(raw, "deadbeef", "tok")).toBeUndefined();
     expect(readAck(raw.replace('":7', '":9'), "abc12345", "tok")).toBeUndefined();
     expect(readAck("not json", "abc12345", "tok")).toBeUndefined();
     expect(readAck(signedAck("abc12345", { "bad origin": 1 }, "tok", "t"), "abc12345", "tok")).toBeUndefined();
     expect(ackTopicOf("mam/jobs/abc12345/events")).toBe("mam/jobs/abc12345/acks");
+  });
+
+  test("seqs held above the mark travel as signed ranges: a journal whose own seqs are not contiguous is known whole", () => {
+    const A = "aaaaaaaaaaaaaaaa";
+    const B = "bbbbbbbbbbbbbbbb";
+    // B numbered its events after other origins' seqs: 1-5, then 10-13 and 16; A's journal holds them all
+    const ix = EventIndex.of([1, 2, 3, 4, 5, 10, 11, 12, 13, 16].map((n) => ev(B, n)).concat([ev(A, 1), ev(A, 3)]));
+    expect(ix.acked()).toEqual({ [A]: 1, [B]: 5 });
+    expect(ix.beyond()).toEqual({ [A]: [[3, 3]], [B]: [[10, 13], [16, 16]] });
+    const raw = signedAck("abc12345", ix.acked(), "tok", "2026-01-01T00:00:00Z", ix.beyond());
+    const marks = readAck(raw, "abc12345", "tok");
+    expect(marks).toEqual({ acked: { [A]: 1, [B]: 5 }, beyond: { [A]: [[3, 3]], [B]: [[10, 13], [16, 16]] } });
+    expect([1, 5, 10, 13, 16].every((n) => ackHolds(marks, B, n))).toBe(true);
+    expect([6, 9, 14, 15, 17].some((n) => ackHolds(marks, B, n))).toBe(false);
+    expect(ackHolds(marks, A, 2)).toBe(false);
+    expect(ackHolds(marks, A, 3)).toBe(true);
+    expect(ackHolds(undefined, B, 1)).toBe(false);
+    // the ranges are signed: moved, dropped or malformed, the ack does not read
+    expect(readAck(raw.replace("[16,16]", "[16,17]"), "abc12345", "tok")).toBeUndefined();
+    expect(readAck(raw.replace(',"beyond":{"aaaaaaaaaaaaaaaa":[[3,3]],"bbbbbbbbbbbbbbbb":[[10,13],[16,16]]}', ""), "abc12345", "tok")).toBeUndefined();
+    expect(readAck(signedAck("abc12345", {}, "tok", "t", { [B]: [[3, 2]] }), "abc12345", "tok")).toBeUndefined();
+    expect(readAck(signedAck("abc12345", {}, "tok", "t", { [B]: [[0, 2]] }), "abc12345", "tok")).toBeUndefined();
+    expect(readAck(signedAck("abc12345", {}, "tok", "t", { "bad origin": [[1, 2]] }), "abc12345", "tok")).toBeUndefined();
+    // at most MAX_ACK_RANGES ranges per origin, the lowest ones
+    const holes = EventIndex.of(Array.from({ length: 200 }, (_, i) => ev(B, 2 * i + 3)));
+    expect(holes.beyond()[B]).toHaveLength(MAX_ACK_RANGES);
+    expect(holes.beyond()[B]![0]).toEqual([3, 3]);
+    expect(readAck(signedAck("abc12345", holes.acked(), "tok", "t", holes.beyond()), "abc12345", "tok")?.beyond[B]).toHaveLength(MAX_ACK_RANGES);
   });
 });
 
@@ -286,11 +315,11 @@ describe("AckSender (the daemon's acks)", () => {
     await Bun.sleep(100);
     expect(sent).toHaveLength(1);
     expect(sent[0]).toMatchObject({ topic: `mam/jobs/${r.job_id}/acks`, retain: true });
-    expect(readAck(sent[0]!.payload, r.job_id, r.auth_token)).toEqual({ [O]: 2 }); // 3 is missing
+    expect(readAck(sent[0]!.payload, r.job_id, r.auth_token)).toEqual({ acked: { [O]: 2 }, beyond: { [O]: [[4, 4]] } }); // 3 is missing
     expect(await acks.send(r, publish)).toBe(false); // nothing new
     await ingestEvent(ws, topic, mk(3), () => {}, cache);
     expect(await acks.send(r, publish)).toBe(true);
-    expect(readAck(sent[1]!.payload, r.job_id, r.auth_token)).toEqual({ [O]: 4 });
+    expect(readAck(sent[1]!.payload, r.job_id, r.auth_token)).toEqual({ acked: { [O]: 4 }, beyond: {} });
     acks.forgetSent();
     expect(await acks.send(r, publish)).toBe(true);
     acks.close();

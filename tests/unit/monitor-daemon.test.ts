@@ -1,5 +1,5 @@
-// The daemon loop in-process with stand-in hooks: when hooks run (serially, with a deadline), the
-// idle timeout and busy(), an outside stop while a hook hangs, events from a real broker; and the
+// The daemon loop in-process with stand-in hooks: when hooks run (serially, with a deadline), what
+// they put aside (beside them, one at a time per lane), the idle timeout and busy(), an outside stop while a hook hangs, events from a real broker; and the
 // pure helpers (env seconds, PIDs, lock identity, the read-only probe).
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import mqtt from "mqtt";
@@ -155,6 +155,43 @@ describe("runDaemon in-process", () => {
     stop.abort();
     expect(await done).toBe(0);
     expect(Date.now() - t0).toBeLessThan(1000);
+  });
+
+  test("what a hook puts aside runs beside the hooks: they do not wait for it; one lane's work runs one at a time, in order; other lanes at once", async () => {
+    const stop = new AbortController();
+    const out = lines();
+    const log: string[] = [];
+    let polls = 0;
+    let pollsDuringX1 = -1;
+    const work = (name: string, ms: number) => async () => {
+      log.push(`${name} start`);
+      const before = polls;
+      await Bun.sleep(ms);
+      if (name === "x1") pollsDuringX1 = polls - before;
+      log.push(`${name} end`);
+    };
+    const r = recorder({
+      poll: async (ctx) => {
+        if (++polls !== 1) return;
+        ctx.aside("x", "x1", work("x1", 400));
+        ctx.aside("x", "x2", work("x2", 100));
+        ctx.aside("y", "y1", work("y1", 100));
+        ctx.aside("z", "hangs", () => new Promise<void>(() => {}));
+        ctx.aside("z", "after the hung one", work("z2", 10));
+      },
+    });
+    const done = runDaemon({ ws: sb.ws, idleTimeoutS: 0, timeoutS: 0, hooks: r.hooks, env: UNREACHABLE, write: out.write, handleSignals: false, stopSignal: stop.signal, timings: { pollMs: 50, hookDeadlineMs: 1000 } });
+    expect(await waitFor(() => log.includes("x2 end") && log.includes("z2 end"), 5000), log.join(", ")).toBe(true);
+    stop.abort();
+    expect(await done).toBe(0);
+    // the polls went on while x1 waited
+    expect(pollsDuringX1).toBeGreaterThanOrEqual(3);
+    expect(r.overlapped()).toBe(false);
+    // lane x: x2 after x1; lane y beside it
+    expect(log.indexOf("x2 start")).toBeGreaterThan(log.indexOf("x1 end"));
+    expect(log.indexOf("y1 end")).toBeLessThan(log.indexOf("x1 end"));
+    // a hung one is abandoned after the hooks' deadline; its lane goes on
+    expect(out.text()).toContain("hangs did not finish within 1 s; moving on");
   });
 
   test("idle timeout waits while busy() says there is running work", async () => {

@@ -78,3 +78,47 @@ describe("the fold of a job that waits its turn", () => {
     expect(decideTimeout({ ...rec, status: "pending" }, d, t0 + 3600)?.detail).toBe("no final event within 60 s");
   });
 });
+
+describe("a pool across the team: poolAgentElsewhere", () => {
+  const { poolAgentElsewhere } = require("../../lib/team/fleet.ts") as typeof import("../../lib/team/fleet.ts");
+  type A = { name: string; role: string | null; status?: string; live?: string; job?: { id: string; status: string } | null };
+  const ws = (host: string, online: boolean, agents: A[]) => ({
+    host,
+    workspace: `/w/${host}`,
+    ws_id: `id-${host}`,
+    at: 0,
+    seen: 0,
+    online,
+    agents: agents.map((a) => ({ agent: "claude", status: "running", live: "idle", job: null, ...a })),
+  });
+  const fleet = (...w: ReturnType<typeof ws>[]) => ({ team: "t", reachable: true, dropped: 0, workspaces: w });
+
+  test("the first free one of the role on another online host, by host then name", () => {
+    const f = fleet(
+      ws("hostC", true, [{ name: "a", role: "builder" }]),
+      ws("hostB", true, [{ name: "z", role: "builder" }, { name: "m", role: "builder" }, { name: "b", role: "other" }]),
+      ws("hostA", true, [{ name: "here", role: "builder" }]),
+    );
+    expect(poolAgentElsewhere(f, "builder", "hostA", true)).toEqual({ to: "m@hostB", free: true });
+  });
+  test("busy (working, an unfinished job), stopped or offline ones are not free; an ended job is no job", () => {
+    const f = fleet(
+      ws("hostB", true, [
+        { name: "w1", role: "builder", live: "working" },
+        { name: "w2", role: "builder", job: { id: "1", status: "running" } },
+        { name: "w3", role: "builder", status: "stopped" },
+        { name: "w4", role: "builder", job: { id: "2", status: "completed" } },
+      ]),
+      ws("hostC", false, [{ name: "a0", role: "builder" }]),
+    );
+    expect(poolAgentElsewhere(f, "builder", "hostA", true)).toEqual({ to: "w4@hostB", free: true });
+  });
+  test("none free: it waits here when it can; else the first of the role elsewhere, busy (its host queues it); none of the role: undefined", () => {
+    const f = fleet(ws("hostB", true, [{ name: "w2", role: "builder", live: "working" }, { name: "w1", role: "builder", job: { id: "1", status: "queued" } }]));
+    expect(poolAgentElsewhere(f, "builder", "hostA", true)).toBeUndefined();
+    expect(poolAgentElsewhere(f, "builder", "hostA", false)).toEqual({ to: "w1@hostB", free: false });
+    expect(poolAgentElsewhere(f, "nobody", "hostA", false)).toBeUndefined();
+    // this host's own workspaces are never "elsewhere"
+    expect(poolAgentElsewhere(fleet(ws("hostA", true, [{ name: "x", role: "builder" }])), "builder", "hostA", false)).toBeUndefined();
+  });
+});

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openerPage } from "../../lib/cli/ui.ts";
+import { openerPage } from "../../lib/sys/ui-file.ts";
 import { daemonClientId, daemonClientKey, daemonKeyPath } from "../../lib/daemon/broker-link.ts";
 import { brokerConfigFromEnv, clientId } from "../../lib/jobs/broker-config.ts";
 import { agentShimDir, withoutShimDirs } from "../../lib/mux/shim.ts";

@@ -10,6 +10,7 @@
 import { embeddedRules } from "./embed.ts" with { type: "macro" };
 import { type CompiledInput, type CompiledRule, compileInput, compileRules, type DialogKind, type RuleFile, type ScreenState } from "./rules.ts";
 import { reasonOf, Regions } from "./regions.ts";
+import { type CompiledQuestion, compileQuestions, type Question, readQuestion } from "./question.ts";
 
 export interface ScreenVerdict {
   state: ScreenState;
@@ -89,4 +90,22 @@ export function inputBoxText(kind: string, screen: Screen): string | undefined {
     if (m) return (m[1] ?? "").trim();
   }
   return undefined;
+}
+
+const questions = new Map<string, CompiledQuestion[]>();
+
+/** does this kind's rules file say how to read its permission dialogs */
+export function readsQuestions(kind: string): boolean {
+  return Object.hasOwn(RULES, kind) && RULES[kind]!.questions !== undefined;
+}
+
+/**
+ * what the agent's permission dialog on this screen asks, as data (question.ts): undefined when the
+ * kind has no question rules or none of them reads the screen
+ */
+export function questionOf(kind: string, screen: Screen): Question | undefined {
+  if (!readsQuestions(kind)) return undefined;
+  let c = questions.get(kind);
+  if (!c) questions.set(kind, (c = compileQuestions(RULES[kind]!.questions!)));
+  return readQuestion(kind, c, screen.text);
 }

@@ -4,14 +4,9 @@
 //   last:N       the last N non-empty lines
 //   after-rule   the lines after the last horizontal rule (a line of ─, ━, ═, - …)
 //   prompt-box   the lines between the last two horizontal rules (an input box), box edges dropped
+import { cleanLine, isRuleLine } from "./lines.ts";
 import type { CompiledRule, Region } from "./rules.ts";
 
-/** a horizontal rule: at least 8 rule characters, optional box corners, nothing else */
-const RULE_LINE = /^\s*[╭┌├╰└]?[─━═╌╍┄┅\-]{8,}[╮┐┤╯┘]?\s*$/;
-/** box edges and surrounding space of a line inside a box */
-const EDGES = /^[\s│┃║]+|[\s│┃║]+$/g;
-
-export const cleanLine = (l: string) => l.replace(EDGES, "").replace(/\s+/g, " ");
 
 export class Regions {
   private readonly lines: string[];
@@ -48,7 +43,7 @@ export class Regions {
   }
 
   private lastRule(before: number): number {
-    for (let i = before - 1; i >= 0; i--) if (RULE_LINE.test(this.lines[i]!)) return i;
+    for (let i = before - 1; i >= 0; i--) if (isRuleLine(this.lines[i]!)) return i;
     return -1;
   }
 

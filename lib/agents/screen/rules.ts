@@ -18,13 +18,16 @@
 //     "reason": { "heading": "^(bash command|…)$", "detail": "^\\$ ", "question": "do you want to proceed\\?", "text": "…" },
 //     "name": "trust this folder"         // blocked only: the dialog's name as the user knows it (mam's warnings)
 //   }],
-//   "input": { "region": "prompt-box", "line": "^[❯>]\\s?(.*)$" }  // optional: where the agent's input box is
+//   "input": { "region": "prompt-box", "line": "^[❯>]\\s?(.*)$" },  // optional: where the agent's input box is
+//   "questions": [ … ]                    // optional: how to read its permission dialogs (question.ts)
 // }
 // Text matchers and regexes are case-insensitive. `reason` (blocked rules) builds the one-line
 // reason from the screen: "<heading>: <the line after it (the first matching `detail`)> — <question>",
 // else `text`, else the id. `input` says where typed text waits before it is submitted: the last
 // line of `region` that matches `line` holds it in its first group (lib/ops/session/at-prompt.ts checks
 // with it that a text mam typed was submitted, not left in the box).
+
+import { type QuestionSpec, validateQuestions } from "./question.ts";
 
 export type ScreenState = "working" | "blocked" | "idle" | "unknown";
 export type DialogKind = "start" | "permission";
@@ -61,6 +64,7 @@ export interface RuleFile {
   kind: string;
   rules: RuleSpec[];
   input?: InputSpec;
+  questions?: QuestionSpec[];
 }
 
 export interface CompiledRule {
@@ -121,7 +125,14 @@ export function validateRuleFile(kind: string, doc: unknown): RuleFile {
   const d = doc as Record<string, unknown>;
   if (d.kind !== kind) fail(`"kind" must be "${kind}" (the file name), got ${JSON.stringify(d.kind)}`);
   if (!Array.isArray(d.rules) || d.rules.length === 0) fail(`"rules" must be a non-empty list`);
-  for (const k of Object.keys(d)) if (!["kind", "rules", "input"].includes(k)) fail(`unknown field "${k}"`);
+  for (const k of Object.keys(d)) if (!["kind", "rules", "input", "questions"].includes(k)) fail(`unknown field "${k}"`);
+  if (d.questions !== undefined) {
+    try {
+      validateQuestions(d.questions);
+    } catch (e) {
+      fail((e as Error).message);
+    }
+  }
   if (d.input !== undefined) {
     const i = d.input as Record<string, unknown>;
     if (!i || typeof i !== "object" || Array.isArray(i) || typeof i.region !== "string" || typeof i.line !== "string" || Object.keys(i).some((k) => k !== "region" && k !== "line")) {

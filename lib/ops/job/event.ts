@@ -1,9 +1,10 @@
 // Reporting a job event (docs/job-events.md), what `mam job event` runs in the agent doing the
 // job: journal it under the jobs lock (signed with the job's token: the record's, else the one
 // given on a machine that has no record of the job), then publish it. A worker on another machine
-// holds the only copy of its events: each report sends again its earlier events that the
-// delegator's journal does not hold yet (the daemon's signed, retained ack says which), so that
-// one lost while the broker was down still arrives with the next report.
+// (with the job's token, or a team's copy of the job) holds the only copy of its events: each
+// report sends again, first, its earlier events that the delegator's journal does not hold yet
+// (the daemon's signed, retained ack says which), so that one lost while the broker was down still
+// arrives with the next report, and before it.
 import type { BrokerConfig } from "../../jobs/broker-config.ts";
 import { brokerConfigFromEnv, eventsTopic } from "../../jobs/broker-config.ts";
 import { canonicalJson, type Json } from "../../jobs/canonical.ts";
@@ -38,43 +39,47 @@ const RESEND_MAX = 200;
 
 export async function reportEvent(deps: Deps, r: EventReport): Promise<Reported> {
   const cfg = brokerConfigFromEnv(deps.env); // a bad MQTT_* setting fails before anything is written
-  // on a copy of another host's job, the agent's report confirms that its text arrived (receive.ts)
-  const copy = deps.jobs.read(r.job_id);
-  const confirmed = copy?.remote_of
-    ? await (async () => {
-        const { confirmByReport } = await import("./receive.ts");
-        return deps.jobs.append(r.job_id, (rec, evs) => confirmByReport(rec, evs, r.source));
-      })()
-    : undefined;
-  if (confirmed) await publishJournalled(`${confirmed.record!.topic_prefix}/events`, confirmed.line, r.job_id, confirmed.payload.seq, deps.env);
+  // on a copy of another host's job, the agent's report confirms that its text arrived
+  // (receive.ts): journalled before the report, and sent with it (below)
+  if (deps.jobs.read(r.job_id)?.remote_of) {
+    const { confirmByReport } = await import("./receive.ts");
+    await deps.jobs.append(r.job_id, (rec, evs) => confirmByReport(rec, evs, r.source));
+  }
   const a = (await deps.jobs.append(r.job_id, { event: r.event, detail: r.detail ?? "", source: r.source, data: r.data ?? {} }, { token: r.token }))!;
   const warnings: Notice[] = [];
   if (a.record && isFinal(a.statusBefore)) warnings.push(warning(`job ${r.job_id} had already ended (${a.statusBefore}); the event is recorded, the status stays`));
-  if (a.record) {
+  if (a.record && !a.record.remote_of) {
     const n = await publishJournalled(`${a.record.topic_prefix}/events`, a.line, r.job_id, a.payload.seq, deps.env);
     if (n) warnings.push(n);
   } else {
-    const n = await publishRemote(deps, cfg, r.job_id, r.token!, a.payload, a.line);
+    // the delegator's journal is on another machine: a copy of a team job (its daemon also sends
+    // what the delegator misses, once it can), or a job known here by its token only
+    const topic = a.record ? `${a.record.topic_prefix}/events` : eventsTopic(cfg, r.job_id);
+    const n = await publishWithResends(deps, cfg, topic, r.job_id, a.record?.auth_token ?? r.token!, a.payload, a.line, !a.record);
     if (n) warnings.push(n);
   }
   return { job_id: r.job_id, seq: a.payload.seq, event: r.event, status: a.statusAfter, warnings };
 }
 
-async function publishRemote(deps: Deps, cfg: BrokerConfig, id: string, token: string, ev: JobEvent, line: string): Promise<Notice | undefined> {
-  const [{ publishReport }, { ackTopicOf, readAck }] = await Promise.all([import("../../jobs/transport.ts"), import("../../jobs/acks.ts")]);
-  const topic = eventsTopic(cfg, id);
+/**
+ * publish `line` after this journal's earlier events that the delegator's ack does not hold, in
+ * order, on one connection: whichever way an event reaches the delegator (this report, an earlier
+ * one, the daemon's resend), it arrives after the events before it
+ */
+async function publishWithResends(deps: Deps, cfg: BrokerConfig, topic: string, id: string, token: string, ev: JobEvent, line: string, remote: boolean): Promise<Notice | undefined> {
+  const [{ publishReport }, { ackHolds, ackTopicOf, readAck }] = await Promise.all([import("../../jobs/transport.ts"), import("../../jobs/acks.ts")]);
   const r = await publishReport(cfg, topic, ackTopicOf(topic), (ack) => {
-    const mark = ack && ev.origin !== undefined ? (readAck(ack, id, token)?.[ev.origin] ?? 0) : 0;
-    return [...resendable(deps, id, ev, mark), line];
+    const marks = ack ? readAck(ack, id, token) : undefined;
+    return [...resendable(deps, id, ev, (o, seq) => ackHolds(marks, o, seq)), line];
   });
-  return r.ok ? undefined : savedNote(id, ev.seq, r.reason, true);
+  return r.ok ? undefined : savedNote(id, ev.seq, r.reason, remote);
 }
 
-/** this journal's own events before `ev` and past `mark` (and any from an older mam), oldest first, at most RESEND_MAX */
-function resendable(deps: Deps, id: string, ev: JobEvent, mark: number): string[] {
+/** this journal's own events before `ev` that the ack does not hold (and any from an older mam), oldest first, at most RESEND_MAX */
+function resendable(deps: Deps, id: string, ev: JobEvent, held: (origin: string, seq: number) => boolean): string[] {
   return deps.jobs
     .journal(id)
-    .filter((x) => x.seq < ev.seq && (x.origin === undefined || (x.origin === ev.origin && x.seq > mark)))
+    .filter((x) => x.seq < ev.seq && (x.origin === undefined || (x.origin === ev.origin && !held(x.origin, x.seq))))
     .sort((a, b) => a.seq - b.seq)
     .slice(-RESEND_MAX)
     .map((x) => canonicalJson(x));

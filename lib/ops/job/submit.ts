@@ -30,7 +30,7 @@ import { checkJob } from "./rules.ts";
 export interface JobInput {
   /** the agent by name (NAME, or NAME@HOST); or to_role */
   to?: string;
-  /** a pool: the first free agent of this role in the workspace (docs/jobs.md#the-queue) */
+  /** a pool: the first free agent of this role in the workspace, else of the team (docs/jobs.md#the-queue) */
   to_role?: string;
   priority?: Priority;
   prompt?: string;
@@ -138,6 +138,27 @@ export async function ensureDaemonNoticed(deps: Deps, warnings: Notice[], what: 
   }
 }
 
+/** how long a submit to another host waits for a daemon still connecting (its connect timeout, 5 s, and some) */
+const LISTEN_WAIT_MS = 6000;
+/** and for a daemon that has taken its lock but not yet written its state (mode unknown) */
+const STATE_WAIT_MS = 1000;
+
+/**
+ * a job for another host: what that host sends back reaches this workspace through its daemon,
+ * which must listen before the offer goes out. A daemon that has just started (or connects for
+ * the first time: the broker keeps no session for it yet) would miss the first events; its
+ * peer sends them again, but after the ones that followed them.
+ */
+async function untilListening(deps: Deps): Promise<void> {
+  const t0 = Date.now();
+  for (;;) {
+    const mode = deps.daemon.status()?.mode;
+    const waited = Date.now() - t0;
+    if (!((mode === "connecting" && waited < LISTEN_WAIT_MS) || (mode === "unknown" && waited < STATE_WAIT_MS))) return;
+    await Bun.sleep(20);
+  }
+}
+
 export interface SubmitOptions {
   /**
    * the brief file must lie inside the workspace or the target's worktree: the caller is not the
@@ -207,6 +228,7 @@ export async function submitJob(deps: Deps, o: JobInput, opts: SubmitOptions = {
     // its host keeps the queue of its own agents (it may journal `queued`)
     const record = await deps.jobs.register(full);
     const daemonPid = await ensureDaemonNoticed(deps, warnings, `job ${record.job_id} is tracked through its journal`);
+    if (daemonPid !== null) await untilListening(deps);
     try {
       const w = await rt.prompt(target, jobHeader(record, target.name, deps.ws), { purpose: "job", job: record });
       if (w) warnings.push(w);
@@ -236,14 +258,50 @@ function teamHost(deps: Deps): string | undefined {
   }
 }
 
+/**
+ * a pool job on a machine in a team (docs/jobs.md#the-queue): undefined when this machine is in
+ * no team or an agent of the role is free here (the job stays here); else the agent of another
+ * host it goes to (`to`: poolAgentElsewhere's pick), or none (`to` undefined: it waits here, or
+ * there is no agent of the role anywhere; `unreachable` when the broker did not answer)
+ */
+async function poolElsewhere(deps: Deps, role: string, here: boolean): Promise<{ to?: string; free: boolean; unreachable: boolean } | undefined> {
+  const [{ loadTeam }, { freeAgents, readQueue }] = await Promise.all([import("../../team/config.ts"), import("./queue.ts")]);
+  let team;
+  try {
+    team = loadTeam(deps.env);
+  } catch {
+    return undefined; // a damaged team file: this workspace takes no part in the team (mam team show says why)
+  }
+  const host = teamHost(deps);
+  if (!team || !host) return undefined;
+  if (here) {
+    const q = readQueue(deps.jobs, host);
+    if (!q.waiting.some((w) => w.role === role) && (await freeAgents(deps, new Set(), new Set([role]), q.busy)).length > 0) return undefined;
+  }
+  const { poolAgentElsewhere, readFleet } = await import("../../team/fleet.ts");
+  const fleet = await readFleet(brokerConfigFromEnv(deps.env), team, deps.env);
+  if (!fleet.reachable) return { free: false, unreachable: true };
+  const pick = poolAgentElsewhere(fleet, role, host, here);
+  return pick ? { ...pick, unreachable: false } : { free: false, unreachable: false };
+}
+
 /** a job for the first free agent of a role: it goes at once when one is free, else waits its turn */
 async function submitToPool(deps: Deps, o: JobInput, opts: SubmitOptions): Promise<Submitted> {
   const role = o.to_role!;
   const spec = jobSpecOf(o, deps.ws, brokerConfigFromEnv(deps.env).topicPrefix, opts.confineBrief ? { within: [deps.ws] } : { anywhere: true });
   const reviewerName = await reviewerOf(deps, spec);
   const data = deps.registry.read();
-  if (![...data.herdr_sessions, ...data.tmux_sessions].some((r) => r.role === role && r.status === "running")) {
-    throw notFound(`no running session has the role '${role}' in this workspace (${deps.ws})`, "see: mam status (its ROLE column); the job would wait for ever");
+  const here = [...data.herdr_sessions, ...data.tmux_sessions].some((r) => r.role === role && r.status === "running");
+  // a machine in a team: with no free agent of the role here, one of another host
+  const elsewhere = await poolElsewhere(deps, role, here);
+  if (elsewhere?.to) {
+    const r = await submitJob(deps, { ...o, to: elsewhere.to, to_role: undefined }, opts);
+    const why = elsewhere.free ? `no ${role} is free here; ${elsewhere.to} is` : `no ${role} is free here or on the team's other hosts; its host keeps it in line`;
+    return { ...r, warnings: [info(`job ${r.record.job_id} goes to ${elsewhere.to} (${why})`), ...r.warnings] };
+  }
+  if (!here) {
+    const team = elsewhere ? ` or on the team's other hosts${elsewhere.unreachable ? " (the team's broker does not answer)" : ""}` : "";
+    throw notFound(`no running session has the role '${role}' in this workspace (${deps.ws})${team}`, `see: mam status (its ROLE column)${elsewhere ? " and mam status --fleet" : ""}; the job would wait for ever`);
   }
   const warnings: Notice[] = [];
   const t = await registerInTurn(deps, { ...spec, reviewer_session: reviewerName }, { role }, teamHost(deps));

@@ -6,7 +6,9 @@
 //   3. else "unknown".
 // MAM_SCREEN_DETECT=0 turns step 2 off (hooks only). herdr panes keep herdr's own status.
 // The result is written into the listed panes (status, reason, dialog, liveSource), so the pure
-// classification (monitor/classify.ts) and everything after it see it like herdr's status.
+// classification (monitor/classify.ts) and everything after it see it like herdr's status. What a
+// permission dialog on a captured screen asks goes into `questions` when the caller wants it.
+import type { Question } from "../../agents/screen/question.ts";
 import { readReport, reportIsFresh, staleMs } from "../../agents/reports.ts";
 import { findPane, serverKey, type ServerView } from "../../fleet/classify.ts";
 import type { MuxFactory, MuxPane, PaneScreen } from "../../mux/types.ts";
@@ -24,8 +26,20 @@ interface Target {
   kind: string;
 }
 
-/** fill status/reason/dialog of the tmux panes that rows hold; `only` limits it to those sessions */
-export async function fillTmuxLive(data: RegistryData, views: ServerView[], muxFor: MuxFactory, ws: string, env: Env, nowMs: number, only?: Set<string>): Promise<void> {
+/**
+ * fill status/reason/dialog of the tmux panes that rows hold; `only` limits it to those sessions;
+ * `questions` gets what each permission dialog the detector saw asks
+ */
+export async function fillTmuxLive(
+  data: RegistryData,
+  views: ServerView[],
+  muxFor: MuxFactory,
+  ws: string,
+  env: Env,
+  nowMs: number,
+  only?: Set<string>,
+  questions?: Map<MuxPane, Question>,
+): Promise<void> {
   const stale = staleMs(env);
   const detect = screenDetectOn(env);
   const wanted: (Target & { server: string })[] = [];
@@ -49,7 +63,7 @@ export async function fillTmuxLive(data: RegistryData, views: ServerView[], muxF
     if (detect && typeof row.agent === "string") wanted.push({ row, pane, kind: row.agent, server });
   }
   if (wanted.length === 0) return;
-  const { detectScreen, hasScreenRules } = await import("../../agents/screen/detect.ts");
+  const { detectScreen, hasScreenRules, questionOf } = await import("../../agents/screen/detect.ts");
   // one capture call per server, for the panes of kinds that have screen rules
   const byServer = new Map<string, { server: string; targets: Target[] }>();
   for (const t of wanted) {
@@ -76,6 +90,8 @@ export async function fillTmuxLive(data: RegistryData, views: ServerView[], muxF
         if (v.state !== "unknown") t.pane.liveSource = "screen";
         if (v.reason) t.pane.reason = v.reason;
         if (v.dialog) t.pane.dialog = v.dialog;
+        const q = questions && v.dialog === "permission" ? questionOf(t.kind, sc) : undefined;
+        if (q) questions!.set(t.pane, q);
       }
     }),
   );

@@ -12,9 +12,12 @@ import { agentKind } from "../../agents/kinds/index.ts";
 import type { Env } from "../../sys/paths.ts";
 import type { Deps } from "../deps.ts";
 import { rowAgent } from "../../fleet/rows.ts";
+import type { Question } from "../../agents/screen/question.ts";
 
 export interface Observation extends Classification {
   views: ServerView[];
+  /** what the permission dialogs of blocked panes ask (ObserveOptions.questions), by pane */
+  questions: Map<MuxPane, Question>;
 }
 
 /** list every server the rows name (plus `extra`), one call each, in parallel */
@@ -78,6 +81,8 @@ export async function probeTypedRows(data: RegistryData, views: ServerView[], mu
 export interface ObserveOptions {
   /** work out LIVE of tmux panes only for these sessions (the daemon: the agents jobs wait on) */
   liveOnly?: Set<string>;
+  /** read what blocked agents' permission dialogs ask (status, the daemon); off with MAM_SCREEN_DETECT=0 */
+  questions?: boolean;
 }
 
 /** the registry's rows next to one listing per server they name (and `extra`), classified */
@@ -93,9 +98,12 @@ export async function observe(
   // so a create that began before it claimed it knows the registration is of its own pane
   const now = deps.clock.epoch();
   await probeTypedRows(data, views, muxFor);
+  const questions = new Map<MuxPane, Question>();
+  const ask = opts.questions === true && env.MAM_SCREEN_DETECT !== "0";
   if ((data.tmux_sessions ?? []).length > 0) {
     const { fillTmuxLive } = await import("./live.ts");
-    await fillTmuxLive(data, views, muxFor, ws, env, deps.clock.ms(), opts.liveOnly);
+    await fillTmuxLive(data, views, muxFor, ws, env, deps.clock.ms(), opts.liveOnly, ask ? questions : undefined);
   }
-  return { ...classify({ data, views, workspace: ws, now, discover: discoverer(env), folderExists: existsSync, reported: hookReportedId(ws) }), views };
+  if (ask) await (await import("./questions.ts")).readBlockedQuestions(data, views, muxFor, questions, opts.liveOnly);
+  return { ...classify({ data, views, workspace: ws, now, discover: discoverer(env), folderExists: existsSync, reported: hookReportedId(ws) }), views, questions };
 }

@@ -17,6 +17,22 @@ import { liveWorktreeOf } from "../../worktrees/plan.ts";
 import { answerHint, lookAt, typeInto, waitingAt } from "./at-prompt.ts";
 import { rowAgent } from "../../fleet/rows.ts";
 
+/** typing into a pane: one text at a time in this process (the daemon types beside its hooks) */
+const typing = new Map<string, Promise<void>>();
+
+function onePerPane<T>(pane: string, fn: () => Promise<T>): Promise<T> {
+  const next = (typing.get(pane) ?? Promise.resolve()).then(fn);
+  const done = next.then(
+    () => undefined,
+    () => undefined,
+  );
+  typing.set(pane, done);
+  void done.then(() => {
+    if (typing.get(pane) === done) typing.delete(pane);
+  });
+  return next;
+}
+
 export function sessionReach(read: () => RegistryData, muxFor: MuxFactory, env: Env, jobs?: () => JobStore): JobRuntime {
   /** the running row of that name; with anyStatus, failing that any row of that name (a job's worker may end with its job) */
   const rowOf = (name: string, anyStatus = false) => {
@@ -57,7 +73,7 @@ export function sessionReach(read: () => RegistryData, muxFor: MuxFactory, env: 
         const { offer } = await import("../../team/offer.ts");
         return offer(env, jobs(), s, about);
       }
-      return typeInto(muxFor(s.backend, s.server), s, text, isHerdrManaged(s.agent === "unknown" ? undefined : s.agent), env, as);
+      return onePerPane(`${s.backend}\t${s.server}\t${s.paneId}`, () => typeInto(muxFor(s.backend, s.server), s, text, isHerdrManaged(s.agent === "unknown" ? undefined : s.agent), env, as));
     },
     async noticeTarget(name) {
       const r = rowOf(name, true);

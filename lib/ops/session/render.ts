@@ -1,8 +1,10 @@
 // Human-readable renderings of the session use cases' results (create, stop, resume, prune): the
 // one text each operation has, on every front door. Roles, names and paths are shown with their
 // control characters escaped (visible, lib/sys/sanitize.ts).
+import { questionLine } from "../../agents/screen/question.ts";
 import type { ResumedAll } from "./resume-all.ts";
 import { visible } from "../../sys/sanitize.ts";
+import type { Answered } from "./approve.ts";
 import type { CreateOutcome } from "./create.ts";
 import type { Pruned } from "./prune.ts";
 import type { Resumed } from "./resume.ts";
@@ -42,6 +44,13 @@ export function prunedText(p: Pruned): string {
   if (p.removed.length === 0) return "nothing to prune";
   const list = p.removed.map((r) => `${r.name} (${r.status})`).join(", ");
   return visible(`${p.dry_run ? "would remove" : "removed"} ${p.removed.length} row${p.removed.length === 1 ? "" : "s"}: ${list}`);
+}
+
+/** "approved wrk's dialog (Bash command: touch x — Do you want to proceed?): pressed 1 (Yes); journalled on job 3f9a01bc (#4)" */
+export function answeredText(a: Answered): string {
+  const where = a.job_id ? `; journalled on job ${a.job_id}${a.seq !== null ? ` (#${a.seq})` : ""}` : "";
+  const told = a.told ? `; told ${a.session} that the answer is no` : "";
+  return visible(`${a.answer} ${a.session}'s dialog (${questionLine(a.question)}): pressed ${a.key} (${a.choice.label})${where}${told}`);
 }
 
 /** what resume --all did: who came back, who stayed stopped and why */

@@ -89,7 +89,7 @@ function latestJobs(ws: string, jobs: JobStore, host: string): Map<string, JobRe
  */
 export async function sessionStatus(deps: Deps, counts = true, jobOf?: (row: Row) => JobRef | null): Promise<StatusDoc> {
   const data = deps.registry.read();
-  const [obs, wts] = await Promise.all([observe(deps, data), worktreeStatuses(deps, data, counts)]);
+  const [obs, wts] = await Promise.all([observe(deps, data, [], { questions: true }), worktreeStatuses(deps, data, counts)]);
   const own = jobReader(deps.jobs);
   let latest: Map<string, JobRef> | undefined;
   return statusDoc(deps.ws, deps.registry.path, obs, jobOf ?? ((row) => own(row) ?? (latest ??= latestJobs(deps.ws, deps.jobs, hostName(deps.env))).get(row.name) ?? null), (row) => wts.get(row));

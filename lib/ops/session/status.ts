@@ -1,5 +1,6 @@
 // mam status: the registry next to the multiplexers' view of it (SPEC §5.5). Read-only.
 import type { Row } from "../../registry/types.ts";
+import { choicesLine, type Question, questionLine } from "../../agents/screen/question.ts";
 import type { Observation } from "./observe.ts";
 import { paint, table } from "../../sys/io.ts";
 import { visible } from "../../sys/sanitize.ts";
@@ -33,6 +34,8 @@ export interface SessionStatus {
   reason?: string;
   /** blocked: a start dialog (trust, sign-in) or a permission prompt */
   dialog?: string;
+  /** blocked at a permission dialog mam can read: what it asks, its choices and their keys, its fingerprint */
+  question?: Question;
   /** tmux: where a known LIVE came from: screen (mam's detector) or hook (the agent's report); absent otherwise */
   live_source?: string;
   mux: string;
@@ -60,8 +63,7 @@ export function statusDoc(ws: string, registry: string, obs: Observation, jobOf:
       role: typeof v.row.role === "string" ? v.row.role : null,
       status: v.row.status,
       live: v.live,
-      ...(v.pane && v.live === "blocked" && v.pane.reason ? { reason: v.pane.reason } : {}),
-      ...(v.pane && v.live === "blocked" && v.pane.dialog ? { dialog: v.pane.dialog } : {}),
+      ...blockedFields(v.live === "blocked" ? v.pane : undefined, v.pane ? obs.questions?.get(v.pane) : undefined),
       ...(v.pane?.liveSource ? { live_source: v.pane.liveSource } : {}),
       mux: v.backend,
       server: v.server,
@@ -73,7 +75,21 @@ export function statusDoc(ws: string, registry: string, obs: Observation, jobOf:
   };
 }
 
+/** a blocked row's reason, dialog and question (herdr gives no reason: the question's words then) */
+function blockedFields(pane: Observation["rows"][number]["pane"], q: Question | undefined): Pick<SessionStatus, "reason" | "dialog" | "question"> {
+  if (!pane) return {};
+  const reason = pane.reason ?? (q ? questionLine(q) : undefined);
+  return { ...(reason ? { reason } : {}), ...(pane.dialog ? { dialog: pane.dialog } : q ? { dialog: "permission" } : {}), ...(q ? { question: q } : {}) };
+}
+
 const withWorktree = (w: WorktreeStatus | undefined) => (w ? { worktree: w } : {});
+
+/** what a blocked agent waits for; for a dialog mam can read, its choices and the command that answers it */
+function waitText(s: SessionStatus): string {
+  const head = visible(`${s.name} is blocked${s.dialog === "start" ? " at a start dialog" : ""}: ${s.reason}`);
+  if (!s.question) return head;
+  return [head, `  choices: ${visible(choicesLine(s.question))}`, `  answer:  mam approve ${s.name} --fingerprint ${s.question.fingerprint}   (add --deny for the no)`].join("\n");
+}
 
 const LIVE_STYLE: Record<string, Parameters<typeof paint>[0]> = { working: "cyan", blocked: "yellow", idle: "green", dead: "red", unreachable: "red", unknown: "gray" };
 
@@ -95,7 +111,7 @@ export function renderStatus(doc: StatusDoc, color: boolean): string {
     s.drift.length ? s.drift.join(",") : "-",
   ].map(visible));
   // what blocked agents wait for, one line each under the table
-  const waits = doc.sessions.filter((s) => s.live === "blocked" && s.reason).map((s) => visible(`${s.name} is blocked${s.dialog === "start" ? " at a start dialog" : ""}: ${s.reason}`));
+  const waits = doc.sessions.filter((s) => s.live === "blocked" && s.reason).map(waitText);
   const text = table(["NAME", "AGENT", "ROLE", "STATUS", "LIVE", "PANE", "SERVER", ...(branches ? ["BRANCH"] : []), "JOB", "DRIFT"], rows);
   if (!color) return waits.length ? `${text}\n\n${waits.join("\n")}` : text;
   // colour the LIVE column only; widths were computed on plain text

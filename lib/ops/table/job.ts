@@ -46,7 +46,7 @@ function schedulesText(list: Schedule[]): string {
   );
 }
 
-/** what an agent reports (the delivery and queue stages are mam's own) */
+/** what an agent reports (the delivery and queue stages and the user's answers are mam's own) */
 const REPORTED_EVENTS = EVENT_NAMES.filter((e) => !MAM_EVENTS.includes(e)) as unknown as readonly [string, ...string[]];
 
 const NEW_WORKER = ["agent", "role", "mux", "herdr_server", "tmux_server"] as const;
@@ -57,7 +57,7 @@ export const jobSubmit = defineOp({
   readOnly: false,
   input: () => ({
     to: optional(sessionAddress("the session that does the work: NAME here, NAME@HOST on another host of the team (with {{worktree}}: the name of the new worker); or {{to_role}}")),
-    to_role: optional(text("a pool: the first free session of this role takes the job; it waits its turn while none is free", { max: 64, oneLine: true })),
+    to_role: optional(text("a pool: the first free session of this role takes the job (on a machine in a team, of another host when none is free here); it waits its turn while none is free", { max: 64, oneLine: true })),
     priority: optional(choice(["high", "normal", "low"], "its place in a queue: high, normal (default) or low; a waiting job rises one step every MAM_QUEUE_AGING_S seconds")),
     at: optional(text("submit it later, at this time: +5m, 18:30 (the next one), 2026-12-24 09:00 (local) or an ISO time; the daemon submits it", { max: 40, oneLine: true })),
     every: optional(text("submit it again and again, every DURATION (90s, 5m, 1h30m, 2d), from {{at}} (default: one period from now)", { max: 40, oneLine: true })),

@@ -3,6 +3,9 @@
 // in lib/ops/session/ and load only when the operation runs (so does the kinds table).
 import * as z from "zod/mini";
 import { choice, count, flag, list, name, optional, sessionName, text, withDefault } from "../input.ts";
+import type { Answered } from "../session/approve.ts";
+import { isValidJobId } from "../../sys/names.ts";
+import { isValidAddress } from "../../team/host.ts";
 import type { FleetDoc } from "../team.ts";
 import { hasUnsafe } from "../../sys/sanitize.ts";
 import { defineOp } from "../op.ts";
@@ -10,7 +13,7 @@ import { conflict, usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
 import type { CreateOutcome } from "../session/create.ts";
 import type { Pruned } from "../session/prune.ts";
-import { createdText, prunedText, resumedAllText, resumedText, stoppedText } from "../session/render.ts";
+import { answeredText, createdText, prunedText, resumedAllText, resumedText, stoppedText } from "../session/render.ts";
 import type { ResumedAll } from "../session/resume-all.ts";
 import { checkCreate, checkStop } from "../session/rules.ts";
 import type { Resumed } from "../session/resume.ts";
@@ -266,4 +269,50 @@ export const sessionSend = defineOp({
   text: (s: Sent) => `sent to ${s.name}`,
   cli: false,
   mcp: false,
+});
+
+export const sessionApprove = defineOp({
+  name: "session.approve",
+  summary: "answer an agent's permission dialog for you: its one-time yes (or the no, or the choice you name), only while it is the dialog you were shown",
+  readOnly: false,
+  input: () => ({
+    target: z.string().check(
+      z.refine((v: string) => isValidJobId(v) || isValidAddress(v), {
+        error: (iss) => `invalid session or job '${String(iss.input).slice(0, 80)}'`,
+        params: { hint: "a session name as `mam status` lists it, or a job id (8 hex digits)" },
+      }),
+      z.describe("the session (NAME) whose agent waits at a permission dialog, or the job (its id) whose agent does"),
+    ),
+    deny: withDefault(flag("answer no (the dialog's own no) instead of the one-time yes"), false),
+    choice: optional(count("pick the choice of this number instead (the only way to an \"always\" / \"don't ask again\" choice)", 1, 99)),
+    fingerprint: optional(
+      z.string().check(
+        z.regex(/^[0-9a-f]{16}$/, { error: (iss) => `invalid fingerprint '${String(iss.input).slice(0, 40)}' (16 hex digits, as mam status --json, the permission_required event or the notification shows it)` }),
+        z.describe("the dialog you answer, as mam showed it to you (default: the one question the job told about since its last answer)"),
+      ),
+    ),
+  }),
+  async run(deps, i, ctx) {
+    const { approve } = await import("../session/approve.ts");
+    return approve(deps, i, ctx);
+  },
+  text: (a: Answered) => answeredText(a),
+  cli: {
+    path: "approve",
+    group: "agents",
+    positionals: ["target"],
+    flags: { target: { valueHint: "NAME|JOB" }, choice: { valueHint: "N" }, fingerprint: { valueHint: "HEX" } },
+    examples: [
+      "mam approve wrk --fingerprint 6c76e0d47014c496     # the one-time yes of the dialog mam status showed",
+      "mam approve 3f9a01bc                               # the job's agent: the question the job told you about",
+      "mam approve 3f9a01bc --deny                        # no: the agent is told, and goes on or ends the job",
+      "mam approve wrk --choice 2 --fingerprint 6c76e0d47014c496   # an \"always\" choice, only when you name it",
+    ],
+  },
+  mcp: {
+    aliases: ["approve"],
+    hide: ["choice"],
+    description:
+      "Answer a worker's permission dialog (a permission_required event carries its question and fingerprint): the one-time yes, or the no with deny. Pressed only while that dialog is still on screen; never an \"always\" choice.",
+  },
 });

@@ -11,7 +11,7 @@
   /** a job's status pill: a waiting job's says its place in line */
   const statusPill = (j) => `<span class="pill st-${esc(j.status)}">${esc(j.status)}${j.position ? ` #${j.position}` : ""}</span>`;
   const LABELLED = new Set(["completed", "error", "cancelled", "timeout", "permission_required"]);
-  const S = { ws: "", actions: false, sessions: [], jobs: new Map(), daemon: null, fleet: null, filter: "all", open: null, panel: null, screen: null };
+  const S = { linked: false, ws: "", actions: false, sessions: [], jobs: new Map(), daemon: null, fleet: null, filter: "all", open: null, panel: null, screen: null };
 
   // ---- team ---------------------------------------------------------------------------------
   function renderTeam() {
@@ -27,7 +27,7 @@
         else acts.push(`<button type="button" data-act="resume" data-name="${esc(s.name)}">resume</button>`);
         if (s.status === "stopped" || s.status === "terminated") acts.push(`<button type="button" data-act="prune" data-name="${esc(s.name)}">forget</button>`);
       }
-      const reason = s.live === "blocked" && s.reason ? `<tr class="blocked reason-row"><td colspan="9" class="reason">${esc(s.name)} waits for: ${esc(s.reason)}</td></tr>` : "";
+      const reason = s.live === "blocked" && (s.reason || s.question) ? `<tr class="blocked reason-row"><td colspan="9" class="reason">${waitsFor(s)}</td></tr>` : "";
       return `<tr class="${s.tone === "blocked" ? "blocked" : ""}" data-session="${esc(s.name)}" data-live="${esc(s.live)}">
         <td><b>${esc(s.name)}</b></td><td>${esc(s.agent ?? "-")}</td><td>${esc(s.role ?? "-")}</td><td>${esc(s.status)}</td>
         <td><span class="pill live-${esc(s.tone)}" title="${esc(s.live_source ? `from the ${s.live_source}` : "")}">${esc(s.live)}</span></td>
@@ -35,6 +35,23 @@
         <td class="mono dim">${esc(s.mux === "tmux" ? `tmux:${s.server}` : s.server)} ${esc(s.pane ?? "")}</td><td class="acts">${acts.join(" ")}</td></tr>${reason}`;
     });
     $("team").innerHTML = `${hereHead()}<table><thead><tr><th>NAME</th><th>AGENT</th><th>ROLE</th><th>STATUS</th><th>LIVE</th><th>JOB</th><th>DRIFT</th><th>PANE</th><th></th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
+  }
+
+  // what a blocked agent waits for; a permission dialog mam reads: its question, its choices and,
+  // with actions, the one-time yes and the no (an "always" choice is never a button: the command
+  // line names it with --choice)
+  function waitsFor(s) {
+    const q = s.question;
+    if (!q) return `${esc(s.name)} waits for: ${esc(s.reason)}`;
+    const has = (role) => q.choices.some((c) => c.role === role);
+    const choices = q.choices.map((c) => `<li data-role="${esc(c.role)}"><span class="key mono">${esc(c.key)}</span> ${esc(c.label)}${c.role === "always" ? ` <span class="dim">(always: only mam approve --choice ${c.n})</span>` : ""}</li>`).join("");
+    const notes = q.notes.length ? `<div class="dim">${q.notes.map(esc).join(" · ")}</div>` : "";
+    const btns = S.actions
+      ? [has("yes") ? `<button type="button" data-act="approve" data-name="${esc(s.name)}" data-fp="${esc(q.fingerprint)}">approve once</button>` : "", has("no") ? `<button type="button" class="danger" data-act="deny" data-name="${esc(s.name)}" data-fp="${esc(q.fingerprint)}">deny</button>` : ""].join(" ")
+      : "";
+    return `<div class="question" data-question="${esc(s.name)}" data-fingerprint="${esc(q.fingerprint)}"><div>${esc(s.name)} asks: <b>${esc(q.title)}</b>${q.title === q.question ? "" : ` — ${esc(q.question)}`}</div>
+      <pre class="subject">${esc(q.subject)}</pre>${notes}<ol class="choices">${choices}</ol>
+      <div class="answer">${btns} <span class="dim mono">mam approve ${esc(s.name)} --fingerprint ${esc(q.fingerprint)}</span></div></div>`;
   }
 
   // ---- the fleet: every host of the team (only when this machine is in one) -------------------
@@ -243,6 +260,16 @@
     if (a === "resume") return act({ action: "session.resume", input: { name: t.dataset.name } }, `Resume ${t.dataset.name}?`);
     if (a === "prune") return act({ action: "session.prune", input: { names: [t.dataset.name] } }, `Remove ${t.dataset.name} from the registry? (its conversation and jobs stay)`);
     if (a === "cancel") return act({ action: "job.cancel", input: { job_id: t.dataset.job } }, `Cancel job ${t.dataset.job}?`);
+    if (a === "approve" || a === "deny") {
+      const s = S.sessions.find((x) => x.name === t.dataset.name);
+      const q = s && s.question;
+      const asked = q ? `\n\n${q.title}: ${q.subject}` : "";
+      const deny = a === "deny";
+      return act(
+        { action: "session.approve", input: { target: t.dataset.name, fingerprint: t.dataset.fp, deny } },
+        `${deny ? "Deny" : "Approve once"}: ${t.dataset.name}'s dialog?${asked}\n\nmam presses the agent's own key only if this dialog is still on screen.`,
+      );
+    }
   });
   document.addEventListener("submit", (ev) => {
     const f = ev.target.closest("form[data-send]");
@@ -260,6 +287,15 @@
     p.hidden = !list.length;
     p.textContent = list.join(" · ");
   }
+  // a notification's dashboard link ends in #agent=NAME: that agent's row, and its screen
+  function openLinked() {
+    const m = /^#agent=([A-Za-z0-9][A-Za-z0-9._-]{0,63})$/.exec(location.hash);
+    if (!m || !S.sessions.some((s) => s.name === m[1])) return;
+    const row = document.querySelector(`tr[data-session="${CSS.escape(m[1])}"]`);
+    if (row) row.scrollIntoView({ block: "center" });
+    openPanel("screen", m[1]);
+  }
+  window.addEventListener("hashchange", openLinked);
   function connect() {
     const es = new EventSource(q("/api/events"));
     es.addEventListener("open", () => {
@@ -288,6 +324,10 @@
       renderTeam();
       renderJobs();
       renderDaemon();
+      if (!S.linked) {
+        S.linked = true;
+        openLinked();
+      }
       document.body.dataset.ready = "1";
       performance.mark("mam:ready");
       // the frame after the one that drew it: the first full render is on screen

@@ -81,6 +81,9 @@ function textOf(content: unknown): string {
     .join("\n");
 }
 
+/** a text block Claude Code adds on its own (not the user's words) */
+const isClaudeNote = (t: string) => /^\s*(<system-reminder>[\s\S]*<\/system-reminder>\s*|\[Request interrupted by user[^\]]*\]\s*)$/.test(t);
+
 /** Anthropic messages → Turn */
 export function anthropicTurn(body: any): Turn {
   const tools: any[] = Array.isArray(body?.tools) ? body.tools : [];
@@ -92,11 +95,14 @@ export function anthropicTurn(body: any): Turn {
     if (m.role !== "user") continue;
     const blocks = Array.isArray(m.content) ? m.content : [{ type: "text", text: String(m.content ?? "") }];
     const results = blocks.filter((b: any) => b?.type === "tool_result");
-    const text = textOf(blocks.filter((b: any) => b?.type === "text"));
+    // beside tool results, Claude Code sends its own notes (system reminders, "[Request interrupted
+    // by user for tool use]" after a refused tool), and, after a refusal, the user's next message
+    const said = results.length ? blocks.filter((b: any) => b?.type === "text" && !isClaudeNote(String(b.text ?? ""))) : blocks.filter((b: any) => b?.type === "text");
+    const text = textOf(said);
     if (results.length) {
       for (const r of results) toolOutputs.push(typeof r.content === "string" ? r.content : textOf(r.content));
     }
-    if (results.length === 0 && text !== "") {
+    if (text !== "") {
       userTexts.push(text);
       lastUserText = text;
       toolOutputs = [];

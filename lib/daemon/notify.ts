@@ -1,0 +1,108 @@
+// The daemon's notifications (docs/notifications.md): what it hears becomes a notification to the
+// user's sinks (lib/notify), once per transition:
+//   * a job's `permission_required` → "dialog" (what the agent asks, the mam approve commands, the
+//     dashboard's link when mam ui runs);
+//   * the event that ends a job → "ended" (completed, error, timeout, cancelled, budget_exceeded),
+//     or "died" when the daemon saw its agent exit;
+//   * a running row the reconcile pass finds gone → "died" (the same death as the job's is one
+//     notification: both are keyed by the session and its start);
+//   * a host of the team whose daemons all went offline → "offline" (its first state seen is where
+//     it was, not news).
+// Jobs copied from another host are that host's to tell about; an event older than MAX_AGE_MS (a
+// daemon starting over an old journal) is not news either.
+import type { Question } from "../agents/screen/question.ts";
+import type { JobEvent } from "../jobs/event.ts";
+import type { JobRecord } from "../jobs/store.ts";
+import type { Action } from "../fleet/classify.ts";
+import { rowEpoch } from "../fleet/adopt.ts";
+import { type AskedQuestion, diedNotice, dialogNotice, endedNotice, type Notification, offlineNotice, type Where } from "../notify/message.ts";
+import { Notifier } from "../notify/send.ts";
+import type { Deps } from "../ops/deps.ts";
+import { SECTIONS } from "../registry/types.ts";
+import { hostName } from "../team/host.ts";
+import { dashboardLink } from "../sys/ui-file.ts";
+
+const MAX_AGE_MS = 15 * 60_000;
+
+export interface NotifyPart {
+  /** a job's permission_required, or the event that ended it */
+  jobEvent(rec: JobRecord, ev: JobEvent, log: (line: string) => void): Promise<void>;
+  /** the reconcile pass's actions: running rows whose pane is gone */
+  terminated(actions: readonly Action[], log: (line: string) => void): Promise<void>;
+  /** a workspace daemon of the team said online or offline */
+  presence(team: string, host: string, wsId: string, online: boolean, at: number, log: (line: string) => void): Promise<void>;
+}
+
+/** the part of a question a notification carries, when the event's data has one */
+function askedOf(v: unknown): AskedQuestion | undefined {
+  const q = v as Partial<Question> | undefined;
+  if (!q || typeof q !== "object" || typeof q.fingerprint !== "string" || typeof q.title !== "string" || typeof q.subject !== "string" || typeof q.question !== "string" || !Array.isArray(q.choices)) return undefined;
+  return { title: q.title, subject: q.subject, question: q.question, fingerprint: q.fingerprint, choices: q.choices };
+}
+
+export function notifyPart(deps: Deps, self: string = hostName(deps.env)): NotifyPart {
+  let notifier: Notifier | undefined;
+  const send = async (n: Notification, log: (line: string) => void) => {
+    notifier ??= new Notifier(deps.env, log);
+    try {
+      await notifier.send(n);
+    } catch (e) {
+      log(`notify: ${(e as Error).message}`);
+    }
+  };
+  const where = (): Where => ({ workspace: deps.ws, host: self, at: new Date().toISOString(), dashboard: (s) => (s.includes("@") ? undefined : dashboardLink(deps.ws, s)) });
+  /** the start of the running (else last) row of a session: one death of it is one notification */
+  const startOf = (session: string): number => {
+    try {
+      const data = deps.registry.read();
+      for (const section of SECTIONS) {
+        const rows = data[section].filter((r) => r.name === session);
+        const row = rows.find((r) => r.status === "running") ?? rows.at(-1);
+        if (row) return rowEpoch(row, section) ?? 0;
+      }
+    } catch {}
+    return 0;
+  };
+  /** host → workspace id → online; and whether the host was last seen online */
+  const hosts = new Map<string, { ws: Map<string, { online: boolean; at: number }>; online: boolean }>();
+  return {
+    async jobEvent(rec, ev, log) {
+      if (rec.remote_of || Date.now() - Date.parse(ev.timestamp) > MAX_AGE_MS) return;
+      const w = where();
+      if (ev.event === "permission_required") {
+        const session = typeof ev.data.session === "string" ? ev.data.session : rec.agent_session;
+        const at = session.lastIndexOf("@");
+        const agentHost = at >= 0 ? session.slice(at + 1) : undefined;
+        const local = agentHost === undefined || agentHost === self ? (at >= 0 ? session.slice(0, at) : session) : session;
+        const n = dialogNotice(w, { job_id: rec.job_id, session: local, detail: ev.detail, question: askedOf(ev.data.question), agentHost, seq: ev.seq });
+        // an event's identity (origin and seq): the same question asked again is another transition
+        return send({ ...n, key: `dialog:${rec.job_id}:${ev.origin ?? ""}:${ev.seq}` }, log);
+      }
+      const session = rec.agent_session;
+      if (ev.event === "error" && ev.source === "monitor" && ev.detail === "agent exited") {
+        return send(diedNotice(w, { session, job_id: rec.job_id, why: `its agent exited while job ${rec.job_id} ran`, since: startOf(session) }), log);
+      }
+      return send(endedNotice(w, { job_id: rec.job_id, session, status: ev.event, detail: ev.detail }), log);
+    },
+    async terminated(actions, log) {
+      for (const a of actions) {
+        if (a.type !== "terminate") continue;
+        await send(diedNotice(where(), { session: a.name, why: `its pane ${a.paneId ?? ""} is gone (${a.reason})`.replace("  ", " "), since: startOf(a.name) }), log);
+      }
+    },
+    async presence(team, host, wsId, online, at, log) {
+      if (host === self) return;
+      let h = hosts.get(host);
+      const first = !h;
+      h ??= { ws: new Map(), online };
+      hosts.set(host, h);
+      h.ws.set(wsId, { online, at });
+      const now = [...h.ws.values()].some((x) => x.online);
+      const was = h.online;
+      h.online = now;
+      if (first || !was || now) return;
+      const since = Math.max(...[...h.ws.values()].map((x) => x.at));
+      await send(offlineNotice(where(), { team, host, since, workspaces: h.ws.size }), log);
+    },
+  };
+}

@@ -1,0 +1,101 @@
+// Where notifications go (docs/notifications.md): the user's sinks, kept in
+// <home>/.local/state/mam/notify.json (0600, in a 0700 folder) for every workspace of this user on
+// this machine. A webhook's URL and a command line may hold secrets (a Slack webhook is one, an
+// ntfy topic or access token another): they are kept in that file only and never printed; what
+// mam shows of a sink is `redacted`. Every change is a locked read-modify-write.
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { atomicWriteFile } from "../sys/atomic.ts";
+import { EXIT, MamError } from "../sys/errors.ts";
+import { withLock } from "../sys/flock.ts";
+import { type Env, stateDir } from "../sys/paths.ts";
+
+/** what a notification is about */
+export const NOTIFY_KINDS = ["dialog", "ended", "died", "offline"] as const;
+export type NotifyKind = (typeof NOTIFY_KINDS)[number];
+
+export const WEBHOOK_FORMATS = ["json", "ntfy", "slack"] as const;
+export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
+
+interface SinkBase {
+  id: string;
+  /** the kinds this sink gets */
+  on: NotifyKind[];
+}
+
+export type Sink =
+  | (SinkBase & { type: "desktop" })
+  | (SinkBase & { type: "webhook"; url: string; format: WebhookFormat })
+  | (SinkBase & { type: "command"; command: string });
+
+export interface NotifyConfig {
+  schema_version: 1;
+  sinks: Sink[];
+}
+
+export const notifyPath = (env: Env) => join(stateDir(env), "notify.json");
+const lockPath = (env: Env) => join(stateDir(env), "notify.lock");
+
+function check(v: unknown, where: string): NotifyConfig {
+  const bad = (why: string) => new MamError(`${where}: ${why}`, EXIT.FAIL, "fix it by hand, or remove it and add the sinks again (mam notify add)");
+  const c = v as Partial<NotifyConfig> | null;
+  if (!c || typeof c !== "object" || !Array.isArray(c.sinks)) throw bad("not a list of sinks");
+  const ids = new Set<string>();
+  for (const s of c.sinks as Partial<Sink>[]) {
+    if (!s || typeof s !== "object" || typeof s.id !== "string" || ids.has(s.id)) throw bad("a sink without an id of its own");
+    ids.add(s.id);
+    if (!Array.isArray(s.on) || s.on.some((k) => !(NOTIFY_KINDS as readonly string[]).includes(k))) throw bad(`sink ${s.id}: "on" is not a list of ${NOTIFY_KINDS.join(", ")}`);
+    if (s.type === "webhook") {
+      if (typeof (s as { url?: unknown }).url !== "string" || !(WEBHOOK_FORMATS as readonly string[]).includes((s as { format?: string }).format ?? "")) throw bad(`sink ${s.id}: a webhook needs a url and a format`);
+    } else if (s.type === "command") {
+      if (typeof (s as { command?: unknown }).command !== "string") throw bad(`sink ${s.id}: a command sink needs its command`);
+    } else if (s.type !== "desktop") throw bad(`sink ${s.id}: unknown type ${JSON.stringify(s.type)}`);
+  }
+  return { schema_version: 1, sinks: c.sinks as Sink[] };
+}
+
+/** the user's sinks (none when the file does not exist) */
+export function loadNotify(env: Env): NotifyConfig {
+  const path = notifyPath(env);
+  if (!existsSync(path)) return { schema_version: 1, sinks: [] };
+  let v: unknown;
+  try {
+    v = JSON.parse(readFileSync(path, "utf8"));
+  } catch (e) {
+    throw new MamError(`${path} is not valid JSON (${(e as Error).message})`, EXIT.FAIL, "fix it by hand, or remove it and add the sinks again (mam notify add)");
+  }
+  return check(v, path);
+}
+
+/** change the sinks under the lock; the file is written 0600 (its folder 0700) */
+export async function mutateNotify<T>(env: Env, fn: (c: NotifyConfig) => T): Promise<T> {
+  mkdirSync(stateDir(env), { recursive: true, mode: 0o700 });
+  return withLock(lockPath(env), "notify", 10_000, () => {
+    const c = loadNotify(env);
+    const out = fn(c);
+    atomicWriteFile(notifyPath(env), `${JSON.stringify(c, null, 2)}\n`, { mode: 0o600, regularOnly: true });
+    return out;
+  });
+}
+
+/** the next free sink id: 1, 2, … */
+export function nextSinkId(c: NotifyConfig): string {
+  let n = 1;
+  while (c.sinks.some((s) => s.id === String(n))) n++;
+  return String(n);
+}
+
+/**
+ * what mam shows of a sink, never its secrets: a webhook's scheme and host (its path and query
+ * may be a token), a command's program (its arguments may hold one)
+ */
+export function redacted(s: Sink): string {
+  if (s.type === "desktop") return "notify-send";
+  if (s.type === "command") return `${s.command.trim().split(/\s+/)[0] ?? ""} …`;
+  try {
+    const u = new URL(s.url);
+    return `${u.protocol}//${u.host}/… (${s.format})`;
+  } catch {
+    return `(a URL) (${s.format})`;
+  }
+}

@@ -1,0 +1,180 @@
+// What a notification says (pure): built from what happened (a job's event, a host's presence),
+// and how each sink carries it — a desktop notification's title and body, a webhook's JSON body in
+// mam's own shape or ntfy's or Slack's, a command's environment. A notification about a dialog
+// names the exact `mam approve` commands that answer it (on the host that can: the agent's) and,
+// when mam ui runs for the workspace, the dashboard's link to the agent.
+import type { NotifyKind, WebhookFormat } from "./config.ts";
+
+/** the part of a dialog's question a notification carries (lib/agents/screen/question.ts) */
+export interface AskedQuestion {
+  title: string;
+  subject: string;
+  question: string;
+  fingerprint: string;
+  choices: { n: number; label: string; key: string; role: string }[];
+}
+
+export interface Notification {
+  kind: NotifyKind | "test";
+  /** its identity: the same key is sent once */
+  key: string;
+  title: string;
+  /** the body, one fact a line */
+  text: string;
+  workspace: string;
+  /** this machine's name (MAM_HOST, else the hostname) */
+  host: string;
+  at: string;
+  job_id?: string;
+  session?: string;
+  /** ended: the job's final status */
+  status?: string;
+  question?: AskedQuestion;
+  /** dialog: the commands that answer it, and where to run them */
+  approve?: string;
+  deny?: string;
+  /** the dashboard's link to the agent, when mam ui runs for the workspace */
+  dashboard?: string;
+}
+
+export interface Where {
+  workspace: string;
+  host: string;
+  /** the dashboard's link to an agent (undefined: no mam ui runs) */
+  dashboard?: (session: string) => string | undefined;
+  /** now, ISO */
+  at: string;
+}
+
+const oneLine = (s: string, max = 300) => {
+  const t = s.replace(/\s+/g, " ").trim();
+  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
+};
+
+/** a quoted word for a shell command line, only where it needs quotes */
+const sh = (s: string) => (/^[A-Za-z0-9_./:@%+=,-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`);
+
+/** the question's line: "Bash command: touch x — Do you want to proceed?" */
+const asks = (q: AskedQuestion) => (q.title === q.question ? `${q.question} ${q.subject.split("\n")[0]}` : `${q.title}: ${q.subject.split("\n")[0]} — ${q.question}`);
+
+/**
+ * an agent waits at a dialog (a job's `permission_required`): what it asks, and the commands that
+ * answer it — run where the agent is (`agentHost`: another host of the team, else this one)
+ */
+export function dialogNotice(
+  w: Where,
+  o: { job_id: string; session: string; detail: string; question?: AskedQuestion; agentHost?: string; seq: number },
+): Notification {
+  const q = o.question;
+  const on = o.agentHost && o.agentHost !== w.host ? `on ${o.agentHost}: ` : "";
+  const base = `mam approve ${o.job_id}${q ? ` --fingerprint ${q.fingerprint}` : ""}${on ? "" : ` --workspace ${sh(w.workspace)}`}`;
+  const dashboard = on ? undefined : w.dashboard?.(o.session);
+  const lines = [
+    q ? asks(q) : oneLine(o.detail),
+    ...(q ? [`choices: ${q.choices.map((c) => `${c.n} ${c.label}${c.role === "always" ? " (always)" : ""}`).join(" · ")}`] : []),
+    `approve: ${on}${base}`,
+    `deny:    ${on}${base} --deny`,
+    ...(dashboard ? [`dashboard: ${dashboard}`] : []),
+  ];
+  return {
+    kind: "dialog",
+    key: `dialog:${o.job_id}:${q?.fingerprint ?? `#${o.seq}`}`,
+    title: `mam: ${o.session} waits for you (job ${o.job_id})`,
+    text: lines.join("\n"),
+    workspace: w.workspace,
+    host: w.host,
+    at: w.at,
+    job_id: o.job_id,
+    session: o.session,
+    ...(q ? { question: q } : {}),
+    approve: `${on}${base}`,
+    deny: `${on}${base} --deny`,
+    ...(dashboard ? { dashboard } : {}),
+  };
+}
+
+/** a job ended: completed, error, timeout, cancelled, or over its budget (budget_exceeded) */
+export function endedNotice(w: Where, o: { job_id: string; session: string; status: string; detail: string }): Notification {
+  const dashboard = w.dashboard?.(o.session);
+  return {
+    kind: "ended",
+    key: `ended:${o.job_id}`,
+    title: `mam: job ${o.job_id} ${o.status} (${o.session})`,
+    text: [oneLine(o.detail) || o.status, ...(dashboard ? [`dashboard: ${dashboard}`] : [])].join("\n"),
+    workspace: w.workspace,
+    host: w.host,
+    at: w.at,
+    job_id: o.job_id,
+    session: o.session,
+    status: o.status,
+    ...(dashboard ? { dashboard } : {}),
+  };
+}
+
+/** an agent died: its pane is gone, or its program exited (while its job ran, when `job_id`) */
+export function diedNotice(w: Where, o: { session: string; job_id?: string; why: string; since: number }): Notification {
+  return {
+    kind: "died",
+    key: `died:${o.session}:${o.since}`,
+    title: `mam: ${o.session} died${o.job_id ? ` (job ${o.job_id})` : ""}`,
+    text: [oneLine(o.why), o.job_id ? `job ${o.job_id} ended in error` : "", `start it again: mam resume ${o.session} --workspace ${sh(w.workspace)}`].filter((l) => l !== "").join("\n"),
+    workspace: w.workspace,
+    host: w.host,
+    at: w.at,
+    session: o.session,
+    ...(o.job_id ? { job_id: o.job_id } : {}),
+  };
+}
+
+/** a host of the team went offline (every workspace daemon it had said goodbye, or its connection dropped) */
+export function offlineNotice(w: Where, o: { team: string; host: string; since: number; workspaces: number }): Notification {
+  return {
+    kind: "offline",
+    key: `offline:${o.team}:${o.host}:${o.since}`,
+    title: `mam: host ${o.host} went offline (team ${o.team})`,
+    text: [
+      `the daemon${o.workspaces === 1 ? "" : "s"} of its ${o.workspaces} workspace${o.workspaces === 1 ? "" : "s"} went offline at ${new Date(o.since).toISOString()}`,
+      "jobs for its agents wait on the broker until it is back",
+    ].join("\n"),
+    workspace: w.workspace,
+    host: w.host,
+    at: w.at,
+  };
+}
+
+/** a notification to try a sink */
+export function testNotice(w: Where): Notification {
+  return { kind: "test", key: `test:${w.at}`, title: "mam: a test notification", text: `from ${w.host}, workspace ${w.workspace}`, workspace: w.workspace, host: w.host, at: w.at };
+}
+
+const NTFY_TAGS: Record<Notification["kind"], string[]> = { dialog: ["warning"], ended: ["checkered_flag"], died: ["skull"], offline: ["electric_plug"], test: ["bell"] };
+
+/**
+ * the body a webhook POSTs: mam's own JSON (`source: "mam"` and every field), ntfy's JSON
+ * publishing (topic = the URL's last path segment, posted to the server's root), or Slack's
+ * incoming-webhook `{text}`; and where it goes
+ */
+export function webhookRequest(url: string, format: WebhookFormat, n: Notification): { url: string; body: unknown } {
+  if (format === "slack") return { url, body: { text: `*${n.title}*\n${n.text}` } };
+  if (format === "ntfy") {
+    const u = new URL(url);
+    const parts = u.pathname.split("/").filter((p) => p !== "");
+    const topic = parts.pop() ?? "";
+    u.pathname = `/${parts.join("/")}`;
+    return { url: u.toString(), body: { topic, title: n.title, message: n.text, tags: NTFY_TAGS[n.kind], priority: n.kind === "dialog" || n.kind === "died" ? 4 : 3 } };
+  }
+  return { url, body: { source: "mam", ...n } };
+}
+
+/** the environment a command sink gets: the notification's fields, besides it as JSON on stdin */
+export function commandEnv(n: Notification): Record<string, string> {
+  return {
+    MAM_NOTIFY_KIND: n.kind,
+    MAM_NOTIFY_TITLE: n.title,
+    MAM_NOTIFY_TEXT: n.text,
+    MAM_NOTIFY_WORKSPACE: n.workspace,
+    ...(n.job_id ? { MAM_NOTIFY_JOB: n.job_id } : {}),
+    ...(n.session ? { MAM_NOTIFY_SESSION: n.session } : {}),
+    ...(n.approve ? { MAM_NOTIFY_APPROVE: n.approve } : {}),
+  };
+}
