@@ -1,9 +1,10 @@
 // mam (multi-agent-mux): the command tree, and the one place that maps errors to exit codes.
+// Start-up is what every mam call pays (bash shims call it many times a minute): this module
+// imports only what `mam --version` needs; the argument parser, the team's broker and every
+// command load when they are used, and `mam pane-lock acquire --fd N` loads the lock alone.
 import { defineCommand, type Lazy, type MamCommand } from "./lib/cli/command.ts";
-import { didYouMean, parseCommandArgs } from "./lib/cli/parse.ts";
 import { versionLine } from "./lib/cli/version.ts";
 import { EXIT, MamError, usageError, writeRefused } from "./lib/sys/errors.ts";
-import { applyTeamBroker } from "./lib/team/config.ts";
 import { err, out, outJson } from "./lib/sys/io.ts";
 import { visible } from "./lib/sys/sanitize.ts";
 
@@ -116,6 +117,17 @@ const jsonAsked = (argv: string[]): boolean => {
   return (dd >= 0 ? argv.slice(0, dd) : argv).includes("--json");
 };
 
+/**
+ * the descriptor of `mam pane-lock acquire --fd N` (or `--fd=N`) spelt exactly as the herdr shim
+ * spells it, else undefined: any other spelling (help, a mistake) takes the usual way
+ */
+export function shimAcquireFd(argv: string[]): string | undefined {
+  if (argv[0] !== "pane-lock" || argv[1] !== "acquire") return undefined;
+  if (argv.length === 4 && argv[2] === "--fd") return argv[3];
+  if (argv.length === 3 && argv[2]!.startsWith("--fd=")) return argv[2]!.slice(5);
+  return undefined;
+}
+
 export async function main(argv: string[], facts: RunFacts = { json: jsonAsked(argv) }): Promise<number> {
   const dd = argv.indexOf("--");
   const own = dd >= 0 ? argv.slice(0, dd) : argv;
@@ -124,8 +136,17 @@ export async function main(argv: string[], facts: RunFacts = { json: jsonAsked(a
     out(versionLine());
     return EXIT.OK;
   }
+  // the herdr shim's lock: what `pane-lock acquire` does (lib/cli/pane-lock.ts), with nothing else loaded
+  const fd = shimAcquireFd(argv);
+  if (fd !== undefined && fd !== "") {
+    const { acquireOnFd } = await import("./lib/sys/pane-lock.ts");
+    const r = await acquireOnFd(fd);
+    out(r);
+    return r === "locked" ? EXIT.OK : EXIT.TIMEOUT;
+  }
   // a machine in a team uses the team's broker unless MQTT_BROKER names one (docs/machines.md)
-  if (argv[0] !== "pane-lock") applyTeamBroker(process.env);
+  if (argv[0] !== "pane-lock") (await import("./lib/team/config.ts")).applyTeamBroker(process.env);
+  const { didYouMean, parseCommandArgs } = await import("./lib/cli/parse.ts");
   // a plumbing command (`mam pane-lock acquire`, called many times a minute) loads no operation
   let cmd = argv[0] !== undefined && Object.hasOwn(PLUMBING, argv[0]) && !wantsHelp ? plumbingRoot : await rootCommand();
   const path: string[] = [];

@@ -35,20 +35,20 @@ export const pp = (xs: number[]) => (xs.length ? `${ms(pct(xs, 50))} / ${ms(pct(
 /** the machine's 1-minute load average: rows that are sensitive to whatever else runs show it */
 export const load1 = () => readFileSync("/proc/loadavg", "utf8").split(" ")[0]!;
 
-/** whole-process wall time of argv, n runs after 3 warm-ups; extraFd is passed as fd 9 */
-export function timeProcess(argv: string[], n: number, extraFd?: number): number[] {
+/** whole-process wall time of argv, n runs after `warm` warm-ups (3); extraFd is passed as fd 9 */
+export function timeProcess(argv: string[], n: number, extraFd?: number, warm = 3): number[] {
   const stdio: (string | number)[] = ["ignore", "ignore", "inherit"];
   if (extraFd !== undefined) {
     while (stdio.length < 9) stdio.push("ignore");
     stdio.push(extraFd);
   }
   const times: number[] = [];
-  for (let i = 0; i < n + 3; i++) {
+  for (let i = 0; i < n + warm; i++) {
     const t0 = performance.now();
     const r = Bun.spawnSync(argv, { stdio: stdio as never, env: { ...process.env, NO_COLOR: "1" } });
     const dt = performance.now() - t0;
     if (r.exitCode !== 0) throw new Error(`${argv.join(" ")} exited ${r.exitCode}`);
-    if (i >= 3) times.push(dt);
+    if (i >= warm) times.push(dt);
   }
   return times;
 }

@@ -8,6 +8,7 @@ import { build } from "../scripts/build.ts";
 import { benchAgentState } from "./agent-state.ts";
 import { ROOT, type Row } from "./common.ts";
 import { benchDaemon } from "./daemon.ts";
+import { benchFleet } from "./fleet.ts";
 import { benchJobs } from "./jobs.ts";
 import { benchMcp } from "./mcp.ts";
 import { benchPaneLock } from "./pane-lock.ts";
@@ -33,6 +34,7 @@ const AREAS: Record<string, (bin: string) => Promise<Row[]> | Row[]> = {
   daemon: benchDaemon,
   registry: benchRegistry,
   team: benchTeam,
+  fleet: benchFleet,
   queue: benchQueue,
 };
 

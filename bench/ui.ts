@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { appendEvent, registerJob } from "../lib/jobs/store.ts";
+import { chromiumPath, eventToPage, openUi, pageReady } from "./browser.ts";
 import { baseEnv, cpuPercent, medP90, ms, pct, procUsage, type Row, secondsFrom } from "./common.ts";
 
 const SESSIONS = 50;
@@ -55,7 +56,7 @@ async function seedJobs(ws: string): Promise<string[]> {
 }
 
 export async function benchUi(bin: string): Promise<Row[]> {
-  const chromium = process.env.MAM_CHROMIUM || Bun.which("chromium") || Bun.which("chromium-browser");
+  const chromium = chromiumPath();
   const rowsOf = (m: string): Row[] => [{ what: "`mam ui`: page ready, event → page, RSS, idle CPU", target: "-", measured: m, ok: null }];
   if (!chromium) return rowsOf("not measured: chromium is not installed (apt-get install -y chromium)");
   const root = mkdtempSync(join(tmpdir(), "mam-bench-ui-"));
@@ -65,48 +66,13 @@ export async function benchUi(bin: string): Promise<Row[]> {
   const seconds = secondsFrom("BENCH_UI_SECONDS", 20);
   const ids = await seedJobs(ws);
   const env = { ...baseEnv(root), TMUX_TMPDIR: root, MAM_NO_SUBSCRIBER_DAEMON: "1" };
-  const ui = Bun.spawn([bin, "ui", "--workspace", ws], { env, stdout: "pipe", stderr: "ignore", stdin: "ignore" });
-  const { default: puppeteer } = await import("puppeteer-core");
-  const browser = await puppeteer.launch({ executablePath: chromium, headless: true, userDataDir: join(root, "chromium"), args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"] });
+  const open = await openUi(bin, ws, env, root, chromium);
   try {
-    const reader = (ui.stdout as ReadableStream<Uint8Array>).getReader();
-    let buf = "";
-    while (!buf.includes("\n")) {
-      const r = await reader.read();
-      if (r.done) throw new Error(`mam ui exited ${await ui.exited}`);
-      buf += new TextDecoder().decode(r.value);
-    }
-    const url = buf.split("\n")[0]!.trim();
-
+    const { url, ui, browser } = open;
     // (a) page ready, a fresh page each time (chromium itself warm)
-    const ready: number[] = [];
-    for (let i = 0; i < 12; i++) {
-      const page = await browser.newPage();
-      await page.goto(url, { waitUntil: "domcontentloaded" });
-      // the page marks mam:painted two animation frames after it drew the first full state
-      await page.waitForFunction(`performance.getEntriesByName("mam:painted").length > 0`, { timeout: 30_000, polling: 10 });
-      const t = (await page.evaluate(`performance.getEntriesByName("mam:painted")[0].startTime`)) as number; // since navigation start
-      const shown = (await page.$$eval("[data-job]", (xs) => xs.length)) as number;
-      if (shown !== JOBS) throw new Error(`the page shows ${shown} jobs, not ${JOBS}`);
-      if (i >= 2) ready.push(t);
-      await page.close();
-    }
-
-    // (b) event → page
-    const page = await browser.newPage();
-    await page.goto(url);
-    await page.waitForSelector("body[data-ready='1']");
-    const lat: number[] = [];
-    const id = ids[1]!; // a single job still running
-    for (let i = 0; i < 40; i++) {
-      const n = ((await page.$eval(`[data-job='${id}']`, (e) => Number((e as unknown as { dataset: { events: string } }).dataset.events))) as number) + 1;
-      // a page-side function (a string: this file is not compiled with the DOM's types)
-      const seen = page.waitForFunction(`(() => { const e = document.querySelector("[data-job='${id}']"); return e && Number(e.dataset.events) >= ${n} ? Date.now() : false; })()`, { polling: "mutation", timeout: 10_000 });
-      const t0 = Date.now();
-      await appendEvent(ws, id, { event: "progress", source: "ui-bench-1", detail: `step ${i}` });
-      lat.push(((await (await seen).jsonValue()) as number) - t0);
-      await Bun.sleep(50);
-    }
+    const ready = await pageReady(browser, url, JOBS, 10);
+    // (b) event → page, on a single job still running
+    const { lat, page } = await eventToPage(browser, url, ws, ids[1]!, "ui-bench-1", 40);
 
     // (c) RSS and CPU, with this page open, then with none
     await Bun.sleep(3000);
@@ -118,7 +84,7 @@ export async function benchUi(bin: string): Promise<Row[]> {
     const c = procUsage(ui.pid);
     await Bun.sleep(seconds * 1000);
     const d = procUsage(ui.pid);
-    const open = cpuPercent(a, b, seconds);
+    const openCpu = cpuPercent(a, b, seconds);
     const none = cpuPercent(c, d, seconds);
     const rss = Math.max(b.rssKiB, d.rssKiB) / 1024;
     const p50 = pct(ready, 50);
@@ -126,12 +92,10 @@ export async function benchUi(bin: string): Promise<Row[]> {
     return [
       { what: `\`mam ui\`: page ready (navigation → first full render in chromium), ${SESSIONS} sessions / ${JOBS} jobs (median / p90)`, target: "≤ 300 ms", measured: medP90(ready), ok: p50 <= 300 },
       { what: "`mam ui`: event appended to a journal → visible on the page (p50 / p95 of 40)", target: "≤ 500 ms p95", measured: `${ms(pct(lat, 50))} / ${ms(e95)}`, ok: e95 <= 500 },
-      { what: `\`mam ui\` server: RSS (max) / CPU over ${seconds} s idle with a page open (LIVE every 2 s) / with none`, target: "≤ 80 MiB, ≤ 1 % of one core", measured: `${rss.toFixed(1)} MiB / ${open.toFixed(2)} % / ${none.toFixed(2)} %`, ok: rss <= 80 && open <= 1 && none <= 1 },
+      { what: `\`mam ui\` server: RSS (max) / CPU over ${seconds} s idle with a page open (LIVE every 2 s) / with none`, target: "≤ 80 MiB, ≤ 1 % of one core", measured: `${rss.toFixed(1)} MiB / ${openCpu.toFixed(2)} % / ${none.toFixed(2)} %`, ok: rss <= 80 && openCpu <= 1 && none <= 1 },
     ];
   } finally {
-    await browser.close().catch(() => {});
-    ui.kill("SIGTERM");
-    await ui.exited;
+    await open.close();
     rmSync(root, { recursive: true, force: true });
   }
 }

@@ -120,6 +120,10 @@ export async function runDemoAgent(o: DemoOptions): Promise<number> {
       const job = jobOf(prompt);
       await reportHerdr("working");
       const steps = plan(prompt, o, job ? (reviews.get(job.id) ?? 0) : 0);
+      // a job taken shows on the screen at once, as a real agent's spinner does: its LIVE is
+      // "working" (demo.screen.json) while it thinks, not "unknown". On a line of its own: the
+      // job's last line (typed before its late Enter) may still hold the cursor
+      if (steps.some((s) => "event" in s)) o.print(`\n  on job ${job!.id}`);
       if (job && isReview(prompt)) reviews.set(job.id, (reviews.get(job.id) ?? 0) + 1);
       for (const s of steps) {
         if ("say" in s) o.print(s.say);

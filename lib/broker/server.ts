@@ -1,6 +1,6 @@
 // The embedded MQTT 3.1.1 broker (aedes) behind `mam broker` and `mam demo` (SPEC §8).
 import { readFileSync } from "node:fs";
-import { timingSafeEqual } from "node:crypto";
+import { sameBytes } from "../sys/digest.ts";
 import type { AddressInfo, Server } from "node:net";
 import { EXIT, MamError } from "../sys/errors.ts";
 
@@ -25,7 +25,7 @@ export interface RunningBroker {
 function same(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
+  return sameBytes(x, y);
 }
 
 export async function startBroker(o: BrokerOptions): Promise<RunningBroker> {

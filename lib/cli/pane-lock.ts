@@ -1,9 +1,7 @@
 // mam pane-lock path | acquire --fd N | wait-seconds (SPEC §4.1–4.2)
 import { mkdirSync } from "node:fs";
-import { paneClaimWaitSeconds } from "../sys/pane-lock.ts";
-import { checkFd, flockWait } from "../sys/flock.ts";
+import { acquireOnFd, paneClaimWaitSeconds } from "../sys/pane-lock.ts";
 import { paneLockDir, paneLockPath, resolveHerdrServer } from "../sys/paths.ts";
-import { usageError } from "../sys/errors.ts";
 import { out } from "../sys/io.ts";
 import { defineCommand, str } from "./command.ts";
 
@@ -42,10 +40,7 @@ const acquire = defineCommand({
     fd: { type: "string", required: true, description: "descriptor number, open in the calling process", valueHint: "N" },
   },
   async run({ args }) {
-    const raw = str(args, "fd")!;
-    if (!/^\d+$/.test(raw)) throw usageError(`invalid descriptor '${raw}'`, "pass --fd N with an open descriptor number");
-    const fd = checkFd(Number(raw));
-    const r = await flockWait(fd, { budgetMs: paneClaimWaitSeconds() * 1000, maxPollMs: 20 });
+    const r = await acquireOnFd(str(args, "fd")!);
     out(r);
     return r === "locked" ? 0 : 5;
   },

@@ -1,5 +1,5 @@
 // mam skills install: the SKILL.md playbooks agents read (SPEC §8)
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../sys/digest.ts";
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { SKILLS } from "../assets/skills.ts";
@@ -8,7 +8,7 @@ import { err, out, outJson } from "../sys/io.ts";
 import { bool, defineCommand, jsonArg, str, workspaceArg } from "./command.ts";
 
 const MANIFEST = ".mam-skills.json";
-const sha = (s: string) => createHash("sha256").update(s).digest("hex");
+const sha = (s: string) => sha256Hex(s);
 
 type Outcome = "written" | "updated" | "unchanged" | "kept (edited by you; --force overwrites)";
 

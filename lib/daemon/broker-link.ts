@@ -9,7 +9,7 @@
 // daemon off (and, with clean:false, take its queued events). It is derived from a random key made
 // on first use and kept 0600 under mam's per-user state (never in .mam/, which a workspace can ship).
 import type { MqttClient } from "mqtt";
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes, sha256Hex } from "../sys/digest.ts";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type BrokerConfig, clientId, mqttOptions, wildcardTopic } from "../jobs/broker-config.ts";
@@ -37,7 +37,7 @@ export interface LinkExtras {
 export type MessageHandler = (topic: string, payload: Buffer) => Promise<void>;
 
 /** where the key of a workspace's daemon client id is kept */
-export const daemonKeyPath = (ws: string, env: Env) => join(stateDir(env), "daemon-ids", createHash("sha256").update(ws).digest("hex").slice(0, 16));
+export const daemonKeyPath = (ws: string, env: Env) => join(stateDir(env), "daemon-ids", sha256Hex(ws).slice(0, 16));
 
 /**
  * the random key of the workspace's daemon client id, made on first use (32 hex digits, 0600); a

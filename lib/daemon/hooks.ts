@@ -203,7 +203,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       await team?.tick(ctx, "check");
       await fireSchedules(ctx);
       await dispatch(ctx);
-      const watched = await waitedOn(ctx.ws, team?.host, (id) => journals.quiet(ctx.ws, id));
+      const watched = await waitedOn(ctx.ws, team?.host, journals);
       if (watched.size === 0) {
         blocked.clear();
         return; // no unfinished job: no multiplexer call at all
@@ -237,16 +237,20 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   };
 }
 
-/** the sessions unfinished jobs wait on (their agent, or a loop's reviewer); `name@host` of this host as name */
-async function waitedOn(ws: string, host: string | undefined, resting: (id: string) => boolean): Promise<Set<string>> {
-  const [{ listJobIds, readJournal, readRecord }, { isFinal }, { busySession }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts"), import("../jobs/loop.ts")]);
+/**
+ * the sessions unfinished jobs wait on (their agent, or a loop's reviewer); `name@host` of this
+ * host as name. An ended job put to rest (JournalCache.quiet) is skipped without reading it.
+ */
+async function waitedOn(ws: string, host: string | undefined, journals: JournalCache): Promise<Set<string>> {
+  const [{ listJobIds, readRecord }, { isFinal }, { busySession }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts"), import("../jobs/loop.ts")]);
   const out = new Set<string>();
   for (const id of listJobIds(ws)) {
-    if (resting(id)) continue;
+    if (journals.quiet(ws, id)) continue;
     try {
       const r = readRecord(ws, id);
       if (!r || isFinal(r.status)) continue;
-      const s = busySession(r, readJournal(ws, id));
+      // the journal's index reads only what was appended since the last pass
+      const s = busySession(r, journals.get(ws, id, r).events);
       out.add(host && s.endsWith(`@${host}`) ? s.slice(0, -host.length - 1) : s);
     } catch {}
   }

@@ -1,6 +1,6 @@
 // The reconcile pass as a pure function (SPEC §6.1): registry rows × one listing per server →
 // drifts and actions. `mam reconcile` applies the actions; `mam status` only reads the verdicts.
-import type { Backend, Listing, MuxPane } from "../mux/types.ts";
+import type { Backend, Listing, MuxPane, PaneScreen } from "../mux/types.ts";
 import type { RegistryData, Row, Section } from "../registry/types.ts";
 import { SECTIONS } from "../registry/types.ts";
 import { backendOf, sectionOf } from "../registry/rows.ts";
@@ -47,6 +47,8 @@ export interface ServerView {
   backend: Backend;
   server: string;
   listing: Listing;
+  /** tmux: the screens captured in the listing's own call, by pane id (lib/ops/session/live.ts) */
+  screens?: Map<string, PaneScreen>;
 }
 
 export interface RowVerdict {

@@ -13,7 +13,7 @@
 // cover a broker that lost what it had acknowledged (restarted without persistence, the daemon not
 // subscribed yet) and still cost nothing once delivered.
 // Pure: no I/O.
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { hmacSha256Hex, sameBytes } from "../sys/digest.ts";
 import { canonicalJson } from "./canonical.ts";
 import { MAX_ACK_RANGES, ORIGIN_RE } from "./identity.ts";
 
@@ -40,7 +40,7 @@ export const ackTopicOf = (eventsTopic: string): string => eventsTopic.replace(/
 
 type Body = Omit<JobAck, "data"> & { data: Record<string, never> };
 
-const mac = (body: Body, token: string) => createHmac("sha256", Buffer.from(token, "utf8")).update(canonicalJson(body), "utf8").digest("hex");
+const mac = (body: Body, token: string) => hmacSha256Hex(token, canonicalJson(body));
 
 const bodyOf = (jobId: string, acked: Record<string, number>, beyond: Record<string, SeqRanges> | undefined, timestamp: string): Body => ({
   schema_version: 1,
@@ -102,7 +102,7 @@ export function readAck(raw: Uint8Array | string, jobId: string, token: string):
   } catch {
     return undefined;
   }
-  return timingSafeEqual(Buffer.from(sig), Buffer.from(want)) ? { acked, beyond } : undefined;
+  return sameBytes(Buffer.from(sig), Buffer.from(want)) ? { acked, beyond } : undefined;
 }
 
 /** does the ack say the delegator holds this event of `origin`? (no ack: nothing is held) */

@@ -7,7 +7,7 @@
 // from the file MQTT_PASSWORD_FILE (read when mam connects; a path can pass on to agents, the
 // password itself never does: lib/sys/secrets.ts).
 import { readFileSync } from "node:fs";
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../sys/digest.ts";
 import { isIP } from "node:net";
 import { EXIT, MamError, usageError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
@@ -105,7 +105,7 @@ export const wildcardTopic = (cfg: BrokerConfig) => `${cfg.topicPrefix}/+/events
 /** a client id of at most 23 characters (strict MQTT 3.1.1 brokers): prefix-role-hash */
 export function clientId(cfg: BrokerConfig, role: string, stableKey?: string): string {
   const key = stableKey ?? `${process.pid}-${Date.now()}-${Math.random()}`;
-  const h = createHash("sha256").update(key).digest("hex");
+  const h = sha256Hex(key);
   const head = `${cfg.clientIdPrefix}-${role}-`.slice(0, 15);
   return (head + h).slice(0, 23);
 }

@@ -1,6 +1,6 @@
 // Job events (SPEC §7.2): the payload, its signature, the status fold, and the receiver's
 // accept/drop decision. Pure: no I/O.
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { hmacSha256Hex, sameBytes } from "../sys/digest.ts";
 import { canonicalJson, CanonicalJsonError, type Json, MAX_JSON_DEPTH, nestedDeeper } from "./canonical.ts";
 import { eventKey, identityText, ORIGIN_RE, type SeenEvents } from "./identity.ts";
 import { MAM_EVENTS, type EventName, isEventName, isFinal, type JobStatus, TERMINAL_EVENTS } from "./statuses.ts";
@@ -84,7 +84,7 @@ export function unsigned(ev: JobEvent): JobEvent {
 
 /** hex HMAC-SHA256 keyed by the token's UTF-8 bytes over the canonical JSON of the unsigned payload */
 export function signature(ev: JobEvent, token: string): string {
-  return createHmac("sha256", Buffer.from(token, "utf8")).update(canonicalJson(unsigned(ev)), "utf8").digest("hex");
+  return hmacSha256Hex(token, canonicalJson(unsigned(ev)));
 }
 
 export function signEvent(ev: JobEvent, token: string): JobEvent {
@@ -101,7 +101,7 @@ export function signatureValid(ev: JobEvent, token: string): boolean {
   } catch {
     return false;
   }
-  return timingSafeEqual(Buffer.from(sig), Buffer.from(want));
+  return sameBytes(Buffer.from(sig), Buffer.from(want));
 }
 
 // ---- receiving -----------------------------------------------------------------------------

@@ -9,7 +9,7 @@
 // exact replay has the same identity and the same signature; a valid signature covers every other
 // byte of the payload), per origin the highest seq (to log gaps), and what acks say of it: the
 // contiguous mark and the seqs held above it (lib/jobs/acks.ts). Pure: no I/O.
-import { randomBytes } from "node:crypto";
+import { randomBytes } from "../sys/digest.ts";
 
 /** an origin id: what mam writes is 16 hex digits; other senders may use 8-64 of [A-Za-z0-9_-] */
 export const ORIGIN_RE = /^[A-Za-z0-9_-]{8,64}$/;

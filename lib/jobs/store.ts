@@ -2,10 +2,10 @@
 // .mam/jobs/<id>.events.ndjson (append-only, fsynced). Every read-modify-write runs under the
 // flock on .mam/jobs/.lock; readers take no lock and create nothing.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { randomBytes } from "node:crypto";
+import { randomBytes } from "../sys/digest.ts";
 import { join } from "node:path";
 import { errCode, EXIT, MamError, notFound } from "../sys/errors.ts";
-import { withLock } from "../sys/flock.ts";
+import { withLock } from "../sys/lock-file.ts";
 import { ensureMamSubdir } from "../sys/mam-dir.ts";
 import { isValidJobId } from "../sys/names.ts";
 import { isoUtc } from "../sys/time.ts";

@@ -146,6 +146,9 @@ export function toMuxPane(p: unknown): MuxPane | undefined {
   set("agent", str(p.agent));
   set("agentName", str(p.name));
   if (isObj(p.agent_session)) set("agentSessionId", str(p.agent_session.value));
+  // what `pane get` gives for the screen detector (paneTitle), so a look after a listing needs no
+  // get (herdr leaves an empty title out of the record: absent means "")
+  set("title", str(p.terminal_title) ?? str(p.title));
   return pane;
 }
 

@@ -147,7 +147,11 @@ export interface ManagedStart {
   exe: string;
 }
 
-export type ManagedOutcome = { kind: "ok"; result: Record<string, unknown> } | { kind: "exited" };
+/**
+ * ok: herdr's answer, and the agent's process as the watch last saw it in the foreground (its pid
+ * for the row, without another `pane process-info`; undefined when the start was too quick to see)
+ */
+export type ManagedOutcome = { kind: "ok"; result: Record<string, unknown>; agent?: ForegroundProcess } | { kind: "exited" };
 
 /**
  * run `agent start` while watching the pane; "exited" as soon as the watch says the agent is
@@ -167,12 +171,17 @@ export async function runManagedStart(ops: HerdrOps, s: ManagedStart): Promise<M
   const before = await screenNow();
   const call = ops.json(s.args, { timeoutMs: s.callMs, paneId: s.paneId, signal: ac.signal }).then((result): ManagedOutcome => ({ kind: "ok", result }));
   let stop = false;
+  // the watch's pause ends as soon as the call has answered: the create goes on at once, not
+  // after the rest of a WATCH_MS pause
+  let wake!: () => void;
+  const stopped = new Promise<void>((r) => (wake = r));
+  let seen: ForegroundProcess | undefined;
   const watch = (async (): Promise<ManagedOutcome | undefined> => {
     const w = new StartWatch();
     const t0 = Date.now();
     let changed = false;
     while (!stop) {
-      await Bun.sleep(WATCH_MS);
+      await Promise.race([Bun.sleep(WATCH_MS), stopped]);
       if (stop) return undefined;
       let info: ProcessInfo | undefined;
       try {
@@ -181,7 +190,9 @@ export async function runManagedStart(ops: HerdrOps, s: ManagedStart): Promise<M
         continue; // a failed look decides nothing
       }
       const fg = info ? nonShellForeground(info) : [];
-      const agent = fg.some((p) => isExe(p, s.exe));
+      const mine = fg.find((p) => isExe(p, s.exe));
+      const agent = mine !== undefined;
+      if (mine) seen = mine;
       if (agent) await labelOnce();
       if (fg.length === 0 && !w.appeared && !changed && before !== undefined) {
         const text = await screenNow();
@@ -198,9 +209,10 @@ export async function runManagedStart(ops: HerdrOps, s: ManagedStart): Promise<M
       ac.abort();
       await call.catch(() => {});
     } else await labelOnce();
-    return first;
+    return first.kind === "ok" && seen ? { ...first, agent: seen } : first;
   } finally {
     stop = true;
+    wake();
     await watch.catch(() => undefined);
   }
 }

@@ -7,13 +7,13 @@
 // mam's secrets (lib/sys/secrets.ts) reach no pane: a server mam starts never has them
 // (serverEnv), and a pane mam creates gets them set empty (`--env NAME=`), since a server the
 // user started may have them in its environment and herdr can only set a pane's variables.
-import { randomBytes } from "node:crypto";
+import { randomBytes } from "../sys/digest.ts";
 import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { basename, join } from "node:path";
 import { EXIT, MamError } from "../sys/errors.ts";
 import { type Env, homeDir, stateDir } from "../sys/paths.ts";
 import { SECRET_ENV, withoutSecrets } from "../sys/secrets.ts";
-import { execCapture, shJoin } from "./exec.ts";
+import { cleanEnv, execCapture, shJoin } from "./exec.ts";
 import {
   callFailure,
   HerdrError,
@@ -99,9 +99,13 @@ export class HerdrMux implements Mux {
     return this.opts.socketPath ? [] : ["--session", this.server];
   }
 
-  private get callEnv(): Env {
+  private envOfCalls?: Record<string, string>;
+
+  /** the environment of every call, worked out once (copying the process's environment per call is not free) */
+  private get callEnv(): Record<string, string> {
+    if (this.envOfCalls) return this.envOfCalls;
     const env = withoutSecrets(this.env);
-    return this.opts.socketPath ? { ...env, HERDR_SOCKET_PATH: this.opts.socketPath, HERDR_SESSION: undefined } : env;
+    return (this.envOfCalls = cleanEnv(this.opts.socketPath ? { ...env, HERDR_SOCKET_PATH: this.opts.socketPath, HERDR_SESSION: undefined } : env));
   }
 
   /** run `herdr --session <server> <args>`; throws the typed failure; returns stdout */
@@ -186,11 +190,10 @@ export class HerdrMux implements Mux {
     }
   }
 
-  async ensureRunning(start: boolean): Promise<void> {
+  async ensureRunning(start: boolean): Promise<MuxPane[] | void> {
     await this.checkVersion();
     try {
-      await this.panes();
-      return;
+      return await this.panes();
     } catch (e) {
       if (!(e instanceof HerdrError && e.code === "server_not_running") || !start) throw e;
     }
@@ -243,8 +246,8 @@ export class HerdrMux implements Mux {
     }
   }
 
-  async claimPane(cwd: string, taken: (paneId: string) => boolean, env: Record<string, string> = {}): Promise<MuxPane> {
-    const panes = await this.panes();
+  async claimPane(cwd: string, taken: (paneId: string) => boolean, env: Record<string, string> = {}, listed?: MuxPane[]): Promise<MuxPane> {
+    const panes = listed ?? (await this.panes());
     const ws = pickWorkspace(panes, cwd);
     const masked = { ...env, ...Object.fromEntries(SECRET_ENV.map((k) => [k, ""])) };
     const envArgs = Object.entries(masked).flatMap(([k, v]) => ["--env", `${k}=${v}`]);
@@ -322,13 +325,15 @@ export class HerdrMux implements Mux {
             const held = await this.agentIn(name, pane.id);
             if (!held) return failStart(this.ops, pane.id, agent, "exited right after start", typed);
             if (spec.label) await this.label(pane.id, spec.label);
-            return { ...pane, agentName: name, agent: held.agent ?? spec.herdrKind, status: held.status, cmd: basename(exe), cmdFull: shJoin(spec.argv) };
+            return { ...pane, agentName: name, agent: held.agent ?? spec.herdrKind, status: held.status, title: held.title, cmd: basename(exe), cmdFull: shJoin(spec.argv) };
           }
           throw e;
         }
         if (out.kind === "exited") return failStart(this.ops, pane.id, agent, "exited right after start", typed);
         const info = toMuxPane(out.result.agent);
-        return { ...pane, agentName: name, agent: info?.agent ?? spec.herdrKind, status: info?.status ?? pane.status, cmd: basename(exe), cmdFull: shJoin(spec.argv) };
+        // the agent's process as the start watch saw it: its pid without another process-info
+        const proc = out.agent ? { pid: out.agent.pid, cmd: out.agent.name || basename(exe) } : { cmd: basename(exe) };
+        return { ...pane, agentName: name, agent: info?.agent ?? spec.herdrKind, status: info?.status ?? pane.status, title: info?.title, ...proc, cmdFull: shJoin(spec.argv) };
       }
     }
     // a typed kind: `pane run` does not check the pane; a fresh pane's shell must be done with its
@@ -458,11 +463,12 @@ export class HerdrMux implements Mux {
     return this.call(["pane", "read", paneId, "--source", "recent-unwrapped", "--lines", String(n)], { paneId });
   }
 
-  async screen(paneId: string): Promise<PaneScreen> {
+  async screen(paneId: string, listed?: MuxPane): Promise<PaneScreen> {
     const [text, title] = await Promise.all([
       this.call(["pane", "read", paneId, "--source", "visible"], { paneId }),
       // the title is a hint: a pane get that fails leaves it empty, the screen still counts
-      this.json(["pane", "get", paneId], { paneId }).then(paneTitle, () => ""),
+      // (a record herdr printed leaves an empty title out: absent means none)
+      listed?.id === paneId ? (listed.title ?? "") : this.json(["pane", "get", paneId], { paneId }).then(paneTitle, () => ""),
     ]);
     return { text, title };
   }

@@ -5,10 +5,10 @@
 // what mam wrote. It is never in the workspace (a repository that ships `.mam/bin/git` would run
 // its own git for every agent): it is `<home>/.local/state/mam/shims/<key>/`, one per workspace
 // (key: the first 16 hex digits of sha256 of its path), made 0700 by mam and written again by
-// every create.
+// every create whose shim is not already there byte for byte (executable, a plain file).
 import { selfCommand } from "../sys/self.ts";
-import { createHash } from "node:crypto";
-import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync, chmodSync } from "node:fs";
+import { sha256Hex } from "../sys/digest.ts";
+import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeSync, chmodSync } from "node:fs";
 import { join } from "node:path";
 import { errCode, EXIT, MamError, writeRefused } from "../sys/errors.ts";
 import { type Env, stateDir } from "../sys/paths.ts";
@@ -48,7 +48,7 @@ export function renderShim(mamCmd: string[]): string {
 
 /** the folder of the herdr shim of a workspace's agents (see the header): mam's, never the workspace's */
 export function agentShimDir(ws: string, env: Env): string {
-  return join(stateDir(env), "shims", createHash("sha256").update(ws).digest("hex").slice(0, 16));
+  return join(stateDir(env), "shims", sha256Hex(ws).slice(0, 16));
 }
 
 /**
@@ -89,8 +89,20 @@ function privateDir(dir: string): void {
 export function installAgentShim(ws: string, env: Env, mamCmd: string[] = selfCommand()): string {
   const dir = agentShimDir(ws, env);
   privateDir(dir);
-  installShim(dir, mamCmd, true);
+  if (!shimInPlace(join(dir, "herdr"), renderShim(mamCmd))) installShim(dir, mamCmd, true);
   return dir;
+}
+
+/** `path` is a plain file of this user's, 0755, holding exactly `text` (then writing it again, with its fsyncs, would change nothing) */
+function shimInPlace(path: string, text: string): boolean {
+  try {
+    const st = lstatSync(path);
+    const uid = process.getuid?.();
+    if (!st.isFile() || (st.mode & 0o7777) !== 0o755 || (uid !== undefined && st.uid !== uid)) return false;
+    return readFileSync(path, "utf8") === text;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -11,7 +11,7 @@ import { conflict, EXIT, MamError, usageError } from "../sys/errors.ts";
 import { field } from "../sys/fields.ts";
 import type { Env } from "../sys/paths.ts";
 import { SECRET_ENV, withoutSecrets } from "../sys/secrets.ts";
-import { execCapture, lastOutput, shJoin, type ExecResult } from "./exec.ts";
+import { cleanEnv, execCapture, lastOutput, shJoin, type ExecResult } from "./exec.ts";
 import { foreignPane } from "./owner.ts";
 import { foregroundOf, hasProcfs } from "./procfs.ts";
 import type { Listing, Mux, MuxPane, PaneScreen, ProcessInfo, StartSpec } from "./types.ts";
@@ -107,6 +107,19 @@ export function parseScreens(stdout: string, nonce: string, into = new Map<strin
   return into;
 }
 
+/** the marker of a screen in a chained capture: unguessable by what a pane shows */
+const screenNonce = () => `mam-screen-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+
+/** per pane a marker line (`<nonce>\t<pane id>\t<title>`) then its capture-pane, chained with ";" (parseScreens reads it) */
+function screenChain(ids: string[], nonce: string): Arg[] {
+  const args: Arg[] = [];
+  for (const id of ids) {
+    if (args.length) args.push(SEP);
+    args.push("display-message", "-p", "-t", id, `${nonce}\t#{pane_id}\t#{pane_title}`, SEP, "capture-pane", "-p", "-J", "-t", id);
+  }
+  return args;
+}
+
 export class TmuxError extends MamError {
   constructor(
     message: string,
@@ -179,6 +192,8 @@ export interface TmuxOptions {
 export class TmuxMux implements Mux {
   readonly backend = "tmux" as const;
   private binPath?: string;
+  /** the environment of every call, worked out once */
+  private envOfCalls?: Record<string, string>;
 
   constructor(
     readonly server: string,
@@ -199,7 +214,7 @@ export class TmuxMux implements Mux {
    */
   private async run(args: Arg[], stdin?: string): Promise<ExecResult> {
     const argv = [this.bin, "-L", this.server, ...args.map((a) => (a === SEP ? ";" : tmuxArg(a)))];
-    const env = { ...withoutSecrets(this.env), TMUX: undefined, TMUX_PANE: undefined };
+    const env = (this.envOfCalls ??= cleanEnv({ ...withoutSecrets(this.env), TMUX: undefined, TMUX_PANE: undefined }));
     try {
       return await execCapture(argv, { env, timeoutMs: this.opts.timeoutMs ?? 10_000, stdin });
     } catch (e) {
@@ -233,18 +248,45 @@ export class TmuxMux implements Mux {
       }
       // a server whose last session just ended, before it exits, has no target at all
       if (r.code !== 0 && !r.timedOut && /no current target/.test(r.stderr)) return { state: "ok", panes: [] };
-      const outText = this.check(r, args);
-      const ws = this.opts.workspace;
-      const panes = outText
-        .split("\n")
-        .map(parsePaneLine)
-        .filter((p): p is MuxPane => p !== undefined && (ws === undefined || p.owner === undefined || !foreignPane(p, ws)));
-      return { state: "ok", panes };
+      return { state: "ok", panes: this.panesOf(this.check(r, args)) };
     } catch (e) {
       const detail = (e as Error).message;
       if (e instanceof TmuxError && e.kind === "not-running") return { state: "not-running", detail };
       return { state: "unreachable", detail };
     }
+  }
+
+  /** list-panes output → the panes, those of another workspace left out (when this mux serves one) */
+  private panesOf(outText: string): MuxPane[] {
+    const ws = this.opts.workspace;
+    return outText
+      .split("\n")
+      .map(parsePaneLine)
+      .filter((p): p is MuxPane => p !== undefined && (ws === undefined || p.owner === undefined || !foreignPane(p, ws)));
+  }
+
+  /**
+   * list() and screens(paneIds) in ONE tmux call: list-panes, then the screens' chain. When that
+   * call fails (a pane of paneIds is gone and tmux stopped the chain; a server that is not running
+   * or exiting), list() and the screens of the listed ones, as separate calls.
+   */
+  async listWithScreens(paneIds: string[]): Promise<{ listing: Listing; screens: Map<string, PaneScreen> }> {
+    const ids = [...new Set(paneIds)];
+    if (ids.length > 0) {
+      const nonce = screenNonce();
+      const r = await this.run(["list-panes", "-a", "-F", LIST_FORMAT, SEP, ...screenChain(ids, nonce)]);
+      // where the first screen begins (-1: none, which a call that succeeded cannot print)
+      const nl = r.stdout.startsWith(`${nonce}\t`) ? -1 : r.stdout.indexOf(`\n${nonce}\t`);
+      const at = r.stdout.startsWith(`${nonce}\t`) ? 0 : nl < 0 ? -1 : nl + 1;
+      if (r.code === 0 && !r.timedOut && at >= 0) {
+        return { listing: { state: "ok", panes: this.panesOf(r.stdout.slice(0, at)) }, screens: parseScreens(r.stdout.slice(at), nonce) };
+      }
+    }
+    const listing = await this.list();
+    if (listing.state !== "ok" || ids.length === 0) return { listing, screens: new Map() };
+    const listed = new Set(listing.panes.map((p) => p.id));
+    const there = ids.filter((id) => listed.has(id));
+    return { listing, screens: there.length > 0 ? await this.screens(there).catch(() => new Map<string, PaneScreen>()) : new Map() };
   }
 
   async ensureRunning(_start: boolean): Promise<void> {
@@ -396,15 +438,8 @@ export class TmuxMux implements Mux {
     const out = new Map<string, PaneScreen>();
     const ids = [...new Set(paneIds)];
     if (ids.length === 0) return out;
-    const nonce = `mam-screen-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
-    const chain = (list: string[]): Arg[] => {
-      const args: Arg[] = [];
-      for (const id of list) {
-        if (args.length) args.push(SEP);
-        args.push("display-message", "-p", "-t", id, `${nonce}\t#{pane_id}\t#{pane_title}`, SEP, "capture-pane", "-p", "-J", "-t", id);
-      }
-      return args;
-    };
+    const nonce = screenNonce();
+    const chain = (list: string[]) => screenChain(list, nonce);
     const r = await this.run(chain(ids));
     if (r.code === 0 && !r.timedOut) return parseScreens(r.stdout, nonce, out);
     if (ids.length === 1) {

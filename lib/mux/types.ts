@@ -31,6 +31,8 @@ export interface MuxPane {
   dialog?: "start" | "permission";
   /** tmux: where a known status came from: mam's screen detector, or the agent's hook report */
   liveSource?: "screen" | "hook";
+  /** herdr: the pane's terminal title as its record shows it (PaneInfo.terminal_title; absent: none) */
+  title?: string;
   /** the agent's conversation id as herdr reports it (PaneInfo.agent_session.value) */
   agentSessionId?: string;
   /** process facts: tmux fills them from list-panes; herdr only from processInfo() */
@@ -150,15 +152,19 @@ export interface Mux {
   readonly server: string;
   /** every pane of the server with its agent status and labels: ONE call to the multiplexer */
   list(): Promise<Listing>;
-  /** make sure the server runs; without `start`, a stopped server is a MamError naming the fix */
-  ensureRunning(start: boolean): Promise<void>;
+  /**
+   * make sure the server runs; without `start`, a stopped server is a MamError naming the fix.
+   * herdr: the panes it listed to know (called under the pane-claim lock, claimPane may use them)
+   */
+  ensureRunning(start: boolean): Promise<MuxPane[] | void>;
   /**
    * herdr: find the workspace whose folder is cwd (create one with --no-focus if none), pick a
    * free pane in it (plain shell, no agent, not taken), else split one. Panes it creates get
    * `env` (herdr's only way to hand env to an agent). Call it under the server's pane-claim lock.
-   * tmux: no-op (start() creates the session); returns undefined.
+   * tmux: no-op (start() creates the session); returns undefined. `listed`: the server's panes as
+   * a listing made under the same lock just showed them (ensureRunning's), else it lists them.
    */
-  claimPane(cwd: string, taken: (paneId: string) => boolean, env?: Record<string, string>): Promise<MuxPane | undefined>;
+  claimPane(cwd: string, taken: (paneId: string) => boolean, env?: Record<string, string>, listed?: MuxPane[]): Promise<MuxPane | undefined>;
   label(paneId: string, label: string): Promise<void>;
   /**
    * start the agent and verify it started (herdr: agent start's readiness; typed kinds and tmux:
@@ -195,14 +201,20 @@ export interface Mux {
   /**
    * the visible screen (soft wraps joined) and the pane title, for the screen-state detector
    * (lib/agents/screen/detect.ts). tmux: `capture-pane -p -J` + `#{pane_title}`; herdr: `pane read
-   * --source visible` + the pane's terminal title ("" where herdr has none).
+   * --source visible` + the pane's terminal title ("" where herdr has none), from `listed` (the
+   * pane as a listing just showed it, with its title) when given, else from `pane get`.
    */
-  screen(paneId: string): Promise<PaneScreen>;
+  screen(paneId: string, listed?: MuxPane): Promise<PaneScreen>;
   /**
    * the screens of several panes in as few multiplexer calls as the backend allows (tmux: one);
    * panes that are gone are missing from the map
    */
   screens?(paneIds: string[]): Promise<Map<string, PaneScreen>>;
+  /**
+   * tmux: list() and screens(paneIds) in one multiplexer call (a poll of LIVE: one call per
+   * server); gone panes are missing from the map, as in screens()
+   */
+  listWithScreens?(paneIds: string[]): Promise<{ listing: Listing; screens: Map<string, PaneScreen> }>;
   processInfo(paneId: string): Promise<ProcessInfo>;
   /** close the pane (tmux: kill its session); a pane that is already gone is not an error */
   close(paneId: string): Promise<void>;

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { atomicWriteFile } from "../sys/atomic.ts";
 import { EXIT, MamError } from "../sys/errors.ts";
-import { withLock } from "../sys/flock.ts";
+import { withLock } from "../sys/lock-file.ts";
 import { type Env, stateDir } from "../sys/paths.ts";
 
 /** what a notification is about */

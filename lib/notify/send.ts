@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { atomicWriteFile } from "../sys/atomic.ts";
-import { withLock } from "../sys/flock.ts";
+import { withLock } from "../sys/lock-file.ts";
 import { type Env, stateDir } from "../sys/paths.ts";
 import { withoutSecrets } from "../sys/secrets.ts";
 import { loadNotify, type Sink } from "./config.ts";

@@ -10,7 +10,7 @@ import type { RegistryData } from "../registry/types.ts";
 import { nameProblems, validateRegistry } from "../registry/validate.ts";
 import { atomicWriteFile } from "../sys/atomic.ts";
 import { EXIT, MamError, notFound } from "../sys/errors.ts";
-import { withLock } from "../sys/flock.ts";
+import { withLock } from "../sys/lock-file.ts";
 import type { RegistryStore } from "./deps.ts";
 
 const plural = (n: number, w: string) => `${n} ${w}${n === 1 ? "" : "s"}`;

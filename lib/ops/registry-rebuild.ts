@@ -29,7 +29,7 @@ import { SECTIONS } from "../registry/types.ts";
 import { nameShown, validateRegistry } from "../registry/validate.ts";
 import { fsyncDir } from "../sys/atomic.ts";
 import { conflict, MamError } from "../sys/errors.ts";
-import { withLock } from "../sys/flock.ts";
+import { withLock } from "../sys/lock-file.ts";
 import { isValidName } from "../sys/names.ts";
 import type { Env } from "../sys/paths.ts";
 import { isoUtc } from "../sys/time.ts";

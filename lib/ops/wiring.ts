@@ -29,11 +29,20 @@ export function realDeps(ws: string, env: Env = process.env, o: WiringOptions = 
   let jobs: JobStore | undefined;
   let git: Deps["git"] | undefined;
   let runtime: Deps["runtime"] | undefined;
-  // panes of another workspace (lib/mux/owner.ts) are left out of every listing but the rebuild's
+  // one driver per server (and view) for the life of the process (the daemon asks every second):
+  // the binary's path, the environment of its calls and herdr's version check are worked out once.
+  // Panes of another workspace (lib/mux/owner.ts) are left out of every listing but the rebuild's.
+  const muxes = new Map<string, Mux>();
   const muxFor = (backend: Backend, server: string, mo: { allWorkspaces?: boolean } = {}): Mux => {
-    const m = require("../mux/index.ts") as MuxModule;
-    const workspace = mo.allWorkspaces ? undefined : ws;
-    return m.muxFor(backend, server, env, { herdr: { ...(o.warn ? { warn: o.warn } : {}), ...(workspace ? { workspace } : {}) }, tmux: workspace ? { workspace } : {} });
+    const key = `${backend}:${server}:${mo.allWorkspaces ? "all" : "own"}`;
+    let mux = muxes.get(key);
+    if (!mux) {
+      const m = require("../mux/index.ts") as MuxModule;
+      const workspace = mo.allWorkspaces ? undefined : ws;
+      mux = m.muxFor(backend, server, env, { herdr: { ...(o.warn ? { warn: o.warn } : {}), ...(workspace ? { workspace } : {}) }, tmux: workspace ? { workspace } : {} });
+      muxes.set(key, mux);
+    }
+    return mux;
   };
   const daemon: DaemonControl = {
     ensure: () => daemonProc().ensureDaemonDetailed(ws, env),
@@ -47,7 +56,7 @@ export function realDeps(ws: string, env: Env = process.env, o: WiringOptions = 
       if (!registry) {
         const r = require("../registry/index.ts") as typeof import("../registry/index.ts");
         const path = r.registryPath(ws, env);
-        registry = { path, read: (opts) => r.readRegistry(path, opts), mutate: (fn, opts) => r.mutateRegistry(path, fn, opts) };
+        registry = { path, read: r.registryReader(path), mutate: (fn, opts) => r.mutateRegistry(path, fn, opts) };
       }
       return registry;
     },

@@ -17,6 +17,8 @@
 //     found by default (the outline scan); {duplicateKeys: false} skips that scan (about 10 ms
 //     less for 200 rows in a fresh process; Bun.YAML then keeps the last of duplicate keys,
 //     while writes and `registry check` still refuse such a file).
+//   registryReader(path) → (opts?) => RegistryData: readRegistry for a long-lived process; the
+//     parse is kept while the file is unchanged (inode, size, mtime, ctime), each call gets a copy
 //   inspectRegistry(path) → {exists, rows, problems, data}   (registry check: lists every problem)
 //
 // Writing (the only writer):
@@ -59,6 +61,6 @@
 // data, else the next way is tried, and in the end the file is written anew (never wrong data).
 // The three entry points are exported here; the helpers named above live in their own modules
 // (load.ts, mutate.ts, paths.ts, rows.ts, types.ts, validate.ts, diff.ts) and are imported from there.
-export { type ReadOptions, readRegistry } from "./load.ts";
+export { type ReadOptions, registryReader } from "./load.ts";
 export { type MutateOptions, mutateRegistry, type RegistryTx } from "./mutate.ts";
 export { registryPath } from "./paths.ts";

@@ -1,7 +1,7 @@
 // Reading the registry: no lock, never creates anything. Bun.YAML parses (native, fast); the
 // outline scan adds what it lacks (duplicate keys) and what writers need (where rows sit); the
 // yaml library is only asked for the line and reason when something is wrong.
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { errCode, EXIT, MamError } from "../sys/errors.ts";
 import { libraryParseError, type ParseProblem } from "./document.ts";
 import { type Outline, scanOutline } from "./outline.ts";
@@ -166,6 +166,27 @@ export function readRegistry(path: string, opts: ReadOptions = {}): RegistryData
   const problems = validateRegistry(f.raw, undefined, { parsed: true });
   if (problems.length) throw invalidRegistry(path, problems);
   return normalize(f.raw);
+}
+
+/**
+ * readRegistry for a process that reads the same file again and again (the daemon every pass,
+ * `mam ui`): the parsed data is kept while the file is the same file with the same size, mtime
+ * and ctime (every mam writer replaces it by a rename, a new inode; an edit in place changes its
+ * ctime), and each call gets a copy of its own to change
+ */
+export function registryReader(path: string): (opts?: ReadOptions) => RegistryData {
+  let kept: { key: string; data: RegistryData } | undefined;
+  return (opts = {}) => {
+    let key: string | undefined;
+    try {
+      const st = statSync(path, { bigint: true });
+      key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${opts.duplicateKeys ?? true}`;
+    } catch {}
+    if (key !== undefined && kept?.key === key) return structuredClone(kept.data);
+    const data = readRegistry(path, opts);
+    kept = key === undefined ? undefined : { key, data: structuredClone(data) };
+    return data;
+  };
 }
 
 export interface Inspection {

@@ -6,7 +6,7 @@ import { basename, dirname } from "node:path";
 import { atomicWriteFile, checkRegular, removeStaleTemps } from "../sys/atomic.ts";
 import { debugLine } from "../sys/debug.ts";
 import { EXIT, MamError } from "../sys/errors.ts";
-import { withLock } from "../sys/flock.ts";
+import { withLock } from "../sys/lock-file.ts";
 import { documentEdit } from "./document.ts";
 import { invalidRegistry, loadRegistryFile, normalize, type RegistryFile } from "./load.ts";
 import { registryBackupPath, registryLockPath } from "./paths.ts";

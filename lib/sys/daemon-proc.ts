@@ -7,7 +7,7 @@ import { openRegular } from "./atomic.ts";
 import { ensureMamDir } from "./mam-dir.ts";
 import { join } from "node:path";
 import { errCode, EXIT, MamError, writeRefused } from "./errors.ts";
-import { withLock } from "./flock.ts";
+import { withLock } from "./lock-file.ts";
 import { type Env, mamDir } from "./paths.ts";
 import { type DaemonMode, monitorLogPath, probeDaemon, readState, spawnLockPath } from "./daemon-files.ts";
 

@@ -1,11 +1,10 @@
-// flock(2) through bun:ffi on libc (Linux glibc/musl, macOS). Locks belong to the open file
+// flock(2) through Bun's FFI on libc (Linux glibc/musl, macOS). Locks belong to the open file
 // description, so they end with the holder's process: no stale locks after kill -9.
 // We never block inside FFI (that would also block signal handlers): LOCK_NB plus short polling.
-import { closeSync, constants as C, fstatSync } from "node:fs";
-import { openRegular } from "./atomic.ts";
-import { prepareDir } from "./mam-dir.ts";
-import { dirname } from "node:path";
-import { EXIT, MamError, usageError, writeRefused } from "./errors.ts";
+// This module is the lock alone, on a descriptor: `mam pane-lock acquire` (run by bash shims many
+// times a minute) loads it and nothing else; lock files (open, create, lock) are lock-file.ts.
+import { fstatSync } from "node:fs";
+import { EXIT, MamError, usageError } from "./errors.ts";
 
 const LOCK_SH = 1;
 const LOCK_EX = 2;
@@ -21,10 +20,28 @@ interface Libc {
 
 let libc: Libc | undefined;
 
+type Symbols = Record<string, { args: string[]; returns: string }>;
+interface Ffi {
+  dlopen(name: string, symbols: Symbols): { symbols: Record<string, (...a: number[]) => unknown> } | Error;
+  read: { i32(ptr: number, offset: number): number };
+}
+
+/**
+ * the native side of bun:ffi (Bun.FFI, what the bun:ffi module wraps with argument checks for
+ * every type): loading that module costs about 0.75M instructions, a tenth of mam's whole
+ * start-up, and `mam pane-lock acquire` pays it many times a minute. Two plain int calls need
+ * none of its checks. bun:ffi is the fallback, should a Bun come without Bun.FFI.
+ */
+function ffi(): Ffi {
+  const native = (Bun as unknown as { FFI?: Partial<Ffi> }).FFI;
+  if (typeof native?.dlopen === "function" && typeof native.read?.i32 === "function") return native as Ffi;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require("bun:ffi") as Ffi;
+}
+
 function loadLibc(): Libc {
   if (libc) return libc;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { dlopen, FFIType, read } = require("bun:ffi") as typeof import("bun:ffi");
+  const { dlopen, read } = ffi();
   const mac = process.platform === "darwin";
   const candidates = mac
     ? ["libSystem.B.dylib", "/usr/lib/libSystem.B.dylib"]
@@ -34,15 +51,17 @@ function loadLibc(): Libc {
   for (const name of candidates) {
     try {
       const lib = dlopen(name, {
-        flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
-        [errnoSym]: { args: [], returns: FFIType.ptr },
+        flock: { args: ["i32", "i32"], returns: "i32" },
+        [errnoSym]: { args: [], returns: "ptr" },
       });
-      const errnoFn = lib.symbols[errnoSym] as () => number | null;
+      if (lib instanceof Error) throw lib;
+      const flock = lib.symbols.flock!;
+      const errnoFn = lib.symbols[errnoSym]!;
       libc = {
-        flock: lib.symbols.flock as (fd: number, op: number) => number,
+        flock: (fd, op) => flock(fd, op) as number,
         errno: () => {
-          const p = errnoFn();
-          return p ? read.i32(p as never, 0) : -1;
+          const p = errnoFn() as number | null;
+          return p ? read.i32(p, 0) : -1;
         },
         wouldBlock: mac ? 35 : 11,
       };
@@ -101,63 +120,6 @@ export async function flockWait(fd: number, opts: WaitOptions, exclusive = true)
     if (left <= 0) return "timeout";
     await Bun.sleep(Math.min(delay, maxPoll, left));
     delay = Math.min(delay * 2, maxPoll);
-  }
-}
-
-/** an open, locked file; close() releases the lock */
-export interface HeldLock {
-  fd: number;
-  path: string;
-  close(): void;
-}
-
-/**
- * open (creating it and its folder, 0700: prepareDir) and lock a lock file; never through a symbolic link, and
- * only a regular file (openRegular): a planted `.lock -> PATH` would create PATH
- */
-export async function lockFile(path: string, opts: WaitOptions & { exclusive?: boolean; mode?: number }): Promise<HeldLock | "timeout"> {
-  let fd: number;
-  try {
-    prepareDir(dirname(path)); // a workspace's .mam/ gets its .gitignore (mam-dir.ts)
-    fd = openRegular(path, C.O_WRONLY | C.O_APPEND | C.O_CREAT, opts.mode ?? 0o600);
-  } catch (e) {
-    if (e instanceof MamError) throw e;
-    // a read-only workspace: name its folder (.mam), not an internal error
-    throw writeRefused(e, dirname(path)) ?? e;
-  }
-  try {
-    const r = await flockWait(fd, opts, opts.exclusive ?? true);
-    if (r === "timeout") {
-      closeSync(fd);
-      return "timeout";
-    }
-  } catch (e) {
-    closeSync(fd);
-    throw e;
-  }
-  let open = true;
-  return {
-    fd,
-    path,
-    close() {
-      if (open) {
-        open = false;
-        closeSync(fd);
-      }
-    },
-  };
-}
-
-/** a lock taken for the length of fn */
-export async function withLock<T>(path: string, what: string, budgetMs: number, fn: () => T | Promise<T>): Promise<T> {
-  const held = await lockFile(path, { budgetMs });
-  if (held === "timeout") {
-    throw new MamError(`timed out after ${Math.round(budgetMs / 1000)} s waiting for the ${what} lock (${path})`, EXIT.TIMEOUT);
-  }
-  try {
-    return await fn();
-  } finally {
-    held.close();
   }
 }
 

@@ -1,6 +1,6 @@
 // A notice said at most once a day per key, however many mam processes run: the keys said today
 // are kept in <state>/once-a-day.json ({"<key>": "<local date YYYY-MM-DD>"}), read, decided on
-// and written back under an flock of <state>/once-a-day.lock (lib/sys/flock.ts), the write
+// and written back under an flock of <state>/once-a-day.lock (lib/sys/lock-file.ts), the write
 // atomic (lib/sys/atomic.ts). Of two processes that ask at the same moment exactly one is told
 // to say it. When the state cannot be read or written (a read-only home, a lock held past the
 // budget), the answer is "say it": a repeated warning is better than a lost one.
@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { atomicWriteFile } from "./atomic.ts";
-import { lockFile } from "./flock.ts";
+import { lockFile } from "./lock-file.ts";
 import { type Env, stateDir } from "./paths.ts";
 
 /** how long an entry is kept after its day (older ones are dropped on write) */

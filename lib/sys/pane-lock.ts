@@ -1,7 +1,11 @@
-// The per-herdr-server pane-claim lock (SPEC §4): its wait budget and an in-process claim.
-import { lockFile, type HeldLock } from "./flock.ts";
-import { EXIT, MamError } from "./errors.ts";
-import { type Env, paneLockPath } from "./paths.ts";
+// The per-herdr-server pane-claim lock (SPEC §4): its wait budget, `acquire` on a caller's
+// descriptor, and an in-process claim. `mam pane-lock acquire` (the herdr shim runs it many times
+// a minute) needs only the first two: they load flock.ts and nothing else; the claim loads the
+// lock-file code when it runs.
+import { checkFd, flockWait, tryFlock } from "./flock.ts";
+import { EXIT, MamError, usageError } from "./errors.ts";
+import type { HeldLock } from "./lock-file.ts";
+import type { Env } from "./paths.ts";
 
 export const DEFAULT_PANE_CLAIM_WAIT_S = 120;
 
@@ -13,8 +17,21 @@ export function paneClaimWaitSeconds(env: Env = process.env): number {
   return n >= 1 ? n : DEFAULT_PANE_CLAIM_WAIT_S;
 }
 
+/**
+ * `acquire --fd N` (SPEC §4.2): an exclusive flock on the caller's open descriptor `raw`, within
+ * the wait budget. A free lock is taken at the first try, before the budget (the environment) or
+ * the clock is read: the shim's usual case costs the flock call alone.
+ */
+export async function acquireOnFd(raw: string, env?: Env): Promise<"locked" | "timeout"> {
+  if (!/^\d+$/.test(raw)) throw usageError(`invalid descriptor '${raw}'`, "pass --fd N with an open descriptor number");
+  const fd = checkFd(Number(raw));
+  if (tryFlock(fd)) return "locked";
+  return flockWait(fd, { budgetMs: paneClaimWaitSeconds(env ?? process.env) * 1000, maxPollMs: 20 });
+}
+
 /** take a server's pane-claim lock in this process (the same file `mam pane-lock` uses) */
 export async function claimPaneLock(server: string, env: Env = process.env): Promise<HeldLock> {
+  const [{ paneLockPath }, { lockFile }] = await Promise.all([import("./paths.ts"), import("./lock-file.ts")]);
   const path = paneLockPath(server, env);
   const wait = paneClaimWaitSeconds(env);
   const held = await lockFile(path, { budgetMs: wait * 1000, maxPollMs: 20 });

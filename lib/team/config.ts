@@ -3,10 +3,10 @@
 // never printed but inside a join code, which `mam team init` / `mam team code` print for the
 // user to carry to another machine (`mam team join CODE`). The team may name its broker, so that
 // a machine that joined needs no MQTT_* settings.
-import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { atomicWriteFile } from "../sys/atomic.ts";
+import { randomBytes } from "../sys/digest.ts";
 import { EXIT, MamError, usageError } from "../sys/errors.ts";
 import { isValidName } from "../sys/names.ts";
 import { type Env, stateDir } from "../sys/paths.ts";

@@ -11,7 +11,7 @@
 // its path (it appears in topics; the path itself only inside sealed messages). Session names in
 // a shipped job record are global: `name@host` for every session (the receiving host strips its
 // own name when it looks one up).
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes, sha256Hex } from "../sys/digest.ts";
 import type { JobRecord } from "../jobs/store.ts";
 import { usageError } from "../sys/errors.ts";
 import { isValidJobId, isValidName } from "../sys/names.ts";
@@ -25,7 +25,7 @@ export function teamPrefix(t: Team, env: Env): string {
 }
 
 /** a workspace's id in topics: 12 hex digits of the hash of its path */
-export const workspaceId = (ws: string): string => createHash("sha256").update(ws).digest("hex").slice(0, 12);
+export const workspaceId = (ws: string): string => sha256Hex(ws).slice(0, 12);
 
 export const presenceTopic = (tp: string, host: string, wsId: string) => `${tp}/presence/${host}/${wsId}`;
 export const onlineTopic = (tp: string, host: string, wsId: string) => `${tp}/online/${host}/${wsId}`;

@@ -4,7 +4,7 @@
 // the job's events topic, then the sealed delivery, retained on the workspace's delivery topic so
 // that a host that is offline gets it when it returns. Its daemon takes it from there
 // (lib/ops/job/receive.ts); ours clears the retained delivery once it is `received`.
-import { randomBytes } from "node:crypto";
+import { randomBytes } from "../sys/digest.ts";
 import { readFileSync } from "node:fs";
 import { brokerConfigFromEnv } from "../jobs/broker-config.ts";
 import { endsJob } from "../jobs/event.ts";

@@ -3,7 +3,7 @@
 // reaches the port under another name is refused), carry the random token the command printed
 // (compared in constant time), and, for a state-changing POST, come from the page itself (Origin,
 // when sent, is ours; JSON body) and find actions enabled (--allow-actions).
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes, sameBytes } from "../sys/digest.ts";
 
 /** a fresh URL-safe token: 32 random bytes */
 export const newUiToken = (): string => randomBytes(32).toString("base64url");
@@ -13,8 +13,7 @@ export function tokenMatches(given: string | null | undefined, expected: string)
   if (typeof given !== "string") return false;
   const a = Buffer.from(given, "utf8");
   const b = Buffer.from(expected, "utf8");
-  if (a.length !== b.length) return false;
-  return timingSafeEqual(a, b);
+  return sameBytes(a, b);
 }
 
 /** the Host header is exactly 127.0.0.1:<port> or localhost:<port> (case-insensitive name) */

@@ -2,7 +2,7 @@
 // daemon turning a blocked agent into one permission_required per dialog. A claude look-alike
 // (tests/helpers/agent-screens.ts) draws claude's screens in a real tmux on a private server.
 import { expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type RunResult, run, runMam } from "../helpers/mam.ts";
 import { CLAUDE_LOOKALIKE } from "../helpers/agent-screens.ts";
@@ -163,5 +163,43 @@ test("TmuxMux.screens: one call for every pane's screen and title; a pane that i
     for (const s of got.values()) expect(s).toMatchObject({ title: "✳ Claude Code" });
     expect((await mux.screen(ids[0]!)).text).toContain("❯");
     await expect(mux.screen("%999")).rejects.toThrow(/not found|can't find/);
+  });
+}, 60_000);
+
+test("a LIVE pass is one tmux call per server (listing and screens together); a pane gone since costs calls, not answers", async () => {
+  await withWorld(async (w) => {
+    await create(w, "s1");
+    await create(w, "s2");
+    await until(w, "s1", "idle");
+    await until(w, "s2", "idle");
+    // a tmux first on PATH that logs each call
+    const log = join(w.sb.root, "tmux-calls.log");
+    const dir = join(w.sb.root, "counting");
+    mkdirSync(dir);
+    writeScript(dir, "tmux", `#!/bin/sh\necho "$3" >>'${log}'\nexec '${TMUX_BIN}' "$@"\n`);
+    const counting = { ...w.env, PATH: `${dir}:${w.env.PATH}` };
+    const calls = () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean) : []);
+    const st = await w.mam(["status", "--json"], counting);
+    expect((JSON.parse(st.stdout) as { sessions: Session[] }).sessions.map((s) => `${s.name} ${s.live} ${s.live_source}`).sort()).toEqual(["s1 idle screen", "s2 idle screen"]);
+    expect(calls()).toEqual(["list-panes"]);
+
+    const { TmuxMux } = await import("../../lib/mux/tmux.ts");
+    const mux = new TmuxMux(w.server, counting);
+    const listing = await mux.list();
+    if (listing.state !== "ok") throw new Error(JSON.stringify(listing));
+    const ids = listing.panes.map((p) => p.id).sort();
+    writeFileSync(log, "");
+    const both = await mux.listWithScreens(ids);
+    expect(calls()).toEqual(["list-panes"]);
+    expect(both.listing.state === "ok" && both.listing.panes.map((p) => p.id).sort()).toEqual(ids);
+    expect([...both.screens.keys()].sort()).toEqual(ids);
+    for (const s of both.screens.values()) expect(s).toMatchObject({ title: "✳ Claude Code" });
+    expect(both.screens.get(ids[0]!)!.text).toContain("? for shortcuts");
+    // a pane in the list that is gone stops tmux's chain: the listing, then the screens of the listed panes
+    writeFileSync(log, "");
+    const gone = await mux.listWithScreens([...ids, "%999"]);
+    expect(gone.listing.state === "ok" && gone.listing.panes.map((p) => p.id).sort()).toEqual(ids);
+    expect([...gone.screens.keys()].sort()).toEqual(ids);
+    expect(calls()).toEqual(["list-panes", "list-panes", "display-message"]);
   });
 }, 60_000);

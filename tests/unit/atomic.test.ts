@@ -184,7 +184,7 @@ describe("never through a symbolic link, never anything but a regular file (BUG-
   });
 
   test("a lock file that is a link to a missing path: refused, the path is not created", async () => {
-    const { withLock } = await import("../../lib/sys/flock.ts");
+    const { withLock } = await import("../../lib/sys/lock-file.ts");
     const p = join(dir, ".lock");
     symlinkSync(join(sb.root, "made-by-mam"), p);
     await expect(withLock(p, "jobs", 1000, () => 1)).rejects.toThrow(refusedLink);

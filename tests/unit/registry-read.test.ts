@@ -1,10 +1,11 @@
 // Reading the registry: formats the original wrote, bad files and their exact errors, the
 // outline scan, and how new values are written (quoting that every YAML reader agrees on).
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, truncateSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { dq, plainSafe, renderInline, renderScalar } from "../../lib/registry/emit.ts";
-import { inspectRegistry, MAX_REGISTRY_BYTES, readRegistry } from "../../lib/registry/load.ts";
+import { inspectRegistry, MAX_REGISTRY_BYTES, readRegistry, registryReader } from "../../lib/registry/load.ts";
+import { mutateRegistry } from "../../lib/registry/mutate.ts";
 import { scanOutline } from "../../lib/registry/outline.ts";
 import { MamError } from "../../lib/sys/errors.ts";
 import { makeSandbox, type Sandbox } from "../helpers/sandbox.ts";
@@ -158,6 +159,34 @@ describe("readRegistry", () => {
   test("a top level that is a list is a problem, not a parse error", () => {
     put("- name: a\n");
     expect(errorOf(() => readRegistry(yaml)).message).toBe(`${yaml}: the top level is not a mapping`);
+  });
+});
+
+describe("registryReader: the parse kept while the file is unchanged", () => {
+  const row = (name: string, role = "worker") => `  - {name: ${name}, status: running, role: ${role}, herdr_session: mam, herdr_session_created_at: "2026-10-11T00:00:00Z"}\n`;
+  test("the same data as readRegistry, a copy each time; a change of the file is read again", async () => {
+    const read = registryReader(yaml);
+    expect(read()).toEqual(readRegistry(yaml)); // missing: empty
+    put(`herdr_sessions:\n${row("a")}`);
+    const first = read();
+    expect(first.herdr_sessions.map((r) => r.name)).toEqual(["a"]);
+    first.herdr_sessions[0]!.name = "changed by the caller";
+    first.herdr_sessions.push({ name: "pushed", status: "running", role: "x" } as never);
+    expect(read().herdr_sessions.map((r) => r.name)).toEqual(["a"]);
+    // written by a mam writer (a rename: another inode)
+    await mutateRegistry(yaml, (d) => void d.herdr_sessions.push({ ...d.herdr_sessions[0]!, name: "b" }));
+    expect(read().herdr_sessions.map((r) => r.name)).toEqual(["a", "b"]);
+    // edited in place, the same size (another role of the same length): its ctime changes
+    const before = readFileSync(yaml, "utf8");
+    await Bun.sleep(20);
+    writeFileSync(yaml, before.replace("role: worker", "role: tester"));
+    expect(read().herdr_sessions.map((r) => r.role)).toEqual(["tester", "worker"]);
+    // broken now: the error, not the data kept from before
+    writeFileSync(yaml, "herdr_sessions: [\n");
+    expect(() => read()).toThrow(/not valid YAML/);
+    // gone: empty
+    rmSync(yaml);
+    expect(read()).toEqual(readRegistry(yaml));
   });
 });
 

@@ -9,7 +9,7 @@ import * as mutate from "../../lib/registry/mutate.ts";
 import { readRegistry } from "../../lib/registry/load.ts";
 import type { RegistryData, Row } from "../../lib/registry/types.ts";
 import { MamError } from "../../lib/sys/errors.ts";
-import { lockFile } from "../../lib/sys/flock.ts";
+import { lockFile } from "../../lib/sys/lock-file.ts";
 import { makeSandbox, type Sandbox } from "../helpers/sandbox.ts";
 
 let sb: Sandbox;

@@ -2,9 +2,9 @@
 // conversation id at start (--session-id) and resumes it (--resume); the conversations are JSONL
 // files under the Gemini home, one folder per project; mam grants its reporting commands with a
 // policy file (--policy) that allows exactly those command prefixes.
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { sha256Hex } from "../../sys/digest.ts";
 import { type Env, homeDir } from "../../sys/paths.ts";
 import { type AgentKind, type Conversation, GRANTED_COMMANDS } from "./kind.ts";
 import { firstJsonLines, list, listedStore, mtime, readJson, str } from "./store-util.ts";
@@ -21,7 +21,7 @@ export function geminiDir(env: Env): string {
 }
 
 function geminiConversations(ws: string, env: Env): Conversation[] {
-  const hash = createHash("sha256").update(ws).digest("hex");
+  const hash = sha256Hex(ws);
   const tmp = join(geminiDir(env), "tmp");
   const byId = new Map<string, Conversation>();
   for (const project of list(tmp)) {

@@ -2,11 +2,11 @@
 // each stating every aspect of its kind (kind.ts), assembled here, and the small lookups callers
 // use. A new kind is its module, its screen rules next to it (<kind>.screen.json, optional), and
 // one line in KINDS below; tests/unit/agent-kinds.test.ts checks that it states every aspect.
-import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { agentMam } from "../../sys/agent-mam.ts";
 import { atomicWriteFile } from "../../sys/atomic.ts";
+import { sha256Hex } from "../../sys/digest.ts";
 import { usageError } from "../../sys/errors.ts";
 import { type Env, stateDir } from "../../sys/paths.ts";
 import type { ServerEntry } from "../../sys/self.ts";
@@ -124,7 +124,7 @@ export function grantArgs(kind: string, env: Env = process.env, mam: string = ag
 export function grantFile(env: Env): GrantFile {
   return (name, text) => {
     const dir = join(stateDir(env), "grants");
-    const path = join(dir, `${createHash("sha256").update(text).digest("hex").slice(0, 16)}-${name}`);
+    const path = join(dir, `${sha256Hex(text).slice(0, 16)}-${name}`);
     let same = false;
     try {
       same = existsSync(path) && readFileSync(path, "utf8") === text;

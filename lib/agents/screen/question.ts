@@ -27,7 +27,7 @@
 //   "roles": { "always": "…", "no": "^no\\b", "yes": "^yes\\b" },   // on the label, in that order
 //   "keys": { "esc": "esc" }                              // optional: a shown key name → the key to press
 // }
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../../sys/digest.ts";
 import { cleanLine, isRuleLine } from "./lines.ts";
 
 export type QuestionWhat = "command" | "file" | "tool" | "other";
@@ -259,10 +259,7 @@ function readWith(kind: string, r: CompiledQuestion, raw: readonly string[], cle
   });
   const title = clean[h]!;
   const question = clean[q]!;
-  const fingerprint = createHash("sha256")
-    .update(JSON.stringify([kind, r.id, title, body, notes, question, choices.map((c) => [c.n, c.label, c.key])]))
-    .digest("hex")
-    .slice(0, 16);
+  const fingerprint = sha256Hex(JSON.stringify([kind, r.id, title, body, notes, question, choices.map((c) => [c.n, c.label, c.key])])).slice(0, 16);
   const shownBody = body.length > MAX_BODY ? [...body.slice(0, MAX_BODY), `… (${body.length - MAX_BODY} more lines)`] : body;
   return {
     kind,

@@ -3,7 +3,7 @@
 // choices (lib/jobs/schedule.ts); the daemon submits each run when it is due (fireDue) and keeps
 // the last runs in the file. Every change of a schedule is made under .mam/schedules/.lock, so a
 // cancel and a run never overwrite each other.
-import { randomBytes } from "node:crypto";
+import { randomBytes } from "../../sys/digest.ts";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { due, type Missed, type Overlap, parseDuration, parseTime } from "../../jobs/schedule.ts";
@@ -12,7 +12,7 @@ import { effectiveStatus } from "../../jobs/store.ts";
 import { atomicWriteFile } from "../../sys/atomic.ts";
 import { EXIT, MamError, notFound, usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
-import { withLock } from "../../sys/flock.ts";
+import { withLock } from "../../sys/lock-file.ts";
 import { ensureMamSubdir } from "../../sys/mam-dir.ts";
 import type { Notice } from "../../sys/notice.ts";
 import { isoUtc } from "../../sys/time.ts";

@@ -4,7 +4,7 @@
 // blocked) and a WARNING says what the agent waits at and where to answer it. Never an error: the
 // agent runs.
 import { isHerdrManaged } from "../../agents/kinds/index.ts";
-import { AgentBlocked, type Mux } from "../../mux/types.ts";
+import { AgentBlocked, type Mux, type MuxPane } from "../../mux/types.ts";
 import { type Notice, warning } from "../../sys/notice.ts";
 import type { Env } from "../../sys/paths.ts";
 import { answerHint, BLOCKED_AT, deliver, mayType, promptWaitMs, waitForPrompt, waitingAt } from "./at-prompt.ts";
@@ -29,6 +29,8 @@ export interface StartedAgent {
   env: Env;
   /** the onboarding text to type once the agent is at its prompt (undefined: none) */
   text?: string;
+  /** the pane as the start returned it (a kind herdr manages: its status and title as `agent start` answered; the first look needs no listing) */
+  started?: MuxPane;
 }
 
 /** does mam know when this kind is at its prompt (screen rules, or herdr's own status of a kind it manages) */
@@ -43,7 +45,10 @@ export async function afterStart(a: StartedAgent): Promise<AfterStart> {
   // (a dialog is still seen when its kind has rules for one): nothing to wait for
   const known = await knowsPrompt(a);
   const waitMs = known ? promptWaitMs(a.env) : 0;
-  const st = await waitForPrompt(a.mux, a.paneId, a.kind, a.env, waitMs);
+  // herdr's answer to a managed start is fresh (status and title as the agent came up); a typed
+  // kind's pane record is the one claimed before its command ran, so its first look lists again
+  const fresh = a.backend === "herdr" && isHerdrManaged(a.kind) ? a.started : undefined;
+  const st = await waitForPrompt(a.mux, a.paneId, a.kind, a.env, waitMs, fresh);
   const hint = answerHint(a.backend, a.server, a.name, a.paneId);
   const notSent = a.text !== undefined ? "; the onboarding was not sent" : "";
   const out = (at_prompt: boolean, waiting_at: string | null, onboarding: AfterStart["onboarding"], warnings: string[]): AfterStart => ({ at_prompt, waiting_at, onboarding, warnings: warnings.map(warning) });

@@ -28,7 +28,7 @@ import { effectiveStatus, type JobRecord } from "../../jobs/store.ts";
 import type { Mux, PaneScreen } from "../../mux/types.ts";
 import { conflict, EXIT, MamError, notFound, usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
-import { withLock } from "../../sys/flock.ts";
+import { withLock } from "../../sys/lock-file.ts";
 import { isValidJobId } from "../../sys/names.ts";
 import { type Notice, note, warning } from "../../sys/notice.ts";
 import { mamDir } from "../../sys/paths.ts";

@@ -79,6 +79,7 @@ async function lookWithScreen(mux: Mux, paneId: string, kind: string, env: Env, 
       if (l.state === "ok") {
         pane = l.panes.find((p) => p.id === paneId);
         if (!pane) return gone("its pane is gone");
+        listed = pane; // its title is the screen's (no pane get)
       }
     }
     if (pane) {
@@ -91,7 +92,7 @@ async function lookWithScreen(mux: Mux, paneId: string, kind: string, env: Env, 
   if (env.MAM_SCREEN_DETECT !== "0") {
     const { detectScreen } = await import("../../agents/screen/detect.ts");
     try {
-      screen = await mux.screen(paneId);
+      screen = await mux.screen(paneId, listed);
       verdict = detectScreen(kind, screen);
     } catch (e) {
       // tmux panes end with their agent
@@ -117,13 +118,15 @@ export const PROMPT_STEADY_MS = 1_000;
 
 /**
  * look until the agent is at its prompt (seen steadily for PROMPT_STEADY_MS), at a dialog or gone,
- * for up to waitMs; else the last look (the prompt, when it was in view but not yet for long)
+ * for up to waitMs; else the last look (the prompt, when it was in view but not yet for long).
+ * `started`: the pane as the start just returned it (herdr: its status and title), which the
+ * first look uses instead of listing the panes again
  */
-export async function waitForPrompt(mux: Mux, paneId: string, kind: string, env: Env, waitMs: number): Promise<PaneState> {
+export async function waitForPrompt(mux: Mux, paneId: string, kind: string, env: Env, waitMs: number, started?: MuxPane): Promise<PaneState> {
   const deadline = Date.now() + waitMs;
   let since: number | undefined;
-  for (;;) {
-    const s = await lookAt(mux, paneId, kind, env);
+  for (let first = true; ; first = false) {
+    const s = await lookAt(mux, paneId, kind, env, first && started?.id === paneId ? started : undefined);
     if (s.at === "dialog" || s.at === "gone") return s;
     if (s.at !== "prompt") since = undefined;
     else if (waitMs === 0 || Date.now() - (since ??= Date.now()) >= PROMPT_STEADY_MS) return s;

@@ -3,7 +3,6 @@
 // of our own pane), onboard, submit a job, reconcile once, make sure the daemon runs. With a
 // worktree the agent runs in a git worktree of its own (lib/worktrees): checked before, made
 // before the launch (tmux) or by herdr in it, and removed again when the create fails.
-import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import onboardingTemplate from "../../assets/onboarding.md" with { type: "text" };
 import { type AgentKind, agentKind, agentMcpArgs, commandLine, grantArgs, idField, isVerified } from "../../agents/kinds/index.ts";
@@ -213,7 +212,7 @@ export async function createSession(deps: Deps, o: CreateInput): Promise<Created
   }
 
   // 3. claim a pane and start the agent, under the pane-claim lock
-  const sessionId = kind.assignsId ? randomUUID() : undefined;
+  const sessionId = kind.assignsId ? crypto.randomUUID() : undefined;
   const taken = new Set<string>(
     before[section].filter((r) => r.status === "running" && typeof r.pane?.id === "string").map((r) => r.pane!.id as string),
   );
@@ -297,6 +296,7 @@ export async function createSession(deps: Deps, o: CreateInput): Promise<Created
     paneId: l.pane.id,
     env: deps.env,
     text: onboard ? onboardingText(name, kind.kind, role, ws, wt, agentMam(deps.env)) : undefined,
+    started: l.pane,
   });
   if (o.onboard && !onboard) after.warnings.push(info(`no onboarding for a ${kind.kind} session (it would run the text); a job to it is a command that mam runs`));
   return {

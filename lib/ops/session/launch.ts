@@ -10,7 +10,7 @@ import { isSocketServer } from "../../mux/herdr-socket.ts";
 import { installAgentShim, withoutShimDirs } from "../../mux/shim.ts";
 import { AgentPaneBusy, type Backend, type Mux, type MuxPane, type WorktreeSpec } from "../../mux/types.ts";
 import { herdrAgentName } from "../../mux/herdr-proto.ts";
-import type { HeldLock } from "../../sys/flock.ts";
+import type { HeldLock } from "../../sys/lock-file.ts";
 import { claimPaneLock } from "../../sys/pane-lock.ts";
 import type { Env } from "../../sys/paths.ts";
 import { labelFor } from "../../fleet/naming.ts";
@@ -77,7 +77,8 @@ export function claimLockName(backend: Backend, server: string): string {
 }
 
 /** herdr already shows this worktree as a workspace (then a pane is claimed in it as usual) */
-async function worktreeShown(mux: Mux, path: string): Promise<boolean> {
+async function worktreeShown(mux: Mux, path: string, listed: MuxPane[] | undefined): Promise<boolean> {
+  if (listed) return listed.some((p) => p.cwd === path);
   const l = await mux.list();
   return l.state === "ok" && l.panes.some((p) => p.cwd === path);
 }
@@ -85,11 +86,12 @@ async function worktreeShown(mux: Mux, path: string): Promise<boolean> {
 export async function launch(deps: Pick<Deps, "ws" | "env" | "muxFor">, s: LaunchSpec): Promise<Launched> {
   const ws = deps.ws;
   const mux = deps.muxFor(s.backend, s.server);
-  await mux.ensureRunning(s.startServer);
   // herdr: the shim is written again every time (its folder is mam's; see lib/mux/shim.ts)
   const shimDir = s.backend === "herdr" ? installAgentShim(ws, deps.env) : undefined;
   const lock = await claimPaneLock(claimLockName(s.backend, s.server), deps.env);
   try {
+    // under the lock: the listing that shows the server runs is the one the first claim picks from
+    let listed = (await mux.ensureRunning(s.startServer)) ?? undefined;
     const argv = commandLine(s.kind, s.args);
     const env = agentEnv(ws, s.name, deps.env, shimDir);
     const agentName = s.backend === "herdr" && s.kind.herdrKind ? herdrAgentName(s.name) : undefined;
@@ -110,7 +112,7 @@ export async function launch(deps: Pick<Deps, "ws" | "env" | "muxFor">, s: Launc
     let started: MuxPane | undefined;
     let worktreeWorkspace: string | undefined;
     if (s.backend === "tmux") started = await mux.start(undefined, spec);
-    else if (s.herdrWorktree && !(s.herdrWorktree.open && (await worktreeShown(mux, s.herdrWorktree.path)))) {
+    else if (s.herdrWorktree && !(s.herdrWorktree.open && (await worktreeShown(mux, s.herdrWorktree.path, listed)))) {
       // a fresh workspace of its own: no other client picks its root pane, one attempt
       if (!mux.createWorktree || !mux.openWorktree) throw new Error("this multiplexer cannot make worktrees");
       const wt = s.herdrWorktree.open ? await mux.openWorktree(s.herdrWorktree) : await mux.createWorktree(s.herdrWorktree);
@@ -126,7 +128,8 @@ export async function launch(deps: Pick<Deps, "ws" | "env" | "muxFor">, s: Launc
       }
     } else {
       for (let attempt = 1; !started; attempt++) {
-        const pane = await mux.claimPane(s.cwd ?? ws, (id) => s.taken.has(id), env);
+        const pane = await mux.claimPane(s.cwd ?? ws, (id) => s.taken.has(id), env, listed);
+        listed = undefined; // a second pick lists again
         if (!pane) throw new Error("herdr claimPane returned no pane");
         try {
           started = await mux.start(pane, spec);

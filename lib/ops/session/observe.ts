@@ -20,14 +20,25 @@ export interface Observation extends Classification {
   questions: Map<MuxPane, Question>;
 }
 
-/** list every server the rows name (plus `extra`), one call each, in parallel */
-export async function listServers(data: RegistryData, muxFor: MuxFactory, extra: { backend: Backend; server: string }[] = []): Promise<ServerView[]> {
+/**
+ * list every server the rows name (plus `extra`), one call each, in parallel; `screens`: per
+ * serverKey, the panes whose screens that same call captures (tmux, lib/ops/session/live.ts)
+ */
+export async function listServers(
+  data: RegistryData,
+  muxFor: MuxFactory,
+  extra: { backend: Backend; server: string }[] = [],
+  screens: Map<string, string[]> = new Map(),
+): Promise<ServerView[]> {
   const wanted = new Map<string, { backend: Backend; server: string }>();
   for (const s of [...serversOf(data), ...extra]) wanted.set(serverKey(s.backend, s.server), s);
   return Promise.all(
     [...wanted.values()].map(async ({ backend, server }): Promise<ServerView> => {
       try {
-        return { backend, server, listing: await muxFor(backend, server).list() };
+        const mux = muxFor(backend, server);
+        const ids = screens.get(serverKey(backend, server)) ?? [];
+        if (ids.length > 0 && mux.listWithScreens) return { backend, server, ...(await mux.listWithScreens(ids)) };
+        return { backend, server, listing: await mux.list() };
       } catch (e) {
         return { backend, server, listing: { state: "unreachable", detail: (e as Error).message } };
       }
@@ -93,17 +104,17 @@ export async function observe(
   opts: ObserveOptions = {},
 ): Promise<Observation> {
   const { ws, env, muxFor } = deps;
-  const views = await listServers(data, muxFor, extra);
+  const tmuxRows = (data.tmux_sessions ?? []).length > 0;
+  const live = tmuxRows ? await import("./live.ts") : undefined;
+  const screens = live ? await live.screenTargets(data, ws, env, deps.clock.ms(), opts.liveOnly) : undefined;
+  const views = await listServers(data, muxFor, extra, screens);
   // the time the panes were seen (not when the pass began): a pane registered now was there now,
   // so a create that began before it claimed it knows the registration is of its own pane
   const now = deps.clock.epoch();
   await probeTypedRows(data, views, muxFor);
   const questions = new Map<MuxPane, Question>();
   const ask = opts.questions === true && env.MAM_SCREEN_DETECT !== "0";
-  if ((data.tmux_sessions ?? []).length > 0) {
-    const { fillTmuxLive } = await import("./live.ts");
-    await fillTmuxLive(data, views, muxFor, ws, env, deps.clock.ms(), opts.liveOnly, ask ? questions : undefined);
-  }
+  if (live) await live.fillTmuxLive(data, views, muxFor, ws, env, deps.clock.ms(), opts.liveOnly, ask ? questions : undefined);
   if (ask) await (await import("./questions.ts")).readBlockedQuestions(data, views, muxFor, questions, opts.liveOnly);
   return { ...classify({ data, views, workspace: ws, now, discover: discoverer(env), folderExists: existsSync, reported: hookReportedId(ws) }), views, questions };
 }
