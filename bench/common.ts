@@ -127,6 +127,31 @@ export function newJob(ws: string) {
   });
 }
 
+/**
+ * a stub herdr's `pane list` answer: the panes of registryYaml's n rows (bench-worker-<i> in pane
+ * w1:p<i>), those `alive` says, each with herdr's agent status `status(i)`
+ */
+export function paneListing(ws: string, n: number, o: { alive?: (i: number) => boolean; status?: (i: number) => string } = {}): string {
+  const panes = [];
+  for (let i = 0; i < n; i++) {
+    if (o.alive && !o.alive(i)) continue;
+    panes.push({
+      pane_id: `w1:p${i}`,
+      terminal_id: `term_${i.toString(16).padStart(12, "0")}`,
+      workspace_id: "w1",
+      tab_id: "w1:t1",
+      focused: i === 0,
+      cwd: ws,
+      label: `mam:bench-worker-${i}`,
+      agent: "claude",
+      name: `bench-worker-${i}`,
+      agent_status: o.status ? o.status(i) : "idle",
+      revision: 0,
+    });
+  }
+  return `${JSON.stringify({ id: "cli:pane:list", result: { type: "pane_list", panes } })}\n`;
+}
+
 /** a registry with n running claude rows of the usual shape on a herdr server */
 export function registryYaml(n: number, o: { name?: string; server?: string; ws?: string; paneWs?: string } = {}): string {
   const name = o.name ?? "bench-worker";

@@ -20,6 +20,7 @@ import { benchSessions } from "./sessions.ts";
 import { benchStartup } from "./startup.ts";
 import { benchTeam } from "./team.ts";
 import { benchUi } from "./ui.ts";
+import { benchUsage } from "./usage.ts";
 
 const AREAS: Record<string, (bin: string) => Promise<Row[]> | Row[]> = {
   startup: benchStartup,
@@ -32,6 +33,7 @@ const AREAS: Record<string, (bin: string) => Promise<Row[]> | Row[]> = {
   "agent-state": benchAgentState,
   ui: benchUi,
   daemon: benchDaemon,
+  usage: benchUsage,
   registry: benchRegistry,
   team: benchTeam,
   fleet: benchFleet,

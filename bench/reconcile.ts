@@ -5,32 +5,10 @@
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { baseEnv, medP90, ms, pct, registryYaml, type Row } from "./common.ts";
+import { baseEnv, medP90, ms, paneListing, pct, registryYaml, type Row } from "./common.ts";
 
 const N = 500;
 const SERVER = "bench";
-
-function listing(ws: string, alive: (i: number) => boolean): string {
-  const panes = [];
-  for (let i = 0; i < N; i++) {
-    if (!alive(i)) continue;
-    panes.push({
-      pane_id: `w1:p${i}`,
-      terminal_id: `term_${i.toString(16).padStart(12, "0")}`,
-      workspace_id: "w1",
-      tab_id: "w1:t1",
-      focused: i === 0,
-      cwd: ws,
-      label: `mam:bench-worker-${i}`,
-      agent: "claude",
-      name: `bench-worker-${i}`,
-      agent_status: i % 3 === 0 ? "working" : "idle",
-      revision: 0,
-    });
-  }
-  return `${JSON.stringify({ id: "cli:pane:list", result: { type: "pane_list", panes } })}\n`;
-}
-
 
 export async function benchReconcile(bin: string): Promise<Row[]> {
   const root = mkdtempSync(join(tmpdir(), "mam-bench-rc-"));
@@ -54,7 +32,7 @@ export async function benchReconcile(bin: string): Promise<Row[]> {
     const callCount = () => readFileSync(calls, "utf8").trim().split("\n").length;
 
     // steady state: every pane alive, nothing to do
-    writeFileSync(answer, listing(ws, () => true));
+    writeFileSync(answer, paneListing(ws, N, { status: (i) => (i % 3 === 0 ? "working" : "idle") }));
     writeFileSync(yaml, registryYaml(N, { server: SERVER, ws }));
     writeFileSync(calls, "");
     const steady: number[] = [];
@@ -66,7 +44,7 @@ export async function benchReconcile(bin: string): Promise<Row[]> {
     const steadyCalls = callCount() / 23;
 
     // 50 panes gone: 50 rows terminated, the 500-row registry rewritten (reset between runs)
-    writeFileSync(answer, listing(ws, (i) => i % 10 !== 0));
+    writeFileSync(answer, paneListing(ws, N, { alive: (i) => i % 10 !== 0, status: (i) => (i % 3 === 0 ? "working" : "idle") }));
     const drift: number[] = [];
     writeFileSync(calls, "");
     for (let i = 0; i < 13; i++) {
@@ -80,7 +58,7 @@ export async function benchReconcile(bin: string): Promise<Row[]> {
     // in a warm process: the pass itself (listing through the stub, classification, no write)
     const [{ reconcileOnce }, { realDeps }] = await Promise.all([import("../lib/ops/reconcile.ts"), import("../lib/ops/wiring.ts")]);
     const deps = realDeps(ws, env);
-    writeFileSync(answer, listing(ws, () => true));
+    writeFileSync(answer, paneListing(ws, N, { status: (i) => (i % 3 === 0 ? "working" : "idle") }));
     writeFileSync(yaml, registryYaml(N, { server: SERVER, ws }));
     const warm: number[] = [];
     for (let i = 0; i < 23; i++) {

@@ -67,7 +67,7 @@ async function rootHelp(root: MamCommand, opts: HelpOptions, h: (s: string) => s
   ]]);
   const w = Math.max(...sections.flatMap(([, rows]) => rows.map(([a]) => a.length)));
   for (const [title, rows] of sections) lines.push(h(title), "", ...columns(rows, w), "");
-  lines.push(`Exit codes: 0 ok · 1 failure · 2 usage error · 3 not found · 4 conflict · 5 timeout · 128+N signal N.`);
+  lines.push(`Exit codes: 0 ok · 1 failure · 2 usage error · 3 not found · 4 conflict · 5 timeout · 6 over budget (job wait) · 128+N signal N.`);
   lines.push(`Errors are one line on stderr: ERROR: <what>; <fix>. MAM_DEBUG=1 adds stack traces.`);
   return `${lines.join("\n")}\n${examplesBlock(root.meta.examples, h("EXAMPLES"))}`;
 }

@@ -108,8 +108,8 @@ const submitWait: CliExtra = {
       };
       if (sig.signal.aborted) return sig.code();
       if (!c.json) return printResult(wait, w, false);
-      const { jobView, readJournal, requireRecord } = await import("../jobs/store.ts");
-      outJson({ ...jobView(requireRecord(c.ws, id), readJournal(c.ws, id)), status: w.jobs[0]!.status });
+      const [{ readJournal, requireRecord }, { costedView }, { loadPrices }, deps] = await Promise.all([import("../jobs/store.ts"), import("../jobs/query.ts"), import("../cost/prices.ts"), c.deps()]);
+      outJson({ ...costedView(requireRecord(c.ws, id), readJournal(c.ws, id), loadPrices(deps.env)), status: w.jobs[0]!.status });
       return w.exit_code;
     } finally {
       sig.dispose();

@@ -7,12 +7,14 @@
 //                 live as long as the daemon; drops are logged a few per topic (DropLog),
 //                 repeats a line per burst (RepeatLog)
 //   jobsChanged → react to journals written on this machine (works with no broker at all)
-//   poll        → polling mode: the reconcile pass; both modes: job timeouts; each step, and
-//                 each job within a step, goes on whatever the others did (failures: LogOnce);
-//                 ended jobs reacted to are put to rest (JournalCache.rest): the rounds over
-//                 every job skip them with a stat while their journal stays as it was
-//   watch       → every MAM_STATE_POLL_MS, only while jobs are unfinished: blocked / dead agents of
-//                 those jobs (one listing per server, tmux screens of just those agents)
+//   poll        → polling mode: the reconcile pass; both modes: job timeouts, the usage meter
+//                 (sessions' totals and daily caps, docs/cost.md); each step, and each job within a
+//                 step, goes on whatever the others did (failures: LogOnce); ended jobs reacted to
+//                 are put to rest (JournalCache.rest): the rounds over every job skip them with a
+//                 stat while their journal stays as it was
+//   watch       → every MAM_STATE_POLL_MS, only while jobs are unfinished: the usage meter (their
+//                 budgets), blocked / dead agents of those jobs (one listing per server, tmux
+//                 screens of just those agents)
 //   busy        → a running row or an unfinished job holds the idle timeout off
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -24,6 +26,7 @@ import type { Deps } from "../ops/deps.ts";
 import type { DaemonHooks, HookContext } from "./loop.ts";
 import { LogOnce } from "../sys/log-once.ts";
 import { AckSender } from "./ack-sender.ts";
+import type { UsageMeter } from "./meter.ts";
 import type { NotifyPart } from "./notify.ts";
 import type { AgentLook, AgentState, CursorState, ReactorContext } from "./reactor.ts";
 
@@ -92,9 +95,32 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   // a job (or a step) that fails at every poll is logged once, and the others go on
   let once: LogOnce | undefined;
   const onceOf = (ctx: HookContext) => (once ??= new LogOnce(ctx.log));
+  // the usage meter (docs/cost.md): it reads the agents' own files, never calls a model
+  let meter: UsageMeter | undefined;
+  const metered = async (ctx: HookContext) => {
+    if (!meter) {
+      const { UsageMeter } = await import("./meter.ts");
+      meter = new UsageMeter({ ws: ctx.ws, env: deps.env, registry: deps.registry, host: team?.host, log: ctx.log, runtime: deps.runtime });
+    }
+    const r = await meter.poll({ log: ctx.log, publish: (t, p) => ctx.publish(t, p) });
+    // a first read of long conversations goes on beside the hooks, a poll's bytes at a time
+    if (r.behind) ctx.aside("usage", "usage meter", async (c) => void (await metered(c)));
+    return r;
+  };
   const reactor = async (ctx: HookContext): Promise<ReactorContext> => {
     const n = await notes();
-    return { ws: ctx.ws, runtime: deps.runtime, log: ctx.log, publish: ctx.publish, journals, cursor, host: team?.host, once: onceOf(ctx), notify: (rec, ev) => n.jobEvent(rec, ev, ctx.log) };
+    return {
+      ws: ctx.ws,
+      runtime: deps.runtime,
+      log: ctx.log,
+      publish: ctx.publish,
+      journals,
+      cursor,
+      host: team?.host,
+      once: onceOf(ctx),
+      notify: (rec, ev) => n.jobEvent(rec, ev, ctx.log),
+      meter: () => metered(ctx),
+    };
   };
   const pass = async (ctx: HookContext) => {
     const { reconcileOnce, describeAction } = await import("../ops/reconcile.ts");
@@ -179,6 +205,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
         for (const a of scan.timedOut) await publishAppended(rc, a.record, [a]);
       });
       await step("reactions failed", async () => void (await react(ctx)));
+      await step("usage meter failed", async () => void (await metered(ctx)));
       // ended jobs give their memory back, and rest once every event of theirs was reacted to;
       // a late event reads their journal once more
       const [{ listJobIds, readRecord }, { isFinal }, { reactedToAll }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts"), import("./reactor.ts")]);
@@ -206,7 +233,14 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       const watched = await waitedOn(ctx.ws, team?.host, journals);
       if (watched.size === 0) {
         blocked.clear();
-        return; // no unfinished job: no multiplexer call at all
+        return; // no unfinished job: no multiplexer call at all (usage is counted by the slower poll)
+      }
+      // the usage of running jobs, every second: their budgets hold to within a poll
+      try {
+        await metered(ctx);
+        onceOf(ctx).ok("watch", "usage meter failed");
+      } catch (e) {
+        onceOf(ctx).failed("watch", e, "usage meter failed");
       }
       const { watchAgents } = await import("./reactor.ts");
       const rc = await reactor(ctx);

@@ -37,6 +37,11 @@ export interface ReactorContext {
   cursor?: CursorState;
   /** the daemon's log of failures, each logged once (else each failure is logged) */
   once?: LogOnce;
+  /**
+   * count usage now (the daemon's meter, lib/daemon/meter.ts): before a loop job's next step, so
+   * that a budget the step's hand-in crossed ends the job instead (budget_exceeded)
+   */
+  meter?(): Promise<unknown>;
   /** the user's notifications (lib/daemon/notify.ts): a dialog, a job's end */
   notify?: (rec: JobRecord, ev: JobEvent) => Promise<void>;
 }
@@ -230,15 +235,18 @@ async function reactToJob(ctx: ReactorContext, id: string, cursor: Record<string
     if (rec.remote_of) {
       // a copy of another host's job: that host tells the delegator and drives the loop; we
       // tell our agent when its host cancelled the job or it timed out there
-      if (at === j.endAt && (ev.event === "cancelled" || ev.event === "timeout")) await stopCopy(ctx, rec, events, ev);
+      if (at === j.endAt && (ev.event === "cancelled" || ev.event === "timeout" || ev.event === "budget_exceeded")) await stopCopy(ctx, rec, events, ev);
       else acted = false;
     } else if (ev.event === "received" || (at === j.endAt && events.some((e) => e.event === "offered"))) {
       // a delivery to another host that was taken, or a job that ended with some not taken yet:
       // their retained messages go (a host that comes back must not get an ended job)
       await clearDeliveries(ctx, ev.event === "received" ? [offeredTopic(events, deliveryOf(ev) ?? "")] : outstandingTopics(events));
       if (at === j.endAt) await tellDelegator(ctx, rec, ev);
-    } else if (at === j.endAt || ev.event === "permission_required") await tellDelegator(ctx, rec, ev);
-    else if (rec.type === "loop" && ev.event === "completed" && !endsJob(ev, rec)) {
+    } else if (at === j.endAt || ev.event === "permission_required") {
+      await tellDelegator(ctx, rec, ev);
+      if (at === j.endAt && ev.event === "budget_exceeded") await tellOverBudget(ctx, rec, events.slice(0, at), ev);
+    } else if (rec.type === "loop" && ev.event === "completed" && !endsJob(ev, rec)) {
+      await ctx.meter?.();
       const current = readRecord(ctx.ws, id) ?? rec;
       const r = await applyLoop(ctx.ws, current, loopNext(current, ev, ctx.ws), ctx.runtime);
       await publishAppended(ctx, current, r.appended);
@@ -262,7 +270,7 @@ async function stopCopy(ctx: ReactorContext, rec: JobRecord, events: readonly Jo
   const here = ctx.host ? `@${ctx.host}` : "@";
   if (!global.endsWith(here)) return;
   const name = global.slice(0, -here.length);
-  const what = ev.event === "cancelled" ? "was cancelled" : "timed out";
+  const what = ev.event === "cancelled" ? "was cancelled" : ev.event === "timeout" ? "timed out" : `went over its budget (${ev.detail})`;
   try {
     const s = await ctx.runtime.findSession(name);
     if (!s || s.gone || s.waiting) {
@@ -279,6 +287,37 @@ async function stopCopy(ctx: ReactorContext, rec: JobRecord, events: readonly Jo
   } catch (e) {
     ctx.log(`job ${rec.job_id}: could not tell ${name} that it ${what} (${(e as Error).message})`);
   }
+}
+
+/**
+ * a job of ours ended over its budget (or its agent's daily cap): the session working on it then is
+ * told at its prompt to stop (never killed); one on another host is told by its host (stopCopy)
+ */
+async function tellOverBudget(ctx: ReactorContext, rec: JobRecord, before: readonly JobEvent[], ev: JobEvent): Promise<void> {
+  const name = workingSession(rec, before);
+  if (name.includes("@")) return;
+  try {
+    const s = await ctx.runtime.findSession(name);
+    if (!s || s.gone || s.waiting) {
+      ctx.log(`job ${rec.job_id} went over its budget; ${name} ${s?.gone ?? (s?.waiting ? `waits at ${s.waiting}` : "is not running")}, not told`);
+      return;
+    }
+    const left = await ctx.runtime.prompt(s, `[mam] Job ${rec.job_id} is stopped: ${ev.detail.replace(/\s+/g, " ").trim()}. Stop working on it.`);
+    ctx.log(`job ${rec.job_id} went over its budget; told ${name}${left ? ` (${left.text})` : ""}`);
+  } catch (e) {
+    ctx.log(`job ${rec.job_id}: could not tell ${name} that it went over its budget (${(e as Error).message})`);
+  }
+}
+
+/**
+ * The session mam last gave a text about the job: its agent, or in a loop the one its last step
+ * went to (a review request → the reviewer, feedback → the worker). Unlike busySession, a worker's
+ * hand-in alone does not make the reviewer the one at work: its review may not have been sent.
+ */
+export function workingSession(rec: Pick<JobRecord, "type" | "agent_session" | "reviewer_session">, events: readonly JobEvent[]): string {
+  if (rec.type !== "loop" || !rec.reviewer_session) return rec.agent_session;
+  const step = [...events].reverse().find((e) => e.source === "mam" && e.event === "progress" && typeof e.data?.iteration === "number");
+  return step && step.detail.includes(": review requested from ") ? rec.reviewer_session : rec.agent_session;
 }
 
 /** what the daemon saw of an agent: its state, and for a blocked one the dialog's question */

@@ -99,7 +99,7 @@ export function teamPart(
 
   const presence = async (): Promise<Presence> => {
     const { sessionStatus } = await import("../ops/session/status-run.ts");
-    const doc = await sessionStatus(deps, false);
+    const doc = await sessionStatus(deps, false, undefined, false);
     const agents = doc.sessions
       .filter((s) => s.status === "running")
       .map((s) => ({ name: s.name, agent: s.agent, role: s.role, status: s.status, live: s.live, job: s.job }));

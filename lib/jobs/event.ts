@@ -64,8 +64,8 @@ export function foldStep(status: JobStatus, ev: Pick<JobEvent, "event" | "source
   // waiting its turn: only its dispatch (or its end) moves it
   if (ev.event === "queued") return status === "pending" ? "queued" : status;
   if (status === "queued") return ev.event === "dispatched" ? "pending" : status;
-  // the stages of a delivery or a dispatch and a user's answers are mam's, not the agent's: the job
-  // is not running yet
+  // the stages of a delivery or a dispatch, a user's answers and usage reports are mam's, not the
+  // agent's: the job is not running yet
   return status === "pending" && ev.event !== "cancelled" && !MAM_EVENTS.includes(ev.event) ? "running" : status;
 }
 

@@ -76,8 +76,9 @@ export async function applyLoop(ws: string, job: JobRecord, action: LoopAction, 
     await add(action.event);
     return { appended };
   }
-  if (action.kind === "feedback") await mutateRecord(ws, job.job_id, (r) => ({ ...r, iteration: action.iteration }));
+  // the marker first: a job that ended meanwhile (cancelled, over its budget) gets neither it nor a new iteration
   if (!(await add(action.marker))) return { appended };
+  if (action.kind === "feedback") await mutateRecord(ws, job.job_id, (r) => ({ ...r, iteration: action.iteration }));
   const s = await runtime.findSession(action.session);
   let problem: string | undefined;
   let unsure: Notice | undefined;

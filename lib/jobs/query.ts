@@ -6,19 +6,33 @@ import type { JobStatus } from "./statuses.ts";
 import { unsigned } from "./event.ts";
 import { jobView, type JobRecord, type JobView, listJobIds, readJournal, readRecord, requireRecord } from "./store.ts";
 import { checkJobId } from "../sys/names.ts";
+import type { PriceTable } from "../cost/prices.ts";
+import { jobUsageView, type JobUsageView } from "../cost/summary.ts";
 
-/** one job: its record without the token, the folded status, the event count and the last event */
-export function jobStatus(ws: string, rawId: string): JobView {
+/** a job as `job status` and `job list` show it: with its usage and its budget (docs/cost.md) */
+export interface CostedJobView extends Omit<JobView, "usage"> {
+  usage: JobUsageView;
+  budget_usd: number | null;
+  max_tokens: number | null;
+}
+
+/** the view of a record and its journal, with its usage at these prices */
+export function costedView(r: JobRecord, events: readonly JobEvent[], prices: PriceTable): CostedJobView {
+  return { ...jobView(r, events), usage: jobUsageView(r, events, prices), budget_usd: r.budget_usd ?? null, max_tokens: r.max_tokens ?? null };
+}
+
+/** one job: its record without the token, the folded status, the event count and the last event, its usage */
+export function jobStatus(ws: string, rawId: string, prices: PriceTable): CostedJobView {
   const id = checkJobId(rawId);
-  return jobView(requireRecord(ws, id), readJournal(ws, id));
+  return costedView(requireRecord(ws, id), readJournal(ws, id), prices);
 }
 
 /** every job of the workspace (oldest id order), optionally only those in one status */
-export function listJobs(ws: string, status?: JobStatus): JobView[] {
+export function listJobs(ws: string, prices: PriceTable, status?: JobStatus): CostedJobView[] {
   return listJobIds(ws)
     .map((id) => readRecord(ws, id))
     .filter((r): r is JobRecord => r !== undefined)
-    .map((r) => jobView(r, readJournal(ws, r.job_id)))
+    .map((r) => costedView(r, readJournal(ws, r.job_id), prices))
     .filter((v) => status === undefined || v.status === status);
 }
 

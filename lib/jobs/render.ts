@@ -5,6 +5,8 @@
 import { table } from "../sys/io.ts";
 import { visible } from "../sys/sanitize.ts";
 import type { JobEvent } from "./event.ts";
+import { compact, dollars, shortCost, type UsageView, usageText } from "../cost/view.ts";
+import type { CostedJobView } from "./query.ts";
 import type { JobView } from "./store.ts";
 import type { WaitJob } from "./wait.ts";
 
@@ -26,10 +28,19 @@ export function eventLine(ev: JobEvent): string {
   return visible(`${ev.timestamp}  #${ev.seq}  ${ev.event}  ${ev.source}${ev.detail ? `: ${ev.detail}` : ""}${d ? `  ${d}` : ""}`);
 }
 
-/** a status, with a waiting job's place in its line */
-const statusWord = (v: JobView) => (v.status === "queued" && v.position !== undefined ? `queued (position ${v.position})` : v.status);
+/** a part of a job's usage in a few characters: `$0.0123 (1.2k tok)`, or `? ` */
+const part = (u: UsageView) => (u.known && u.tokens ? `${u.usd !== null ? `${dollars(u.usd)} ` : ""}(${compact(u.tokens.total)} tok)` : "?");
 
-export function statusText(v: JobView): string {
+/** the budget of a job, or - */
+function budgetText(v: CostedJobView): string {
+  const b = [v.budget_usd !== null ? dollars(v.budget_usd) : undefined, v.max_tokens !== null ? `${v.max_tokens.toLocaleString("en-US")} tokens` : undefined].filter(Boolean);
+  return b.length ? b.join(", ") : "-";
+}
+
+/** a status, with a waiting job's place in its line */
+const statusWord = (v: Pick<JobView, "status" | "position">) => (v.status === "queued" && v.position !== undefined ? `queued (position ${v.position})` : v.status);
+
+export function statusText(v: CostedJobView): string {
   const task = v.brief_file !== undefined ? `brief ${v.brief_file}` : oneLine(v.prompt ?? "");
   const rows: [string, string][] = [
     ["job", v.job_id],
@@ -44,13 +55,19 @@ export function statusText(v: JobView): string {
     ["timeouts", `${v.timeout_sec} s overall, ${v.idle_timeout_sec} s idle`],
     ["topic", `${v.topic_prefix}/events`],
     ["events", v.last_event ? `${v.events} (last: #${v.last_event.seq} ${v.last_event.event}: ${oneLine(v.last_event.detail, 120)})` : "0"],
+    ["cost", usageText(v.usage)],
+    ["budget", budgetText(v)],
   ];
+  const sessions = Object.entries(v.usage.by_session);
+  if (v.type === "loop" || sessions.length > 1) rows.push(["by agent", sessions.length ? sessions.map(([s, u]) => `${s} ${part(u)}`).join(" · ") : "-"]);
+  const rounds = Object.entries(v.usage.by_iteration).sort(([a], [b]) => Number(a) - Number(b));
+  if (v.type === "loop") rows.push(["by round", rounds.length ? rounds.map(([i, u]) => `${i}: ${part(u)}`).join(" · ") : "-"]);
   return rows.map(([k, val]) => `${k.padEnd(9)}${visible(val)}`).join("\n");
 }
 
-export function listText(views: JobView[]): string {
+export function listText(views: CostedJobView[]): string {
   return table(
-    ["JOB", "STATUS", "TYPE", "TO", "FROM", "CREATED", "EVENTS", "LAST"],
+    ["JOB", "STATUS", "TYPE", "TO", "FROM", "CREATED", "EVENTS", "COST", "LAST"],
     views.map((v) =>
       [
         v.job_id,
@@ -60,6 +77,7 @@ export function listText(views: JobView[]): string {
         v.delegator ?? "-",
         v.created_at,
         String(v.events),
+        shortCost(v.usage),
         v.last_event ? oneLine(`${v.last_event.event}: ${v.last_event.detail}`, 60) : "-",
       ].map(visible),
     ),

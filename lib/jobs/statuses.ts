@@ -1,8 +1,26 @@
 // The names of job events and statuses, and which of them end a job: constants only, so that a
 // command's definition can name them without loading the event code (docs/jobs.md).
-export const EVENT_NAMES = ["started", "permission_required", "progress", "completed", "error", "cancelled", "timeout", "offered", "received", "delivered", "uncertain", "queued", "dispatched", "approved", "denied"] as const;
+export const EVENT_NAMES = [
+  "started",
+  "permission_required",
+  "progress",
+  "completed",
+  "error",
+  "cancelled",
+  "timeout",
+  "budget_exceeded",
+  "offered",
+  "received",
+  "delivered",
+  "uncertain",
+  "queued",
+  "dispatched",
+  "approved",
+  "denied",
+  "usage",
+] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
-export const TERMINAL_EVENTS: readonly EventName[] = ["completed", "error", "cancelled", "timeout"];
+export const TERMINAL_EVENTS: readonly EventName[] = ["completed", "error", "cancelled", "timeout", "budget_exceeded"];
 /**
  * the stages of a job delivered to another machine, journalled by mam (docs/machines.md):
  * offered (sent by this host), received (by the agent's host), delivered (typed and seen to leave
@@ -19,12 +37,16 @@ export const QUEUE_EVENTS: readonly EventName[] = ["queued", "dispatched"];
  * approved (a yes, once or always), denied (the no); data says which choice, by whom, from where
  */
 export const APPROVAL_EVENTS: readonly EventName[] = ["approved", "denied"];
-/** what only mam journals (an agent's report cannot be one of these); none of them says the job runs */
-export const MAM_EVENTS: readonly EventName[] = [...DELIVERY_EVENTS, ...QUEUE_EVENTS, ...APPROVAL_EVENTS];
+/**
+ * what only mam journals (an agent's report cannot be one of these); none of them says the job
+ * runs: the delivery stages, the queue's, a user's answers, a job over its budget (docs/cost.md)
+ * and the totals of a job costed on another host (`usage`)
+ */
+export const MAM_EVENTS: readonly EventName[] = [...DELIVERY_EVENTS, ...QUEUE_EVENTS, ...APPROVAL_EVENTS, "budget_exceeded", "usage"];
 
-export const JOB_STATUSES = ["queued", "pending", "running", "completed", "error", "cancelled", "timeout"] as const;
+export const JOB_STATUSES = ["queued", "pending", "running", "completed", "error", "cancelled", "timeout", "budget_exceeded"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
-export const FINAL_STATUSES: readonly JobStatus[] = ["completed", "error", "cancelled", "timeout"];
+export const FINAL_STATUSES: readonly JobStatus[] = ["completed", "error", "cancelled", "timeout", "budget_exceeded"];
 
 export const isEventName = (s: string): s is EventName => (EVENT_NAMES as readonly string[]).includes(s);
 export const isFinal = (s: JobStatus): boolean => FINAL_STATUSES.includes(s);

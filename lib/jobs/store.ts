@@ -15,6 +15,7 @@ import { appendLineDurable, atomicWriteFile, splitLines, sweepTempFiles } from "
 import { foldStatus, foldStep, type JobEvent, MAX_EVENT_BYTES, MAX_SEQ, signEvent } from "./event.ts";
 import { type EventName, JOB_STATUSES, type JobStatus, isEventName } from "./statuses.ts";
 import { newOrigin, ORIGIN_RE } from "./identity.ts";
+import type { JobUsage } from "../cost/ledger.ts";
 
 export interface JobRecord {
   schema_version: 1;
@@ -45,6 +46,16 @@ export interface JobRecord {
    * timeouts, loop and delegator). This machine's daemon delivers to its own agent and watches it.
    */
   remote_of?: string;
+  /** the reviewer's agent kind (loop jobs), for what its usage can be known (docs/cost.md) */
+  reviewer_agent?: string | null;
+  /** the job's budget in dollars and in tokens (`job submit --budget-usd`, `--max-tokens`); absent or null: none */
+  budget_usd?: number | null;
+  max_tokens?: number | null;
+  /**
+   * the tokens the daemon's meter counted for this job, per session and per loop iteration (a copy
+   * of its ledger's, .mam/usage.json; written under the jobs lock by setJobUsages)
+   */
+  usage?: JobUsage;
   /** its place in a queue (docs/jobs.md#the-queue): high, normal (absent) or low */
   priority?: Priority;
   /**
@@ -119,6 +130,9 @@ export function parseRecord(text: string, path: string, id: string): JobRecord {
   if (!(r.max_iterations === null || isInt(r.max_iterations))) throw malformed(path, "max_iterations is not an integer or null");
   if (!Array.isArray(r.expected_artifacts) || !r.expected_artifacts.every((x) => typeof x === "string")) throw malformed(path, "expected_artifacts is not a list of strings");
   if (typeof r.prompt !== "string" && typeof r.brief_file !== "string") throw malformed(path, "neither prompt nor brief_file");
+  if (r.budget_usd !== undefined && r.budget_usd !== null && !(typeof r.budget_usd === "number" && Number.isFinite(r.budget_usd) && r.budget_usd > 0)) throw malformed(path, "budget_usd is not a positive number or null");
+  if (r.max_tokens !== undefined && r.max_tokens !== null && !(isInt(r.max_tokens) && (r.max_tokens as number) > 0)) throw malformed(path, "max_tokens is not a positive integer or null");
+  if (r.usage !== undefined && (typeof r.usage !== "object" || r.usage === null || Array.isArray(r.usage))) throw malformed(path, "usage is not an object");
   return r as unknown as JobRecord;
 }
 
@@ -263,6 +277,9 @@ export interface JobSpec {
   /** MAM_MQTT_TOPIC_PREFIX; the record keeps <prefix>/<id> */
   topic_prefix_base: string;
   worktree?: JobWorktree;
+  reviewer_agent?: string | null;
+  budget_usd?: number | null;
+  max_tokens?: number | null;
   priority?: Priority;
   to_role?: string;
 }
@@ -298,6 +315,9 @@ export async function registerJob(ws: string, spec: JobSpec, now: number = Date.
       last_seq: 0,
       auth_token: newToken(),
       ...(spec.worktree ? { worktree: spec.worktree } : {}),
+      ...(spec.reviewer_agent ? { reviewer_agent: spec.reviewer_agent } : {}),
+      ...(spec.budget_usd != null ? { budget_usd: spec.budget_usd } : {}),
+      ...(spec.max_tokens != null ? { max_tokens: spec.max_tokens } : {}),
       ...(spec.priority && spec.priority !== "normal" ? { priority: spec.priority } : {}),
       ...(spec.to_role !== undefined ? { to_role: spec.to_role } : {}),
     };
@@ -457,6 +477,26 @@ export async function mutateRecord(ws: string, id: string, fn: (r: JobRecord) =>
     const out = { ...next, updated_at: isoUtc() };
     writeRecord(ws, out);
     return out;
+  });
+}
+
+/**
+ * write the meter's counts into the records that have them (one pass under the jobs lock; a record
+ * whose usage is already that is not rewritten, nor is its updated_at moved)
+ */
+export async function setJobUsages(ws: string, usages: ReadonlyMap<string, JobUsage>): Promise<void> {
+  if (usages.size === 0) return;
+  await withJobsLock(ws, () => {
+    for (const [id, usage] of usages) {
+      let rec: JobRecord | undefined;
+      try {
+        rec = readRecord(ws, id);
+      } catch {
+        continue; // a broken record is reported by job status
+      }
+      if (!rec || JSON.stringify(rec.usage) === JSON.stringify(usage)) continue;
+      writeRecord(ws, { ...rec, usage });
+    }
   });
 }
 

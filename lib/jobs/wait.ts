@@ -3,6 +3,7 @@
 // it never writes a journal (the daemon appends what the broker carries).
 import { type FSWatcher, statSync, watch } from "node:fs";
 import type { BrokerConfig } from "./broker-config.ts";
+import { EXIT } from "../sys/errors.ts";
 import { finalEvent, foldStatus, type JobEvent, unsigned, verifyEvent } from "./event.ts";
 import { isFinal, type JobStatus } from "./statuses.ts";
 import { EventIndex, eventKey } from "./identity.ts";
@@ -203,9 +204,14 @@ export function publicWait(r: WaitResult): WaitResult {
   return { outcome: r.outcome, jobs, ...(r.event ? { event: unsigned(r.event) } : {}) };
 }
 
-/** exit code of a finished wait: 0 all (or, with --any, the ended ones) completed, 1 one did not, 5 timeout */
+/**
+ * exit code of a finished wait: 0 all (or, with --any, the ended ones) completed, 6 the others
+ * ended over their budget (budget_exceeded), 1 one ended otherwise, 5 timeout
+ */
 export function waitExitCode(r: WaitResult, any: boolean): number {
-  if (r.outcome === "timeout") return 5;
+  if (r.outcome === "timeout") return EXIT.TIMEOUT;
   const considered = any ? r.jobs.filter((j) => isFinal(j.status)) : r.jobs;
-  return considered.every((j) => j.status === "completed") ? 0 : 1;
+  const others = considered.filter((j) => j.status !== "completed");
+  if (others.length === 0) return EXIT.OK;
+  return others.every((j) => j.status === "budget_exceeded") ? EXIT.BUDGET : EXIT.FAIL;
 }

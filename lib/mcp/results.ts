@@ -16,6 +16,16 @@ export const eventOut = z.looseObject({
   data: z.record(z.string(), z.unknown()),
 });
 
+const count = z.number().int();
+/** a usage (docs/cost.md): unknown says why, never a zero */
+const usageOut = z.looseObject({
+  known: z.boolean(),
+  tokens: z.looseObject({ input: count, output: count, cache_write: count, cache_read: count, total: count }).nullable(),
+  usd: z.number().nullable(),
+  models: z.record(z.string(), z.unknown()),
+});
+const jobUsageOut = usageOut.extend({ by_session: z.record(z.string(), usageOut), by_iteration: z.record(z.string(), usageOut) });
+
 const jobRecordOut = {
   job_id: str,
   status: str,
@@ -37,7 +47,14 @@ const questionOut = z.looseObject({
   choices: z.array(z.looseObject({ n: z.number().int(), label: str, key: str, role: z.enum(["yes", "always", "no", "other"]) })),
   fingerprint: str,
 });
-const jobViewOut = z.looseObject({ ...jobRecordOut, events: z.number().int(), last_event: eventOut.nullable() });
+const jobViewOut = z.looseObject({
+  ...jobRecordOut,
+  events: z.number().int(),
+  last_event: eventOut.nullable(),
+  usage: jobUsageOut,
+  budget_usd: z.number().nullable(),
+  max_tokens: z.number().int().nullable(),
+});
 
 export const OUTPUTS = {
   session_status: z.looseObject({
@@ -55,6 +72,7 @@ export const OUTPUTS = {
         pane: strOrNull,
         job: z.looseObject({ id: str, status: str }).nullable(),
         drift: z.array(str),
+        usage: z.looseObject({ job: usageOut.nullable(), today: usageOut, total: usageOut }),
         question: questionOut.optional(),
       }),
     ),

@@ -103,9 +103,9 @@ function registerResources(server: McpServer, ws: string, deps: Deps): void {
     },
   );
   const listJobResources = async (suffix: string, what: string) => {
-    const { listJobs } = await import("../jobs/query.ts");
+    const [{ listJobs }, { loadPrices }] = await Promise.all([import("../jobs/query.ts"), import("../cost/prices.ts")]);
     return {
-      resources: listJobs(ws).map((j) => ({
+      resources: listJobs(ws, loadPrices(deps.env)).map((j) => ({
         uri: `mam://jobs/${j.job_id}${suffix}`,
         name: `job ${j.job_id}${what}`,
         description: `${j.status}: ${j.agent_session}`,
@@ -118,8 +118,8 @@ function registerResources(server: McpServer, ws: string, deps: Deps): void {
     new ResourceTemplate("mam://jobs/{job_id}", { list: () => listJobResources("", "") }),
     { title: "job record", description: "a job's record without its token, with its status from the journal", mimeType: "application/json" },
     async (uri, vars) => {
-      const { jobStatus } = await import("../jobs/query.ts");
-      return text(uri.href, "application/json", JSON.stringify(jobStatus(ws, String(vars.job_id)), null, 2));
+      const [{ jobStatus }, { loadPrices }] = await Promise.all([import("../jobs/query.ts"), import("../cost/prices.ts")]);
+      return text(uri.href, "application/json", JSON.stringify(jobStatus(ws, String(vars.job_id), loadPrices(deps.env)), null, 2));
     },
   );
   server.registerResource(

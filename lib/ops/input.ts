@@ -58,6 +58,10 @@ export const seconds = (description: string, max = 7 * 86400) => z.int().check(z
 /** a number of seconds that may have a fraction (a wait's timeout) */
 export const secondsFrac = (description: string, max = 7 * 86400) => z.number().check(z.minimum(0), z.maximum(max), z.describe(description));
 
+/** an amount of US dollars: more than 0, at most a million */
+export const usd = (description: string) =>
+  z.number().check(z.refine((v: number) => v > 0, { error: "must be more than 0", params: { about: true } }), z.maximum(1e6), z.describe(description));
+
 /** a whole count within [min, max] */
 export const count = (description: string, min: number, max: number) => z.int().check(z.minimum(min), z.maximum(max), z.describe(description));
 

@@ -9,6 +9,8 @@ export const EXIT = {
   NOT_FOUND: 3,
   CONFLICT: 4,
   TIMEOUT: 5,
+  /** `job wait`: a job ended over its budget (docs/cost.md) */
+  BUDGET: 6,
 } as const;
 
 export type ExitCode = number;

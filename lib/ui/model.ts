@@ -7,6 +7,8 @@ import type { JobRecord } from "../jobs/store.ts";
 import { effectiveStatus } from "../jobs/store.ts";
 import type { SessionStatus } from "../ops/session/status.ts";
 import type { FleetDoc } from "../ops/team.ts";
+import { type PriceTable, shippedPrices } from "../cost/prices.ts";
+import { jobUsageView, type JobUsageView, type TeamRate } from "../cost/summary.ts";
 
 /** LIVE states, in the order the team table lists them (blocked agents wait for a person: on top) */
 export const LIVE_ORDER = ["blocked", "working", "idle", "unknown", "dead", "unreachable"] as const;
@@ -59,6 +61,10 @@ export interface UiJob {
   /** iteration boundaries: x where iteration n begins (n ≥ 2) */
   marks: { iteration: number; x: number }[];
   events: UiEvent[];
+  /** its tokens and dollars, per session and per loop iteration (docs/cost.md) */
+  usage: JobUsageView;
+  budget_usd: number | null;
+  max_tokens: number | null;
 }
 
 export interface UiDaemon {
@@ -80,6 +86,8 @@ export interface UiState {
   actions: boolean;
   generated_at: string;
   sessions: UiSession[];
+  /** what the team spends per hour (the last hour's usage of every session) */
+  rate: TeamRate;
   jobs: UiJob[];
   daemon: UiDaemon;
   /** null: this machine is in no team (the page shows no fleet) */
@@ -134,8 +142,8 @@ function hostOf(session: string, localHost: string | undefined): string | null {
   return at >= 0 ? session.slice(at + 1) : (localHost ?? null);
 }
 
-/** one job with its timeline; `localHost`: this host's name when this machine is in a team */
-export function jobViewModel(rec: JobRecord, events: readonly JobEvent[], localHost?: string): UiJob {
+/** one job with its timeline and its usage at these prices; `localHost`: this host's name when this machine is in a team */
+export function jobViewModel(rec: JobRecord, events: readonly JobEvent[], localHost?: string, prices: PriceTable = shippedPrices()): UiJob {
   const sorted = [...events].sort((a, b) => a.seq - b.seq);
   const created = Date.parse(rec.created_at);
   const times = sorted.map((e) => Date.parse(e.timestamp));
@@ -187,6 +195,9 @@ export function jobViewModel(rec: JobRecord, events: readonly JobEvent[], localH
     span: rel.length ? rel[rel.length - 1]! : 0,
     marks,
     events: out,
+    usage: jobUsageView(rec, sorted, prices),
+    budget_usd: rec.budget_usd ?? null,
+    max_tokens: rec.max_tokens ?? null,
   };
 }
 

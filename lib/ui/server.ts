@@ -18,6 +18,8 @@ import { httpStatusOf, parseAction, runAction } from "./actions.ts";
 import { checkRequest, hostAllowed, hostRefusal, newUiToken } from "./guard.ts";
 import { jobsView, type UiDaemon, type UiFleet, type UiSession, type UiState } from "./model.ts";
 import { DaemonWatch, JobCache, openFleet, readTeam } from "./state.ts";
+import type { TeamRate } from "../cost/summary.ts";
+import { ledgerPath } from "../cost/ledger.ts";
 import css from "./assets/app.css" with { type: "text" };
 import htmlText from "./assets/index.html" with { type: "text" };
 import js from "./assets/app.js" with { type: "text" };
@@ -108,9 +110,9 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
   const regPath = deps.registry.path;
   const fleetSrc = await openFleet(ws, o.env, FLEET_MS);
   const fleetCache = fleetSrc.cache;
-  const jobs = new JobCache(ws, fleetCache?.self.host);
+  const jobs = new JobCache(ws, fleetCache?.self.host, o.env);
   const daemon = new DaemonWatch(ws);
-  let team: { sessions: UiSession[]; registry: string; problem?: string } = { sessions: [], registry: regPath };
+  let team: { sessions: UiSession[]; registry: string; rate: TeamRate; problem?: string } = { sessions: [], registry: regPath, rate: { usd_per_hour: 0, tokens_per_hour: 0, minutes: 0 } };
   let daemonState: UiDaemon = daemon.read();
   let problems: string[] = [];
   const fixedProblems = fleetSrc.problem ? [fleetSrc.problem] : [];
@@ -128,6 +130,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
     actions: o.actions,
     generated_at: new Date().toISOString(),
     sessions: team.sessions,
+    rate: team.rate,
     jobs: jobsView(jobs.all()),
     daemon: daemonState,
     fleet: fleetCache ? fleetCache.view(team.sessions) : null,
@@ -152,7 +155,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
         const j = JSON.stringify(team);
         if (j !== teamJson) {
           teamJson = j;
-          broadcast("team", { sessions: team.sessions, registry: team.registry });
+          broadcast("team", { sessions: team.sessions, registry: team.registry, rate: team.rate });
           broadcast("problems", { problems: allProblems() });
           sendFleet(); // this workspace's row of the fleet
         }
@@ -207,11 +210,14 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
       daemonJson = dj;
       broadcast("daemon", daemonState);
     }
+    // the registry, and the daemon's usage ledger (the sessions' costs)
     let s = "-";
-    try {
-      const st = statSync(regPath);
-      s = `${st.size}:${st.mtimeMs}:${st.ino}`;
-    } catch {}
+    for (const p of [regPath, ledgerPath(ws)]) {
+      try {
+        const st = statSync(p);
+        s += `${st.size}:${st.mtimeMs}:${st.ino}|`;
+      } catch {}
+    }
     if (s !== regSig) {
       regSig = s;
       void refreshTeam();

@@ -15,6 +15,9 @@ import { MamError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 import { isoUtc } from "../sys/time.ts";
 import { DROPPED, daemonView, fleetView, jobViewModel, teamView, type UiDaemon, type UiFleet, type UiJob, type UiSession } from "./model.ts";
+import { loadPrices, type PriceTable, shippedPrices, userPriceFiles } from "../cost/prices.ts";
+import { teamRate, type TeamRate } from "../cost/summary.ts";
+import { readLedger } from "../cost/ledger.ts";
 
 const sig = (p: string): string => {
   try {
@@ -31,11 +34,15 @@ export interface JobsDelta {
   problems: string[];
 }
 
-/** the jobs of a workspace, re-read per job only when its files changed */
+/** the jobs of a workspace, re-read per job only when its files (or the user's prices) changed */
 export class JobCache {
   private seen = new Map<string, { sig: string; job: UiJob }>();
   /** localHost: this host's name when this machine is in a team (each job then says its host) */
-  constructor(private ws: string, private localHost?: string) {}
+  constructor(
+    private ws: string,
+    private localHost?: string,
+    private env: Env = process.env,
+  ) {}
 
   /** every job now (after refresh) */
   all(): UiJob[] {
@@ -57,6 +64,15 @@ export class JobCache {
       return d;
     }
     const now = new Set(ids);
+    let prices: PriceTable;
+    let pricesSig = "";
+    try {
+      pricesSig = userPriceFiles(this.env).map(sig).join("|");
+      prices = loadPrices(this.env);
+    } catch (e) {
+      d.problems.push((e as Error).message);
+      prices = shippedPrices();
+    }
     for (const id of [...this.seen.keys()]) {
       if (!now.has(id)) {
         this.seen.delete(id);
@@ -64,12 +80,12 @@ export class JobCache {
       }
     }
     for (const id of ids) {
-      const s = `${sig(recordPath(this.ws, id))}|${sig(journalPath(this.ws, id))}`;
+      const s = `${sig(recordPath(this.ws, id))}|${sig(journalPath(this.ws, id))}|${pricesSig}`;
       if (this.seen.get(id)?.sig === s) continue;
       try {
         const rec = readRecord(this.ws, id);
         if (!rec) continue;
-        const job = jobViewModel(rec, readJournal(this.ws, id), this.localHost);
+        const job = jobViewModel(rec, readJournal(this.ws, id), this.localHost, prices);
         this.seen.set(id, { sig: s, job });
         d.changed.push(job);
       } catch (e) {
@@ -178,14 +194,16 @@ export function jobColumn(jobs: readonly UiJob[]): (row: Row) => JobRef | null {
   };
 }
 
-/** the team: `mam status`'s use case, ordered for the page; problems are returned, not thrown */
-export async function readTeam(deps: Deps, jobs: readonly UiJob[]): Promise<{ sessions: UiSession[]; registry: string; problem?: string }> {
+/** the team: `mam status`'s use case, ordered for the page, and what it spends per hour; problems are returned, not thrown */
+export async function readTeam(deps: Deps, jobs: readonly UiJob[]): Promise<{ sessions: UiSession[]; registry: string; rate: TeamRate; problem?: string }> {
   const { sessionStatus } = await import("../ops/session/status-run.ts");
+  let rate: TeamRate = { usd_per_hour: 0, tokens_per_hour: 0, minutes: 0 };
   try {
+    rate = teamRate(readLedger(deps.ws), loadPrices(deps.env), deps.clock.ms());
     const doc = await sessionStatus(deps, false, jobColumn(jobs));
-    return { sessions: teamView(doc.sessions), registry: doc.registry };
+    return { sessions: teamView(doc.sessions), registry: doc.registry, rate };
   } catch (e) {
-    return { sessions: [], registry: deps.registry.path, problem: (e as Error).message };
+    return { sessions: [], registry: deps.registry.path, rate, problem: (e as Error).message };
   }
 }
 

@@ -1,8 +1,8 @@
 // `mam ui` in a real browser (Debian's chromium via puppeteer-core): the page loads, a job
 // submitted from the CLI appears and its events arrive live, a blocked agent shows as blocked (a
 // claude look-alike drawing claude's permission dialog in a real tmux), the token and the Host
-// are required, actions work only with --allow-actions, and the demo's loop job reads on its
-// timeline. Screenshots of the main views go to tests/browser/artifacts/ (git-ignored).
+// are required, actions work only with --allow-actions, the demo's loop job reads on its
+// timeline, and what a job and an agent cost shows with the team's spend per hour. Screenshots of the main views go to tests/browser/artifacts/ (git-ignored).
 // Run by `npm run test:browser`, not by `npm test`.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
@@ -458,6 +458,54 @@ it("on herdr (the fake herdr and its fake claude): LIVE from herdr's agent statu
     await page.close();
     expect(await ui.stop()).toBe(143);
   } finally {
+    await browser.close().catch(() => {});
+    await h.stop();
+    await waitFor(() => anchoredPids(sb.root).length === 0, 5000);
+    await sb.cleanup();
+  }
+}, 90_000);
+
+it("what it costs (docs/cost.md): a job's cost and budget, its cost in its panel, each agent's COST cell, the team's spend per hour", async () => {
+  const { installFakeAgents, startFakeHerdr } = await import("../helpers/herdr.ts");
+  const { anchoredPids } = await import("../helpers/sandbox.ts");
+  const sb = makeSandbox("mam-uic-");
+  installFakeAgents(sb.bin);
+  // the fake claude writes each mam text and one answer with this usage into its transcript, as claude does
+  const h = await startFakeHerdr(sb, { session: "mam", env: { FAKE_AGENT_USAGE: "1000,200,30,4000,claude-sonnet-4-5" } });
+  const env = sb.with({ TMPDIR: sb.root, MAM_UI_LIVE_MS: "300", MAM_NO_SUBSCRIBER_DAEMON: undefined, RECONCILE_POLL_INTERVAL: "1" });
+  const mam = (args: string[]) => runMam(args, { env, cwd: sb.ws, timeoutMs: 60_000 });
+  const browser = await launchBrowser(sb);
+  try {
+    expect((await mam(["daemon", "ensure"])).code).toBe(0);
+    expect((await mam(["create", "--agent", "claude", "--herdr-session", "mam", "--session", "cw", "--no-onboard"])).code).toBe(0);
+    const sub = await mam(["job", "submit", "--to", "cw", "--budget-usd", "3", "--prompt", "tidy the README"]);
+    expect(sub.code, sub.stderr).toBe(0);
+    const id = sub.stdout.trim();
+    // $3 input, $15 output, $3.75 cache write, $0.30 cache read per million: $0.0073
+    const ui = await startUiProcess(sb, env);
+    uis.push(ui);
+    const page = await browser.newPage();
+    await page.goto(ui.url);
+    await page.waitForFunction(`document.querySelector("[data-job='${id}'] .cost")?.textContent === "$0.0073"`, { timeout: 20_000 });
+    expect(await text(page, `[data-job='${id}'] .job-head`)).toContain("of $3.00");
+    expect(await page.$eval(`[data-job='${id}'] .cost`, (e) => e.getAttribute("title"))).toBe("5230 tokens: input 1000, output 200, cache write 30, cache read 4000");
+    // the agent: this job · today · in all
+    await page.waitForFunction(`document.querySelector("tr[data-session='cw'] td.spent")?.innerText === "$0.0073 · $0.0073 · $0.0073"`, { timeout: 10_000 });
+    // the team's spend per hour: the last 50 to 60 minutes, scaled to an hour
+    const count = await text(page, "#team-count");
+    const perHour = Number(/^1 session · \$(\d+\.\d+)\/hour$/.exec(count)?.[1]);
+    // ($0.0073125 × 60/60 to × 60/50, to 4 decimals)
+    expect(perHour, count).toBeGreaterThanOrEqual(0.0073);
+    expect(perHour, count).toBeLessThanOrEqual(0.0088);
+    // its panel: the cost with its tokens by kind
+    await page.click(`[data-job='${id}'] .job-head`);
+    await page.waitForSelector("#panel-body .usage");
+    expect(await text(page, "#panel-body .usage")).toBe("cost $0.0073 5230 tokens: input 1000, output 200, cache write 30, cache read 4000 of $3.00"); // one agent, no rounds: a single job
+    await snap(page, "cost");
+    await page.close();
+    expect(await ui.stop()).toBe(143);
+  } finally {
+    await mam(["daemon", "stop"]);
     await browser.close().catch(() => {});
     await h.stop();
     await waitFor(() => anchoredPids(sb.root).length === 0, 5000);

@@ -111,6 +111,22 @@ export function newWorkspace(e: E2E, extra: Record<string, string> = {}, opts: {
   };
 }
 
+/**
+ * `mam daemon ensure` in the workspace, then wait until it reports `mode`; its pid. The workspace
+ * goes into `started` at once (the caller stops those daemons after each test, a failed wait too).
+ */
+export async function ensureDaemon(w: Ws, mode: "mqtt" | "polling", started: Ws[]): Promise<number> {
+  const r = await w.mam(["daemon", "ensure"]);
+  if (r.code !== 0) throw new Error(`daemon ensure: ${r.stderr}`);
+  started.push(w);
+  const ok = await waitFor(async () => {
+    const s = await w.mam(["daemon", "status", "--json"]);
+    return s.code === 0 && JSON.parse(s.stdout).mode === mode;
+  }, 20_000, 100);
+  if (!ok) throw new Error(`the daemon did not reach ${mode} mode: ${monitorLog(w.dir)}`);
+  return Number(r.stdout.trim());
+}
+
 /** mam create of a fake agent on the e2e server; returns its pane id */
 export async function createAgent(e: E2E, w: Ws, name: string, role: string, opts: { agent?: string; extra?: string[]; agentArgs?: string[] } = {}): Promise<string> {
   const r = await w.mam(["create", "--agent", opts.agent ?? "claude", "--role", role, "--session", name, "--herdr-session", e.server, "--no-onboard", "--json", ...(opts.extra ?? []), ...(opts.agentArgs ? ["--", ...opts.agentArgs] : [])]);

@@ -46,6 +46,7 @@ export const RANKS: Record<string, number> = {
   "lib/agents": 3,
   "lib/worktrees": 4,
   "lib/broker": 5,
+  "lib/cost": 5.5,
   "lib/jobs": 6,
   "lib/team": 6.5,
   "lib/notify": 6.7,
@@ -66,7 +67,7 @@ export const PRODUCT_MAY_NOT_IMPORT = ["tests/", "bench/", "scripts/"];
 export const CYCLE_SCOPE = ["lib/", "mam.ts", "scripts/", "bench/"];
 
 /** the use cases and what sits below them: they return data and never print */
-export const USE_CASE_FOLDERS = ["lib/ops", "lib/fleet", "lib/jobs", "lib/team", "lib/notify", "lib/agents", "lib/registry", "lib/worktrees", "lib/mux", "lib/broker"];
+export const USE_CASE_FOLDERS = ["lib/ops", "lib/fleet", "lib/jobs", "lib/cost", "lib/team", "lib/notify", "lib/agents", "lib/registry", "lib/worktrees", "lib/mux", "lib/broker"];
 
 /** the printing functions of the one output module */
 export const PRINTERS = { module: "lib/sys/io.ts", names: ["out", "err", "outJson", "warn"] };

@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { type RealAgentWorld, waitScreen } from "./real-agents.ts";
+import { waitFor } from "./sandbox.ts";
 
 export function row(w: RealAgentWorld, name: string): any {
   const f = join(w.sb.ws, ".mam", "agent-sessions.yaml");
@@ -29,8 +30,24 @@ export async function create(w: RealAgentWorld, agent: string, name: string): Pr
   return { ...JSON.parse(c.stdout), stderr: c.stderr };
 }
 
-/** submit a job and wait for its end; the job's id */
+/**
+ * wait until mam sees the session idle at its prompt (LIVE idle), as a user waits for an agent to
+ * finish its answer: a job for an agent at work is queued (docs/jobs.md#the-queue), and only a
+ * daemon, which these worlds do not run, would give it to the agent later
+ */
+export async function untilIdle(w: RealAgentWorld, name: string, timeoutMs = 60_000): Promise<void> {
+  let live: string | undefined;
+  const idle = async () => {
+    const r = await w.mam(["status", "--json"]);
+    live = r.code === 0 ? JSON.parse(r.stdout).sessions.find((s: any) => s.name === name)?.live : undefined;
+    return live === "idle";
+  };
+  if (!(await waitFor(idle, timeoutMs, 250))) throw new Error(`session ${name} never went idle (LIVE ${live}):\n${await w.screen(`=${name}:`)}`);
+}
+
+/** submit a job once the agent is idle at its prompt, and wait for its end; the job's id */
 export async function delegate(w: RealAgentWorld, to: string, prompt: string): Promise<string> {
+  await untilIdle(w, to);
   const s = await w.mam(["job", "submit", "--to", to, "--prompt", prompt, "--json"]);
   expect(s.code, s.stdout + s.stderr).toBe(0);
   const id: string = JSON.parse(s.stdout).job_id;

@@ -8,7 +8,7 @@ import { makeCerts, mosquittoPath, startMamBroker, startMosquitto, type TestBrok
 import { canonicalJson } from "../../lib/jobs/canonical.ts";
 import { signEvent } from "../../lib/jobs/event.ts";
 import { alive } from "../helpers/daemon.ts";
-import { agentLog, createAgent, type E2E, journalEvents, monitorLog, newWorkspace, openGate, startE2E, typed, waitTyped, type Ws } from "../helpers/jobs-e2e.ts";
+import { agentLog, createAgent, type E2E, ensureDaemon as ensureShared, journalEvents, monitorLog, newWorkspace, openGate, startE2E, typed, waitTyped, type Ws } from "../helpers/jobs-e2e.ts";
 import { runMam } from "../helpers/mam.ts";
 import { waitFor } from "../helpers/sandbox.ts";
 
@@ -26,17 +26,7 @@ afterEach(async () => {
   for (const w of started.splice(0)) await w.mam(["daemon", "stop"]);
 });
 
-async function ensureDaemon(w: Ws, mode: "mqtt" | "polling"): Promise<number> {
-  const r = await w.mam(["daemon", "ensure"]);
-  if (r.code !== 0) throw new Error(`daemon ensure: ${r.stderr}`);
-  started.push(w);
-  const ok = await waitFor(async () => {
-    const s = await w.mam(["daemon", "status", "--json"]);
-    return s.code === 0 && JSON.parse(s.stdout).mode === mode;
-  }, 20_000, 100);
-  if (!ok) throw new Error(`the daemon did not reach ${mode} mode: ${monitorLog(w.dir)}`);
-  return Number(r.stdout.trim());
-}
+const ensureDaemon = (w: Ws, mode: "mqtt" | "polling") => ensureShared(w, mode, started);
 
 async function submit(w: Ws, args: string[]): Promise<string> {
   const r = await w.mam(["job", "submit", ...args]);

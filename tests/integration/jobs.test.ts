@@ -75,7 +75,7 @@ describe("job event, status, list, logs", () => {
     expect(errs.map((j: { job_id: string }) => j.job_id)).toEqual([b.job_id]);
     expect(errs[0]).not.toHaveProperty("auth_token");
     const human = await mam("job", "list");
-    expect(human.stdout).toMatch(/^JOB\s+STATUS\s+TYPE\s+TO\s+FROM\s+CREATED\s+EVENTS\s+LAST$/m);
+    expect(human.stdout).toMatch(/^JOB\s+STATUS\s+TYPE\s+TO\s+FROM\s+CREATED\s+EVENTS\s+COST\s+LAST$/m);
     expect((await mam("job", "list", "--status", "weird")).code).toBe(2);
   });
 

@@ -618,10 +618,12 @@ describe.concurrent("mam status", () => {
       expect(Object.keys(doc).sort()).toEqual(["registry", "sessions", "workspace"]);
       expect(doc.workspace).toBe(w.ws);
       expect(doc.registry).toBe(w.reg);
-      for (const s of doc.sessions) expect(Object.keys(s).sort()).toEqual(["agent", "drift", "job", "live", "mux", "name", "pane", "role", "server", "status"]);
+      for (const s of doc.sessions) expect(Object.keys(s).sort()).toEqual(["agent", "drift", "job", "live", "mux", "name", "pane", "role", "server", "status", "usage"]);
       const by = Object.fromEntries(doc.sessions.map((s: Row) => [s.name, s]));
       expect(doc.sessions.map((s: Row) => s.name)).toEqual(["st-a", "st-b", "st-c", "st-garb", "st-garb2", "st-down"]);
-      expect(by["st-a"]).toEqual({ name: "st-a", agent: "claude", role: "worker", status: "running", live: "idle", mux: "herdr", server: SERVER, pane: w.row("st-a").pane.id, job: null, drift: [] });
+      // no daemon has counted its usage: unknown, never 0 (docs/cost.md)
+      const unmetered = { known: false, why: "not metered yet: the workspace's daemon counts usage", tokens: null, usd: null, models: {} };
+      expect(by["st-a"]).toEqual({ name: "st-a", agent: "claude", role: "worker", status: "running", live: "idle", mux: "herdr", server: SERVER, pane: w.row("st-a").pane.id, job: null, drift: [], usage: { job: null, today: unmetered, total: unmetered } });
       expect(by["st-b"]).toMatchObject({ status: "running", live: "dead", drift: ["pane-gone"] });
       expect(by["st-c"]).toMatchObject({ status: "stopped", live: "dead", drift: [] });
       expect(by["st-garb"]).toMatchObject({ status: "running", live: "unreachable", server: "garb", drift: ["server-unreachable"] });
@@ -634,12 +636,12 @@ describe.concurrent("mam status", () => {
       // the table: same facts, the columns of SPEC §5.5
       const t = ok(await w.mam(["status"]));
       const lines = t.stdout.trimEnd().split("\n");
-      expect(lines[0]!.split(/\s+/)).toEqual(["NAME", "AGENT", "ROLE", "STATUS", "LIVE", "PANE", "SERVER", "JOB", "DRIFT"]);
+      expect(lines[0]!.split(/\s+/)).toEqual(["NAME", "AGENT", "ROLE", "STATUS", "LIVE", "PANE", "SERVER", "JOB", "COST", "DRIFT"]);
       const cells = Object.fromEntries(lines.slice(1).map((l) => [l.split(/\s+/)[0], l.split(/\s+/)]));
-      expect(cells["st-a"]).toEqual(["st-a", "claude", "worker", "running", "idle", w.row("st-a").pane.id, SERVER, "-", "-"]);
+      expect(cells["st-a"]).toEqual(["st-a", "claude", "worker", "running", "idle", w.row("st-a").pane.id, SERVER, "-", "?", "-"]);
       expect(cells["st-b"]!.slice(3, 5)).toEqual(["running", "dead"]);
-      expect(cells["st-b"]![8]).toBe("pane-gone");
-      expect(cells["st-garb"]!.slice(4)).toEqual(["unreachable", "w1:p1", "garb", "-", "server-unreachable"]);
+      expect(cells["st-b"]![9]).toBe("pane-gone");
+      expect(cells["st-garb"]!.slice(4)).toEqual(["unreachable", "w1:p1", "garb", "-", "?", "server-unreachable"]);
       // the alias, same document
       const ls = ok(await w.mam(["ls", "--json"]));
       expect(JSON.parse(ls.stdout).sessions.map((s: Row) => [s.name, s.live])).toEqual(doc.sessions.map((s: Row) => [s.name, s.live]));

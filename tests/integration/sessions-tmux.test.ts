@@ -106,7 +106,10 @@ describe.concurrent("sessions on tmux", () => {
 
       // status: live (tmux knows no agent state: a live pane is "unknown", never dead/unreachable)
       let doc = JSON.parse(ok(await w.mam(["status", "--json"])).stdout);
-      expect(doc.sessions).toEqual([{ name: "e2e.worker", agent: "claude", role: "worker", status: "running", live: "unknown", mux: "tmux", server: w.server, pane: row.pane.id, job: null, drift: [] }]);
+      const unmetered = { known: false, why: "not metered yet: the workspace's daemon counts usage", tokens: null, usd: null, models: {} };
+      expect(doc.sessions).toEqual([
+        { name: "e2e.worker", agent: "claude", role: "worker", status: "running", live: "unknown", mux: "tmux", server: w.server, pane: row.pane.id, job: null, drift: [], usage: { job: null, today: unmetered, total: unmetered } },
+      ]);
       const table = ok(await w.mam(["status"])).stdout;
       expect(table).toContain(`tmux:${w.server}`);
 

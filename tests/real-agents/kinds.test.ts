@@ -13,7 +13,7 @@ import { eventLine, isJobText, jobWorker, withDetail } from "../fakes/model-api/
 import type { Api, Reply, Turn } from "../fakes/model-api/server.ts";
 import { geminiLeftovers, type RealAgentWorld, realAgentWorld, waitScreen } from "../helpers/real-agents.ts";
 import { startSubscriber } from "../helpers/daemon.ts";
-import { create, createAtDialog, delegate, journal, row, typedPart } from "../helpers/real-flow.ts";
+import { create, createAtDialog, delegate, journal, row, typedPart, untilIdle } from "../helpers/real-flow.ts";
 import { waitFor } from "../helpers/sandbox.ts";
 
 let w: RealAgentWorld | undefined;
@@ -102,6 +102,7 @@ for (const agent of ["gemini", "qwen"] as const) {
     // the subscriber daemon, which turns a blocked pane into the job's permission_required (no broker: the journal)
     const d = startSubscriber(world.sb, join(world.sb.root, "daemon.log"), { ...world.env, MQTT_BROKER: "127.0.0.1", MQTT_PORT: "9" });
     try {
+      await untilIdle(world, name);
       const s = await world.mam(["job", "submit", "--to", name, "--prompt", "touch a file", "--json"]);
       expect(s.code, s.stdout + s.stderr).toBe(0);
       const id: string = JSON.parse(s.stdout).job_id;

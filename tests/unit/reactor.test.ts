@@ -225,3 +225,36 @@ test("reactedToAll: not before the daemon's cursor is at the end of the job's ev
   expect(reactedToAll({ cursor: { dirty: false, lastWrite: 0, cursor: {} } }, j.job_id, events)).toBe(false);
   expect(reactedToAll({ cursor: { dirty: false, lastWrite: 0, cursor: { [j.job_id]: { at: 1 } } } }, j.job_id, events)).toBe(true);
 });
+
+test("a loop job over its budget: the meter's count before the loop step ends it; no review request, no new iteration; the delegator and the working agent are told once", async () => {
+  const { reactToJobs } = await import("../../lib/daemon/reactor.ts");
+  const { JournalCache } = await import("../../lib/jobs/journal-index.ts");
+  const ws = tempWs();
+  const job = await registerJob(ws, { ...spec, type: "loop", reviewer_session: "rev", max_iterations: 3, max_tokens: 100 });
+  const told: [string, string][] = [];
+  const rt: JobRuntime = { findSession: async (n) => ({ name: n }) as never, prompt: async (s, text) => void told.push([s.name, text]) };
+  let metered = 0;
+  // the meter finds the worker's hand-in crossed the budget: it journals budget_exceeded
+  const meter = async () => {
+    metered++;
+    await appendEvent(ws, job.job_id, { event: "budget_exceeded", detail: `job ${job.job_id} went over its budget: 150 tokens of 100`, source: "mam", data: { tokens: 150 } });
+  };
+  const c: ReactorContext = { ws, runtime: rt, log: () => {}, publish: async () => true, journals: new JournalCache(), cursor: { dirty: false, lastWrite: 0 }, meter };
+  await appendEvent(ws, job.job_id, { event: "started", detail: "", source: "wrk" });
+  await appendEvent(ws, job.job_id, { event: "completed", detail: "done", source: "wrk" });
+  await reactToJobs(c);
+  await reactToJobs(c);
+  expect(metered).toBe(1);
+  expect(seen(ws, job.job_id)).toEqual(["started:wrk:", "completed:wrk:done", `budget_exceeded:mam:job ${job.job_id} went over its budget: 150 tokens of 100`]);
+  expect(readRecord(ws, job.job_id)).toMatchObject({ status: "budget_exceeded", iteration: 1 });
+  expect(told).toEqual([
+    ["lead", `[mam] job ${job.job_id} budget_exceeded: job ${job.job_id} went over its budget: 150 tokens of 100`],
+    // the review was never sent: the worker is the one at work on it
+    ["wrk", `[mam] Job ${job.job_id} is stopped: job ${job.job_id} went over its budget: 150 tokens of 100. Stop working on it.`],
+  ]);
+  const { workingSession } = await import("../../lib/daemon/reactor.ts");
+  const mark = (detail: string) => ({ event: "progress", source: "mam", detail, data: { iteration: 1 } }) as never;
+  expect(workingSession(job, [mark("iteration 1: review requested from rev")])).toBe("rev");
+  expect(workingSession(job, [mark("iteration 1: review requested from rev"), mark("iteration 2: feedback sent to wrk")])).toBe("wrk");
+  expect(workingSession({ ...job, type: "single", reviewer_session: null }, [mark("iteration 1: review requested from rev")])).toBe("wrk");
+});

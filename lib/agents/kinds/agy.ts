@@ -62,4 +62,6 @@ export const agy: AgentKind = {
   grants: null,
   // `mam create --mcp` and `mam mcp install` know claude's and codex's config only
   mcp: null,
+  // mam does not read its records yet: its usage shows as unknown (docs/cost.md)
+  usage: null,
 };

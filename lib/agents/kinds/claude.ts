@@ -2,12 +2,13 @@
 // at start (--session-id) and resumes it (--resume); its conversations are JSONL files per project
 // folder; mam installs hooks for it, grants it mam's reporting commands as start arguments, and
 // gives it the MCP server per run (--mcp-config) or in the project's .mcp.json.
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { usageError } from "../../sys/errors.ts";
 import { type Env, homeDir } from "../../sys/paths.ts";
 import type { ServerEntry } from "../../sys/self.ts";
 import { type AgentKind, type Conversation, type ConversationStore, type Edit, GRANTED_COMMANDS, SERVER_KEY } from "./kind.ts";
+import { contentText, count, jsonObject, stamp, type Tokens, type UsageFact, type UsageSource } from "../usage.ts";
 import { firstJsonLines, list, mtime, newestOf, str } from "./store-util.ts";
 
 // ---- store: $CLAUDE_CONFIG_DIR or ~/.claude, projects/<key>/<id>.jsonl -------------------------
@@ -17,9 +18,10 @@ export function claudeProjectKey(cwd: string): string {
   return cwd.replace(/[^A-Za-z0-9]/g, "-");
 }
 
+const configDir = (env: Env) => env.CLAUDE_CONFIG_DIR || join(homeDir(env), ".claude");
+
 export function claudeProjectDir(ws: string, env: Env = process.env): string {
-  const base = env.CLAUDE_CONFIG_DIR || join(homeDir(env), ".claude");
-  return join(base, "projects", claudeProjectKey(ws));
+  return join(configDir(env), "projects", claudeProjectKey(ws));
 }
 
 function claudeConversation(dir: string, file: string): Conversation | undefined {
@@ -49,6 +51,62 @@ const store: ConversationStore = {
         .filter(Boolean),
     );
   },
+};
+
+// ---- usage: the `usage` of each assistant message in the transcript ---------------------------
+
+/**
+ * the conversation a running claude writes now: it keeps `sessions/<pid>.json` ({pid, sessionId,
+ * cwd}) in its config folder, and a /clear moves it to a new id (a new transcript)
+ */
+function currentConversation(env: Env, pid: number, cwd: string): string | undefined {
+  try {
+    const o = JSON.parse(readFileSync(join(configDir(env), "sessions", `${pid}.json`), "utf8")) as Record<string, unknown>;
+    const id = str(o.sessionId);
+    return o.pid === pid && o.cwd === cwd && id && /^[A-Za-z0-9-]{1,100}$/.test(id) ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function claudeTokens(u: Record<string, unknown>): Tokens {
+  return { input: count(u.input_tokens), output: count(u.output_tokens), cache_write: count(u.cache_creation_input_tokens), cache_read: count(u.cache_read_input_tokens) };
+}
+
+/**
+ * One line of a transcript: an assistant message with its usage (a message of several content
+ * blocks is written once per block, each line with the message's id and usage), or a user
+ * message that begins a turn (text, not tool results; not the meta lines claude adds, not a
+ * subagent's prompt). Lines that can be neither are never parsed.
+ */
+function claudeLine(line: string): UsageFact | undefined {
+  if (line.includes('"type":"assistant"')) {
+    const o = jsonObject(line);
+    const m = o?.type === "assistant" && o.message && typeof o.message === "object" ? (o.message as Record<string, unknown>) : undefined;
+    if (!m || !m.usage || typeof m.usage !== "object") return undefined;
+    const model = str(m.model) ?? "unknown";
+    const tokens = claudeTokens(m.usage as Record<string, unknown>);
+    // claude's own placeholder answers (model <synthetic>) cost nothing
+    if (model === "<synthetic>" || tokens.input + tokens.output + tokens.cache_write + tokens.cache_read === 0) return undefined;
+    return { kind: "answer", at: stamp(o!.timestamp), model, id: str(m.id), tokens };
+  }
+  if (line.includes('"type":"user"') && !line.includes('"tool_use_id"')) {
+    const o = jsonObject(line);
+    if (o?.type !== "user" || o.isMeta === true || o.isSidechain === true || !o.message || typeof o.message !== "object") return undefined;
+    const text = contentText((o.message as Record<string, unknown>).content);
+    return text === "" ? undefined : { kind: "turn", at: stamp(o.timestamp), text };
+  }
+  return undefined;
+}
+
+const usage: UsageSource = {
+  files({ cwd, id, pid, env }) {
+    const dir = claudeProjectDir(cwd, env);
+    const ids = [id, pid ? currentConversation(env, pid, cwd) : undefined].filter((x): x is string => x !== undefined);
+    return [...new Set(ids)].map((i) => join(dir, `${i}.jsonl`));
+  },
+  markers: ['"type":"assistant"', '"type":"user"'],
+  parse: claudeLine,
 };
 
 // ---- grants ----------------------------------------------------------------------------------
@@ -128,4 +186,5 @@ export const claude: AgentKind = {
     install: mcpInstall,
     uninstall: mcpUninstall,
   },
+  usage,
 };

@@ -7,12 +7,15 @@ import { usageError } from "../../sys/errors.ts";
 import { type Env, homeDir } from "../../sys/paths.ts";
 import type { ServerEntry } from "../../sys/self.ts";
 import { type AgentKind, type Conversation, type Edit, SERVER_KEY } from "./kind.ts";
+import { contentText, count, jsonObject, stamp, type UsageFact, type UsageSource } from "../usage.ts";
 import { firstJsonLines, list, listedStore, mtime, str } from "./store-util.ts";
 
 // ---- store: $CODEX_HOME or ~/.codex, sessions/**/rollout-*.jsonl whose session_meta has our cwd --
 
+const sessionsDir = (env: Env) => join(env.CODEX_HOME || join(homeDir(env), ".codex"), "sessions");
+
 function codexFiles(env: Env): string[] {
-  const root = join(env.CODEX_HOME || join(homeDir(env), ".codex"), "sessions");
+  const root = sessionsDir(env);
   const out: string[] = [];
   const walk = (d: string, depth: number) => {
     for (const e of list(d)) {
@@ -41,6 +44,82 @@ function codexConversations(ws: string, env: Env): Conversation[] {
   }
   return out;
 }
+
+// ---- usage: the running totals of its token_count events -----------------------------------
+
+/** how long a conversation id that has no rollout file yet waits before the folders are walked again */
+const LOOK_AGAIN_MS = 10_000;
+/** rollout files found by conversation id (`<sessions dir>\0<id>` → path), and when an id was last looked for */
+const rollouts = new Map<string, string>();
+const lookedAt = new Map<string, number>();
+
+/** the rollout file of a conversation: its name ends with the id (newest day folders first) */
+function rolloutOf(env: Env, id: string): string | undefined {
+  const root = sessionsDir(env);
+  const key = `${root}\0${id}`;
+  const hit = rollouts.get(key);
+  if (hit !== undefined) return hit;
+  if (Date.now() - (lookedAt.get(key) ?? 0) < LOOK_AGAIN_MS) return undefined;
+  lookedAt.set(key, Date.now());
+  const want = `-${id}.jsonl`;
+  const walk = (d: string, depth: number): string | undefined => {
+    for (const e of list(d).sort().reverse()) {
+      const p = join(d, e);
+      if (e.startsWith("rollout-") && e.endsWith(want)) return p;
+      if (depth < 4 && !e.includes(".")) {
+        const f = walk(p, depth + 1);
+        if (f) return f;
+      }
+    }
+    return undefined;
+  };
+  const found = walk(root, 0);
+  if (found) rollouts.set(key, found);
+  return found;
+}
+
+/**
+ * One line of a rollout: a token_count event (its `total_token_usage` is the conversation's total
+ * so far; OpenAI's input_tokens include the cached ones), the model of a turn (turn_context), or a
+ * user message that begins a turn. Lines that can be none of these are never parsed.
+ */
+function codexLine(line: string): UsageFact | undefined {
+  const has = (s: string) => line.includes(s);
+  if (!has('"token_count"') && !has('"turn_context"') && !has('"role":"user"')) return undefined;
+  const o = jsonObject(line);
+  const p = o?.payload && typeof o.payload === "object" ? (o.payload as Record<string, unknown>) : undefined;
+  if (!o || !p) return undefined;
+  if (o.type === "event_msg" && p.type === "token_count") {
+    const info = p.info && typeof p.info === "object" ? (p.info as Record<string, unknown>) : undefined;
+    const t = info?.total_token_usage && typeof info.total_token_usage === "object" ? (info.total_token_usage as Record<string, unknown>) : undefined;
+    if (!t) return undefined;
+    const cacheRead = count(t.cached_input_tokens);
+    const cacheWrite = count(t.cache_write_input_tokens);
+    return {
+      kind: "total",
+      at: stamp(o.timestamp),
+      tokens: { input: Math.max(0, count(t.input_tokens) - cacheRead - cacheWrite), output: count(t.output_tokens), cache_write: cacheWrite, cache_read: cacheRead },
+    };
+  }
+  if (o.type === "turn_context") {
+    const model = str(p.model);
+    return model ? { kind: "model", model } : undefined;
+  }
+  if (o.type === "response_item" && p.type === "message" && p.role === "user") {
+    const text = contentText(p.content);
+    return text === "" ? undefined : { kind: "turn", at: stamp(o.timestamp), text };
+  }
+  return undefined;
+}
+
+const usage: UsageSource = {
+  files({ id, env }) {
+    const f = id ? rolloutOf(env, id) : undefined;
+    return f ? [f] : [];
+  },
+  markers: ['"token_count"', '"turn_context"', '"role":"user"'],
+  parse: codexLine,
+};
 
 // ---- MCP: per run (-c), and config.toml ------------------------------------------------------
 
@@ -144,4 +223,5 @@ export const codex: AgentKind = {
     install: mcpInstall,
     uninstall: mcpUninstall,
   },
+  usage,
 };

@@ -22,4 +22,6 @@ export const demo: AgentKind = {
   grants: null,
   // it takes no MCP config (it is not a model client)
   mcp: null,
+  // it calls no model itself: mam has no tokens to count (shown as unknown, never as 0)
+  usage: null,
 };

@@ -129,4 +129,6 @@ export const gemini: AgentKind = {
   grants: (mam, file) => ["--policy", file("gemini-policy.toml", geminiPolicy(mam))],
   // `mam create --mcp` and `mam mcp install` know claude's and codex's config only
   mcp: null,
+  // mam does not read its records yet: its usage shows as unknown (docs/cost.md)
+  usage: null,
 };

@@ -6,6 +6,7 @@
 // screen rules next to it, and one line in index.ts.
 import type { Env } from "../../sys/paths.ts";
 import type { ServerEntry } from "../../sys/self.ts";
+import type { UsageSource } from "../usage.ts";
 
 export interface Conversation {
   id: string;
@@ -90,6 +91,11 @@ export interface AgentKind {
   grants: ((mam: string, file: GrantFile) => string[]) | null;
   /** the mam MCP server for this kind; null: `--mcp` and `mam mcp install` refuse it */
   mcp: McpSupport | null;
+  /**
+   * how mam reads the tokens it used from its own records (docs/cost.md); null: mam cannot, and
+   * its usage shows as unknown (a budget or a daily cap on it is refused)
+   */
+  usage: UsageSource | null;
 }
 
 /**

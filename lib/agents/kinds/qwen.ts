@@ -51,4 +51,6 @@ export const qwen: AgentKind = {
   grants: (mam) => GRANTED_COMMANDS.map((c) => `--allowed-tools=run_shell_command(${mam} ${c})`),
   // `mam create --mcp` and `mam mcp install` know claude's and codex's config only
   mcp: null,
+  // mam does not read its records yet: its usage shows as unknown (docs/cost.md)
+  usage: null,
 };

@@ -22,4 +22,6 @@ export const shell: AgentKind = {
   // none needed: a shell asks nothing before a command
   grants: null,
   mcp: null,
+  // it calls no model itself: mam has no tokens to count (shown as unknown, never as 0)
+  usage: null,
 };

@@ -16,6 +16,7 @@ import { jobHeader, shellJobLine } from "../../jobs/header.ts";
 import { agentMam } from "../../sys/agent-mam.ts";
 import type { Env } from "../../sys/paths.ts";
 import type { Deps } from "../deps.ts";
+import { pastDailyCap } from "./cap.ts";
 
 /** MAM_QUEUE_AGING_S: seconds after which a waiting job ranks one priority higher */
 export function agingSeconds(env: Env): number {
@@ -83,14 +84,16 @@ export function queuePositions(q: QueueState, env: Env, now = Date.now() / 1000)
 
 /**
  * the agents free now among the running sessions named, or of the roles named: LIVE idle (one
- * listing per server; screens of just those sessions) and no unfinished job
+ * listing per server; screens of just those sessions), no unfinished job, not past a daily cap
  */
 export async function freeAgents(deps: Deps, names: Set<string>, roles: Set<string>, busy: Set<string>): Promise<FreeAgent[]> {
   const data = deps.registry.read();
   const candidates = new Set<string>();
   for (const r of [...data.herdr_sessions, ...data.tmux_sessions]) {
     if (r.status !== "running" || busy.has(r.name)) continue;
-    if (names.has(r.name) || (typeof r.role === "string" && roles.has(r.role))) candidates.add(r.name);
+    if (!names.has(r.name) && !(typeof r.role === "string" && roles.has(r.role))) continue;
+    // past its daily cap (docs/cost.md#budgets): no new job before 00:00 UTC
+    if (pastDailyCap(deps, r) === undefined) candidates.add(r.name);
   }
   if (candidates.size === 0) return [];
   const { observe } = await import("../session/observe.ts");
@@ -243,7 +246,7 @@ export async function registerInTurn(deps: Deps, spec: JobSpec, to: { name: stri
 }
 
 /** the views of jobs, each waiting one with its place in its line */
-export function placeInLine(deps: Deps, views: JobView[]): JobView[] {
+export function placeInLine<V extends Pick<JobView, "job_id" | "status" | "position">>(deps: Deps, views: V[]): V[] {
   if (!views.some((v) => v.status === "queued")) return views;
   let host: string | undefined;
   try {

@@ -22,7 +22,10 @@ import { DISABLED_MESSAGE } from "../../sys/daemon-proc.ts";
 import { EXIT, MamError, notFound, usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
 import { info, type Notice, warning } from "../../sys/notice.ts";
+import { meterable } from "../../cost/summary.ts";
+import { rowAgent } from "../../fleet/rows.ts";
 import type { Deps } from "../deps.ts";
+import { pastDailyCap } from "./cap.ts";
 import { type InTurn, registerInTurn, textForAgent } from "./queue.ts";
 import { checkJob } from "./rules.ts";
 
@@ -43,6 +46,9 @@ export interface JobInput {
   type?: "single" | "loop";
   reviewer?: string;
   max_iterations?: number;
+  /** a budget in dollars and in tokens (docs/cost.md) */
+  budget_usd?: number;
+  max_tokens?: number;
 }
 
 /** where a brief file may be: anywhere (the user's own command line), or inside these folders */
@@ -109,6 +115,8 @@ export function jobSpecOf(o: JobInput, ws: string, topicPrefix: string, scope: B
     idle_timeout_sec: o.idle_timeout_s ?? DEFAULT_IDLE_TIMEOUT_SEC,
     expected_artifacts: o.expect ?? [],
     topic_prefix_base: topicPrefix,
+    ...(o.budget_usd !== undefined ? { budget_usd: o.budget_usd } : {}),
+    ...(o.max_tokens !== undefined ? { max_tokens: o.max_tokens } : {}),
   };
 }
 
@@ -174,15 +182,15 @@ function refuseShellInLoop(who: string, agent: string): void {
   }
 }
 
-/** the reviewer of a loop job, found and able to take a prompt: its name as the record keeps it */
-async function reviewerOf(deps: Deps, spec: JobSpec): Promise<string | null> {
+/** the reviewer of a loop job, found and able to take a prompt: its name as the record keeps it, and its kind */
+async function reviewerOf(deps: Deps, spec: JobSpec): Promise<{ name: string; agent: string } | null> {
   if (spec.reviewer_session === null) return null;
   const reviewer = await deps.runtime.findSession(spec.reviewer_session);
   if (!reviewer) throw notFound(`no running session named '${spec.reviewer_session}' (the reviewer) in this workspace (${deps.ws})`, "see: mam status");
   if (reviewer.gone) throw new MamError(`session '${spec.reviewer_session}' (the reviewer) has no agent any more (${reviewer.gone}); nothing was submitted`, EXIT.FAIL, `mam resume ${spec.reviewer_session} starts it again`);
   if (reviewer.waiting) throw waitingError(`session '${spec.reviewer_session}' (the reviewer)`, reviewer.waiting);
   refuseShellInLoop(spec.reviewer_session, reviewer.agent);
-  return reviewer.name;
+  return { name: reviewer.name, agent: reviewer.agent };
 }
 
 /** a job that could not be typed: marked error, and the submit fails */
@@ -206,6 +214,30 @@ async function waitsItsTurn(deps: Deps, t: InTurn, who: string, warnings: Notice
   return { record: t.record, daemon_pid: daemonPid, warnings, position: t.position };
 }
 
+const budgeted = (spec: JobSpec) => spec.budget_usd != null || spec.max_tokens != null;
+
+/** a job with a budget needs its sessions' usage (docs/cost.md): each must be of a kind whose records mam reads */
+function refuseUnmetered(spec: JobSpec, sessions: { name: string; agent: string | null }[]): void {
+  if (!budgeted(spec)) return;
+  const s = sessions.find((x) => !meterable(x.agent));
+  if (s) throw usageError(`a budget needs the usage of ${s.name}, and mam cannot read the records of ${s.agent} (docs/cost.md); nothing was submitted`, `leave out ${field("budget_usd")} and ${field("max_tokens")}`);
+}
+
+/** a session of this workspace past its daily cap takes no job (nothing written) */
+function refusePastCap(deps: Deps, names: string[]): void {
+  const data = deps.registry.read();
+  for (const name of names) {
+    const row = [...data.herdr_sessions, ...data.tmux_sessions].find((r) => r.name === name && r.status === "running");
+    const past = row ? pastDailyCap(deps, row) : undefined;
+    if (past) throw new MamError(`session '${name}' ${past}; nothing was submitted`, EXIT.FAIL, "it takes jobs again at 00:00 UTC");
+  }
+}
+
+/** a budget is kept by the workspace's daemon: say so when none runs */
+function budgetWithoutDaemon(spec: JobSpec, record: JobRecord, daemonPid: number | null, warnings: Notice[]): void {
+  if (budgeted(spec) && daemonPid === null) warnings.push(warning(`job ${record.job_id}'s budget is kept by the subscriber daemon, which is not running: nothing counts its usage`));
+}
+
 /** submit: nothing is written unless the target (and reviewer) sessions exist and can take a prompt */
 export async function submitJob(deps: Deps, o: JobInput, opts: SubmitOptions = {}): Promise<Submitted> {
   checkJob(o);
@@ -221,11 +253,20 @@ export async function submitJob(deps: Deps, o: JobInput, opts: SubmitOptions = {
   if (target.gone) throw new MamError(`session '${to}' has no agent any more (${target.gone}); nothing was submitted`, EXIT.FAIL, `mam resume ${to} starts it again`);
   if (target.waiting) throw waitingError(`session '${to}'`, target.waiting);
   if (spec.type === "loop") refuseShellInLoop(to, target.agent);
-  const reviewerName = await reviewerOf(deps, spec);
-  const full: JobSpec = { ...spec, agent_session: target.name, reviewer_session: reviewerName, agent: target.agent, ...(target.worktree ? { worktree: target.worktree } : {}) };
+  const reviewer = await reviewerOf(deps, spec);
+  refuseUnmetered(spec, [{ name: target.name, agent: target.agent }, ...(reviewer ? [reviewer] : [])]);
+  refusePastCap(deps, [target.name, ...(reviewer ? [reviewer.name] : [])].filter((n) => !n.includes("@")));
+  const full: JobSpec = {
+    ...spec,
+    agent_session: target.name,
+    reviewer_session: reviewer?.name ?? null,
+    ...(reviewer ? { reviewer_agent: reviewer.agent } : {}),
+    agent: target.agent,
+    ...(target.worktree ? { worktree: target.worktree } : {}),
+  };
   const warnings: Notice[] = [];
   if (isRemote(target)) {
-    // its host keeps the queue of its own agents (it may journal `queued`)
+    // its host keeps the queue of its own agents (it may journal `queued`), and costs the job
     const record = await deps.jobs.register(full);
     const daemonPid = await ensureDaemonNoticed(deps, warnings, `job ${record.job_id} is tracked through its journal`);
     if (daemonPid !== null) await untilListening(deps);
@@ -239,6 +280,7 @@ export async function submitJob(deps: Deps, o: JobInput, opts: SubmitOptions = {
   }
   const t = await registerInTurn(deps, full, { name: target.name, working: target.working === true }, teamHost(deps));
   const daemonPid = await ensureDaemonNoticed(deps, warnings, `job ${t.record.job_id} is tracked through its journal`);
+  budgetWithoutDaemon(spec, t.record, daemonPid, warnings);
   if (t.go === null) return waitsItsTurn(deps, t, target.name, warnings, daemonPid);
   try {
     const w = await rt.prompt(target, textForAgent(deps, t.record, target.name), undefined, readsCommands(target.agent) ? "command" : undefined);
@@ -289,7 +331,7 @@ async function poolElsewhere(deps: Deps, role: string, here: boolean): Promise<{
 async function submitToPool(deps: Deps, o: JobInput, opts: SubmitOptions): Promise<Submitted> {
   const role = o.to_role!;
   const spec = jobSpecOf(o, deps.ws, brokerConfigFromEnv(deps.env).topicPrefix, opts.confineBrief ? { within: [deps.ws] } : { anywhere: true });
-  const reviewerName = await reviewerOf(deps, spec);
+  const reviewer = await reviewerOf(deps, spec);
   const data = deps.registry.read();
   const here = [...data.herdr_sessions, ...data.tmux_sessions].some((r) => r.role === role && r.status === "running");
   // a machine in a team: with no free agent of the role here, one of another host
@@ -303,9 +345,14 @@ async function submitToPool(deps: Deps, o: JobInput, opts: SubmitOptions): Promi
     const team = elsewhere ? ` or on the team's other hosts${elsewhere.unreachable ? " (the team's broker does not answer)" : ""}` : "";
     throw notFound(`no running session has the role '${role}' in this workspace (${deps.ws})${team}`, `see: mam status (its ROLE column)${elsewhere ? " and mam status --fleet" : ""}; the job would wait for ever`);
   }
+  // a budget needs the usage of whichever agent of the role takes it (one past its daily cap is not free: the queue passes it over)
+  const pool = [...data.herdr_sessions, ...data.tmux_sessions].filter((r) => r.role === role && r.status === "running");
+  refuseUnmetered(spec, [...pool.map((r) => ({ name: r.name, agent: rowAgent(r) ?? null })), ...(reviewer ? [reviewer] : [])]);
+  if (reviewer) refusePastCap(deps, [reviewer.name]);
   const warnings: Notice[] = [];
-  const t = await registerInTurn(deps, { ...spec, reviewer_session: reviewerName }, { role }, teamHost(deps));
+  const t = await registerInTurn(deps, { ...spec, reviewer_session: reviewer?.name ?? null, ...(reviewer ? { reviewer_agent: reviewer.agent } : {}) }, { role }, teamHost(deps));
   const daemonPid = await ensureDaemonNoticed(deps, warnings, `job ${t.record.job_id} is tracked through its journal`);
+  budgetWithoutDaemon(spec, t.record, daemonPid, warnings);
   if (t.go === null) return waitsItsTurn(deps, t, `a free ${role}`, warnings, daemonPid);
   const s = await deps.runtime.findSession(t.go);
   if (!s || isRemote(s) || s.gone || s.waiting) return failTyping(deps, t.record, t.go, false, new Error(s?.gone ?? (s?.waiting ? `it waits at ${s.waiting}` : "it is not running any more")));

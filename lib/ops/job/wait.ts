@@ -21,7 +21,7 @@ export interface WaitInput {
 export interface Waited extends WaitResult {
   /** every job completed (any: the ended ones) */
   all_completed: boolean;
-  /** what the command's exit code says: 0 completed, 1 one ended otherwise, 5 timed out */
+  /** what the command's exit code says: 0 completed, 6 over budget, 1 one ended otherwise, 5 timed out */
   exit_code: number;
   timeout_s: number | null;
   warnings: Notice[];

@@ -14,7 +14,7 @@ import { resolveMuxTarget } from "../../mux/index.ts";
 import { findRows, sectionOf } from "../../registry/rows.ts";
 import type { Row } from "../../registry/types.ts";
 import { agentMam } from "../../sys/agent-mam.ts";
-import { conflict, EXIT, MamError } from "../../sys/errors.ts";
+import { conflict, EXIT, MamError, usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
 import { info, type Notice, note, warning } from "../../sys/notice.ts";
 import { checkName } from "../../sys/names.ts";
@@ -58,6 +58,9 @@ export interface CreateInput {
   worktree?: string;
   /** with worktree: the commit a new branch starts from */
   base?: string;
+  /** a daily cap (per UTC day) in dollars and in tokens (docs/cost.md) */
+  daily_budget_usd?: number;
+  daily_max_tokens?: number;
 }
 
 /** what a create does and reports: the created session, then its job, the reconcile, the daemon */
@@ -179,6 +182,9 @@ export async function createSession(deps: Deps, o: CreateInput): Promise<Created
   const role = o.role;
   const name = sessionNameOf(ws, o);
   const mcpArgs = o.mcp ? agentMcpArgs(kind.kind, serverEntry(ws)) : [];
+  if ((o.daily_budget_usd !== undefined || o.daily_max_tokens !== undefined) && kind.usage === null) {
+    throw usageError(`a daily cap needs the agent's usage, and mam cannot read the records of ${kind.kind} (docs/cost.md)`, `leave out ${field("daily_budget_usd")} and ${field("daily_max_tokens")}`);
+  }
   const grant = o.grant !== false;
   const grants = grant ? grantArgs(kind.kind, deps.env) : [];
   const target = resolveMuxTarget(o, deps.env);
@@ -267,6 +273,8 @@ export async function createSession(deps: Deps, o: CreateInput): Promise<Created
       ...(o.mcp ? { mcp_tools: true } : {}),
       // resume keeps an opt-out of the grants
       ...(grant ? {} : { grants: false }),
+      ...(o.daily_budget_usd !== undefined ? { daily_budget_usd: o.daily_budget_usd } : {}),
+      ...(o.daily_max_tokens !== undefined ? { daily_max_tokens: o.daily_max_tokens } : {}),
     };
     await deps.registry.mutate((d, tx) => {
       const dn = decide(d, name, t0, { section, server: target.server });

@@ -7,6 +7,8 @@ import { isValidJobId } from "../../sys/names.ts";
 import { hostName, localPart } from "../../team/host.ts";
 import type { Deps } from "../deps.ts";
 import { observe } from "./observe.ts";
+import { rowAgent } from "../../fleet/rows.ts";
+import type { SessionCost } from "../../cost/summary.ts";
 import { type JobRef, type StatusDoc, statusDoc, type WorktreeStatus } from "./status.ts";
 
 /** the job of a row: its delegate_job_id, when that job record exists */
@@ -82,15 +84,25 @@ function latestJobs(ws: string, jobs: JobStore, host: string): Map<string, JobRe
   return m;
 }
 
+/** each session's usage (docs/cost.md) from the daemon's ledger, at the user's prices */
+async function usageReader(deps: Deps): Promise<(row: Row, job: JobRef | null) => SessionCost> {
+  const [{ readLedger }, { loadPrices }, { sessionCost }] = await Promise.all([import("../../cost/ledger.ts"), import("../../cost/prices.ts"), import("../../cost/summary.ts")]);
+  const ledger = readLedger(deps.ws);
+  const prices = loadPrices(deps.env);
+  const now = deps.clock.ms();
+  return (row, job) => sessionCost(ledger, row.name, rowAgent(row) ?? null, job?.id ?? null, prices, now);
+}
+
 /**
  * The status of every session. `counts`: also each worktree's ahead/behind/changed (what JSON
  * shows). `jobOf` replaces reading the job records for the JOB column (mam ui has them in
- * memory); by default a row's delegate_job_id, else its newest job.
+ * memory); by default a row's delegate_job_id, else its newest job. `usage`: each session's
+ * this-job / today / total (what `mam status`, MCP and the dashboard show; the team's presence does not).
  */
-export async function sessionStatus(deps: Deps, counts = true, jobOf?: (row: Row) => JobRef | null): Promise<StatusDoc> {
+export async function sessionStatus(deps: Deps, counts = true, jobOf?: (row: Row) => JobRef | null, usage = true): Promise<StatusDoc> {
   const data = deps.registry.read();
-  const [obs, wts] = await Promise.all([observe(deps, data, [], { questions: true }), worktreeStatuses(deps, data, counts)]);
+  const [obs, wts, usageOf] = await Promise.all([observe(deps, data, [], { questions: true }), worktreeStatuses(deps, data, counts), usage ? usageReader(deps) : undefined]);
   const own = jobReader(deps.jobs);
   let latest: Map<string, JobRef> | undefined;
-  return statusDoc(deps.ws, deps.registry.path, obs, jobOf ?? ((row) => own(row) ?? (latest ??= latestJobs(deps.ws, deps.jobs, hostName(deps.env))).get(row.name) ?? null), (row) => wts.get(row));
+  return statusDoc(deps.ws, deps.registry.path, obs, jobOf ?? ((row) => own(row) ?? (latest ??= latestJobs(deps.ws, deps.jobs, hostName(deps.env))).get(row.name) ?? null), (row) => wts.get(row), usageOf);
 }

@@ -5,6 +5,8 @@ import type { Observation } from "./observe.ts";
 import { paint, table } from "../../sys/io.ts";
 import { visible } from "../../sys/sanitize.ts";
 import { rowAgent } from "../../fleet/rows.ts";
+import type { SessionCost } from "../../cost/summary.ts";
+import { shortCost } from "../../cost/view.ts";
 
 export interface JobRef {
   id: string;
@@ -45,6 +47,8 @@ export interface SessionStatus {
   drift: string[];
   /** only on rows with a worktree */
   worktree?: WorktreeStatus;
+  /** its usage: its part of its job, today (UTC), in all (docs/cost.md); absent when not asked for */
+  usage?: SessionCost;
 }
 
 export interface StatusDoc {
@@ -53,26 +57,44 @@ export interface StatusDoc {
   sessions: SessionStatus[];
 }
 
-export function statusDoc(ws: string, registry: string, obs: Observation, jobOf: (row: Row) => JobRef | null, worktreeOf: (row: Row) => WorktreeStatus | undefined = () => undefined): StatusDoc {
+export function statusDoc(
+  ws: string,
+  registry: string,
+  obs: Observation,
+  jobOf: (row: Row) => JobRef | null,
+  worktreeOf: (row: Row) => WorktreeStatus | undefined = () => undefined,
+  usageOf: (row: Row, job: JobRef | null) => SessionCost | undefined = () => undefined,
+): StatusDoc {
   return {
     workspace: ws,
     registry,
-    sessions: obs.rows.map((v) => ({
-      name: v.row.name,
-      agent: rowAgent(v.row) ?? null,
-      role: typeof v.row.role === "string" ? v.row.role : null,
-      status: v.row.status,
-      live: v.live,
-      ...blockedFields(v.live === "blocked" ? v.pane : undefined, v.pane ? obs.questions?.get(v.pane) : undefined),
-      ...(v.pane?.liveSource ? { live_source: v.pane.liveSource } : {}),
-      mux: v.backend,
-      server: v.server,
-      pane: v.pane?.id ?? (typeof v.row.pane?.id === "string" ? v.row.pane.id : null),
-      job: jobOf(v.row),
-      drift: [...new Set(v.drifts.map((d) => d.kind))],
-      ...withWorktree(worktreeOf(v.row)),
-    })),
+    sessions: obs.rows.map((v) => {
+      const job = jobOf(v.row);
+      const usage = usageOf(v.row, job);
+      return {
+        name: v.row.name,
+        agent: rowAgent(v.row) ?? null,
+        role: typeof v.row.role === "string" ? v.row.role : null,
+        status: v.row.status,
+        live: v.live,
+        ...blockedFields(v.live === "blocked" ? v.pane : undefined, v.pane ? obs.questions?.get(v.pane) : undefined),
+        ...(v.pane?.liveSource ? { live_source: v.pane.liveSource } : {}),
+        mux: v.backend,
+        server: v.server,
+        pane: v.pane?.id ?? (typeof v.row.pane?.id === "string" ? v.row.pane.id : null),
+        job,
+        drift: [...new Set(v.drifts.map((d) => d.kind))],
+        ...withWorktree(worktreeOf(v.row)),
+        ...(usage ? { usage } : {}),
+      };
+    }),
   };
+}
+
+/** a session's cost in one cell: this job / today / total (`-` for no job, `?` unknown) */
+export function costCell(u: SessionCost | undefined): string {
+  if (!u || (!u.total.known && !u.today.known)) return "?";
+  return `${u.job ? shortCost(u.job) : "-"}/${shortCost(u.today)}/${shortCost(u.total)}`;
 }
 
 /** a blocked row's reason, dialog and question (herdr gives no reason: the question's words then) */
@@ -97,6 +119,8 @@ export function renderStatus(doc: StatusDoc, color: boolean): string {
   if (doc.sessions.length === 0) return `no agent sessions in ${doc.registry}`;
   // a BRANCH column only when a session has a worktree
   const branches = doc.sessions.some((s) => s.worktree);
+  // a COST column (this job / today / total) when usage was asked for
+  const costs = doc.sessions.some((s) => s.usage);
   // names, roles and dialog questions are others' text: shown with control characters escaped (sanitize.ts)
   const rows = doc.sessions.map((s) => [
     s.name,
@@ -108,11 +132,12 @@ export function renderStatus(doc: StatusDoc, color: boolean): string {
     s.mux === "tmux" ? `tmux:${s.server}` : s.server,
     ...(branches ? [s.worktree ? `${s.worktree.branch}${s.worktree.exists ? "" : " (gone)"}` : "-"] : []),
     s.job ? `${s.job.id}:${s.job.status}${s.job.queued ? ` +${s.job.queued} queued` : ""}` : "-",
+    ...(costs ? [costCell(s.usage)] : []),
     s.drift.length ? s.drift.join(",") : "-",
   ].map(visible));
   // what blocked agents wait for, one line each under the table
   const waits = doc.sessions.filter((s) => s.live === "blocked" && s.reason).map(waitText);
-  const text = table(["NAME", "AGENT", "ROLE", "STATUS", "LIVE", "PANE", "SERVER", ...(branches ? ["BRANCH"] : []), "JOB", "DRIFT"], rows);
+  const text = table(["NAME", "AGENT", "ROLE", "STATUS", "LIVE", "PANE", "SERVER", ...(branches ? ["BRANCH"] : []), "JOB", ...(costs ? ["COST"] : []), "DRIFT"], rows);
   if (!color) return waits.length ? `${text}\n\n${waits.join("\n")}` : text;
   // colour the LIVE column only; widths were computed on plain text
   const painted = text

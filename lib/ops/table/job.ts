@@ -3,12 +3,12 @@
 // in lib/ops/job/ and lib/jobs/ and load only when the operation runs.
 import * as z from "zod/mini";
 import { type JobEvent } from "../../jobs/event.ts";
-import { MAM_EVENTS, EVENT_NAMES, type EventName, JOB_STATUSES } from "../../jobs/statuses.ts";
+import { EVENT_NAMES, type EventName, JOB_STATUSES, MAM_EVENTS } from "../../jobs/statuses.ts";
 import { eventLine, eventNote, listText, statusText, waitLine } from "../../jobs/render.ts";
-import type { JobView } from "../../jobs/store.ts";
+import type { CostedJobView } from "../../jobs/query.ts";
 import { usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
-import { choice, count, flag, jobId, jobOrScheduleId, list, name, optional, seconds, secondsFrac, sessionAddress, sessionName, text, withDefault } from "../input.ts";
+import { choice, count, flag, jobId, jobOrScheduleId, list, name, optional, seconds, secondsFrac, sessionAddress, sessionName, text, usd, withDefault } from "../input.ts";
 import { defineOp, type Shape } from "../op.ts";
 import type { Cancelled } from "../job/cancel.ts";
 import { checkJob } from "../job/rules.ts";
@@ -46,7 +46,7 @@ function schedulesText(list: Schedule[]): string {
   );
 }
 
-/** what an agent reports (the delivery and queue stages and the user's answers are mam's own) */
+/** what an agent reports (the delivery and queue stages, the user's answers, budgets and usage reports are mam's own) */
 const REPORTED_EVENTS = EVENT_NAMES.filter((e) => !MAM_EVENTS.includes(e)) as unknown as readonly [string, ...string[]];
 
 const NEW_WORKER = ["agent", "role", "mux", "herdr_server", "tmux_server"] as const;
@@ -72,6 +72,8 @@ export const jobSubmit = defineOp({
     type: optional(choice(["single", "loop"], "single (default) or loop (a reviewer checks the work until PASS)")),
     reviewer: optional(sessionAddress("loop jobs: the reviewing session (NAME, or NAME@HOST)")),
     max_iterations: optional(count("loop jobs: review rounds before giving up (default 3)", 1, 100)),
+    budget_usd: optional(usd("stop the job (budget_exceeded) when its agents' tokens cost more than this many US dollars (docs/cost.md)")),
+    max_tokens: optional(count("stop the job (budget_exceeded) when its agents used more than this many tokens", 1, 1e12)),
     worktree: optional(z.string().check(z.describe("a new worker in its own git worktree <workspace>/.mam/worktrees/<to> on branch BRANCH (empty: the {{to}} name); give its {{agent}}"))),
     base: optional(text("with {{worktree}}: the commit a new branch starts from (default: the workspace's HEAD)")),
     agent: optional(text("with {{worktree}}: the new worker's agent kind", { max: 40 })),
@@ -138,6 +140,8 @@ export const jobSubmit = defineOp({
       expect: { valueHint: "PATH" },
       reviewer: { valueHint: "NAME" },
       max_iterations: { valueHint: "N" },
+      budget_usd: { valueHint: "USD" },
+      max_tokens: { valueHint: "N" },
       worktree: { optionalValue: "", optionalValuePattern: /^[^-]/, valueHint: "BRANCH" },
       base: { valueHint: "REF" },
       agent: { valueHint: "KIND" },
@@ -150,6 +154,7 @@ export const jobSubmit = defineOp({
       'mam job submit --to repo-worker-claude --prompt "Add a --json flag to status" --expect lib/cli/status.ts',
       "mam job submit --to repo-worker-claude --brief-file brief.md --from repo-creator-claude --wait",
       'mam job submit --to worker --type loop --reviewer reviewer --max-iterations 3 --prompt "Fix issue 12"',
+      'mam job submit --to worker --type loop --reviewer reviewer --budget-usd 2 --prompt "Fix issue 12"   # stops at $2',
       'mam job submit --to fix-login --worktree --agent claude --prompt "Fix the login bug"   # a new worker in its own worktree',
       'mam job submit --to fix-login --worktree fix/login --base main --agent codex --type loop --reviewer rev --prompt "…"',
     ],
@@ -201,17 +206,17 @@ export const jobStatus = defineOp({
   readOnly: true,
   input: () => ({ job_id: jobId("job id: 8 hex digits, as job_submit returned it") }),
   async run(deps, i) {
-    const [{ jobStatus }, { placeInLine }] = await Promise.all([import("../../jobs/query.ts"), import("../job/queue.ts")]);
-    return placeInLine(deps, [jobStatus(deps.ws, i.job_id)])[0]!;
+    const [{ jobStatus }, { placeInLine }, { loadPrices }] = await Promise.all([import("../../jobs/query.ts"), import("../job/queue.ts"), import("../../cost/prices.ts")]);
+    return placeInLine(deps, [jobStatus(deps.ws, i.job_id, loadPrices(deps.env))])[0]!;
   },
-  text: (v: JobView) => statusText(v),
+  text: (v: CostedJobView) => statusText(v),
   cli: { path: "job status", group: "jobs", positionals: ["job_id"], examples: ["mam job status abc12345", "mam job status abc12345 --json"] },
   mcp: { aliases: ["job_status"], description: "Show one job: its status (from its event journal), task, target session, last event." },
 });
 
 interface JobList {
   workspace: string;
-  jobs: JobView[];
+  jobs: CostedJobView[];
   status: string | null;
   /** with scheduled: the schedules */
   schedules?: Schedule[];
@@ -230,8 +235,8 @@ export const jobList = defineOp({
   },
   async run(deps, i) {
     if (i.scheduled) return { workspace: deps.ws, jobs: [], status: null, schedules: (await import("../job/schedule.ts")).listSchedules(deps.ws) } as JobList;
-    const [{ listJobs }, { placeInLine }] = await Promise.all([import("../../jobs/query.ts"), import("../job/queue.ts")]);
-    return { workspace: deps.ws, jobs: placeInLine(deps, listJobs(deps.ws, i.status)), status: i.status ?? null } as JobList;
+    const [{ listJobs }, { placeInLine }, { loadPrices }] = await Promise.all([import("../../jobs/query.ts"), import("../job/queue.ts"), import("../../cost/prices.ts")]);
+    return { workspace: deps.ws, jobs: placeInLine(deps, listJobs(deps.ws, loadPrices(deps.env), i.status)), status: i.status ?? null } as JobList;
   },
   text: (r: JobList) => (r.schedules ? schedulesText(r.schedules) : r.jobs.length ? listText(r.jobs) : r.status ? `no ${r.status} jobs` : "no jobs"),
   json: (r: JobList) => (r.schedules ? { workspace: r.workspace, jobs: [], schedules: r.schedules } : { workspace: r.workspace, jobs: r.jobs }),
@@ -294,7 +299,7 @@ const WAIT_MAX_S = 3600;
 
 export const jobWait = defineOp({
   name: "job.wait",
-  summary: "wait until the jobs end: exit 0 if all completed, 1 if one ended otherwise, 5 on --timeout",
+  summary: "wait until the jobs end: exit 0 if all completed, 6 if the others went over their budget, 1 if one ended otherwise, 5 on --timeout",
   readOnly: true,
   interruptible: true,
   input: () => ({

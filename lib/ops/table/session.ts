@@ -2,7 +2,7 @@
 // definition of its input, its text and how the command line and MCP name it; the use cases live
 // in lib/ops/session/ and load only when the operation runs (so does the kinds table).
 import * as z from "zod/mini";
-import { choice, count, flag, list, name, optional, sessionName, text, withDefault } from "../input.ts";
+import { choice, count, flag, list, name, optional, sessionName, text, usd, withDefault } from "../input.ts";
 import type { Answered } from "../session/approve.ts";
 import { isValidJobId } from "../../sys/names.ts";
 import { isValidAddress } from "../../team/host.ts";
@@ -57,6 +57,8 @@ export const sessionCreate = defineOp({
     mcp: withDefault(flag("give the agent mam's MCP tools (claude: --mcp-config; codex: -c mcp_servers.mam…)"), false),
     grant: withDefault(flag("pre-approve mam's own reporting commands in the agent (claude: --allowedTools for `mam job event`, `mam job status`, `mam status`; default true); resume keeps the choice"), true),
     agent_args: withDefault(list("the agent's own extra command-line arguments"), []),
+    daily_budget_usd: optional(usd("a daily cap in US dollars: past it (per UTC day), its jobs stop with budget_exceeded and it gets no new job (docs/cost.md)")),
+    daily_max_tokens: optional(count("a daily cap in tokens (per UTC day), as {{daily_budget_usd}}", 1, 1e12)),
   }),
   check(i) {
     kinds().agentKind(i.agent);
@@ -87,6 +89,8 @@ export const sessionCreate = defineOp({
       tmux_server: { valueHint: "NAME" },
       onboard: { negated: true, description: "do not type the onboarding message into the new agent" },
       submit_job: { valueHint: "TEXT" },
+      daily_budget_usd: { valueHint: "USD" },
+      daily_max_tokens: { valueHint: "N" },
       worktree: { optionalValue: "", optionalValuePattern: /^[^-]/, valueHint: "BRANCH" },
       base: { valueHint: "REF" },
       grant: {
@@ -104,6 +108,7 @@ export const sessionCreate = defineOp({
       "mam create --agent claude --role worker -- --model opus     # after --: the agent's own arguments",
       "mam create --agent claude --role lead --mcp                 # with mam's MCP tools (see mam mcp)",
       "mam create --agent claude --role worker --no-grant          # claude asks before each mam command too",
+      "mam create --agent claude --role worker --daily-budget-usd 20   # its jobs stop past $20 a day",
     ],
   },
   mcp: { aliases: ["create_agent"], description: "Start a new coding agent (claude, codex, …) in its own pane, register it, and optionally hand it a first job; returns its session name." },

@@ -7,16 +7,28 @@
   const q = (p) => `${p}${p.includes("?") ? "&" : "?"}token=${encodeURIComponent(token)}`;
   const $ = (id) => document.getElementById(id);
   const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
-  const STATUSES = ["queued", "pending", "running", "completed", "error", "cancelled", "timeout"];
+  const STATUSES = ["queued", "pending", "running", "completed", "error", "cancelled", "timeout", "budget_exceeded"];
   /** a job's status pill: a waiting job's says its place in line */
   const statusPill = (j) => `<span class="pill st-${esc(j.status)}">${esc(j.status)}${j.position ? ` #${j.position}` : ""}</span>`;
-  const LABELLED = new Set(["completed", "error", "cancelled", "timeout", "permission_required"]);
-  const S = { linked: false, ws: "", actions: false, sessions: [], jobs: new Map(), daemon: null, fleet: null, filter: "all", open: null, panel: null, screen: null };
+  const LABELLED = new Set(["completed", "error", "cancelled", "timeout", "budget_exceeded", "permission_required"]);
+  const S = { linked: false, ws: "", actions: false, sessions: [], rate: null, jobs: new Map(), daemon: null, fleet: null, filter: "all", open: null, panel: null, screen: null };
+
+  // ---- usage (docs/cost.md): the model's views, in a few characters ------------------------------
+  const compact = (n) => (n < 1000 ? String(n) : n < 1e6 ? `${(n / 1e3).toFixed(n < 1e4 ? 1 : 0)}k` : `${(n / 1e6).toFixed(n < 1e7 ? 1 : 0)}M`);
+  const dollars = (usd) => `$${usd >= 0.01 || usd === 0 ? usd.toFixed(2) : usd.toFixed(4)}`;
+  const cost = (u) => (!u || !u.known || !u.tokens ? "?" : u.usd !== null ? dollars(u.usd) : `${compact(u.tokens.total)} tok`);
+  const costTitle = (u) =>
+    u && u.known && u.tokens
+      ? `${u.tokens.total} tokens: input ${u.tokens.input}, output ${u.tokens.output}, cache write ${u.tokens.cache_write}, cache read ${u.tokens.cache_read}${u.usd === null ? ` (no price for ${(u.unpriced || []).join(", ")})` : ""}${u.why ? `; ${u.why}` : ""}`
+      : (u && u.why) || "unknown";
+  const costHtml = (u) => `<span class="cost mono" title="${esc(costTitle(u))}">${esc(cost(u))}</span>`;
 
   // ---- team ---------------------------------------------------------------------------------
   function renderTeam() {
     const ss = S.sessions;
-    $("team-count").textContent = `${ss.length} session${ss.length === 1 ? "" : "s"}`;
+    const r = S.rate;
+    const rate = r && r.tokens_per_hour > 0 ? ` · ${r.usd_per_hour === null ? `${compact(r.tokens_per_hour)} tokens` : dollars(r.usd_per_hour)}/hour` : "";
+    $("team-count").textContent = `${ss.length} session${ss.length === 1 ? "" : "s"}${rate}`;
     if (!ss.length) return void ($("team").innerHTML = `${hereHead()}<p class="dim">no agent sessions yet — <span class="mono">mam create --agent claude --role worker</span></p>`);
     const rows = ss.map((s) => {
       const job = s.job ? `<a href="#" data-open-job="${esc(s.job.id)}" class="mono">${esc(s.job.id)}</a> <span class="pill st-${esc(s.job.status)}">${esc(s.job.status)}</span>` : `<span class="dim">-</span>`;
@@ -27,14 +39,16 @@
         else acts.push(`<button type="button" data-act="resume" data-name="${esc(s.name)}">resume</button>`);
         if (s.status === "stopped" || s.status === "terminated") acts.push(`<button type="button" data-act="prune" data-name="${esc(s.name)}">forget</button>`);
       }
-      const reason = s.live === "blocked" && (s.reason || s.question) ? `<tr class="blocked reason-row"><td colspan="9" class="reason">${waitsFor(s)}</td></tr>` : "";
+      const u = s.usage;
+      const spent = u ? `${u.job ? costHtml(u.job) : `<span class="dim">-</span>`} · ${costHtml(u.today)} · ${costHtml(u.total)}` : `<span class="dim">?</span>`;
+      const reason = s.live === "blocked" && (s.reason || s.question) ? `<tr class="blocked reason-row"><td colspan="10" class="reason">${waitsFor(s)}</td></tr>` : "";
       return `<tr class="${s.tone === "blocked" ? "blocked" : ""}" data-session="${esc(s.name)}" data-live="${esc(s.live)}">
         <td><b>${esc(s.name)}</b></td><td>${esc(s.agent ?? "-")}</td><td>${esc(s.role ?? "-")}</td><td>${esc(s.status)}</td>
         <td><span class="pill live-${esc(s.tone)}" title="${esc(s.live_source ? `from the ${s.live_source}` : "")}">${esc(s.live)}</span></td>
-        <td>${job}</td><td class="mono">${esc(s.drift.length ? s.drift.join(", ") : "-")}</td>
+        <td>${job}</td><td class="spent">${spent}</td><td class="mono">${esc(s.drift.length ? s.drift.join(", ") : "-")}</td>
         <td class="mono dim">${esc(s.mux === "tmux" ? `tmux:${s.server}` : s.server)} ${esc(s.pane ?? "")}</td><td class="acts">${acts.join(" ")}</td></tr>${reason}`;
     });
-    $("team").innerHTML = `${hereHead()}<table><thead><tr><th>NAME</th><th>AGENT</th><th>ROLE</th><th>STATUS</th><th>LIVE</th><th>JOB</th><th>DRIFT</th><th>PANE</th><th></th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
+    $("team").innerHTML = `${hereHead()}<table><thead><tr><th>NAME</th><th>AGENT</th><th>ROLE</th><th>STATUS</th><th>LIVE</th><th>JOB</th><th title="its part of the job · today (UTC) · in all">COST</th><th>DRIFT</th><th>PANE</th><th></th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
   }
 
   // what a blocked agent waits for; a permission dialog mam reads: its question, its choices and,
@@ -150,15 +164,29 @@
     const loop = j.type === "loop" ? ` · loop with <b>${esc(j.reviewer)}</b> · iteration ${j.iteration}/${j.max_iterations ?? "?"}` : "";
     return `<div class="job" data-job="${esc(j.id)}" data-status="${esc(j.status)}" data-events="${j.events.length}">
       <div class="job-head" data-open-job="${esc(j.id)}"><span class="mono">${esc(j.id)}</span>${statusPill(j)}
-      <span>→ <b>${esc(j.to)}</b>${jobWhere(j)}${j.from ? ` from ${esc(j.from)}` : ""}${loop}</span><span class="dim">${esc(j.created_at)} · ${j.events.length} event${j.events.length === 1 ? "" : "s"}</span>
+      <span>→ <b>${esc(j.to)}</b>${jobWhere(j)}${j.from ? ` from ${esc(j.from)}` : ""}${loop}</span><span class="dim">${esc(j.created_at)} · ${j.events.length} event${j.events.length === 1 ? "" : "s"}</span>${costHtml(j.usage)}${budgetHtml(j)}
       <span class="task">${esc(j.task)}</span></div>${timeline(j)}</div>`;
+  }
+
+  function budgetHtml(j) {
+    const b = [j.budget_usd !== null ? dollars(j.budget_usd) : "", j.max_tokens !== null ? `${compact(j.max_tokens)} tokens` : ""].filter(Boolean);
+    return b.length ? `<span class="dim">of ${esc(b.join(", "))}</span>` : "";
+  }
+
+  /** a job's usage in the panel: in all, per agent, per loop iteration */
+  function usageHtml(j) {
+    const u = j.usage;
+    const parts = (o) => Object.entries(o).map(([k, v]) => `${esc(k)} ${costHtml(v)}`).join(" · ");
+    const rounds = j.type === "loop" && Object.keys(u.by_iteration).length ? `<div class="dim">by iteration: ${parts(u.by_iteration)}</div>` : "";
+    const agents = Object.keys(u.by_session).length > 1 ? `<div class="dim">by agent: ${parts(u.by_session)}</div>` : "";
+    return `<div class="usage" data-usage="${esc(cost(u))}">cost ${costHtml(u)} <span class="dim">${esc(costTitle(u))}</span> ${budgetHtml(j)}${agents}${rounds}</div>`;
   }
 
   function renderFilters() {
     const count = (s) => [...S.jobs.values()].filter((j) => s === "all" || j.status === s).length;
     const delivered = [...S.jobs.values()].some((j) => j.delivery); // jobs that crossed machines: their stages too
     const waited = [...S.jobs.values()].some((j) => j.events.some((e) => e.event === "queued")); // jobs that waited their turn: theirs
-    const legend = [...(waited ? ["queued", "dispatched"] : []), "started", "progress", "permission_required", "completed", "error", "cancelled", "timeout", ...(delivered ? ["offered", "received", "delivered", "uncertain"] : [])].map((e) => `<span><svg width="10" height="10"><circle class="ev-${e}" cx="5" cy="5" r="5"/></svg> ${e.replace("_", " ")}</span>`).join("");
+    const legend = [...(waited ? ["queued", "dispatched"] : []), "started", "progress", "permission_required", "completed", "error", "cancelled", "timeout", "budget_exceeded", ...(delivered ? ["offered", "received", "delivered", "uncertain"] : [])].map((e) => `<span><svg width="10" height="10"><circle class="ev-${e}" cx="5" cy="5" r="5"/></svg> ${e.replace("_", " ")}</span>`).join("");
     $("filters").innerHTML = ["all", ...STATUSES].map((s) => `<button type="button" data-filter="${s}" class="${S.filter === s ? "on" : ""}">${s} (${count(s)})</button>`).join("") + `<span class="legend dim">${legend}</span>`;
   }
 
@@ -203,7 +231,7 @@
     const cancel = S.actions && ["queued", "pending", "running"].includes(j.status) ? `<p><button type="button" class="danger" data-act="cancel" data-job="${esc(j.id)}">cancel job</button></p>` : "";
     const rows = j.events.map((e) => `<tr data-seq="${e.seq}"><td class="mono" title="${esc(e.timestamp)}">${esc(e.timestamp.slice(11, 19) || e.timestamp)}</td><td>#${e.seq}</td><td><span class="pill st-${e.event === "started" || e.event === "progress" || e.event === "permission_required" ? "running" : esc(e.event)}">${esc(e.event)}</span></td><td>${esc(e.source)}<div class="dim">${esc(e.lane)} · it ${e.iteration}</div></td><td>${esc(e.detail)}${e.data ? `<div class="mono dim">${esc(e.data)}</div>` : ""}</td></tr>`);
     $("panel-body").innerHTML = `<p>${statusPill(j)} ${esc(j.type)} job → <b>${esc(j.to)}</b>${jobWhere(j)}${j.reviewer ? `, reviewer <b>${esc(j.reviewer)}</b>` : ""}${j.from ? `, from ${esc(j.from)}` : ""}</p>
-      <p class="dim">${esc(j.task)}</p>${cancel}${timeline(j)}
+      <p class="dim">${esc(j.task)}</p>${usageHtml(j)}${cancel}${timeline(j)}
       <table class="journal"><thead><tr><th>TIME</th><th>SEQ</th><th>EVENT</th><th>SOURCE</th><th>DETAIL</th></tr></thead><tbody>${rows.join("") || `<tr><td colspan="5" class="dim">no events yet</td></tr>`}</tbody></table>`;
   }
   function openScreen(name) {
@@ -312,6 +340,7 @@
       S.ws = s.workspace;
       S.actions = s.actions;
       S.sessions = s.sessions;
+      S.rate = s.rate;
       S.jobs = new Map(s.jobs.map((j) => [j.id, j]));
       S.daemon = s.daemon;
       S.fleet = s.fleet;
@@ -336,6 +365,7 @@
     es.addEventListener("team", (m) => {
       const t = JSON.parse(m.data);
       S.sessions = t.sessions;
+      S.rate = t.rate;
       renderTeam();
     });
     es.addEventListener("problems", (m) => problems(JSON.parse(m.data).problems));

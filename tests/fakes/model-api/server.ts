@@ -43,7 +43,23 @@ export interface Reply {
   escalate?: boolean;
   /** hold the answer this long after the stream opened (keeps the agent "working") */
   delayMs?: number;
+  /** the token usage this answer reports (default: DEFAULT_USAGE) */
+  usage?: Usage;
 }
+
+/**
+ * the tokens one answer reports, in the four kinds providers bill: `input` not served from a
+ * cache, `cache_write` (Anthropic's cache creation), `cache_read` (Anthropic's cache read,
+ * OpenAI's cached input) and `output` (OpenAI's reasoning tokens included)
+ */
+export interface Usage {
+  input: number;
+  output: number;
+  cache_write: number;
+  cache_read: number;
+}
+
+export const DEFAULT_USAGE: Usage = { input: 10, output: 5, cache_write: 0, cache_read: 0 };
 
 export type Script = (t: Turn) => Reply;
 
@@ -56,6 +72,8 @@ export interface KeptRequest {
   /** the normalised turn, for /v1/messages and /v1/responses */
   turn?: Turn;
   reply?: Reply;
+  /** the usage the answer reported (model answers only) */
+  usage?: Usage;
 }
 
 export interface ModelApi {
@@ -215,7 +233,7 @@ function sse(events: [string, unknown][], delayMs = 0): Response {
   return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
 }
 
-function anthropicAnswer(body: any, reply: Reply): Response {
+function anthropicAnswer(body: any, reply: Reply, u: Usage): Response {
   const model = String(body?.model ?? "mock-model");
   const id = nextId("msg");
   const content: any[] = [];
@@ -224,7 +242,8 @@ function anthropicAnswer(body: any, reply: Reply): Response {
   if (reply.tool !== undefined) content.push({ type: "tool_use", id: nextId("toolu"), name: reply.tool.name, input: reply.tool.input });
   if (content.length === 0) content.push({ type: "text", text: "ok" });
   const stop = reply.shell !== undefined || reply.tool !== undefined ? "tool_use" : "end_turn";
-  const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  // as the Messages API reports it: input_tokens excludes what the cache wrote and read
+  const usage = { input_tokens: u.input, output_tokens: u.output, cache_creation_input_tokens: u.cache_write, cache_read_input_tokens: u.cache_read };
   if (!body?.stream) {
     return Response.json({ id, type: "message", role: "assistant", model, content, stop_reason: stop, stop_sequence: null, usage });
   }
@@ -241,12 +260,12 @@ function anthropicAnswer(body: any, reply: Reply): Response {
     }
     ev.push(["content_block_stop", { type: "content_block_stop", index }]);
   });
-  ev.push(["message_delta", { type: "message_delta", delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 5 } }]);
+  ev.push(["message_delta", { type: "message_delta", delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: u.output } }]);
   ev.push(["message_stop", { type: "message_stop" }]);
   return sse(ev, reply.delayMs);
 }
 
-function openaiAnswer(body: any, reply: Reply): Response {
+function openaiAnswer(body: any, reply: Reply, u: Usage): Response {
   const id = nextId("resp");
   const model = String(body?.model ?? "mock-model");
   const items: any[] = [];
@@ -260,7 +279,9 @@ function openaiAnswer(body: any, reply: Reply): Response {
     items.push({ type: "function_call", id: nextId("fc"), call_id: nextId("call"), name: tool, arguments: JSON.stringify(args), status: "completed" });
   }
   if (items.length === 0) items.push({ type: "message", id: nextId("msg"), role: "assistant", status: "completed", content: [{ type: "output_text", text: "ok", annotations: [] }] });
-  const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 };
+  // as the Responses API reports it: input_tokens includes the cached ones (OpenAI has no cache write)
+  const input = u.input + u.cache_read + u.cache_write;
+  const usage = { input_tokens: input, input_tokens_details: { cached_tokens: u.cache_read }, output_tokens: u.output, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: input + u.output };
   const base = { id, object: "response", created_at: Math.floor(Date.now() / 1000), model };
   const ev: [string, unknown][] = [["response.created", { type: "response.created", response: { ...base, status: "in_progress", output: [] } }]];
   items.forEach((item, output_index) => {
@@ -275,8 +296,6 @@ function openaiAnswer(body: any, reply: Reply): Response {
   ev.push(["response.completed", { type: "response.completed", response: { ...base, status: "completed", output: items, usage } }]);
   return sse(ev, reply.delayMs);
 }
-
-const USAGE_GEMINI = { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 };
 
 /**
  * a value that fits a JSON schema (gemini's helper requests, e.g. its next-speaker check, ask for
@@ -297,12 +316,15 @@ export function fitSchema(schema: any): unknown {
   return "ok";
 }
 
-function geminiAnswer(body: any, reply: Reply, stream: boolean, model: string): Response {
+function geminiAnswer(body: any, reply: Reply, u: Usage, stream: boolean, model: string): Response {
   const parts: any[] = [];
   if (reply.text !== undefined && reply.text !== "") parts.push({ text: reply.text });
   if (reply.shell !== undefined) parts.push({ functionCall: { name: "run_shell_command", args: { command: reply.shell, description: "Run a command" } } });
   if (parts.length === 0) parts.push({ text: "ok" });
-  const chunk = { candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }], usageMetadata: USAGE_GEMINI, modelVersion: model, responseId: nextId("gresp") };
+  // as the Gemini API reports it: promptTokenCount includes the cached tokens
+  const prompt = u.input + u.cache_read + u.cache_write;
+  const usageMetadata = { promptTokenCount: prompt, cachedContentTokenCount: u.cache_read, candidatesTokenCount: u.output, totalTokenCount: prompt + u.output };
+  const chunk = { candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }], usageMetadata, modelVersion: model, responseId: nextId("gresp") };
   if (!stream) return Response.json(chunk);
   const sendOne = new ReadableStream({
     async start(c) {
@@ -333,7 +355,7 @@ function chatShellArgs(tool: { name: string; parameters: any }, command: string)
   return args;
 }
 
-function chatAnswer(body: any, reply: Reply): Response {
+function chatAnswer(body: any, reply: Reply, u: Usage): Response {
   const id = nextId("chatcmpl");
   const model = String(body?.model ?? "mock-model");
   const created = Math.floor(Date.now() / 1000);
@@ -342,7 +364,9 @@ function chatAnswer(body: any, reply: Reply): Response {
   const calls =
     reply.shell !== undefined && tool ? [{ index: 0, id: nextId("call"), type: "function", function: { name: tool.name, arguments: JSON.stringify(chatShellArgs(tool, reply.shell)) } }] : [];
   const finish = calls.length ? "tool_calls" : "stop";
-  const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
+  // as chat completions report it: prompt_tokens includes the cached ones
+  const prompt = u.input + u.cache_read + u.cache_write;
+  const usage = { prompt_tokens: prompt, prompt_tokens_details: { cached_tokens: u.cache_read }, completion_tokens: u.output, total_tokens: prompt + u.output };
   if (!body?.stream) {
     const message = { role: "assistant", content: text ?? null, ...(calls.length ? { tool_calls: calls.map(({ index: _i, ...c }) => c) } : {}) };
     return Response.json({ id, object: "chat.completion", created, model, choices: [{ index: 0, message, finish_reason: finish }], usage });
@@ -392,20 +416,21 @@ export function startModelApi(script: Script, listenPort = 0): ModelApi {
         return Response.json({ input_tokens: Math.max(1, Math.round(JSON.stringify(body ?? "").length / 4)) });
       }
       /** a turn of `api`: the script answers main turns, `side` the others; kept for the test */
-      const turn = (api: Api, t: Turn, side: Reply, respond: (r: Reply) => Response): Response => {
+      const turn = (api: Api, t: Turn, side: Reply, respond: (r: Reply, u: Usage) => Response): Response => {
         const reply = t.main ? script(t) : side;
-        Object.assign(kept, { api, turn: t, reply });
-        return respond(reply);
+        const usage = reply.usage ?? DEFAULT_USAGE;
+        Object.assign(kept, { api, turn: t, reply, usage });
+        return respond(reply, usage);
       };
-      if (path === "/v1/messages" && req.method === "POST") return turn("anthropic", anthropicTurn(body), { text: "Mock session" }, (r) => anthropicAnswer(body, r));
-      if (path === "/v1/responses" && req.method === "POST") return turn("openai", openaiTurn(body), { text: "Mock session" }, (r) => openaiAnswer(body, r));
+      if (path === "/v1/messages" && req.method === "POST") return turn("anthropic", anthropicTurn(body), { text: "Mock session" }, (r, u) => anthropicAnswer(body, r, u));
+      if (path === "/v1/responses" && req.method === "POST") return turn("openai", openaiTurn(body), { text: "Mock session" }, (r, u) => openaiAnswer(body, r, u));
       const g = /^\/v1(?:beta|alpha|)\/models\/([^/:]+):(streamGenerateContent|generateContent|countTokens)$/.exec(path);
       if (g && req.method === "POST") {
         kept.api = "gemini";
         if (g[2] === "countTokens") return Response.json({ totalTokens: Math.max(1, Math.round(JSON.stringify(body ?? "").length / 4)) });
-        return turn("gemini", geminiTurn(body), geminiSide(body), (r) => geminiAnswer(body, r, g[2] === "streamGenerateContent", g[1]!));
+        return turn("gemini", geminiTurn(body), geminiSide(body), (r, u) => geminiAnswer(body, r, u, g[2] === "streamGenerateContent", g[1]!));
       }
-      if (path === "/v1/chat/completions" && req.method === "POST") return turn("chat", chatTurn(body), { text: "Mock session" }, (r) => chatAnswer(body, r));
+      if (path === "/v1/chat/completions" && req.method === "POST") return turn("chat", chatTurn(body), { text: "Mock session" }, (r, u) => chatAnswer(body, r, u));
       if (path === "/v1/models") return Response.json({ object: "list", data: [{ id: "mock-model", object: "model", owned_by: "mock" }], models: [] });
       return Response.json({ error: { type: "not_found", message: `mock model api: no ${req.method} ${path}` } }, { status: 404 });
     },
