@@ -33,7 +33,7 @@ async function connect(env = sb.env): Promise<{ client: Client; stderr: () => st
   return { client, stderr: () => err, close: () => client.close() };
 }
 
-const TOOLS = ["session_status", "session_create", "session_stop", "session_resume", "session_prune", "job_submit", "job_status", "job_list", "job_logs", "job_cancel", "job_wait", "registry_reconcile", "team_show"];
+const TOOLS = ["session_status", "session_create", "session_stop", "session_resume", "session_prune", "session_approve", "job_submit", "job_status", "job_list", "job_logs", "job_cancel", "job_wait", "registry_reconcile", "team_show"];
 
 /** one call that fails at run time per tool, its message, and the exit code the command would have */
 const FAILING: [string, Record<string, unknown>, RegExp, number][] = [
@@ -41,6 +41,7 @@ const FAILING: [string, Record<string, unknown>, RegExp, number][] = [
   ["session_stop", { name: "ghost" }, /^ERROR: no session named 'ghost'/, 3],
   ["session_resume", { name: "ghost" }, /^ERROR: no session named 'ghost'/, 3],
   ["session_prune", { names: ["ghost"] }, /^ERROR: no session named 'ghost' in the registry; see: mam status$/, 3],
+  ["session_approve", { target: "ghost" }, /^ERROR: no running session ghost with a live pane; see: mam status$/, 3],
   ["job_submit", { to: "ghost", prompt: "x" }, /^ERROR: no running session named 'ghost'/, 3],
   ["job_status", { job_id: "abcdef12" }, /^ERROR: no job abcdef12 in /, 3],
   ["job_list", { status: "nosuch" }, /^ERROR: job_list: status must be one of /, 2],

@@ -249,6 +249,19 @@ describe.skipIf(!TMUX_BIN)("a whole team", () => {
     expect(more.code).toBe(4);
     expect(more.stderr).toContain("7 sessions of role 'worker' run already");
     expect((await h.mam(["resume", "t08", "--stagger", "1s"])).stderr).toContain("--stagger goes with --all");
+    // the workspace's cap, whatever the role: create, resume and resume --all start none past it
+    const cap = { MAM_MAX_RUNNING: "7" };
+    const lead = await h.mam(["create", "--agent", "demo", "--role", "lead", "--session", "l1", "--mux", "tmux", "--tmux-server", h.tmux], cap);
+    expect(lead.code).toBe(4);
+    expect(lead.stderr).toContain("7 sessions run already in this workspace (the cap: MAM_MAX_RUNNING=7); nothing was started");
+    expect((await h.mam(["resume", "t08", "--fresh"], cap)).stderr).toContain("(the cap: MAM_MAX_RUNNING=7)");
+    const all = JSON.parse(await h.ok(["resume", "--all", "--fresh", "--stagger", "0", "--json"], cap));
+    expect(all.resumed).toEqual([]);
+    expect(all.left.map((x: { why: string }) => x.why)).toEqual(Array(3).fill("7 running in the workspace: the cap (MAM_MAX_RUNNING=7)"));
+    expect((await h.mam(["status"], { MAM_MAX_RUNNING: "lots" })).code).toBe(0); // only what starts sessions reads it
+    const bad = await h.mam(["resume", "t08", "--fresh"], { MAM_MAX_RUNNING: "lots" });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("MAM_MAX_RUNNING 'lots' is not a whole number ≥ 1");
   }, 180_000);
 });
 

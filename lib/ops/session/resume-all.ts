@@ -6,6 +6,7 @@
 import { parseDuration } from "../../jobs/schedule.ts";
 import type { Notice } from "../../sys/notice.ts";
 import type { Deps } from "../deps.ts";
+import { runningCount, workspaceCap } from "./cap.ts";
 import { resumeSession } from "./resume.ts";
 
 export interface ResumeAllInput {
@@ -34,6 +35,9 @@ export async function resumeAll(deps: Deps, o: ResumeAllInput, signal?: AbortSig
   const rows = [...data.herdr_sessions, ...data.tmux_sessions].filter((r) => o.role === undefined || r.role === o.role);
   const stopped = rows.filter((r) => r.status === "stopped").map((r) => r.name).sort();
   let running = rows.filter((r) => r.status === "running").length;
+  // the workspace's cap (MAM_MAX_RUNNING) holds too, counted over every session
+  const wsCap = workspaceCap(deps.env);
+  let all = runningCount(data);
   const out: ResumedAll = { resumed: [], left: [], running_before: running, running_after: running, warnings: [] };
   for (const name of stopped) {
     if (signal?.aborted) {
@@ -44,6 +48,10 @@ export async function resumeAll(deps: Deps, o: ResumeAllInput, signal?: AbortSig
       out.left.push({ name, why: `${running} running: the cap (--max-running ${o.max_running})` });
       continue;
     }
+    if (wsCap !== undefined && all >= wsCap) {
+      out.left.push({ name, why: `${all} running in the workspace: the cap (MAM_MAX_RUNNING=${wsCap})` });
+      continue;
+    }
     if (out.resumed.length > 0 && stagger > 0) await pause(stagger * 1000, signal);
     const started_at = new Date().toISOString();
     try {
@@ -51,6 +59,7 @@ export async function resumeAll(deps: Deps, o: ResumeAllInput, signal?: AbortSig
       out.resumed.push({ name, pane: r.pane, from: r.from, started_at });
       out.warnings.push(...r.warnings.map((w) => ({ level: w.level, text: `${name}: ${w.text}` })));
       running++;
+      all++;
     } catch (e) {
       out.left.push({ name, why: (e as Error).message });
     }

@@ -9,7 +9,7 @@ import { isValidAddress } from "../../team/host.ts";
 import type { FleetDoc } from "../team.ts";
 import { hasUnsafe } from "../../sys/sanitize.ts";
 import { defineOp } from "../op.ts";
-import { conflict, usageError } from "../../sys/errors.ts";
+import { usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
 import type { CreateOutcome } from "../session/create.ts";
 import type { Pruned } from "../session/prune.ts";
@@ -66,12 +66,9 @@ export const sessionCreate = defineOp({
   },
   async run(deps, i) {
     const { max_running, ...input } = i;
-    if (max_running !== undefined) {
-      // a cap of running sessions of this role: a pool never starts more agents than the machine holds
-      const data = deps.registry.read();
-      const n = [...data.herdr_sessions, ...data.tmux_sessions].filter((r) => r.status === "running" && r.role === i.role).length;
-      if (n >= max_running) throw conflict(`${n} sessions of role '${i.role}' run already (the cap: ${field("max_running")} ${max_running}); nothing was started`, "stop one first, or raise the cap");
-    }
+    // the workspace's cap (MAM_MAX_RUNNING) and the role's: never more agents than the machine holds
+    const { refuseOverCap } = await import("../session/cap.ts");
+    refuseOverCap(deps.registry.read(), deps.env, i.role, max_running);
     const { createAndFollowUp } = await import("../session/create.ts");
     return createAndFollowUp(deps, input);
   },
@@ -187,7 +184,11 @@ export const sessionResume = defineOp({
       const { resumeAll } = await import("../session/resume-all.ts");
       return resumeAll(deps, { role: i.role, stagger: i.stagger ?? "2s", max_running: i.max_running, fresh: i.fresh, start_server: i.start_server }, ctx.signal);
     }
-    const { resumeSession } = await import("../session/resume.ts");
+    const [{ resumeSession }, { refuseOverCap }] = await Promise.all([import("../session/resume.ts"), import("../session/cap.ts")]);
+    const data = deps.registry.read();
+    // one more running session counts against the workspace's cap (a running one is resume's own error)
+    const row = [...data.herdr_sessions, ...data.tmux_sessions].find((r) => (i.name !== undefined ? r.name === i.name : r.pane?.id === i.pane));
+    if (row?.status !== "running") refuseOverCap(data, deps.env, undefined);
     return resumeSession(deps, i);
   },
   text: (r: Resumed | ResumedAll) => ("resumed" in r ? resumedAllText(r) : resumedText(r)),
