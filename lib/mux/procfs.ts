@@ -94,3 +94,41 @@ export function foregroundOf(panePid: number): ProcessInfo {
   members.sort((a, b) => (a.pid === fg ? -1 : b.pid === fg ? 1 : a.pid - b.pid));
   return { ...shell, foreground: members };
 }
+
+/** a process's start time (clock ticks since boot, /proc/<pid>/stat field 22): with its pid, who it is */
+export function procStartTime(pid: number): string | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return text.slice(text.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** the pids of every descendant of `pid` (children, their children, …), from /proc; [] without it */
+export function descendantsOf(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  let ents: string[] = [];
+  try {
+    ents = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  for (const ent of ents) {
+    if (!/^\d+$/.test(ent)) continue;
+    try {
+      const text = readFileSync(`/proc/${ent}/stat`, "utf8");
+      const ppid = Number(text.slice(text.lastIndexOf(")") + 2).split(" ")[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(ent)]);
+    } catch {}
+  }
+  const out: number[] = [];
+  const walk = (p: number) => {
+    for (const c of children.get(p) ?? []) {
+      out.push(c);
+      walk(c);
+    }
+  };
+  walk(pid);
+  return out;
+}

@@ -17,7 +17,7 @@ import type { Sandbox } from "./sandbox.ts";
 
 export const FAKE_HERDR_MAIN = join(ROOT, "tests", "fakes", "herdr", "main.ts");
 export const FAKE_AGENT_SCRIPT = join(ROOT, "tests", "fakes", "agents", "fake-agent");
-export const FAKE_AGENT_KINDS = ["claude", "codex", "gemini", "agy", "hermes", "cline", "opencode", "aider"] as const;
+export const FAKE_AGENT_KINDS = ["claude", "codex", "gemini", "qwen", "agy", "hermes", "cline", "opencode", "aider"] as const;
 /** the compiled fake: MAM_FAKE_HERDR (set by scripts/test.ts), else dist/fake-herdr when built */
 export const FAKE_HERDR_COMPILED = process.env.MAM_FAKE_HERDR ?? join(ROOT, "dist", "fake-herdr");
 

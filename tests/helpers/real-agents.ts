@@ -2,15 +2,19 @@
 // (temp HOME and workspace), its own scripted model endpoint (tests/fakes/model-api), its own
 // CLAUDE_CONFIG_DIR (.claude.json pre-seeded: onboarding done, the test key approved, the
 // workspace trusted only when asked) and CODEX_HOME (config.toml with the mock provider, trust
-// only when asked), and its own tmux server (-L, socket in the sandbox). Nothing touches
-// ~/.claude or ~/.codex. mam is NOT on the env's PATH: tests run it by absolute path (MAM_BIN),
-// as a user who downloaded it does. Teardown: the tmux server, codex's background app-server
-// (by pid), the endpoint, then the sandbox reaper.
+// only when asked), gemini's, opencode's, qwen's and cline's settings in the sandbox's HOME (the
+// endpoint as their model, no update checks or telemetry; gemini trusts the workspace unless told
+// otherwise, qwen has a provider only when asked, cline's one-time notices are seen unless asked;
+// opencode's plugin pre-installed from the test agents' install), and its own tmux server (-L,
+// socket in the sandbox). Nothing touches the user's own agent settings. mam is NOT on the env's
+// PATH: tests run it by absolute path (MAM_BIN), as a user who downloaded it does. Teardown: the
+// tmux server, codex's background app-server, cline's hub daemon and the gemini processes that
+// outlive their pane (by pid), the endpoint, then the sandbox reaper.
 // A team across machines (tests/helpers/team.ts) gets a real agent on one of its hosts with
 // realAgentHost: that host's own CLAUDE_CONFIG_DIR and CODEX_HOME in its folder, trusting its
 // workspace, and the agents on its PATH.
-import { mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { installTestAgents } from "../../scripts/install-test-agents.ts";
 import { type ModelApi, type Script, startModelApi } from "../fakes/model-api/server.ts";
 import { type RunResult, run, runMam } from "./mam.ts";
@@ -34,10 +38,16 @@ export interface Trust {
   trustClaude?: boolean;
   /** trust the workspace in codex's config (default true) */
   trustCodex?: boolean;
+  /** trust the workspace in gemini's trustedFolders.json (default true) */
+  trustGemini?: boolean;
 }
 
 export interface RealAgentOptions extends Trust {
   script: Script;
+  /** give qwen its model provider (OPENAI_* env and settings; default false: codex also reads OPENAI_API_KEY); without it, qwen's first-run dialog */
+  qwenProvider?: boolean;
+  /** leave cline's one-time notices (ClinePass, Cline Desktop) unseen (default false: seeded as shown) */
+  clineNotice?: boolean;
   /** extra env for mam and the agents */
   env?: Record<string, string>;
 }
@@ -71,6 +81,85 @@ export function seedClaudeConfig(dir: string, ws: string | undefined): void {
   writeFileSync(join(dir, ".claude.json"), `${JSON.stringify(cfg, null, 2)}\n`);
 }
 
+/** gemini's settings (shared/reference/real-gemini.md): an API key, no update check, no telemetry, folder trust on, session cleanup off */
+export function seedGemini(home: string, ws: string | undefined): void {
+  const dir = join(home, ".gemini");
+  mkdirSync(dir, { recursive: true });
+  const settings = {
+    security: { auth: { selectedType: "gemini-api-key" }, folderTrust: { enabled: true } },
+    ui: { theme: "Default" },
+    // sessionRetention off: a later gemini start would delete a resumed conversation (a gemini bug; docs/sessions.md)
+    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false, sessionRetention: { enabled: false } },
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+    ide: { enabled: false, hasSeenNudge: true },
+  };
+  writeFileSync(join(dir, "settings.json"), `${JSON.stringify(settings, null, 2)}\n`);
+  writeFileSync(join(dir, "trustedFolders.json"), `${JSON.stringify(ws ? { [ws]: "TRUST_FOLDER" } : {}, null, 2)}\n`);
+}
+
+/** the version of @opencode-ai/plugin opencode installs into its config folder at every start (its own version) */
+const OPENCODE_PLUGIN = "@opencode-ai/plugin";
+
+/**
+ * opencode's config (real-opencode-qwen.md): the endpoint as an OpenAI-compatible provider, no
+ * autoupdate or sharing; and its plugin pre-installed in the config folder (package.json, a lockfile
+ * whose root names it, node_modules from the test agents' install), so opencode does not install it
+ * from the npm registry at every start
+ */
+export function seedOpencode(home: string, apiUrl: string, agentsBin: string): void {
+  const dir = join(home, ".config", "opencode");
+  mkdirSync(dir, { recursive: true });
+  const config = {
+    $schema: "https://opencode.ai/config.json",
+    model: "mock/mock-model",
+    small_model: "mock/mock-model",
+    autoupdate: false,
+    share: "disabled",
+    provider: {
+      mock: {
+        npm: "@ai-sdk/openai-compatible",
+        name: "Mock",
+        options: { baseURL: `${apiUrl}/v1`, apiKey: "mock-key" },
+        models: { "mock-model": { name: "Mock Model", tool_call: true, limit: { context: 100000, output: 8000 } } },
+      },
+    },
+  };
+  writeFileSync(join(dir, "opencode.json"), `${JSON.stringify(config, null, 2)}\n`);
+  const modules = dirname(agentsBin);
+  const version = JSON.parse(readFileSync(join(modules, OPENCODE_PLUGIN, "package.json"), "utf8")).version as string;
+  const deps = { [OPENCODE_PLUGIN]: version };
+  writeFileSync(join(dir, "package.json"), `${JSON.stringify({ dependencies: deps }, null, 2)}\n`);
+  writeFileSync(join(dir, "package-lock.json"), `${JSON.stringify({ lockfileVersion: 3, packages: { "": { dependencies: deps } } }, null, 2)}\n`);
+  symlinkSync(modules, join(dir, "node_modules"));
+}
+
+/** qwen's settings (real-opencode-qwen.md): the OpenAI-compatible provider, no update check or telemetry, ask before tools */
+export function seedQwen(home: string, provider: boolean): void {
+  const dir = join(home, ".qwen");
+  mkdirSync(dir, { recursive: true });
+  const settings = {
+    ...(provider ? { security: { auth: { selectedType: "openai" } }, model: { name: "mock-model" } } : {}),
+    general: { enableAutoUpdate: false },
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+    tools: { useRipgrep: false, approvalMode: "default" },
+  };
+  writeFileSync(join(dir, "settings.json"), `${JSON.stringify(settings, null, 2)}\n`);
+}
+
+/** cline's provider (as `cline auth --provider openai-compatible --baseurl …` writes it) and, unless asked, its one-time notices as shown */
+export function seedCline(home: string, apiUrl: string, notice: boolean): void {
+  const dir = join(home, ".cline", "data", "settings");
+  mkdirSync(dir, { recursive: true });
+  const settings = { provider: "openai-compatible", apiKey: "mock-key", model: "mock-model", baseUrl: `${apiUrl}/v1` };
+  const providers = { version: 1, lastUsedProvider: "openai-compatible", modes: {}, providers: { "openai-compatible": { settings, updatedAt: new Date().toISOString(), tokenSource: "manual" } } };
+  writeFileSync(join(dir, "providers.json"), `${JSON.stringify(providers, null, 2)}\n`);
+  // the notices cline 3.0.65 shows once each (ClinePass, Cline Desktop, zen mode), as seen
+  const shown = { "cline-cli-cline-pass-intro": true, "cline-cli-desktop-launch": true, "cline-cli-zen": true };
+  if (!notice) writeFileSync(join(dir, "cli-notices.json"), `${JSON.stringify({ shown }, null, 2)}\n`);
+}
+
 export function seedCodexHome(dir: string, apiUrl: string, ws: string | undefined): void {
   mkdirSync(dir, { recursive: true });
   const lines = [
@@ -97,7 +186,27 @@ export function agentEnv(api: ModelApi, claudeConfigDir: string, codexHome: stri
     DISABLE_AUTOUPDATER: "1",
     CODEX_HOME: codexHome,
     MOCK_API_KEY: "mock-key",
+    GEMINI_API_KEY: "mock-key",
+    GOOGLE_GEMINI_BASE_URL: api.url,
+    OPENCODE_DISABLE_MODELS_FETCH: "1",
+    OPENCODE_DISABLE_AUTOUPDATE: "1",
+    OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
   };
+}
+
+/** qwen's model provider (also read by other OpenAI clients, so only in the worlds that give it) */
+export function qwenEnv(api: ModelApi): Record<string, string> {
+  return { OPENAI_API_KEY: "mock-key", OPENAI_BASE_URL: `${api.url}/v1`, OPENAI_MODEL: "mock-model" };
+}
+
+/** pids of gemini processes (node …/gemini, and the child it relaunches) anchored in the sandbox: they outlive a closed pane */
+export function geminiLeftovers(root: string): number[] {
+  return anchoredPids(root).filter((p) => /(^|\/)gemini(\s|$)|@google\/gemini-cli/.test(cmdline(p)));
+}
+
+/** pids of cline's background hub daemons (cline --cline-hub-daemon) anchored in the sandbox: cline's, shared, they outlive the TUI */
+export function clineDaemons(root: string): number[] {
+  return anchoredPids(root).filter((p) => cmdline(p).includes("--cline-hub-daemon"));
 }
 
 function cmdline(pid: number): string {
@@ -156,6 +265,11 @@ export async function realAgentWorld(o: RealAgentOptions): Promise<RealAgentWorl
   const sb = makeSandbox("mam-ra-");
   const api = startModelApi(o.script);
   const { claudeConfigDir, codexHome } = seedAgentConfigs(sb.root, api, sb.ws, o);
+  const home = sb.with({}).HOME!;
+  seedGemini(home, o.trustGemini === false ? undefined : sb.ws);
+  seedOpencode(home, api.url, testAgentsBin());
+  seedQwen(home, o.qwenProvider === true);
+  seedCline(home, api.url, o.clineNotice === true);
   const server = tmuxServerName("mamra");
   const env = sb.with({
     PATH: agentsPath(sb.bin),
@@ -166,6 +280,7 @@ export async function realAgentWorld(o: RealAgentOptions): Promise<RealAgentWorl
     // mam waits for the real prompt, as for a user
     MAM_PROMPT_WAIT_S: undefined,
     ...agentEnv(api, claudeConfigDir, codexHome),
+    ...(o.qwenProvider === true ? qwenEnv(api) : {}),
     ...o.env,
   });
   const tmux = (args: string[]) => run([TMUX_BIN!, "-L", server, ...args], { env, timeoutMs: 20_000 });
@@ -182,6 +297,12 @@ export async function realAgentWorld(o: RealAgentOptions): Promise<RealAgentWorl
     claudeConfig: () => JSON.parse(readFileSync(join(claudeConfigDir, ".claude.json"), "utf8")),
     async cleanup() {
       await killTmuxServer(server, env);
+      // gemini survives the hangup of its closed pane, cline's hub daemon outlives the TUI: end them as their user would
+      for (const pid of [...geminiLeftovers(sb.root), ...clineDaemons(sb.root)]) {
+        try {
+          process.kill(pid, "SIGTERM");
+        } catch {}
+      }
       // the agents take a moment to go after their terminal does (codex waits for its requests)
       await waitFor(() => anchoredPids(sb.root).every((p) => codexDaemons(codexHome).includes(p)), 10_000, 100);
       await endCodexDaemons(codexHome);

@@ -24,7 +24,7 @@ async function agent(kind: string, args: string[], stdin: string, env: Record<st
 
 const sessionOf = (out: string) => /, session (\S+)$/m.exec(out)?.[1];
 
-const STORE_KINDS = ["claude", "codex", "gemini", "agy", "cline", "opencode", ...(Bun.which("sqlite3") ? ["hermes"] : [])];
+const STORE_KINDS = ["claude", "codex", "gemini", "qwen", "agy", "cline", ...(Bun.which("sqlite3") ? ["opencode", "hermes"] : [])];
 
 describe("conversation stores, as mam reads them", () => {
   test.each(STORE_KINDS)("%s: a fresh start writes a conversation of this workspace; resume finds it", async (kind) => {

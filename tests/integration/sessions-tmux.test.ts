@@ -3,7 +3,7 @@
 // (`tmux -L <unique>`, socket in the sandbox through TMUX_TMPDIR), killed afterwards. tmux is
 // required here and in CI: without it these tests fail, they do not skip.
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { claudeProjectDir } from "../../lib/agents/kinds/claude.ts";
 import { installFakeAgents } from "../helpers/herdr.ts";
@@ -214,6 +214,53 @@ describe.concurrent("sessions on tmux", () => {
       ok(await w.mam(["stop", "soft-b", "--hard"]));
       expect(await sessions(w)).toEqual([]);
       expect(w.row("soft-b")).toMatchObject({ status: "terminated", termination_mode: "hard" });
+    });
+  });
+
+  test("an unverified kind: create says so once (a verified one says nothing); stop --hard ends an agent that ignores its pane's hangup", async () => {
+    await withTmux({}, async (w) => {
+      // a crush that ignores SIGHUP, as gemini does, with a child of its own
+      const crush = join(w.sb.bin, "crush");
+      writeFileSync(crush, `#!/usr/bin/env bash\ntrap '' HUP\nsleep 300 &\necho "crush ready"\nwhile :; do sleep 1; done\n`);
+      chmodSync(crush, 0o755);
+      const c = ok(await w.mam(["create", "--agent", "crush", "--mux", "tmux", "--tmux-server", w.server, "--session", "cr", "--no-onboard"]));
+      const notes = c.stderr.split("\n").filter((l) => l.startsWith("NOTE: mam has not verified"));
+      expect(notes).toEqual(["NOTE: mam has not verified the crush kind: its start and resume arguments, dialogs and screen rules come from crush's docs; see the kinds table in docs/sessions.md"]);
+      const verified = ok(await w.mam(["create", "--agent", "claude", "--mux", "tmux", "--tmux-server", w.server, "--session", "cl", "--no-onboard"]));
+      expect(verified.stderr).not.toContain("has not verified");
+      const pid = w.row("cr").pane.pid as number;
+      const alive = () => anchoredPids(w.sb.root).filter((p) => readFileSync(`/proc/${p}/cmdline`, "utf8").includes("sleep") || p === pid);
+      expect(await waitFor(() => alive().length >= 2, 5000, 100)).toBe(true);
+      ok(await w.mam(["stop", "cr", "--hard"]));
+      expect(await waitFor(() => alive().length === 0, 8000, 100)).toBe(true);
+      expect(w.row("cr")).toMatchObject({ status: "terminated", termination_mode: "hard" });
+      ok(await w.mam(["stop", "cl", "--hard"]));
+    });
+  });
+
+  test("gemini resumed: a NOTE says its session cleanup will delete the conversation, until the user's settings turn the cleanup off", async () => {
+    await withTmux({ MAM_PROMPT_WAIT_S: "1" }, async (w) => {
+      installFakeAgents(w.sb.bin, ["gemini"]);
+      // no system settings of this machine's in the way
+      const env = { GEMINI_CLI_SYSTEM_SETTINGS_PATH: join(w.sb.root, "etc", "settings.json") };
+      const mam = (args: string[]) => runMam(args, { env: { ...w.env, ...env }, cwd: w.sb.ws, timeoutMs: 120_000 });
+      const notes = (r: RunResult) => r.stderr.split("\n").filter((l) => l.includes("session cleanup"));
+      const c = ok(await mam(["create", "--agent", "gemini", "--mux", "tmux", "--tmux-server", w.server, "--session", "gem", "--no-onboard"]));
+      expect(notes(c)).toEqual([]);
+      const id = w.row("gem").gemini_session_id_own as string;
+      ok(await mam(["stop", "gem"]));
+      const settings = join(w.env.HOME!, ".gemini", "settings.json");
+      const r1 = ok(await mam(["resume", "gem"]));
+      expect(r1.stdout).toContain(`(conversation ${id})`);
+      expect(notes(r1)).toEqual([
+        `NOTE: gemini deletes a resumed conversation when another gemini conversation starts in ${w.sb.ws} (its session cleanup): to keep it, set "general": {"sessionRetention": {"enabled": false}} in ${settings}`,
+      ]);
+      ok(await mam(["stop", "gem"]));
+      writeFileSync(settings, `{\n  // keep resumed conversations\n  "general": {"sessionRetention": {"enabled": false}}\n}\n`);
+      const r2 = ok(await mam(["resume", "gem"]));
+      expect(r2.stdout).toContain(`(conversation ${id})`);
+      expect(notes(r2)).toEqual([]);
+      ok(await mam(["stop", "gem", "--hard"]));
     });
   });
 

@@ -1,15 +1,16 @@
-// Captures real screens of claude and codex for the screen-state detector's fixtures:
+// Captures real screens of claude, codex, gemini, opencode, qwen and cline for the screen-state detector's fixtures:
 //   bun tests/real-agents/capture-screens.ts [NAME-FILTER]
 // Each scenario runs the pinned CLI (scripts/install-test-agents.ts) in its own harness world
 // (tests/helpers/real-agents.ts: isolated config, private tmux, scripted model endpoint), drives it
 // to one state, then writes tests/fixtures/screens/<kind>/<state>-<what>.txt (tmux capture-pane
 // -p -J of the visible screen), .title (#{pane_title}) and .json (the verdict the detector owes).
 // Re-runnable; a scenario that does not reach its state is reported and writes nothing.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Reply, Turn } from "../fakes/model-api/server.ts";
 import { MAM_CMD } from "../helpers/mam.ts";
 import { type RealAgentWorld, realAgentWorld, testAgentsBin, typeAndSubmit, waitScreen } from "../helpers/real-agents.ts";
+import { waitFor } from "../helpers/sandbox.ts";
 
 const OUT = join(import.meta.dir, "..", "fixtures", "screens");
 
@@ -20,10 +21,14 @@ interface Verdict {
 }
 
 interface Scenario {
-  kind: "claude" | "codex";
+  kind: "claude" | "codex" | "gemini" | "opencode" | "qwen" | "cline";
   file: string;
   verdict: Verdict;
   trust?: boolean;
+  /** qwen: give it its model provider (default true for qwen's scenarios) */
+  provider?: boolean;
+  /** cline: leave its one-time notice unseen */
+  notice?: boolean;
   /** change the world before the agent starts (config files) */
   prepare?: (w: RealAgentWorld) => void;
   script?: (t: Turn) => Reply;
@@ -37,6 +42,75 @@ interface Scenario {
 
 const idleClaude = (s: string) => s.includes("? for shortcuts") && /^❯/m.test(s);
 const idleCodex = (s: string) => /^› /m.test(s) && s.includes("? for shortcuts");
+const idleGemini = (s: string) => s.includes("Type your message") && s.includes("Gemini CLI v");
+const idleOpencode = (s: string) => s.includes("ctrl+p commands") && !s.includes("esc interrupt");
+const idleQwen = (s: string) => s.includes("Type your message") && s.includes("Qwen Code");
+const idleCline = (s: string) => /^\s*❯ (What can I do for you\?|Ask anything)/m.test(s) && s.includes("Auto-approve all") && !s.includes("esc to cancel");
+/** opencode takes its time (seconds) before its main request: type, Enter once, and wait for it */
+async function submitSlowly(w: RealAgentWorld, pane: string, text: string): Promise<void> {
+  const before = w.api.turns().length;
+  await w.tmux(["send-keys", "-t", pane, "-l", text]);
+  await Bun.sleep(500);
+  await w.tmux(["send-keys", "-t", pane, "Enter"]);
+  if (!(await waitFor(() => w.api.turns().length > before, 90_000, 200))) throw new Error(`the text typed into ${pane} never reached the model`);
+}
+
+interface TurnCues {
+  /** the screen at its input box, ready */
+  idle: (s: string) => boolean;
+  /** the scripted answer "ready" on screen */
+  answered: string | RegExp;
+  /** a text of its working screen */
+  working: string;
+  /** the fixture's name after blocked-real-permission-, and a text of the permission prompt */
+  permission: [string, string];
+  /** opencode: seconds pass before it sends a prompt */
+  slowStart?: boolean;
+  /** the permission scenario's own setup (a config that asks), and its arguments */
+  prepare?: (w: RealAgentWorld) => void;
+  args?: string[];
+}
+
+/** the four screens of one turn of a kind: at its prompt, after an answer, working, at a permission prompt */
+function turnScenarios(kind: Scenario["kind"], c: TurnCues): Scenario[] {
+  const wait = c.slowStart ? 90_000 : 60_000;
+  const ready = async (w: RealAgentWorld, p: string) => {
+    await waitScreen(w, p, c.idle, `${kind}'s input box`, wait);
+    // a new agent's prompt may be drawn before it takes text (gemini, cline): let it settle
+    await Bun.sleep(1000);
+  };
+  const submit = (w: RealAgentWorld, p: string, text: string) => (c.slowStart ? submitSlowly(w, p, text) : typeAndSubmit(w, p, text));
+  const answered = (s: string) => (typeof c.answered === "string" ? s.includes(c.answered) : c.answered.test(s)) && c.idle(s);
+  return [
+    { kind, file: "idle-real-prompt", verdict: { state: "idle" }, drive: async (w, p) => void (await waitScreen(w, p, c.idle, `${kind}'s input box`, wait)) },
+    {
+      kind, file: "idle-real-after-answer", verdict: { state: "idle" },
+      drive: async (w, p) => {
+        await ready(w, p);
+        await submit(w, p, "hello");
+        await waitScreen(w, p, answered, "the answer", wait);
+      },
+    },
+    {
+      kind, file: "working-real-answer", verdict: { state: "working" }, script: slow,
+      drive: async (w, p) => {
+        await ready(w, p);
+        await submit(w, p, "work slowly please");
+        await waitScreen(w, p, (s) => s.includes(c.working), `${kind} working`, wait);
+        await Bun.sleep(1500);
+      },
+    },
+    {
+      kind, file: `blocked-real-permission-${c.permission[0]}`, verdict: { state: "blocked", dialog: "permission" },
+      script: wantsShell("mkdir -p build && touch build/out.txt"), prepare: c.prepare, args: c.args && (() => c.args!),
+      drive: async (w, p) => {
+        await ready(w, p);
+        await submit(w, p, "make the build folder, run it");
+        await waitScreen(w, p, (s) => s.includes(c.permission[1]), "the permission prompt", wait);
+      },
+    },
+  ];
+}
 const slow: (t: Turn) => Reply = (t) => (t.lastUserText.includes("work slowly") ? { text: "finished the slow work", delayMs: 15_000 } : { text: "ready" });
 const wantsShell = (cmd: string) => (t: Turn): Reply => (t.toolOutputs.length === 0 && t.lastUserText.includes("run it") ? { shell: cmd } : { text: "ok, done" });
 /** the model calls these tools one after the other (each after the one before it answered) */
@@ -188,10 +262,46 @@ const SCENARIOS: Scenario[] = [
     prepare: (w) => writeFileSync(join(w.codexHome, "config.toml"), `[projects."${w.sb.ws}"]\ntrust_level = "trusted"\n`),
     drive: async (w, p) => void (await waitScreen(w, p, (s) => s.includes("Sign in with ChatGPT"), "the sign-in menu")),
   },
+  ...turnScenarios("gemini", { idle: idleGemini, answered: "✦ ready", working: "esc to cancel", permission: ["shell", "Allow execution of"] }),
+  {
+    kind: "gemini", file: "blocked-real-start-trust", verdict: { state: "blocked", dialog: "start" }, trust: false,
+    drive: async (w, p) => void (await waitScreen(w, p, (s) => s.includes("Do you trust the files in this folder?"), "the trust dialog")),
+  },
+  // opencode allows every command unless its config says ask
+  ...turnScenarios("opencode", {
+    idle: idleOpencode, answered: /^\s+ready\b/m, working: "esc interrupt", permission: ["bash", "Permission required"], slowStart: true,
+    prepare: (w) => {
+      const f = join(w.sb.with({}).HOME!, ".config", "opencode", "opencode.json");
+      writeFileSync(f, JSON.stringify({ ...JSON.parse(readFileSync(f, "utf8")), permission: { bash: "ask" } }));
+    },
+  }),
+  ...turnScenarios("qwen", { idle: idleQwen, answered: "◆︎ ready", working: "esc to cancel", permission: ["shell", "Allow execution of"] }),
+  {
+    kind: "qwen", file: "blocked-real-start-provider", verdict: { state: "blocked", dialog: "start" }, provider: false,
+    drive: async (w, p) => void (await waitScreen(w, p, (s) => /connect a provider/i.test(s), "the provider dialog")),
+  },
+  // cline approves every tool unless told otherwise
+  ...turnScenarios("cline", { idle: idleCline, answered: "* ready", working: "esc to cancel", permission: ["command", "Approve tool call?"], args: ["--auto-approve", "false"] }),
+  {
+    kind: "cline", file: "blocked-real-start-sign-in", verdict: { state: "blocked", dialog: "start" },
+    prepare: (w) => rmSync(join(w.sb.with({}).HOME!, ".cline", "data", "settings", "providers.json")),
+    drive: async (w, p) => void (await waitScreen(w, p, (s) => s.includes("Connect a model provider to get started"), "the sign-in", 60_000)),
+  },
+  {
+    kind: "cline", file: "blocked-real-start-notice", verdict: { state: "blocked", dialog: "start" }, notice: true,
+    drive: async (w, p) => void (await waitScreen(w, p, (s) => s.includes("Press Enter to open, any other key to close"), "the notice", 60_000)),
+  },
 ];
 
 async function runScenario(sc: Scenario): Promise<void> {
-  const w = await realAgentWorld({ script: sc.script ?? (() => ({ text: "ready" })), trustClaude: sc.trust, trustCodex: sc.trust });
+  const w = await realAgentWorld({
+    script: sc.script ?? (() => ({ text: "ready" })),
+    trustClaude: sc.trust,
+    trustCodex: sc.trust,
+    trustGemini: sc.trust,
+    qwenProvider: sc.kind === "qwen" && sc.provider !== false,
+    clineNotice: sc.notice === true,
+  });
   try {
     sc.prepare?.(w);
     const env = Object.entries(w.env).map(([k, v]) => `${k}=${v}`);

@@ -36,7 +36,8 @@ test("a real claude turn: prompt box, one message to the endpoint, the answer on
 test("a real codex turn: the custom provider, one message, the answer on screen; its app-server ends in teardown", async () => {
   w = await realAgentWorld({ script: jobWorker({ answer: (t) => `echo of ${t.lastUserText}` }) });
   const pane = await startIn(w, "codex");
-  await waitScreen(w, pane, (s) => s.includes("› ") && s.includes("? for shortcuts"), "codex's prompt");
+  // codex is ready once its footer names the model (before that, typed text waits while it starts; SCREENS.md)
+  await waitScreen(w, pane, (s) => s.includes("› ") && s.includes("mock-model"), "codex's prompt");
   await typeAndSubmit(w, pane, "harness hello");
   await waitScreen(w, pane, (s) => s.includes("echo of harness hello"), "the scripted answer");
   expect(w.api.turns("openai").map((t) => t.lastUserText)).toEqual(["harness hello"]);

@@ -6,9 +6,9 @@
 import { afterEach, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parse } from "yaml";
 import { jobWorker } from "../fakes/model-api/scripts.ts";
-import { codexDaemons, type RealAgentWorld, realAgentWorld, waitScreen } from "../helpers/real-agents.ts";
+import { codexDaemons, type RealAgentWorld, realAgentWorld } from "../helpers/real-agents.ts";
+import { create, createAtDialog, delegate, journal, row, typedPart } from "../helpers/real-flow.ts";
 import { waitFor } from "../helpers/sandbox.ts";
 
 let w: RealAgentWorld | undefined;
@@ -16,38 +16,6 @@ afterEach(async () => {
   await w?.cleanup();
   w = undefined;
 });
-
-function row(w: RealAgentWorld, name: string): any {
-  const f = join(w.sb.ws, ".mam", "agent-sessions.yaml");
-  const d = existsSync(f) ? (parse(readFileSync(f, "utf8")) ?? {}) : {};
-  return (d.tmux_sessions ?? []).find((r: any) => r.name === name);
-}
-
-/** a user message as the user typed it: claude adds its own <system-reminder> blocks to it */
-const typedPart = (t: string) => t.replace(/<system-reminder>[\s\S]*?<\/system-reminder>\s*/g, "").trim();
-
-function journal(w: RealAgentWorld, id: string): { event: string; source: string }[] {
-  return readFileSync(join(w.sb.ws, ".mam", "jobs", `${id}.events.ndjson`), "utf8")
-    .trim()
-    .split("\n")
-    .map((l) => JSON.parse(l));
-}
-
-async function create(w: RealAgentWorld, agent: string, name: string): Promise<any> {
-  const c = await w.mam(["create", "--agent", agent, "--mux", "tmux", "--tmux-server", w.server, "--session", name, "--json"]);
-  expect(c.code, c.stdout + c.stderr).toBe(0);
-  return { ...JSON.parse(c.stdout), stderr: c.stderr };
-}
-
-/** submit a job and wait for its end; the job's id */
-async function delegate(w: RealAgentWorld, to: string, prompt: string): Promise<string> {
-  const s = await w.mam(["job", "submit", "--to", to, "--prompt", prompt, "--json"]);
-  expect(s.code, s.stdout + s.stderr).toBe(0);
-  const id: string = JSON.parse(s.stdout).job_id;
-  const wait = await w.mam(["job", "wait", id, "--timeout", "120"], 150_000);
-  expect(wait.code, `${wait.stdout}${wait.stderr}\n${await w.screen(`=${to}:`)}`).toBe(0);
-  return id;
-}
 
 test("real claude on tmux, mam not on PATH: onboarding as one message, a job completed with no key pressed; stop → resume keeps the conversation", async () => {
   w = await realAgentWorld({ script: jobWorker({ detail: "done: job finished" }) });
@@ -92,15 +60,9 @@ test("real claude on tmux, mam not on PATH: onboarding as one message, a job com
 
 test("real claude in a folder it does not trust: the trust dialog is left untouched, create names it, a job is refused", async () => {
   w = await realAgentWorld({ script: jobWorker(), trustClaude: false });
-  const c = await create(w, "claude", "dlg");
-  const line = `WARNING: claude waits at its "trust this folder" dialog in ${c.pane}: answer it there (tmux -L ${w.server} attach -t dlg); the onboarding was not sent`;
-  expect(c.stderr.split("\n").filter((l: string) => l.startsWith("WARNING"))).toEqual([line]);
-  expect(c).toMatchObject({ at_prompt: false, waiting_at: `its "trust this folder" dialog`, onboarding: "not sent", warnings: [line] });
-  expect(row(w, "dlg")).toMatchObject({ status: "running", agent: "claude" });
   // the dialog is still there, nothing reached the model, the folder is still not trusted
-  await waitScreen(w, "=dlg:", (s) => /trust this folder/i.test(s), "the trust dialog");
-  await Bun.sleep(1500);
-  expect(w.api.turns()).toHaveLength(0);
+  const c = await createAtDialog(w, "claude", "dlg", "trust this folder", /trust this folder/i);
+  expect(row(w, "dlg")).toMatchObject({ status: "running", agent: "claude" });
   expect(w.claudeConfig().projects?.[w.sb.ws]?.hasTrustDialogAccepted).not.toBe(true);
   const st = JSON.parse((await w.mam(["status", "--json"])).stdout).sessions.find((s: any) => s.name === "dlg");
   expect(st).toMatchObject({ live: "blocked", dialog: "start" });
@@ -155,13 +117,7 @@ for (const c of [
     w = await realAgentWorld({ script: jobWorker(), trustCodex: c.trust });
     c.prepare(w);
     const cfg = readFileSync(join(w.codexHome, "config.toml"), "utf8");
-    const r = await create(w, "codex", "cdt");
-    const line = `WARNING: codex waits at its "${c.dialog}" dialog in ${r.pane}: answer it there (tmux -L ${w.server} attach -t cdt); the onboarding was not sent`;
-    expect(r.stderr.split("\n").filter((l: string) => l.startsWith("WARNING"))).toEqual([line]);
-    expect(r).toMatchObject({ at_prompt: false, waiting_at: `its "${c.dialog}" dialog`, onboarding: "not sent" });
-    await waitScreen(w, "=cdt:", (s) => c.shows.test(s), c.dialog);
-    await Bun.sleep(1500);
-    expect(w.api.turns()).toHaveLength(0);
+    await createAtDialog(w, "codex", "cdt", c.dialog, c.shows);
     // nothing was decided for the user: no trust decision saved (codex adds only its own [tui]
     // bookkeeping to config.toml), no sign-in
     const trusts = (t: string) => (t.match(/trust_level/g) ?? []).length;

@@ -11,8 +11,15 @@ import { RULES_DIR, RULES_SUFFIX } from "../../lib/agents/screen/embed.ts";
 import { serverEntry } from "../../lib/sys/self.ts";
 
 /** every field of an entry; the nullable ones say "none" with null, never by leaving it out */
-const ASPECTS = ["kind", "exe", "command", "herdrKind", "freshArgs", "assignsId", "resumeArgs", "exitText", "reads", "store", "screenRules", "hooks", "grants", "mcp", "usage"] as const;
-const NULLABLE = new Set(["command", "herdrKind", "resumeArgs", "store", "screenRules", "hooks", "grants", "mcp", "usage"]);
+const ASPECTS = ["kind", "exe", "command", "herdrKind", "freshArgs", "assignsId", "resumeArgs", "resumeNote", "exitText", "reads", "store", "screenRules", "hooks", "grants", "mcp", "usage"] as const;
+const NULLABLE = new Set(["command", "herdrKind", "resumeArgs", "resumeNote", "exitText", "store", "screenRules", "hooks", "grants", "mcp", "usage"]);
+
+/** a grant's file, kept in memory: its path names the file, the texts are kept for the checks */
+const files = new Map<string, string>();
+const memFile = (name: string, text: string) => {
+  files.set(`/grants/${name}`, text);
+  return `/grants/${name}`;
+};
 
 const isFn = (v: unknown) => typeof v === "function";
 const isWords = (v: unknown) => Array.isArray(v) && v.every((w) => typeof w === "string" && w !== "");
@@ -35,7 +42,8 @@ function problems(name: string, k: AgentKind): string[] {
   else if (k.freshArgs("ID-1").includes("ID-1") !== k.assignsId) out.push(`${name}: assignsId and freshArgs(id) disagree`);
   if (typeof k.assignsId !== "boolean") out.push(`${name}: assignsId is not a boolean`);
   if (k.resumeArgs !== null && (!isFn(k.resumeArgs) || !isWords(k.resumeArgs("ID-1")) || !k.resumeArgs("ID-1").includes("ID-1"))) out.push(`${name}: resumeArgs do not name the id`);
-  if (typeof k.exitText !== "string" || k.exitText === "") out.push(`${name}: no exitText`);
+  if (k.resumeNote !== null && (!isFn(k.resumeNote) || k.resumeArgs === null)) out.push(`${name}: resumeNote is not a function of a kind that resumes`);
+  if (k.exitText !== null && (typeof k.exitText !== "string" || k.exitText === "")) out.push(`${name}: exitText is not a text`);
   if (k.reads !== "prose" && k.reads !== "commands") out.push(`${name}: reads is neither prose nor commands`);
   if (k.store !== null && (!isFn(k.store.find) || !isFn(k.store.newest))) out.push(`${name}: store lacks find/newest`);
   if (k.screenRules !== null) {
@@ -43,7 +51,7 @@ function problems(name: string, k: AgentKind): string[] {
     else if (!existsSync(join(RULES_DIR, k.screenRules))) out.push(`${name}: ${k.screenRules} does not exist`);
   }
   if (k.hooks !== null && (!isWords(k.hooks.events) || k.hooks.events.length === 0 || typeof k.hooks.projectFile !== "string" || !isFn(k.hooks.globalFile))) out.push(`${name}: hooks incomplete`);
-  if (k.grants !== null && (!isFn(k.grants) || !isWords(k.grants("MAM")) || !k.grants("MAM").some((g) => g.includes("MAM")))) out.push(`${name}: grants do not name mam`);
+  if (k.grants !== null && (!isFn(k.grants) || !isWords(k.grants("MAM", memFile)) || !k.grants("MAM", memFile).some((g) => g.includes("MAM") || files.get(g)?.includes("MAM")))) out.push(`${name}: grants do not name mam`);
   if (k.mcp !== null && (!isFn(k.mcp.args) || !isFn(k.mcp.install) || !isFn(k.mcp.uninstall))) out.push(`${name}: mcp lacks args/install/uninstall`);
   if (k.usage !== null && (!isFn(k.usage.files) || !isFn(k.usage.parse) || !isWords(k.usage.markers) || k.usage.markers.length === 0)) out.push(`${name}: usage lacks files/parse/markers`);
   return out;
@@ -58,7 +66,8 @@ describe("each kind states every aspect", () => {
     const { hooks: _h, ...noHooks } = KINDS.shell!;
     expect(problems("shell", noHooks as AgentKind)).toEqual(["shell: does not state hooks (null for none)"]);
     expect(problems("shell", { ...KINDS.shell!, grants: undefined } as unknown as AgentKind)).toEqual(["shell: does not state grants (null for none)"]);
-    expect(problems("shell", { ...KINDS.shell!, exitText: null } as unknown as AgentKind)).toEqual(["shell: exitText cannot be null"]);
+    expect(problems("shell", { ...KINDS.shell!, exe: null } as unknown as AgentKind)).toEqual(["shell: exe cannot be null"]);
+    expect(problems("shell", { ...KINDS.shell!, exitText: "" })).toEqual(["shell: exitText is not a text"]);
     expect(problems("shell", { ...KINDS.shell!, resume: null } as unknown as AgentKind)).toEqual(["shell: unknown field resume"]);
     expect(problems("shell", { ...KINDS.shell!, screenRules: "bash.screen.json" })).toEqual([`shell: screenRules must be shell${RULES_SUFFIX} (the macro keys rules by file name)`]);
     expect(problems("claude", { ...KINDS.claude!, assignsId: false })).toEqual(["claude: assignsId and freshArgs(id) disagree"]);
@@ -96,8 +105,8 @@ describe("the tables derived from the kinds", () => {
   });
 
   test("grants: none for a kind without them; an unknown kind gets none", () => {
-    for (const k of kindNames()) expect({ k, granted: grantArgs(k, {}, "mam").length > 0 }).toEqual({ k, granted: KINDS[k]!.grants !== null });
-    expect(grantArgs("gpt", {}, "mam")).toEqual([]);
+    for (const k of kindNames()) expect({ k, granted: grantArgs(k, {}, "mam", memFile).length > 0 }).toEqual({ k, granted: KINDS[k]!.grants !== null });
+    expect(grantArgs("gpt", {}, "mam", memFile)).toEqual([]);
   });
 
   test("herdr manages exactly the kinds with a herdr kind (and kinds mam does not know)", () => {

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { claudeProjectKey } from "../../lib/agents/kinds/claude.ts";
+import { geminiSettingsFiles, sessionCleanupOff } from "../../lib/agents/kinds/gemini.ts";
 import { agentKind, idField, KINDS, ownId } from "../../lib/agents/kinds/index.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "mam-agents-")));
@@ -26,7 +27,7 @@ function put(p: string, text: string, ageS = 0) {
 
 describe("kinds", () => {
   test("every SPEC kind is there", () => {
-    for (const k of ["claude", "codex", "gemini", "agy", "hermes", "cline", "aider", "opencode", "shell"]) expect(KINDS[k]).toBeDefined();
+    for (const k of ["claude", "codex", "gemini", "agy", "hermes", "cline", "aider", "opencode", "shell", "qwen", "copilot", "crush", "kilo", "amp"]) expect(KINDS[k]).toBeDefined();
   });
   test("claude gets an assigned id and resumes with --resume", () => {
     const c = agentKind("claude");
@@ -83,11 +84,32 @@ describe("stores are scoped to the workspace", () => {
     expect(store("codex").find("ca", ws, env)).toBeDefined();
   });
 
-  test("gemini", () => {
-    const d = join(home, ".gemini", "tmp", createHash("sha256").update(ws).digest("hex"), "chats");
-    put(join(d, "session-1.json"), JSON.stringify({ sessionId: "g1" }), 5);
+  test("gemini (0.61.0: a slug folder per project, matched by the projectHash of each file's first line)", () => {
+    const hash = (p: string) => createHash("sha256").update(p).digest("hex");
+    const d = join(home, ".gemini", "tmp", "proj-a", "chats");
+    put(join(d, "session-2026-12-01T10-00-g1aaaaaa.jsonl"), `${JSON.stringify({ sessionId: "g1", projectHash: hash(ws), kind: "main" })}\n{"$set":{}}\n`, 5);
+    // a resumed conversation leaves an empty twin with the same id: both are its files
+    put(join(d, "session-2026-12-01T11-00-g1aaaaaa.jsonl"), `${JSON.stringify({ sessionId: "g1", projectHash: hash(ws), kind: "main" })}\n`, 1);
+    // another workspace whose folder has the same name got the slug proj-a-1
+    put(join(home, ".gemini", "tmp", "proj-a-1", "chats", "session-2026-12-01T10-00-g2bbbbbb.jsonl"), `${JSON.stringify({ sessionId: "g2", projectHash: hash(other) })}\n`, 0);
+    // an older gemini: tmp/<sha256>/chats/*.json
+    put(join(home, ".gemini", "tmp", hash(ws), "chats", "session-old.json"), JSON.stringify({ sessionId: "g0" }), 50);
     expect(store("gemini").newest(ws, env)!.id).toBe("g1");
-    expect(store("gemini").newest(other, env)).toBeUndefined();
+    expect(store("gemini").find("g1", ws, env)!.files.sort()).toEqual([join(d, "session-2026-12-01T10-00-g1aaaaaa.jsonl"), join(d, "session-2026-12-01T11-00-g1aaaaaa.jsonl")]);
+    expect(store("gemini").find("g0", ws, env)).toBeDefined();
+    expect(store("gemini").find("g2", ws, env)).toBeUndefined();
+    expect(store("gemini").newest(other, env)!.id).toBe("g2");
+    expect(store("gemini").newest(ws, { ...env, GEMINI_CLI_HOME: join(root, "elsewhere") })).toBeUndefined();
+  });
+
+  test("qwen", () => {
+    const d = join(home, ".qwen", "projects", ws.replace(/[^A-Za-z0-9]/g, "-"), "chats");
+    put(join(d, "q1.jsonl"), `${JSON.stringify({ sessionId: "q1", cwd: ws })}\n`, 5);
+    put(join(d, "q1.runtime.json"), "{}", 5);
+    put(join(d, "q2.jsonl"), `${JSON.stringify({ sessionId: "q2", cwd: ws })}\n`, 1);
+    expect(store("qwen").newest(ws, env)!.id).toBe("q2");
+    expect(store("qwen").find("q1", ws, env)!.files).toEqual([join(d, "q1.jsonl"), join(d, "q1.runtime.json")]);
+    expect(store("qwen").newest(other, env)).toBeUndefined();
   });
 
   test("agy", () => {
@@ -108,12 +130,18 @@ describe("stores are scoped to the workspace", () => {
     expect(store("cline").find("s3", ws, env)).toBeUndefined();
   });
 
-  test("opencode", () => {
-    const d = join(home, ".local", "share", "opencode", "storage", "session", "proj1");
-    put(join(d, "ses_1.json"), JSON.stringify({ id: "ses_1", directory: ws }), 3);
-    put(join(d, "ses_2.json"), JSON.stringify({ id: "ses_2", directory: other }), 0);
-    expect(store("opencode").newest(ws, env)!.id).toBe("ses_1");
+  test("opencode (1.18.33: SQLite opencode.db, table session; subagents' sessions are not the conversation)", () => {
+    const dir = join(home, ".local", "share", "opencode");
+    mkdirSync(dir, { recursive: true });
+    const db = new Database(join(dir, "opencode.db"));
+    db.run("CREATE TABLE session (id TEXT PRIMARY KEY, directory TEXT NOT NULL, parent_id TEXT, time_updated INTEGER NOT NULL)");
+    db.run("INSERT INTO session VALUES ('ses_1', ?, NULL, 100), ('ses_2', ?, NULL, 300), ('ses_3', ?, 'ses_1', 900), ('ses_4', ?, NULL, 200)", [ws, other, ws, ws]);
+    db.close();
+    expect(store("opencode").newest(ws, env)!.id).toBe("ses_4");
+    expect(store("opencode").find("ses_1", ws, env)).toEqual({ id: "ses_1", mtimeMs: 100, files: [] });
     expect(store("opencode").find("ses_2", ws, env)).toBeUndefined();
+    expect(store("opencode").find("ses_3", ws, env)).toBeUndefined();
+    expect(store("opencode").newest(ws, { ...env, XDG_DATA_HOME: join(root, "elsewhere") })).toBeUndefined();
   });
 
   test("hermes (SQLite state.db)", () => {
@@ -125,6 +153,40 @@ describe("stores are scoped to the workspace", () => {
     expect(store("hermes").newest(ws, env)!.id).toBe("h2");
     expect(store("hermes").find("h1", ws, env)).toBeDefined();
     expect(store("hermes").find("h3", ws, env)).toBeUndefined();
+  });
+});
+
+describe("gemini's session cleanup deletes a resumed conversation: the note after a resume", () => {
+  test("sessionCleanupOff: only an explicit false turns it off; the strongest file that says something wins; comments are fine", () => {
+    const off = '{ // mam\n "general": {"sessionRetention": {"enabled": false}} }';
+    const on = '{"general": {"sessionRetention": {"enabled": true, "maxAge": "30d"}}}';
+    expect(sessionCleanupOff([])).toBe(false);
+    expect(sessionCleanupOff([undefined, "{}", '{"general": {}}'])).toBe(false);
+    expect(sessionCleanupOff([undefined, off, undefined, undefined])).toBe(true);
+    // the folder's settings over the user's, the system's over both
+    expect(sessionCleanupOff([undefined, off, on, undefined])).toBe(false);
+    expect(sessionCleanupOff([undefined, on, undefined, off])).toBe(true);
+    // a broken file says nothing
+    expect(sessionCleanupOff([off, "{ not json"])).toBe(true);
+    expect(sessionCleanupOff(['{"general": {"sessionRetention": {"enabled": "no"}}}'])).toBe(false);
+  });
+
+  test("the settings files gemini reads, weakest first; GEMINI_CLI_HOME and the system paths of its variables", () => {
+    expect(geminiSettingsFiles(ws, env)).toEqual(["/etc/gemini-cli/system-defaults.json", join(home, ".gemini", "settings.json"), join(ws, ".gemini", "settings.json"), "/etc/gemini-cli/settings.json"]);
+    const e = { HOME: home, GEMINI_CLI_HOME: "/g", GEMINI_CLI_SYSTEM_SETTINGS_PATH: "/s/settings.json" };
+    expect(geminiSettingsFiles(ws, e)).toEqual(["/s/system-defaults.json", "/g/.gemini/settings.json", join(ws, ".gemini", "settings.json"), "/s/settings.json"]);
+    expect(geminiSettingsFiles(ws, { ...e, GEMINI_CLI_SYSTEM_DEFAULTS_PATH: "/d.json" })[0]).toBe("/d.json");
+  });
+
+  test("gemini says it after a resume until the user's settings turn the cleanup off; the other kinds say nothing", () => {
+    const gh = join(root, "gemini-note");
+    const e = { HOME: gh, GEMINI_CLI_SYSTEM_SETTINGS_PATH: join(gh, "none", "settings.json") };
+    const note = KINDS.gemini!.resumeNote!(ws, e);
+    expect(note).toContain(`when another gemini conversation starts in ${ws}`);
+    expect(note).toContain(`"general": {"sessionRetention": {"enabled": false}} in ${join(gh, ".gemini", "settings.json")}`);
+    put(join(gh, ".gemini", "settings.json"), JSON.stringify({ general: { sessionRetention: { enabled: false } } }));
+    expect(KINDS.gemini!.resumeNote!(ws, e)).toBeNull();
+    for (const k of Object.keys(KINDS).filter((k) => k !== "gemini")) expect(KINDS[k]!.resumeNote).toBeNull();
   });
 });
 

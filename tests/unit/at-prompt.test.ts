@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { detectScreen, hasInputBox, inputBoxText } from "../../lib/agents/screen/detect.ts";
 import { AgentBlocked, type Mux } from "../../lib/mux/types.ts";
 import { afterStart } from "../../lib/ops/session/after-start.ts";
-import { answerHint, deliver, holdsText, mayType, paneStateOf, promptWaitMs, typeInto, waitingAt } from "../../lib/ops/session/at-prompt.ts";
+import { answerHint, deliver, holdsText, mayType, PROMPT_STEADY_MS, paneStateOf, promptWaitMs, typeInto, waitForPrompt, waitingAt } from "../../lib/ops/session/at-prompt.ts";
 import { sessionReach } from "../../lib/ops/session/reach.ts";
 import { MamError } from "../../lib/sys/errors.ts";
 
@@ -23,13 +23,14 @@ const screen = (kind: string, name: string) => {
 };
 
 describe("paneStateOf", () => {
-  test("the real start dialogs of claude and codex are dialogs with a name, never a prompt", () => {
-    for (const kind of ["claude", "codex"]) {
+  test("the real start dialogs of claude, codex, gemini and qwen are dialogs with a name, never a prompt", () => {
+    for (const kind of ["claude", "codex", "gemini"]) {
       const s = paneStateOf("idle", detectScreen(kind, screen(kind, "blocked-real-start-trust")));
       expect(s).toMatchObject({ at: "dialog", dialog: "start", name: "trust this folder" });
       expect(waitingAt(s as Extract<typeof s, { at: "dialog" }>)).toBe(`its "trust this folder" dialog`);
     }
     expect(paneStateOf("unknown", detectScreen("codex", screen("codex", "blocked-real-start-sign-in")))).toMatchObject({ at: "dialog", name: "sign-in" });
+    expect(paneStateOf("idle", detectScreen("qwen", screen("qwen", "blocked-real-start-provider")))).toMatchObject({ at: "dialog", name: "connect a provider" });
   });
 
   test("a permission prompt is named with its reason", () => {
@@ -44,6 +45,42 @@ describe("paneStateOf", () => {
     expect(paneStateOf("unknown", detectScreen("claude", screen("claude", "unknown-real-exited-unable-to-connect")))).toEqual({ at: "unknown" });
     // codex's first seconds: a composer, but it is not ready (a trust dialog may still come)
     expect(paneStateOf("unknown", detectScreen("codex", screen("codex", "unknown-real-starting")))).toEqual({ at: "unknown" });
+  });
+});
+
+describe("waitForPrompt: a new agent is at its prompt only once the prompt stayed in view", () => {
+  /** a tmux pane whose screen is the fixture `at(ms since the first look)` names */
+  function timedPane(kind: string, at: (ms: number) => string): Mux {
+    let t0: number | undefined;
+    return {
+      backend: "tmux",
+      async screen() {
+        t0 ??= Date.now();
+        return screen(kind, at(Date.now() - t0));
+      },
+    } as unknown as Mux;
+  }
+
+  test("gemini's input box drawn 0.3 s before its trust dialog: the dialog, never the prompt", async () => {
+    const mux = timedPane("gemini", (ms) => (ms < 300 ? "idle-real-prompt" : "blocked-real-start-trust"));
+    expect(await waitForPrompt(mux, "%1", "gemini", {}, 10_000)).toMatchObject({ at: "dialog", name: "trust this folder" });
+  });
+
+  test("a prompt that stays: at it after PROMPT_STEADY_MS, not before; one that comes and goes starts the count again", async () => {
+    const t0 = Date.now();
+    expect(await waitForPrompt(timedPane("gemini", () => "idle-real-prompt"), "%1", "gemini", {}, 10_000)).toMatchObject({ at: "prompt" });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(PROMPT_STEADY_MS);
+    const t1 = Date.now();
+    const flicker = timedPane("gemini", (ms) => (ms < 500 ? "idle-real-prompt" : ms < 900 ? "working-real-answer" : "idle-real-prompt"));
+    expect(await waitForPrompt(flicker, "%1", "gemini", {}, 10_000)).toMatchObject({ at: "prompt" });
+    expect(Date.now() - t1).toBeGreaterThanOrEqual(900 + PROMPT_STEADY_MS);
+  });
+
+  test("the wait ends with the last look: a prompt seen too briefly is still the prompt; no wait at all takes the first look", async () => {
+    const t0 = Date.now();
+    expect(await waitForPrompt(timedPane("gemini", () => "idle-real-prompt"), "%1", "gemini", {}, 300)).toMatchObject({ at: "prompt" });
+    expect(Date.now() - t0).toBeLessThan(PROMPT_STEADY_MS);
+    expect(await waitForPrompt(timedPane("gemini", () => "idle-real-prompt"), "%1", "gemini", {}, 0)).toMatchObject({ at: "prompt" });
   });
 });
 
@@ -68,6 +105,22 @@ describe("the input box", () => {
     const codexBox = inputBoxText("codex", screen("codex", "idle-real-prompt"));
     expect(codexBox).toBeDefined();
     expect(holdsText(codexBox!, "You are wrk, a codex agent")).toBe(false);
+  });
+
+  test("gemini, qwen and cline name one: empty on their real idle screens (the placeholder is not our text), the typed text or a paste stand-in when it waits there", () => {
+    for (const kind of ["gemini", "qwen"]) {
+      expect(hasInputBox(kind)).toBe(true);
+      for (const name of ["idle-real-prompt", "idle-real-after-answer"]) expect({ kind, name, box: inputBoxText(kind, screen(kind, name)) }).toEqual({ kind, name, box: "" });
+      const typed = (line: string) => ({ text: screen(kind, "idle-real-prompt").text.replace(/>\s+Type your message or @path\/to\/file/, line), title: "" });
+      expect(holdsText(inputBoxText(kind, typed("> You are wrk, a gemini agent"))!, "You are wrk, a gemini agent with the role")).toBe(true);
+      expect(holdsText(inputBoxText(kind, typed("> [Pasted Text: 8 lines]"))!, "[mam] Job 1234abcd delegated to you\nmore")).toBe(true);
+    }
+    expect(inputBoxText("cline", screen("cline", "idle-real-prompt"))).toBe("");
+    expect(inputBoxText("cline", screen("cline", "idle-real-after-answer"))).toBe("");
+    const clineTyped = { text: screen("cline", "idle-real-prompt").text.replace(/❯ What can I do for you\?/, "❯ You are wrk, a cline agent"), title: "" };
+    expect(holdsText(inputBoxText("cline", clineTyped)!, "You are wrk, a cline agent with the role")).toBe(true);
+    // opencode's box (┃ lines, its mode line last) names no input line mam can read: delivery is unchecked
+    expect(hasInputBox("opencode")).toBe(false);
   });
 
   test("text left in claude's box, or a paste stand-in in codex's, is found", () => {

@@ -3,7 +3,7 @@
 // very binary; a grant matches every command the header, the loop texts and the onboarding tell
 // the agent to run.
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { claudeRules } from "../../lib/agents/kinds/claude.ts";
@@ -116,8 +116,33 @@ describe("grants: claude's allow rules match every mam command the agent is told
     expect(grantArgs("claude", { MAM_AGENT_MAM: "mam" })).toEqual(claudeRules("mam").map((r) => `--allowedTools=${r}`));
   });
 
-  test("every other kind gets no arguments", () => {
-    for (const k of kindNames().filter((k) => k !== "claude")) expect(grantArgs(k, {}, "mam")).toEqual([]);
+  test("gemini: a policy file with one allow rule of exactly mam's command prefixes, kept in mam's state folder", () => {
+    const home = mkdtempSync(join(tmpdir(), "mam-grant-"));
+    try {
+      const args = grantArgs("gemini", { HOME: home }, "/opt/my mam");
+      expect(args).toHaveLength(2);
+      expect(args[0]).toBe("--policy");
+      expect(args[1]).toStartWith(join(home, ".local", "state", "mam", "grants") + "/");
+      const toml = Bun.TOML.parse(readFileSync(args[1]!, "utf8")) as { rule: Record<string, unknown>[] };
+      expect(toml.rule).toEqual([
+        { toolName: "run_shell_command", commandPrefix: ["/opt/my mam job event", "/opt/my mam job status", "/opt/my mam status"], decision: "allow", priority: 100 },
+      ]);
+      expect(statSync(args[1]!).mode & 0o777).toBe(0o600);
+      // the same text, the same file; another mam, another file
+      expect(grantArgs("gemini", { HOME: home }, "/opt/my mam")).toEqual(args);
+      expect(grantArgs("gemini", { HOME: home }, "mam")[1]).not.toBe(args[1]);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  test("qwen: one --allowed-tools= prefix rule of its shell tool per command", () => {
+    expect(grantArgs("qwen", {}, "/opt/mam")).toEqual(GRANTED_COMMANDS.map((c) => `--allowed-tools=run_shell_command(/opt/mam ${c})`));
+  });
+
+  test("every other kind gets no arguments, but copilot (from its docs, unverified)", () => {
+    for (const k of kindNames().filter((k) => !["claude", "gemini", "qwen", "copilot"].includes(k))) expect(grantArgs(k, {}, "mam")).toEqual([]);
+    expect(grantArgs("copilot", {}, "mam")).toEqual(GRANTED_COMMANDS.map((c) => `--allow-tool=shell(mam ${c}:*)`));
   });
 
   for (const [label, mam] of [

@@ -5,6 +5,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, wri
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { detectScreen, detectWith, screenKinds, type ScreenVerdict } from "../../lib/agents/screen/detect.ts";
+import { isVerified } from "../../lib/agents/kinds/index.ts";
 import { readRulesDir, RULES_DIR, RULES_SUFFIX } from "../../lib/agents/screen/embed.ts";
 import { Regions } from "../../lib/agents/screen/regions.ts";
 import { compileRules, parseRegion, validateRuleFile } from "../../lib/agents/screen/rules.ts";
@@ -43,7 +44,7 @@ function correct(got: ScreenVerdict, want: ScreenVerdict): boolean {
   return want.reason === undefined || got.reason === want.reason;
 }
 
-test("fixture table: ≥ 95 % per kind, no idle prompt called blocked, no dialog called idle", () => {
+test("fixture table: ≥ 95 % per kind, 100 % for the verified kinds, no idle prompt called blocked, no dialog called idle", () => {
   const fixtures = loadFixtures();
   expect(fixtures.length).toBeGreaterThan(20);
   const perKind = new Map<string, { n: number; ok: number }>();
@@ -62,7 +63,14 @@ test("fixture table: ≥ 95 % per kind, no idle prompt called blocked, no dialog
   const table = [...perKind].map(([kind, k]) => `${kind.padEnd(10)} ${String(k.ok).padStart(3)}/${String(k.n).padEnd(3)} ${((100 * k.ok) / k.n).toFixed(1)} %`);
   console.log(`screen fixtures, accuracy per kind:\n${table.join("\n")}${wrong.length ? `\nwrong:\n${wrong.join("\n")}` : ""}`);
   expect(fatal).toEqual([]);
-  for (const [kind, k] of perKind) expect({ kind, accuracy: k.ok / k.n >= 0.95 }).toEqual({ kind, accuracy: true });
+  for (const [kind, k] of perKind) expect({ kind, accuracy: k.ok / k.n >= (isVerified(kind) ? 1 : 0.95) }).toEqual({ kind, accuracy: true });
+  // a verified kind with rules has real screens (captured from the pinned CLI) of every state its rules give
+  for (const kind of screenKinds().filter((k) => isVerified(k) && k !== "demo")) {
+    const ruled = JSON.parse(readFileSync(join(RULES_DIR, `${kind}${RULES_SUFFIX}`), "utf8")) as { rules: { state: string }[] };
+    const want = [...new Set(ruled.rules.map((r) => r.state))].filter((s) => s !== "unknown").sort();
+    const real = new Set(fixtures.filter((f) => f.kind === kind && f.name.includes("-real-")).map((f) => f.want.state));
+    expect({ kind, real: want.filter((s) => real.has(s as ScreenVerdict["state"])) }).toEqual({ kind, real: want });
+  }
   // every kind with rules has fixtures for each state its rules can give (idle, working and,
   // but for the demo agent, which never asks, blocked)
   for (const kind of screenKinds()) {
@@ -143,4 +151,16 @@ test("real permission screens: the reason names the command (claude 2.1.197, cod
   const x = real("codex", "blocked-real-permission-command");
   expect(detectScreen("codex", x).reason).toBe("Would you like to run the following command? $ touch /var/tmp/mam-capture-escalated.txt");
   expect(detectScreen("claude", real("claude", "blocked-real-start-trust"))).toMatchObject({ dialog: "start", reason: "Is this a project you created or one you trust?" });
+});
+
+test("real permission screens and start dialogs of gemini 0.61.0, opencode 1.18.33, qwen 0.24.4, cline 3.0.65: the reason names the command, the dialog its name", () => {
+  const real = (kind: string, name: string) => detectScreen(kind, loadFixtures().find((f) => f.kind === kind && f.name === name)!);
+  expect(real("gemini", "blocked-real-permission-shell").reason).toBe("? Shell mkdir -p build && touch build/out.txt: mkdir -p build && touch build/out.txt — Allow execution of [Shell]?");
+  expect(real("opencode", "blocked-real-permission-bash").reason).toBe("△ Permission required: $ mkdir -p build && touch build/out.txt");
+  expect(real("qwen", "blocked-real-permission-shell").reason).toEndWith("mkdir -p build && touch build/out.txt — Allow execution of: 'mkdir, touch'?");
+  expect(real("gemini", "blocked-real-start-trust")).toMatchObject({ dialog: "start", name: "trust this folder", reason: "Do you trust the files in this folder?" });
+  expect(real("qwen", "blocked-real-start-provider")).toMatchObject({ dialog: "start", name: "connect a provider" });
+  expect(real("cline", "blocked-real-permission-command").reason).toBe("Approve tool call? $ mkdir -p build && touch build/out.txt");
+  expect(real("cline", "blocked-real-start-notice")).toMatchObject({ dialog: "start", name: "notice" });
+  expect(real("cline", "blocked-real-start-sign-in")).toMatchObject({ dialog: "start", name: "sign-in" });
 });

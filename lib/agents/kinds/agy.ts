@@ -50,6 +50,7 @@ export const agy: AgentKind = {
   freshArgs: () => [],
   assignsId: false,
   resumeArgs: (id) => ["--conversation", id],
+  resumeNote: null,
   exitText: "Exit",
   reads: "prose",
   store,

@@ -11,6 +11,7 @@ export const aider: AgentKind = {
   assignsId: false,
   // no resume by id: mam starts it fresh
   resumeArgs: null,
+  resumeNote: null,
   exitText: "/exit",
   reads: "prose",
   store: null,

@@ -161,6 +161,7 @@ export const claude: AgentKind = {
   freshArgs: (id) => (id ? ["--session-id", id] : []),
   assignsId: true,
   resumeArgs: (id) => ["--resume", id],
+  resumeNote: null,
   exitText: "/exit",
   reads: "prose",
   store,

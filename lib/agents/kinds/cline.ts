@@ -1,5 +1,6 @@
-// cline (Cline CLI): everything mam knows about this kind. herdr starts it; it picks its own
-// conversation id, which mam finds in the session files that name the workspace.
+// cline (Cline CLI, verified with 3.0.65): everything mam knows about this kind. herdr starts it;
+// it picks its own conversation id, which mam finds in the session files that name the workspace,
+// and resumes it with --id <id>.
 import { join } from "node:path";
 import { type Env, homeDir } from "../../sys/paths.ts";
 import type { AgentKind, Conversation } from "./kind.ts";
@@ -23,15 +24,17 @@ export const cline: AgentKind = {
   herdrKind: "cline",
   freshArgs: () => [],
   assignsId: false,
-  resumeArgs: (id) => ["--resume", id],
+  // `cline --help` (3.0.65): `--id <session-id>` resumes a session
+  resumeArgs: (id) => ["--id", id],
+  resumeNote: null,
   exitText: "/exit",
   reads: "prose",
   store: listedStore(clineConversations),
   screenRules: "cline.screen.json",
   // no hooks: mam sees its state on its screen (and, on herdr, in herdr's agent status)
   hooks: null,
-  // none: not verified which of its options would allow one command; the user allows mam's
-  // commands in its own settings (docs/sessions.md, "Permissions mam grants")
+  // none needed: cline 3.0.65 auto-approves every tool unless started with --auto-approve false
+  // (then it asks for each; it has no argument that allows one command)
   grants: null,
   // `mam create --mcp` and `mam mcp install` know claude's and codex's config only
   mcp: null,

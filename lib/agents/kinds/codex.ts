@@ -201,6 +201,7 @@ export const codex: AgentKind = {
   freshArgs: () => [],
   assignsId: false,
   resumeArgs: (id) => ["resume", id],
+  resumeNote: null,
   exitText: "/quit",
   reads: "prose",
   store: listedStore(codexConversations),

@@ -11,6 +11,7 @@ export const demo: AgentKind = {
   freshArgs: () => [],
   assignsId: false,
   resumeArgs: null,
+  resumeNote: null,
   exitText: "/exit",
   reads: "prose",
   store: null,

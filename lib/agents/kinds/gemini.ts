@@ -1,23 +1,112 @@
-// gemini (Gemini CLI): everything mam knows about this kind. herdr starts it; it picks its own
-// conversation id, which mam finds in its chats under a folder named by the workspace's hash.
+// gemini (Gemini CLI, verified with 0.61.0): everything mam knows about this kind. mam assigns the
+// conversation id at start (--session-id) and resumes it (--resume); the conversations are JSONL
+// files under the Gemini home, one folder per project; mam grants its reporting commands with a
+// policy file (--policy) that allows exactly those command prefixes.
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { sha256Hex } from "../../sys/digest.ts";
-import { join } from "node:path";
 import { type Env, homeDir } from "../../sys/paths.ts";
-import type { AgentKind, Conversation } from "./kind.ts";
-import { list, listedStore, mtime, readJson, str } from "./store-util.ts";
+import { type AgentKind, type Conversation, GRANTED_COMMANDS } from "./kind.ts";
+import { firstJsonLines, list, listedStore, mtime, readJson, str } from "./store-util.ts";
 
-// ---- store: ~/.gemini/tmp/<sha256(cwd)>/chats/session-*.json with sessionId ---------------------
+// ---- store: <GEMINI_CLI_HOME or ~>/.gemini/tmp/<project folder>/chats/session-*.jsonl -----------
+// The project folder is a slug of the workspace's name (~/.gemini/projects.json maps the path to
+// it; -1, -2 … on a collision); older versions used the sha256 of the path, and kept *.json files.
+// Each file's first line names its sessionId and the projectHash (sha256 of the workspace), which
+// is what mam matches: never a folder's name alone. A resumed conversation is appended to its file
+// and leaves an empty twin with the same id: both belong to it.
+
+export function geminiDir(env: Env): string {
+  return join(env.GEMINI_CLI_HOME || homeDir(env), ".gemini");
+}
 
 function geminiConversations(ws: string, env: Env): Conversation[] {
-  const dir = join(homeDir(env), ".gemini", "tmp", sha256Hex(ws), "chats");
-  const out: Conversation[] = [];
-  for (const f of list(dir)) {
-    if (!f.endsWith(".json")) continue;
-    const p = join(dir, f);
-    const id = str(readJson(p)?.sessionId);
-    if (id) out.push({ id, mtimeMs: mtime(p), files: [p] });
+  const hash = sha256Hex(ws);
+  const tmp = join(geminiDir(env), "tmp");
+  const byId = new Map<string, Conversation>();
+  for (const project of list(tmp)) {
+    const chats = join(tmp, project, "chats");
+    for (const f of list(chats)) {
+      const p = join(chats, f);
+      let id: string | undefined;
+      let projectHash: string | undefined;
+      if (f.startsWith("session-") && f.endsWith(".jsonl")) {
+        const head = firstJsonLines(p, 1)[0];
+        [id, projectHash] = [str(head?.sessionId), str(head?.projectHash)];
+      } else if (f.endsWith(".json")) {
+        const o = readJson(p);
+        [id, projectHash] = [str(o?.sessionId), str(o?.projectHash) ?? (project === hash ? hash : undefined)];
+      }
+      if (!id || projectHash !== hash) continue;
+      const c = byId.get(id) ?? { id, mtimeMs: -1, files: [] };
+      c.files.push(p);
+      c.mtimeMs = Math.max(c.mtimeMs, mtime(p));
+      byId.set(id, c);
+    }
   }
-  return out;
+  return [...byId.values()];
+}
+
+// ---- session cleanup: it deletes a resumed conversation ----------------------------------------
+// A resume appends to the conversation's file and leaves an empty twin with the same short id.
+// gemini's session cleanup (general.sessionRetention.enabled, on by default) deletes each empty
+// file at the start of any other gemini conversation in that folder, and with it every file of the
+// same short id: the resumed conversation is gone. Only the user can turn the cleanup off.
+
+/** gemini's settings files, the weakest first: system defaults, the user's, the folder's, the system's */
+export function geminiSettingsFiles(ws: string, env: Env): string[] {
+  const system = env.GEMINI_CLI_SYSTEM_SETTINGS_PATH || "/etc/gemini-cli/settings.json";
+  const defaults = env.GEMINI_CLI_SYSTEM_DEFAULTS_PATH || join(dirname(system), "system-defaults.json");
+  return [defaults, join(geminiDir(env), "settings.json"), join(ws, ".gemini", "settings.json"), system];
+}
+
+/** pure: do these settings texts (weakest first; JSON with comments, undefined: no file) turn the session cleanup off? */
+export function sessionCleanupOff(texts: (string | undefined)[]): boolean {
+  let enabled: unknown = true;
+  for (const t of texts) {
+    if (t === undefined) continue;
+    let o: unknown;
+    try {
+      o = Bun.JSONC.parse(t);
+    } catch {
+      continue;
+    }
+    const v = (o as { general?: { sessionRetention?: { enabled?: unknown } } } | null)?.general?.sessionRetention?.enabled;
+    if (v !== undefined) enabled = v;
+  }
+  return enabled === false;
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/** the note after a resume, unless the user's settings turn gemini's session cleanup off */
+function geminiResumeNote(ws: string, env: Env): string | null {
+  if (sessionCleanupOff(geminiSettingsFiles(ws, env).map(readText))) return null;
+  return `gemini deletes a resumed conversation when another gemini conversation starts in ${ws} (its session cleanup): to keep it, set "general": {"sessionRetention": {"enabled": false}} in ${join(geminiDir(env), "settings.json")}`;
+}
+
+// ---- grants: a policy file (TOML) that allows exactly mam's reporting commands -------------------
+
+/** a TOML basic string (JSON's escapes are valid TOML) */
+const tomlString = (s: string) => JSON.stringify(s);
+
+/** gemini's policy rule that allows exactly mam's commands (each part of `a && b` is checked on its own) */
+export function geminiPolicy(mam: string): string {
+  return [
+    "# written by mam: lets the agent run mam's reporting commands without asking (mam create --no-grant leaves it out)",
+    "[[rule]]",
+    `toolName = "run_shell_command"`,
+    `commandPrefix = [${GRANTED_COMMANDS.map((c) => tomlString(`${mam} ${c}`)).join(", ")}]`,
+    `decision = "allow"`,
+    "priority = 100",
+    "",
+  ].join("\n");
 }
 
 export const gemini: AgentKind = {
@@ -25,18 +114,19 @@ export const gemini: AgentKind = {
   exe: "gemini",
   command: null,
   herdrKind: "gemini",
-  freshArgs: () => [],
-  assignsId: false,
+  freshArgs: (id) => (id ? ["--session-id", id] : []),
+  assignsId: true,
   resumeArgs: (id) => ["--resume", id],
+  resumeNote: geminiResumeNote,
   exitText: "/quit",
   reads: "prose",
   store: listedStore(geminiConversations),
   screenRules: "gemini.screen.json",
   // no hooks: mam sees its state on its screen (and, on herdr, in herdr's agent status)
   hooks: null,
-  // none: not verified which of its options would allow one command; the user allows mam's
-  // commands in its own settings (docs/sessions.md, "Permissions mam grants")
-  grants: null,
+  // a policy file (--policy) with a command-prefix allow rule: exactly mam's lines run unasked,
+  // every other shell command still asks (--allowed-tools would deny every other one)
+  grants: (mam, file) => ["--policy", file("gemini-policy.toml", geminiPolicy(mam))],
   // `mam create --mcp` and `mam mcp install` know claude's and codex's config only
   mcp: null,
   // mam does not read its records yet: its usage shows as unknown (docs/cost.md)

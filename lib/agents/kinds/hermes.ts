@@ -66,6 +66,7 @@ export const hermes: AgentKind = {
   freshArgs: () => [],
   assignsId: false,
   resumeArgs: (id) => ["--resume", id],
+  resumeNote: null,
   exitText: "/exit",
   reads: "prose",
   store,

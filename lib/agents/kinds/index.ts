@@ -2,9 +2,13 @@
 // each stating every aspect of its kind (kind.ts), assembled here, and the small lookups callers
 // use. A new kind is its module, its screen rules next to it (<kind>.screen.json, optional), and
 // one line in KINDS below; tests/unit/agent-kinds.test.ts checks that it states every aspect.
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { agentMam } from "../../sys/agent-mam.ts";
+import { atomicWriteFile } from "../../sys/atomic.ts";
+import { sha256Hex } from "../../sys/digest.ts";
 import { usageError } from "../../sys/errors.ts";
-import type { Env } from "../../sys/paths.ts";
+import { type Env, stateDir } from "../../sys/paths.ts";
 import type { ServerEntry } from "../../sys/self.ts";
 import { agy } from "./agy.ts";
 import { aider } from "./aider.ts";
@@ -14,13 +18,35 @@ import { codex } from "./codex.ts";
 import { demo } from "./demo.ts";
 import { gemini } from "./gemini.ts";
 import { hermes } from "./hermes.ts";
-import type { AgentKind, HookKind } from "./kind.ts";
+import type { AgentKind, GrantFile, HookKind } from "./kind.ts";
+import { amp, copilot, crush, kilo } from "./more.ts";
 import { opencode } from "./opencode.ts";
+import { qwen } from "./qwen.ts";
 import { shell } from "./shell.ts";
 
 export type { AgentKind, Edit } from "./kind.ts";
 
-export const KINDS: Record<string, AgentKind> = { claude, codex, gemini, agy, hermes, cline, opencode, aider, demo, shell };
+export const KINDS: Record<string, AgentKind> = { claude, codex, gemini, opencode, qwen, cline, agy, hermes, aider, copilot, crush, kilo, amp, demo, shell };
+
+/**
+ * The kinds mam has run for real (npm run test:agents, tests/real-agents/package.json): the
+ * version and what was checked. Every other kind is written from its docs and marked unverified:
+ * `mam create` says so once (docs/sessions.md, "Agent kinds"). demo and shell are mam's own.
+ */
+export const VERIFIED: Record<string, { version: string; checked: string }> = {
+  claude: { version: "2.1.197", checked: "start dialogs, onboarding, job with no key, stop → resume, permission prompt, hooks, MCP" },
+  codex: { version: "0.171.0", checked: "start dialogs, onboarding, job with no key, approval prompt" },
+  gemini: { version: "0.61.0", checked: "trust dialog left untouched, onboarding, job with no key (policy grant; any other command still asks), permission prompt, stop → resume, stop --hard ends it" },
+  opencode: { version: "1.18.33", checked: "onboarding, job with no key, stop → resume (SQLite store)" },
+  qwen: { version: "0.24.4", checked: "provider dialog left untouched, onboarding, job with no key (grant; any other command still asks), permission prompt, stop → resume" },
+  cline: { version: "3.0.65", checked: "its one-time notice left untouched, onboarding, job with no key (auto-approve), stop → resume" },
+  demo: { version: "mam", checked: "mam's own scripted agent (the demo and the integration tests)" },
+  shell: { version: "mam", checked: "a plain bash" },
+};
+
+export function isVerified(kind: string): boolean {
+  return Object.hasOwn(VERIFIED, kind);
+}
 
 export function kindNames(): string[] {
   return Object.keys(KINDS);
@@ -86,9 +112,29 @@ export const HOOK_KINDS: Record<string, HookKind> = Object.fromEntries(kindNames
  * (docs/sessions.md says what each needs). `mam create --no-grant` leaves them out, and the row
  * remembers it for resume.
  */
-export function grantArgs(kind: string, env: Env = process.env, mam: string = agentMam(env)): string[] {
+export function grantArgs(kind: string, env: Env = process.env, mam: string = agentMam(env), file: GrantFile = grantFile(env)): string[] {
   const grants = known(kind)?.grants;
-  return grants ? grants(mam) : [];
+  return grants ? grants(mam, file) : [];
+}
+
+/**
+ * where mam keeps a grant's file: <state>/grants/<sha256 of the text, 16 hex>-<name> (mode 0600),
+ * written once and never changed (a running agent may still read an older one)
+ */
+export function grantFile(env: Env): GrantFile {
+  return (name, text) => {
+    const dir = join(stateDir(env), "grants");
+    const path = join(dir, `${sha256Hex(text).slice(0, 16)}-${name}`);
+    let same = false;
+    try {
+      same = existsSync(path) && readFileSync(path, "utf8") === text;
+    } catch {}
+    if (!same) {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      atomicWriteFile(path, text, { mode: 0o600 });
+    }
+    return path;
+  };
 }
 
 /** a kind whose entry has MCP support (`mam mcp install`, `mam create --mcp`) */

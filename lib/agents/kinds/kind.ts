@@ -60,8 +60,13 @@ export interface AgentKind {
   assignsId: boolean;
   /** arguments that resume conversation `id`; null → the kind cannot resume */
   resumeArgs: ((id: string) => string[]) | null;
-  /** what to type to make the agent leave gracefully: text then Enter */
-  exitText: string;
+  /**
+   * what the user must know after this kind resumed a conversation in folder `ws` (a flaw of the
+   * CLI's own that mam cannot fix for them); null from the function: nothing now; null: never
+   */
+  resumeNote: ((ws: string, env: Env) => string | null) | null;
+  /** what to type to make the agent leave gracefully: text then Enter; null: none known (stop closes its pane) */
+  exitText: string | null;
   /**
    * what mam may type into it: "prose" (an agent that reads text: the job header, the onboarding,
    * loop texts, notices) or "commands" (a shell, which runs every line typed: a job to it is a
@@ -80,9 +85,10 @@ export interface AgentKind {
   hooks: HookKind | null;
   /**
    * the start arguments that pre-approve mam's own commands (GRANTED_COMMANDS, as `mam` =
-   * agentMam writes them); null: the kind takes no such argument (the entry says why)
+   * agentMam writes them); a kind whose grant is a file names it through `file`; null: the kind
+   * takes no such argument (the entry says why)
    */
-  grants: ((mam: string) => string[]) | null;
+  grants: ((mam: string, file: GrantFile) => string[]) | null;
   /** the mam MCP server for this kind; null: `--mcp` and `mam mcp install` refuse it */
   mcp: McpSupport | null;
   /**
@@ -91,6 +97,12 @@ export interface AgentKind {
    */
   usage: UsageSource | null;
 }
+
+/**
+ * a file a grant needs (gemini's policy file): mam keeps `text` in a file of its own named after
+ * `name` (and its content, so different texts never share a file) and returns the file's path
+ */
+export type GrantFile = (name: string, text: string) => string;
 
 /** the mam subcommands an agent may run without asking (reporting and reading, no side effects elsewhere) */
 export const GRANTED_COMMANDS = ["job event", "job status", "status"] as const;

@@ -12,6 +12,7 @@ export const shell: AgentKind = {
   freshArgs: () => ["--noprofile", "--norc"],
   assignsId: false,
   resumeArgs: null,
+  resumeNote: null,
   exitText: "exit",
   reads: "commands",
   store: null,

@@ -110,15 +110,27 @@ export function promptWaitMs(env: Env): number {
 }
 
 /**
- * look until the agent is at its prompt, at a dialog or gone, for up to waitMs; else the last
- * look. `started`: the pane as the start just returned it (herdr: its status and title), which the
+ * ms the prompt must stay in view before a new agent counts as at it: Gemini CLI 0.61.0 draws its
+ * input box about 0.2 s before its trust dialog replaces the screen, and text typed on that first
+ * box answers the dialog (shared/reference/real-gemini.md)
+ */
+export const PROMPT_STEADY_MS = 1_000;
+
+/**
+ * look until the agent is at its prompt (seen steadily for PROMPT_STEADY_MS), at a dialog or gone,
+ * for up to waitMs; else the last look (the prompt, when it was in view but not yet for long).
+ * `started`: the pane as the start just returned it (herdr: its status and title), which the
  * first look uses instead of listing the panes again
  */
 export async function waitForPrompt(mux: Mux, paneId: string, kind: string, env: Env, waitMs: number, started?: MuxPane): Promise<PaneState> {
   const deadline = Date.now() + waitMs;
+  let since: number | undefined;
   for (let first = true; ; first = false) {
     const s = await lookAt(mux, paneId, kind, env, first && started?.id === paneId ? started : undefined);
-    if (s.at === "prompt" || s.at === "dialog" || s.at === "gone" || Date.now() >= deadline) return s;
+    if (s.at === "dialog" || s.at === "gone") return s;
+    if (s.at !== "prompt") since = undefined;
+    else if (waitMs === 0 || Date.now() - (since ??= Date.now()) >= PROMPT_STEADY_MS) return s;
+    if (Date.now() >= deadline) return s;
     await Bun.sleep(200);
   }
 }

@@ -5,7 +5,7 @@
 // before the launch (tmux) or by herdr in it, and removed again when the create fails.
 import { existsSync } from "node:fs";
 import onboardingTemplate from "../../assets/onboarding.md" with { type: "text" };
-import { type AgentKind, agentKind, agentMcpArgs, commandLine, grantArgs, idField } from "../../agents/kinds/index.ts";
+import { type AgentKind, agentKind, agentMcpArgs, commandLine, grantArgs, idField, isVerified } from "../../agents/kinds/index.ts";
 import { serverEntry } from "../../sys/self.ts";
 import { adoptPane, decide, placeRow } from "../../fleet/adopt.ts";
 import { defaultSessionName } from "../../fleet/naming.ts";
@@ -90,6 +90,11 @@ export interface Created extends AfterStart {
 export function conflictError(name: string): MamError {
   const e = conflict(`${name} already running in agent-sessions.yaml`);
   return new MamError(e.message, e.exitCode, undefined, { stdout: true });
+}
+
+/** said once by a create of a kind mam has not run for real (agent kinds: VERIFIED) */
+export function unverifiedNote(kind: string): Notice {
+  return note(`mam has not verified the ${kind} kind: its start and resume arguments, dialogs and screen rules come from ${kind}'s docs; see the kinds table in docs/sessions.md`);
 }
 
 /** the onboarding message; `mam` is the words that run mam in the agent's shell (agentMam) */
@@ -317,6 +322,10 @@ export async function createSession(deps: Deps, o: CreateInput): Promise<Created
     worktree: wt ?? null,
     ...after,
     // the daemon saw the pane before its label and registered it under a name of its own
-    warnings: [...renamed.map((n) => note(`the daemon registered pane ${l.pane.id} as ${n} while ${name} was being created; ${name} took it over`)), ...after.warnings],
+    warnings: [
+      ...(isVerified(kind.kind) ? [] : [unverifiedNote(kind.kind)]),
+      ...renamed.map((n) => note(`the daemon registered pane ${l.pane.id} as ${n} while ${name} was being created; ${name} took it over`)),
+      ...after.warnings,
+    ],
   };
 }

@@ -150,5 +150,8 @@ export async function resumeSession(deps: Deps, input: ResumeInput): Promise<Res
   // the agent is registered; tell the user when it waits at a dialog (resume types nothing)
   const after = await afterStart({ mux: l.mux, name: o.name, kind: agent, backend, server, paneId: l.pane.id, env: deps.env, started: l.pane });
   const tookOver = renamed.map((n) => note(`the daemon registered pane ${l.pane.id} as ${n} while ${o.name} was being resumed; ${o.name} took it over`));
-  return { name: o.name, already: false, pane: l.pane.id, session_id: sid ?? null, from: conv ? conv.from : "fresh", ...after, warnings: [...tookOver, ...after.warnings] };
+  // a flaw of the agent's own that threatens the conversation just resumed (gemini's session cleanup)
+  const caveat = conv ? kind.resumeNote?.(cwd, deps.env) : null;
+  const warnings = [...tookOver, ...(caveat ? [note(caveat)] : []), ...after.warnings];
+  return { name: o.name, already: false, pane: l.pane.id, session_id: sid ?? null, from: conv ? conv.from : "fresh", ...after, warnings };
 }

@@ -8,6 +8,7 @@ import { agentKind, idField, isHerdrManaged, KINDS, ownId } from "../../agents/k
 import { findPane } from "../../fleet/classify.ts";
 import { nameFromLabel } from "../../fleet/naming.ts";
 import { rowAgent } from "../../fleet/rows.ts";
+import { descendantsOf, hasProcfs, procStartTime } from "../../mux/procfs.ts";
 import type { Mux, MuxPane } from "../../mux/types.ts";
 import { backendOf, serverOf } from "../../registry/rows.ts";
 import type { RegistryData, Row, Section } from "../../registry/types.ts";
@@ -69,6 +70,48 @@ async function agentLeft(mux: Mux, paneId: string): Promise<boolean> {
     return info.foreground.every((p) => p.pid === info.shellPid || /^(ba|z|da|fi|k|tc|c)?sh$/.test(p.name));
   } catch {
     return true;
+  }
+}
+
+/** the agent's processes in a pane, with their descendants (pid and start time, so a reused pid is never taken for them); [] without /proc */
+async function agentProcesses(mux: Mux, paneId: string): Promise<{ pid: number; start: string }[]> {
+  if (!hasProcfs()) return [];
+  try {
+    const info = await mux.processInfo(paneId);
+    // tmux: the pane's process is the agent itself (mam execs it), even when it is a bash script;
+    // herdr: the pane's shell is the user's, only what runs in it is the agent's
+    const own = mux.backend === "tmux" ? info.foreground : info.foreground.filter((p) => p.pid !== info.shellPid);
+    const pids = own.flatMap((p) => [p.pid, ...descendantsOf(p.pid)]);
+    return [...new Set(pids)].flatMap((pid) => {
+      const start = procStartTime(pid);
+      return start ? [{ pid, start }] : [];
+    });
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * end the agent processes that outlived their closed pane: an agent that ignores the hangup
+ * (Gemini CLI 0.61.0 and its relaunched child) would run on as an orphan. SIGTERM, then SIGKILL
+ * after 3 s; only the processes that were in the pane mam closed, by pid and start time.
+ */
+async function endLeftovers(procs: { pid: number; start: string }[]): Promise<void> {
+  const alive = () => procs.filter((p) => procStartTime(p.pid) === p.start);
+  // the hangup reaches them as the pane closes; give them a moment to go by themselves
+  if (!(await until(async () => alive().length === 0, 1000))) {
+    for (const p of alive()) {
+      try {
+        process.kill(p.pid, "SIGTERM");
+      } catch {}
+    }
+    if (!(await until(async () => alive().length === 0, 3000))) {
+      for (const p of alive()) {
+        try {
+          process.kill(p.pid, "SIGKILL");
+        } catch {}
+      }
+    }
   }
 }
 
@@ -145,14 +188,16 @@ export async function stopSession(deps: Deps, input: StopInput): Promise<Stopped
     // pane is closed below instead), and herdr refuses it when the agent is already gone (a bare
     // shell must not run the exit text)
     const st = kind ? await lookAt(mux, pane.id, kind.kind, deps.env).catch(() => undefined) : undefined;
-    if (kind && st && st.at !== "dialog" && st.at !== "gone") {
+    if (kind?.exitText && st && st.at !== "dialog" && st.at !== "gone") {
       await mux.submit(pane.id, kind.exitText, isHerdrManaged(kind.kind)).catch(() => {});
       await until(() => agentLeft(mux, pane.id), 3000);
     }
   }
   if (o.mode !== "soft" && ours && pane) {
+    const procs = await agentProcesses(mux, pane.id);
     await mux.close(pane.id);
     await until(async () => (await currentPane(mux, row, section))?.id !== pane.id, 5000);
+    await endLeftovers(procs);
   }
 
   const purged: string[] = [];

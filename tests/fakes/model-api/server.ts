@@ -1,15 +1,23 @@
 // A scripted model endpoint for the real agent CLIs (tests/real-agents): just enough of the
-// Anthropic Messages API (Claude Code) and the OpenAI Responses API (Codex) for the real TUIs to
-// run offline, go working/idle, call their shell tool and write their real conversation files.
-// Shapes as observed (shared/reference/real-agents.md §1):
+// Anthropic Messages API (Claude Code), the OpenAI Responses API (Codex), the Gemini API (Gemini
+// CLI) and OpenAI chat completions (opencode, Qwen Code) for the real TUIs to run offline, go
+// working/idle, call their shell tool and write their real conversation files.
+// Shapes as observed (shared/reference/real-agents.md §1, real-gemini.md, real-opencode-qwen.md):
 //   Anthropic: POST /v1/messages[?beta=true] (SSE when stream:true), POST /v1/messages/count_tokens,
 //              side requests without the Bash tool answered with plain text, HEAD / as a probe.
 //   OpenAI:    POST /v1/responses (SSE), the shell tool as a function call (exec_command {cmd}, or
 //              shell {command: [...]}) answered through `function_call_output` items.
+//   Gemini:    POST /v1beta/models/<m>:streamGenerateContent?alt=sse (SSE of GenerateContentResponse)
+//              and :generateContent (one JSON; helper requests with a responseJsonSchema get a JSON
+//              text that fits it), :countTokens; the shell tool is run_shell_command {command}
+//              answered through a functionResponse part.
+//   Chat:      POST /v1/chat/completions (SSE chunks when stream:true, usage last when asked); the
+//              shell tool is a tool call of `bash` (opencode), `run_shell_command` (qwen) or
+//              `run_commands {commands: [...]}` (cline), answered by a `tool` message.
 // A Script (one per test) decides each answer from the conversation it is sent, normalised to a
 // Turn. Every request is kept (requests[]) for the test's assertions.
 
-export type Api = "anthropic" | "openai";
+export type Api = "anthropic" | "openai" | "gemini" | "chat";
 
 /** what the script sees of one request */
 export interface Turn {
@@ -121,6 +129,70 @@ export function anthropicTurn(body: any): Turn {
   return { api: "anthropic", main: tools.some((t) => t?.name === "Bash"), lastUserText, userTexts, toolOutputs };
 }
 
+/** the shell tools of the Gemini API and chat completions agents (gemini and qwen: run_shell_command; opencode: bash; cline: run_commands) */
+const SHELL_TOOLS = ["run_shell_command", "bash", "run_commands"];
+
+/** a Gemini Content's parts: its typed text (gemini's own <session_context> part left out) and its function responses */
+function geminiParts(parts: any[]): { text: string; results: string[] } {
+  const text = parts
+    .map((p: any) => (typeof p?.text === "string" && !p.text.trimStart().startsWith("<session_context>") ? p.text : ""))
+    .filter((t) => t !== "")
+    .join("\n");
+  const results = parts.filter((p: any) => p?.functionResponse).map((p: any) => {
+    const r = p.functionResponse.response;
+    return typeof r?.output === "string" ? r.output : JSON.stringify(r ?? "");
+  });
+  return { text, results };
+}
+
+/** Gemini generateContent request → Turn */
+export function geminiTurn(body: any): Turn {
+  const decls: any[] = (Array.isArray(body?.tools) ? body.tools : []).flatMap((t: any) => (Array.isArray(t?.functionDeclarations) ? t.functionDeclarations : []));
+  const userTexts: string[] = [];
+  let lastUserText = "";
+  let toolOutputs: string[] = [];
+  for (const c of Array.isArray(body?.contents) ? body.contents : []) {
+    if (c?.role !== "user") continue;
+    const { text, results } = geminiParts(Array.isArray(c.parts) ? c.parts : []);
+    toolOutputs.push(...results);
+    if (results.length === 0 && text !== "") {
+      userTexts.push(text);
+      lastUserText = text;
+      toolOutputs = [];
+    }
+  }
+  return { api: "gemini", main: decls.some((d) => SHELL_TOOLS.includes(d?.name)), lastUserText, userTexts, toolOutputs };
+}
+
+/** the shell tool of a chat completions request (its name and parameter schema), if any */
+function chatShellTool(body: any): { name: string; parameters: any } | undefined {
+  for (const t of Array.isArray(body?.tools) ? body.tools : []) {
+    const f = t?.function;
+    if (f && SHELL_TOOLS.includes(f.name)) return { name: f.name, parameters: f.parameters };
+  }
+  return undefined;
+}
+
+/** OpenAI chat completions request → Turn */
+export function chatTurn(body: any): Turn {
+  const userTexts: string[] = [];
+  let lastUserText = "";
+  let toolOutputs: string[] = [];
+  for (const m of Array.isArray(body?.messages) ? body.messages : []) {
+    if (m?.role === "tool") toolOutputs.push(typeof m.content === "string" ? m.content : textOf(m.content));
+    else if (m?.role === "user") {
+      const t = typeof m.content === "string" ? m.content : textOf(m.content);
+      if (t === "") continue;
+      userTexts.push(t);
+      lastUserText = t;
+      toolOutputs = [];
+    }
+  }
+  // qwen's side requests carry its tools too: the next-input suggestion asks in a user message of its own
+  const side = /^\s*\[SUGGESTION MODE/.test(lastUserText);
+  return { api: "chat", main: chatShellTool(body) !== undefined && !side, lastUserText, userTexts, toolOutputs };
+}
+
 /** OpenAI Responses input → Turn */
 export function openaiTurn(body: any): Turn {
   const tools: any[] = Array.isArray(body?.tools) ? body.tools : [];
@@ -225,6 +297,99 @@ function openaiAnswer(body: any, reply: Reply, u: Usage): Response {
   return sse(ev, reply.delayMs);
 }
 
+/**
+ * a value that fits a JSON schema (gemini's helper requests, e.g. its next-speaker check, ask for
+ * JSON): objects get their required properties, enums their first value, strings a word
+ */
+export function fitSchema(schema: any): unknown {
+  if (!schema || typeof schema !== "object") return "ok";
+  if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum[0];
+  const type = String(Array.isArray(schema.type) ? schema.type[0] : (schema.type ?? (schema.properties ? "object" : "string"))).toLowerCase();
+  if (type === "object") {
+    const props = schema.properties ?? {};
+    const req: string[] = Array.isArray(schema.required) ? schema.required : Object.keys(props);
+    return Object.fromEntries(req.map((k) => [k, fitSchema(props[k])]));
+  }
+  if (type === "array") return [];
+  if (type === "boolean") return false;
+  if (type === "number" || type === "integer") return 0;
+  return "ok";
+}
+
+function geminiAnswer(body: any, reply: Reply, u: Usage, stream: boolean, model: string): Response {
+  const parts: any[] = [];
+  if (reply.text !== undefined && reply.text !== "") parts.push({ text: reply.text });
+  if (reply.shell !== undefined) parts.push({ functionCall: { name: "run_shell_command", args: { command: reply.shell, description: "Run a command" } } });
+  if (parts.length === 0) parts.push({ text: "ok" });
+  // as the Gemini API reports it: promptTokenCount includes the cached tokens
+  const prompt = u.input + u.cache_read + u.cache_write;
+  const usageMetadata = { promptTokenCount: prompt, cachedContentTokenCount: u.cache_read, candidatesTokenCount: u.output, totalTokenCount: prompt + u.output };
+  const chunk = { candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }], usageMetadata, modelVersion: model, responseId: nextId("gresp") };
+  if (!stream) return Response.json(chunk);
+  const sendOne = new ReadableStream({
+    async start(c) {
+      if (reply.delayMs) await sleep(reply.delayMs);
+      c.enqueue(enc.encode(`data: ${JSON.stringify(chunk)}\r\n\r\n`));
+      c.close();
+    },
+  });
+  return new Response(sendOne, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
+}
+
+/** a helper request of gemini's (no shell tool): JSON that fits its schema, else a plain text */
+function geminiSide(body: any): Reply {
+  const gc = body?.generationConfig ?? {};
+  const schema = gc.responseJsonSchema ?? gc.responseSchema;
+  if (schema || gc.responseMimeType === "application/json") return { text: JSON.stringify(fitSchema(schema)) };
+  return { text: "Mock session" };
+}
+
+/** the arguments of a chat shell tool call: the command, and the other required parameters filled in */
+function chatShellArgs(tool: { name: string; parameters: any }, command: string): Record<string, unknown> {
+  const props = tool.parameters?.properties ?? {};
+  // cline's run_commands takes a list of commands
+  const args: Record<string, unknown> = "commands" in props ? { commands: [command] } : { command };
+  if ("description" in props) args.description = "Run a command";
+  for (const k of Array.isArray(tool.parameters?.required) ? tool.parameters.required : []) if (!(k in args)) args[k] = fitSchema(props[k]);
+  if ("is_background" in props) args.is_background = false;
+  return args;
+}
+
+function chatAnswer(body: any, reply: Reply, u: Usage): Response {
+  const id = nextId("chatcmpl");
+  const model = String(body?.model ?? "mock-model");
+  const created = Math.floor(Date.now() / 1000);
+  const tool = chatShellTool(body);
+  const text = reply.text !== undefined && reply.text !== "" ? reply.text : reply.shell === undefined ? "ok" : undefined;
+  const calls =
+    reply.shell !== undefined && tool ? [{ index: 0, id: nextId("call"), type: "function", function: { name: tool.name, arguments: JSON.stringify(chatShellArgs(tool, reply.shell)) } }] : [];
+  const finish = calls.length ? "tool_calls" : "stop";
+  // as chat completions report it: prompt_tokens includes the cached ones
+  const prompt = u.input + u.cache_read + u.cache_write;
+  const usage = { prompt_tokens: prompt, prompt_tokens_details: { cached_tokens: u.cache_read }, completion_tokens: u.output, total_tokens: prompt + u.output };
+  if (!body?.stream) {
+    const message = { role: "assistant", content: text ?? null, ...(calls.length ? { tool_calls: calls.map(({ index: _i, ...c }) => c) } : {}) };
+    return Response.json({ id, object: "chat.completion", created, model, choices: [{ index: 0, message, finish_reason: finish }], usage });
+  }
+  const base = { id, object: "chat.completion.chunk", created, model };
+  const chunks: unknown[] = [{ ...base, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] }];
+  if (text !== undefined) chunks.push({ ...base, choices: [{ index: 0, delta: { content: text }, finish_reason: null }] });
+  if (calls.length) chunks.push({ ...base, choices: [{ index: 0, delta: { tool_calls: calls }, finish_reason: null }] });
+  chunks.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] });
+  if (body?.stream_options?.include_usage) chunks.push({ ...base, choices: [], usage });
+  const stream = new ReadableStream({
+    async start(c) {
+      for (let i = 0; i < chunks.length; i++) {
+        c.enqueue(enc.encode(`data: ${JSON.stringify(chunks[i])}\n\n`));
+        if (i === 0 && reply.delayMs) await sleep(reply.delayMs);
+      }
+      c.enqueue(enc.encode("data: [DONE]\n\n"));
+      c.close();
+    },
+  });
+  return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
+}
+
 /** start the endpoint on a free loopback port */
 export function startModelApi(script: Script, listenPort = 0): ModelApi {
   const requests: KeptRequest[] = [];
@@ -250,24 +415,22 @@ export function startModelApi(script: Script, listenPort = 0): ModelApi {
         kept.api = "anthropic";
         return Response.json({ input_tokens: Math.max(1, Math.round(JSON.stringify(body ?? "").length / 4)) });
       }
-      if (path === "/v1/messages" && req.method === "POST") {
-        kept.api = "anthropic";
-        const turn = anthropicTurn(body);
-        const reply = turn.main ? script(turn) : { text: "Mock session" };
-        kept.turn = turn;
-        kept.reply = reply;
-        kept.usage = reply.usage ?? DEFAULT_USAGE;
-        return anthropicAnswer(body, reply, kept.usage);
+      /** a turn of `api`: the script answers main turns, `side` the others; kept for the test */
+      const turn = (api: Api, t: Turn, side: Reply, respond: (r: Reply, u: Usage) => Response): Response => {
+        const reply = t.main ? script(t) : side;
+        const usage = reply.usage ?? DEFAULT_USAGE;
+        Object.assign(kept, { api, turn: t, reply, usage });
+        return respond(reply, usage);
+      };
+      if (path === "/v1/messages" && req.method === "POST") return turn("anthropic", anthropicTurn(body), { text: "Mock session" }, (r, u) => anthropicAnswer(body, r, u));
+      if (path === "/v1/responses" && req.method === "POST") return turn("openai", openaiTurn(body), { text: "Mock session" }, (r, u) => openaiAnswer(body, r, u));
+      const g = /^\/v1(?:beta|alpha|)\/models\/([^/:]+):(streamGenerateContent|generateContent|countTokens)$/.exec(path);
+      if (g && req.method === "POST") {
+        kept.api = "gemini";
+        if (g[2] === "countTokens") return Response.json({ totalTokens: Math.max(1, Math.round(JSON.stringify(body ?? "").length / 4)) });
+        return turn("gemini", geminiTurn(body), geminiSide(body), (r, u) => geminiAnswer(body, r, u, g[2] === "streamGenerateContent", g[1]!));
       }
-      if (path === "/v1/responses" && req.method === "POST") {
-        kept.api = "openai";
-        const turn = openaiTurn(body);
-        const reply = turn.main ? script(turn) : { text: "Mock session" };
-        kept.turn = turn;
-        kept.reply = reply;
-        kept.usage = reply.usage ?? DEFAULT_USAGE;
-        return openaiAnswer(body, reply, kept.usage);
-      }
+      if (path === "/v1/chat/completions" && req.method === "POST") return turn("chat", chatTurn(body), { text: "Mock session" }, (r, u) => chatAnswer(body, r, u));
       if (path === "/v1/models") return Response.json({ object: "list", data: [{ id: "mock-model", object: "model", owned_by: "mock" }], models: [] });
       return Response.json({ error: { type: "not_found", message: `mock model api: no ${req.method} ${path}` } }, { status: 404 });
     },
