@@ -15,8 +15,9 @@ import { eventLine, isJobText, jobWorker, withDetail } from "../fakes/model-api/
 import { type ModelApi, type Reply, startModelApi, type Turn } from "../fakes/model-api/server.ts";
 import { mosquittoPath, startMosquitto, type TestBroker } from "../helpers/brokers.ts";
 import { type RealAgentHost, realAgentHost } from "../helpers/real-agents.ts";
+import type { JobEvent } from "../../lib/jobs/event.ts";
 import { anchoredPids, makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
-import { doubled, formTeam, type Host, journalled, makeHost, stages, untilAnnounced } from "../helpers/team.ts";
+import { doubled, formTeam, type Host, makeHost, stages as allStages, untilAnnounced } from "../helpers/team.ts";
 
 const NO_MOSQUITTO = mosquittoPath() ? undefined : "mosquitto is not installed (apt-get install mosquitto; .ci/run installs it)";
 if (NO_MOSQUITTO) console.log(`team-claude tests skipped: ${NO_MOSQUITTO}`);
@@ -49,6 +50,12 @@ function workerB(): (t: Turn) => Reply {
     return worker(t);
   };
 }
+
+/**
+ * the job's stages without B's `usage` reports (docs/cost.md): B's meter sends claude's token
+ * counts as they come, at a moment of its own, so where they fall among the stages varies
+ */
+const stages = (evs: JobEvent[]) => allStages(evs.filter((e) => e.event !== "usage"));
 
 const logs = () => `\nA:\n${A.log()}\nB:\n${B.log()}\nC:\n${C.log()}`;
 
@@ -105,9 +112,12 @@ describe.skipIf(!!NO_MOSQUITTO)("a team across machines with the real claude as 
     const waited = await A.mam(["job", "wait", id, "--timeout", "120"], {}, 150_000);
     expect(waited.code, `${waited.stdout}${waited.stderr}\nw:\n${B.visible("w")}${logs()}`).toBe(0);
 
-    const evs = await journalled(A, id, 5);
+    await waitFor(() => stages(A.journal(id)).length >= 5, 10_000, 50);
+    const evs = A.journal(id);
     expect(doubled(evs)).toEqual([]);
     expect(stages(evs)).toEqual(["offered mam", "received mam@hostB", "delivered mam@hostB", "started w@hostB", "completed w@hostB"]);
+    // and what claude's answers cost reached A from B
+    expect(await waitFor(() => A.journal(id).some((e) => e.event === "usage"), 15_000, 100), logs()).toBe(true);
     expect(evs.at(-1)!.detail).toBe("done: greeting written");
     // B's copy of the job holds the same stages from B's side, and knows whose job it is
     expect(stages(B.journal(id))).toEqual(["received mam@hostB", "delivered mam@hostB", "started w@hostB", "completed w@hostB"]);
@@ -135,7 +145,8 @@ describe.skipIf(!!NO_MOSQUITTO)("a team across machines with the real claude as 
     const id = await submitFromA("d@hostC", "Trust me");
     const waited = await A.mam(["job", "wait", id, "--timeout", "60"], {}, 90_000);
     expect(waited.code, `${waited.stdout}${waited.stderr}${logs()}`).toBe(1);
-    const evs = await journalled(A, id, 3);
+    await waitFor(() => stages(A.journal(id)).length >= 3, 10_000, 50);
+    const evs = A.journal(id);
     expect(doubled(evs)).toEqual([]);
     expect(stages(evs)).toEqual(["offered mam", "received mam@hostC", "error mam@hostC"]);
     expect(evs.at(-1)!.detail).toMatch(/^d@hostC waits at its "trust this folder" dialog in %\d+ \(answer it there: tmux -L \S+ attach -t d\); nothing typed$/);
@@ -166,10 +177,11 @@ describe.skipIf(!!NO_MOSQUITTO)("a team across machines with the real claude as 
     expect(stages(evs)).toEqual(["offered mam", "received mam@hostB", "delivered mam@hostB", "started w@hostB", "cancelled mam", "error w@hostB"]);
     expect(evs.at(-1)!.detail).toBe("stopped as asked");
     // B's copy journals A's cancel too (and never had A's `offered`), yet numbers its own events
-    // 1, 2, 3, 4: A sees no hole, its ack covers them all (nothing for B to send again), and
-    // neither host logs a gap
+    // 1, 2, 3, … (its four stages and the `usage` reports of its meter): A sees no hole, its ack
+    // covers them all (nothing for B to send again), and neither host logs a gap
     const mine = B.journal(id).filter((e) => e.origin === evs.at(-1)!.origin);
-    expect(mine.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+    expect(mine.map((e) => e.seq)).toEqual(mine.map((_, i) => i + 1));
+    expect(stages(mine)).toHaveLength(4);
     for (const h of [A, B]) expect(h.log()).not.toContain(`gap in job ${id}`);
     expect(B.log()).not.toContain(`job ${id}: sent`);
     expect(JSON.parse(await A.ok(["job", "status", id, "--json"])).status).toBe("cancelled");
