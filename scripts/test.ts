@@ -2,9 +2,10 @@
 //   N passed, N failed, N skipped
 // Extra arguments go to bun test (a file filter, -t NAME, …). MAM_TEST_NO_BUILD=1 reuses dist/mam
 // and dist/fake-herdr. The fake herdr (tests/fakes/herdr) is compiled to dist/fake-herdr too.
-// tests/real-agents (the real claude and codex CLIs) and tests/browser (mam ui in chromium) are
-// left out unless an argument names them: `npm run test:agents` installs those CLIs and runs the
-// first, `npm run test:browser` runs the second.
+// tests/real-agents (the real claude and codex CLIs), tests/browser (mam ui in chromium) and
+// tests/slow (the queue at scale, the team across network namespaces and bridged brokers: minutes
+// each) are left out unless an argument names them: `npm run test:agents` installs those CLIs and
+// runs the first, `npm run test:browser` the second, `npm run test:slow` the third.
 import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { build } from "./build.ts";
@@ -48,9 +49,9 @@ if (import.meta.main) {
   // --retry=1: the integration tests run real processes, tmux and brokers on a busy 2-core CI
   // machine; a test that passed only on its second attempt is marked "(attempt 2)" in the log,
   // and a broken one still fails (twice)
-  // tests/real-agents and tests/browser run only by `npm run test:agents` / `test:browser` or when named
+  // tests/real-agents, tests/browser and tests/slow run only by their npm scripts or when named
   const args = process.argv.slice(2);
-  const ignore = ["real-agents", "browser"].filter((d) => !args.some((a) => a.includes(d))).map((d) => `--path-ignore-patterns=tests/${d}/**`);
+  const ignore = ["real-agents", "browser", "slow"].filter((d) => !args.some((a) => a.includes(d))).map((d) => `--path-ignore-patterns=tests/${d}/**`);
   const proc = Bun.spawn([process.execPath, "test", "--timeout=60000", "--retry=1", ...ignore, ...args], {
     cwd: root,
     stdin: "ignore",
