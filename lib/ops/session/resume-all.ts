@@ -34,7 +34,7 @@ export async function resumeAll(deps: Deps, o: ResumeAllInput, signal?: AbortSig
   const data = deps.registry.read();
   const rows = [...data.herdr_sessions, ...data.tmux_sessions].filter((r) => o.role === undefined || r.role === o.role);
   const stopped = rows.filter((r) => r.status === "stopped").map((r) => r.name).sort();
-  let running = rows.filter((r) => r.status === "running").length;
+  let running = runningCount(data, o.role);
   // the workspace's cap (MAM_MAX_RUNNING) holds too, counted over every session
   const wsCap = workspaceCap(deps.env);
   let all = runningCount(data);
