@@ -28,7 +28,7 @@ import { LogOnce } from "../sys/log-once.ts";
 import { AckSender } from "./ack-sender.ts";
 import type { UsageMeter } from "./meter.ts";
 import type { NotifyPart } from "./notify.ts";
-import type { AgentLook, AgentState, CursorState, ReactorContext } from "./reactor.ts";
+import type { AgentLook, AgentState, CursorState, LaterNotice, ReactorContext } from "./reactor.ts";
 
 export function defaultHooks(deps: Deps): DaemonHooks {
   const blocked = new Map<string, string>();
@@ -83,6 +83,12 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   let drops: DropLog | undefined;
   let acks: AckSender | undefined;
   const cursor: CursorState = { dirty: false, lastWrite: 0 };
+  // notices for agents that sat at a dialog (a job over its budget): typed by the watch once the
+  // agent is back at its prompt (tellLater); in memory, so a daemon restart forgets them
+  let later: LaterNotice[] = [];
+  const putLater = (n: LaterNotice) => {
+    if (!later.some((o) => o.job_id === n.job_id && o.session === n.session && o.text === n.text)) later.push(n);
+  };
   // records left lazily behind by a burst of events get their last_seq within a second
   const settling = new Map<string, ReturnType<typeof setTimeout>>();
   const settleSoon = (ws: string, id: string) => {
@@ -124,6 +130,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       once: onceOf(ctx),
       notify: (rec, ev) => n.jobEvent(rec, ev, ctx.log),
       meter: () => metered(ctx),
+      later: putLater,
     };
   };
   const pass = async (ctx: HookContext) => {
@@ -227,6 +234,11 @@ export function defaultHooks(deps: Deps): DaemonHooks {
     async watch(ctx) {
       await team?.tick(ctx, "check");
       await fireSchedules(ctx);
+      // before the queue: the notice about the job that stopped comes before the agent's next job
+      if (later.length > 0) {
+        const { tellLater } = await import("./reactor.ts");
+        later = await tellLater({ runtime: deps.runtime, log: ctx.log }, later);
+      }
       await dispatch(ctx);
       const watched = await waitedOn(ctx.ws, team?.host, journals);
       if (watched.size === 0) {

@@ -44,6 +44,61 @@ export interface ReactorContext {
   meter?(): Promise<unknown>;
   /** the user's notifications (lib/daemon/notify.ts): a dialog, a job's end */
   notify?: (rec: JobRecord, ev: JobEvent) => Promise<void>;
+  /**
+   * a notice for an agent that sits at a dialog now: typed once it is back at its prompt (the
+   * daemon's watch, tellLater); without it, the notice is dropped and logged
+   */
+  later?: (n: LaterNotice) => void;
+}
+
+/** a notice the daemon types into an agent once it is back at its prompt */
+export interface LaterNotice {
+  job_id: string;
+  session: string;
+  text: string;
+  /** for the log: what the notice says ("went over its budget") */
+  what: string;
+  /** when it was put aside (ms): one not typed within LATER_MAX_MS is dropped, and logged */
+  since: number;
+}
+
+/** how long a notice waits for its agent to leave a dialog */
+const LATER_MAX_MS = 24 * 3600_000;
+
+/**
+ * type the notices put aside for agents at a dialog (tellOverBudget, stopCopy) into those now back
+ * at their prompt; keep the ones still at a dialog; drop, and log, those whose agent is gone or that
+ * waited a day. Returns the notices still waiting.
+ */
+export async function tellLater(ctx: Pick<ReactorContext, "runtime" | "log">, pending: readonly LaterNotice[], now = Date.now()): Promise<LaterNotice[]> {
+  const left: LaterNotice[] = [];
+  for (const n of pending) {
+    try {
+      const s = await ctx.runtime.findSession(n.session);
+      if (!s || s.gone) {
+        ctx.log(`job ${n.job_id} ${n.what}; ${n.session} ${s?.gone ?? "is not running"}, not told`);
+        continue;
+      }
+      if (s.waiting) {
+        if (now - n.since < LATER_MAX_MS) left.push(n);
+        else ctx.log(`job ${n.job_id} ${n.what}; ${n.session} still waits at ${s.waiting} after a day, not told`);
+        continue;
+      }
+      const w = await ctx.runtime.prompt(s, n.text);
+      ctx.log(`job ${n.job_id} ${n.what}; told ${n.session} now that it is back at its prompt${w ? ` (${w.text})` : ""}`);
+    } catch (e) {
+      ctx.log(`job ${n.job_id}: could not tell ${n.session} that it ${n.what} (${(e as Error).message})`);
+    }
+  }
+  return left;
+}
+
+/** an agent at a dialog gets the notice later (when the daemon can), else not at all; the log says which */
+function putAside(ctx: ReactorContext, n: Omit<LaterNotice, "since">, waitingAt: string): void {
+  if (ctx.later) {
+    ctx.later({ ...n, since: Date.now() });
+    ctx.log(`job ${n.job_id} ${n.what}; ${n.session} waits at ${waitingAt}: told once it is back at its prompt`);
+  } else ctx.log(`job ${n.job_id} ${n.what}; ${n.session} waits at ${waitingAt}, not told`);
 }
 
 /** a long-lived reactor's cursor: events that asked for nothing are saved lazily (redoing them does nothing) */
@@ -273,16 +328,18 @@ async function stopCopy(ctx: ReactorContext, rec: JobRecord, events: readonly Jo
   const what = ev.event === "cancelled" ? "was cancelled" : ev.event === "timeout" ? "timed out" : `went over its budget (${ev.detail})`;
   try {
     const s = await ctx.runtime.findSession(name);
-    if (!s || s.gone || s.waiting) {
-      ctx.log(`job ${rec.job_id} ${what} on ${rec.remote_of}; ${name} ${s?.gone ?? (s?.waiting ? `waits at ${s.waiting}` : "is not running")}, not told`);
-      return;
-    }
-    if (readsCommands(s.agent)) {
+    if (s && !s.gone && readsCommands(s.agent)) {
       // a shell would run the notice; its `mam shell-job` sees the job end and stops the command
       ctx.log(`job ${rec.job_id} ${what} on ${rec.remote_of}; ${name} is a ${s.agent} session, not told (it would run the text)`);
       return;
     }
-    await ctx.runtime.prompt(s, `[mam] Job ${rec.job_id} ${what} (on ${rec.remote_of}): stop working on it.`);
+    const text = `[mam] Job ${rec.job_id} ${what} (on ${rec.remote_of}): stop working on it.`;
+    if (s && !s.gone && s.waiting) return putAside(ctx, { job_id: rec.job_id, session: name, text, what: `${what} on ${rec.remote_of}` }, s.waiting);
+    if (!s || s.gone) {
+      ctx.log(`job ${rec.job_id} ${what} on ${rec.remote_of}; ${name} ${s?.gone ?? "is not running"}, not told`);
+      return;
+    }
+    await ctx.runtime.prompt(s, text);
     ctx.log(`job ${rec.job_id} ${what} on ${rec.remote_of}; told ${name}`);
   } catch (e) {
     ctx.log(`job ${rec.job_id}: could not tell ${name} that it ${what} (${(e as Error).message})`);
@@ -298,11 +355,14 @@ async function tellOverBudget(ctx: ReactorContext, rec: JobRecord, before: reado
   if (name.includes("@")) return;
   try {
     const s = await ctx.runtime.findSession(name);
-    if (!s || s.gone || s.waiting) {
-      ctx.log(`job ${rec.job_id} went over its budget; ${name} ${s?.gone ?? (s?.waiting ? `waits at ${s.waiting}` : "is not running")}, not told`);
+    const text = `[mam] Job ${rec.job_id} is stopped: ${ev.detail.replace(/\s+/g, " ").trim()}. Stop working on it.`;
+    // at a dialog (waiting for the user, or for mam approve): told once back at its prompt
+    if (s && !s.gone && s.waiting) return putAside(ctx, { job_id: rec.job_id, session: name, text, what: "went over its budget" }, s.waiting);
+    if (!s || s.gone) {
+      ctx.log(`job ${rec.job_id} went over its budget; ${name} ${s?.gone ?? "is not running"}, not told`);
       return;
     }
-    const left = await ctx.runtime.prompt(s, `[mam] Job ${rec.job_id} is stopped: ${ev.detail.replace(/\s+/g, " ").trim()}. Stop working on it.`);
+    const left = await ctx.runtime.prompt(s, text);
     ctx.log(`job ${rec.job_id} went over its budget; told ${name}${left ? ` (${left.text})` : ""}`);
   } catch (e) {
     ctx.log(`job ${rec.job_id}: could not tell ${name} that it went over its budget (${(e as Error).message})`);

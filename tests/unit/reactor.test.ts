@@ -258,3 +258,41 @@ test("a loop job over its budget: the meter's count before the loop step ends it
   expect(workingSession(job, [mark("iteration 1: review requested from rev"), mark("iteration 2: feedback sent to wrk")])).toBe("wrk");
   expect(workingSession({ ...job, type: "single", reviewer_session: null }, [mark("iteration 1: review requested from rev")])).toBe("wrk");
 });
+
+test("a job over its budget while its agent sits at a dialog: the notice is put aside and typed once the agent is back at its prompt, once", async () => {
+  const { reactToJobs, tellLater } = await import("../../lib/daemon/reactor.ts");
+  const { JournalCache } = await import("../../lib/jobs/journal-index.ts");
+  type Later = import("../../lib/daemon/reactor.ts").LaterNotice;
+  const ws = tempWs();
+  const job = await registerJob(ws, { ...spec, max_tokens: 100 });
+  const told: [string, string][] = [];
+  let waiting: string | undefined = "a permission prompt";
+  const rt: JobRuntime = { findSession: async (n) => ({ name: n, waiting }) as never, prompt: async (s, text) => void told.push([s.name, text]) };
+  const later: Later[] = [];
+  const lines: string[] = [];
+  const c: ReactorContext = { ws, runtime: rt, log: (l) => lines.push(l), publish: async () => true, journals: new JournalCache(), cursor: { dirty: false, lastWrite: 0 }, later: (n) => later.push(n) };
+  await appendEvent(ws, job.job_id, { event: "started", detail: "", source: "wrk" });
+  await appendEvent(ws, job.job_id, { event: "budget_exceeded", detail: `job ${job.job_id} went over its budget: 150 tokens of 100`, source: "mam", data: { tokens: 150 } });
+  await reactToJobs(c);
+  const notice = `[mam] Job ${job.job_id} is stopped: job ${job.job_id} went over its budget: 150 tokens of 100. Stop working on it.`;
+  // the delegator is told at once; the worker, at its dialog, not yet
+  expect(told.map((t) => t[0])).toEqual(["lead"]);
+  expect(later).toHaveLength(1);
+  expect(lines).toContain(`job ${job.job_id} went over its budget; wrk waits at a permission prompt: told once it is back at its prompt`);
+  // still at the dialog: kept
+  let left = await tellLater(c, later);
+  expect(left).toHaveLength(1);
+  expect(told).toHaveLength(1);
+  // back at its prompt: typed, once
+  waiting = undefined;
+  left = await tellLater(c, left);
+  expect(left).toEqual([]);
+  expect(told.at(-1)).toEqual(["wrk", notice]);
+  expect(await tellLater(c, left)).toEqual([]);
+  expect(told).toHaveLength(2);
+  // an agent that never leaves its dialog: dropped after a day, and logged
+  waiting = "a permission prompt";
+  const old = [{ ...later[0]!, since: Date.now() - 25 * 3600_000 }];
+  expect(await tellLater(c, old)).toEqual([]);
+  expect(lines.at(-1)).toContain("still waits at a permission prompt after a day, not told");
+});
