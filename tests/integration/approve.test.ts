@@ -264,6 +264,38 @@ test("the dialog changed since the job told about it: refused, nothing pressed; 
   });
 }, 120_000);
 
+test("approve right after status showed the dialog, before the daemon journalled it: the dialog the user saw is answered; with no daemon it is refused, naming it", async () => {
+  await withWorld(async (w) => {
+    await create(w, "wrk");
+    const id = (await w.mam(["job", "submit", "--to", "wrk", "--prompt", "make x"])).stdout.trim();
+    // the dialog comes while no daemon runs, so nothing has journalled it yet (status reads the screen)
+    const q = await ask(w, "wrk", "touch x");
+    const perms = () => journal(w, id).filter((e) => e.event === "permission_required");
+    expect(perms()).toHaveLength(0);
+    // a script types its approve as soon as status shows the dialog; the daemon (just started, its
+    // watch a second and a half apart) journals it while approve waits
+    const d = startSubscriber(w.sb, join(w.sb.root, "daemon.log"), { ...w.env, ...unreachableBrokerEnv, RECONCILE_POLL_INTERVAL: "30", MAM_STATE_POLL_MS: "1500" });
+    try {
+      expect(await waitFor(async () => JSON.parse((await w.mam(["daemon", "status", "--json"])).stdout || "{}").pid > 0, 10_000, 50)).toBe(true);
+      expect(perms()).toHaveLength(0);
+      const yes = await w.mam(["approve", "wrk"]);
+      expect(yes.code, yes.stderr).toBe(0);
+      expect(yes.stdout).toContain("approved wrk's dialog (Bash command: touch x — Do you want to proceed?): pressed 1 (Yes)");
+      const j = journal(w, id);
+      expect(j.findIndex((e) => e.event === "permission_required")).toBeLessThan(j.findIndex((e) => e.event === "approved"));
+      expect(j.find((e) => e.event === "approved")!.data.fingerprint).toBe(q.fingerprint);
+    } finally {
+      await d.kill();
+    }
+    // no daemon: nothing will journal the next dialog, so approve refuses (without waiting), naming it
+    const q2 = await ask(w, "wrk", "make test");
+    const bare = await w.mam(["approve", "wrk"]);
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toContain(`job ${id} has told of no question since its last answer`);
+    expect(bare.stderr).toContain(`--fingerprint ${q2.fingerprint}`);
+  });
+}, 120_000);
+
 test("through MCP: the tool answers only the dialog it names, with the once or the no; it offers no choice; the journal names the agent that answered", async () => {
   await withWorld(async (w) => {
     await create(w, "wrk");

@@ -166,13 +166,28 @@ async function questionNow(mux: Mux, s: SessionRef): Promise<{ q: Question; scre
   return { q, screen };
 }
 
+/**
+ * how long an answer without a fingerprint waits for the daemon to journal the dialog on screen:
+ * `mam status` shows a dialog as soon as it reads the screen, the daemon journals it at its next
+ * watch (MAM_STATE_POLL_MS, a second by default), and a user who types fast (a script, always)
+ * comes in between
+ */
+const TOLD_WAIT_MS = 4_000;
+
 /** the fingerprint the answer is for: the user's, else the one question the job told about; else refused */
-function referenceOf(deps: Deps, i: ApproveInput, t: Target, q: Question): string {
+async function referenceOf(deps: Deps, i: ApproveInput, t: Target, q: Question): Promise<string> {
   if (i.fingerprint !== undefined) return i.fingerprint;
   const asks = `${t.session} asks: ${visible(questionLine(q))} (choices: ${visible(choicesLine(q))})`;
   const named = `name the dialog you answer: ${field("fingerprint", q.fingerprint)}`;
   if (!t.job) throw usageError(`${asks}; ${t.session} has no open job that told you about it`, named);
-  const told = unansweredQuestions(deps.jobs.journal(t.job.job_id), t.session);
+  const job = t.job;
+  const toldNow = () => unansweredQuestions(deps.jobs.journal(job.job_id), t.session);
+  let told = toldNow();
+  // the dialog on screen is not journalled yet: the daemon is about to (the one the user could
+  // have seen in status); a dialog that changed is still refused below
+  if (told.length === 0 && deps.daemon.status()) {
+    for (const end = Date.now() + TOLD_WAIT_MS; told.length === 0 && Date.now() < end; told = toldNow()) await Bun.sleep(100);
+  }
   if (told.length === 1) return told[0]!;
   if (told.length === 0) throw usageError(`${asks}; job ${t.job.job_id} has told of no question since its last answer`, named);
   throw conflict(`the dialog of ${t.session} changed since job ${t.job.job_id} told you (${told.length} questions since the last answer); it now asks: ${visible(questionLine(q))}; nothing was pressed`, named);
@@ -235,7 +250,7 @@ export async function approve(deps: Deps, i: ApproveInput, ctx: Pick<OpContext, 
   const warnings: Notice[] = [];
   const done = await withLock(join(mamDir(deps.ws), "approve.lock"), "approve", LOCK_MS, async () => {
     const { q } = await questionNow(mux, ref);
-    const want = referenceOf(deps, i, t, q);
+    const want = await referenceOf(deps, i, t, q);
     if (q.fingerprint !== want) {
       throw conflict(
         `the dialog of ${t.session} is not the one you answer (${visible(want)}): it now asks ${visible(questionLine(q))} (choices: ${visible(choicesLine(q))}); nothing was pressed`,
