@@ -6,6 +6,17 @@ import { isoUtc } from "../sys/time.ts";
 import { rowServer } from "./adopt.ts";
 import { type Action, AGENT_EXITED_NOTE, TERMINATED_NOTE } from "./classify.ts";
 
+/**
+ * how long a stop in progress owns its row's end state: a stop that died half-way (kill -9) leaves
+ * its mark, and the reconcile pass ends the row after this
+ */
+export const STOPPING_GRACE_S = 120;
+
+/** a `mam stop` is closing this row's pane now: its pane going is the stop's to record */
+export function stopInProgress(row: Row, now: number): boolean {
+  return typeof row.stopping_epoch === "number" && now - row.stopping_epoch < STOPPING_GRACE_S;
+}
+
 function target(data: RegistryData, a: { section: Action["section"]; name: string; server: string }): Row | undefined {
   return data[a.section].find((r) => r.name === a.name && r.status === "running" && rowServer(r, a.section) === a.server);
 }
@@ -19,6 +30,8 @@ export function applyActions(data: RegistryData, actions: Action[], now: number)
         const row = target(data, a);
         if (!row) break;
         if (a.paneId !== undefined && row.pane?.id !== undefined && row.pane.id !== a.paneId) break;
+        // the pane went because a stop closes it: the stop writes stopped (or terminated, hard)
+        if (stopInProgress(row, now)) break;
         row.status = "terminated";
         row.last_visible_status = "terminated";
         row.last_visible_note = a.reason === AGENT_EXITED_NOTE ? AGENT_EXITED_NOTE : TERMINATED_NOTE;

@@ -49,6 +49,11 @@ export interface Row {
   delegate_job_id?: string;
   start_command?: string;
   worktree?: WorktreeBlock;
+  /**
+   * a `mam stop` is closing this row's pane (epoch seconds when it began): the stop, not the
+   * reconcile pass, writes the row's end state (lib/fleet/apply.ts); removed when the stop ends
+   */
+  stopping_epoch?: number;
   [k: string]: unknown;
 }
 

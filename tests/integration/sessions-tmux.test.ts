@@ -238,6 +238,34 @@ describe.concurrent("sessions on tmux", () => {
     });
   });
 
+  test("a stop in progress owns the row's end state: the daemon's reconcile pass, seeing the pane gone first, leaves the row to the stop (stopped, resumable)", async () => {
+    await withTmux({}, async (w) => {
+      // an agent that ignores its exit text and its pane's hangup and TERM for a while (as
+      // opencode and gemini can, on a loaded machine): the stop spends seconds between the pane
+      // going and its own write, while the daemon looks every second
+      const crush = join(w.sb.bin, "crush");
+      writeFileSync(crush, `#!/usr/bin/env bash\ntrap '' HUP TERM\necho "crush ready"\nwhile :; do sleep 0.2; done\n`);
+      chmodSync(crush, 0o755);
+      ok(await w.mam(["create", "--agent", "crush", "--mux", "tmux", "--tmux-server", w.server, "--session", "cr", "--no-onboard"]));
+      const { startSubscriber, unreachableBrokerEnv } = await import("../helpers/daemon.ts");
+      const d = startSubscriber(w.sb, join(w.sb.root, "daemon.log"), { ...w.env, ...unreachableBrokerEnv, RECONCILE_POLL_INTERVAL: "1" });
+      try {
+        expect(await waitFor(async () => JSON.parse((await w.mam(["daemon", "status", "--json"])).stdout || "{}").pid > 0, 10_000, 50)).toBe(true);
+        const stopped = ok(await w.mam(["stop", "cr"]));
+        expect(stopped.stdout).toContain("cr stopped");
+        const row = w.row("cr");
+        expect(row).toMatchObject({ status: "stopped", last_visible_status: "stopped" });
+        expect(row.termination_mode).toBeUndefined();
+        expect(row.stopping_epoch).toBeUndefined();
+        // the daemon saw the pane go while the stop still ran, and left the row alone
+        const log = readFileSync(d.log, "utf8");
+        expect(log).not.toContain("cr: running → terminated");
+      } finally {
+        await d.kill();
+      }
+    });
+  });
+
   test("gemini resumed: a NOTE says its session cleanup will delete the conversation, until the user's settings turn the cleanup off", async () => {
     await withTmux({ MAM_PROMPT_WAIT_S: "1" }, async (w) => {
       installFakeAgents(w.sb.bin, ["gemini"]);

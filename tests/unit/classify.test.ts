@@ -1,6 +1,6 @@
 // The reconcile pass as pure functions: each drift case of SPEC §6.1, and apply's re-checks.
 import { describe, expect, test } from "bun:test";
-import { applyActions } from "../../lib/fleet/apply.ts";
+import { applyActions, STOPPING_GRACE_S } from "../../lib/fleet/apply.ts";
 import { classify, findPane, nameForPane, serversOf, type ServerView, TERMINATED_NOTE } from "../../lib/fleet/classify.ts";
 import type { MuxPane } from "../../lib/mux/types.ts";
 import type { RegistryData, Row } from "../../lib/registry/types.ts";
@@ -147,6 +147,15 @@ describe("applyActions re-checks against fresh data", () => {
     const d2 = data(row("a", { pane: { id: "new" } }));
     expect(applyActions(d2, [{ type: "terminate", section: "herdr_sessions", name: "a", server: "mam", paneId: "id-a", reason: "x" }], NOW)).toEqual([]);
     expect(d2.herdr_sessions[0]!.status).toBe("running");
+  });
+  test("a row whose stop is closing its pane is the stop's to end (stopping_epoch); a stop dead for over two minutes is not", () => {
+    const term = [{ type: "terminate" as const, section: "herdr_sessions" as const, name: "a", server: "mam", paneId: "id-a", reason: "pane gone" }];
+    const d = data(row("a", { stopping_epoch: NOW - 5 }));
+    expect(applyActions(d, term, NOW)).toEqual([]);
+    expect(d.herdr_sessions[0]!.status).toBe("running");
+    const stale = data(row("a", { stopping_epoch: NOW - STOPPING_GRACE_S }));
+    expect(applyActions(stale, term, NOW)).toHaveLength(1);
+    expect(stale.herdr_sessions[0]!.status).toBe("terminated");
   });
   test("register is skipped when create wrote its row meanwhile", () => {
     const d = data(row("n", { pane: { id: "w1:p2" } }));

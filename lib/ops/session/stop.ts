@@ -181,7 +181,49 @@ export async function stopSession(deps: Deps, input: StopInput): Promise<Stopped
     return removeAfter({ ...base, status: "archived", already: true, pane: left ?? null });
   }
   const sid = conversationId(row, pane, deps.ws, deps.env);
+  const sameRow = (d: RegistryData) => d[section].find((x) => x.name === o.name && serverOf(x, section) === server && x.status === row.status);
+  // the pane is about to go: mark the row, so that the daemon's reconcile pass, seeing the pane
+  // gone before this stop has written its end state, leaves the row to it (lib/fleet/apply.ts)
+  const closing = o.mode !== "soft" && ours && pane !== undefined;
+  if (closing) {
+    await deps.registry.mutate((d) => {
+      const r = sameRow(d);
+      if (r) r.stopping_epoch = deps.clock.epoch();
+    });
+  }
+  try {
+    return await finishStop(deps, o, { section, row, mux, pane, ours, sid, agent, base, sameRow, removeAfter });
+  } catch (e) {
+    // a stop that failed half-way gives the row back to the reconcile pass
+    if (closing) {
+      await deps.registry
+        .mutate((d) => {
+          const r = d[section].find((x) => x.name === o.name && serverOf(x, section) === server && x.stopping_epoch !== undefined);
+          if (r) delete r.stopping_epoch;
+        })
+        .catch(() => {});
+    }
+    throw e;
+  }
+}
 
+interface StopPlan {
+  section: Section;
+  row: Row;
+  mux: Mux;
+  pane: MuxPane | undefined;
+  /** the pane is ours to close (our label, or the one the row names) */
+  ours: boolean;
+  sid: string | undefined;
+  agent: string | undefined;
+  base: Stopped;
+  sameRow(d: RegistryData): Row | undefined;
+  removeAfter(r: Stopped): Promise<Stopped>;
+}
+
+/** the agent's exit, the pane closed, the conversation purged, the row's end state written */
+async function finishStop(deps: Deps, o: StopInput & { name: string }, p: StopPlan): Promise<Stopped> {
+  const { section, row, mux, pane, ours, sid, agent, base, removeAfter } = p;
   if (o.mode === "graceful" && ours && pane) {
     const kind = agent && KINDS[agent] ? KINDS[agent] : undefined;
     // the exit text, as a prompt to the agent: never into a dialog (Enter would answer it; the
@@ -212,8 +254,9 @@ export async function stopSession(deps: Deps, input: StopInput): Promise<Stopped
   const now = deps.clock.epoch();
   const status: Stopped["status"] = o.mode === "graceful" ? "stopped" : o.mode === "hard" ? "terminated" : "archived";
   await deps.registry.mutate((d) => {
-    const r = d[section].find((x) => x.name === o.name && serverOf(x, section) === server && x.status === row.status);
+    const r = p.sameRow(d);
     if (!r) return;
+    delete r.stopping_epoch;
     if (agent && sid && !o.purge) r[idField(agent)] = sid;
     if (o.purge && agent) delete r[idField(agent)];
     r.status = status;
