@@ -1,8 +1,9 @@
 // The built-in demo agent (SPEC §8): reads prompts from its terminal and reports job events the
 // way a real agent following mam's job header would, by running `mam job event …` (itself).
-import { mkdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, normalize } from "node:path";
 import { childEnv, selfCommand } from "../sys/self.ts";
+import { demoUsageFile } from "./kinds/demo.ts";
 
 export interface DemoOptions {
   role: "worker" | "reviewer";
@@ -108,6 +109,26 @@ function writeArtifact(ws: string, rel: string, print: (l: string) => void): voi
   print(`wrote ${n}`);
 }
 
+/**
+ * made-up token counts for one "answer" (the demo calls no model): about a token per four
+ * characters read and written, so longer prompts and reports cost more; labelled synthetic
+ */
+export function syntheticTokens(prompt: string, detail: string): { input: number; output: number } {
+  return { input: 120 + Math.ceil(prompt.length / 4), output: 12 + Math.ceil(detail.length / 4) };
+}
+
+/**
+ * append a line to this session's synthetic usage file (lib/agents/kinds/demo.ts reads it, as the
+ * meter reads a real agent's transcript); best effort: a demo that cannot write it shows no cost
+ */
+function recordUsage(job: JobRef, line: Record<string, unknown>): void {
+  try {
+    const f = demoUsageFile(job.ws, job.source);
+    mkdirSync(join(f, ".."), { recursive: true, mode: 0o700 });
+    appendFileSync(f, `${JSON.stringify({ ...line, synthetic: true, at: new Date().toISOString() })}\n`, { mode: 0o600 });
+  } catch {}
+}
+
 export async function runDemoAgent(o: DemoOptions): Promise<number> {
   const reviews = new Map<string, number>();
   o.print(`demo agent (${o.role}) ready; type /exit to leave`);
@@ -123,13 +144,18 @@ export async function runDemoAgent(o: DemoOptions): Promise<number> {
       // a job taken shows on the screen at once, as a real agent's spinner does: its LIVE is
       // "working" (demo.screen.json) while it thinks, not "unknown". On a line of its own: the
       // job's last line (typed before its late Enter) may still hold the cursor
-      if (steps.some((s) => "event" in s)) o.print(`\n  on job ${job!.id}`);
+      if (steps.some((s) => "event" in s)) {
+        o.print(`\n  on job ${job!.id}`);
+        recordUsage(job!, { demo_usage: "turn", text: prompt });
+      }
       if (job && isReview(prompt)) reviews.set(job.id, (reviews.get(job.id) ?? 0) + 1);
       for (const s of steps) {
         if ("say" in s) o.print(s.say);
         else if ("write" in s) writeArtifact(job!.ws, s.write, o.print);
         else {
           await Bun.sleep(o.thinkMs);
+          // the made-up answer comes before the command it "asks" for, as a real one does
+          recordUsage(job!, { demo_usage: "answer", id: crypto.randomUUID(), ...syntheticTokens(prompt, s.detail) });
           await runEvent(job!, s.event, s.detail, o.print);
         }
       }

@@ -37,6 +37,9 @@ export type UsageFact =
 export interface SessionFiles {
   /** the folder the agent runs in (the workspace, or the session's worktree) */
   cwd: string;
+  /** the workspace (an absolute real path) and the session's name in it */
+  ws: string;
+  name: string;
   /** its own conversation id, when known */
   id?: string;
   /** the pid of its agent process, when known (claude names its current conversation by pid) */

@@ -197,7 +197,7 @@ export class UsageMeter {
       const wt = t.row.worktree;
       const cwd = wt && !wt.removed_at && typeof wt.path === "string" ? wt.path : ws;
       const pid = typeof t.row.pane?.pid === "number" ? t.row.pane.pid : undefined;
-      for (const path of t.usage.files({ cwd, id: ownId(t.row, t.kind), pid, env: this.o.env })) {
+      for (const path of t.usage.files({ cwd, ws, name: t.row.name, id: ownId(t.row, t.kind), pid, env: this.o.env })) {
         const c = l.files[path];
         if (c && c.session === t.row.name) continue;
         l.files[path] = { session: t.row.name, kind: t.kind, ino: -1, offset: 0, turn: c?.turn ?? { job: null, iteration: null } };

@@ -178,6 +178,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
       st = await sessionStatus(deps);
     }
     p(`\n${renderStatus(st, false)}`);
+    p(`  (COST is synthetic: the demo agent calls no model and reports made-up tokens as model mam-demo-synthetic; real agents' costs: docs/cost.md)`);
     if (o.keep) {
       p(`\nkept everything. Look around:`);
       p(`  mam status --workspace ${ws}`);

@@ -102,6 +102,24 @@ describe("the lines of the real CLIs' files", () => {
   });
 });
 
+describe("the demo agent's synthetic usage (it calls no model)", () => {
+  test("its turns and made-up answers are read; a line not marked synthetic, or with no tokens, says nothing; its file is the session's, a bad name none", async () => {
+    const { demoUsageLine, DEMO_MODEL, demoUsageFile } = await import("../../lib/agents/kinds/demo.ts");
+    const { syntheticTokens } = await import("../../lib/agents/demo-agent.ts");
+    const at = "2026-12-02T03:00:00.000Z";
+    expect(demoUsageLine(JSON.stringify({ demo_usage: "turn", text: "[mam] Job 0badcafe delegated to you", synthetic: true, at }))).toEqual({ kind: "turn", at: Date.parse(at), text: "[mam] Job 0badcafe delegated to you" });
+    expect(demoUsageLine(JSON.stringify({ demo_usage: "answer", id: "a1", input: 130, output: 15, synthetic: true, at }))).toEqual({ kind: "answer", at: Date.parse(at), model: DEMO_MODEL, id: "a1", tokens: { input: 130, output: 15, cache_write: 0, cache_read: 0 } });
+    expect(demoUsageLine(JSON.stringify({ demo_usage: "answer", input: 130, output: 15, at }))).toBeUndefined();
+    expect(demoUsageLine(JSON.stringify({ demo_usage: "answer", input: 0, output: 0, synthetic: true, at }))).toBeUndefined();
+    expect(demoUsageLine("not json")).toBeUndefined();
+    expect(KINDS.demo!.usage!.files({ cwd: "/w", ws: "/w", name: "dw", env: {} })).toEqual([demoUsageFile("/w", "dw")]);
+    expect(KINDS.demo!.usage!.files({ cwd: "/w", ws: "/w", name: "../x", env: {} })).toEqual([]);
+    // longer texts cost more, never nothing
+    expect(syntheticTokens("", "")).toEqual({ input: 120, output: 12 });
+    expect(syntheticTokens("x".repeat(400), "y".repeat(40))).toEqual({ input: 220, output: 22 });
+  });
+});
+
 describe("the fold: whose turn, once per answer", () => {
   test("claude: each job gets exactly the answers of its turns (two jobs in a row each their own); the rest is the session's only", () => {
     const l = fold("claude", "wrk", join(FIX, "claude", `${CLAUDE_MAIN}.jsonl`));
@@ -240,7 +258,7 @@ describe("the daemon's reader on a workspace", () => {
     );
     // a pid file of another folder is not this session's
     rmSync(join(w.project, `${CLAUDE_CLEARED}.jsonl`));
-    expect(KINDS.claude!.usage!.files({ cwd: "/elsewhere", id: CLAUDE_MAIN, pid: CLAUDE_PID, env: { CLAUDE_CONFIG_DIR: w.claudeDir } })).toEqual([join(w.claudeDir, "projects", "-elsewhere", `${CLAUDE_MAIN}.jsonl`)]);
+    expect(KINDS.claude!.usage!.files({ cwd: "/elsewhere", ws: "/elsewhere", name: "w", id: CLAUDE_MAIN, pid: CLAUDE_PID, env: { CLAUDE_CONFIG_DIR: w.claudeDir } })).toEqual([join(w.claudeDir, "projects", "-elsewhere", `${CLAUDE_MAIN}.jsonl`)]);
   });
 
   test("codex: the rollout is found by the row's conversation id, and its jobs get exactly their answers", async () => {
