@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# mam-herdr-shim: stands in front of the real herdr (installed by `mam shim install`; SPEC §4.3)
+# mam-herdr-shim: stands in front of the real herdr (installed by `mam shim install`; docs/herdr.md)
 #
 # Commands that claim a pane (workspace create, tab create, pane split, agent start) first take
 # the target server's pane-claim lock on fd 9 and keep it open while the real herdr runs, so
