@@ -10,7 +10,8 @@
 //     it was, not news).
 // Jobs copied from another host are that host's to tell about; an event older than MAX_AGE_MS (a
 // daemon starting over an old journal) is not news either.
-import type { JobEvent } from "../jobs/event.ts";
+import { fromDaemon, type JobEvent } from "../jobs/event.ts";
+import { visible } from "../sys/sanitize.ts";
 import type { JobRecord } from "../jobs/store.ts";
 import type { Action } from "../fleet/classify.ts";
 import { rowEpoch } from "../fleet/adopt.ts";
@@ -62,6 +63,8 @@ export function notifyPart(deps: Deps, self: string = hostName(deps.env)): Notif
       if (rec.remote_of || Date.now() - Date.parse(ev.timestamp) > MAX_AGE_MS) return;
       const w = where();
       if (ev.event === "permission_required") {
+        // only the daemon's own (here, or vouched for by the agent's host): an agent's report is no dialog
+        if (!fromDaemon(ev)) return log(`job ${rec.job_id}: permission_required from ${visible(ev.source.slice(0, 64))}, not the daemon's; no notification`);
         // the session the event names, when it is one (a name, or name@host): it goes into command lines
         const session = typeof ev.data.session === "string" && isValidAddress(ev.data.session) ? ev.data.session : rec.agent_session;
         const at = session.lastIndexOf("@");

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { readsCommands } from "../agents/kinds/index.ts";
 import type { Question } from "../agents/screen/question.ts";
 import type { Json } from "../jobs/canonical.ts";
-import { endsJob, type JobEvent } from "../jobs/event.ts";
+import { DAEMON_SOURCE, endsJob, type JobEvent } from "../jobs/event.ts";
 import { isFinal } from "../jobs/statuses.ts";
 import { JournalCache } from "../jobs/journal-index.ts";
 import { deliveryOf, offeredTopic, outstandingTopics } from "../jobs/delivery.ts";
@@ -42,6 +42,8 @@ export interface ReactorContext {
    * that a budget the step's hand-in crossed ends the job instead (budget_exceeded)
    */
   meter?(): Promise<unknown>;
+  /** this host's daemon's attestation of a dialog it journals (in a team: lib/team/attest.ts) */
+  vouch?: (ev: JobEvent) => { [k: string]: Json };
   /** the user's notifications (lib/daemon/notify.ts): a dialog, a job's end */
   notify?: (rec: JobRecord, ev: JobEvent) => Promise<void>;
   /**
@@ -438,7 +440,8 @@ export async function watchAgents(ctx: ReactorContext, stateOf: (session: string
     if (!input) continue;
     let a: Appended | undefined;
     try {
-      a = await appendEvent(ctx.ws, id, (r, evs) => (r && !evs.some((e) => endsJob(e, r)) ? { ...input!, source: "monitor" } : undefined));
+      // a dialog is vouched for: another host's daemon takes it from the broker only so (attest.ts)
+      a = await appendEvent(ctx.ws, id, (r, evs) => (r && !evs.some((e) => endsJob(e, r)) ? { ...input!, source: DAEMON_SOURCE } : undefined), input.event === "permission_required" && ctx.vouch ? { vouch: ctx.vouch } : {});
     } catch (e) {
       // one job's journal that cannot be written (a link, a full disk) does not stop the others
       failedJob(ctx, id, e, "watch failed");

@@ -1,6 +1,10 @@
 // Notifications, the pure parts (docs/notifications.md): what `mam notify` shows of a sink.
 import { describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { redacted } from "../../lib/notify/config.ts";
+import { Notifier } from "../../lib/notify/send.ts";
 import { askedOf, commandEnv, diedNotice, dialogNotice } from "../../lib/notify/message.ts";
 
 test("a command sink is shown without its secrets: VAR=value assignments keep only their names (review N1, B8)", () => {
@@ -49,4 +53,31 @@ describe("a dialog's notification: the command lines it gives are built from che
     expect(remote.approve).toBe("on lab2: mam approve 3f9a01bc --fingerprint c16b8efbe64196f0");
     expect(diedNotice(w, { session: "wrk", why: "gone", since: 1 }).text).toContain("mam resume wrk --workspace '/tmp/it'\\''s a ws'");
   });
+});
+
+test("a notification the rate limit holds back is not marked sent: it goes when the limit allows (review N4)", async () => {
+  const home = mkdtempSync(join(tmpdir(), "mam-notify-"));
+  try {
+    const out = join(home, "got.ndjson");
+    const env = { HOME: home, PATH: process.env.PATH ?? "", MAM_NOTIFY_PER_MIN: "2" };
+    mkdirSync(join(home, ".local", "state", "mam"), { recursive: true, mode: 0o700 });
+    writeFileSync(join(home, ".local", "state", "mam", "notify.json"), JSON.stringify({ schema_version: 1, sinks: [{ id: "1", type: "command", on: ["dialog"], command: `cat >> '${out}'` }] }));
+    const lines: string[] = [];
+    const n = new Notifier(env, (l) => void lines.push(l), 400);
+    const w = { workspace: "/ws", host: "lab1", at: "2026-12-01T00:00:00Z" };
+    const notes = [1, 2, 3, 4].map((i) => dialogNotice(w, { job_id: "3f9a01bc", session: "wrk", detail: `ask ${i}`, seq: i }));
+    const first = [];
+    for (const x of notes) first.push(await n.send(x));
+    expect(first.map((o) => o[0]?.ok)).toEqual([true, true, false, false]);
+    const got = () => (existsSync(out) ? readFileSync(out, "utf8").trim().split("\n").map((l) => JSON.parse(l).text.split("\n")[0]) : []);
+    expect(got()).toEqual(["ask 1", "ask 2"]);
+    // the held ones are not claimed yet, and arrive once the window has room, in order
+    const deadline = Date.now() + 10_000;
+    while (got().length < 4 && Date.now() < deadline) await Bun.sleep(20);
+    expect(got(), lines.join("\n")).toEqual(["ask 1", "ask 2", "ask 3", "ask 4"]);
+    // each once: sending them again sends nothing
+    for (const x of notes) expect(await n.send(x)).toEqual([]);
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
 });

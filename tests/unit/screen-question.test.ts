@@ -126,14 +126,17 @@ test("question rules are checked when the rules file is: a bad one names the rul
 
 test("unansweredQuestions: the job's questions since its last answer, of that session, distinct", () => {
   type E = Parameters<typeof unansweredQuestions>[0][number];
-  const pr = (fp: string, session = "wrk"): E => ({ event: "permission_required", data: { session, question: { fingerprint: fp } } });
-  const ans = (event: "approved" | "denied"): E => ({ event, data: {} });
+  const pr = (fp: string, session = "wrk", source = "monitor"): E => ({ event: "permission_required", source, data: { session, question: { fingerprint: fp } } });
+  const ans = (event: "approved" | "denied"): E => ({ event, source: "mam", data: {} });
   expect(unansweredQuestions([pr("a"), pr("a")], "wrk")).toEqual(["a"]);
   expect(unansweredQuestions([pr("a"), ans("approved"), pr("b")], "wrk")).toEqual(["b"]);
   expect(unansweredQuestions([pr("a"), pr("b")], "wrk")).toEqual(["a", "b"]);
   expect(unansweredQuestions([pr("a", "rev"), pr("b")], "wrk")).toEqual(["b"]);
   // an agent's own report carries no question
-  expect(unansweredQuestions([{ event: "permission_required", data: {} }], "wrk")).toEqual([]);
+  expect(unansweredQuestions([{ event: "permission_required", source: "wrk", data: {} }], "wrk")).toEqual([]);
+  // only the daemon's: a question an agent journalled (before review B2 closed that) is not one the user was shown
+  expect(unansweredQuestions([pr("a", "wrk", "wrk"), pr("b")], "wrk")).toEqual(["b"]);
+  expect(unansweredQuestions([pr("a", "wrk", "agent")], "wrk")).toEqual([]);
   expect(unansweredQuestions([pr("a"), ans("denied")], "wrk")).toEqual([]);
 });
 
