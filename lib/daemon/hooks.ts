@@ -31,7 +31,7 @@ import { LogOnce } from "../sys/log-once.ts";
 import { AckSender } from "./ack-sender.ts";
 import type { UsageMeter } from "./meter.ts";
 import type { NotifyPart } from "./notify.ts";
-import type { AgentLook, AgentState, CursorState, LaterNotice, ReactorContext } from "./reactor.ts";
+import type { AgentLook, AgentState, CursorState, DialogTells, LaterNotice, ReactorContext } from "./reactor.ts";
 
 export function defaultHooks(deps: Deps): DaemonHooks {
   const blocked = new Map<string, string>();
@@ -96,6 +96,8 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   const putLater = (n: LaterNotice) => {
     if (!later.some((o) => o.job_id === n.job_id && o.session === n.session && o.text === n.text)) later.push(n);
   };
+  // how often a job's delegator hears of its dialogs (a flood is a few lines: DialogTells)
+  let tells: DialogTells | undefined;
   // records left lazily behind by a burst of events get their last_seq within a second
   const settling = new Map<string, ReturnType<typeof setTimeout>>();
   const settleSoon = (ws: string, id: string) => {
@@ -126,6 +128,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   };
   const reactor = async (ctx: HookContext): Promise<ReactorContext> => {
     const n = await notes();
+    tells ??= new (await import("./reactor.ts")).DialogTells();
     return {
       ws: ctx.ws,
       runtime: deps.runtime,
@@ -136,6 +139,8 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       host: team?.host,
       once: onceOf(ctx),
       notify: (rec, ev) => n.jobEvent(rec, ev, ctx.log),
+      tells,
+      aside: (lane, name, fn) => ctx.aside(lane, name, fn),
       ...(teamCfg && team ? { vouch: await vouchOf(teamCfg, team.host) } : {}),
       meter: () => metered(ctx),
       later: putLater,
