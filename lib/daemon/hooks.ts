@@ -19,7 +19,10 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { DropLog, RepeatLog } from "../jobs/ingest.ts";
-import { loadTeam } from "../team/config.ts";
+import type { Json } from "../jobs/canonical.ts";
+import type { JobEvent } from "../jobs/event.ts";
+import { loadTeam, type Team } from "../team/config.ts";
+import { hostName } from "../team/host.ts";
 import { type TeamPart, teamPart } from "./team.ts";
 import { JournalCache } from "../jobs/journal-index.ts";
 import type { Deps } from "../ops/deps.ts";
@@ -28,7 +31,7 @@ import { LogOnce } from "../sys/log-once.ts";
 import { AckSender } from "./ack-sender.ts";
 import type { UsageMeter } from "./meter.ts";
 import type { NotifyPart } from "./notify.ts";
-import type { AgentLook, AgentState, CursorState, LaterNotice, ReactorContext } from "./reactor.ts";
+import type { AgentLook, AgentState, CursorState, DialogTells, LaterNotice, ReactorContext } from "./reactor.ts";
 
 export function defaultHooks(deps: Deps): DaemonHooks {
   const blocked = new Map<string, string>();
@@ -73,8 +76,12 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       if (r.appended) await ctx.publish(`${d.record.topic_prefix}/events`, r.appended.line);
     }
   };
+  // the team's config: the daemon vouches for the dialogs it reads on its agents' screens, and
+  // takes another host's only when that host's daemon vouches for them (lib/team/attest.ts)
+  let teamCfg: Team | undefined;
   try {
     const t = loadTeam(deps.env);
+    teamCfg = t;
     if (t) team = teamPart(deps, t, (id) => journals.quiet(deps.ws, id), async (host, wsId, online, at, log) => (await notes()).presence(t.team, host, wsId, online, at, log));
   } catch (e) {
     teamProblem = (e as Error).message;
@@ -89,6 +96,8 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   const putLater = (n: LaterNotice) => {
     if (!later.some((o) => o.job_id === n.job_id && o.session === n.session && o.text === n.text)) later.push(n);
   };
+  // how often a job's delegator hears of its dialogs (a flood is a few lines: DialogTells)
+  let tells: DialogTells | undefined;
   // records left lazily behind by a burst of events get their last_seq within a second
   const settling = new Map<string, ReturnType<typeof setTimeout>>();
   const settleSoon = (ws: string, id: string) => {
@@ -119,6 +128,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   };
   const reactor = async (ctx: HookContext): Promise<ReactorContext> => {
     const n = await notes();
+    tells ??= new (await import("./reactor.ts")).DialogTells();
     return {
       ws: ctx.ws,
       runtime: deps.runtime,
@@ -129,6 +139,9 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       host: team?.host,
       once: onceOf(ctx),
       notify: (rec, ev) => n.jobEvent(rec, ev, ctx.log),
+      tells,
+      aside: (lane, name, fn) => ctx.aside(lane, name, fn),
+      ...(teamCfg && team ? { vouch: await vouchOf(teamCfg, team.host) } : {}),
       meter: () => metered(ctx),
       later: putLater,
     };
@@ -178,7 +191,9 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       // an event of a job this workspace does not have is the broker's other traffic (other
       // workspaces, the team's other hosts), not a problem: MAM_DEBUG=1 shows it
       const onDrop = (line: string, t: string, why: string) => (why === "unknown-job" ? ctx.debug(line) : (repeats!.flush(), drops!.drop(t, line, why)));
-      const r = await ingestEvent(ctx.ws, topic, payload, (line) => (repeats!.flush(), ctx.log(line)), journals, true, onDrop);
+      const { vouchedQuestion } = await import("../team/attest.ts");
+      const here = team?.host ?? hostName(deps.env);
+      const r = await ingestEvent(ctx.ws, topic, payload, (line) => (repeats!.flush(), ctx.log(line)), journals, true, onDrop, (rec, ev) => vouchedQuestion(teamCfg, here, rec, ev));
       if (r.outcome === "appended" && r.deferred) settleSoon(ctx.ws, r.job.job_id);
       // the echo of an event this machine published is expected: only MAM_DEBUG=1 logs it
       if (r.outcome === "duplicate") (r.echo ? ctx.debug(r.log) : repeats.repeat(r.log));
@@ -279,6 +294,12 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       });
     },
   };
+}
+
+/** how this host's daemon vouches for what it journals (lib/team/attest.ts) */
+async function vouchOf(t: Team, host: string): Promise<(ev: JobEvent) => { [k: string]: Json }> {
+  const { attest } = await import("../team/attest.ts");
+  return (ev) => attest(t, host, ev);
 }
 
 /**

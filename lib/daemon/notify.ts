@@ -10,16 +10,16 @@
 //     it was, not news).
 // Jobs copied from another host are that host's to tell about; an event older than MAX_AGE_MS (a
 // daemon starting over an old journal) is not news either.
-import type { Question } from "../agents/screen/question.ts";
-import type { JobEvent } from "../jobs/event.ts";
+import { fromDaemon, type JobEvent } from "../jobs/event.ts";
+import { visible } from "../sys/sanitize.ts";
 import type { JobRecord } from "../jobs/store.ts";
 import type { Action } from "../fleet/classify.ts";
 import { rowEpoch } from "../fleet/adopt.ts";
-import { type AskedQuestion, diedNotice, dialogNotice, endedNotice, type Notification, offlineNotice, type Where } from "../notify/message.ts";
+import { askedOf, diedNotice, dialogNotice, endedNotice, type Notification, offlineNotice, type Where } from "../notify/message.ts";
 import { Notifier } from "../notify/send.ts";
 import type { Deps } from "../ops/deps.ts";
 import { SECTIONS } from "../registry/types.ts";
-import { hostName } from "../team/host.ts";
+import { hostName, isValidAddress } from "../team/host.ts";
 import { dashboardLink } from "../sys/ui-file.ts";
 
 const MAX_AGE_MS = 15 * 60_000;
@@ -31,13 +31,6 @@ export interface NotifyPart {
   terminated(actions: readonly Action[], log: (line: string) => void): Promise<void>;
   /** a workspace daemon of the team said online or offline */
   presence(team: string, host: string, wsId: string, online: boolean, at: number, log: (line: string) => void): Promise<void>;
-}
-
-/** the part of a question a notification carries, when the event's data has one */
-function askedOf(v: unknown): AskedQuestion | undefined {
-  const q = v as Partial<Question> | undefined;
-  if (!q || typeof q !== "object" || typeof q.fingerprint !== "string" || typeof q.title !== "string" || typeof q.subject !== "string" || typeof q.question !== "string" || !Array.isArray(q.choices)) return undefined;
-  return { title: q.title, subject: q.subject, question: q.question, fingerprint: q.fingerprint, choices: q.choices };
 }
 
 export function notifyPart(deps: Deps, self: string = hostName(deps.env)): NotifyPart {
@@ -70,7 +63,10 @@ export function notifyPart(deps: Deps, self: string = hostName(deps.env)): Notif
       if (rec.remote_of || Date.now() - Date.parse(ev.timestamp) > MAX_AGE_MS) return;
       const w = where();
       if (ev.event === "permission_required") {
-        const session = typeof ev.data.session === "string" ? ev.data.session : rec.agent_session;
+        // only the daemon's own (here, or vouched for by the agent's host): an agent's report is no dialog
+        if (!fromDaemon(ev)) return log(`job ${rec.job_id}: permission_required from ${visible(ev.source.slice(0, 64))}, not the daemon's; no notification`);
+        // the session the event names, when it is one (a name, or name@host): it goes into command lines
+        const session = typeof ev.data.session === "string" && isValidAddress(ev.data.session) ? ev.data.session : rec.agent_session;
         const at = session.lastIndexOf("@");
         const agentHost = at >= 0 ? session.slice(at + 1) : undefined;
         const local = agentHost === undefined || agentHost === self ? (at >= 0 ? session.slice(0, at) : session) : session;

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { readsCommands } from "../agents/kinds/index.ts";
 import type { Question } from "../agents/screen/question.ts";
 import type { Json } from "../jobs/canonical.ts";
-import { endsJob, type JobEvent } from "../jobs/event.ts";
+import { DAEMON_SOURCE, endsJob, type JobEvent } from "../jobs/event.ts";
 import { isFinal } from "../jobs/statuses.ts";
 import { JournalCache } from "../jobs/journal-index.ts";
 import { deliveryOf, offeredTopic, outstandingTopics } from "../jobs/delivery.ts";
@@ -42,6 +42,15 @@ export interface ReactorContext {
    * that a budget the step's hand-in crossed ends the job instead (budget_exceeded)
    */
   meter?(): Promise<unknown>;
+  /** this host's daemon's attestation of a dialog it journals (in a team: lib/team/attest.ts) */
+  vouch?: (ev: JobEvent) => { [k: string]: Json };
+  /** how often a job's delegator hears of its dialogs (one per daemon; without it, of each) */
+  tells?: DialogTells;
+  /**
+   * run typing beside the reactor, one at a time per lane (the daemon's HookContext.aside): a
+   * dialog's line typed into one delegator's pane does not hold up the other jobs' reactions
+   */
+  aside?: (lane: string, name: string, fn: () => Promise<void>) => void;
   /** the user's notifications (lib/daemon/notify.ts): a dialog, a job's end */
   notify?: (rec: JobRecord, ev: JobEvent) => Promise<void>;
   /**
@@ -175,6 +184,46 @@ export async function publishAppended(ctx: ReactorContext, rec: JobRecord | unde
 }
 
 /**
+ * How often a job's delegator is told of its `permission_required` events (review N5): once per
+ * distinct question (its fingerprint, else its source and detail) until the job's next answer
+ * (`approved` / `denied`), and at most `perMinute` a minute per job. A flood of reports (any token
+ * holder can send them) is then a few lines in the delegator's pane, not one per event.
+ */
+export class DialogTells {
+  private jobs = new Map<string, { keys: Set<string>; times: number[] }>();
+
+  constructor(
+    readonly perMinute = 3,
+    private now: () => number = Date.now,
+  ) {}
+
+  /** tell the delegator of this one ("tell"), or not: told already ("repeat"), or over the limit ("limit") */
+  take(job: string, ev: Pick<JobEvent, "source" | "detail" | "data">): "tell" | "repeat" | "limit" {
+    const q = ev.data?.question as { fingerprint?: unknown } | undefined;
+    const key = typeof q?.fingerprint === "string" ? `fp:${q.fingerprint}` : `${ev.source}\u0000${ev.detail}`;
+    let j = this.jobs.get(job);
+    if (!j) this.jobs.set(job, (j = { keys: new Set(), times: [] }));
+    if (j.keys.has(key)) return "repeat";
+    const now = this.now();
+    j.times = j.times.filter((t) => now - t < 60_000);
+    if (j.times.length >= this.perMinute) return "limit";
+    j.times.push(now);
+    j.keys.add(key);
+    return "tell";
+  }
+
+  /** the job's dialog was answered: the same question asked again is news */
+  answered(job: string): void {
+    this.jobs.get(job)?.keys.clear();
+  }
+
+  /** the job ended */
+  forget(job: string): void {
+    this.jobs.delete(job);
+  }
+}
+
+/**
  * a job ended, or its agent waits at a dialog: the delegator hears it in its pane when it is a
  * session whose agent is there; a best-effort herdr notification also goes to the worker's server
  * (audit #10: herdr's default config shows none, `shown:false` is fine). Never typed into a pane
@@ -183,11 +232,23 @@ export async function publishAppended(ctx: ReactorContext, rec: JobRecord | unde
 async function tellDelegator(ctx: ReactorContext, rec: JobRecord, ev: JobEvent): Promise<void> {
   const line = endLine(ev);
   const who = rec.delegator;
+  const dialog = ev.event === "permission_required";
+  if (!dialog) ctx.tells?.forget(rec.job_id);
+  const take = dialog ? (ctx.tells?.take(rec.job_id, ev) ?? "tell") : "tell";
+  if (take === "repeat") {
+    // the same question again (a report repeated, a flood): its delegator and the user were told
+    ctx.log(`job ${rec.job_id}: permission_required (${detailLine(ev.detail).slice(0, 80)}) told before; ${who ?? "the delegator"} not told again`);
+    return;
+  }
   await notice(ctx, rec, ev);
   try {
     await ctx.notify?.(rec, ev);
   } catch (e) {
     ctx.log(`job ${rec.job_id}: notifications failed (${(e as Error).message})`);
+  }
+  if (take === "limit") {
+    ctx.log(`job ${rec.job_id}: permission_required (${detailLine(ev.detail).slice(0, 80)}): ${who ?? "the delegator"} was told of ${ctx.tells!.perMinute} of the job's dialogs this minute; not told`);
+    return;
   }
   if (!who) {
     ctx.log(`job ${rec.job_id}: ${ev.event}; no delegator session to tell`);
@@ -213,12 +274,18 @@ async function tellDelegator(ctx: ReactorContext, rec: JobRecord, ev: JobEvent):
     ctx.log(`job ${rec.job_id}: ${ev.event}; delegator ${who} is a ${s.agent} session, not told (it would run the text)`);
     return;
   }
-  try {
-    await ctx.runtime.prompt(s, line);
-    ctx.log(`job ${rec.job_id}: told ${who}: ${line}`);
-  } catch (e) {
-    ctx.log(`job ${rec.job_id}: could not tell ${who} (${(e as Error).message})`);
-  }
+  const type = async () => {
+    try {
+      await ctx.runtime.prompt(s!, line);
+      ctx.log(`job ${rec.job_id}: told ${who}: ${line}`);
+    } catch (e) {
+      ctx.log(`job ${rec.job_id}: could not tell ${who} (${(e as Error).message})`);
+    }
+  };
+  // a dialog's line is typed beside the reactor (one at a time per delegator): the other jobs'
+  // reactions do not wait for it. A job's end is typed before its cursor moves (told once).
+  if (dialog && ctx.aside) ctx.aside(`tell:${who}`, `tell ${who}`, type);
+  else await type();
 }
 
 /** the job's end as a notification on the worker's server; best effort, only logged */
@@ -297,6 +364,9 @@ async function reactToJob(ctx: ReactorContext, id: string, cursor: Record<string
       // their retained messages go (a host that comes back must not get an ended job)
       await clearDeliveries(ctx, ev.event === "received" ? [offeredTopic(events, deliveryOf(ev) ?? "")] : outstandingTopics(events));
       if (at === j.endAt) await tellDelegator(ctx, rec, ev);
+    } else if (ev.event === "approved" || ev.event === "denied") {
+      ctx.tells?.answered(id);
+      acted = false;
     } else if (at === j.endAt || ev.event === "permission_required") {
       await tellDelegator(ctx, rec, ev);
       if (at === j.endAt && ev.event === "budget_exceeded") await tellOverBudget(ctx, rec, events.slice(0, at), ev);
@@ -438,7 +508,8 @@ export async function watchAgents(ctx: ReactorContext, stateOf: (session: string
     if (!input) continue;
     let a: Appended | undefined;
     try {
-      a = await appendEvent(ctx.ws, id, (r, evs) => (r && !evs.some((e) => endsJob(e, r)) ? { ...input!, source: "monitor" } : undefined));
+      // a dialog is vouched for: another host's daemon takes it from the broker only so (attest.ts)
+      a = await appendEvent(ctx.ws, id, (r, evs) => (r && !evs.some((e) => endsJob(e, r)) ? { ...input!, source: DAEMON_SOURCE } : undefined), input.event === "permission_required" && ctx.vouch ? { vouch: ctx.vouch } : {});
     } catch (e) {
       // one job's journal that cannot be written (a link, a full disk) does not stop the others
       failedJob(ctx, id, e, "watch failed");

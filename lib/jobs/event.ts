@@ -28,6 +28,22 @@ export interface JobEvent {
   data: { [k: string]: Json };
 }
 
+/** the daemon's name as an event's source: what it saw itself (an agent's dialog, a timeout, an agent that exited) */
+export const DAEMON_SOURCE = "monitor";
+
+/**
+ * a question the daemon read on an agent's screen (docs/approvals.md): a `permission_required`
+ * from the daemon (source monitor) or carrying a question. Only the daemon journals one: `mam job
+ * event` refuses it, and one from the broker is taken only when the agent's host's daemon vouches
+ * for it (lib/team/attest.ts); the notifications and `mam approve` trust no other.
+ */
+export function isDaemonQuestion(ev: Pick<JobEvent, "event" | "source" | "data">): boolean {
+  return ev.event === "permission_required" && (ev.source === DAEMON_SOURCE || (ev.data !== null && typeof ev.data === "object" && ev.data.question !== undefined));
+}
+
+/** a journalled `permission_required` the daemon made (here, or the agent's host's daemon, vouched for on arrival) */
+export const fromDaemon = (ev: Pick<JobEvent, "event" | "source">): boolean => ev.event === "permission_required" && ev.source === DAEMON_SOURCE;
+
 /** the roles of a loop job: a `completed` is final only when it is the reviewer's PASS (§7.4) */
 export interface LoopRoles {
   type: "single" | "loop";

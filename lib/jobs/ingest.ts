@@ -3,7 +3,7 @@
 // connection, the notifications and the loop prompts; these functions own the files.
 import { existsSync } from "node:fs";
 import { canonicalJson } from "./canonical.ts";
-import { type JobEvent, MAX_EVENT_BYTES, oversizedSize, verifyEvent, type DropReason } from "./event.ts";
+import { DAEMON_SOURCE, isDaemonQuestion, type JobEvent, MAX_EVENT_BYTES, oversizedSize, verifyEvent, type DropReason } from "./event.ts";
 import { isFinal, type JobStatus } from "./statuses.ts";
 import { EventIndex, identityText } from "./identity.ts";
 import { JournalCache, type JournalIndex } from "./journal-index.ts";
@@ -19,7 +19,7 @@ export type Ingested =
    * an event published from this machine): dropped; `log` says so, the caller logs it
    */
   | { outcome: "duplicate"; job: JobRecord; event: JobEvent; status: JobStatus; terminal: boolean; log: string; /** this journal's own event, back from the broker */ echo: boolean }
-  | { outcome: "dropped"; reason: DropReason | "topic-mismatch" | "bad-record"; log: string };
+  | { outcome: "dropped"; reason: DropReason | "topic-mismatch" | "bad-record" | "not-vouched"; log: string };
 
 const TOPIC_RE = /^(.*)\/([0-9a-f]{8})\/events$/;
 
@@ -40,6 +40,11 @@ export async function ingestEvent(
   lazy = false,
   /** where drop lines go (default: log); the daemon limits them per topic and reason (DropLog) */
   logDrop: (line: string, topic: string, reason: string) => void = log,
+  /**
+   * a daemon's question (isDaemonQuestion) heard on the broker: why it is not taken, or undefined
+   * when the agent's host's daemon vouches for it (the daemon's team part); none is taken without
+   */
+  vouched: (rec: JobRecord, ev: JobEvent) => string | undefined = () => "this workspace is in no team",
 ): Promise<Ingested> {
   const drop = (reason: Ingested & { outcome: "dropped" }): Ingested => {
     // every drop line names the topic it came on
@@ -87,6 +92,11 @@ export async function ingestEvent(
     }
     if (v.event.job_id !== id0) {
       return drop({ outcome: "dropped", reason: "topic-mismatch", log: `dropped event on ${topic}: it names job ${v.event.job_id}` });
+    }
+    if (isDaemonQuestion(v.event)) {
+      // only a daemon reads a dialog off a screen: a token holder's (an agent's) question is not one
+      const why = vouched(rec, v.event);
+      if (why) return drop({ outcome: "dropped", reason: "not-vouched", log: `dropped event (job ${id0} ${identityText(v.event)}) on ${topic}: a permission_required with a question (or from ${DAEMON_SOURCE}) is the daemon's own, and ${why}` });
     }
     // a gap says the delegator's journal may lack a report; a copy of another host's job (a team's
     // delivery) hears only what the job's other hosts publish once it exists: its gaps say nothing

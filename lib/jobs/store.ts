@@ -442,7 +442,13 @@ export function nextIdentity(ws: string, id: string, prior: readonly JobEvent[])
  * (or the given one when this machine has no record: a remote worker keeps a journal only),
  * append + fsync, update the record. Returns undefined when a decision function said no.
  */
-export async function appendEvent(ws: string, id: string, decide: EventDecision, opts: { token?: string; now?: number } = {}): Promise<Appended | undefined> {
+export async function appendEvent(
+  ws: string,
+  id: string,
+  decide: EventDecision,
+  /** `vouch`: data added to the event once its identity is known, before it is signed (the daemon's attestation, lib/team/attest.ts) */
+  opts: { token?: string; now?: number; vouch?: (ev: JobEvent) => { [k: string]: Json } } = {},
+): Promise<Appended | undefined> {
   if (!isValidJobId(id)) throw new MamError(`invalid job id '${id}'`, EXIT.USAGE);
   // fail before creating anything when the job is unknown here
   const pre = readRecord(ws, id);
@@ -456,10 +462,8 @@ export async function appendEvent(ws: string, id: string, decide: EventDecision,
     const input = typeof decide === "function" ? decide(rec, prior) : decide;
     if (input === undefined) return undefined;
     const { origin, seq } = nextIdentity(ws, id, prior);
-    const ev = signEvent(
-      { schema_version: 1, seq, origin, job_id: id, event: input.event, timestamp: isoUtc(Math.floor(now)), detail: input.detail, source: input.source, data: input.data ?? {} },
-      token,
-    );
+    const bare: JobEvent = { schema_version: 1, seq, origin, job_id: id, event: input.event, timestamp: isoUtc(Math.floor(now)), detail: input.detail, source: input.source, data: input.data ?? {} };
+    const ev = signEvent(opts.vouch ? { ...bare, data: { ...bare.data, ...opts.vouch(bare) } } : bare, token);
     const line = canonicalJson(ev);
     if (Buffer.byteLength(line) > MAX_EVENT_BYTES) {
       throw new MamError(`event of ${Buffer.byteLength(line)} bytes is larger than ${MAX_EVENT_BYTES} (receivers drop it)`, EXIT.USAGE, "shorten --detail / --data");

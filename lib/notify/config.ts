@@ -85,13 +85,60 @@ export function nextSinkId(c: NotifyConfig): string {
   return String(n);
 }
 
+/** a word that looks like a secret: a known token's prefix, a URL with a user or a password, a long key-like string */
+const SECRET_WORD = /^(xox[a-z]-|gh[opsur]_|github_pat_|glpat-|sk-|sk_|pk_|AKIA|AIza|hooks\.slack\.com)|:\/\/[^/\s]*@|^[A-Za-z0-9_+\-]{24,}={0,2}$/;
+
+/** the words of a command line as sh splits them, quotes taken off (a quoted value may hold spaces) */
+function shellWords(command: string): string[] {
+  const words: string[] = [];
+  let w = "";
+  let quote = "";
+  let started = false;
+  for (let i = 0; i < command.length; i++) {
+    const c = command[i]!;
+    if (quote) {
+      if (c === quote) quote = "";
+      else if (c === "\\" && quote === '"') w += command[++i] ?? "";
+      else w += c;
+    } else if (/\s/.test(c)) {
+      if (started) words.push(w);
+      w = "";
+      started = false;
+      continue;
+    } else if (c === "'" || c === '"') quote = c;
+    else if (c === "\\") w += command[++i] ?? "";
+    else w += c;
+    started = true;
+  }
+  if (started) words.push(w);
+  return words;
+}
+
+/**
+ * what mam shows of a command line (pure): its program, never its arguments (they may hold a
+ * secret), and of the `VAR=value` assignments before it (`env` too) only the names:
+ * `SLACK_TOKEN=xoxb-1 x.sh --to me` is shown `SLACK_TOKEN=… x.sh …`; a program that looks like a
+ * secret itself shows as `…`
+ */
+export function commandShown(command: string): string {
+  const words = shellWords(command);
+  const out: string[] = [];
+  let i = 0;
+  if (words[0] === "env") out.push(words[i++]!);
+  for (; i < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!); i++) out.push(`${words[i]!.slice(0, words[i]!.indexOf("="))}=…`);
+  const program = words[i] ?? "";
+  out.push(program.includes("=") || SECRET_WORD.test(program) ? "…" : program, "…");
+  return out.filter((w) => w !== "").join(" ");
+}
+
 /**
  * what mam shows of a sink, never its secrets: a webhook's scheme and host (its path and query
- * may be a token), a command's program (its arguments may hold one)
+ * may be a token), a command's program (commandShown: its arguments and its variables' values
+ * may hold one)
  */
 export function redacted(s: Sink): string {
   if (s.type === "desktop") return "notify-send";
-  if (s.type === "command") return `${s.command.trim().split(/\s+/)[0] ?? ""} …`;
+  if (s.type === "command") return commandShown(s.command);
   try {
     const u = new URL(s.url);
     return `${u.protocol}//${u.host}/… (${s.format})`;

@@ -3,6 +3,7 @@
 // mam's own shape or ntfy's or Slack's, a command's environment. A notification about a dialog
 // names the exact `mam approve` commands that answer it (on the host that can: the agent's) and,
 // when mam ui runs for the workspace, the dashboard's link to the agent.
+import { isValidName } from "../sys/names.ts";
 import type { NotifyKind, WebhookFormat } from "./config.ts";
 
 /** the part of a dialog's question a notification carries (lib/agents/screen/question.ts) */
@@ -52,7 +53,24 @@ const oneLine = (s: string, max = 300) => {
 };
 
 /** a quoted word for a shell command line, only where it needs quotes */
-const sh = (s: string) => (/^[A-Za-z0-9_./:@%+=,-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`);
+export const sh = (s: string) => (/^[A-Za-z0-9_./:@%+=,-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`);
+
+/** a dialog's fingerprint as question.ts makes it: 16 lowercase hex digits */
+export const FINGERPRINT_RE = /^[0-9a-f]{16}$/;
+
+/**
+ * the question a notification may carry, from an event's data (unchecked: it came from a journal):
+ * its texts, a fingerprint that is one (else no question: the approve line names none), and
+ * well-formed choices
+ */
+export function askedOf(v: unknown): AskedQuestion | undefined {
+  const q = v as Partial<AskedQuestion> | undefined;
+  if (!q || typeof q !== "object" || typeof q.fingerprint !== "string" || !FINGERPRINT_RE.test(q.fingerprint)) return undefined;
+  if (typeof q.title !== "string" || typeof q.subject !== "string" || typeof q.question !== "string" || !Array.isArray(q.choices)) return undefined;
+  const choices = q.choices.filter((c) => c && typeof c === "object" && Number.isSafeInteger(c.n) && typeof c.label === "string" && typeof c.key === "string" && typeof c.role === "string");
+  if (choices.length !== q.choices.length) return undefined;
+  return { title: q.title, subject: q.subject, question: q.question, fingerprint: q.fingerprint, choices: choices.map((c) => ({ n: c.n, label: c.label, key: c.key, role: c.role })) };
+}
 
 /** the question's line: "Bash command: touch x — Do you want to proceed?" */
 const asks = (q: AskedQuestion) => (q.title === q.question ? `${q.question} ${q.subject.split("\n")[0]}` : `${q.title}: ${q.subject.split("\n")[0]} — ${q.question}`);
@@ -65,9 +83,11 @@ export function dialogNotice(
   w: Where,
   o: { job_id: string; session: string; detail: string; question?: AskedQuestion; agentHost?: string; seq: number },
 ): Notification {
-  const q = o.question;
-  const on = o.agentHost && o.agentHost !== w.host ? `on ${o.agentHost}: ` : "";
-  const base = `mam approve ${o.job_id}${q ? ` --fingerprint ${q.fingerprint}` : ""}${on ? "" : ` --workspace ${sh(w.workspace)}`}`;
+  // every word of the command lines is checked or quoted: they are run as given (over ssh)
+  const q = o.question && FINGERPRINT_RE.test(o.question.fingerprint) ? o.question : undefined;
+  const host = o.agentHost && o.agentHost !== w.host ? (isValidName(o.agentHost) ? o.agentHost : "its host") : undefined;
+  const on = host ? `on ${sh(host)}: ` : "";
+  const base = ["mam", "approve", o.job_id, ...(q ? ["--fingerprint", q.fingerprint] : []), ...(on ? [] : ["--workspace", w.workspace])].map(sh).join(" ");
   const dashboard = on ? undefined : w.dashboard?.(o.session);
   const lines = [
     q ? asks(q) : oneLine(o.detail),
@@ -117,7 +137,7 @@ export function diedNotice(w: Where, o: { session: string; job_id?: string; why:
     kind: "died",
     key: `died:${o.session}:${o.since}`,
     title: `mam: ${o.session} died${o.job_id ? ` (job ${o.job_id})` : ""}`,
-    text: [oneLine(o.why), o.job_id ? `job ${o.job_id} ended in error` : "", `start it again: mam resume ${o.session} --workspace ${sh(w.workspace)}`].filter((l) => l !== "").join("\n"),
+    text: [oneLine(o.why), o.job_id ? `job ${o.job_id} ended in error` : "", `start it again: mam resume ${sh(o.session)} --workspace ${sh(w.workspace)}`].filter((l) => l !== "").join("\n"),
     workspace: w.workspace,
     host: w.host,
     at: w.at,

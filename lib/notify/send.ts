@@ -3,8 +3,9 @@
 // notification as JSON on stdin and MAM_NOTIFY_* variables). Each notification goes once: its key is
 // recorded in <home>/.local/state/mam/notify-sent.json under the notify lock before it is sent, so
 // two daemons (two workspaces) or a daemon that starts again never send it twice. Each sink gets at
-// most MAM_NOTIFY_PER_MIN a minute (default 6); what is held back is counted and said in the next
-// one. A sink that fails is reported (`failed`), never with its URL or command line (secrets).
+// most MAM_NOTIFY_PER_MIN a minute (default 6); what the limit holds back is not claimed: it waits
+// and goes as soon as the limit allows. A sink that fails is reported (`failed`), never with its
+// URL or command line (secrets).
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { atomicWriteFile } from "../sys/atomic.ts";
@@ -41,6 +42,15 @@ export async function claimKey(env: Env, key: string, now = Date.now()): Promise
     atomicWriteFile(sentPath(env), `${JSON.stringify(sent)}\n`, { mode: 0o600 });
     return true;
   });
+}
+
+/** `key` was claimed (sent) already; a read without the lock: atomic writes keep the file whole */
+function claimed(env: Env, key: string): boolean {
+  try {
+    return typeof (JSON.parse(readFileSync(sentPath(env), "utf8")) as Record<string, unknown>)[key] === "number";
+  } catch {
+    return false;
+  }
 }
 
 /** a message about a sink without its secrets: its URL (any part of it) and its command line go */
@@ -109,56 +119,131 @@ export interface SinkOutcome {
   error?: string;
 }
 
+/** at most this many notifications wait per sink for the rate limit (the oldest go first, logged) */
+const MAX_WAITING = 100;
+
 /**
- * The daemon's sender: each notification once (claimKey), to the sinks that take its kind, each
- * sink at most perMinute a minute; what it did, one line each, to `log`
+ * The daemon's sender: each notification once per sink (claimKey of the notification's key and the
+ * sink), to the sinks that take its kind, each sink at most perMinute a minute. One over the limit
+ * is not claimed: it waits, in order, and goes as soon as the limit allows (a timer), unless
+ * another daemon sent it meanwhile; what it did, one line each, to `log`. What waits lives in this
+ * daemon's memory: a daemon stopped meanwhile does not send them.
  */
 export class Notifier {
   private sent = new Map<string, number[]>();
-  private held = new Map<string, number>();
+  private waiting = new Map<string, { n: Notification; since: number }[]>();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  /** one send or flush at a time: the limit is counted in order */
+  private chain: Promise<unknown> = Promise.resolve();
 
   constructor(
     private env: Env,
     private log: (line: string) => void,
+    /** the rate limit's window */
+    private windowMs = 60_000,
   ) {}
 
   /** send n (unless it was sent before); the outcome per sink (empty: no sink takes it, or not new) */
-  async send(n: Notification): Promise<SinkOutcome[]> {
-    let sinks: Sink[];
+  send(n: Notification): Promise<SinkOutcome[]> {
+    const next = this.chain.then(() => this.sendNow(n));
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  /** how many notifications wait for the rate limit (all sinks) */
+  private waitingCount(): number {
+    return [...this.waiting.values()].reduce((a, w) => a + w.length, 0);
+  }
+
+  private sinks(n: Notification): Sink[] | undefined {
     try {
-      sinks = loadNotify(this.env).sinks.filter((s) => n.kind === "test" || s.on.includes(n.kind));
+      return loadNotify(this.env).sinks.filter((s) => n.kind === "test" || s.on.includes(n.kind));
     } catch (e) {
       this.log(`notify: ${(e as Error).message}`);
-      return [];
+      return undefined;
     }
-    if (sinks.length === 0) return [];
-    if (!(await claimKey(this.env, n.key))) return [];
+  }
+
+  private recent(id: string, now: number): number[] {
+    const times = (this.sent.get(id) ?? []).filter((t) => now - t < this.windowMs);
+    this.sent.set(id, times);
+    return times;
+  }
+
+  private async sendNow(n: Notification): Promise<SinkOutcome[]> {
+    const sinks = this.sinks(n);
+    if (!sinks?.length) return [];
     const max = perMinute(this.env);
-    const now = Date.now();
     const out: SinkOutcome[] = [];
     for (const s of sinks) {
-      const times = (this.sent.get(s.id) ?? []).filter((t) => now - t < 60_000);
-      if (times.length >= max) {
-        this.held.set(s.id, (this.held.get(s.id) ?? 0) + 1);
-        this.sent.set(s.id, times);
-        this.log(`notify: sink ${s.id} (${s.type}) got ${max} notifications this minute; held back: ${n.title}`);
-        out.push({ sink: s.id, type: s.type, ok: false, error: "rate limit" });
+      const key = `${n.key}\u0000${s.id}`;
+      if (claimed(this.env, key)) continue; // sent before (by this daemon or another)
+      const waiting = this.waiting.get(s.id) ?? [];
+      // over the limit, or behind others that wait: it waits too, unclaimed (never lost to the limit)
+      if (this.recent(s.id, Date.now()).length >= max || waiting.length > 0) {
+        if (waiting.some((w) => w.n.key === n.key)) continue;
+        waiting.push({ n, since: Date.now() });
+        if (waiting.length > MAX_WAITING) this.log(`notify: sink ${s.id}: more than ${MAX_WAITING} notifications wait for the rate limit; not sent: ${waiting.shift()!.n.title}`);
+        this.waiting.set(s.id, waiting);
+        this.log(`notify: sink ${s.id} (${s.type}) got ${max} notifications this minute; ${n.title}: sent when the limit allows`);
+        out.push({ sink: s.id, type: s.type, ok: false, error: "rate limit: sent when the limit allows" });
+        this.schedule();
         continue;
       }
-      times.push(now);
-      this.sent.set(s.id, times);
-      const held = this.held.get(s.id) ?? 0;
-      const msg = held ? { ...n, text: `${n.text}\n(${held} earlier notification${held === 1 ? " was" : "s were"} held back by the rate limit)` } : n;
-      try {
-        await deliverTo(s, msg, this.env);
-        this.held.delete(s.id);
-        this.log(`notify: ${n.kind} → sink ${s.id} (${s.type}): ${n.title}`);
-        out.push({ sink: s.id, type: s.type, ok: true });
-      } catch (e) {
-        this.log(`notify: sink ${s.id} (${s.type}) failed: ${(e as Error).message}`);
-        out.push({ sink: s.id, type: s.type, ok: false, error: (e as Error).message });
-      }
+      const o = await this.deliver(s, n);
+      if (o) out.push(o);
     }
     return out;
+  }
+
+  /** claim, then deliver to one sink; undefined when it was sent before (another daemon) */
+  private async deliver(s: Sink, n: Notification): Promise<SinkOutcome | undefined> {
+    if (!(await claimKey(this.env, `${n.key}\u0000${s.id}`))) return undefined;
+    this.recent(s.id, Date.now()).push(Date.now());
+    try {
+      await deliverTo(s, n, this.env);
+      this.log(`notify: ${n.kind} → sink ${s.id} (${s.type}): ${n.title}`);
+      return { sink: s.id, type: s.type, ok: true };
+    } catch (e) {
+      this.log(`notify: sink ${s.id} (${s.type}) failed: ${(e as Error).message}`);
+      return { sink: s.id, type: s.type, ok: false, error: (e as Error).message };
+    }
+  }
+
+  /** a timer for when the first waiting sink has room again */
+  private schedule(): void {
+    if (this.timer || this.waitingCount() === 0) return;
+    const now = Date.now();
+    let at = Infinity;
+    for (const id of this.waiting.keys()) {
+      const times = this.recent(id, now);
+      const max = perMinute(this.env);
+      at = Math.min(at, times.length < max ? now : times[times.length - max]! + this.windowMs);
+    }
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        const next = this.chain.then(() => this.flush());
+        this.chain = next.catch(() => undefined);
+      },
+      Math.max(0, at - now) + 5,
+    );
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+
+  /** send what waits, in order, as far as the limit allows; the rest waits for the next timer */
+  private async flush(): Promise<void> {
+    const max = perMinute(this.env);
+    for (const [id, waiting] of this.waiting) {
+      while (waiting.length > 0 && this.recent(id, Date.now()).length < max) {
+        const { n, since } = waiting.shift()!;
+        const s = this.sinks(n)?.find((x) => x.id === id);
+        if (!s) continue; // the sink was removed meanwhile
+        const late = Math.round((Date.now() - since) / 1000);
+        await this.deliver(s, { ...n, text: `${n.text}\n(held back ${late} s by the rate limit of ${max} a minute)` });
+      }
+      if (waiting.length === 0) this.waiting.delete(id);
+    }
+    this.schedule();
   }
 }

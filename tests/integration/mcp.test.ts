@@ -245,7 +245,7 @@ describe("mam mcp: a delegation through the tools", () => {
 
         const waiting = c.call("job_wait", { job_ids: [id], timeout_s: 120 });
         await Bun.sleep(800);
-        const ev = await w.mam(["job", "event", id, "permission_required", "--detail", "allow rm?", "--source", "monitor"]);
+        const ev = await w.mam(["job", "event", id, "permission_required", "--detail", "allow rm?", "--source", "wrk"]);
         expect(ev.code, ev.stderr).toBe(0);
         const att = await waiting;
         expect(att.structuredContent).toMatchObject({ outcome: "attention", event: { event: "permission_required", detail: "allow rm?" }, jobs: [{ status: "running" }] });

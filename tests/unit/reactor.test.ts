@@ -296,3 +296,34 @@ test("a job over its budget while its agent sits at a dialog: the notice is put 
   expect(await tellLater(c, old)).toEqual([]);
   expect(lines.at(-1)).toContain("still waits at a permission prompt after a day, not told");
 });
+
+test("a permission_required flood (review N5): the delegator is told once per distinct question, at most 3 a minute per job, and its typing does not hold up another job's end", async () => {
+  const { DialogTells } = await import("../../lib/daemon/reactor.ts");
+  const ws = tempWs();
+  const flood = await registerJob(ws, spec);
+  const other = await registerJob(ws, { ...spec, delegator: "lead2" });
+  const told: [string, string][] = [];
+  let release = () => {};
+  const held = new Promise<void>((r) => (release = r));
+  // typing into lead hangs until released (a slow pane); lead2 answers at once
+  const rt: JobRuntime = { findSession: async (n) => ({ name: n }) as never, prompt: async (s, text) => void (told.push([s.name, text]), s.name === "lead" ? await held : undefined) };
+  const asides: Promise<void>[] = [];
+  const c: ReactorContext = { ws, runtime: rt, log: () => {}, publish: async () => true, journals: new JournalCache(), cursor: { dirty: false, lastWrite: 0 }, tells: new DialogTells(), aside: (_l, _n, fn) => void asides.push(fn()) };
+  for (let i = 0; i < 30; i++) await appendEvent(ws, flood.job_id, { event: "permission_required", detail: "allow rm?", source: "wrk" });
+  for (const d of ["a", "b", "c", "d"]) await appendEvent(ws, flood.job_id, { event: "permission_required", detail: `allow ${d}?`, source: "wrk" });
+  await appendEvent(ws, other.job_id, { event: "completed", detail: "done", source: "wrk" });
+  await reactToJobs(c);
+  const toLead = told.filter(([s]) => s === "lead").map(([, t]) => t);
+  expect(toLead).toEqual([`[mam] job ${flood.job_id} permission_required: allow rm?`, `[mam] job ${flood.job_id} permission_required: allow a?`, `[mam] job ${flood.job_id} permission_required: allow b?`]);
+  // the other job's end reached its delegator while lead's typing still hung
+  expect(told).toContainEqual(["lead2", `[mam] job ${other.job_id} completed: done`]);
+  release();
+  await Promise.all(asides);
+  // an answer makes the same question news again
+  await appendEvent(ws, flood.job_id, { event: "approved", detail: "ann via cli", source: "mam" });
+  const t = new DialogTells(3, () => 0);
+  expect(["x", "x", "y"].map((d) => t.take("j", { source: "wrk", detail: d, data: {} }))).toEqual(["tell", "repeat", "tell"]);
+  t.answered("j");
+  expect(t.take("j", { source: "wrk", detail: "x", data: {} })).toBe("tell");
+  expect(t.take("j", { source: "wrk", detail: "z", data: {} })).toBe("limit");
+});

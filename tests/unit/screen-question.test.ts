@@ -126,14 +126,17 @@ test("question rules are checked when the rules file is: a bad one names the rul
 
 test("unansweredQuestions: the job's questions since its last answer, of that session, distinct", () => {
   type E = Parameters<typeof unansweredQuestions>[0][number];
-  const pr = (fp: string, session = "wrk"): E => ({ event: "permission_required", data: { session, question: { fingerprint: fp } } });
-  const ans = (event: "approved" | "denied"): E => ({ event, data: {} });
+  const pr = (fp: string, session = "wrk", source = "monitor"): E => ({ event: "permission_required", source, data: { session, question: { fingerprint: fp } } });
+  const ans = (event: "approved" | "denied"): E => ({ event, source: "mam", data: {} });
   expect(unansweredQuestions([pr("a"), pr("a")], "wrk")).toEqual(["a"]);
   expect(unansweredQuestions([pr("a"), ans("approved"), pr("b")], "wrk")).toEqual(["b"]);
   expect(unansweredQuestions([pr("a"), pr("b")], "wrk")).toEqual(["a", "b"]);
   expect(unansweredQuestions([pr("a", "rev"), pr("b")], "wrk")).toEqual(["b"]);
   // an agent's own report carries no question
-  expect(unansweredQuestions([{ event: "permission_required", data: {} }], "wrk")).toEqual([]);
+  expect(unansweredQuestions([{ event: "permission_required", source: "wrk", data: {} }], "wrk")).toEqual([]);
+  // only the daemon's: a question an agent journalled (before review B2 closed that) is not one the user was shown
+  expect(unansweredQuestions([pr("a", "wrk", "wrk"), pr("b")], "wrk")).toEqual(["b"]);
+  expect(unansweredQuestions([pr("a", "wrk", "agent")], "wrk")).toEqual([]);
   expect(unansweredQuestions([pr("a"), ans("denied")], "wrk")).toEqual([]);
 });
 
@@ -162,3 +165,24 @@ test("after a no the agent is told what was refused without the dialog's own wor
   // a heading that is the question: named by what is asked
   expect(refusedLine({ title: "Allow?", question: "Allow?", subject: "", what: "other" })).toBe("the request");
 });
+
+test("choice roles fail closed (review A6): look-alike characters are normalised before any rule; only an exact one-time yes label is the yes", () => {
+  const base = screen("claude", "blocked-real-permission-bash");
+  const always = base.split("\n").find((l) => /don't ask again/.test(l))!;
+  // a curly apostrophe (U+2019): still the "always", never pressed by default
+  const curly = read2(base.replace(always, always.replace("don't", "don\u2019t")));
+  expect(roles(curly)).toEqual(["1:1:yes", "2:2:always", "3:3:no"]);
+  expect(pickChoice(curly!, {})).toMatchObject({ n: 1, label: "Yes" });
+  // a wording no rule knows, starting with yes: not a one-time yes; with no other yes, nothing is pressed by default
+  const unknown = read2(base.replace(always, always.replace(/Yes, and don't ask again.*$/, "Yes, allow from now on")).replace(/(\d\. )Yes$/m, "$1Yes, once"));
+  expect(roles(unknown)).toEqual(["1:1:other", "2:2:other", "3:3:no"]);
+  expect(pickChoice(unknown!, {})).toBeUndefined();
+  // non-breaking spaces, fullwidth letters and unicode dashes read as their ASCII look-alikes
+  const nbsp = read2(base.replace(/(\d\.) Yes$/m, "$1\u00a0\uff39\uff45\uff53"));
+  expect(roles(nbsp)?.[0]).toBe("1:1:yes");
+  const dash = read2(base.replace(always, always.replace("don't", "don\u2019t").replace("Yes,", "Yes\u2014")));
+  expect(roles(dash)?.[1]).toBe("2:2:always");
+  // the real dialogs' one-time yes labels are still the yes
+  expect(roles(read("claude", "blocked-real-permission-bash"))?.[0]).toBe("1:1:yes");
+});
+const read2 = (text: string) => questionOf("claude", { text });

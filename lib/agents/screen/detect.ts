@@ -9,6 +9,7 @@
 // (the dialog's question) and whether it is a start dialog (trust, sign-in) or a permission prompt.
 import { embeddedRules } from "./embed.ts" with { type: "macro" };
 import { type CompiledInput, type CompiledRule, compileInput, compileRules, type DialogKind, type RuleFile, type ScreenState } from "./rules.ts";
+import { plainText } from "./lines.ts";
 import { reasonOf, Regions } from "./regions.ts";
 import { type CompiledQuestion, compileQuestions, type Question, readQuestion } from "./question.ts";
 
@@ -44,7 +45,10 @@ function rulesOf(kind: string): CompiledRule[] | undefined {
   return c;
 }
 
-function matches(r: CompiledRule, text: string, lower: string): boolean {
+function matches(r: CompiledRule, rawText: string, rawLower: string): boolean {
+  // rules see look-alike characters as their ASCII (lines.ts)
+  const text = plainText(rawText);
+  const lower = plainText(rawLower);
   for (const s of r.contains) if (!lower.includes(s)) return false;
   if (r.any.length > 0 && !r.any.some((s) => lower.includes(s))) return false;
   for (const s of r.not) if (lower.includes(s)) return false;

@@ -28,7 +28,7 @@
 //   "keys": { "esc": "esc" }                              // optional: a shown key name → the key to press
 // }
 import { sha256Hex } from "../../sys/digest.ts";
-import { cleanLine, isRuleLine } from "./lines.ts";
+import { cleanLine, isRuleLine, plainText } from "./lines.ts";
 
 export type QuestionWhat = "command" | "file" | "tool" | "other";
 export type ChoiceRole = "yes" | "always" | "no" | "other";
@@ -158,7 +158,8 @@ export function compileQuestions(specs: readonly QuestionSpec[]): CompiledQuesti
 export function readQuestion(kind: string, rules: readonly CompiledQuestion[], text: string): Question | undefined {
   // box edges (an older claude draws its dialog in a box) go; the indentation inside stays
   const raw = text.split("\n").map((l) => l.replace(/\r$/, "").trimEnd().replace(/^[│┃║]/, "").replace(/[│┃║]$/, "").trimEnd());
-  const clean = raw.map(cleanLine);
+  // every rule sees look-alike characters as their ASCII (a curly apostrophe as '): lines.ts
+  const clean = raw.map((l) => plainText(cleanLine(l)));
   for (const r of rules) {
     const q = readWith(kind, r, raw, clean);
     if (q) return q;
@@ -230,8 +231,18 @@ function subjectOf(r: CompiledQuestion, body: string[]): string {
   return lines.join("\n");
 }
 
+/**
+ * the one-time yes labels of the kinds' real dialogs (claude: "Yes"; codex: "Yes, proceed"):
+ * the only labels the `yes` role takes. It fails closed: a label the "always" rule misses but
+ * `^yes` matches (a new wording) is `other`, and mam presses no default for it (review A6).
+ */
+const ONE_TIME_YES = new Set(["yes", "yes, proceed"]);
+
 function roleOf(r: CompiledQuestion, label: string): ChoiceRole {
-  for (const [role, rx] of r.roles) if (rx.test(label)) return role;
+  for (const [role, rx] of r.roles) {
+    if (!rx.test(label)) continue;
+    return role === "yes" && !ONE_TIME_YES.has(label.trim().toLowerCase()) ? "other" : role;
+  }
   return "other";
 }
 

@@ -4,7 +4,7 @@
 //   last:N       the last N non-empty lines
 //   after-rule   the lines after the last horizontal rule (a line of ─, ━, ═, - …)
 //   prompt-box   the lines between the last two horizontal rules (an input box), box edges dropped
-import { cleanLine, isRuleLine } from "./lines.ts";
+import { cleanLine, isRuleLine, plainText } from "./lines.ts";
 import type { CompiledRule, Region } from "./rules.ts";
 
 
@@ -66,7 +66,7 @@ const MAX_REASON = 200;
  * else the rule's fixed text, else its id.
  */
 export function reasonOf(r: CompiledRule, regions: Regions): string {
-  const lines = regions.linesOf(r.region).map(cleanLine);
+  const lines = regions.linesOf(r.region).map((l) => plainText(cleanLine(l)));
   let q = -1;
   let question = "";
   if (r.question) {

@@ -8,7 +8,9 @@
 import type { BrokerConfig } from "../../jobs/broker-config.ts";
 import { brokerConfigFromEnv, eventsTopic } from "../../jobs/broker-config.ts";
 import { canonicalJson, type Json } from "../../jobs/canonical.ts";
-import { type JobEvent } from "../../jobs/event.ts";
+import { DAEMON_SOURCE, isDaemonQuestion, type JobEvent } from "../../jobs/event.ts";
+import { usageError } from "../../sys/errors.ts";
+import { field } from "../../sys/fields.ts";
 import { type EventName, isFinal, type JobStatus } from "../../jobs/statuses.ts";
 import { publishJournalled, savedNote } from "../../jobs/publish.ts";
 import { type Notice, warning } from "../../sys/notice.ts";
@@ -38,6 +40,7 @@ export interface Reported {
 const RESEND_MAX = 200;
 
 export async function reportEvent(deps: Deps, r: EventReport): Promise<Reported> {
+  refuseDaemons(r);
   const cfg = brokerConfigFromEnv(deps.env); // a bad MQTT_* setting fails before anything is written
   // on a copy of another host's job, the agent's report confirms that its text arrived
   // (receive.ts): journalled before the report, and sent with it (below)
@@ -59,6 +62,23 @@ export async function reportEvent(deps: Deps, r: EventReport): Promise<Reported>
     if (n) warnings.push(n);
   }
   return { job_id: r.job_id, seq: a.payload.seq, event: r.event, status: a.statusAfter, warnings };
+}
+
+/**
+ * what only the daemon reports (docs/job-events.md): its source, and a dialog's question (it reads
+ * it off the agent's screen; the notifications and `mam approve` act on it). `mam job event` is
+ * granted to agents: a question from one would be a forgery of the daemon's.
+ */
+function refuseDaemons(r: EventReport): void {
+  if (r.source === DAEMON_SOURCE) {
+    throw usageError(`${field("source")} ${DAEMON_SOURCE} is the daemon's own (what it saw on the agents' screens); nothing was journalled`, `report as yourself: ${field("source")} <your session name>`);
+  }
+  if (isDaemonQuestion({ event: r.event, source: r.source, data: r.data ?? {} })) {
+    throw usageError(
+      `a permission_required with data.question is the daemon's own (it reads the dialog off the agent's screen); nothing was journalled`,
+      "report without a question (say what you wait for in --detail): the daemon reports a real dialog itself",
+    );
+  }
 }
 
 /**

@@ -18,7 +18,7 @@ import { userInfo } from "node:os";
 import { join } from "node:path";
 import { choicesLine, type Choice, pickChoice, type Question, questionLine } from "../../agents/screen/question.ts";
 import type { Json } from "../../jobs/canonical.ts";
-import type { JobEvent } from "../../jobs/event.ts";
+import { fromDaemon, type JobEvent } from "../../jobs/event.ts";
 import { eventCommand } from "../../jobs/header.ts";
 import { busySession } from "../../jobs/loop.ts";
 import { publishJournalled } from "../../jobs/publish.ts";
@@ -83,14 +83,15 @@ export function answerer(env: Record<string, string | undefined>, surface: OpCon
 }
 
 /**
- * pure: the fingerprints of the questions a job told about (its `permission_required` events that
- * carry one, for `session`) since its last answer (`approved` / `denied`), oldest first, distinct
+ * pure: the fingerprints of the questions a job told about (the daemon's `permission_required`
+ * events that carry one, for `session`) since its last answer (`approved` / `denied`), oldest
+ * first, distinct. Only the daemon's: an agent's report is not a dialog the user was shown.
  */
-export function unansweredQuestions(events: readonly Pick<JobEvent, "event" | "data">[], session: string): string[] {
+export function unansweredQuestions(events: readonly Pick<JobEvent, "event" | "source" | "data">[], session: string): string[] {
   const out: string[] = [];
   for (const e of events) {
     if (e.event === "approved" || e.event === "denied") out.length = 0;
-    if (e.event !== "permission_required") continue;
+    if (!fromDaemon(e)) continue;
     const d = e.data as { session?: unknown; question?: { fingerprint?: unknown } };
     if (d.session !== undefined && d.session !== session) continue;
     const fp = d.question?.fingerprint;
