@@ -47,12 +47,21 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   let marker = "";
   const served = new Map<string, number>();
   let turns = 0;
+  // queued jobs and schedules this user's mam did not write (a cloned repository's): never acted
+  // on, and each said once (a file and its reason), not every second
+  const skipped = new Set<string>();
+  const skipOnce = (ctx: HookContext, key: string, line: string) => {
+    if (skipped.has(key)) return;
+    skipped.add(key);
+    ctx.log(line);
+  };
   // scheduled jobs (docs/jobs.md#schedules): submitted when due, checked every watch tick
   const fireSchedules = async (ctx: HookContext) => {
     if (!existsSync(join(ctx.ws, ".mam", "schedules"))) return;
     const { fireDue } = await import("../ops/job/schedule.ts");
-    const lines = await fireDue(deps, Date.now() / 1000);
-    for (const l of lines) ctx.log(l);
+    const { log, skipped } = await fireDue(deps, Date.now() / 1000);
+    for (const l of log) ctx.log(l);
+    for (const k of skipped) skipOnce(ctx, `schedule\u0000${k.file}\u0000${k.why}`, `schedule file ${k.file} skipped, the other schedules run: ${k.why}; ${k.fix}`);
   };
   const dispatch = async (ctx: HookContext) => {
     const { assignWaiting, queueMarker, typeDispatched } = await import("../ops/job/queue.ts");
@@ -60,8 +69,11 @@ export function defaultHooks(deps: Deps): DaemonHooks {
     if (!waiting && m === marker) return;
     marker = m;
     const host = team?.host;
-    const { gone, left } = await assignWaiting(deps, { host, served, tick: () => ++turns });
+    const { gone, left, foreign } = await assignWaiting(deps, { host, served, tick: () => ++turns });
     waiting = left > 0;
+    for (const f of foreign) {
+      skipOnce(ctx, `job\u0000${f.job_id}\u0000${f.why}`, `job ${f.job_id} (${join(ctx.ws, ".mam", "jobs", `${f.job_id}.json`)}) is queued, but this user's mam did not write it: ${f.why}; it is never dispatched. If you submitted it (with an older mam), submit it again; remove the file or run mam job cancel ${f.job_id} to drop it`);
+    }
     for (const d of gone) {
       await ctx.publish(`${d.record.topic_prefix}/events`, d.appended.line);
       if (d.record.remote_of && team) {
@@ -265,7 +277,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
     farewell: () => team?.farewell(),
     async busy(ctx) {
       // a schedule still to run holds the daemon (it is the one that submits it)
-      if (existsSync(join(ctx.ws, ".mam", "schedules")) && (await import("../ops/job/schedule.ts")).hasActiveSchedules(ctx.ws)) return true;
+      if (existsSync(join(ctx.ws, ".mam", "schedules")) && (await import("../ops/job/schedule.ts")).hasActiveSchedules(ctx.ws, deps.env)) return true;
       const [{ listJobIds, readRecord }, { isFinal }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts")]);
       const data = deps.registry.read();
       if ([...data.herdr_sessions, ...data.tmux_sessions].some((r) => r.status === "running")) return true;

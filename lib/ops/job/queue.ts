@@ -36,13 +36,18 @@ export interface QueueState {
   /** the agents with an unfinished job that is not waiting (pending or running) */
   busy: Set<string>;
   records: Map<string, JobRecord>;
+  /**
+   * queued jobs this user's mam did not write (no valid mark: a cloned repository's, or an older
+   * mam's): never dispatched, and they hold nobody up
+   */
+  foreign: { job_id: string; why: string }[];
 }
 
 const epoch = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 
 /** the jobs waiting their turn and the agents busy with one, from the records and journals (leaving out job `exclude`) */
 export function readQueue(jobs: JobStore, host: string | undefined, exclude?: string): QueueState {
-  const st: QueueState = { waiting: [], busy: new Set(), records: new Map() };
+  const st: QueueState = { waiting: [], busy: new Set(), records: new Map(), foreign: [] };
   for (const id of jobs.ids()) {
     if (id === exclude) continue;
     let rec: JobRecord | undefined;
@@ -57,6 +62,13 @@ export function readQueue(jobs: JobStore, host: string | undefined, exclude?: st
       continue; // a broken job is reported by job status; it holds nobody up
     }
     if (isFinal(status)) continue;
+    if (status === "queued") {
+      const why = jobs.notOwn(rec);
+      if (why !== undefined) {
+        st.foreign.push({ job_id: id, why });
+        continue;
+      }
+    }
     st.records.set(id, rec);
     if (status === "queued") {
       // its arrival to the millisecond (its `queued` event says it): jobs of one second keep their order
@@ -151,13 +163,13 @@ function markQueued(ws: string): void {
  * Under the dispatch lock: give the waiting jobs that can go now to free agents, journal each
  * `dispatched` (a pool job's record then names its agent). Returns what went, to be typed.
  */
-export async function assignWaiting(deps: Deps, o: DispatchOptions = {}): Promise<{ gone: Dispatched[]; left: number }> {
+export async function assignWaiting(deps: Deps, o: DispatchOptions = {}): Promise<{ gone: Dispatched[]; left: number; foreign: QueueState["foreign"] }> {
   let n = 0;
   const served = o.served ?? new Map<string, number>();
   const tick = o.tick ?? (() => ++n);
   return withDispatchLock(deps.ws, async () => {
     const q = readQueue(deps.jobs, o.host);
-    if (q.waiting.length === 0) return { gone: [], left: 0 };
+    if (q.waiting.length === 0) return { gone: [], left: 0, foreign: q.foreign };
     const names = new Set(q.waiting.flatMap((w) => (w.to !== null ? [w.to] : [])));
     const roles = new Set(q.waiting.flatMap((w) => (w.role !== null ? [w.role] : [])));
     const free = await freeAgents(deps, names, roles, q.busy);
@@ -176,7 +188,7 @@ export async function assignWaiting(deps: Deps, o: DispatchOptions = {}): Promis
       const record = rec0.to_role !== undefined ? await deps.jobs.mutate(a.job_id, (r) => ({ ...r, agent_session: a.to, agent: agentKind })) : (appended.record ?? rec0);
       out.push({ job_id: a.job_id, to: a.to, record, appended });
     }
-    return { gone: out, left: q.waiting.length - out.length };
+    return { gone: out, left: q.waiting.length - out.length, foreign: q.foreign };
   });
 }
 

@@ -98,9 +98,10 @@ export const jobSubmit = defineOp({
   },
   async run(deps, i, ctx): Promise<Submitted | Scheduled> {
     const { to, worktree, base, agent, role, mux, herdr_server, tmux_server, at, every, missed, overlap, ...job } = i;
-    // the user's own command line may name any brief file; an agent (MCP) only one in the workspace
+    // the user's own command line may name any brief file; an agent (MCP) only one in the workspace;
+    // a schedule's only one in the workspace, whoever asks (the daemon reads it at every run)
     const opts = { confineBrief: ctx.surface !== "cli" };
-    if (at !== undefined || every !== undefined) return (await import("../job/schedule.ts")).createSchedule(deps, { ...job, to }, { at, every, missed, overlap }, opts.confineBrief);
+    if (at !== undefined || every !== undefined) return (await import("../job/schedule.ts")).createSchedule(deps, { ...job, to }, { at, every, missed, overlap });
     if (worktree === undefined) return (await import("../job/submit.ts")).submitJob(deps, { ...job, to }, opts);
     // a fresh worktree for a new worker, in one step: create with this job
     const { createAndFollowUp } = await import("../session/create.ts");
