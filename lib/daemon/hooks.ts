@@ -244,26 +244,33 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       }
     },
     async watch(ctx) {
-      await team?.tick(ctx, "check");
-      await fireSchedules(ctx);
+      // each part goes on whatever the others did (a bad schedule file must not stop dialog
+      // detection, dispatch or budgets); a part failing the same way each second is logged once
+      const part = async (doing: string, fn: () => Promise<void>) => {
+        try {
+          await fn();
+          onceOf(ctx).ok("watch", doing);
+        } catch (e) {
+          onceOf(ctx).failed("watch", e, doing);
+        }
+      };
+      await part("team check failed", async () => void (await team?.tick(ctx, "check")));
+      await part("schedules failed", () => fireSchedules(ctx));
       // before the queue: the notice about the job that stopped comes before the agent's next job
       if (later.length > 0) {
-        const { tellLater } = await import("./reactor.ts");
-        later = await tellLater({ runtime: deps.runtime, log: ctx.log }, later);
+        await part("held notices failed", async () => {
+          const { tellLater } = await import("./reactor.ts");
+          later = await tellLater({ runtime: deps.runtime, log: ctx.log }, later);
+        });
       }
-      await dispatch(ctx);
+      await part("dispatch failed", () => dispatch(ctx));
       const watched = await waitedOn(ctx.ws, team?.host, journals);
       if (watched.size === 0) {
         blocked.clear();
         return; // no unfinished job: no multiplexer call at all (usage is counted by the slower poll)
       }
       // the usage of running jobs, every second: their budgets hold to within a poll
-      try {
-        await metered(ctx);
-        onceOf(ctx).ok("watch", "usage meter failed");
-      } catch (e) {
-        onceOf(ctx).failed("watch", e, "usage meter failed");
-      }
+      await part("usage meter failed", async () => void (await metered(ctx)));
       const { watchAgents } = await import("./reactor.ts");
       const rc = await reactor(ctx);
       // what it appends reaches the delegator through jobsChanged (the journal watch), not here

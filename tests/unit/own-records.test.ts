@@ -132,3 +132,22 @@ describe("schedules (Q4)", () => {
     expect(hasActiveSchedules(sb.ws, sb.env)).toBe(false);
   });
 });
+
+describe("a schedule file that cannot be read (Q6)", () => {
+  test("is skipped alone, with what to do; the others still run", async () => {
+    const dir = join(sb.ws, ".mam", "schedules");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "s6666666.json"), "{");
+    // one of the user's own, due now (marked as createSchedule marks it)
+    const key = recordKey(sb.env, true)!;
+    const mine = { schema_version: 1, schedule_id: "s7777777", created_at: "2026-01-01T00:00:00Z", job: { to: "nobody", prompt: "x" }, next_at: 1, every_s: null, missed: "once", overlap: "skip", runs: [] };
+    const mac = recordMac(key, "schedule", [mine.schedule_id, mine.created_at, JSON.stringify(mine.job), mine.every_s, mine.missed, mine.overlap]);
+    writeFileSync(join(dir, "s7777777.json"), JSON.stringify({ ...mine, mac }));
+    expect(hasActiveSchedules(sb.ws, sb.env)).toBe(true);
+    const r = await fireDue(realDeps(sb.ws, sb.env), Date.now() / 1000);
+    expect(r.skipped).toEqual([{ file: join(dir, "s6666666.json"), why: expect.stringContaining("is malformed"), fix: "fix or remove it" }]);
+    // the good one was acted on (its target is gone: its run failed, and says so)
+    expect(r.log).toEqual([expect.stringMatching(/^schedule s7777777: failed: no running session named 'nobody'/)]);
+    expect(JSON.parse(readFileSync(join(dir, "s7777777.json"), "utf8")).ended.why).toBe("its one run is done");
+  });
+});
