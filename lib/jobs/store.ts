@@ -1,7 +1,7 @@
 // Job records and journals on disk (SPEC §7.1): .mam/jobs/<id>.json (0600, atomic replace) and
 // .mam/jobs/<id>.events.ndjson (append-only, fsynced). Every read-modify-write runs under the
 // flock on .mam/jobs/.lock; readers take no lock and create nothing.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { randomBytes } from "../sys/digest.ts";
 import { join } from "node:path";
 import { errCode, EXIT, MamError, notFound } from "../sys/errors.ts";
@@ -546,6 +546,18 @@ export interface JobStore {
   importCopy(r: JobRecord, from: string): Promise<boolean>;
   /** why a record was not written by this user's mam (undefined: it was) */
   notOwn(r: JobRecord): string | undefined;
+  /** a signature of the job's record and journal as they are now (undefined: no record): it changes whenever either does */
+  stamp(id: string): string | undefined;
+}
+
+/** inode, size and modification time of a file ("-" when there is none) */
+function fileStamp(path: string): string {
+  try {
+    const st = statSync(path);
+    return `${st.ino}:${st.size}:${st.mtimeMs}`;
+  } catch {
+    return "-";
+  }
 }
 
 /** the jobs of a workspace; `env` locates this user's record key (none: records are not marked) */
@@ -561,6 +573,10 @@ export function jobStore(ws: string, env?: Env): JobStore {
     register: (spec) => registerJob(ws, spec, undefined, keyFor(true)),
     importCopy: (r, from) => importJob(ws, r, from, keyFor(true)),
     notOwn: (r) => notOwnJob(r, keyFor(false)),
+    stamp: (id) => {
+      const r = fileStamp(recordPath(ws, id));
+      return r === "-" ? undefined : `${r}/${fileStamp(journalPath(ws, id))}`;
+    },
     append: (id, decide, opts) => appendEvent(ws, id, decide, opts),
     mutate: (id, fn) => mutateRecord(ws, id, fn),
   };

@@ -112,6 +112,21 @@ export interface SkippedSchedule {
   fix: string;
 }
 
+/** the shortest period between runs unless MAM_MIN_EVERY_S says otherwise (review 2, Q2: `--every 1s` made a job a second, forever) */
+const DEFAULT_MIN_EVERY_S = 60;
+
+/** MAM_MIN_EVERY_S: the shortest `--every`, in seconds (a whole number ≥ 1; default 60) */
+function minEvery(env: Env): number {
+  const v = env.MAM_MIN_EVERY_S?.trim();
+  return v !== undefined && /^\d+$/.test(v) && Number(v) >= 1 ? Number(v) : DEFAULT_MIN_EVERY_S;
+}
+
+const shortEvery = (every: string, env: Env): MamError => {
+  const min = minEvery(env);
+  const as = min % 60 === 0 ? `${min / 60}m` : `${min}s`;
+  return usageError(`${field("every")} ${every.slice(0, 40)} is shorter than the shortest period between runs (${as})`, `give ${field("every")} ${as} or more (MAM_MIN_EVERY_S sets the floor, in seconds)`);
+};
+
 const RECREATE = "re-create the schedule (mam job submit --at/--every; mam job list --scheduled lists them), then remove the file";
 const FIX = "fix or remove it";
 
@@ -172,6 +187,7 @@ export async function createSchedule(deps: Deps, job: JobInput, o: ScheduleInput
   const every = o.every !== undefined ? parseDuration(o.every) : null;
   const first = o.at !== undefined ? parseTime(o.at, now) : now + every!;
   if (o.at !== undefined && first < now - 1 && every === null) throw usageError(`${field("at")} ${o.at} has passed`);
+  if (every !== null && every < minEvery(deps.env)) throw shortEvery(o.every!, deps.env);
   // the brief as an absolute path now (the daemon runs elsewhere), inside the workspace whoever
   // asks: the daemon reads it at every run, long after this check
   const brief = job.brief_file !== undefined ? briefPath(job.brief_file, deps.ws, { within: [deps.ws] }) : undefined;
