@@ -117,3 +117,20 @@ export function queueFull(waiting: readonly Pick<Waiting, "to" | "role">[], targ
   if (waiting.length >= caps.total) return { n: waiting.length, cap: caps.total, of: "workspace" };
   return undefined;
 }
+
+/** a screen mam cannot read counts as at its prompt once it has been still this long (MAM_QUEUE_STILL_S) */
+export const DEFAULT_STILL_S = 30;
+
+/**
+ * Is an agent with no unfinished job free for a queued job, by its LIVE state (issue 39 item 1,
+ * review 2 O4)? idle: yes. working, blocked, dead, unreachable: no. unknown (mam cannot read its
+ * state: a shell, a kind without screen rules, a screen no rule matches): a shell (it runs what is
+ * typed, and its last job ended) yes; any other once its screen has been still `stillS` seconds
+ * (`stillSince`: since when it has not changed; undefined: not seen yet).
+ */
+export function freeNow(live: string, readsCommands: boolean, stillSince: number | undefined, now: number, stillS: number): boolean {
+  if (live === "idle") return true;
+  if (live !== "unknown") return false;
+  if (readsCommands) return true;
+  return stillSince !== undefined && now - stillSince >= stillS;
+}

@@ -7,7 +7,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { endsJob } from "../../jobs/event.ts";
 import { busySession } from "../../jobs/loop.ts";
-import { type Assignment, DEFAULT_AGING_S, DEFAULT_QUEUE_MAX, DEFAULT_QUEUE_MAX_PER_AGENT, type FreeAgent, plan, positions, type QueueCaps, queueFull, type Served, type Waiting } from "../../jobs/queue.ts";
+import { type Assignment, DEFAULT_AGING_S, DEFAULT_STILL_S, freeNow, DEFAULT_QUEUE_MAX, DEFAULT_QUEUE_MAX_PER_AGENT, type FreeAgent, plan, positions, type QueueCaps, queueFull, type Served, type Waiting } from "../../jobs/queue.ts";
 import { isRemote } from "../../jobs/runtime.ts";
 import { isFinal } from "../../jobs/statuses.ts";
 import { type Appended, effectiveStatus, type JobRecord, type JobSpec, type JobStore, type JobView, jobsDir, withDispatchLock } from "../../jobs/store.ts";
@@ -147,9 +147,17 @@ export function queuePositions(q: QueueState, env: Env, now = Date.now() / 1000)
   return positions(q.waiting, now, agingSeconds(env));
 }
 
+/** MAM_QUEUE_STILL_S: how long the screen of an agent whose state mam cannot read must be still before it counts as free */
+export const stillSeconds = (env: Env): number => count(env.MAM_QUEUE_STILL_S, DEFAULT_STILL_S);
+
+/** since when each unreadable agent's screen has been as it is: `<ws>\0<name>` → its hash and since (the daemon keeps it between looks) */
+const stillness = new Map<string, { hash: string; since: number }>();
+
 /**
- * the agents free now among the running sessions named, or of the roles named: LIVE idle (one
- * listing per server; screens of just those sessions), no unfinished job, not past a daily cap
+ * the agents free now among the running sessions named, or of the roles named: no unfinished job,
+ * not past a daily cap, and at its prompt by LIVE (one listing per server; screens of just those
+ * sessions): idle, or, when mam cannot read its state, a shell, or an agent whose screen has been
+ * still for MAM_QUEUE_STILL_S (freeNow)
  */
 export async function freeAgents(deps: Deps, names: Set<string>, roles: Set<string>, busy: Set<string>): Promise<FreeAgent[]> {
   const data = deps.registry.read();
@@ -164,11 +172,34 @@ export async function freeAgents(deps: Deps, names: Set<string>, roles: Set<stri
   const { observe } = await import("../session/observe.ts");
   const obs = await observe(deps, data, [], { liveOnly: candidates });
   const free: FreeAgent[] = [];
+  const now = deps.clock.ms() / 1000;
   for (const v of obs.rows) {
-    if (!candidates.has(v.row.name) || v.row.status !== "running" || v.live !== "idle") continue;
+    if (!candidates.has(v.row.name) || v.row.status !== "running") continue;
+    const kind = rowAgent(v.row) ?? undefined;
+    const shell = readsCommands(kind);
+    let since: number | undefined;
+    if (v.live === "unknown" && !shell && v.pane) since = await stillSince(deps, `${deps.ws}\0${v.row.name}`, v, now);
+    if (!freeNow(v.live, shell, since, now, stillSeconds(deps.env))) continue;
     free.push({ name: v.row.name, role: typeof v.row.role === "string" ? v.row.role : null });
   }
   return free;
+}
+
+/** since when the pane's screen has been as it is now (now when it changed or was not seen; undefined when it cannot be read) */
+async function stillSince(deps: Deps, key: string, v: { backend: string; server: string; pane?: { id: string } }, now: number): Promise<number | undefined> {
+  let text: string;
+  try {
+    const s = await deps.muxFor(v.backend as never, v.server).screen(v.pane!.id);
+    text = `${s.title ?? ""}\n${s.text}`;
+  } catch {
+    stillness.delete(key);
+    return undefined;
+  }
+  const hash = Bun.hash(text).toString(16);
+  const was = stillness.get(key);
+  if (was && was.hash === hash) return was.since;
+  stillness.set(key, { hash, since: now });
+  return now;
 }
 
 export interface Dispatched {
