@@ -50,12 +50,21 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   let marker = "";
   const served = new Map<string, number>();
   let turns = 0;
+  // queued jobs and schedules this user's mam did not write (a cloned repository's): never acted
+  // on, and each said once (a file and its reason), not every second
+  const skipped = new Set<string>();
+  const skipOnce = (ctx: HookContext, key: string, line: string) => {
+    if (skipped.has(key)) return;
+    skipped.add(key);
+    ctx.log(line);
+  };
   // scheduled jobs (docs/jobs.md#schedules): submitted when due, checked every watch tick
   const fireSchedules = async (ctx: HookContext) => {
     if (!existsSync(join(ctx.ws, ".mam", "schedules"))) return;
     const { fireDue } = await import("../ops/job/schedule.ts");
-    const lines = await fireDue(deps, Date.now() / 1000);
-    for (const l of lines) ctx.log(l);
+    const { log, skipped } = await fireDue(deps, Date.now() / 1000);
+    for (const l of log) ctx.log(l);
+    for (const k of skipped) skipOnce(ctx, `schedule\u0000${k.file}\u0000${k.why}`, `schedule file ${k.file} skipped, the other schedules run: ${k.why}; ${k.fix}`);
   };
   const dispatch = async (ctx: HookContext) => {
     const { assignWaiting, queueMarker, typeDispatched } = await import("../ops/job/queue.ts");
@@ -63,8 +72,11 @@ export function defaultHooks(deps: Deps): DaemonHooks {
     if (!waiting && m === marker) return;
     marker = m;
     const host = team?.host;
-    const { gone, left } = await assignWaiting(deps, { host, served, tick: () => ++turns });
+    const { gone, left, foreign } = await assignWaiting(deps, { host, served, tick: () => ++turns });
     waiting = left > 0;
+    for (const f of foreign) {
+      skipOnce(ctx, `job\u0000${f.job_id}\u0000${f.why}`, `job ${f.job_id} (${join(ctx.ws, ".mam", "jobs", `${f.job_id}.json`)}) is queued, but this user's mam did not write it: ${f.why}; it is never dispatched. If you submitted it (with an older mam), submit it again; remove the file or run mam job cancel ${f.job_id} to drop it`);
+    }
     for (const d of gone) {
       await ctx.publish(`${d.record.topic_prefix}/events`, d.appended.line);
       if (d.record.remote_of && team) {
@@ -247,26 +259,33 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       }
     },
     async watch(ctx) {
-      await team?.tick(ctx, "check");
-      await fireSchedules(ctx);
+      // each part goes on whatever the others did (a bad schedule file must not stop dialog
+      // detection, dispatch or budgets); a part failing the same way each second is logged once
+      const part = async (doing: string, fn: () => Promise<void>) => {
+        try {
+          await fn();
+          onceOf(ctx).ok("watch", doing);
+        } catch (e) {
+          onceOf(ctx).failed("watch", e, doing);
+        }
+      };
+      await part("team check failed", async () => void (await team?.tick(ctx, "check")));
+      await part("schedules failed", () => fireSchedules(ctx));
       // before the queue: the notice about the job that stopped comes before the agent's next job
       if (later.length > 0) {
-        const { tellLater } = await import("./reactor.ts");
-        later = await tellLater({ runtime: deps.runtime, log: ctx.log }, later);
+        await part("held notices failed", async () => {
+          const { tellLater } = await import("./reactor.ts");
+          later = await tellLater({ runtime: deps.runtime, log: ctx.log }, later);
+        });
       }
-      await dispatch(ctx);
+      await part("dispatch failed", () => dispatch(ctx));
       const watched = await waitedOn(ctx.ws, team?.host, journals);
       if (watched.size === 0) {
         blocked.clear();
         return; // no unfinished job: no multiplexer call at all (usage is counted by the slower poll)
       }
       // the usage of running jobs, every second: their budgets hold to within a poll
-      try {
-        await metered(ctx);
-        onceOf(ctx).ok("watch", "usage meter failed");
-      } catch (e) {
-        onceOf(ctx).failed("watch", e, "usage meter failed");
-      }
+      await part("usage meter failed", async () => void (await metered(ctx)));
       const { watchAgents } = await import("./reactor.ts");
       const rc = await reactor(ctx);
       // what it appends reaches the delegator through jobsChanged (the journal watch), not here
@@ -280,7 +299,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
     farewell: () => team?.farewell(),
     async busy(ctx) {
       // a schedule still to run holds the daemon (it is the one that submits it)
-      if (existsSync(join(ctx.ws, ".mam", "schedules")) && (await import("../ops/job/schedule.ts")).hasActiveSchedules(ctx.ws)) return true;
+      if (existsSync(join(ctx.ws, ".mam", "schedules")) && (await import("../ops/job/schedule.ts")).hasActiveSchedules(ctx.ws, deps.env)) return true;
       const [{ listJobIds, readRecord }, { isFinal }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts")]);
       const data = deps.registry.read();
       if ([...data.herdr_sessions, ...data.tmux_sessions].some((r) => r.status === "running")) return true;

@@ -12,6 +12,9 @@ import type { Priority } from "./store.ts";
 
 export const PRIORITY_RANK: Record<Priority, number> = { high: 2, normal: 1, low: 0 };
 export const DEFAULT_AGING_S = 300;
+/** how many jobs may wait for one agent (or one role's pool), and in one workspace (review 2, Q1) */
+export const DEFAULT_QUEUE_MAX_PER_AGENT = 100;
+export const DEFAULT_QUEUE_MAX = 1000;
 
 export interface Waiting {
   job_id: string;
@@ -97,4 +100,37 @@ export function positions(waiting: readonly Waiting[], now: number, agingS: numb
     line.forEach((w, i) => out.set(w.job_id, i + 1));
   }
   return out;
+}
+
+export interface QueueCaps {
+  perAgent: number;
+  total: number;
+}
+
+/**
+ * is the line of a new job full? (its agent's or its role's, or the workspace's queue): what is
+ * full and its cap, or undefined when it may wait
+ */
+export function queueFull(waiting: readonly Pick<Waiting, "to" | "role">[], target: { to: string } | { role: string }, caps: QueueCaps): { n: number; cap: number; of: "agent" | "workspace" } | undefined {
+  const line = waiting.filter((w) => ("to" in target ? w.to === target.to : w.to === null && w.role === target.role)).length;
+  if (line >= caps.perAgent) return { n: line, cap: caps.perAgent, of: "agent" };
+  if (waiting.length >= caps.total) return { n: waiting.length, cap: caps.total, of: "workspace" };
+  return undefined;
+}
+
+/** a screen mam cannot read counts as at its prompt once it has been still this long (MAM_QUEUE_STILL_S) */
+export const DEFAULT_STILL_S = 30;
+
+/**
+ * Is an agent with no unfinished job free for a queued job, by its LIVE state (issue 39 item 1,
+ * review 2 O4)? idle: yes. working, blocked, dead, unreachable: no. unknown (mam cannot read its
+ * state: a shell, a kind without screen rules, a screen no rule matches): a shell (it runs what is
+ * typed, and its last job ended) yes; any other once its screen has been still `stillS` seconds
+ * (`stillSince`: since when it has not changed; undefined: not seen yet).
+ */
+export function freeNow(live: string, readsCommands: boolean, stillSince: number | undefined, now: number, stillS: number): boolean {
+  if (live === "idle") return true;
+  if (live !== "unknown") return false;
+  if (readsCommands) return true;
+  return stillSince !== undefined && now - stillSince >= stillS;
 }

@@ -1,7 +1,7 @@
 // Job records and journals on disk (SPEC §7.1): .mam/jobs/<id>.json (0600, atomic replace) and
 // .mam/jobs/<id>.events.ndjson (append-only, fsynced). Every read-modify-write runs under the
 // flock on .mam/jobs/.lock; readers take no lock and create nothing.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { randomBytes } from "../sys/digest.ts";
 import { join } from "node:path";
 import { errCode, EXIT, MamError, notFound } from "../sys/errors.ts";
@@ -16,6 +16,8 @@ import { foldStatus, foldStep, type JobEvent, MAX_EVENT_BYTES, MAX_SEQ, signEven
 import { type EventName, JOB_STATUSES, type JobStatus, isEventName } from "./statuses.ts";
 import { newOrigin, ORIGIN_RE } from "./identity.ts";
 import type { JobUsage } from "../cost/ledger.ts";
+import { notOwn, recordKey, recordMac } from "../sys/record-key.ts";
+import type { Env } from "../sys/paths.ts";
 
 export interface JobRecord {
   schema_version: 1;
@@ -63,6 +65,12 @@ export interface JobRecord {
    * `role:<role>` until then, and the agent's name from its dispatch on
    */
   to_role?: string;
+  /**
+   * the mark of this user's mam (lib/sys/record-key.ts): a MAC over what is typed and to whom,
+   * written when mam registers (or imports) the job. A queued job without a valid one is never
+   * dispatched: a cloned repository can ship `.mam/jobs/`.
+   */
+  mac?: string;
 }
 
 export type Priority = "high" | "normal" | "low";
@@ -77,7 +85,7 @@ export interface JobWorktree {
   base_commit: string;
 }
 
-export type PublicRecord = Omit<JobRecord, "auth_token">;
+export type PublicRecord = Omit<JobRecord, "auth_token" | "mac">;
 
 export const DEFAULT_TIMEOUT_SEC = 3600;
 export const DEFAULT_IDLE_TIMEOUT_SEC = 120;
@@ -95,9 +103,29 @@ export const newJobId = () => randomBytes(4).toString("hex");
 export const newToken = () => randomBytes(32).toString("base64url");
 
 export function publicRecord(r: JobRecord): PublicRecord {
-  const { auth_token: _t, ...rest } = r;
+  const { auth_token: _t, mac: _m, ...rest } = r;
   return rest;
 }
+
+/** what a job's mark covers: what its agent gets typed and who is told (never its status, times or usage, which change) */
+const markedFields = (r: JobRecord): unknown[] => [
+  r.job_id,
+  r.created_at,
+  r.auth_token,
+  r.prompt ?? null,
+  r.brief_file ?? null,
+  r.to_role !== undefined ? poolSession(r.to_role) : r.agent_session,
+  r.type,
+  r.delegator,
+  r.reviewer_session,
+  r.remote_of ?? null,
+];
+
+/** the record with this user's mark (unchanged without a key) */
+const marked = (r: JobRecord, key: string | undefined): JobRecord => (key === undefined ? r : { ...r, mac: recordMac(key, "job", markedFields(r)) });
+
+/** why a job was not written by this user's mam (undefined: it was) */
+export const notOwnJob = (r: JobRecord, key: string | undefined): string | undefined => notOwn(key, "job", markedFields(r), r.mac);
 
 // ---- reading -------------------------------------------------------------------------------
 
@@ -285,7 +313,7 @@ export interface JobSpec {
 }
 
 /** register a new pending job with a fresh id (retried on collision) and token */
-export async function registerJob(ws: string, spec: JobSpec, now: number = Date.now() / 1000): Promise<JobRecord> {
+export async function registerJob(ws: string, spec: JobSpec, now: number = Date.now() / 1000, key?: string): Promise<JobRecord> {
   return withJobsLock(ws, () => {
     sweepTempFiles(jobsDir(ws));
     let id = newJobId();
@@ -321,8 +349,9 @@ export async function registerJob(ws: string, spec: JobSpec, now: number = Date.
       ...(spec.priority && spec.priority !== "normal" ? { priority: spec.priority } : {}),
       ...(spec.to_role !== undefined ? { to_role: spec.to_role } : {}),
     };
-    writeRecord(ws, r);
-    return r;
+    const out = marked(r, key);
+    writeRecord(ws, out);
+    return out;
   });
 }
 
@@ -330,11 +359,13 @@ export async function registerJob(ws: string, spec: JobSpec, now: number = Date.
  * keep a copy of another machine's job (its id and token as they are), once: true when this call
  * wrote it, false when a copy was there already
  */
-export async function importJob(ws: string, r: JobRecord, from: string): Promise<boolean> {
+export async function importJob(ws: string, r: JobRecord, from: string, key?: string): Promise<boolean> {
   if (!isValidJobId(r.job_id)) throw new MamError(`invalid job id '${String(r.job_id).slice(0, 40)}'`, EXIT.FAIL);
   return withJobsLock(ws, () => {
     if (existsSync(recordPath(ws, r.job_id))) return false;
-    writeRecord(ws, { ...r, status: "pending", last_seq: 0, remote_of: from });
+    // the sender's mark (if any) is its user's: this copy gets this user's
+    const { mac: _m, ...rest } = r;
+    writeRecord(ws, marked({ ...rest, status: "pending", last_seq: 0, remote_of: from }, key));
     return true;
   });
 }
@@ -515,15 +546,41 @@ export interface JobStore {
   register(spec: JobSpec): Promise<JobRecord>;
   append(id: string, decide: EventDecision, opts?: { token?: string }): Promise<Appended | undefined>;
   mutate(id: string, fn: (r: JobRecord) => JobRecord | undefined): Promise<JobRecord>;
+  /** keep a copy of another machine's job (importJob), marked as this user's */
+  importCopy(r: JobRecord, from: string): Promise<boolean>;
+  /** why a record was not written by this user's mam (undefined: it was) */
+  notOwn(r: JobRecord): string | undefined;
+  /** a signature of the job's record and journal as they are now (undefined: no record): it changes whenever either does */
+  stamp(id: string): string | undefined;
 }
 
-export function jobStore(ws: string): JobStore {
+/** inode, size and modification time of a file ("-" when there is none) */
+function fileStamp(path: string): string {
+  try {
+    const st = statSync(path);
+    return `${st.ino}:${st.size}:${st.mtimeMs}`;
+  } catch {
+    return "-";
+  }
+}
+
+/** the jobs of a workspace; `env` locates this user's record key (none: records are not marked) */
+export function jobStore(ws: string, env?: Env): JobStore {
+  let key: string | undefined;
+  // made on the first write; once there it never changes
+  const keyFor = (create: boolean) => (key ??= env ? recordKey(env, create) : undefined);
   return {
     read: (id) => readRecord(ws, id),
     require: (id) => requireRecord(ws, id),
     journal: (id) => readJournal(ws, id),
     ids: () => listJobIds(ws),
-    register: (spec) => registerJob(ws, spec),
+    register: (spec) => registerJob(ws, spec, undefined, keyFor(true)),
+    importCopy: (r, from) => importJob(ws, r, from, keyFor(true)),
+    notOwn: (r) => notOwnJob(r, keyFor(false)),
+    stamp: (id) => {
+      const r = fileStamp(recordPath(ws, id));
+      return r === "-" ? undefined : `${r}/${fileStamp(journalPath(ws, id))}`;
+    },
     append: (id, decide, opts) => appendEvent(ws, id, decide, opts),
     mutate: (id, fn) => mutateRecord(ws, id, fn),
   };

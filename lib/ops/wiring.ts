@@ -62,7 +62,7 @@ export function realDeps(ws: string, env: Env = process.env, o: WiringOptions = 
     },
     muxFor,
     get jobs() {
-      return (jobs ??= (require("../jobs/store.ts") as typeof import("../jobs/store.ts")).jobStore(ws));
+      return (jobs ??= (require("../jobs/store.ts") as typeof import("../jobs/store.ts")).jobStore(ws, env));
     },
     get git() {
       return (git ??= (require("../worktrees/git.ts") as typeof import("../worktrees/git.ts")).gitFor(env));

@@ -95,6 +95,23 @@ describe("a job to a shell session", () => {
     expect(await capture("sh1")).not.toContain("was cancelled: stop working on it");
   }, 60_000);
 
+  test("a job queued for a shell (by name, and for its role) goes once the job before it ends; submit says what free means for it", async () => {
+    // a shell's LIVE is unknown (mam cannot read its state): before, a queued job waited for idle for ever
+    const first = await submit("sh1", "sleep 2; echo first done");
+    const byName = ok(await mam("job", "submit", "--to", "sh1", "--prompt", "echo second done"));
+    const second = byName.stdout.trim();
+    expect(byName.stderr).toContain(`job ${second} waits its turn for sh1`);
+    expect(byName.stderr).toContain("NOTE: mam cannot read whether the shell session sh1 is at work: its job goes once the job before it has ended");
+    const byRole = ok(await mam("job", "submit", "--to-role", "worker", "--prompt", "echo third done"));
+    const third = byRole.stdout.trim();
+    expect(byRole.stderr).toContain(`job ${third} waits its turn for a free worker`);
+    const w = await mam("job", "wait", first, second, third, "--timeout", "40");
+    expect(w.code, `${w.stdout}${w.stderr}\n${daemon.log}`).toBe(0);
+    expect(w.stdout).toContain(`${second} completed: second done`);
+    expect(w.stdout).toContain(`${third} completed: third done`);
+    for (const id of [second, third]) expect(events(id).map((e) => e.event)).toEqual(["queued", "dispatched", "started", "completed"]);
+  }, 90_000);
+
   test("a loop job cannot involve a shell (its review and feedback are text); nothing is submitted", async () => {
     const dir = join(sb.ws, ".mam", "jobs");
     const jobs = () => (existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".json")).length : 0);

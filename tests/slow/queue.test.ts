@@ -15,7 +15,8 @@ let n = 0;
 const hosts: Host[] = [];
 /** a workspace of its own (a host folder: HOME, workspace, tmux server, daemon) */
 function workspace(extra: Record<string, string> = {}): Host {
-  const h = makeHost(sb.root, `q${++n}`, NO_BROKER, { MAM_STATE_POLL_MS: "200", ...extra });
+  // schedules every second or two (the floor, a minute, is lowered for these tests)
+  const h = makeHost(sb.root, `q${++n}`, NO_BROKER, { MAM_STATE_POLL_MS: "200", MAM_MIN_EVERY_S: "1", ...extra });
   hosts.push(h);
   return h;
 }
@@ -220,6 +221,9 @@ describe.skipIf(!TMUX_BIN)("schedules", () => {
     const past = await h.mam(["job", "submit", "--to", "w", "--prompt", "x", "--at", "2020-01-01T00:00:00Z"]);
     expect(past.code).toBe(2);
     expect(past.stderr).toContain("has passed");
+    const often = await h.mam(["job", "submit", "--to", "w", "--prompt", "x", "--every", "30s"], { MAM_MIN_EVERY_S: "60" });
+    expect(often.code).toBe(2);
+    expect(often.stderr).toContain("ERROR: --every 30s is shorter than the shortest period between runs (1m); give --every 1m or more");
     const nobody = await h.mam(["job", "submit", "--to", "nobody", "--prompt", "x", "--every", "1h"]);
     expect(nobody.code).toBe(3);
     expect(await schedules(h)).toEqual([]);

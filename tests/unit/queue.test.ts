@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { foldStatus } from "../../lib/jobs/event.ts";
 import { decideTimeout } from "../../lib/jobs/ingest.ts";
-import { plan, positions, rank, type Waiting } from "../../lib/jobs/queue.ts";
+import { freeNow, plan, positions, rank, type Waiting } from "../../lib/jobs/queue.ts";
 import type { JobRecord } from "../../lib/jobs/store.ts";
 
 const w = (job_id: string, o: Partial<Waiting> = {}): Waiting => ({ job_id, to: null, role: "worker", priority: "normal", by: "", since: 1000, ...o });
@@ -120,5 +120,18 @@ describe("a pool across the team: poolAgentElsewhere", () => {
     expect(poolAgentElsewhere(f, "nobody", "hostA", false)).toBeUndefined();
     // this host's own workspaces are never "elsewhere"
     expect(poolAgentElsewhere(fleet(ws("hostA", true, [{ name: "x", role: "builder" }])), "builder", "hostA", false)).toBeUndefined();
+  });
+});
+
+describe("freeNow: an agent whose state mam cannot read (issue 39 item 1, review 2 O4)", () => {
+  test("idle is free; at work, at a dialog, dead or unreachable is not", () => {
+    expect(freeNow("idle", false, undefined, 100, 30)).toBe(true);
+    for (const live of ["working", "blocked", "dead", "unreachable"]) expect(freeNow(live, true, 0, 100, 30)).toBe(false);
+  });
+  test("unknown: a shell is free (its last job ended); another kind once its screen has been still long enough", () => {
+    expect(freeNow("unknown", true, undefined, 100, 30)).toBe(true);
+    expect(freeNow("unknown", false, undefined, 100, 30)).toBe(false);
+    expect(freeNow("unknown", false, 80, 100, 30)).toBe(false);
+    expect(freeNow("unknown", false, 70, 100, 30)).toBe(true);
   });
 });

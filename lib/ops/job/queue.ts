@@ -7,7 +7,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { endsJob } from "../../jobs/event.ts";
 import { busySession } from "../../jobs/loop.ts";
-import { type Assignment, DEFAULT_AGING_S, type FreeAgent, plan, positions, type Served, type Waiting } from "../../jobs/queue.ts";
+import { type Assignment, DEFAULT_AGING_S, DEFAULT_STILL_S, freeNow, DEFAULT_QUEUE_MAX, DEFAULT_QUEUE_MAX_PER_AGENT, type FreeAgent, plan, positions, type QueueCaps, queueFull, type Served, type Waiting } from "../../jobs/queue.ts";
 import { isRemote } from "../../jobs/runtime.ts";
 import { isFinal } from "../../jobs/statuses.ts";
 import { type Appended, effectiveStatus, type JobRecord, type JobSpec, type JobStore, type JobView, jobsDir, withDispatchLock } from "../../jobs/store.ts";
@@ -18,6 +18,7 @@ import { jobHeader, shellJobLine } from "../../jobs/header.ts";
 import { agentMam } from "../../sys/agent-mam.ts";
 import { atomicWriteFile } from "../../sys/atomic.ts";
 import type { Env } from "../../sys/paths.ts";
+import { EXIT, MamError } from "../../sys/errors.ts";
 import type { Deps } from "../deps.ts";
 import { pastDailyCap } from "./cap.ts";
 
@@ -28,6 +29,22 @@ export function agingSeconds(env: Env): number {
   return Number(v);
 }
 
+const count = (v: string | undefined, dflt: number) => (v !== undefined && /^\d+$/.test(v.trim()) && Number(v) >= 1 ? Number(v) : dflt);
+
+/** MAM_QUEUE_MAX_PER_AGENT and MAM_QUEUE_MAX: how many jobs may wait for one agent (or role), and in the workspace */
+const queueCaps = (env: Env): QueueCaps => ({ perAgent: count(env.MAM_QUEUE_MAX_PER_AGENT, DEFAULT_QUEUE_MAX_PER_AGENT), total: count(env.MAM_QUEUE_MAX, DEFAULT_QUEUE_MAX) });
+
+/** a submit that would wait in a full line: refused, nothing written */
+function refuseFull(q: QueueState, target: { to: string } | { role: string }, env: Env): void {
+  const full = queueFull(q.waiting, target, queueCaps(env));
+  if (!full) return;
+  const who = "to" in target ? target.to : `a free ${target.role}`;
+  if (full.of === "agent") {
+    throw new MamError(`${full.n} jobs wait already for ${who} (the cap: MAM_QUEUE_MAX_PER_AGENT=${full.cap}); nothing was submitted`, EXIT.CONFLICT, "wait until some have gone, cancel some (mam job list; mam job cancel ID), or raise MAM_QUEUE_MAX_PER_AGENT");
+  }
+  throw new MamError(`${full.n} jobs wait already in this workspace (the cap: MAM_QUEUE_MAX=${full.cap}); nothing was submitted`, EXIT.CONFLICT, "wait until some have gone, cancel some (mam job list; mam job cancel ID), or raise MAM_QUEUE_MAX");
+}
+
 /** a session's name in this workspace: a copy of another host's job names it name@<this host> */
 export const localName = (name: string, host: string | undefined): string => (host && name.endsWith(`@${host}`) ? name.slice(0, -host.length - 1) : name);
 
@@ -36,41 +53,86 @@ export interface QueueState {
   /** the agents with an unfinished job that is not waiting (pending or running) */
   busy: Set<string>;
   records: Map<string, JobRecord>;
+  /**
+   * queued jobs this user's mam did not write (no valid mark: a cloned repository's, or an older
+   * mam's): never dispatched, and they hold nobody up
+   */
+  foreign: { job_id: string; why: string }[];
 }
 
 const epoch = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 
+/** what one job adds to the queue's state, as its files were when read */
+type Entry =
+  | { kind: "none" }
+  | { kind: "foreign"; why: string }
+  | { kind: "waiting"; rec: JobRecord; w: Waiting }
+  | { kind: "busy"; rec: JobRecord; name: string };
+
+/**
+ * what readQueue made of each job, by the signature of its files (JobStore.stamp): the daemon
+ * reads the queue every second while jobs wait, and a job whose record and journal did not change
+ * costs two stats, not a read and parse of both (review 2, Q1: 1 200 waiting jobs cost 26 % CPU)
+ */
+const memo = new WeakMap<JobStore, Map<string, { stamp: string; entry: Entry }>>();
+
+function entryOf(jobs: JobStore, id: string, host: string | undefined): Entry {
+  let rec: JobRecord | undefined;
+  let status;
+  let events;
+  try {
+    rec = jobs.read(id);
+    if (!rec) return { kind: "none" };
+    events = jobs.journal(id);
+    status = effectiveStatus(rec, events);
+  } catch {
+    return { kind: "none" }; // a broken job is reported by job status; it holds nobody up
+  }
+  if (isFinal(status)) return { kind: "none" };
+  if (status !== "queued") return { kind: "busy", rec, name: localName(busySession(rec, events), host) };
+  const why = jobs.notOwn(rec);
+  if (why !== undefined) return { kind: "foreign", why };
+  // its arrival to the millisecond (its `queued` event says it): jobs of one second keep their order
+  const q = events.findLast((e) => e.event === "queued");
+  const atMs = typeof q?.data?.at_ms === "number" ? q.data.at_ms : undefined;
+  return {
+    kind: "waiting",
+    rec,
+    w: {
+      job_id: id,
+      to: rec.to_role !== undefined ? null : localName(rec.agent_session, host),
+      role: rec.to_role ?? null,
+      priority: rec.priority ?? "normal",
+      by: rec.delegator ?? "",
+      since: atMs !== undefined ? atMs / 1000 : epoch(rec.created_at),
+    },
+  };
+}
+
 /** the jobs waiting their turn and the agents busy with one, from the records and journals (leaving out job `exclude`) */
 export function readQueue(jobs: JobStore, host: string | undefined, exclude?: string): QueueState {
-  const st: QueueState = { waiting: [], busy: new Set(), records: new Map() };
-  for (const id of jobs.ids()) {
+  const st: QueueState = { waiting: [], busy: new Set(), records: new Map(), foreign: [] };
+  let seen = memo.get(jobs);
+  if (!seen) memo.set(jobs, (seen = new Map()));
+  const ids = jobs.ids();
+  const live = new Set(ids);
+  for (const id of seen.keys()) if (!live.has(id)) seen.delete(id);
+  for (const id of ids) {
     if (id === exclude) continue;
-    let rec: JobRecord | undefined;
-    let status;
-    let events;
-    try {
-      rec = jobs.read(id);
-      if (!rec) continue;
-      events = jobs.journal(id);
-      status = effectiveStatus(rec, events);
-    } catch {
-      continue; // a broken job is reported by job status; it holds nobody up
+    const stamp = jobs.stamp(id);
+    let entry = stamp !== undefined && seen.get(id)?.stamp === `${host ?? ""}|${stamp}` ? seen.get(id)!.entry : undefined;
+    if (!entry) {
+      entry = entryOf(jobs, id, host);
+      if (stamp !== undefined) seen.set(id, { stamp: `${host ?? ""}|${stamp}`, entry });
     }
-    if (isFinal(status)) continue;
-    st.records.set(id, rec);
-    if (status === "queued") {
-      // its arrival to the millisecond (its `queued` event says it): jobs of one second keep their order
-      const q = events.findLast((e) => e.event === "queued");
-      const atMs = typeof q?.data?.at_ms === "number" ? q.data.at_ms : undefined;
-      st.waiting.push({
-        job_id: id,
-        to: rec.to_role !== undefined ? null : localName(rec.agent_session, host),
-        role: rec.to_role ?? null,
-        priority: rec.priority ?? "normal",
-        by: rec.delegator ?? "",
-        since: atMs !== undefined ? atMs / 1000 : epoch(rec.created_at),
-      });
-    } else st.busy.add(localName(busySession(rec, events), host));
+    if (entry.kind === "foreign") st.foreign.push({ job_id: id, why: entry.why });
+    else if (entry.kind === "waiting") {
+      st.records.set(id, entry.rec);
+      st.waiting.push({ ...entry.w });
+    } else if (entry.kind === "busy") {
+      st.records.set(id, entry.rec);
+      st.busy.add(entry.name);
+    }
   }
   return st;
 }
@@ -85,9 +147,17 @@ export function queuePositions(q: QueueState, env: Env, now = Date.now() / 1000)
   return positions(q.waiting, now, agingSeconds(env));
 }
 
+/** MAM_QUEUE_STILL_S: how long the screen of an agent whose state mam cannot read must be still before it counts as free */
+export const stillSeconds = (env: Env): number => count(env.MAM_QUEUE_STILL_S, DEFAULT_STILL_S);
+
+/** since when each unreadable agent's screen has been as it is: `<ws>\0<name>` → its hash and since (the daemon keeps it between looks) */
+const stillness = new Map<string, { hash: string; since: number }>();
+
 /**
- * the agents free now among the running sessions named, or of the roles named: LIVE idle (one
- * listing per server; screens of just those sessions), no unfinished job, not past a daily cap
+ * the agents free now among the running sessions named, or of the roles named: no unfinished job,
+ * not past a daily cap, and at its prompt by LIVE (one listing per server; screens of just those
+ * sessions): idle, or, when mam cannot read its state, a shell, or an agent whose screen has been
+ * still for MAM_QUEUE_STILL_S (freeNow)
  */
 export async function freeAgents(deps: Deps, names: Set<string>, roles: Set<string>, busy: Set<string>): Promise<FreeAgent[]> {
   const data = deps.registry.read();
@@ -102,11 +172,34 @@ export async function freeAgents(deps: Deps, names: Set<string>, roles: Set<stri
   const { observe } = await import("../session/observe.ts");
   const obs = await observe(deps, data, [], { liveOnly: candidates });
   const free: FreeAgent[] = [];
+  const now = deps.clock.ms() / 1000;
   for (const v of obs.rows) {
-    if (!candidates.has(v.row.name) || v.row.status !== "running" || v.live !== "idle") continue;
+    if (!candidates.has(v.row.name) || v.row.status !== "running") continue;
+    const kind = rowAgent(v.row) ?? undefined;
+    const shell = readsCommands(kind);
+    let since: number | undefined;
+    if (v.live === "unknown" && !shell && v.pane) since = await stillSince(deps, `${deps.ws}\0${v.row.name}`, v, now);
+    if (!freeNow(v.live, shell, since, now, stillSeconds(deps.env))) continue;
     free.push({ name: v.row.name, role: typeof v.row.role === "string" ? v.row.role : null });
   }
   return free;
+}
+
+/** since when the pane's screen has been as it is now (now when it changed or was not seen; undefined when it cannot be read) */
+async function stillSince(deps: Deps, key: string, v: { backend: string; server: string; pane?: { id: string } }, now: number): Promise<number | undefined> {
+  let text: string;
+  try {
+    const s = await deps.muxFor(v.backend as never, v.server).screen(v.pane!.id);
+    text = `${s.title ?? ""}\n${s.text}`;
+  } catch {
+    stillness.delete(key);
+    return undefined;
+  }
+  const hash = Bun.hash(text).toString(16);
+  const was = stillness.get(key);
+  if (was && was.hash === hash) return was.since;
+  stillness.set(key, { hash, since: now });
+  return now;
 }
 
 export interface Dispatched {
@@ -151,13 +244,13 @@ function markQueued(ws: string): void {
  * Under the dispatch lock: give the waiting jobs that can go now to free agents, journal each
  * `dispatched` (a pool job's record then names its agent). Returns what went, to be typed.
  */
-export async function assignWaiting(deps: Deps, o: DispatchOptions = {}): Promise<{ gone: Dispatched[]; left: number }> {
+export async function assignWaiting(deps: Deps, o: DispatchOptions = {}): Promise<{ gone: Dispatched[]; left: number; foreign: QueueState["foreign"] }> {
   let n = 0;
   const served = o.served ?? new Map<string, number>();
   const tick = o.tick ?? (() => ++n);
   return withDispatchLock(deps.ws, async () => {
     const q = readQueue(deps.jobs, o.host);
-    if (q.waiting.length === 0) return { gone: [], left: 0 };
+    if (q.waiting.length === 0) return { gone: [], left: 0, foreign: q.foreign };
     const names = new Set(q.waiting.flatMap((w) => (w.to !== null ? [w.to] : [])));
     const roles = new Set(q.waiting.flatMap((w) => (w.role !== null ? [w.role] : [])));
     const free = await freeAgents(deps, names, roles, q.busy);
@@ -176,7 +269,7 @@ export async function assignWaiting(deps: Deps, o: DispatchOptions = {}): Promis
       const record = rec0.to_role !== undefined ? await deps.jobs.mutate(a.job_id, (r) => ({ ...r, agent_session: a.to, agent: agentKind })) : (appended.record ?? rec0);
       out.push({ job_id: a.job_id, to: a.to, record, appended });
     }
-    return { gone: out, left: q.waiting.length - out.length };
+    return { gone: out, left: q.waiting.length - out.length, foreign: q.foreign };
   });
 }
 
@@ -257,6 +350,7 @@ export async function registerInTurn(deps: Deps, spec: JobSpec, to: { name: stri
     if ("name" in to) go = mustWait(q, to.name, to.working) ? null : to.name;
     else if (q.waiting.some((w) => w.role === to.role)) go = null;
     else go = (await freeAgents(deps, new Set(), new Set([to.role]), q.busy)).sort((a, b) => (a.name < b.name ? -1 : 1))[0]?.name ?? null;
+    if (go === null) refuseFull(q, "name" in to ? { to: to.name } : { role: to.role }, deps.env);
     const pooled = "role" in to && go !== null ? { agent_session: go, agent: kindOf(deps, go) } : {};
     const record = await deps.jobs.register({ ...spec, ...pooled });
     if (go !== null) return { record, go, position: null };

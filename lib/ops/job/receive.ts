@@ -11,7 +11,7 @@ import { readsCommands } from "../../agents/kinds/index.ts";
 import { feedbackRequest, jobHeader, reviewRequest, shellJobLine } from "../../jobs/header.ts";
 import { isRemote } from "../../jobs/runtime.ts";
 import { isFinal } from "../../jobs/statuses.ts";
-import { type Appended, type EventInput, importJob, type JobRecord } from "../../jobs/store.ts";
+import type { Appended, EventInput, JobRecord } from "../../jobs/store.ts";
 import type { Team } from "../../team/config.ts";
 import { localPart } from "../../team/host.ts";
 import { checkDelivery, type Delivery, deliveryTopic } from "../../team/messages.ts";
@@ -102,7 +102,7 @@ export async function takeDelivery(deps: Deps, self: TeamSelf, topic: string, pa
       return { outcome: "ignored", log: [`job ${id}: delivery ${d.id} seen again, its typing unconfirmed: uncertain, not typed again`] };
     }
     if (isFinal(mine.status) || evs.some((e) => endsJob(e, mine))) return { outcome: "ignored", log: [`job ${id}: delivery ${d.id} arrived after the job ended (${mine.status}); nothing typed`] };
-  } else await importJob(deps.ws, d.job, d.from_host);
+  } else await jobs.importCopy(d.job, d.from_host);
 
   const what = whatOf(d);
   const source = `mam@${self.host}`;

@@ -3,8 +3,15 @@
 // choices (lib/jobs/schedule.ts); the daemon submits each run when it is due (fireDue) and keeps
 // the last runs in the file. Every change of a schedule is made under .mam/schedules/.lock, so a
 // cancel and a run never overwrite each other.
+//
+// A workspace's `.mam/` can come from someone else (a cloned repository): the daemon runs only the
+// schedules this user's mam wrote, each marked with a MAC under this user's record key
+// (lib/sys/record-key.ts), and a schedule's brief file must lie inside the workspace. A file it
+// cannot read or did not write is skipped alone, and said once.
 import { randomBytes } from "../../sys/digest.ts";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { notOwn, recordKey, recordKeyPath, recordMac } from "../../sys/record-key.ts";
+import type { Env } from "../../sys/paths.ts";
 import { join } from "node:path";
 import { due, type Missed, type Overlap, parseDuration, parseTime } from "../../jobs/schedule.ts";
 import { isFinal } from "../../jobs/statuses.ts";
@@ -48,7 +55,14 @@ export interface Schedule {
   runs: ScheduleRun[];
   /** set when it ended (cancelled, its one run done, missed and skipped) */
   ended?: { at: string; why: string };
+  /** the mark of this user's mam: a MAC over the job and its times' rules (never next_at or runs, which change) */
+  mac?: string;
 }
+
+const markedFields = (s: Schedule): unknown[] => [s.schedule_id, s.created_at, JSON.stringify(s.job), s.every_s, s.missed, s.overlap];
+
+/** why a schedule was not written by this user's mam (undefined: it was) */
+const notOwnSchedule = (s: Schedule, key: string | undefined): string | undefined => notOwn(key, "schedule", markedFields(s), s.mac);
 
 export const schedulesDir = (ws: string) => join(ws, ".mam", "schedules");
 const schedulePath = (ws: string, id: string) => join(schedulesDir(ws), `${id}.json`);
@@ -71,7 +85,7 @@ function readSchedule(ws: string, id: string): Schedule | undefined {
     if (s?.schema_version !== 1 || s.schedule_id !== id || typeof s.job !== "object") throw new Error("not a schedule");
     return s;
   } catch (e) {
-    throw new MamError(`schedule file ${p} is malformed (${(e as Error).message})`, EXIT.FAIL, "fix or remove it");
+    throw new MamError(`schedule file ${p} is malformed (${(e as Error).message})`, EXIT.FAIL, FIX);
   }
 }
 
@@ -90,8 +104,64 @@ export function listSchedules(ws: string): Schedule[] {
   return out.sort((a, b) => (a.created_at < b.created_at ? 1 : -1));
 }
 
-/** are there schedules still to run? (the daemon stays while there are) */
-export const hasActiveSchedules = (ws: string): boolean => listSchedules(ws).some((s) => !s.ended);
+/** a schedule file the daemon does not act on: its path and why */
+export interface SkippedSchedule {
+  file: string;
+  why: string;
+  /** what the user can do */
+  fix: string;
+}
+
+/** the shortest period between runs unless MAM_MIN_EVERY_S says otherwise (review 2, Q2: `--every 1s` made a job a second, forever) */
+const DEFAULT_MIN_EVERY_S = 60;
+
+/** MAM_MIN_EVERY_S: the shortest `--every`, in seconds (a whole number ≥ 1; default 60) */
+function minEvery(env: Env): number {
+  const v = env.MAM_MIN_EVERY_S?.trim();
+  return v !== undefined && /^\d+$/.test(v) && Number(v) >= 1 ? Number(v) : DEFAULT_MIN_EVERY_S;
+}
+
+const shortEvery = (every: string, env: Env): MamError => {
+  const min = minEvery(env);
+  const as = min % 60 === 0 ? `${min / 60}m` : `${min}s`;
+  return usageError(`${field("every")} ${every.slice(0, 40)} is shorter than the shortest period between runs (${as})`, `give ${field("every")} ${as} or more (MAM_MIN_EVERY_S sets the floor, in seconds)`);
+};
+
+const RECREATE = "re-create the schedule (mam job submit --at/--every; mam job list --scheduled lists them), then remove the file";
+const FIX = "fix or remove it";
+
+/**
+ * the schedules the daemon may run (this user's mam wrote them), and the files it skips (one that
+ * cannot be read or parsed, or was not written by this user's mam), each on its own
+ */
+function scanSchedules(ws: string, env: Env): { own: Schedule[]; skipped: SkippedSchedule[] } {
+  const out = { own: [] as Schedule[], skipped: [] as SkippedSchedule[] };
+  let names: string[];
+  try {
+    names = readdirSync(schedulesDir(ws));
+  } catch {
+    return out;
+  }
+  const key = recordKey(env, false);
+  for (const f of names) {
+    const m = /^(s[0-9a-f]{7})\.json$/.exec(f);
+    if (!m) continue;
+    const file = schedulePath(ws, m[1]!);
+    try {
+      const s = readSchedule(ws, m[1]!);
+      if (!s) continue;
+      const why = notOwnSchedule(s, key);
+      if (why !== undefined) out.skipped.push({ file, why: `this user's mam did not write it: ${why}`, fix: RECREATE });
+      else out.own.push(s);
+    } catch (e) {
+      out.skipped.push({ file, why: (e as Error).message, fix: FIX });
+    }
+  }
+  return out;
+}
+
+/** are there schedules of this user's still to run? (the daemon stays while there are) */
+export const hasActiveSchedules = (ws: string, env: Env): boolean => scanSchedules(ws, env).own.some((s) => !s.ended);
 
 export interface ScheduleInput {
   at?: string;
@@ -110,16 +180,21 @@ export interface Scheduled {
  * Make a schedule: the job is checked now (its fields, its brief file, its target's existence), so
  * that a mistake is not found at 3 am. The first run is at `at`, else one period from now.
  */
-export async function createSchedule(deps: Deps, job: JobInput, o: ScheduleInput, confineBrief: boolean): Promise<Scheduled> {
+export async function createSchedule(deps: Deps, job: JobInput, o: ScheduleInput): Promise<Scheduled> {
   checkJob(job);
   if (o.at === undefined && o.every === undefined) throw usageError(`give ${field("at")} or ${field("every")}`);
   const now = Math.floor(deps.clock.ms() / 1000);
   const every = o.every !== undefined ? parseDuration(o.every) : null;
   const first = o.at !== undefined ? parseTime(o.at, now) : now + every!;
   if (o.at !== undefined && first < now - 1 && every === null) throw usageError(`${field("at")} ${o.at} has passed`);
-  // the brief as an absolute path now (the daemon runs elsewhere)
-  const brief = job.brief_file !== undefined ? briefPath(job.brief_file, deps.ws, confineBrief ? { within: [deps.ws] } : { anywhere: true }) : undefined;
+  if (every !== null && every < minEvery(deps.env)) throw shortEvery(o.every!, deps.env);
+  // the brief as an absolute path now (the daemon runs elsewhere), inside the workspace whoever
+  // asks: the daemon reads it at every run, long after this check
+  const brief = job.brief_file !== undefined ? briefPath(job.brief_file, deps.ws, { within: [deps.ws] }) : undefined;
   await checkTarget(deps, job);
+  // the daemon runs only schedules marked with this user's key: without one it would never run
+  const key = recordKey(deps.env, true);
+  if (key === undefined) throw new MamError(`cannot keep mam's record key in ${recordKeyPath(deps.env)}: the daemon would never run this schedule; nothing was scheduled`, EXIT.FAIL, "make your home folder writable (or set HOME to one that is)");
   const id = `s${randomBytes(4).toString("hex").slice(0, 7)}`;
   const s: Schedule = {
     schema_version: 1,
@@ -132,6 +207,7 @@ export async function createSchedule(deps: Deps, job: JobInput, o: ScheduleInput
     overlap: o.overlap ?? "skip",
     runs: [],
   };
+  s.mac = recordMac(key, "schedule", markedFields(s));
   await withSchedulesLock(deps.ws, () => writeSchedule(deps.ws, s));
   const warnings: Notice[] = [];
   const daemonPid = await ensureDaemonNoticed(deps, warnings, `schedule ${id} runs only while a daemon runs (mam daemon ensure)`);
@@ -175,16 +251,30 @@ export async function cancelSchedule(deps: Deps, id: string): Promise<Unschedule
 
 /**
  * The daemon's step: submit every run that is due (each schedule under the lock, so a cancel in
- * between wins). Returns the log lines.
+ * between wins), of the schedules this user's mam wrote. Returns the log lines, and the files
+ * skipped (the caller says each once).
  */
-export async function fireDue(deps: Deps, nowS: number): Promise<string[]> {
+export async function fireDue(deps: Deps, nowS: number): Promise<{ log: string[]; skipped: SkippedSchedule[] }> {
   const log: string[] = [];
-  if (!existsSync(schedulesDir(deps.ws))) return log;
-  for (const s0 of listSchedules(deps.ws)) {
+  if (!existsSync(schedulesDir(deps.ws))) return { log, skipped: [] };
+  const { own, skipped } = scanSchedules(deps.ws, deps.env);
+  const key = recordKey(deps.env, false);
+  for (const s0 of own.sort((a, b) => (a.created_at < b.created_at ? 1 : -1))) {
     if (s0.ended || s0.next_at === null || due(times(s0), nowS).kind === "wait") continue;
     await withSchedulesLock(deps.ws, async () => {
-      const s = readSchedule(deps.ws, s0.schedule_id);
+      let s: Schedule | undefined;
+      try {
+        s = readSchedule(deps.ws, s0.schedule_id);
+      } catch (e) {
+        skipped.push({ file: schedulePath(deps.ws, s0.schedule_id), why: (e as Error).message, fix: FIX });
+        return;
+      }
       if (!s || s.ended || s.next_at === null) return;
+      const foreign = notOwnSchedule(s, key);
+      if (foreign !== undefined) {
+        skipped.push({ file: schedulePath(deps.ws, s.schedule_id), why: `this user's mam did not write it: ${foreign}`, fix: RECREATE });
+        return;
+      }
       const d = due(times(s), nowS);
       if (d.kind === "wait") return;
       const run: ScheduleRun = { due: isoUtc(s.next_at), at: isoUtc(Math.floor(nowS)), job_id: null, note: "" };
@@ -195,7 +285,8 @@ export async function fireDue(deps: Deps, nowS: number): Promise<string[]> {
         else {
           try {
             const { submitJob } = await import("./submit.ts");
-            const r = await submitJob(deps, s.job);
+            // its brief inside the workspace, as when it was made (the file may have become a link)
+            const r = await submitJob(deps, s.job, { confineBrief: true });
             run.job_id = r.record.job_id;
             run.note = `${d.late ? `late (${d.missedRuns} missed while no daemon ran; run once)` : "on time"}: ${r.position === null ? "submitted" : `queued (position ${r.position})`}`;
           } catch (e) {
@@ -213,7 +304,7 @@ export async function fireDue(deps: Deps, nowS: number): Promise<string[]> {
       log.push(`schedule ${s.schedule_id}: ${run.job_id ? `job ${run.job_id} ` : ""}${run.note}`);
     });
   }
-  return log;
+  return { log, skipped };
 }
 
 const times = (s: Schedule) => ({ next_at: s.next_at!, ...(s.every_s !== null ? { every_s: s.every_s } : {}), missed: s.missed });

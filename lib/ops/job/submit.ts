@@ -21,7 +21,7 @@ import { hostName } from "../../team/host.ts";
 import { DISABLED_MESSAGE } from "../../sys/daemon-proc.ts";
 import { EXIT, MamError, notFound, usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
-import { info, type Notice, warning } from "../../sys/notice.ts";
+import { info, note, type Notice, warning } from "../../sys/notice.ts";
 import { meterable } from "../../cost/summary.ts";
 import { rowAgent } from "../../fleet/rows.ts";
 import type { Deps } from "../deps.ts";
@@ -281,7 +281,11 @@ export async function submitJob(deps: Deps, o: JobInput, opts: SubmitOptions = {
   const t = await registerInTurn(deps, full, { name: target.name, working: target.working === true }, teamHost(deps));
   const daemonPid = await ensureDaemonNoticed(deps, warnings, `job ${t.record.job_id} is tracked through its journal`);
   budgetWithoutDaemon(spec, t.record, daemonPid, warnings);
-  if (t.go === null) return waitsItsTurn(deps, t, target.name, warnings, daemonPid);
+  if (t.go === null) {
+    const unread = await unreadable(deps, target.name, target.agent);
+    if (unread) warnings.push(note(unread));
+    return waitsItsTurn(deps, t, target.name, warnings, daemonPid);
+  }
   try {
     const w = await rt.prompt(target, textForAgent(deps, t.record, target.name), undefined, readsCommands(target.agent) ? "command" : undefined);
     if (w) warnings.push(w);
@@ -289,6 +293,19 @@ export async function submitJob(deps: Deps, o: JobInput, opts: SubmitOptions = {
     return failTyping(deps, t.record, target.name, false, e);
   }
   return { record: t.record, daemon_pid: daemonPid, warnings, position: null };
+}
+
+/**
+ * a NOTE when mam cannot read the state of the agent a job waits for (issue 39 item 1): what
+ * "free" then means for it; undefined when its screen rules (or its multiplexer) tell
+ */
+async function unreadable(deps: Deps, name: string, kind: string): Promise<string | undefined> {
+  const [{ hasScreenRules }, { stillSeconds }] = await Promise.all([import("../../agents/screen/detect.ts"), import("./queue.ts")]);
+  const row = [...deps.registry.read().tmux_sessions].find((r) => r.name === name && r.status === "running");
+  if (!row) return undefined; // herdr tells its agents' state itself
+  if (readsCommands(kind)) return `mam cannot read whether the shell session ${name} is at work: its job goes once the job before it has ended`;
+  if (hasScreenRules(kind)) return undefined;
+  return `mam cannot read the state of ${name} (no screen rules for ${kind}): its job goes once the job before it has ended and its screen has been still for ${stillSeconds(deps.env)} s (MAM_QUEUE_STILL_S)`;
 }
 
 /** this machine's name when it is in a team (a copy of another host's job names its agents name@host) */

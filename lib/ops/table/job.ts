@@ -60,7 +60,7 @@ export const jobSubmit = defineOp({
     to_role: optional(text("a pool: the first free session of this role takes the job (on a machine in a team, of another host when none is free here); it waits its turn while none is free", { max: 64, oneLine: true })),
     priority: optional(choice(["high", "normal", "low"], "its place in a queue: high, normal (default) or low; a waiting job rises one step every MAM_QUEUE_AGING_S seconds")),
     at: optional(text("submit it later, at this time: +5m, 18:30 (the next one), 2026-12-24 09:00 (local) or an ISO time; the daemon submits it", { max: 40, oneLine: true })),
-    every: optional(text("submit it again and again, every DURATION (90s, 5m, 1h30m, 2d), from {{at}} (default: one period from now)", { max: 40, oneLine: true })),
+    every: optional(text("submit it again and again, every DURATION (5m, 1h30m, 2d; at least 1m, MAM_MIN_EVERY_S), from {{at}} (default: one period from now); its brief file must be in the workspace", { max: 40, oneLine: true })),
     missed: optional(choice(["once", "skip"], "with {{at}}/{{every}}: a run missed while no daemon ran is run once when one runs (once, default) or dropped (skip)")),
     overlap: optional(choice(["skip", "queue"], "with {{every}}: a run due while the previous run's job has not ended is skipped (default) or submitted to wait its turn (queue)")),
     prompt: optional(text("the task, as text (give {{prompt}} or {{brief_file}})")),
@@ -98,9 +98,10 @@ export const jobSubmit = defineOp({
   },
   async run(deps, i, ctx): Promise<Submitted | Scheduled> {
     const { to, worktree, base, agent, role, mux, herdr_server, tmux_server, at, every, missed, overlap, ...job } = i;
-    // the user's own command line may name any brief file; an agent (MCP) only one in the workspace
+    // the user's own command line may name any brief file; an agent (MCP) only one in the workspace;
+    // a schedule's only one in the workspace, whoever asks (the daemon reads it at every run)
     const opts = { confineBrief: ctx.surface !== "cli" };
-    if (at !== undefined || every !== undefined) return (await import("../job/schedule.ts")).createSchedule(deps, { ...job, to }, { at, every, missed, overlap }, opts.confineBrief);
+    if (at !== undefined || every !== undefined) return (await import("../job/schedule.ts")).createSchedule(deps, { ...job, to }, { at, every, missed, overlap });
     if (worktree === undefined) return (await import("../job/submit.ts")).submitJob(deps, { ...job, to }, opts);
     // a fresh worktree for a new worker, in one step: create with this job
     const { createAndFollowUp } = await import("../session/create.ts");
