@@ -10,6 +10,11 @@ export interface DemoOptions {
   /** a reviewer passes on this review (earlier ones send feedback) */
   passOn: number;
   thinkMs: number;
+  /**
+   * a worker asks before its job's "command" in a permission dialog, as claude does (one per job),
+   * so that `mam approve`, notifications and the dashboard's buttons can be tried without an account
+   */
+  dialog?: boolean;
   print: (line: string) => void;
 }
 
@@ -35,7 +40,7 @@ export function jobOf(prompt: string): JobRef | undefined {
   return m ? { id: m[1]!, source: unquote(m[2]!), ws: unquote(m[3]!) } : undefined;
 }
 
-export type DemoStep = { event: string; detail: string } | { write: string } | { say: string };
+export type DemoStep = { event: string; detail: string } | { write: string } | { say: string } | { ask: string };
 
 /** a review request: mam's loop sends it with this header line */
 function isReview(prompt: string): boolean {
@@ -48,7 +53,7 @@ function isWork(prompt: string): boolean {
 }
 
 /** what the demo agent does with one prompt (pure, so tests can pin it) */
-export function plan(prompt: string, o: Pick<DemoOptions, "passOn">, reviewsSoFar: number): DemoStep[] {
+export function plan(prompt: string, o: Pick<DemoOptions, "passOn" | "dialog">, reviewsSoFar: number): DemoStep[] {
   const job = jobOf(prompt);
   // only a whole request (its [mam] header line included) is acted on: a fragment of one (the
   // last line arriving with the late Enter) is not a second request
@@ -63,6 +68,8 @@ export function plan(prompt: string, o: Pick<DemoOptions, "passOn">, reviewsSoFa
   if (/delegated to you/.test(prompt)) steps.push({ event: "started", detail: "demo agent on it" });
   const artifacts = /^Expected artifacts: (.+)$/m.exec(prompt)?.[1]?.split(",").map((s) => s.trim()).filter(Boolean) ?? [];
   steps.push({ event: "progress", detail: /asks for changes/.test(prompt) ? "addressing the feedback" : "working" });
+  // a new job's "command" waits for the user's yes (a job's feedback does not ask again)
+  if (o.dialog && /delegated to you/.test(prompt)) steps.push({ ask: artifacts.length ? `write ${artifacts.join(" ")}` : "echo hello" });
   for (const a of artifacts) steps.push({ write: a });
   const task = /^Task: (.+)$/m.exec(prompt)?.[1] ?? "the job";
   steps.push({ event: "completed", detail: /asks for changes/.test(prompt) ? "feedback addressed" : `done: ${task.slice(0, 60)}` });
@@ -73,7 +80,7 @@ export function plan(prompt: string, o: Pick<DemoOptions, "passOn">, reviewsSoFa
  * tell herdr the demo agent's state: `${HERDR_BIN_PATH:-herdr}` (herdr 0.8.0 sets HERDR_BIN_PATH
  * only in plugin panes; a normal pane finds herdr on PATH); best effort
  */
-async function reportHerdr(state: "idle" | "working"): Promise<void> {
+async function reportHerdr(state: "idle" | "working" | "blocked"): Promise<void> {
   const pane = process.env.HERDR_PANE_ID;
   if (!pane) return;
   const bin = process.env.HERDR_BIN_PATH || Bun.which("herdr");
@@ -129,8 +136,57 @@ function recordUsage(job: JobRef, line: Record<string, unknown>): void {
   } catch {}
 }
 
+/** the demo's permission dialog: its lines are read by demo.screen.json as claude's are by its rules */
+export function dialogLines(command: string): string[] {
+  return [
+    "",
+    " Demo command",
+    "",
+    `   ${command}`,
+    "   (the demo agent asks first, as a real agent asks before a command)",
+    "",
+    " Do you want to proceed?",
+    " ❯ 1. Yes",
+    "   2. No",
+    "",
+    " Esc to cancel · mam approve answers it from anywhere",
+  ];
+}
+
+/** a key typed while the dialog shows: 1 (yes), 2 or Esc (no); anything else is no answer yet */
+export function answerOf(key: string): boolean | undefined {
+  const k = key[0];
+  if (k === "1") return true;
+  if (k === "2" || k === "\u001b" || k === "\u0003") return false;
+  return undefined;
+}
+
+/** the terminal hands over each key as it is typed (raw) while a dialog waits for one */
+function rawKeys(on: boolean): void {
+  try {
+    if (process.stdin.isTTY) process.stdin.setRawMode(on);
+  } catch {}
+}
+
 export async function runDemoAgent(o: DemoOptions): Promise<number> {
   const reviews = new Map<string, number>();
+  // the dialog that waits for a key: the input loop hands it the next one
+  let answer: ((key: string) => void) | undefined;
+  const ask = (command: string): Promise<boolean> =>
+    new Promise((resolve) => {
+      for (const l of dialogLines(command)) o.print(l);
+      rawKeys(true);
+      answer = (key) => {
+        const yes = answerOf(key);
+        if (yes === undefined) return;
+        answer = undefined;
+        rawKeys(false);
+        // the dialog leaves the screen, as claude redraws it
+        o.print("\u001b[H\u001b[2J");
+        o.print(yes ? `● ran: ${command}` : "● Interrupted · the user said no");
+        resolve(yes);
+      };
+    });
   o.print(`demo agent (${o.role}) ready; type /exit to leave`);
   await reportHerdr("idle");
   let buf: string[] = [];
@@ -149,10 +205,17 @@ export async function runDemoAgent(o: DemoOptions): Promise<number> {
         recordUsage(job!, { demo_usage: "turn", text: prompt });
       }
       if (job && isReview(prompt)) reviews.set(job.id, (reviews.get(job.id) ?? 0) + 1);
+      let refused: string | undefined;
       for (const s of steps) {
         if ("say" in s) o.print(s.say);
-        else if ("write" in s) writeArtifact(job!.ws, s.write, o.print);
-        else {
+        else if ("ask" in s) {
+          await reportHerdr("blocked");
+          if (!(await ask(s.ask))) refused = s.ask;
+          await reportHerdr("working");
+        } else if ("write" in s) {
+          if (refused === undefined) writeArtifact(job!.ws, s.write, o.print);
+        } else {
+          if (refused !== undefined && s.event === "completed") s.detail = `done without ${refused} (the user said no)`;
           await Bun.sleep(o.thinkMs);
           // the made-up answer comes before the command it "asks" for, as a real one does
           recordUsage(job!, { demo_usage: "answer", id: crypto.randomUUID(), ...syntheticTokens(prompt, s.detail) });
@@ -167,6 +230,13 @@ export async function runDemoAgent(o: DemoOptions): Promise<number> {
   let pending = "";
   for await (const chunk of Bun.stdin.stream()) {
     pending += decoder.decode(chunk, { stream: true });
+    if (answer) {
+      // a dialog is up: the keys are its answer, not a prompt
+      const keys = pending;
+      pending = "";
+      answer(keys);
+      continue;
+    }
     let nl: number;
     while ((nl = pending.indexOf("\n")) >= 0) {
       const line = pending.slice(0, nl).replace(/\r$/, "").replace(/\u001b\[20[01]~/g, "");

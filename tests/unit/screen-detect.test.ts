@@ -71,8 +71,8 @@ test("fixture table: ≥ 95 % per kind, 100 % for the verified kinds, no idle pr
     const real = new Set(fixtures.filter((f) => f.kind === kind && f.name.includes("-real-")).map((f) => f.want.state));
     expect({ kind, real: want.filter((s) => real.has(s as ScreenVerdict["state"])) }).toEqual({ kind, real: want });
   }
-  // every kind with rules has fixtures for each state its rules can give (idle, working and,
-  // but for the demo agent, which never asks, blocked)
+  // every kind with rules has fixtures for each state its rules can give (idle, working,
+  // blocked: the demo agent asks only with --dialog)
   for (const kind of screenKinds()) {
     const states = new Set(fixtures.filter((f) => f.kind === kind).map((f) => f.want.state));
     const ruled = JSON.parse(readFileSync(join(RULES_DIR, `${kind}${RULES_SUFFIX}`), "utf8")) as { rules: { state: string }[] };
