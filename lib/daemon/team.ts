@@ -19,7 +19,7 @@ import { statSync } from "node:fs";
 import type { Deps } from "../ops/deps.ts";
 import type { Team } from "../team/config.ts";
 import { hostName } from "../team/host.ts";
-import { deliveriesOf, type Online, onlineTopic, type Presence, presenceTopic, teamPrefix, workspaceId } from "../team/messages.ts";
+import { deliveriesOf, deliveryTopic, type Online, onlineTopic, type Presence, presenceTopic, teamPrefix, workspaceId } from "../team/messages.ts";
 import { open, seal } from "../team/seal.ts";
 import type { Appended, JobRecord } from "../jobs/store.ts";
 import type { Outgoing } from "../jobs/transport.ts";
@@ -166,7 +166,7 @@ export function teamPart(
       const delivery = typeof queued?.data?.delivery === "string" ? queued.data.delivery : `${d.job_id}.00000000`;
       const r = d.record;
       const taken = {
-        d: { id: delivery, job: r, to: r.agent_session, purpose: "job" as const, from_host: r.remote_of!, deadline: Number.MAX_SAFE_INTEGER },
+        d: { id: delivery, job: r, to: r.agent_session, purpose: "job" as const, from_host: r.remote_of!, deadline: Number.MAX_SAFE_INTEGER, ws_id: wsId, topic: deliveryTopic(tp, host, wsId, delivery) },
         what: "the job",
         source: `mam@${host}`,
       };

@@ -76,6 +76,13 @@ export interface Delivery {
   from_host: string;
   /** epoch seconds after which it is not delivered any more (the job has timed out) */
   deadline: number;
+  /**
+   * the workspace it is for (workspaceId) and the topic it is published on: sealed in, so that a
+   * broker user cannot move it to another workspace of its host (security review T4). A delivery
+   * without them (an older mam) is refused: the team runs one version.
+   */
+  ws_id: string;
+  topic: string;
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);

@@ -72,6 +72,8 @@ export async function offer(env: Env, jobs: JobStore, to: RemoteRef, about: Prom
     ...(about.iteration !== undefined ? { iteration: about.iteration } : {}),
     from_host: me,
     deadline: Math.floor(Date.parse(job.created_at) / 1000) + (job.timeout_sec > 0 ? job.timeout_sec : 365 * 86400),
+    ws_id: to.remote.ws_id,
+    topic,
   };
   const sealed = seal(team, "deliver", me, delivery);
   const what = about.purpose === "job" ? "the job" : about.purpose === "review" ? "the review request" : "the feedback";

@@ -60,8 +60,11 @@ const rec = (id: string, to: string) => ({
   topic_prefix: `mam/jobs/${id}`,
   auth_token: "f".repeat(64),
 });
-/** a delivery of it, as a delegator on hostA would send it */
-const delivery = (id: string, to: string, more: Record<string, unknown> = {}) => ({ id: `${id}.0a0b0c0d`, job: rec(id, to), to, purpose: "job", from_host: "hostA", deadline: Math.floor(Date.now() / 1000) + 3600, ...more });
+/** a delivery of it, as a delegator on hostA would send it (to B's workspace, on its topic, unless `more` says otherwise) */
+const delivery = (id: string, to: string, more: Record<string, unknown> = {}) => {
+  const wsId = workspaceId(B.ws);
+  return { id: `${id}.0a0b0c0d`, job: rec(id, to), to, purpose: "job", from_host: "hostA", deadline: Math.floor(Date.now() / 1000) + 3600, ws_id: wsId, topic: deliveryTopic("mam/team/lab", "hostB", wsId, `${id}.0a0b0c0d`), ...more };
+};
 
 /** a raw MQTT client on the test's broker (an outsider, or a replayer) */
 async function client(): Promise<MqttClient> {
@@ -326,7 +329,7 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
     const topicB = (id: string) => deliveryTopic("mam/team/lab", "hostB", bWs, `${id}.0a0b0c0d`);
     // ids of this attempt (a retried test must not meet the deliveries of the first)
     const tag = randomBytes(3).toString("hex");
-    const J = Object.fromEntries(["a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9"].map((k) => [k, `${tag}${k}`])) as Record<string, string>;
+    const J = Object.fromEntries(["a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "b1", "b2"].map((k) => [k, `${tag}${k}`])) as Record<string, string>;
     const c = await client();
     const expected: string[] = [];
     const refuse = async (id: string, payload: string, why: string, topic = topicB(id)) => {
@@ -347,7 +350,13 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
     // forged: sealed by hostC, the body claims to come from hostA
     await refuse(J.a6, seal(t, "deliver", "hostC", delivery(J.a6, "w@hostB")), "sealed by hostC but says it is from hostA");
     // moved: a delivery published on the topic of another one
-    await refuse(J.a7, seal(t, "deliver", "hostA", delivery(J.a7, "w@hostB")), "not on its own topic (moved from another workspace's?)", deliveryTopic("mam/team/lab", "hostB", bWs, `${J.a7}.0e0e0e0e`));
+    await refuse(J.a7, seal(t, "deliver", "hostA", delivery(J.a7, "w@hostB")), `sealed for ${topicB(J.a7)}, not this topic (moved from another workspace's or delivery's)`, deliveryTopic("mam/team/lab", "hostB", bWs, `${J.a7}.0e0e0e0e`));
+    // moved: sealed for another workspace of hostB (review T4), republished on this workspace's topic
+    const otherWs = "0123456789ab";
+    const sealedFor = deliveryTopic("mam/team/lab", "hostB", otherWs, `${J.b1}.0a0b0c0d`);
+    await refuse(J.b1, seal(t, "deliver", "hostA", delivery(J.b1, "w@hostB", { ws_id: otherWs, topic: sealedFor })), `sealed for ${sealedFor}, not this topic (moved from another workspace's or delivery's)`);
+    // an older mam's delivery, without the workspace it is for: refused, the sender must upgrade
+    await refuse(J.b2, seal(t, "deliver", "hostA", delivery(J.b2, "w@hostB", { ws_id: undefined, topic: undefined })), "sealed by an older mam on hostA, which does not bind a delivery to its workspace: upgrade mam on hostA (a team runs one version)");
     // for a session of another host, on B's topic
     await refuse(J.a8, seal(t, "deliver", "hostA", delivery(J.a8, "r@hostC")), "for r@hostC, not a session of hostB");
     // past its deadline (a delivery held back until the job timed out)
@@ -377,14 +386,14 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
     for (const l of expected) expect(log).toContain(l);
     // nothing typed anywhere: not on B, not on the other hosts' agents
     const after = screens();
-    for (const id of [J.a1, J.a2, J.a3, J.a5, J.a6, J.a7, J.a8, J.a9]) {
+    for (const id of [J.a1, J.a2, J.a3, J.a5, J.a6, J.a7, J.a8, J.a9, J.b1, J.b2]) {
       for (const [who, s] of Object.entries(after)) expect(s, `${id} on ${who}`).not.toContain(id);
     }
     expect(count(after.w, `[mam] Job ${J.a4} delegated`)).toBe(1);
     for (const s of [after.lead, after.r]) expect(s).not.toContain(J.a4);
     // the refused ones left no job behind on B; the one for a ghost ended in error
     const ids = (JSON.parse(await B.ok(["job", "list", "--json"])).jobs as { job_id: string; status: string }[]).map((j) => `${j.job_id}:${j.status}`);
-    const refused = [J.a1, J.a2, J.a5, J.a6, J.a7, J.a8, J.a9];
+    const refused = [J.a1, J.a2, J.a5, J.a6, J.a7, J.a8, J.a9, J.b1, J.b2];
     expect(ids.filter((x) => refused.includes(x.split(":")[0]!))).toEqual([]);
     expect(ids).toContain(`${J.a3}:error`);
     for (const h of [A, C]) expect((JSON.parse(await h.ok(["job", "list", "--json"])).jobs as { job_id: string }[]).filter((j) => j.job_id.startsWith(tag))).toEqual([]);
