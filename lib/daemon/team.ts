@@ -34,6 +34,8 @@ const RESEND_ENDS_MS = 86_400_000;
 
 export interface TeamPart {
   host: string;
+  /** the team's topic prefix */
+  tp: string;
   extras(): LinkExtras;
   owns(topic: string): boolean;
   onMessage(topic: string, payload: Buffer, ctx: HookContext): Promise<void>;
@@ -132,6 +134,7 @@ export function teamPart(
 
   const part: TeamPart = {
     host,
+    tp,
     extras: () => ({ topics: [deliveriesOf(tp, host, wsId), ...(onPresence ? [`${onlines}+/+`] : [])], will: { topic: online, payload: offline() } }),
     owns: (topic) => topic.startsWith(deliveries) || (onPresence !== undefined && topic.startsWith(onlines)),
     async onMessage(topic, payload, ctx) {

@@ -16,6 +16,7 @@ import type { MqttClient } from "mqtt";
 import { type Team } from "../../lib/team/config.ts";
 import { deliveryTopic, workspaceId } from "../../lib/team/messages.ts";
 import { seal } from "../../lib/team/seal.ts";
+import { signEvent } from "../../lib/jobs/event.ts";
 import { mosquittoPath, startMosquitto, type TestBroker } from "../helpers/brokers.ts";
 import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
 import { doubled, formTeam, type Host, journalled, makeHost, stages, untilAnnounced } from "../helpers/team.ts";
@@ -397,6 +398,31 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
     expect(ids.filter((x) => refused.includes(x.split(":")[0]!))).toEqual([]);
     expect(ids).toContain(`${J.a3}:error`);
     for (const h of [A, C]) expect((JSON.parse(await h.ok(["job", "list", "--json"])).jobs as { job_id: string }[]).filter((j) => j.job_id.startsWith(tag))).toEqual([]);
+  }, 90_000);
+
+  test("a token holder's signed `offered` naming any topic, then `received`: refused, and no topic is cleared (review T9)", async () => {
+    const id = await submit(A, ["--to", "w@hostB", "--from", "lead", "--prompt", "a job whose token leaks"]);
+    expect((await A.mam(["job", "wait", id, "--timeout", "30"], {}, 60_000)).code, A.log()).toBe(0);
+    const token = (JSON.parse(readFileSync(join(A.ws, ".mam", "jobs", `${id}.json`), "utf8")) as { auth_token: string }).auth_token;
+    const c = await client();
+    const victim = `home/alarm/${randomBytes(3).toString("hex")}/state`;
+    await c.publishAsync(victim, "ARMED", { qos: 1, retain: true });
+    const forged = (seq: number, event: "offered" | "received", data: Record<string, string>) =>
+      JSON.stringify(signEvent({ schema_version: 1, seq, origin: "evilevilevil", job_id: id, event, timestamp: new Date().toISOString().replace(/\.\d+Z$/, "Z"), detail: "", source: event === "offered" ? "mam" : "mam@hostB", data }, token));
+    const fake = `${id}.0000beef`;
+    await c.publishAsync(`mam/jobs/${id}/events`, forged(1, "offered", { delivery: fake, topic: victim, host: "hostB", ws_id: workspaceId(B.ws) }), { qos: 1 });
+    await c.publishAsync(`mam/jobs/${id}/events`, forged(2, "received", { delivery: fake }), { qos: 1 });
+    const lines = [`dropped event on mam/jobs/${id}/events: a offered event from mam: only this host, the job's own, journals offered`, `dropped event on mam/jobs/${id}/events: a received event from mam@hostB for delivery ${fake}, which this host did not offer`];
+    expect(await waitFor(() => lines.every((l) => A.log().includes(l)), 15_000), A.log()).toBe(true);
+    await c.endAsync();
+    expect(A.journal(id).filter((e) => e.data?.delivery === fake)).toEqual([]);
+    // the retained message is still there (a fresh reader gets it)
+    const r = await client();
+    const got = new Promise<string>((res) => r.on("message", (t, p) => t === victim && res(p.toString())));
+    await r.subscribeAsync(victim, { qos: 1 });
+    expect(await Promise.race([got, Bun.sleep(5000).then(() => "(nothing retained)")])).toBe("ARMED");
+    await r.publishAsync(victim, "", { qos: 1, retain: true });
+    await r.endAsync();
   }, 90_000);
 
   test("a host not in the team: it sees no host of the team, reaches none, and what it seals is refused and logged", async () => {
