@@ -425,6 +425,25 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
     await r.endAsync();
   }, 90_000);
 
+  test("a job too large once sealed is refused at submit, nothing written; a receiver says too large, not `not JSON` (review T11)", async () => {
+    const before = (JSON.parse(await A.ok(["job", "list", "--json"])).jobs as unknown[]).length;
+    // 100 000 newlines: 100 KB, under the brief limit of 128 KiB, but each one is `\n` once escaped and a third more once sealed
+    const brief = join(A.ws, "newlines.md");
+    await Bun.write(brief, "\n".repeat(100_000));
+    const r = await A.mam(["job", "submit", "--to", "w@hostB", "--from", "lead", "--brief-file", brief]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/^ERROR: the job for w@hostB is \d+ bytes once sealed, over the 262144-byte \(256 KiB\) limit of a team message; nothing was sent/m);
+    expect(r.stderr).toContain("send a smaller prompt or brief");
+    expect((JSON.parse(await A.ok(["job", "list", "--json"])).jobs as unknown[]).length).toBe(before);
+    // an older sender's oversized delivery: B's packet guard keeps only its size, and B's log says so
+    const topic = deliveryTopic("mam/team/lab", "hostB", workspaceId(B.ws), "c0c0c0c0.0a0b0c0d");
+    const c = await client();
+    await c.publishAsync(topic, "x".repeat(300_000), { qos: 1 });
+    const line = `team: dropped the message on ${topic}: too large (300000 bytes, over the 262144-byte limit of a message;`;
+    expect(await waitFor(() => B.log().includes(line), 15_000), B.log()).toBe(true);
+    await c.endAsync();
+  }, 60_000);
+
   test("a host not in the team: it sees no host of the team, reaches none, and what it seals is refused and logged", async () => {
     // D shares the broker and a team name, not the secret (its own `team init`); E is in no team
     const D = makeHost(sb.root, "hostD", broker.env);

@@ -6,7 +6,7 @@
 // to the delegator, as events of the job: `received`, then `delivered`, `uncertain` or `error`.
 // Nothing is ever typed twice: a delivery seen again (a replay, the broker's redelivery) is dropped.
 import { awaitingOutcome, DELIVERY_ID_RE, hasStage } from "../../jobs/delivery.ts";
-import { endsJob, type JobEvent } from "../../jobs/event.ts";
+import { endsJob, type JobEvent, MAX_EVENT_BYTES, oversizedSize } from "../../jobs/event.ts";
 import { readsCommands } from "../../agents/kinds/index.ts";
 import { feedbackRequest, jobHeader, reviewRequest, shellJobLine } from "../../jobs/header.ts";
 import { isRemote } from "../../jobs/runtime.ts";
@@ -86,6 +86,9 @@ const whatOf = (d: Delivery) => (d.purpose === "job" ? "the job" : d.purpose ===
  */
 export async function takeDelivery(deps: Deps, self: TeamSelf, topic: string, payload: Buffer, emit: Emit, takenHere: (id: string) => boolean = () => false, nowS = Date.now() / 1000): Promise<TakeResult> {
   if (payload.length === 0) return { outcome: "ignored", log: [] }; // a delivery cleared by its sender
+  // the packet guard left only its size: say so, not "not JSON" (review T11)
+  const big = oversizedSize(payload);
+  if (big !== undefined) return dropped(`too large (${big} bytes, over the ${MAX_EVENT_BYTES}-byte limit of a message; the sender's mam must refuse it: upgrade it)`, topic);
   const o = open(self.team, payload);
   if (!o.ok) return dropped(o.reason, topic);
   if (o.envelope.kind !== "deliver") return dropped(`a ${o.envelope.kind.slice(0, 20)} message, not a delivery`, topic);
