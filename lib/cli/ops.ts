@@ -214,9 +214,47 @@ const notifyStdin: CliExtra = {
   },
 };
 
+/**
+ * `mam team join`: the code (the team's secret) from stdin (`-`) or a file (`--code-file`), out
+ * of ps and shell history (review T1); as an argument it still works, with a NOTE
+ */
+const joinCodeFrom: CliExtra = {
+  args: { "code-file": { type: "string", description: "read the join code from this file (its first line), out of ps and shell history", valueHint: "FILE" } },
+  toInput(args, raw) {
+    const file = str(args, "code-file");
+    if (file !== undefined && raw.code !== undefined) throw usageError("give the join code once: as CODE, - (stdin) or --code-file FILE");
+    const firstLine = (text: string, from: string) => {
+      const c = text.split("\n").map((l) => l.trim()).find((l) => l !== "");
+      if (c === undefined) throw usageError(`${from} gave no join code`, "paste the line mam team code prints");
+      return c;
+    };
+    const fs = require("node:fs") as typeof import("node:fs");
+    if (raw.code === "-") raw.code = firstLine(fs.readFileSync(0, "utf8"), "stdin");
+    else if (file !== undefined) {
+      let text: string;
+      try {
+        text = fs.readFileSync(file, "utf8");
+      } catch (e) {
+        throw usageError(`cannot read the join code file ${file} (${(e as Error).message})`);
+      }
+      raw.code = firstLine(text, `the file ${file}`);
+    }
+  },
+  async run(c) {
+    const a = c.ctx.args;
+    const out = await c.exec();
+    if (typeof a.code === "string" && a.code !== "-" && out && typeof out === "object" && Array.isArray((out as { warnings?: unknown }).warnings)) {
+      const { note } = await import("../sys/notice.ts");
+      (out as { warnings: unknown[] }).warnings.push(note("the join code (the team's secret) was an argument: ps and your shell's history saw it; next time use mam team join - (stdin) or --code-file FILE"));
+    }
+    return c.print(out);
+  },
+};
+
 /** what a command adds to its op, by op name */
 const EXTRAS: Record<string, CliExtra> = {
   "notify.add": notifyStdin,
+  "team.join": joinCodeFrom,
   "session.status": statusWatch,
   "session.stop": stopModes,
   "job.submit": submitWait,

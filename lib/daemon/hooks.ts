@@ -149,6 +149,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       journals,
       cursor,
       host: team?.host,
+      teamPrefix: team?.tp,
       once: onceOf(ctx),
       notify: (rec, ev) => n.jobEvent(rec, ev, ctx.log),
       tells,

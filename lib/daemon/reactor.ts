@@ -13,6 +13,7 @@ import { DAEMON_SOURCE, endsJob, type JobEvent } from "../jobs/event.ts";
 import { isFinal } from "../jobs/statuses.ts";
 import { JournalCache } from "../jobs/journal-index.ts";
 import { deliveryOf, offeredTopic, outstandingTopics } from "../jobs/delivery.ts";
+import { deliveryTopic } from "../team/messages.ts";
 import { applyLoop, busySession, loopNext } from "../jobs/loop.ts";
 import type { JobRuntime, Reached } from "../jobs/runtime.ts";
 import { type Appended, appendEvent, type JobRecord, listJobIds, readJournal, readRecord } from "../jobs/store.ts";
@@ -31,6 +32,8 @@ export interface ReactorContext {
   publish(topic: string, payload: string, opts?: { retain?: boolean }): Promise<boolean>;
   /** this machine's name in its team (docs/machines.md), when it is in one */
   host?: string;
+  /** the team's topic prefix, when this machine is in one: where its deliveries are */
+  teamPrefix?: string;
   /** the daemon's journal indexes (read only what was appended since); a fresh one otherwise */
   journals?: JournalCache;
   /** the daemon's cursor in memory (written at once after an action, else lazily: touchCursor) */
@@ -362,7 +365,9 @@ async function reactToJob(ctx: ReactorContext, id: string, cursor: Record<string
     } else if (ev.event === "received" || (at === j.endAt && events.some((e) => e.event === "offered"))) {
       // a delivery to another host that was taken, or a job that ended with some not taken yet:
       // their retained messages go (a host that comes back must not get an ended job)
-      await clearDeliveries(ctx, ev.event === "received" ? [offeredTopic(events, deliveryOf(ev) ?? "")] : outstandingTopics(events));
+      // their topics made again from what this host offered, never taken from an event (review T9)
+      const topicOf = ctx.teamPrefix === undefined ? undefined : (host: string, wsId: string, d: string) => deliveryTopic(ctx.teamPrefix!, host, wsId, d);
+      if (topicOf) await clearDeliveries(ctx, ev.event === "received" ? [offeredTopic(events, deliveryOf(ev) ?? "", topicOf)] : outstandingTopics(events, topicOf));
       if (at === j.endAt) await tellDelegator(ctx, rec, ev);
     } else if (ev.event === "approved" || ev.event === "denied") {
       ctx.tells?.answered(id);

@@ -19,7 +19,7 @@ import { statSync } from "node:fs";
 import type { Deps } from "../ops/deps.ts";
 import type { Team } from "../team/config.ts";
 import { hostName } from "../team/host.ts";
-import { deliveriesOf, type Online, onlineTopic, type Presence, presenceTopic, teamPrefix, workspaceId } from "../team/messages.ts";
+import { checkOnline, deliveriesOf, deliveryTopic, type Online, onlineOrder, onlineTopic, type Presence, presenceTopic, teamPrefix, workspaceId } from "../team/messages.ts";
 import { open, seal } from "../team/seal.ts";
 import type { Appended, JobRecord } from "../jobs/store.ts";
 import type { Outgoing } from "../jobs/transport.ts";
@@ -34,6 +34,8 @@ const RESEND_ENDS_MS = 86_400_000;
 
 export interface TeamPart {
   host: string;
+  /** the team's topic prefix */
+  tp: string;
   extras(): LinkExtras;
   owns(topic: string): boolean;
   onMessage(topic: string, payload: Buffer, ctx: HookContext): Promise<void>;
@@ -75,7 +77,13 @@ export function teamPart(
   const deliveries = `${tp}/deliver/${host}/${wsId}/`;
   /** the team's online states (retained): a host that goes offline is news (notifications) */
   const onlines = `${tp}/online/`;
-  const offline = () => seal(team, "online", host, { online: false, at: Date.now() });
+  /** when this daemon's current connection began (extras() is asked for each one): orders its online states */
+  let since = Date.now();
+  const onlineMsg = (on: boolean) => seal(team, "online", host, { online: on, at: Date.now(), host, ws_id: wsId, since } satisfies Online);
+  const offline = () => onlineMsg(false);
+  /** the newest online state seen of each other workspace (onlineOrder): an older one is a replay */
+  const lastOnline = new Map<string, number>();
+  const ignored = new Map<string, number>();
   let lastPresence = "";
   let lastSent = 0;
   let registrySig = "";
@@ -103,7 +111,7 @@ export function teamPart(
     const agents = doc.sessions
       .filter((s) => s.status === "running")
       .map((s) => ({ name: s.name, agent: s.agent, role: s.role, status: s.status, live: s.live, job: s.job }));
-    return { host, workspace: deps.ws, ws_id: wsId, at: Date.now(), agents };
+    return { host, workspace: deps.ws, ws_id: wsId, at: Date.now(), since, agents };
   };
 
   /**
@@ -132,16 +140,36 @@ export function teamPart(
 
   const part: TeamPart = {
     host,
-    extras: () => ({ topics: [deliveriesOf(tp, host, wsId), ...(onPresence ? [`${onlines}+/+`] : [])], will: { topic: online, payload: offline() } }),
+    tp,
+    extras: () => {
+      since = Math.max(Date.now(), since + 1);
+      return { topics: [deliveriesOf(tp, host, wsId), ...(onPresence ? [`${onlines}+/+`] : [])], will: { topic: online, payload: offline() } };
+    },
     owns: (topic) => topic.startsWith(deliveries) || (onPresence !== undefined && topic.startsWith(onlines)),
     async onMessage(topic, payload, ctx) {
       if (topic.startsWith(onlines)) {
         const [h, w] = topic.slice(onlines.length).split("/");
         const o = open(team, payload.toString("utf8"));
-        // sealed by the host it names (an empty payload: a cleared topic)
+        // sealed by the host it names, for this topic (an empty payload: a cleared topic)
         if (!h || !w || !o.ok || o.envelope.from !== h || o.envelope.kind !== "online") return;
-        const b = o.body as Partial<Online>;
-        if (typeof b.online === "boolean") await onPresence?.(h, w, b.online, typeof b.at === "number" ? b.at : o.envelope.at, ctx.log);
+        const b = checkOnline(o.body, h, w);
+        if (!b) return; // copied from another workspace's topic, or an older mam's: ignored
+        // freshness: one older than the newest seen (a replay) or the same again changes nothing
+        const order = onlineOrder(b);
+        const newest = lastOnline.get(`${h}/${w}`) ?? -1;
+        if (order < newest) {
+          // logged once per message (a replayer repeating it adds no line)
+          if (ignored.get(`${h}/${w}`) !== order) ctx.log(`team: ignored an ${b.online ? "online" : "offline"} state of ${h}/${w} older than the newest seen (a replay?)`);
+          ignored.set(`${h}/${w}`, order);
+          return;
+        }
+        if (order === newest) return; // the same state again (the heartbeat, a reconnect)
+        if (lastOnline.size > 10_000) {
+          lastOnline.clear();
+          ignored.clear();
+        }
+        lastOnline.set(`${h}/${w}`, order);
+        await onPresence?.(h, w, b.online, b.at, ctx.log);
         return;
       }
       const { takeDelivery, typeDelivery } = await import("../ops/job/receive.ts");
@@ -166,7 +194,7 @@ export function teamPart(
       const delivery = typeof queued?.data?.delivery === "string" ? queued.data.delivery : `${d.job_id}.00000000`;
       const r = d.record;
       const taken = {
-        d: { id: delivery, job: r, to: r.agent_session, purpose: "job" as const, from_host: r.remote_of!, deadline: Number.MAX_SAFE_INTEGER },
+        d: { id: delivery, job: r, to: r.agent_session, purpose: "job" as const, from_host: r.remote_of!, deadline: Number.MAX_SAFE_INTEGER, ws_id: wsId, topic: deliveryTopic(tp, host, wsId, delivery) },
         what: "the job",
         source: `mam@${host}`,
       };
@@ -179,7 +207,7 @@ export function teamPart(
     },
     async connected(ctx) {
       forwarder.reset();
-      await ctx.publish(online, seal(team, "online", host, { online: true, at: Date.now() }), { retain: true });
+      await ctx.publish(online, onlineMsg(true), { retain: true });
       await part.tick(ctx, "force");
       await part.forward(ctx);
       await resendEnds(ctx);
@@ -198,6 +226,8 @@ export function teamPart(
       if (await ctx.publish(presenceTopic(tp, host, wsId), seal(team, "presence", host, p), { retain: true })) {
         lastPresence = key;
         lastSent = Date.now();
+        // said again with the heartbeat: a replayed `offline` that replaced it on the broker lasts a heartbeat at most
+        if (due) await ctx.publish(online, onlineMsg(true), { retain: true });
       }
     },
     jobsChanged: () => void (jobsDirty = true),

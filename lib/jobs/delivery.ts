@@ -36,23 +36,102 @@ export function awaitingOutcome(events: readonly Pick<JobEvent, "event" | "data"
   return out;
 }
 
-/** an offered delivery's retained topic, from the `offered` event that sent it */
-export function offeredTopic(events: readonly Pick<JobEvent, "event" | "data">[], delivery: string): string | undefined {
-  const e = events.find((x) => x.event === "offered" && deliveryOf(x) === delivery);
-  const t = e?.data?.topic;
-  return typeof t === "string" ? t : undefined;
+/** what this host offered of a job: each delivery with the host and workspace it went to (from its `offered` events) */
+export interface Offer {
+  delivery: string;
+  host: string;
+  ws_id: string;
 }
 
-/** the retained topics of deliveries offered and not received yet */
-export function outstandingTopics(events: readonly Pick<JobEvent, "event" | "data">[]): string[] {
-  const received = new Set(events.filter((e) => e.event === "received").map(deliveryOf));
-  const out: string[] = [];
+const HOST_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const WS_ID_RE = /^[0-9a-f]{12}$/;
+
+/**
+ * the deliveries the job's `offered` events name, well-formed ones only (a delivery id, a host
+ * name, a workspace id). Every `offered` in a delegator's journal is its own: one from the wire is
+ * refused (wireRefusal).
+ */
+export function offersOf(events: readonly Pick<JobEvent, "event" | "data">[]): Offer[] {
+  const out: Offer[] = [];
   for (const e of events) {
+    if (e.event !== "offered") continue;
     const d = deliveryOf(e);
-    const t = e.data?.topic;
-    if (e.event === "offered" && d && !received.has(d) && typeof t === "string") out.push(t);
+    const host = e.data?.host;
+    const ws = e.data?.ws_id;
+    if (d && DELIVERY_ID_RE.test(d) && typeof host === "string" && HOST_RE.test(host) && typeof ws === "string" && WS_ID_RE.test(ws)) out.push({ delivery: d, host, ws_id: ws });
   }
   return out;
+}
+
+/** the retained topic of a delivery, made from the host, workspace and id it went to (lib/team/messages.ts deliveryTopic) */
+export type TopicOf = (host: string, wsId: string, delivery: string) => string;
+
+/**
+ * an offered delivery's retained topic, made again from what this host offered (never a topic
+ * an event names: security review T9); undefined when this host did not offer it
+ */
+export function offeredTopic(events: readonly Pick<JobEvent, "event" | "data">[], delivery: string, topicOf: TopicOf): string | undefined {
+  const o = offersOf(events).find((x) => x.delivery === delivery);
+  return o ? topicOf(o.host, o.ws_id, o.delivery) : undefined;
+}
+
+/** the retained topics of deliveries offered and not received yet, made again as offeredTopic does */
+export function outstandingTopics(events: readonly Pick<JobEvent, "event" | "data">[], topicOf: TopicOf): string[] {
+  const received = new Set(events.filter((e) => e.event === "received").map(deliveryOf));
+  return offersOf(events)
+    .filter((o) => !received.has(o.delivery))
+    .map((o) => topicOf(o.host, o.ws_id, o.delivery));
+}
+
+/**
+ * Pure: why an event that only mam journals (MAM_EVENTS), arriving from the broker on a job of
+ * this host's own (not a copy of another host's), is refused; undefined when it is taken. Job
+ * events are signed with the job's token, which the agent's host and its agent both hold: what
+ * can be checked is that the event could have come from the host a delivery went to, never
+ * from anywhere else (security review T9):
+ *   - `offered`: only this host journals it (its own comes back as a repeat);
+ *   - `received`, `delivered`, `uncertain`: for a delivery this host offered, from `mam@<the host it went to>`;
+ *   - `queued`, `dispatched`: from `mam@<a host the job was offered to>`;
+ *   - `approved`, `denied`: naming (data.host) a host the job was offered to;
+ *   - `usage`, `budget_exceeded`: only on a job offered to another host (its agent's host reports them).
+ */
+export function wireRefusal(events: readonly Pick<JobEvent, "event" | "data">[], ev: Pick<JobEvent, "event" | "source" | "data">): string | undefined {
+  const what = `a ${ev.event} event from ${ev.source.slice(0, 80)}`;
+  switch (ev.event) {
+    case "offered":
+      return `${what}: only this host, the job's own, journals offered`;
+    case "received":
+    case "delivered":
+    case "uncertain":
+    case "queued":
+    case "dispatched":
+    case "approved":
+    case "denied":
+    case "usage":
+    case "budget_exceeded":
+      break;
+    default:
+      return undefined;
+  }
+  const offers = offersOf(events);
+  if (offers.length === 0) return `${what} on a job this host never offered to another host (only mam here journals it)`;
+  const hosts = [...new Set(offers.map((o) => o.host))];
+  if (ev.event === "received" || ev.event === "delivered" || ev.event === "uncertain") {
+    const d = deliveryOf(ev);
+    const o = offers.find((x) => x.delivery === d);
+    if (!o) return `${what} for delivery ${String(d).slice(0, 40)}, which this host did not offer`;
+    if (ev.source !== `mam@${o.host}`) return `${what} for delivery ${o.delivery}, which went to ${o.host}`;
+    return undefined;
+  }
+  if (ev.event === "queued" || ev.event === "dispatched") {
+    if (!ev.source.startsWith("mam@") || !hosts.includes(ev.source.slice(4))) return `${what}, not from a host the job was offered to (${hosts.join(", ")})`;
+    return undefined;
+  }
+  if (ev.event === "approved" || ev.event === "denied") {
+    const h = ev.data?.host;
+    if (typeof h !== "string" || !hosts.includes(h)) return `${what} naming host ${String(h).slice(0, 64)}, not one the job was offered to (${hosts.join(", ")})`;
+  }
+  return undefined;
 }
 
 export { deliveryOf };

@@ -3,6 +3,7 @@
 // connection, the notifications and the loop prompts; these functions own the files.
 import { existsSync } from "node:fs";
 import { canonicalJson } from "./canonical.ts";
+import { wireRefusal } from "./delivery.ts";
 import { DAEMON_SOURCE, isDaemonQuestion, type JobEvent, MAX_EVENT_BYTES, oversizedSize, verifyEvent, type DropReason } from "./event.ts";
 import { isFinal, type JobStatus } from "./statuses.ts";
 import { EventIndex, identityText } from "./identity.ts";
@@ -19,7 +20,7 @@ export type Ingested =
    * an event published from this machine): dropped; `log` says so, the caller logs it
    */
   | { outcome: "duplicate"; job: JobRecord; event: JobEvent; status: JobStatus; terminal: boolean; log: string; /** this journal's own event, back from the broker */ echo: boolean }
-  | { outcome: "dropped"; reason: DropReason | "topic-mismatch" | "bad-record" | "not-vouched"; log: string };
+  | { outcome: "dropped"; reason: DropReason | "topic-mismatch" | "bad-record" | "not-vouched" | "not-from-its-host"; log: string };
 
 const TOPIC_RE = /^(.*)\/([0-9a-f]{8})\/events$/;
 
@@ -98,6 +99,9 @@ export async function ingestEvent(
       const why = vouched(rec, v.event);
       if (why) return drop({ outcome: "dropped", reason: "not-vouched", log: `dropped event (job ${id0} ${identityText(v.event)}) on ${topic}: a permission_required with a question (or from ${DAEMON_SOURCE}) is the daemon's own, and ${why}` });
     }
+    // what only mam journals, on a job of ours: only from the host a delivery went to (review T9)
+    const refused = rec.remote_of ? undefined : wireRefusal(j.events, v.event);
+    if (refused) return drop({ outcome: "dropped", reason: "not-from-its-host", log: `dropped event on ${topic}: ${refused}` });
     // a gap says the delegator's journal may lack a report; a copy of another host's job (a team's
     // delivery) hears only what the job's other hosts publish once it exists: its gaps say nothing
     if (v.log && !rec.remote_of) log(v.log);

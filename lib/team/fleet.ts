@@ -6,7 +6,7 @@ import { isFinal, type JobStatus } from "../jobs/statuses.ts";
 import { EXIT, MamError, notFound } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 import type { Team } from "./config.ts";
-import { checkPresence, type Online, onlineTopic, type Presence, presenceTopic, syncTopic, teamPrefix } from "./messages.ts";
+import { checkOnline, checkPresence, type Online, onlineNow, onlineTopic, type Presence, presenceTopic, syncTopic, teamPrefix } from "./messages.ts";
 import { open } from "./seal.ts";
 
 export interface FleetWorkspace extends Presence {
@@ -29,7 +29,7 @@ export async function readFleet(cfg: BrokerConfig, t: Team, env: Env): Promise<F
   const tp = teamPrefix(t, env);
   const got = await readRetained(cfg, [`${tp}/presence/+/+`, `${tp}/online/+/+`], { marker: syncTopic(tp) });
   if (!got) return { team: t.team, reachable: false, workspaces: [], dropped: 0 };
-  const online = new Map<string, { online: boolean; at: number }>();
+  const online = new Map<string, Online>();
   const presence = new Map<string, Presence>();
   let dropped = 0;
   for (const [topic, payload] of got) {
@@ -45,8 +45,10 @@ export async function readFleet(cfg: BrokerConfig, t: Team, env: Env): Promise<F
       continue;
     }
     if (what === "online" && topic === onlineTopic(tp, host, wsId)) {
-      const b = o.body as Partial<Online>;
-      if (typeof b?.online === "boolean") online.set(`${host}/${wsId}`, { online: b.online, at: typeof b.at === "number" ? b.at : o.envelope.at });
+      // bound to its topic: a copy from another workspace's (or an older mam's) is not counted
+      const b = checkOnline(o.body, host, wsId);
+      if (b) online.set(`${host}/${wsId}`, b);
+      else dropped++;
     } else if (what === "presence" && topic === presenceTopic(tp, host, wsId)) {
       const p = checkPresence(o.body);
       if (p && p.host === host && p.ws_id === wsId) presence.set(`${host}/${wsId}`, p);
@@ -56,7 +58,7 @@ export async function readFleet(cfg: BrokerConfig, t: Team, env: Env): Promise<F
   const workspaces: FleetWorkspace[] = [];
   for (const [key, p] of presence) {
     const on = online.get(key);
-    workspaces.push({ ...p, online: on?.online ?? false, seen: Math.max(p.at, on?.at ?? 0) });
+    workspaces.push({ ...p, online: onlineNow(on, p), seen: Math.max(p.at, on?.at ?? 0) });
   }
   workspaces.sort((a, b) => (a.host === b.host ? a.workspace.localeCompare(b.workspace) : a.host.localeCompare(b.host)));
   return { team: t.team, reachable: true, workspaces, dropped };

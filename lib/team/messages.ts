@@ -49,13 +49,45 @@ export interface Presence {
   ws_id: string;
   /** epoch ms of this snapshot */
   at: number;
+  /** epoch ms: when the connection that announced it began (Online.since) */
+  since?: number;
   agents: PresenceAgent[];
 }
 
 export interface Online {
   online: boolean;
-  /** epoch ms */
+  /** epoch ms: when it was sealed */
   at: number;
+  /** the host and workspace it speaks for: a copy on another workspace's topic is ignored (review T6) */
+  host: string;
+  ws_id: string;
+  /**
+   * epoch ms: when the daemon's connection that says it began (the will, sealed at connect, names
+   * it too). Orders a workspace's online states: a later connection's win, and of one connection
+   * the offline; a replayed older one changes nothing (onlineOrder)
+   */
+  since: number;
+}
+
+/** the online state of a message on `<tp>/online/<host>/<wsId>`, when it is one and speaks for that topic */
+export function checkOnline(v: unknown, host: string, wsId: string): Online | undefined {
+  if (!isObj(v) || typeof v.online !== "boolean" || typeof v.at !== "number" || typeof v.since !== "number" || !Number.isFinite(v.since)) return undefined;
+  if (v.host !== host || v.ws_id !== wsId) return undefined;
+  return { online: v.online, at: v.at, host, ws_id: wsId, since: v.since };
+}
+
+/** the order of a workspace's online states: a larger one is newer (see Online.since) */
+export const onlineOrder = (o: Pick<Online, "since" | "online">): number => o.since * 2 + (o.online ? 0 : 1);
+
+/**
+ * a workspace's online state as a reader of the retained messages judges it (pure): an online
+ * state older than its presence's connection (a replayed `offline`, review T6) says nothing, the
+ * presence does: that connection announced it and its will has not fired
+ */
+export function onlineNow(on: Online | undefined, p: Pick<Presence, "since">): boolean {
+  if (!on) return false;
+  if (p.since !== undefined && on.since < p.since) return true;
+  return on.online;
 }
 
 export type Purpose = "job" | "review" | "feedback";
@@ -76,6 +108,13 @@ export interface Delivery {
   from_host: string;
   /** epoch seconds after which it is not delivered any more (the job has timed out) */
   deadline: number;
+  /**
+   * the workspace it is for (workspaceId) and the topic it is published on: sealed in, so that a
+   * broker user cannot move it to another workspace of its host (security review T4). A delivery
+   * without them (an older mam) is refused: the team runs one version.
+   */
+  ws_id: string;
+  topic: string;
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -84,7 +123,7 @@ export function checkPresence(v: unknown): Presence | undefined {
   if (!isObj(v) || typeof v.host !== "string" || !isValidName(v.host) || typeof v.workspace !== "string" || typeof v.ws_id !== "string") return undefined;
   if (typeof v.at !== "number" || !Array.isArray(v.agents)) return undefined;
   const agents = v.agents.filter((a): a is PresenceAgent => isObj(a) && typeof a.name === "string" && typeof a.status === "string" && typeof a.live === "string");
-  return { host: v.host, workspace: v.workspace, ws_id: v.ws_id, at: v.at, agents };
+  return { host: v.host, workspace: v.workspace, ws_id: v.ws_id, at: v.at, ...(typeof v.since === "number" ? { since: v.since } : {}), agents };
 }
 
 export function checkDelivery(v: unknown): Delivery | undefined {

@@ -7,13 +7,14 @@
 import { randomBytes } from "../sys/digest.ts";
 import { readFileSync } from "node:fs";
 import { brokerConfigFromEnv } from "../jobs/broker-config.ts";
-import { endsJob } from "../jobs/event.ts";
+import { endsJob, MAX_EVENT_BYTES } from "../jobs/event.ts";
 import type { PromptAbout, RemoteRef } from "../jobs/runtime.ts";
-import type { JobRecord, JobStore } from "../jobs/store.ts";
+import type { JobRecord, JobSpec, JobStore } from "../jobs/store.ts";
 import { EXIT, MamError } from "../sys/errors.ts";
 import { type Notice, note } from "../sys/notice.ts";
 import type { Env } from "../sys/paths.ts";
-import { requireTeam } from "./config.ts";
+import { isoUtc } from "../sys/time.ts";
+import { requireTeam, type Team } from "./config.ts";
 import { findRemote, readFleet } from "./fleet.ts";
 import { hostName, parseAddress } from "./host.ts";
 import { type Delivery, deliveryTopic, globalRecord, teamPrefix } from "./messages.ts";
@@ -21,6 +22,58 @@ import { seal } from "./seal.ts";
 
 /** a brief file travels as its text: the other host cannot read this machine's files */
 const MAX_BRIEF_BYTES = 128 * 1024;
+
+/**
+ * a delivery once sealed must fit in what the receiving daemon takes of one message (its packet
+ * guard: MAX_EVENT_BYTES); escaping and base64 make a text about 1.4 to 2.7 times larger
+ */
+export const MAX_SEALED_BYTES = MAX_EVENT_BYTES;
+
+/** the refusal of a delivery too large once sealed (security review T11) */
+export function tooLarge(size: number, what: string, to: string): MamError {
+  return new MamError(
+    `${what} for ${to} is ${size} bytes once sealed, over the ${MAX_SEALED_BYTES}-byte (${MAX_SEALED_BYTES / 1024} KiB) limit of a team message; nothing was sent`,
+    EXIT.USAGE,
+    "send a smaller prompt or brief (newlines, quotes and non-ASCII text take more room once escaped and sealed), or leave the material where the other host can reach it and name it in the brief",
+  );
+}
+
+/** the size of a delivery once sealed (exact: the envelope's other fields have fixed lengths) */
+export function sealedSize(team: Team, me: string, d: Delivery): number {
+  return Buffer.byteLength(seal(team, "deliver", me, d));
+}
+
+/**
+ * before a job for another host is registered (submit): refused when its delivery would be over
+ * the limit once sealed; its record is made as registerJob makes it, with an id and a token of
+ * the same lengths (fields a spec leaves null may count a few bytes more: never fewer)
+ */
+export function checkJobFits(env: Env, spec: JobSpec, to: RemoteRef): void {
+  const team = requireTeam(env);
+  const me = hostName(env);
+  const t = isoUtc(Math.floor(Date.now() / 1000));
+  const id = "00000000";
+  const { topic_prefix_base, ...rest } = spec;
+  const rec = { ...rest, schema_version: 1, job_id: id, status: "pending", created_at: t, updated_at: t, iteration: 1, topic_prefix: `${topic_prefix_base}/${id}`, last_seq: 0, auth_token: "x".repeat(43) } as JobRecord;
+  const d = deliveryFor(rec, me, to, { purpose: "job", job: rec }, `${id}.00000000`, deliveryTopic(teamPrefix(team, env), to.remote.host, to.remote.ws_id, `${id}.00000000`));
+  const size = sealedSize(team, me, d);
+  if (size > MAX_SEALED_BYTES) throw tooLarge(size, "the job", to.name);
+}
+
+function deliveryFor(job: JobRecord, me: string, to: RemoteRef, about: PromptAbout, id: string, topic: string): Delivery {
+  return {
+    id,
+    job: shippedRecord(job, me),
+    to: to.name,
+    purpose: about.purpose,
+    ...(about.detail !== undefined ? { detail: about.detail } : {}),
+    ...(about.iteration !== undefined ? { iteration: about.iteration } : {}),
+    from_host: me,
+    deadline: Math.floor(Date.parse(job.created_at) / 1000) + (job.timeout_sec > 0 ? job.timeout_sec : 365 * 86400),
+    ws_id: to.remote.ws_id,
+    topic,
+  };
+}
 
 /** the running session `name@host` as the team's hosts announce it */
 export async function findRemoteSession(env: Env, address: string): Promise<RemoteRef> {
@@ -63,18 +116,11 @@ export async function offer(env: Env, jobs: JobStore, to: RemoteRef, about: Prom
   const job = about.job;
   const id = `${job.job_id}.${randomBytes(4).toString("hex")}`;
   const topic = deliveryTopic(tp, to.remote.host, to.remote.ws_id, id);
-  const delivery: Delivery = {
-    id,
-    job: shippedRecord(job, me),
-    to: to.name,
-    purpose: about.purpose,
-    ...(about.detail !== undefined ? { detail: about.detail } : {}),
-    ...(about.iteration !== undefined ? { iteration: about.iteration } : {}),
-    from_host: me,
-    deadline: Math.floor(Date.parse(job.created_at) / 1000) + (job.timeout_sec > 0 ? job.timeout_sec : 365 * 86400),
-  };
+  const delivery = deliveryFor(job, me, to, about, id, topic);
   const sealed = seal(team, "deliver", me, delivery);
   const what = about.purpose === "job" ? "the job" : about.purpose === "review" ? "the review request" : "the feedback";
+  // the receivers drop a larger message unread: refused here, before anything is journalled or sent
+  if (Buffer.byteLength(sealed) > MAX_SEALED_BYTES) throw tooLarge(Buffer.byteLength(sealed), what, to.name);
   const offline = to.remote.online ? "" : ` (${to.remote.host} is offline: it gets it when it returns)`;
   const a = await jobs.append(job.job_id, (r, evs) =>
     r && !evs.some((e) => endsJob(e, r))

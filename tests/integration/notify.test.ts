@@ -12,6 +12,9 @@ import { startSubscriber, unreachableBrokerEnv } from "../helpers/daemon.ts";
 import { MAM_CMD, run, runMam } from "../helpers/mam.ts";
 import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
 import { formTeam, makeHost } from "../helpers/team.ts";
+import type { Team } from "../../lib/team/config.ts";
+import { onlineTopic, workspaceId } from "../../lib/team/messages.ts";
+import { open } from "../../lib/team/seal.ts";
 import { killTmuxServer, TMUX_BIN, tmuxServerName, writeScript } from "../helpers/tmux.ts";
 
 interface Hit {
@@ -298,6 +301,45 @@ describe.skipIf(!mosquittoPath() || !TMUX_BIN)("a host of the team goes offline"
       await Bun.sleep(1500);
       expect(rx.hits.map((h) => h.body.kind)).toEqual(["offline", "offline"]);
     } finally {
+      await A.stop();
+      await B.stop();
+      await broker.stop();
+    }
+  }, 90_000);
+
+  test("a captured `offline` replayed while the host runs: no notification, and the fleet shows it online (review T6)", async () => {
+    const broker = await startMosquitto(join(sb.root, "broker"));
+    const A = makeHost(sb.root, "hostA", broker.env);
+    const B = makeHost(sb.root, "hostB", broker.env);
+    const mqtt = await import("mqtt");
+    const c = await mqtt.connectAsync({ host: "127.0.0.1", port: broker.port, protocolVersion: 4, clean: true, reconnectPeriod: 0 } as never);
+    try {
+      await formTeam([A, B]);
+      const team = JSON.parse(readFileSync(join(B.home, ".local", "state", "mam", "team.json"), "utf8")) as Team;
+      const topic = onlineTopic("mam/team/lab", "hostB", workspaceId(B.ws));
+      // a broker user without the secret keeps what B's online topic carried: B's goodbye among it
+      const seen: Buffer[] = [];
+      c.on("message", (t, p) => t === topic && p.length > 0 && seen.push(Buffer.from(p)));
+      await c.subscribeAsync(topic, { qos: 1 });
+      await A.ok(["notify", "add", "webhook", rx.url("/a"), "--on", "offline"]);
+      await B.ok(["daemon", "ensure"]);
+      await A.ok(["daemon", "ensure"]);
+      expect(await waitFor(() => A.log().includes("MQTT Monitor: subscribed") && B.log().includes("MQTT Monitor: subscribed"), 15_000, 100)).toBe(true);
+      const offline = () => seen.find((p) => { const o = open(team, p); return o.ok && (o.body as { online: boolean }).online === false; });
+      await B.ok(["daemon", "stop"]);
+      expect(await waitFor(() => offline() !== undefined && rx.hits.length >= 1, 15_000, 100)).toBe(true);
+      const captured = offline()!;
+      await B.ok(["daemon", "ensure"]);
+      const fleetB = async () => (JSON.parse(await A.ok(["status", "--fleet", "--json"])).workspaces as { host: string; online: boolean }[]).find((w) => w.host === "hostB")?.online;
+      expect(await waitFor(async () => (await fleetB()) === true, 15_000, 200)).toBe(true);
+      const hits = rx.hits.length;
+      // the replay, retained: it replaces B's online state on the broker
+      await c.publishAsync(topic, captured, { qos: 1, retain: true });
+      expect(await waitFor(() => A.log().includes("team: ignored an offline state of hostB/"), 15_000, 100), A.log()).toBe(true);
+      expect(await fleetB()).toBe(true);
+      expect(rx.hits.length).toBe(hits);
+    } finally {
+      await c.endAsync();
       await A.stop();
       await B.stop();
       await broker.stop();

@@ -16,6 +16,7 @@ import type { MqttClient } from "mqtt";
 import { type Team } from "../../lib/team/config.ts";
 import { deliveryTopic, workspaceId } from "../../lib/team/messages.ts";
 import { seal } from "../../lib/team/seal.ts";
+import { signEvent } from "../../lib/jobs/event.ts";
 import { mosquittoPath, startMosquitto, type TestBroker } from "../helpers/brokers.ts";
 import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
 import { doubled, formTeam, type Host, journalled, makeHost, stages, untilAnnounced } from "../helpers/team.ts";
@@ -60,8 +61,11 @@ const rec = (id: string, to: string) => ({
   topic_prefix: `mam/jobs/${id}`,
   auth_token: "f".repeat(64),
 });
-/** a delivery of it, as a delegator on hostA would send it */
-const delivery = (id: string, to: string, more: Record<string, unknown> = {}) => ({ id: `${id}.0a0b0c0d`, job: rec(id, to), to, purpose: "job", from_host: "hostA", deadline: Math.floor(Date.now() / 1000) + 3600, ...more });
+/** a delivery of it, as a delegator on hostA would send it (to B's workspace, on its topic, unless `more` says otherwise) */
+const delivery = (id: string, to: string, more: Record<string, unknown> = {}) => {
+  const wsId = workspaceId(B.ws);
+  return { id: `${id}.0a0b0c0d`, job: rec(id, to), to, purpose: "job", from_host: "hostA", deadline: Math.floor(Date.now() / 1000) + 3600, ws_id: wsId, topic: deliveryTopic("mam/team/lab", "hostB", wsId, `${id}.0a0b0c0d`), ...more };
+};
 
 /** a raw MQTT client on the test's broker (an outsider, or a replayer) */
 async function client(): Promise<MqttClient> {
@@ -326,7 +330,7 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
     const topicB = (id: string) => deliveryTopic("mam/team/lab", "hostB", bWs, `${id}.0a0b0c0d`);
     // ids of this attempt (a retried test must not meet the deliveries of the first)
     const tag = randomBytes(3).toString("hex");
-    const J = Object.fromEntries(["a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9"].map((k) => [k, `${tag}${k}`])) as Record<string, string>;
+    const J = Object.fromEntries(["a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "b1", "b2"].map((k) => [k, `${tag}${k}`])) as Record<string, string>;
     const c = await client();
     const expected: string[] = [];
     const refuse = async (id: string, payload: string, why: string, topic = topicB(id)) => {
@@ -347,7 +351,13 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
     // forged: sealed by hostC, the body claims to come from hostA
     await refuse(J.a6, seal(t, "deliver", "hostC", delivery(J.a6, "w@hostB")), "sealed by hostC but says it is from hostA");
     // moved: a delivery published on the topic of another one
-    await refuse(J.a7, seal(t, "deliver", "hostA", delivery(J.a7, "w@hostB")), "not on its own topic (moved from another workspace's?)", deliveryTopic("mam/team/lab", "hostB", bWs, `${J.a7}.0e0e0e0e`));
+    await refuse(J.a7, seal(t, "deliver", "hostA", delivery(J.a7, "w@hostB")), `sealed for ${topicB(J.a7)}, not this topic (moved from another workspace's or delivery's)`, deliveryTopic("mam/team/lab", "hostB", bWs, `${J.a7}.0e0e0e0e`));
+    // moved: sealed for another workspace of hostB (review T4), republished on this workspace's topic
+    const otherWs = "0123456789ab";
+    const sealedFor = deliveryTopic("mam/team/lab", "hostB", otherWs, `${J.b1}.0a0b0c0d`);
+    await refuse(J.b1, seal(t, "deliver", "hostA", delivery(J.b1, "w@hostB", { ws_id: otherWs, topic: sealedFor })), `sealed for ${sealedFor}, not this topic (moved from another workspace's or delivery's)`);
+    // an older mam's delivery, without the workspace it is for: refused, the sender must upgrade
+    await refuse(J.b2, seal(t, "deliver", "hostA", delivery(J.b2, "w@hostB", { ws_id: undefined, topic: undefined })), "sealed by an older mam on hostA, which does not bind a delivery to its workspace: upgrade mam on hostA (a team runs one version)");
     // for a session of another host, on B's topic
     await refuse(J.a8, seal(t, "deliver", "hostA", delivery(J.a8, "r@hostC")), "for r@hostC, not a session of hostB");
     // past its deadline (a delivery held back until the job timed out)
@@ -377,18 +387,62 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
     for (const l of expected) expect(log).toContain(l);
     // nothing typed anywhere: not on B, not on the other hosts' agents
     const after = screens();
-    for (const id of [J.a1, J.a2, J.a3, J.a5, J.a6, J.a7, J.a8, J.a9]) {
+    for (const id of [J.a1, J.a2, J.a3, J.a5, J.a6, J.a7, J.a8, J.a9, J.b1, J.b2]) {
       for (const [who, s] of Object.entries(after)) expect(s, `${id} on ${who}`).not.toContain(id);
     }
     expect(count(after.w, `[mam] Job ${J.a4} delegated`)).toBe(1);
     for (const s of [after.lead, after.r]) expect(s).not.toContain(J.a4);
     // the refused ones left no job behind on B; the one for a ghost ended in error
     const ids = (JSON.parse(await B.ok(["job", "list", "--json"])).jobs as { job_id: string; status: string }[]).map((j) => `${j.job_id}:${j.status}`);
-    const refused = [J.a1, J.a2, J.a5, J.a6, J.a7, J.a8, J.a9];
+    const refused = [J.a1, J.a2, J.a5, J.a6, J.a7, J.a8, J.a9, J.b1, J.b2];
     expect(ids.filter((x) => refused.includes(x.split(":")[0]!))).toEqual([]);
     expect(ids).toContain(`${J.a3}:error`);
     for (const h of [A, C]) expect((JSON.parse(await h.ok(["job", "list", "--json"])).jobs as { job_id: string }[]).filter((j) => j.job_id.startsWith(tag))).toEqual([]);
   }, 90_000);
+
+  test("a token holder's signed `offered` naming any topic, then `received`: refused, and no topic is cleared (review T9)", async () => {
+    const id = await submit(A, ["--to", "w@hostB", "--from", "lead", "--prompt", "a job whose token leaks"]);
+    expect((await A.mam(["job", "wait", id, "--timeout", "30"], {}, 60_000)).code, A.log()).toBe(0);
+    const token = (JSON.parse(readFileSync(join(A.ws, ".mam", "jobs", `${id}.json`), "utf8")) as { auth_token: string }).auth_token;
+    const c = await client();
+    const victim = `home/alarm/${randomBytes(3).toString("hex")}/state`;
+    await c.publishAsync(victim, "ARMED", { qos: 1, retain: true });
+    const forged = (seq: number, event: "offered" | "received", data: Record<string, string>) =>
+      JSON.stringify(signEvent({ schema_version: 1, seq, origin: "evilevilevil", job_id: id, event, timestamp: new Date().toISOString().replace(/\.\d+Z$/, "Z"), detail: "", source: event === "offered" ? "mam" : "mam@hostB", data }, token));
+    const fake = `${id}.0000beef`;
+    await c.publishAsync(`mam/jobs/${id}/events`, forged(1, "offered", { delivery: fake, topic: victim, host: "hostB", ws_id: workspaceId(B.ws) }), { qos: 1 });
+    await c.publishAsync(`mam/jobs/${id}/events`, forged(2, "received", { delivery: fake }), { qos: 1 });
+    const lines = [`dropped event on mam/jobs/${id}/events: a offered event from mam: only this host, the job's own, journals offered`, `dropped event on mam/jobs/${id}/events: a received event from mam@hostB for delivery ${fake}, which this host did not offer`];
+    expect(await waitFor(() => lines.every((l) => A.log().includes(l)), 15_000), A.log()).toBe(true);
+    await c.endAsync();
+    expect(A.journal(id).filter((e) => e.data?.delivery === fake)).toEqual([]);
+    // the retained message is still there (a fresh reader gets it)
+    const r = await client();
+    const got = new Promise<string>((res) => r.on("message", (t, p) => t === victim && res(p.toString())));
+    await r.subscribeAsync(victim, { qos: 1 });
+    expect(await Promise.race([got, Bun.sleep(5000).then(() => "(nothing retained)")])).toBe("ARMED");
+    await r.publishAsync(victim, "", { qos: 1, retain: true });
+    await r.endAsync();
+  }, 90_000);
+
+  test("a job too large once sealed is refused at submit, nothing written; a receiver says too large, not `not JSON` (review T11)", async () => {
+    const before = (JSON.parse(await A.ok(["job", "list", "--json"])).jobs as unknown[]).length;
+    // 100 000 newlines: 100 KB, under the brief limit of 128 KiB, but each one is `\n` once escaped and a third more once sealed
+    const brief = join(A.ws, "newlines.md");
+    await Bun.write(brief, "\n".repeat(100_000));
+    const r = await A.mam(["job", "submit", "--to", "w@hostB", "--from", "lead", "--brief-file", brief]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/^ERROR: the job for w@hostB is \d+ bytes once sealed, over the 262144-byte \(256 KiB\) limit of a team message; nothing was sent/m);
+    expect(r.stderr).toContain("send a smaller prompt or brief");
+    expect((JSON.parse(await A.ok(["job", "list", "--json"])).jobs as unknown[]).length).toBe(before);
+    // an older sender's oversized delivery: B's packet guard keeps only its size, and B's log says so
+    const topic = deliveryTopic("mam/team/lab", "hostB", workspaceId(B.ws), "c0c0c0c0.0a0b0c0d");
+    const c = await client();
+    await c.publishAsync(topic, "x".repeat(300_000), { qos: 1 });
+    const line = `team: dropped the message on ${topic}: too large (300000 bytes, over the 262144-byte limit of a message;`;
+    expect(await waitFor(() => B.log().includes(line), 15_000), B.log()).toBe(true);
+    await c.endAsync();
+  }, 60_000);
 
   test("a host not in the team: it sees no host of the team, reaches none, and what it seals is refused and logged", async () => {
     // D shares the broker and a team name, not the secret (its own `team init`); E is in no team

@@ -101,10 +101,13 @@ describe("a copy of another host's job (a team's delivery)", () => {
     const wsB = tempWs();
     const r = await registerJob(wsA, spec);
     const topic = `mam/jobs/${r.job_id}/events`;
-    await appendEvent(wsA, r.job_id, { event: "offered", detail: "the job for w@hostB", source: "mam" });
+    // as the team writes them: the delegator's offer names the delivery and where it went; its stages come from mam@hostB
+    const delivery = `${r.job_id}.0a0b0c0d`;
+    await appendEvent(wsA, r.job_id, { event: "offered", detail: "the job for w@hostB", source: "mam", data: { delivery, host: "hostB", ws_id: "0123456789ab" } });
     expect(await importJob(wsB, readRecord(wsA, r.job_id)!, "hostA")).toBe(true);
     const fromB: string[] = [];
-    for (const event of ["received", "delivered", "started"] as const) fromB.push((await appendEvent(wsB, r.job_id, { event, detail: "", source: "w@hostB" }))!.line);
+    for (const event of ["received", "delivered"] as const) fromB.push((await appendEvent(wsB, r.job_id, { event, detail: "", source: "mam@hostB", data: { delivery } }))!.line);
+    fromB.push((await appendEvent(wsB, r.job_id, { event: "started", detail: "", source: "w@hostB" }))!.line);
     for (const l of fromB) expect((await ingestEvent(wsA, topic, Buffer.from(l), () => {})).outcome).toBe("appended");
     // the delegator's own event mid-job (a loop's progress), heard by B, which never had its seq 1
     const mid = (await appendEvent(wsA, r.job_id, { event: "progress", detail: "iteration 1 of 3", source: "mam" }))!;

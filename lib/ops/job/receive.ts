@@ -6,7 +6,7 @@
 // to the delegator, as events of the job: `received`, then `delivered`, `uncertain` or `error`.
 // Nothing is ever typed twice: a delivery seen again (a replay, the broker's redelivery) is dropped.
 import { awaitingOutcome, DELIVERY_ID_RE, hasStage } from "../../jobs/delivery.ts";
-import { endsJob, type JobEvent } from "../../jobs/event.ts";
+import { endsJob, type JobEvent, MAX_EVENT_BYTES, oversizedSize } from "../../jobs/event.ts";
 import { readsCommands } from "../../agents/kinds/index.ts";
 import { feedbackRequest, jobHeader, reviewRequest, shellJobLine } from "../../jobs/header.ts";
 import { isRemote } from "../../jobs/runtime.ts";
@@ -49,9 +49,16 @@ export type Emit = (a: Appended) => Promise<void>;
 
 const dropped = (why: string, topic: string): TakeResult => ({ outcome: "dropped", log: [`team: dropped the message on ${topic}: ${why}; nothing typed`] });
 
-/** the checks of a delivery that opened: for this workspace, consistent, not expired */
-function refusal(d: Delivery, from: string, topic: string, self: TeamSelf, nowS: number): string | undefined {
+/**
+ * The checks of a delivery that opened (pure): for this workspace, consistent, not expired. The
+ * workspace and the topic it was sealed for are in the sealed body: a delivery moved to another
+ * workspace's topic (or another delivery's) is refused (security review T4).
+ */
+export function deliveryRefusal(d: Delivery, from: string, topic: string, self: Pick<TeamSelf, "host" | "wsId" | "tp">, nowS: number): string | undefined {
   if (!DELIVERY_ID_RE.test(d.id)) return "a delivery id that is not <job id>.<8 hex digits>";
+  const b = d as Partial<Delivery>;
+  if (typeof b.ws_id !== "string" || typeof b.topic !== "string") return `sealed by an older mam on ${from}, which does not bind a delivery to its workspace: upgrade mam on ${from} (a team runs one version)`;
+  if (b.ws_id !== self.wsId || b.topic !== topic) return `sealed for ${b.topic.slice(0, 200)}, not this topic (moved from another workspace's or delivery's)`;
   if (topic !== deliveryTopic(self.tp, self.host, self.wsId, d.id)) return "not on its own topic (moved from another workspace's?)";
   if (from !== d.from_host) return `sealed by ${from} but says it is from ${d.from_host}`;
   if (localPart(d.to, self.host) === undefined || !d.to.includes("@")) return `for ${d.to}, not a session of ${self.host}`;
@@ -79,12 +86,15 @@ const whatOf = (d: Delivery) => (d.purpose === "job" ? "the job" : d.purpose ===
  */
 export async function takeDelivery(deps: Deps, self: TeamSelf, topic: string, payload: Buffer, emit: Emit, takenHere: (id: string) => boolean = () => false, nowS = Date.now() / 1000): Promise<TakeResult> {
   if (payload.length === 0) return { outcome: "ignored", log: [] }; // a delivery cleared by its sender
+  // the packet guard left only its size: say so, not "not JSON" (review T11)
+  const big = oversizedSize(payload);
+  if (big !== undefined) return dropped(`too large (${big} bytes, over the ${MAX_EVENT_BYTES}-byte limit of a message; the sender's mam must refuse it: upgrade it)`, topic);
   const o = open(self.team, payload);
   if (!o.ok) return dropped(o.reason, topic);
   if (o.envelope.kind !== "deliver") return dropped(`a ${o.envelope.kind.slice(0, 20)} message, not a delivery`, topic);
   const d = checkDelivery(o.body);
   if (!d) return dropped("a malformed delivery", topic);
-  const why = refusal(d, o.envelope.from, topic, self, nowS);
+  const why = deliveryRefusal(d, o.envelope.from, topic, self, nowS);
   if (why) return dropped(why, topic);
 
   const id = d.job.job_id;

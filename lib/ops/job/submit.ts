@@ -266,6 +266,9 @@ export async function submitJob(deps: Deps, o: JobInput, opts: SubmitOptions = {
   };
   const warnings: Notice[] = [];
   if (isRemote(target)) {
+    // refused before anything is written when its delivery would be too large once sealed
+    const { checkJobFits } = await import("../../team/offer.ts");
+    checkJobFits(deps.env, full, target);
     // its host keeps the queue of its own agents (it may journal `queued`), and costs the job
     const record = await deps.jobs.register(full);
     const daemonPid = await ensureDaemonNoticed(deps, warnings, `job ${record.job_id} is tracked through its journal`);

@@ -1,6 +1,7 @@
 // The operations on this machine's team (docs/machines.md): make it, join it, leave it, print its
 // join code, see its hosts. The join code carries the team's secret: only `team init` and `team
 // code` print it, as text on the command line (no --json, no MCP tool, no dashboard action).
+import { usageError } from "../../sys/errors.ts";
 import { table } from "../../sys/io.ts";
 import { visible } from "../../sys/sanitize.ts";
 import { flag, optional, text, withDefault, name } from "../input.ts";
@@ -29,6 +30,7 @@ export const teamInit = defineOp({
       `team ${r.team} made on ${r.host} (${r.path}, 0600); its broker: ${brokerLine(r.broker)}`,
       "on each other machine, run (the code is the team's secret: carry it as you would a password):",
       `  mam team join ${r.code}`,
+      "(better, out of ps and the shell's history: mam team join - , then paste the code and press Ctrl-D)",
     ].join("\n"),
   cli: { path: "team init", group: "team across machines", positionals: ["name"], json: false, examples: ["mam team init lab --broker broker.lan:1883", "mam team init lab --broker broker.example.com --tls"] },
   mcp: false,
@@ -39,14 +41,15 @@ export const teamJoin = defineOp({
   summary: "join the team a join code names (printed by mam team init or mam team code on a machine of the team)",
   readOnly: false,
   input: () => ({
-    code: text("the join code (mamteam1.…)", { max: 4000, oneLine: true }),
+    code: optional(text("the join code (mamteam1.…); - reads it from stdin (preferred: out of ps and shell history), as --code-file does from a file", { max: 4000, oneLine: true })),
     force: withDefault(flag("replace the team this machine is in"), false),
   }),
   async run(deps, i) {
+    if (i.code === undefined) throw usageError("give the join code: mam team join - reads it from stdin (paste it, then Ctrl-D), --code-file F from a file", "mam team code prints it on a machine of the team");
     return team().joinTeam(deps, i.code, i.force);
   },
   text: (r: TeamJoined) => `${r.host} is in team ${r.team} (${r.path}); its broker: ${brokerLine(r.broker)}\nsee its hosts with: mam team show`,
-  cli: { path: "team join", group: "team across machines", positionals: ["code"], examples: ["mam team join mamteam1.eyJ2Ijox…"] },
+  cli: { path: "team join", group: "team across machines", positionals: ["code"], examples: ["mam team join -            # paste the code, then Ctrl-D", "mam team join --code-file ~/lab.code", "mam team join mamteam1.eyJ2Ijox…"] },
   mcp: false,
 });
 
