@@ -263,7 +263,7 @@ export const sessionSend = defineOp({
       // one line of printable text: the one rule of what never reaches a pane raw (lib/sys/sanitize.ts),
       // refused here rather than escaped, since the user typing it can fix it
       z.refine((v: string) => !hasUnsafe(v), {
-        error: "the line to send has a control character (newline, escape, C1, U+2028/9) or a bidi control; send one line of plain text",
+        error: "the line to send has a control character (newline, escape, C1, U+2028/9), a bidi control or an invisible character (zero-width, tag, soft hyphen); send one line of plain text",
       }),
       z.describe("the line to type"),
     ),
