@@ -50,6 +50,8 @@ export interface CreateInput {
   submit_job?: string;
   /** give the agent mam's MCP tools (`mam mcp` for this workspace; claude and codex) */
   mcp: boolean;
+  /** with mcp: every mam tool pre-approved (claude: --allowedTools=mcp__mam), not only those that cannot run a command or answer a dialog */
+  mcp_all_tools?: boolean;
   /** false: start the agent without mam's pre-approved commands (the kind's grants, lib/agents/kinds/) */
   grant: boolean;
   /** the agent's own extra arguments */
@@ -181,7 +183,7 @@ export async function createSession(deps: Deps, o: CreateInput): Promise<Created
   const kind = agentKind(o.agent);
   const role = o.role;
   const name = sessionNameOf(ws, o);
-  const mcpArgs = o.mcp ? agentMcpArgs(kind.kind, serverEntry(ws)) : [];
+  const mcpArgs = o.mcp ? agentMcpArgs(kind.kind, serverEntry(ws), o.mcp_all_tools === true) : [];
   if ((o.daily_budget_usd !== undefined || o.daily_max_tokens !== undefined) && kind.usage === null) {
     throw usageError(`a daily cap needs the agent's usage, and mam cannot read the records of ${kind.kind} (docs/cost.md)`, `leave out ${field("daily_budget_usd")} and ${field("daily_max_tokens")}`);
   }
@@ -270,7 +272,7 @@ export async function createSession(deps: Deps, o: CreateInput): Promise<Created
       start_command: shJoin(l.argv),
       ...(wt ? { worktree: wt } : {}),
       // resume gives the agent the mam tools again
-      ...(o.mcp ? { mcp_tools: true } : {}),
+      ...(o.mcp ? { mcp_tools: o.mcp_all_tools ? "all" : true } : {}),
       // resume keeps an opt-out of the grants
       ...(grant ? {} : { grants: false }),
       ...(o.daily_budget_usd !== undefined ? { daily_budget_usd: o.daily_budget_usd } : {}),
