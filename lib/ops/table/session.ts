@@ -68,14 +68,16 @@ export const sessionCreate = defineOp({
     kinds().agentKind(i.agent);
     checkCreate(i);
   },
-  async run(deps, i) {
+  async run(deps, i, ctx) {
     const { max_running, ...input } = i;
     // the workspace's cap (MAM_MAX_RUNNING) and the role's: never more agents than the machine holds
     const { refuseOverCap } = await import("../session/cap.ts");
     refuseOverCap(deps.registry.read(), deps.env, i.role, max_running);
     const { createAndFollowUp } = await import("../session/create.ts");
-    return createAndFollowUp(deps, input);
+    return createAndFollowUp(deps, input, undefined, {}, ctx.signal);
   },
+  // Ctrl-C / SIGTERM: the create finishes its row or closes what it started, then exits 130 / 143
+  interruptible: true,
   text: (c: CreateOutcome) => createdText(c),
   cli: {
     path: "create",
