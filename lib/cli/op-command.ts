@@ -144,12 +144,15 @@ export function commandInput(op: AnyOp, argv: string[], extra = EXTRA_NONE): Rec
 
 const EXTRA_NONE: CliExtra = {};
 
-/** SIGINT / SIGTERM abort a long wait; the command then returns 130 / 143 */
+/**
+ * SIGINT / SIGTERM abort a long wait; the command then returns 130 / 143. The abort's reason is a
+ * MamError with that exit code ("interrupted by SIGINT"), for an op that stops with an error
+ */
 export function interruptible(): { signal: AbortSignal; code: () => number; dispose: () => void } {
   const ac = new AbortController();
   let code: number = EXIT.OK;
-  const onInt = () => ((code = 130), ac.abort());
-  const onTerm = () => ((code = 143), ac.abort());
+  const onInt = () => ((code = EXIT.SIGINT), ac.abort(new MamError("interrupted by SIGINT", EXIT.SIGINT)));
+  const onTerm = () => ((code = EXIT.SIGTERM), ac.abort(new MamError("interrupted by SIGTERM", EXIT.SIGTERM)));
   process.on("SIGINT", onInt);
   process.on("SIGTERM", onTerm);
   return {

@@ -3,8 +3,10 @@
 // prices.toml (config: XDG_CONFIG_HOME, else ~/.config), whose models replace or add to the
 // shipped ones. USD per million tokens of each kind. A model with no price has tokens but no
 // dollars (shown as unknown). A price file that is not valid is an error naming it; mam never
-// writes one.
-import { readFileSync } from "node:fs";
+// writes one. The user's file is read at most MAX_PRICE_FILE bytes (Bun's TOML parse grows faster
+// than the file: 10 MB took minutes, review P2), and only again when it changed (its size, time or
+// inode): mam ui, the daemon and the MCP server ask for the table every second.
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Tokens } from "../agents/usage.ts";
 import { errCode, EXIT, MamError } from "../sys/errors.ts";
@@ -58,14 +60,64 @@ export function priceModels(doc: unknown, path: string): Record<string, Price> {
   return out;
 }
 
+/** the largest price file mam reads: some hundreds of models (a price is a few lines); parsed in well under a second */
+export const MAX_PRICE_FILE = 64 * 1024;
+
+type Read = { sig: string; models?: Record<string, Price>; error?: MamError };
+/** what each price file held when it was last read, by path; read again only when its signature changes */
+const reads = new Map<string, Read>();
+
 function readUser(path: string): Record<string, Price> | undefined {
-  let text: string;
+  let sig: string;
+  let size: number;
   try {
-    text = readFileSync(path, "utf8");
+    const st = statSync(path);
+    if (!st.isFile()) throw bad(path, "not a regular file");
+    size = st.size;
+    sig = `${st.size}:${st.mtimeMs}:${st.ino}`;
   } catch (e) {
-    if (errCode(e) === "ENOENT" || errCode(e) === "ENOTDIR") return undefined;
+    if (e instanceof MamError) throw e;
+    if (errCode(e) === "ENOENT" || errCode(e) === "ENOTDIR") {
+      reads.delete(path);
+      return undefined;
+    }
     throw new MamError(`cannot read ${path} (${(e as Error).message})`, EXIT.FAIL);
   }
+  const last = reads.get(path);
+  if (last?.sig !== sig) {
+    const r: Read = { sig };
+    try {
+      r.models = parseUser(path, size);
+    } catch (e) {
+      if (!(e instanceof MamError)) throw e;
+      r.error = e;
+    }
+    reads.set(path, r);
+  }
+  const r = reads.get(path)!;
+  if (r.error) throw r.error;
+  return r.models;
+}
+
+const tooBig = (path: string, n: number) =>
+  new MamError(
+    `not a valid price file: ${path} is ${n} bytes, over the limit of ${MAX_PRICE_FILE}`,
+    EXIT.FAIL,
+    "keep only the models you use in it (a price is a few lines), or remove it (see docs/cost.md)",
+  );
+
+/** the models of the user's price file of `size` bytes (as stat gave it), checked against the limit before parsing */
+function parseUser(path: string, size: number): Record<string, Price> {
+  if (size > MAX_PRICE_FILE) throw tooBig(path, size);
+  let buf: Buffer;
+  try {
+    buf = readFileSync(path);
+  } catch (e) {
+    throw new MamError(`cannot read ${path} (${(e as Error).message})`, EXIT.FAIL);
+  }
+  // grown since the stat
+  if (buf.length > MAX_PRICE_FILE) throw tooBig(path, buf.length);
+  const text = buf.toString("utf8");
   let doc: unknown;
   try {
     doc = path.endsWith(".toml") ? Bun.TOML.parse(text) : JSON.parse(text);

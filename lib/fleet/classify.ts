@@ -244,7 +244,8 @@ export function classify(input: ClassifyInput): Classification {
       const row: Row = {
         name,
         status: "running",
-        role: guessRole(name),
+        // the role mam started it with (tmux keeps it on the session), else a guess from the name
+        role: p.role ?? guessRole(name),
         ...(p.agent ? { agent: p.agent } : {}),
         ...(view.backend === "herdr"
           ? { herdr_session: view.server, herdr_server: view.server, herdr_session_created_at: isoUtc(now), herdr_session_epoch: now }

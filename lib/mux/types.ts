@@ -21,8 +21,10 @@ export interface MuxPane {
   label?: string;
   /** tmux: the workspace mam started the pane's session for (its @mam_workspace option), when set; herdr keeps none (owner.ts) */
   owner?: string;
-  /** detected agent kind (herdr PaneInfo.agent) */
+  /** detected agent kind (herdr PaneInfo.agent); tmux: the kind mam started in it (@mam_agent), when set */
   agent?: string;
+  /** tmux: the role mam started the session with (@mam_role), when set; herdr keeps none */
+  role?: string;
   /** herdr agent name: set by start(); list() cannot see it (herdr's PaneInfo has no name) */
   agentName?: string;
   status: LiveStatus;
@@ -101,6 +103,12 @@ export interface StartSpec {
   env: Record<string, string>;
   /** the workspace the session belongs to (tmux keeps it on the session, to name the owner of a clash) */
   workspace?: string;
+  /**
+   * the session's role: tmux keeps it (@mam_role, with the kind in @mam_agent) from the moment the
+   * agent starts, so a create killed before its row is written leaves a pane the daemon registers
+   * whole (review R33)
+   */
+  role?: string;
   /** how long a typed (non-herdr-kind / tmux) agent must stay in the foreground to count as started */
   settleMs: number;
   /** herdr agent start readiness timeout */

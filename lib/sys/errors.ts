@@ -11,6 +11,9 @@ export const EXIT = {
   TIMEOUT: 5,
   /** `job wait`: a job ended over its budget (docs/cost.md) */
   BUDGET: 6,
+  /** interrupted by SIGINT (Ctrl-C) / SIGTERM: 128 + the signal's number, as a shell reports it */
+  SIGINT: 130,
+  SIGTERM: 143,
 } as const;
 
 export type ExitCode = number;

@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type E2E, journalEvents, newWorkspace, openGate, startE2E, type Ws } from "../helpers/jobs-e2e.ts";
 import { CLAUDE_GRANTS, MAM_CMD } from "../helpers/mam.ts";
+import { MCP_PREAPPROVED as PREAPPROVED } from "../../lib/agents/kinds/kind.ts";
 import { waitFor } from "../helpers/sandbox.ts";
 
 let e: E2E;
@@ -76,6 +77,10 @@ describe("mam mcp: the server", () => {
     await withServer(async (c) => {
       const { tools } = await c.client.listTools();
       expect(tools.map((t) => t.name)).toEqual(TOOL_NAMES);
+      // what create --mcp pre-approves in claude (review A7): the read-only tools and job_cancel, by the names the server lists
+      expect(tools.filter((t) => t.annotations?.readOnlyHint === true).map((t) => t.name).sort()).toEqual(PREAPPROVED.filter((n) => n !== "job_cancel").sort());
+      // the agent cannot pre-approve every tool for an agent it starts: not in session_create's input
+      expect(Object.keys(tools.find((t) => t.name === "session_create")!.inputSchema.properties!)).not.toContain("mcp_all_tools");
       for (const t of tools) {
         expect(t.description!.length, t.name).toBeGreaterThan(20);
         expect(t.description!.includes("\n"), t.name).toBe(false);
@@ -335,7 +340,9 @@ describe("mam create --mcp and mam mcp install", () => {
     expect(r.code, r.stderr).toBe(0);
     const cmd = JSON.parse(r.stdout).start_command as string;
     expect(cmd).toContain("--mcp-config=");
-    expect(cmd).toContain("--allowedTools=mcp__mam");
+    // only the tools that cannot run a command or answer a dialog go without a prompt (review A7)
+    for (const t of PREAPPROVED) expect(cmd).toContain(`--allowedTools=mcp__mam__${t}`);
+    expect(cmd).not.toMatch(/--allowedTools=mcp__mam(?!__)|mcp__mam__(session_create|job_submit|session_approve)/);
     expect(cmd).toContain(`"mcp","--workspace","${w.dir}"`);
     // mam's grants too, each its own --allowedTools= (claude adds up repeated ones)
     expect(cmd).toContain(CLAUDE_GRANTS);
@@ -344,8 +351,21 @@ describe("mam create --mcp and mam mcp install", () => {
     await w.mam(["stop", w.n("lead"), "--hard"]);
     const rs = await w.mam(["resume", w.n("lead"), "--fresh", "--json"], { MAM_NO_SUBSCRIBER_DAEMON: "1" });
     expect(rs.code, rs.stderr).toBe(0);
-    expect(readFileSync(join(w.dir, ".mam", "agent-sessions.yaml"), "utf8")).toMatch(/start_command: .*--mcp-config=.*--allowedTools=mcp__mam/);
+    expect(readFileSync(join(w.dir, ".mam", "agent-sessions.yaml"), "utf8")).toMatch(/start_command: .*--mcp-config=.*--allowedTools=mcp__mam__session_status/);
     await w.mam(["stop", w.n("lead"), "--hard"]);
+    // --mcp-all-tools: every tool without a prompt, kept by resume; only with --mcp
+    const all = await w.mam(["create", "--agent", "claude", "--role", "lead", "--session", w.n("lead2"), "--herdr-session", e.server, "--no-onboard", "--mcp", "--mcp-all-tools", "--json"], { MAM_NO_SUBSCRIBER_DAEMON: "1" });
+    expect(all.code, all.stderr).toBe(0);
+    expect(JSON.parse(all.stdout).start_command).toMatch(/--allowedTools=mcp__mam(?!__)/);
+    expect(readFileSync(join(w.dir, ".mam", "agent-sessions.yaml"), "utf8")).toContain("mcp_tools: all");
+    await w.mam(["stop", w.n("lead2"), "--hard"]);
+    const rs2 = await w.mam(["resume", w.n("lead2"), "--fresh", "--json"], { MAM_NO_SUBSCRIBER_DAEMON: "1" });
+    expect(rs2.code, rs2.stderr).toBe(0);
+    expect(JSON.parse(rs2.stdout).start_command ?? readFileSync(join(w.dir, ".mam", "agent-sessions.yaml"), "utf8")).toMatch(/--allowedTools=mcp__mam(?!__)/);
+    await w.mam(["stop", w.n("lead2"), "--hard"]);
+    const alone = await w.mam(["create", "--agent", "claude", "--role", "x", "--herdr-session", e.server, "--mcp-all-tools"], { MAM_NO_SUBSCRIBER_DAEMON: "1" });
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain("ERROR: --mcp-all-tools goes with --mcp");
     const bad = await w.mam(["create", "--agent", "gemini", "--role", "x", "--herdr-session", e.server, "--mcp"], { MAM_NO_SUBSCRIBER_DAEMON: "1" });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("ERROR: --mcp works with claude and codex (not gemini)");

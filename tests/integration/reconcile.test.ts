@@ -492,7 +492,8 @@ describe.skipIf(!TMUX_BIN)("reconcile on real tmux", () => {
     expect(fingerprint(sb.ws)).toEqual(before);
     await reconcile();
     const row = rowOf(sb.ws, "tx-creator-claude", "tmux_sessions")!;
-    expect(row).toMatchObject({ status: "running", role: "creator", tmux_server: server, last_visible_note: "auto-registered by monitor", pane: { id: pane, cwd: sb.ws } });
+    // the kind and role the session was started with (@mam_agent, @mam_role: review R33), not a guess from the name
+    expect(row).toMatchObject({ status: "running", role: "worker", agent: "claude", tmux_server: server, last_visible_note: "auto-registered by monitor", pane: { id: pane, cwd: sb.ws } });
     expect(row.tmux_session_epoch as number).toBeGreaterThanOrEqual(t0);
     expect(row).not.toHaveProperty("session_id_source");
     // a plain tmux session of this folder without a mam label is not an agent of ours

@@ -3,12 +3,13 @@
 // hostile detail relayed by the daemon), loop review and feedback texts, the onboarding (a hostile
 // role). Real tmux panes whose agent records exactly the bytes it receives (tests/helpers/
 // recorder.ts): Ctrl-C, Ctrl-D, Ctrl-U, ESC sequences, the end of a paste, C1, U+2028 and bidi
-// controls arrive shown as `\x03`, `\x1b`, `\u202e`, and the delegator's process lives on.
+// controls arrive shown as `\x03`, `\x1b`, `\u202e`, and the delegator's process lives on. So do the
+// invisible characters an LLM reads and a user cannot see (review O3): `\u200b`, `\u{e0041}`.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { startSubscriber, type Subscriber, unreachableBrokerEnv } from "../helpers/daemon.ts";
 import { type RunResult, run, runMam } from "../helpers/mam.ts";
-import { HOSTILE, rawControls, RECORDER, recorded } from "../helpers/recorder.ts";
+import { HOSTILE, INVISIBLE, INVISIBLE_SHOWN, rawControls, RECORDER, recorded } from "../helpers/recorder.ts";
 import { makeSandbox, waitFor } from "../helpers/sandbox.ts";
 import { killTmuxServer, TMUX_BIN, tmuxServerName, writeScript } from "../helpers/tmux.ts";
 
@@ -62,16 +63,18 @@ describe("what mam types into a pane", () => {
     expect(onboarding).toContain('with the role "lead\\x1b]0;owned\\x07"');
     expect(rawControls(onboarding, ["\r"])).toEqual([]);
 
-    const id = ok(await mam("job", "submit", "--to", "wk", "--from", "lead", "--prompt", `do this: ${HOSTILE} (end)`)).stdout.trim();
+    const id = ok(await mam("job", "submit", "--to", "wk", "--from", "lead", "--prompt", `do this: ${HOSTILE} ${INVISIBLE} (end)`)).stdout.trim();
     const header = await waitRecorded("wk", "[mam] Job", "once at the end.");
-    expect(header).toContain(`Task: do this: \\x03 \\x04 \\x15 \\x1a \\x1b]52;c;cHduZWQ=\\x07 \\x1b]0;pwned\\x07 \\x1b[2J \\x1b[201~ \\x9b31m \\x85 \\x7f \\u2028 \\u202e (end)`);
+    expect(header).toContain(`Task: do this: \\x03 \\x04 \\x15 \\x1a \\x1b]52;c;cHduZWQ=\\x07 \\x1b]0;pwned\\x07 \\x1b[2J \\x1b[201~ \\x9b31m \\x85 \\x7f \\u2028 \\u202e ${INVISIBLE_SHOWN} (end)`);
     expect(rawControls(header, ["\r"])).toEqual([]);
 
     // the worker (here, or on another machine) ends the job with a hostile detail; the daemon tells the lead
-    ok(await mam("job", "event", id, "completed", "--source", "wk", "--detail", `done ${HOSTILE} bye; touch pwned`));
+    ok(await mam("job", "event", id, "completed", "--source", "wk", "--detail", `done ${HOSTILE} ${INVISIBLE} bye; touch pwned`));
     const told = await waitRecorded("lead", `[mam] job ${id} completed:`, "touch pwned");
-    // one line: the end line's whitespace (U+2028 too) is single spaces
-    expect(told).toBe(`[mam] job ${id} completed: done \\x03 \\x04 \\x15 \\x1a \\x1b]52;c;cHduZWQ=\\x07 \\x1b]0;pwned\\x07 \\x1b[2J \\x1b[201~ \\x9b31m \\x85 \\x7f \\u202e bye; touch pwned\r`);
+    // one line: the end line's whitespace (U+2028 and U+FEFF too) is single spaces; U+200B and the tags shown
+    expect(told).toBe(`[mam] job ${id} completed: done \\x03 \\x04 \\x15 \\x1a \\x1b]52;c;cHduZWQ=\\x07 \\x1b]0;pwned\\x07 \\x1b[2J \\x1b[201~ \\x9b31m \\x85 \\x7f \\u202e ${INVISIBLE_SHOWN.replace("\\ufeff ", "")} bye; touch pwned\r`);
+    expect(told).toContain("a\\u200bb");
+    expect(told).toContain("\\u{e0041}\\u{e0042}");
     expect(rawControls(recorded(sb.ws, "lead"), ["\r"])).toEqual([]);
     // Ctrl-C did not reach the lead: its agent runs
     await Bun.sleep(300);

@@ -2,14 +2,14 @@
 // name with a date or a context tag), what tokens cost, budgets and daily caps, a job's and a
 // session's usage as users see it, the team's rate, and job wait's exit code for a job over its
 // budget.
-import { afterEach, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { afterEach, describe, expect, spyOn, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Tokens } from "../../lib/agents/usage.ts";
 import { checkLimits, dailyCapCheck, dailyLimits, PRICE_HINT } from "../../lib/cost/budget.ts";
 import { emptyLedger } from "../../lib/cost/ledger.ts";
-import { loadPrices, priceOf, type PriceTable, shippedPrices, usdOf } from "../../lib/cost/prices.ts";
+import { loadPrices, MAX_PRICE_FILE, priceOf, type PriceTable, shippedPrices, usdOf } from "../../lib/cost/prices.ts";
 import { jobUsageView, sessionCost, teamRate } from "../../lib/cost/summary.ts";
 import { compact, dollars, shortCost, usageText, usageView } from "../../lib/cost/view.ts";
 import { foldStatus } from "../../lib/jobs/event.ts";
@@ -98,6 +98,59 @@ describe("prices", () => {
         dir = undefined;
       }
       expect(() => loadPrices(home({ "prices.json": '{"models":{}}', "prices.toml": "[models]\n" }))).toThrow(/^two price files: .*prices\.json and .*prices\.toml$/);
+    });
+
+    // review P2: Bun's TOML parse grows faster than the file (0.6 / 2.8 / 107 s for 2k / 8k / 32k
+    // tables); a 10 MB file kept a running mam ui at 100 % CPU for ~50 minutes
+    test("a price file over the limit is refused before it is parsed: a 10 MB file of 32k tables", () => {
+      const pad = `# ${"x".repeat(280)}\n`;
+      let text = "";
+      for (let i = 0; i < 32_768; i++) text += `[models.m${i}]\ninput = 1\noutput = 2\n${pad}`;
+      const env = home({ "prices.toml": text });
+      const path = join(dir!, "mam", "prices.toml");
+      const size = Buffer.byteLength(text);
+      expect(size).toBeGreaterThan(10_000_000);
+      let err: (Error & { hint?: string }) | undefined;
+      try {
+        loadPrices(env);
+      } catch (e) {
+        err = e as Error;
+      }
+      expect(err?.message).toBe(`not a valid price file: ${path} is ${size} bytes, over the limit of ${MAX_PRICE_FILE}`);
+      expect(err?.hint).toContain("keep only the models you use");
+      // a file just under the limit is read
+      let small = "";
+      for (let i = 0; small.length < MAX_PRICE_FILE - 100; i++) small += `[models.m${i}]\ninput = 1\noutput = 2\n`;
+      writeFileSync(path, small);
+      expect(priceOf(loadPrices(env), "m0")).toEqual({ input: 1, output: 2, cache_write: 1, cache_read: 1 });
+    });
+
+    test("something other than a file (a FIFO nobody writes) is an error, not a wait", () => {
+      const env = home({});
+      const path = join(dir!, "mam", "prices.toml");
+      expect(Bun.spawnSync(["mkfifo", path]).exitCode).toBe(0);
+      expect(() => loadPrices(env)).toThrow(`${path} is not a valid price file (not a regular file)`);
+    });
+
+    test("the file is parsed again only when it changed (mam ui, the daemon and MCP ask every second)", () => {
+      const env = home({ "prices.toml": "[models.a]\ninput = 1\noutput = 2\n" });
+      const path = join(dir!, "mam", "prices.toml");
+      const parse = spyOn(Bun.TOML, "parse");
+      try {
+        for (let i = 0; i < 5; i++) expect(priceOf(loadPrices(env), "a")?.output).toBe(2);
+        expect(parse).toHaveBeenCalledTimes(1);
+        writeFileSync(path, "[models.a]\ninput = 1\noutput = 3\n");
+        utimesSync(path, new Date(), new Date(Date.now() + 2000));
+        expect(priceOf(loadPrices(env), "a")?.output).toBe(3);
+        expect(priceOf(loadPrices(env), "a")?.output).toBe(3);
+        expect(parse).toHaveBeenCalledTimes(2);
+        // a broken file: the same error each time, parsed once
+        writeFileSync(path, "[models\n");
+        for (let i = 0; i < 3; i++) expect(() => loadPrices(env)).toThrow("not valid TOML");
+        expect(parse).toHaveBeenCalledTimes(3);
+      } finally {
+        parse.mockRestore();
+      }
     });
   });
 });

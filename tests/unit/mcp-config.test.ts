@@ -3,6 +3,7 @@
 // refuse what cannot be edited safely); serverEntry (lib/sys/self.ts).
 import { describe, expect, test } from "bun:test";
 import { agentKind, agentMcpArgs } from "../../lib/agents/kinds/index.ts";
+import { MCP_PREAPPROVED } from "../../lib/agents/kinds/kind.ts";
 import { serverEntry } from "../../lib/sys/self.ts";
 
 const { install: claudeInstall, uninstall: claudeUninstall } = agentKind("claude").mcp!;
@@ -14,14 +15,44 @@ describe("serverEntry and agentMcpArgs", () => {
     expect(e).toEqual({ command: "/opt/mam", args: ["mcp", "--workspace", "/w s"] });
     expect(serverEntry("/w", ["/bun", "/src/mam.ts"])).toEqual({ command: "/bun", args: ["/src/mam.ts", "mcp", "--workspace", "/w"] });
   });
-  test("claude: --mcp-config= with the server, --allowedTools=mcp__mam; codex: -c TOML values; others refused", () => {
-    const [cfg, allow] = agentMcpArgs("claude", e);
+  test("claude: --mcp-config= with the server, the tools that cannot run a command or answer a dialog allowed; all with --mcp-all-tools; codex: -c TOML values; others refused", () => {
+    const [cfg, ...allow] = agentMcpArgs("claude", e);
     expect(JSON.parse(cfg!.slice("--mcp-config=".length))).toEqual({ mcpServers: { mam: { type: "stdio", command: "/opt/mam", args: ["mcp", "--workspace", "/w s"] } } });
-    expect(allow).toBe("--allowedTools=mcp__mam");
+    // review A7: not --allowedTools=mcp__mam (every tool: session_create a shell, job_submit to one, session_approve)
+    expect(allow).toEqual([
+      "--allowedTools=mcp__mam__session_status",
+      "--allowedTools=mcp__mam__job_status",
+      "--allowedTools=mcp__mam__job_list",
+      "--allowedTools=mcp__mam__job_logs",
+      "--allowedTools=mcp__mam__job_wait",
+      "--allowedTools=mcp__mam__team_show",
+      "--allowedTools=mcp__mam__job_cancel",
+    ]);
+    expect(agentMcpArgs("claude", e, true).slice(1)).toEqual(["--allowedTools=mcp__mam"]);
     const cx = agentMcpArgs("codex", e);
     expect(cx).toEqual(["-c", 'mcp_servers.mam.command="/opt/mam"', "-c", 'mcp_servers.mam.args=["mcp", "--workspace", "/w s"]', "-c", "mcp_servers.mam.tool_timeout_sec=3700"]);
     expect(Bun.TOML.parse(cx[3]!.replace("mcp_servers.mam.args=", "a = "))).toEqual({ a: ["mcp", "--workspace", "/w s"] });
     expect(() => agentMcpArgs("gemini", e)).toThrow("--mcp works with claude and codex (not gemini)");
+  });
+});
+
+describe("what an --mcp agent may call without asking (review A7)", () => {
+  test("every read-only tool of the ops table, and job_cancel; none that can start an agent, submit a job, approve, stop or resume", async () => {
+    const { tools } = await import("../../lib/mcp/tools.ts");
+    const all = tools();
+    const names = all.map((t) => t.name);
+    for (const t of MCP_PREAPPROVED) expect(names, t).toContain(t);
+    const readOnly = all.filter((t) => t.readOnly).map((t) => t.name);
+    // a new read-only tool is added here on purpose; a new tool that changes things is not, unless it can neither run a command nor answer a dialog
+    expect([...MCP_PREAPPROVED].sort() as string[]).toEqual([...readOnly, "job_cancel"].sort());
+    for (const t of ["session_create", "job_submit", "session_approve", "session_resume", "session_stop", "registry_reconcile"]) expect(MCP_PREAPPROVED as readonly string[]).not.toContain(t);
+  });
+  test("an agent's session_create cannot ask for every tool; the CLI's --mcp-all-tools needs --mcp", async () => {
+    const { tools } = await import("../../lib/mcp/tools.ts");
+    expect(Object.keys(tools().find((t) => t.name === "session_create")!.input)).not.toContain("mcp_all_tools");
+    const { checkCreate } = await import("../../lib/ops/session/rules.ts");
+    expect(() => checkCreate({ role: "r", mcp_all_tools: true })).toThrow("{{mcp_all_tools}} goes with {{mcp}}");
+    expect(() => checkCreate({ role: "r", mcp: true, mcp_all_tools: true })).not.toThrow();
   });
 });
 

@@ -5,7 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { hasUnsafe, jsonSafe, typeable, visible } from "../../lib/sys/sanitize.ts";
 import { MamError } from "../../lib/sys/errors.ts";
 import { noticeLine, warning } from "../../lib/sys/notice.ts";
-import { HOSTILE, rawControls } from "../helpers/recorder.ts";
+import { HOSTILE, INVISIBLE, INVISIBLE_SHOWN, rawControls } from "../helpers/recorder.ts";
 
 describe("visible: for a terminal or a log line", () => {
   test("every control character, C1, U+2028/9 and bidi control is shown as an escape; the result is one line", () => {
@@ -19,6 +19,35 @@ describe("visible: for a terminal or a log line", () => {
   });
   test("idempotent: what it shows passes again unchanged", () => {
     expect(visible(visible(HOSTILE))).toBe(visible(HOSTILE));
+  });
+});
+
+describe("invisible characters an LLM reads and a user cannot see (review O3)", () => {
+  test("zero-width, word joiner, BOM, soft hyphen, U+180E, annotation marks and tag characters are shown as escapes", () => {
+    expect(visible(INVISIBLE)).toBe(INVISIBLE_SHOWN);
+    expect(typeable(INVISIBLE)).toBe(INVISIBLE_SHOWN);
+    expect(visible("\u180e\u2061\u2064\u206a\u206f\ufff9\ufffb\u{e0001}\u{e0020}\u{e007f}")).toBe("\\u180e\\u2061\\u2064\\u206a\\u206f\\ufff9\\ufffb\\u{e0001}\\u{e0020}\\u{e007f}");
+    expect(rawControls(visible(INVISIBLE))).toEqual([]);
+    expect(visible(visible(INVISIBLE))).toBe(visible(INVISIBLE));
+  });
+  test("a single variation selector (an emoji's or an ideograph's glyph) stays; a run of them is shown", () => {
+    for (const s of ["\u2764\ufe0f", "\u{1f44d}\ufe0f ok \u2764\ufe0e", "\u845b\u{e0100}", "1\ufe0f\u20e3"]) expect(visible(s)).toBe(s);
+    expect(visible("x\ufe00\ufe01\ufe0f y")).toBe("x\\ufe00\\ufe01\\ufe0f y");
+    expect(hasUnsafe("\u{1f600}\u{e0131}\u{e0142}")).toBe(true);
+  });
+  test("tag characters just past the block and other letters stay", () => {
+    for (const s of ["\u{e0080}", "\u200a thin space", "\u3000", "\u{1f3f4}"]) expect(visible(s)).toBe(s);
+  });
+  test("the send op refuses them; --json writes them as \\u escapes that parse back", async () => {
+    const { parseAction } = await import("../../lib/ui/actions.ts");
+    for (const text of ["zero\u200bwidth", "tag \u{e0041}", "bom \ufeff", "shy\u00ad", "vs \u{e0100}\u{e0101}"]) {
+      expect(() => parseAction({ action: "session.send", input: { name: "w1", text } }), JSON.stringify(text)).toThrow(/invisible character/);
+    }
+    const value = { detail: INVISIBLE };
+    const text = jsonSafe(JSON.stringify(value));
+    expect(rawControls(text)).toEqual([]);
+    expect(text).toContain("\\udb40\\udc41");
+    expect(JSON.parse(text)).toEqual(value);
   });
 });
 

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { usageError } from "../../sys/errors.ts";
 import { type Env, homeDir } from "../../sys/paths.ts";
 import type { ServerEntry } from "../../sys/self.ts";
-import { type AgentKind, type Conversation, type ConversationStore, type Edit, GRANTED_COMMANDS, SERVER_KEY } from "./kind.ts";
+import { type AgentKind, type Conversation, type ConversationStore, type Edit, GRANTED_COMMANDS, MCP_PREAPPROVED, SERVER_KEY } from "./kind.ts";
 import { contentText, count, jsonObject, stamp, type Tokens, type UsageFact, type UsageSource } from "../usage.ts";
 import { firstJsonLines, list, mtime, newestOf, str } from "./store-util.ts";
 
@@ -176,12 +176,14 @@ export const claude: AgentKind = {
   // swallow an argument that follows it, such as the user's prompt)
   grants: (mam) => claudeRules(mam).map((r) => `--allowedTools=${r}`),
   mcp: {
-    // the server, and its tools allowed without a prompt each (they are mam's own commands, asked
-    // for with --mcp). `--flag=value`, because both flags take several values and would swallow a
-    // prompt that follows them.
-    args(e) {
+    // the server, and the tools allowed without a prompt each: the ones that cannot run a command
+    // or answer a dialog (MCP_PREAPPROVED, `mcp__mam__TOOL`), or with `all` every tool of the
+    // server (`mcp__mam`). `--flag=value`, because both flags take several values and would
+    // swallow a prompt that follows them.
+    args(e, all) {
       const cfg = JSON.stringify({ mcpServers: { [SERVER_KEY]: { type: "stdio", command: e.command, args: e.args } } });
-      return [`--mcp-config=${cfg}`, `--allowedTools=mcp__${SERVER_KEY}`];
+      const allowed = all ? [`mcp__${SERVER_KEY}`] : MCP_PREAPPROVED.map((t) => `mcp__${SERVER_KEY}__${t}`);
+      return [`--mcp-config=${cfg}`, ...allowed.map((a) => `--allowedTools=${a}`)];
     },
     install: mcpInstall,
     uninstall: mcpUninstall,

@@ -216,6 +216,7 @@ export const codex: AgentKind = {
   // every command; in a trusted folder its default policy runs `<mam> job event` without asking
   grants: null,
   mcp: {
+    // codex's own approval policy decides which MCP calls it asks about; it has no argument to allow some tools
     args(e) {
       const k = `mcp_servers.${SERVER_KEY}`;
       return ["-c", `${k}.command=${tomlString(e.command)}`, "-c", `${k}.args=${tomlArray(e.args)}`, "-c", `${k}.tool_timeout_sec=${CODEX_TOOL_TIMEOUT_S}`];

@@ -147,9 +147,12 @@ export function isMcpAgent(kind: string): boolean {
   return MCP_AGENTS.includes(kind);
 }
 
-/** the agent's own arguments that give one run of it the mam tools (`mam create --mcp`) */
-export function agentMcpArgs(kind: string, e: ServerEntry): string[] {
+/**
+ * the agent's own arguments that give one run of it the mam tools (`mam create --mcp`): those
+ * that cannot run a command or answer a dialog pre-approved, or with `all` (`--mcp-all-tools`) every one
+ */
+export function agentMcpArgs(kind: string, e: ServerEntry, all = false): string[] {
   const mcp = known(kind)?.mcp;
   if (!mcp) throw usageError(`--mcp works with ${MCP_AGENTS.join(" and ")} (not ${kind})`, "leave out --mcp; the agent can still run mam commands");
-  return mcp.args(e);
+  return mcp.args(e, all);
 }

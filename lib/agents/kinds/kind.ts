@@ -39,8 +39,8 @@ export type Edit = { text: string; changed: boolean };
 
 /** how a kind reaches `mam mcp`: per run (`mam create --mcp`) and in its config file (`mam mcp install`) */
 export interface McpSupport {
-  /** the agent's own arguments that give one run of it the mam tools */
-  args(e: ServerEntry): string[];
+  /** the agent's own arguments that give one run of it the mam tools; `all`: every tool pre-approved, else MCP_PREAPPROVED only (where the kind can tell) */
+  args(e: ServerEntry, all: boolean): string[];
   /** the pure edits of its MCP config file (merge, never clobber other servers, idempotent; no I/O) */
   install(text: string, e: ServerEntry, path: string): Edit;
   uninstall(text: string, path: string): Edit;
@@ -109,3 +109,13 @@ export const GRANTED_COMMANDS = ["job event", "job status", "status"] as const;
 
 /** the name of mam's server in an agent's MCP config */
 export const SERVER_KEY = "mam";
+
+/**
+ * the mam MCP tools an agent started with `--mcp` may call without asking the user (review A7):
+ * the read-only ones and the cancel of a job, none of which can run a command or answer a dialog.
+ * The others (session_create, job_submit: a shell session runs what it is given; session_approve:
+ * another agent's dialog; stop, resume, prune, reconcile) stay callable, with the agent's prompt
+ * each; `--mcp-all-tools` pre-approves them all. tests/unit/mcp-config.test.ts holds this list to
+ * the ops table (every read-only tool is here; nothing else but job_cancel).
+ */
+export const MCP_PREAPPROVED = ["session_status", "job_status", "job_list", "job_logs", "job_wait", "team_show", "job_cancel"] as const;

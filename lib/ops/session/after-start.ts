@@ -31,6 +31,8 @@ export interface StartedAgent {
   text?: string;
   /** the pane as the start returned it (a kind herdr manages: its status and title as `agent start` answered; the first look needs no listing) */
   started?: MuxPane;
+  /** aborted (the create was interrupted): stop waiting for the prompt, type nothing */
+  signal?: AbortSignal;
 }
 
 /** does mam know when this kind is at its prompt (screen rules, or herdr's own status of a kind it manages) */
@@ -48,7 +50,7 @@ export async function afterStart(a: StartedAgent): Promise<AfterStart> {
   // herdr's answer to a managed start is fresh (status and title as the agent came up); a typed
   // kind's pane record is the one claimed before its command ran, so its first look lists again
   const fresh = a.backend === "herdr" && isHerdrManaged(a.kind) ? a.started : undefined;
-  const st = await waitForPrompt(a.mux, a.paneId, a.kind, a.env, waitMs, fresh);
+  const st = await waitForPrompt(a.mux, a.paneId, a.kind, a.env, waitMs, fresh, a.signal);
   const hint = answerHint(a.backend, a.server, a.name, a.paneId);
   const notSent = a.text !== undefined ? "; the onboarding was not sent" : "";
   const out = (at_prompt: boolean, waiting_at: string | null, onboarding: AfterStart["onboarding"], warnings: string[]): AfterStart => ({ at_prompt, waiting_at, onboarding, warnings: warnings.map(warning) });
@@ -56,6 +58,7 @@ export async function afterStart(a: StartedAgent): Promise<AfterStart> {
     const at = waitingAt(d);
     return out(false, at, a.text !== undefined ? "not sent" : "off", [`${a.kind} waits at ${at} in ${a.paneId}: answer it there (${hint})${notSent}`]);
   };
+  if (a.signal?.aborted) return out(st.at === "prompt", null, a.text !== undefined ? "not sent" : "off", []);
   if (st.at === "dialog") return atDialog(st);
   if (st.at === "gone") {
     return out(false, null, a.text !== undefined ? "not sent" : "off", [`${a.kind} in ${a.name} is gone after it started (${st.why})${notSent}; see: mam status`]);

@@ -122,7 +122,7 @@ export const PROMPT_STEADY_MS = 1_000;
  * `started`: the pane as the start just returned it (herdr: its status and title), which the
  * first look uses instead of listing the panes again
  */
-export async function waitForPrompt(mux: Mux, paneId: string, kind: string, env: Env, waitMs: number, started?: MuxPane): Promise<PaneState> {
+export async function waitForPrompt(mux: Mux, paneId: string, kind: string, env: Env, waitMs: number, started?: MuxPane, signal?: AbortSignal): Promise<PaneState> {
   const deadline = Date.now() + waitMs;
   let since: number | undefined;
   for (let first = true; ; first = false) {
@@ -130,7 +130,8 @@ export async function waitForPrompt(mux: Mux, paneId: string, kind: string, env:
     if (s.at === "dialog" || s.at === "gone") return s;
     if (s.at !== "prompt") since = undefined;
     else if (waitMs === 0 || Date.now() - (since ??= Date.now()) >= PROMPT_STEADY_MS) return s;
-    if (Date.now() >= deadline) return s;
+    // the caller was interrupted (a create's Ctrl-C): the last look
+    if (Date.now() >= deadline || signal?.aborted) return s;
     await Bun.sleep(200);
   }
 }

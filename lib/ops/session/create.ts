@@ -50,6 +50,8 @@ export interface CreateInput {
   submit_job?: string;
   /** give the agent mam's MCP tools (`mam mcp` for this workspace; claude and codex) */
   mcp: boolean;
+  /** with mcp: every mam tool pre-approved (claude: --allowedTools=mcp__mam), not only those that cannot run a command or answer a dialog */
+  mcp_all_tools?: boolean;
   /** false: start the agent without mam's pre-approved commands (the kind's grants, lib/agents/kinds/) */
   grant: boolean;
   /** the agent's own extra arguments */
@@ -116,13 +118,13 @@ export function onboardingText(name: string, agent: string, role: string, ws: st
  * The whole create: the session, then `job` (or the submit_job text) submitted to it, one
  * reconcile pass (a failure there does not undo the create), and the daemon.
  */
-export async function createAndFollowUp(deps: Deps, o: CreateInput, jobFor?: JobForNew, submit: SubmitOptions = {}): Promise<CreateOutcome> {
+export async function createAndFollowUp(deps: Deps, o: CreateInput, jobFor?: JobForNew, submit: SubmitOptions = {}, signal: AbortSignal = NEVER): Promise<CreateOutcome> {
   const job: JobForNew | undefined = jobFor ?? (o.submit_job !== undefined ? { prompt: o.submit_job } : undefined);
   // the job's own options are checked before the session is made (a bad one changes nothing);
   // its brief file too (the new session's worktree lies inside the workspace)
   if (job) checkJob({ ...job, to: sessionNameOf(deps.ws, o) });
   if (job?.brief_file !== undefined) briefPath(job.brief_file, deps.ws, submit.confineBrief ? { within: [deps.ws] } : { anywhere: true });
-  const c = await createSession(deps, o);
+  const c = await createSession(deps, o, signal);
   const warnings: Notice[] = [...c.warnings];
   // a job for the new session
   let jobId: string | null = null;
@@ -174,14 +176,34 @@ export function checkInstalled(kind: AgentKind, backend: "herdr" | "tmux", path:
   );
 }
 
-export async function createSession(deps: Deps, o: CreateInput): Promise<Created> {
+const NEVER = new AbortController().signal;
+
+/**
+ * the error of a create stopped by its signal (SIGINT / SIGTERM through the CLI: exit 130 / 143;
+ * an MCP client's cancel): what it left, said in `left`
+ */
+function interrupted(signal: AbortSignal, name: string, left: string, hint: string): MamError {
+  const r = signal.reason;
+  const why = r instanceof MamError ? r.message : "interrupted";
+  return new MamError(`the create of '${name}' was ${why}: ${left}`, r instanceof MamError ? r.exitCode : EXIT.FAIL, hint);
+}
+
+/**
+ * Create one session. An interruption (`signal`: Ctrl-C, SIGTERM, an MCP cancel) never leaves an
+ * agent without its row (review R33): before the row is written, what this create started (its
+ * pane, its worktree) is closed, as a failed start does; once it is written, the session stays
+ * and only the wait for its prompt (and the onboarding) is given up. A kill -9 cannot be caught:
+ * the tmux session carries the agent's kind and role (@mam_agent, @mam_role) for the daemon's
+ * adoption.
+ */
+export async function createSession(deps: Deps, o: CreateInput, signal: AbortSignal = NEVER): Promise<Created> {
   // 1. validate everything before any side effect
   checkCreate(o);
   const ws = deps.ws;
   const kind = agentKind(o.agent);
   const role = o.role;
   const name = sessionNameOf(ws, o);
-  const mcpArgs = o.mcp ? agentMcpArgs(kind.kind, serverEntry(ws)) : [];
+  const mcpArgs = o.mcp ? agentMcpArgs(kind.kind, serverEntry(ws), o.mcp_all_tools === true) : [];
   if ((o.daily_budget_usd !== undefined || o.daily_max_tokens !== undefined) && kind.usage === null) {
     throw usageError(`a daily cap needs the agent's usage, and mam cannot read the records of ${kind.kind} (docs/cost.md)`, `leave out ${field("daily_budget_usd")} and ${field("daily_max_tokens")}`);
   }
@@ -222,11 +244,16 @@ export async function createSession(deps: Deps, o: CreateInput): Promise<Created
   const taken = new Set<string>(
     before[section].filter((r) => r.status === "running" && typeof r.pane?.id === "string").map((r) => r.pane!.id as string),
   );
+  if (signal.aborted) {
+    undo();
+    throw interrupted(signal, name, "nothing was started", "run the create again");
+  }
   let l: Awaited<ReturnType<typeof launch>>;
   try {
     l = await launch(deps, {
       name,
       kind,
+      role,
       args: [...kind.freshArgs(sessionId), ...grants, ...mcpArgs, ...o.agent_args],
       backend: target.backend,
       server: target.server,
@@ -240,6 +267,13 @@ export async function createSession(deps: Deps, o: CreateInput): Promise<Created
   } catch (e) {
     undo();
     throw e;
+  }
+  // interrupted while the agent started: close it, as a failed start does (no agent without a row)
+  if (signal.aborted) {
+    await l.mux.close(l.pane.id).catch(() => {});
+    l.lock.close();
+    undo();
+    throw interrupted(signal, name, `closed its agent's pane ${l.pane.id}; no session was made`, "run the create again");
   }
   const wt = plan ? recordOf(plan, l.worktreeWorkspace) : undefined;
 
@@ -270,7 +304,7 @@ export async function createSession(deps: Deps, o: CreateInput): Promise<Created
       start_command: shJoin(l.argv),
       ...(wt ? { worktree: wt } : {}),
       // resume gives the agent the mam tools again
-      ...(o.mcp ? { mcp_tools: true } : {}),
+      ...(o.mcp ? { mcp_tools: o.mcp_all_tools ? "all" : true } : {}),
       // resume keeps an opt-out of the grants
       ...(grant ? {} : { grants: false }),
       ...(o.daily_budget_usd !== undefined ? { daily_budget_usd: o.daily_budget_usd } : {}),
@@ -305,7 +339,13 @@ export async function createSession(deps: Deps, o: CreateInput): Promise<Created
     env: deps.env,
     text: onboard ? onboardingText(name, kind.kind, role, ws, wt, agentMam(deps.env)) : undefined,
     started: l.pane,
+    signal,
   });
+  // interrupted once the row was written: the session is whole; its wait (and onboarding) is given up
+  if (signal.aborted) {
+    const typed = after.onboarding !== "not sent";
+    throw interrupted(signal, name, `${name} runs in pane ${l.pane.id}${typed ? "" : ", without its onboarding"}`, `it is registered: mam status shows it, mam stop ${name} closes it`);
+  }
   if (o.onboard && !onboard) after.warnings.push(info(`no onboarding for a ${kind.kind} session (it would run the text); a job to it is a command that mam runs`));
   return {
     name,

@@ -21,6 +21,8 @@ export const PICK_ATTEMPTS = 3;
 export interface LaunchSpec {
   name: string;
   kind: AgentKind;
+  /** the session's role (tmux keeps it on the session: a killed create's pane is registered with it) */
+  role?: string;
   /** arguments after the kind's command (fresh or resume args, then the user's) */
   args: string[];
   backend: Backend;
@@ -103,6 +105,7 @@ export async function launch(deps: Pick<Deps, "ws" | "env" | "muxFor">, s: Launc
       argv,
       cwd: s.cwd ?? ws,
       workspace: ws,
+      ...(s.role !== undefined ? { role: s.role } : {}),
       env,
       settleMs: settleMs(deps.env),
       // herdr: labelled once the claim is ours, never before (a pane another client wins must

@@ -102,8 +102,8 @@ export async function resumeSession(deps: Deps, input: ResumeInput): Promise<Res
       `pass ${field("fresh")} to start a new conversation instead`,
     );
   }
-  // a session created with --mcp (mcp_tools) comes back with the mam tools
-  const mcpArgs = row.mcp_tools === true ? agentMcpArgs(kind.kind, serverEntry(deps.ws)) : [];
+  // a session created with --mcp (mcp_tools) comes back with the mam tools, all pre-approved if it had them so ("all")
+  const mcpArgs = row.mcp_tools === true || row.mcp_tools === "all" ? agentMcpArgs(kind.kind, serverEntry(deps.ws), row.mcp_tools === "all") : [];
   // mam's own commands stay pre-approved unless the session was created without them
   const grants = row.grants === false ? [] : grantArgs(kind.kind, deps.env);
   const args = [...(conv ? kind.resumeArgs!(conv.id) : kind.freshArgs(kind.assignsId ? crypto.randomUUID() : undefined)), ...grants, ...mcpArgs];

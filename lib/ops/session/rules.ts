@@ -13,9 +13,10 @@ export function checkRole(role: string): string {
 }
 
 /** the rules between create's fields, before anything is looked at */
-export function checkCreate(o: { base?: string; worktree?: string; role: string }): void {
+export function checkCreate(o: { base?: string; worktree?: string; role: string; mcp?: boolean; mcp_all_tools?: boolean }): void {
   checkRole(o.role);
   if (o.base !== undefined && o.worktree === undefined) throw usageError(`${field("base")} goes with ${field("worktree")}`);
+  if (o.mcp_all_tools && !o.mcp) throw usageError(`${field("mcp_all_tools")} goes with ${field("mcp")}`);
 }
 
 /** the rules between stop's fields, before anything is looked at */

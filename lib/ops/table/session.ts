@@ -54,7 +54,11 @@ export const sessionCreate = defineOp({
       z.string().check(z.describe("run the agent in its own git worktree <workspace>/.mam/worktrees/<session> on branch BRANCH (left out or empty: the session name); an existing branch is continued")),
     ),
     base: optional(text("with {{worktree}}: the commit a new branch starts from (default: the workspace's HEAD)")),
-    mcp: withDefault(flag("give the agent mam's MCP tools (claude: --mcp-config; codex: -c mcp_servers.mam…)"), false),
+    mcp: withDefault(flag("give the agent mam's MCP tools (claude: --mcp-config; codex: -c mcp_servers.mam…); claude may call the read-only ones and job_cancel without asking you, and asks before each other one"), false),
+    mcp_all_tools: withDefault(
+      flag("with {{mcp}}: let claude call every mam tool without asking you, session_create, job_submit and session_approve too (a RISK: it can then run commands through a shell session and answer other agents' dialogs; see docs/security.md)"),
+      false,
+    ),
     grant: withDefault(flag("pre-approve mam's own reporting commands in the agent (claude: --allowedTools for `mam job event`, `mam job status`, `mam status`; default true); resume keeps the choice"), true),
     agent_args: withDefault(list("the agent's own extra command-line arguments"), []),
     daily_budget_usd: optional(usd("a daily cap in US dollars: past it (per UTC day), its jobs stop with budget_exceeded and it gets no new job (docs/cost.md)")),
@@ -64,14 +68,16 @@ export const sessionCreate = defineOp({
     kinds().agentKind(i.agent);
     checkCreate(i);
   },
-  async run(deps, i) {
+  async run(deps, i, ctx) {
     const { max_running, ...input } = i;
     // the workspace's cap (MAM_MAX_RUNNING) and the role's: never more agents than the machine holds
     const { refuseOverCap } = await import("../session/cap.ts");
     refuseOverCap(deps.registry.read(), deps.env, i.role, max_running);
     const { createAndFollowUp } = await import("../session/create.ts");
-    return createAndFollowUp(deps, input);
+    return createAndFollowUp(deps, input, undefined, {}, ctx.signal);
   },
+  // Ctrl-C / SIGTERM: the create finishes its row or closes what it started, then exits 130 / 143
+  interruptible: true,
   text: (c: CreateOutcome) => createdText(c),
   cli: {
     path: "create",
@@ -104,11 +110,13 @@ export const sessionCreate = defineOp({
       "mam create --agent codex --role worker --worktree fix/login --base main",
       "mam create --agent claude --role worker -- --model opus     # after --: the agent's own arguments",
       "mam create --agent claude --role lead --mcp                 # with mam's MCP tools (see mam mcp)",
+      "mam create --agent claude --role lead --mcp --mcp-all-tools # none of them asks you first (a risk: docs/security.md)",
       "mam create --agent claude --role worker --no-grant          # claude asks before each mam command too",
       "mam create --agent claude --role worker --daily-budget-usd 20   # its jobs stop past $20 a day",
     ],
   },
-  mcp: { aliases: ["create_agent"], description: "Start a new coding agent (claude, codex, …) in its own pane, register it, and optionally hand it a first job; returns its session name." },
+  // an agent does not pre-approve every tool for the agents it starts: that choice is the user's
+  mcp: { aliases: ["create_agent"], hide: ["mcp_all_tools"], description: "Start a new coding agent (claude, codex, …) in its own pane, register it, and optionally hand it a first job; returns its session name." },
 });
 
 export const sessionStop = defineOp({
@@ -263,7 +271,7 @@ export const sessionSend = defineOp({
       // one line of printable text: the one rule of what never reaches a pane raw (lib/sys/sanitize.ts),
       // refused here rather than escaped, since the user typing it can fix it
       z.refine((v: string) => !hasUnsafe(v), {
-        error: "the line to send has a control character (newline, escape, C1, U+2028/9) or a bidi control; send one line of plain text",
+        error: "the line to send has a control character (newline, escape, C1, U+2028/9), a bidi control or an invisible character (zero-width, tag, soft hyphen); send one line of plain text",
       }),
       z.describe("the line to type"),
     ),
