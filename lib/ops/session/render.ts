@@ -4,6 +4,7 @@
 import { questionLine } from "../../agents/screen/question.ts";
 import type { ResumedAll } from "./resume-all.ts";
 import { visible } from "../../sys/sanitize.ts";
+import { shq } from "../../sys/shell.ts";
 import type { Answered } from "./approve.ts";
 import type { CreateOutcome } from "./create.ts";
 import type { Pruned } from "./prune.ts";
@@ -59,5 +60,7 @@ export function resumedAllText(r: ResumedAll): string {
   const lines = r.resumed.map((x) => visible(`resumed ${x.name} in ${x.pane} (${x.from})`));
   for (const l of r.left) lines.push(visible(`left ${l.name} stopped: ${l.why}`));
   lines.push(`${r.running_after} running (${r.running_before} before)`);
+  // resume --all is the command line's alone (MCP resumes one session): the command to run next
+  if (r.fresh_needed.length) lines.push(visible(`${r.fresh_needed.join(", ")} ${r.fresh_needed.length === 1 ? "has" : "have"} no conversation to resume; start ${r.fresh_needed.length === 1 ? "it" : "them"} with a new one: mam resume --all --fresh${r.role !== null ? ` --role ${shq(r.role)}` : ""}`));
   return lines.join("\n");
 }
