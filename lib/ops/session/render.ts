@@ -10,6 +10,7 @@ import type { CreateOutcome } from "./create.ts";
 import type { Pruned } from "./prune.ts";
 import type { Resumed } from "./resume.ts";
 import type { Stopped } from "./stop.ts";
+import type { StoppedAll } from "./stop-all.ts";
 
 export function createdText(c: CreateOutcome): string {
   const lines: string[] = [];
@@ -34,6 +35,14 @@ function stopped(r: Stopped): string {
   }
   if (r.already) return `${r.name} is already ${r.status}${removed}`;
   return `${r.name} ${r.status}${r.session_id ? ` (conversation ${r.session_id})` : ""}${r.purged.length ? `; purged ${r.purged.length} file(s)` : ""}${removed}`;
+}
+
+/** what stop --all did: each session as stop says it, who was left running and why */
+export function stoppedAllText(r: StoppedAll): string {
+  if (r.stopped.length === 0 && r.left.length === 0) return visible(`no running sessions to stop${r.role !== null ? ` (role ${r.role})` : ""}`);
+  const lines = r.stopped.map(stoppedText);
+  for (const l of r.left) lines.push(visible(`left ${l.name} running: ${l.why}`));
+  return lines.join("\n");
 }
 
 export function resumedText(r: Resumed): string {

@@ -32,6 +32,8 @@ export interface ResumedAll {
   /** running sessions (in the scope) before and after */
   running_before: number;
   running_after: number;
+  /** the subscriber daemon, once a session came back (as create does); null when none runs */
+  daemon_pid?: number | null;
   warnings: Notice[];
 }
 

@@ -46,6 +46,8 @@ export interface Resumed extends AfterStart {
   session_id: string | null;
   /** own: the row's conversation; newest: this workspace's newest; fresh: a new one */
   from: "own" | "newest" | "fresh" | "running";
+  /** the subscriber daemon a resume makes sure runs (as create does); null when none runs */
+  daemon_pid?: number | null;
 }
 
 /** which conversation to resume: the row's own if its file exists, else the newest one started in `ws` (the row's folder) */
