@@ -188,7 +188,6 @@ export const jobEvent = defineOp({
   cli: {
     path: "job event",
     group: "jobs",
-    json: false,
     positionals: ["job_id", "event"],
     flags: { detail: { valueHint: "TEXT" }, data: { valueHint: "JSON" }, source: { valueHint: "NAME" }, token: { valueHint: "T" } },
     examples: [
@@ -196,6 +195,7 @@ export const jobEvent = defineOp({
       'mam job event abc12345 progress --detail "tests pass" --data \'{"files":3}\'',
       'mam job event abc12345 completed --detail "done: lib/cli/status.ts"',
       'MAM_JOB_TOKEN=… mam job event abc12345 error --detail "build fails"   # on another machine',
+      "mam job event abc12345 progress --json      # {job_id, seq, event, status, warnings}",
     ],
   },
   mcp: false,
@@ -290,7 +290,7 @@ export const jobCancel = defineOp({
       : c.cancelled
         ? `job ${c.job_id} cancelled${c.told ? `; told ${c.told}` : ""}`
         : `job ${c.job_id} has already ended (${c.status}); nothing to cancel`,
-  cli: { path: "job cancel", group: "jobs", positionals: ["job_id"], json: false, textToStderr: (c) => !(c as Cancelled).cancelled, examples: ["mam job cancel abc12345", "mam job cancel s1a2b3c4     # a schedule: no more runs"] },
+  cli: { path: "job cancel", group: "jobs", positionals: ["job_id"], textToStderr: (c) => !(c as Cancelled).cancelled, examples: ["mam job cancel abc12345", "mam job cancel s1a2b3c4     # a schedule: no more runs", "mam job cancel abc12345 --json   # {job_id, cancelled, status, told, warnings}"] },
   mcp: { aliases: ["cancel_job"], description: "Cancel a job that has not ended: journal a cancelled event and tell its agent to stop." },
 });
 
