@@ -47,7 +47,7 @@ export const sessionCreate = defineOp({
     name: optional(sessionName("session name (default <workspace slug>-<role>-<agent>)")),
     mux: optional(choice(["herdr", "tmux"], "herdr or tmux (default: MAM_MUX, else herdr when installed, else tmux)")),
     herdr_server: optional(name("herdr server name", "herdr server to create the pane on (default: the one you run in, else default)")),
-    tmux_server: optional(name("tmux server name", "private tmux server (tmux -L NAME; default mam)")),
+    tmux_server: optional(name("tmux server name", "private tmux server (tmux -L NAME; default: MAM_TMUX_SERVER, else the one this workspace remembers, else mam); the workspace remembers it for its later creates")),
     start_server: withDefault(flag("start the herdr server (headless, detached) when it is not running"), false),
     onboard: withDefault(flag("type the onboarding message into the new agent (default true)"), true),
     submit_job: optional(text("a job (its text) to submit to the new session right away")),
