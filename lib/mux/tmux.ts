@@ -156,18 +156,19 @@ function sessionClash(name: string, server: string, owner: { workspace: string; 
 }
 
 /** list-panes fields, cwd last (it is the one field that may hold a tab) */
-const LIST_FORMAT = ["#{pane_id}", "#{pane_pid}", "#{pane_dead}", "#{session_name}", "#{@mam_name}", "#{pane_current_command}", "#{@mam_workspace}", "#{pane_current_path}"].join("\t");
+const LIST_FORMAT = ["#{pane_id}", "#{pane_pid}", "#{pane_dead}", "#{session_name}", "#{@mam_name}", "#{pane_current_command}", "#{@mam_workspace}", "#{@mam_role}", "#{pane_current_path}"].join("\t");
 
 /** one line of LIST_FORMAT output → a pane (dead panes: undefined, they hold no agent) */
 export function parsePaneLine(line: string): MuxPane | undefined {
   const f = line.split("\t");
-  if (f.length < 8 || !f[0]!.startsWith("%")) return undefined;
-  const [id, pid, dead, session, mamName, cmd, owner] = f as [string, string, string, string, string, string, string];
+  if (f.length < 9 || !f[0]!.startsWith("%")) return undefined;
+  const [id, pid, dead, session, mamName, cmd, owner, role] = f as [string, string, string, string, string, string, string, string];
   if (dead === "1") return undefined;
-  const cwd = f.slice(7).join("\t");
+  const cwd = f.slice(8).join("\t");
   const pane: MuxPane = { id, workspaceId: session, status: "unknown" };
   if (mamName) pane.label = `mam:${mamName}`;
   if (owner) pane.owner = owner;
+  if (role) pane.role = role;
   if (/^\d+$/.test(pid)) pane.pid = Number(pid);
   if (cmd) pane.cmd = cmd;
   if (cwd) pane.cwd = cwd;
@@ -344,6 +345,7 @@ export class TmuxMux implements Mux {
       SEP, "set-option", "-w", "-t", `=${name}:`, "remain-on-exit", "on",
       SEP, "set-option", "-t", `=${name}:`, "@mam_name", spec.session,
       ...(spec.workspace ? ([SEP, "set-option", "-t", `=${name}:`, "@mam_workspace", spec.workspace] as Arg[]) : []),
+      ...(spec.role ? ([SEP, "set-option", "-t", `=${name}:`, "@mam_role", spec.role] as Arg[]) : []),
     ];
     let created: string;
     for (let attempt = 1; ; attempt++) {

@@ -21,6 +21,8 @@ export interface MuxPane {
   label?: string;
   /** tmux: the workspace mam started the pane's session for (its @mam_workspace option), when set; herdr keeps none (owner.ts) */
   owner?: string;
+  /** tmux: the role mam started the pane's session with (its @mam_role option), when set */
+  role?: string;
   /** detected agent kind (herdr PaneInfo.agent) */
   agent?: string;
   /** herdr agent name: set by start(); list() cannot see it (herdr's PaneInfo has no name) */
@@ -101,6 +103,8 @@ export interface StartSpec {
   env: Record<string, string>;
   /** the workspace the session belongs to (tmux keeps it on the session, to name the owner of a clash) */
   workspace?: string;
+  /** the session's role (tmux keeps it on the session, @mam_role: registry rebuild gives it back) */
+  role?: string;
   /** how long a typed (non-herdr-kind / tmux) agent must stay in the foreground to count as started */
   settleMs: number;
   /** herdr agent start readiness timeout */

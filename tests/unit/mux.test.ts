@@ -255,20 +255,21 @@ describe("tmux arguments, keys and listings", () => {
     expect(deadPaneOutput("", "claude")).toBe("(no output)");
   });
   test("list-panes lines: live panes with label, owning workspace and process facts, dead panes dropped, tabs in cwd kept", () => {
-    expect(parsePaneLine("%3\t4242\t0\tapi_worker\tapi.worker\tclaude\t/w\t/w/a\tb")).toEqual({
+    expect(parsePaneLine("%3\t4242\t0\tapi_worker\tapi.worker\tclaude\t/w\tworker\t/w/a\tb")).toEqual({
       id: "%3",
       workspaceId: "api_worker",
       label: "mam:api.worker",
       owner: "/w",
+      role: "worker",
       status: "unknown",
       pid: 4242,
       cmd: "claude",
       cwd: "/w/a\tb",
     });
-    expect(parsePaneLine("%4\t1\t0\tother\t\tbash\t\t/x")).toEqual({ id: "%4", workspaceId: "other", status: "unknown", pid: 1, cmd: "bash", cwd: "/x" });
-    expect(parsePaneLine("%5\t1\t1\tdead\tdead\tsh\t\t")).toBeUndefined();
-    // the format before @mam_workspace (seven fields) is not taken for a pane
-    expect(parsePaneLine("%6\t1\t0\tx\tx\tbash\t/x")).toBeUndefined();
+    expect(parsePaneLine("%4\t1\t0\tother\t\tbash\t\t\t/x")).toEqual({ id: "%4", workspaceId: "other", status: "unknown", pid: 1, cmd: "bash", cwd: "/x" });
+    expect(parsePaneLine("%5\t1\t1\tdead\tdead\tsh\t\t\t")).toBeUndefined();
+    // the format before @mam_role (eight fields) is not taken for a pane
+    expect(parsePaneLine("%6\t1\t0\tx\tx\tbash\t/w\t/x")).toBeUndefined();
     expect(parsePaneLine("")).toBeUndefined();
   });
 });

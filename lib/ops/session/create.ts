@@ -227,6 +227,7 @@ export async function createSession(deps: Deps, o: CreateInput): Promise<Created
   let l: Awaited<ReturnType<typeof launch>>;
   try {
     l = await launch(deps, {
+      role,
       name,
       kind,
       args: [...kind.freshArgs(sessionId), ...grants, ...mcpArgs, ...o.agent_args],

@@ -115,7 +115,7 @@ export async function resumeSession(deps: Deps, input: ResumeInput): Promise<Res
   // herdr: show the kept worktree as its own workspace again (herdr worktree open)
   const herdrWorktree = wt && backend === "herdr" ? { cwd: deps.ws, branch: wt.branch, path: wt.path, label: o.name, open: true } : undefined;
   const t0 = deps.clock.epoch();
-  const l = await launch(deps, { name: o.name, kind, args, backend, server, startServer: o.start_server, taken, cwd, herdrWorktree });
+  const l = await launch(deps, { name: o.name, kind, args, backend, server, startServer: o.start_server, taken, cwd, herdrWorktree, ...(typeof row.role === "string" ? { role: row.role } : {}) });
   const now = deps.clock.epoch();
   const sid = conv?.id ?? freshId;
   let renamed: string[] = [];
