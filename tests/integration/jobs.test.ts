@@ -87,7 +87,7 @@ describe("job event, status, list, logs", () => {
 
   test("list: newest first, as the dashboard (issue 39 item 11)", async () => {
     const ws = emptyWs("order-ws");
-    const spec = { agent_session: "wrk", agent: "claude", prompt: "do it", delegator: "lead", type: "single", reviewer_session: null, max_iterations: null, timeout_sec: 3600, idle_timeout_sec: 120, expected_artifacts: [], topic_prefix_base: "mam/jobs" } as const;
+    const spec: JobSpec = { agent_session: "wrk", agent: "claude", prompt: "do it", delegator: "lead", type: "single", reviewer_session: null, max_iterations: null, timeout_sec: 3600, idle_timeout_sec: 120, expected_artifacts: [], topic_prefix_base: "mam/jobs" };
     const [x, y, z] = (await Promise.all([1, 2, 3].map(() => registerJob(ws, { ...spec })))).map((r) => r.job_id).sort();
     // the ids' order is not the times': x newest, then z, then y
     const at: Record<string, string> = { [x!]: "2026-12-01T10:00:03Z", [z!]: "2026-12-01T10:00:02Z", [y!]: "2026-12-01T10:00:01Z" };
