@@ -146,7 +146,7 @@ export async function main(argv: string[], facts: RunFacts = { json: jsonAsked(a
   }
   // a machine in a team uses the team's broker unless MQTT_BROKER names one (docs/machines.md)
   if (argv[0] !== "pane-lock") (await import("./lib/team/config.ts")).applyTeamBroker(process.env);
-  const { didYouMean, parseCommandArgs } = await import("./lib/cli/parse.ts");
+  const [{ parseCommandArgs }, { didYouMean }] = await Promise.all([import("./lib/cli/parse.ts"), import("./lib/sys/near.ts")]);
   // a plumbing command (`mam pane-lock acquire`, called many times a minute) loads no operation
   let cmd = argv[0] !== undefined && Object.hasOwn(PLUMBING, argv[0]) && !wantsHelp ? plumbingRoot : await rootCommand();
   const path: string[] = [];
@@ -156,7 +156,7 @@ export async function main(argv: string[], facts: RunFacts = { json: jsonAsked(a
     if (tok.startsWith("-")) break;
     const found = await findSub(cmd, tok, path.length === 0);
     if (!found) {
-      if (wantsHelp) break;
+      // `mam merge --help` too: the help of a command that does not exist is an unknown command
       const guess = tok === "help" ? "did you mean --help? " : didYouMean(tok, await subNames(cmd, path.length === 0), path.length ? `${path.join(" ")} ` : "");
       throw usageError(`unknown command '${[...path, tok].join(" ")}'`, `${guess}see: mam ${path.length ? `${path.join(" ")} ` : ""}--help`);
     }
@@ -192,14 +192,15 @@ export async function main(argv: string[], facts: RunFacts = { json: jsonAsked(a
 /**
  * an error as the user sees it: the ERROR line (on stdout where the error says so: create's
  * conflict), or with --json the error as one JSON document on stdout ({error, hint, exit_code})
- * and the ERROR line on stderr; the exit code. A write the file system refused (read-only folder,
+ * and the ERROR line on stderr (`hint` only when there is a fix); the exit code. A write the file system refused (read-only folder,
  * no permission) is the user's to fix, not a bug.
  */
 export function reportError(e: unknown, json = false): number {
   const refused = e instanceof MamError ? undefined : writeRefused(e);
   const m = e instanceof MamError ? e : (refused ?? new MamError(`internal error: ${visible(e instanceof Error ? e.message : String(e))}`, EXIT.FAIL, "run with MAM_DEBUG=1 for details"));
   if (json) {
-    outJson({ error: m.message, hint: m.hint ?? null, exit_code: m.exitCode });
+    // a fix when there is one; no `hint: null` for a script to test for
+    outJson({ error: m.message, ...(m.hint ? { hint: m.hint } : {}), exit_code: m.exitCode });
     err(m.render());
   } else (m.toStdout ? out : err)(m.render());
   const stack = e instanceof Error ? e.stack : undefined;

@@ -7,7 +7,7 @@ import { checkSettings, hookCommand, oursIn, withOurs, withoutOurs } from "../ag
 import { HOOK_KINDS } from "../agents/kinds/index.ts";
 import { atomicWriteFile } from "../sys/atomic.ts";
 import { EXIT, MamError, usageError } from "../sys/errors.ts";
-import { out } from "../sys/io.ts";
+import { out, outJson } from "../sys/io.ts";
 import { homeDir, resolveWorkspace } from "../sys/paths.ts";
 import { selfCommand } from "../sys/self.ts";
 import { bool, defineCommand, jsonArg, type ParsedArgs, str, workspaceArg } from "./command.ts";
@@ -60,38 +60,42 @@ const install = defineCommand({
   meta: {
     name: "install",
     description: "add mam's hooks to the agent's settings (the user's own hooks are kept; running it again changes nothing)",
-    examples: ["mam hooks install claude            # <workspace>/.claude/settings.local.json", "mam hooks install codex --global     # ~/.codex/hooks.json"],
+    examples: [
+      "mam hooks install claude            # <workspace>/.claude/settings.local.json",
+      "mam hooks install codex --global     # ~/.codex/hooks.json",
+      "mam hooks install claude --json     # {agent, scope, path, changed, events, note}",
+    ],
   },
-  args: common,
+  args: { ...common, ...jsonArg },
   run({ args }) {
     const t = target(args);
     const before = readSettings(t.path);
     const after = withOurs(before, t.kind, hookCommand(selfCommand(), t.kind));
     const same = JSON.stringify(before) === JSON.stringify(after);
     if (!same) write(t.path, after);
-    out(`${same ? "already installed" : "installed"}: ${t.kind} hooks (${HOOK_KINDS[t.kind]!.events.join(", ")}) in ${t.path}`);
     const note = HOOK_KINDS[t.kind]!.note;
+    if (bool(args, "json")) return void outJson({ agent: t.kind, scope: t.scope, path: t.path, changed: !same, events: HOOK_KINDS[t.kind]!.events, note: note ?? null });
+    out(`${same ? "already installed" : "installed"}: ${t.kind} hooks (${HOOK_KINDS[t.kind]!.events.join(", ")}) in ${t.path}`);
     if (note) out(`note: ${note}`);
   },
 });
 
 const uninstall = defineCommand({
-  meta: { name: "uninstall", description: "remove mam's hooks from the agent's settings (only mam's; the user's own hooks stay)", examples: ["mam hooks uninstall claude"] },
-  args: common,
+  meta: {
+    name: "uninstall",
+    description: "remove mam's hooks from the agent's settings (only mam's; the user's own hooks stay)",
+    examples: ["mam hooks uninstall claude", "mam hooks uninstall claude --json   # {agent, scope, path, removed}"],
+  },
+  args: { ...common, ...jsonArg },
   run({ args }) {
     const t = target(args);
-    if (!existsSync(t.path)) {
-      out(`not installed: ${t.path} does not exist`);
-      return;
-    }
+    const said = (removed: boolean, text: string) => (bool(args, "json") ? outJson({ agent: t.kind, scope: t.scope, path: t.path, removed }) : out(text));
+    if (!existsSync(t.path)) return said(false, `not installed: ${t.path} does not exist`);
     const before = readSettings(t.path);
     const after = withoutOurs(before, t.kind);
-    if (JSON.stringify(before) === JSON.stringify(after)) {
-      out(`not installed: no mam hooks in ${t.path}`);
-      return;
-    }
+    if (JSON.stringify(before) === JSON.stringify(after)) return said(false, `not installed: no mam hooks in ${t.path}`);
     write(t.path, after);
-    out(`removed: ${t.kind} hooks from ${t.path}`);
+    said(true, `removed: ${t.kind} hooks from ${t.path}`);
   },
 });
 
@@ -104,7 +108,7 @@ const status = defineCommand({
     const want = HOOK_KINDS[t.kind]!.events;
     const missing = want.filter((e) => !found.events.includes(e));
     const state = found.events.length === 0 ? "not-installed" : missing.length ? "partial" : "installed";
-    if (bool(args, "json")) out(JSON.stringify({ agent: t.kind, scope: t.scope, path: t.path, state, events: found.events, missing, commands: found.commands }));
+    if (bool(args, "json")) outJson({ agent: t.kind, scope: t.scope, path: t.path, state, events: found.events, missing, commands: found.commands });
     else {
       out(`${t.kind} hooks (${t.scope}): ${state} in ${t.path}`);
       if (found.events.length) out(`events: ${found.events.join(", ")}${missing.length ? `; missing: ${missing.join(", ")} (run mam hooks install ${t.kind})` : ""}`);

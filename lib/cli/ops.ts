@@ -131,7 +131,7 @@ const logsFollow: CliExtra = {
     if (c.ctx.args.follow !== true) return c.run();
     if (c.json) throw usageError("--follow and --json do not go together");
     const id = c.input.job_id as string;
-    const [{ JournalReader, JournalWatch }, { effectiveStatus, requireRecord }, { isFinal }, { eventLine }] = await Promise.all([
+    const [{ JournalReader, JournalWatch }, { effectiveStatus, requireRecord }, { isFinal }, { eventLine, FOLLOW_WIDTHS }] = await Promise.all([
       import("../jobs/wait.ts"),
       import("../jobs/store.ts"),
       import("../jobs/statuses.ts"),
@@ -142,7 +142,8 @@ const logsFollow: CliExtra = {
     reader.refresh();
     let shown = 0;
     const flush = () => {
-      for (; shown < reader.events.length; shown++) out(eventLine(reader.events[shown]!));
+      // fixed widths: the lines to come stay aligned with these
+      for (; shown < reader.events.length; shown++) out(eventLine(reader.events[shown]!, { utc: c.input.utc === true, nowMs: Date.now(), widths: FOLLOW_WIDTHS }));
     };
     flush();
     const sig = interruptible();

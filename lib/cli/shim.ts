@@ -1,10 +1,10 @@
 // mam shim install [--dir DIR] [--workspace DIR]: write the herdr shim (SPEC §4.3); by default
 // where mam's agents of the workspace find it (lib/mux/shim.ts: a folder of mam's, not the workspace's)
 import { join, resolve } from "node:path";
-import { out } from "../sys/io.ts";
+import { out, outJson } from "../sys/io.ts";
 import { resolveWorkspace } from "../sys/paths.ts";
 import { installAgentShim, installShim } from "../mux/shim.ts";
-import { defineCommand, str, workspaceArg } from "./command.ts";
+import { bool, defineCommand, jsonArg, str, workspaceArg } from "./command.ts";
 
 const install = defineCommand({
   meta: {
@@ -14,18 +14,21 @@ const install = defineCommand({
       "mam shim install                         # the one this workspace's agents use: ~/.local/state/mam/shims/<key>/herdr",
       "mam shim install --dir ~/.local/bin      # somewhere else",
       'export PATH="$(dirname "$(mam shim install)"):$PATH"   # this shell now goes through the shim',
+      "mam shim install --json                  # {path}",
     ],
   },
   args: {
     dir: { type: "string", description: "folder to write herdr into (default: the folder of this workspace's agents' shim, under ~/.local/state/mam/shims/; created when missing)", valueHint: "DIR" },
     ...workspaceArg,
+    ...jsonArg,
   },
   run({ args }) {
     const given = str(args, "dir");
     // --workspace is checked even when --dir decides where the shim goes
     const ws = resolveWorkspace(str(args, "workspace"));
-    if (given !== undefined && given !== "") out(installShim(resolve(given)));
-    else out(join(installAgentShim(ws, process.env), "herdr"));
+    const path = given !== undefined && given !== "" ? installShim(resolve(given)) : join(installAgentShim(ws, process.env), "herdr");
+    if (bool(args, "json")) outJson({ path });
+    else out(path);
   },
 });
 

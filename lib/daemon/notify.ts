@@ -15,6 +15,8 @@ import { visible } from "../sys/sanitize.ts";
 import type { JobRecord } from "../jobs/store.ts";
 import type { Action } from "../fleet/classify.ts";
 import { rowEpoch } from "../fleet/adopt.ts";
+import { rowAgent } from "../fleet/rows.ts";
+import { agentKind } from "../agents/kinds/index.ts";
 import { askedOf, diedNotice, dialogNotice, endedNotice, type Notification, offlineNotice, type Where } from "../notify/message.ts";
 import { Notifier } from "../notify/send.ts";
 import type { Deps } from "../ops/deps.ts";
@@ -56,6 +58,17 @@ export function notifyPart(deps: Deps, self: string = hostName(deps.env)): Notif
     } catch {}
     return 0;
   };
+  /** its kind keeps no conversation mam can resume (demo, shell, aider): it starts again with --fresh */
+  const freshOnly = (session: string): boolean => {
+    try {
+      const data = deps.registry.read();
+      const row = SECTIONS.flatMap((section) => data[section].filter((r) => r.name === session)).at(-1);
+      const agent = row ? rowAgent(row) : undefined;
+      return agent !== undefined && agentKind(agent).resumeArgs === null;
+    } catch {
+      return false; // an unknown kind (or a broken registry): the plain command, whose error says more
+    }
+  };
   /** host → workspace id → online; and whether the host was last seen online */
   const hosts = new Map<string, { ws: Map<string, { online: boolean; at: number }>; online: boolean }>();
   return {
@@ -76,14 +89,14 @@ export function notifyPart(deps: Deps, self: string = hostName(deps.env)): Notif
       }
       const session = rec.agent_session;
       if (ev.event === "error" && ev.source === "monitor" && ev.detail === "agent exited") {
-        return send(diedNotice(w, { session, job_id: rec.job_id, why: `its agent exited while job ${rec.job_id} ran`, since: startOf(session) }), log);
+        return send(diedNotice(w, { session, job_id: rec.job_id, why: `its agent exited while job ${rec.job_id} ran`, since: startOf(session), fresh: freshOnly(session) }), log);
       }
       return send(endedNotice(w, { job_id: rec.job_id, session, status: ev.event, detail: ev.detail }), log);
     },
     async terminated(actions, log) {
       for (const a of actions) {
         if (a.type !== "terminate") continue;
-        await send(diedNotice(where(), { session: a.name, why: `its pane ${a.paneId ?? ""} is gone (${a.reason})`.replace("  ", " "), since: startOf(a.name) }), log);
+        await send(diedNotice(where(), { session: a.name, why: `its pane ${a.paneId ?? ""} is gone (${a.reason})`.replace("  ", " "), since: startOf(a.name), fresh: freshOnly(a.name) }), log);
       }
     },
     async presence(team, host, wsId, online, at, log) {

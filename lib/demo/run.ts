@@ -1,7 +1,7 @@
 // mam demo (SPEC §8): the hello-world. A temporary workspace, an embedded broker on a free
 // loopback port, a private multiplexer server, a worker and a reviewer of the built-in `demo`
 // kind, one loop job, its timeline and the status table — then everything is torn down.
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { lstatSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RunningBroker } from "../broker/server.ts";
@@ -56,6 +56,8 @@ export function timeline(events: JobEvent[], t0: number): string[] {
 
 export async function runDemo(o: DemoOptions): Promise<number> {
   const p = o.print;
+  // herdr asked for and not there: said before anything starts (no workspace, broker or server to clean up)
+  if (o.backend === "herdr") (await import("../mux/herdr-env.ts")).findHerdr(o.env);
   const ws = realpathSync(mkdtempSync(join(tmpdir(), "mam-demo-")));
   const server = `mam-demo-${process.pid}`;
   const cleanups: { what: string; run: () => Promise<unknown> | unknown }[] = [];
@@ -125,6 +127,11 @@ export async function runDemo(o: DemoOptions): Promise<number> {
             const pids = [...new Set(q.stdout.toString().split(/\s+/).filter((x) => /^\d+$/.test(x)).map(Number))];
             Bun.spawnSync(["tmux", "-L", server, "kill-server"], { env: tenv, stdio: ["ignore", "ignore", "ignore"] });
             await untilGone(pids, 5000);
+            // tmux (3.3) leaves the socket of a killed server behind: the demo's server is gone, so is its socket
+            const socket = join(env.TMUX_TMPDIR || "/tmp", `tmux-${process.getuid?.() ?? 0}`, server);
+            try {
+              if (lstatSync(socket).isSocket() && Bun.spawnSync(["tmux", "-L", server, "list-sessions"], { env: tenv, stdio: ["ignore", "ignore", "ignore"] }).exitCode !== 0) rmSync(socket);
+            } catch {} // no socket left: nothing to remove
           } else {
             const { findHerdr } = await import("../mux/herdr.ts");
             Bun.spawnSync([findHerdr(env), "--session", server, "server", "stop"], { env: childEnv(env), stdio: ["ignore", "ignore", "ignore"] });

@@ -4,7 +4,7 @@ import type { Backend, Listing, MuxPane, PaneScreen } from "../mux/types.ts";
 import type { RegistryData, Row, Section } from "../registry/types.ts";
 import { SECTIONS } from "../registry/types.ts";
 import { backendOf, sectionOf } from "../registry/rows.ts";
-import { idField, KINDS, ownId } from "../agents/kinds/index.ts";
+import { idField, KINDS, ownId, readsCommands } from "../agents/kinds/index.ts";
 import { isValidName } from "../sys/names.ts";
 import { isoUtc } from "../sys/time.ts";
 import { MONITOR_NOTE, rowEpoch, rowServer } from "./adopt.ts";
@@ -221,7 +221,8 @@ export function classify(input: ClassifyInput): Classification {
       const patch: Record<string, unknown> = {};
       if (row.pane?.id !== pane.id) patch.id = pane.id;
       if (pane.pid !== undefined && row.pane?.pid !== pane.pid) patch.pid = pane.pid;
-      if (pane.cmd !== undefined && row.pane?.cmd !== pane.cmd) patch.cmd = pane.cmd;
+      // a shell runs commands (its own jobs too): its pane's command changes by design, no drift
+      if (pane.cmd !== undefined && row.pane?.cmd !== pane.cmd && !readsCommands(agent)) patch.cmd = pane.cmd;
       if (Object.keys(patch).length) {
         add("pane-changed", Object.entries(patch).map(([k, x]) => `${k}=${x}`).join(" "));
         actions.push({ type: "update-pane", section, name: row.name, server, pane: patch });

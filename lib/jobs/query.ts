@@ -28,10 +28,15 @@ export function jobStatus(ws: string, rawId: string, prices: PriceTable): Costed
 }
 
 /** every job of the workspace (oldest id order), optionally only those in one status */
+/** newest first (as the dashboard shows them); the same second: the larger id first, so the order is stable */
+const newestFirst = (a: Pick<JobRecord, "created_at" | "job_id">, b: Pick<JobRecord, "created_at" | "job_id">): number =>
+  a.created_at !== b.created_at ? (a.created_at < b.created_at ? 1 : -1) : a.job_id < b.job_id ? 1 : a.job_id > b.job_id ? -1 : 0;
+
 export function listJobs(ws: string, prices: PriceTable, status?: JobStatus): CostedJobView[] {
   return listJobIds(ws)
     .map((id) => readRecord(ws, id))
     .filter((r): r is JobRecord => r !== undefined)
+    .sort(newestFirst)
     .map((r) => costedView(r, readJournal(ws, r.job_id), prices))
     .filter((v) => status === undefined || v.status === status);
 }

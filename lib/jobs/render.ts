@@ -22,10 +22,52 @@ export function dataText(ev: JobEvent): string {
   return Object.keys(data).length ? JSON.stringify(data) : "";
 }
 
-/** one journal line, human readable: `<time>  #<seq>  <event>  <source>: <detail>  <data>` */
-export function eventLine(ev: JobEvent): string {
+/** how `job logs` shows times: how long ago (default), or the UTC time stamps (--utc) */
+export interface LogForm {
+  utc: boolean;
+  /** now, for "… ago" */
+  nowMs: number;
+  /** the columns' widths (default: of the lines shown; --follow fixes them, its lines come one by one) */
+  widths?: LogWidths;
+}
+
+interface LogWidths {
+  time: number;
+  seq: number;
+  event: number;
+}
+
+/** widths --follow keeps: every event name, a seq of three digits, "59m59s ago" (a UTC stamp is one width) */
+export const FOLLOW_WIDTHS: LogWidths = { time: 10, seq: 4, event: 19 };
+
+/** how long ago, to the second within the hour (events of one job are seconds apart): 7s, 4m05s, 2h13m, 3d04h */
+export function agoLong(iso: string, nowMs: number): string {
+  const s = Math.max(0, Math.floor((nowMs - Date.parse(iso)) / 1000));
+  const two = (n: number) => String(n).padStart(2, "0");
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${two(s % 60)}s`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h${two(Math.floor(s / 60) % 60)}m`;
+  return `${Math.floor(s / 86400)}d${two(Math.floor(s / 3600) % 24)}h`;
+}
+
+const logTime = (ev: JobEvent, f: LogForm) => (f.utc ? ev.timestamp : `${agoLong(ev.timestamp, f.nowMs)} ago`);
+
+/** one journal line, human readable and aligned: `<when>  #<seq>  <event>  <source>: <detail>  <data>` */
+export function eventLine(ev: JobEvent, f: LogForm = { utc: true, nowMs: Date.now() }): string {
+  const w = f.widths ?? { time: 0, seq: 0, event: 0 };
   const d = dataText(ev);
-  return visible(`${ev.timestamp}  #${ev.seq}  ${ev.event}  ${ev.source}${ev.detail ? `: ${ev.detail}` : ""}${d ? `  ${d}` : ""}`);
+  const time = f.utc ? logTime(ev, f).padEnd(w.time) : logTime(ev, f).padStart(w.time);
+  return visible(`${time}  ${`#${ev.seq}`.padEnd(w.seq)}  ${ev.event.padEnd(w.event)}  ${ev.source}${ev.detail ? `: ${ev.detail}` : ""}${d ? `  ${d}` : ""}`);
+}
+
+/** a journal as `job logs` prints it: one line per event, its columns aligned */
+export function logText(events: JobEvent[], f: LogForm): string {
+  const widths = f.widths ?? {
+    time: Math.max(...events.map((e) => logTime(e, f).length)),
+    seq: Math.max(...events.map((e) => `#${e.seq}`.length)),
+    event: Math.max(...events.map((e) => e.event.length)),
+  };
+  return events.map((e) => eventLine(e, { ...f, widths })).join("\n");
 }
 
 /** a part of a job's usage in a few characters: `$0.0123 (1.2k tok)`, or `? ` */

@@ -42,7 +42,7 @@ export function parseTime(text: string, nowS: number, tzOffsetMin: (epochS: numb
   const clock = /^(\d{1,2}):(\d{2})(?::(\d{2}))?$/.exec(t);
   if (clock) {
     const [h, m, s] = [Number(clock[1]), Number(clock[2]), Number(clock[3] ?? 0)];
-    if (h > 23 || m > 59 || s > 59) throw usageError(`'${t}' is not a time of day`);
+    if (h > 23 || m > 59 || s > 59) throw usageError(`'${t}' is not a time of day`, "give it as HH:MM or HH:MM:SS from 00:00 to 23:59:59, e.g. 18:30 (or +5m, 2026-12-24 09:00)");
     const local = nowS + tzOffsetMin(nowS) * 60;
     const day = Math.floor(local / 86400) * 86400;
     let at = day + h * 3600 + m * 60 + s - tzOffsetMin(nowS) * 60;

@@ -18,6 +18,11 @@ export interface MuxChoice {
   mux?: string;
   /** the private tmux server (tmux -L NAME) */
   tmux_server?: string;
+  /**
+   * the tmux server when none is asked for: MAM_TMUX_SERVER, else the one the workspace remembers
+   * (workspace-server.ts); it also means tmux when nothing else chooses the backend
+   */
+  tmux_default?: string;
 }
 
 export interface MuxTarget {
@@ -53,6 +58,7 @@ export function chooseBackend(choice: MuxChoice, env: Env, has: (cmd: string) =>
   if (choice.tmux_server !== undefined && choice.tmux_server !== "") return "tmux";
   const fromEnv = env.MAM_MUX;
   if (fromEnv !== undefined && fromEnv !== "") return backendName(fromEnv, "MAM_MUX");
+  if (choice.tmux_default) return "tmux";
   if (env.MAM_HERDR_BIN || has("herdr")) return "herdr";
   if (has("tmux")) return "tmux";
   throw new MamError("neither herdr nor tmux is on PATH", EXIT.FAIL, `install herdr (or set MAM_HERDR_BIN) or tmux, or pass ${field("mux")}`);
@@ -61,7 +67,8 @@ export function chooseBackend(choice: MuxChoice, env: Env, has: (cmd: string) =>
 /**
  * The server: herdr → the herdr server asked for ("default" is the default server), else the caller's own
  * (ambient, SPEC §4.1; "default" outside herdr; a custom HERDR_SOCKET_PATH → its sock-<hash>
- * server, herdr-socket.ts); tmux → the tmux server asked for, else "mam".
+ * server, herdr-socket.ts); tmux → the tmux server asked for, else the default one (MAM_TMUX_SERVER
+ * or the workspace's), else "mam".
  */
 export function chooseServer(backend: Backend, choice: MuxChoice, env: Env): string {
   if (backend === "herdr") {
@@ -71,7 +78,8 @@ export function chooseServer(backend: Backend, choice: MuxChoice, env: Env): str
     return custom ? rememberSocket(custom, env) : ambientHerdrServer(env);
   }
   const t = choice.tmux_server;
-  return t !== undefined && t !== "" ? checkName(t, "tmux server name") : DEFAULT_TMUX_SERVER;
+  if (t !== undefined && t !== "") return checkName(t, "tmux server name");
+  return choice.tmux_default ? checkName(choice.tmux_default, "tmux server name (MAM_TMUX_SERVER)") : DEFAULT_TMUX_SERVER;
 }
 
 /** backend and server of a create, in one call */

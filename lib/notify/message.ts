@@ -132,12 +132,13 @@ export function endedNotice(w: Where, o: { job_id: string; session: string; stat
 }
 
 /** an agent died: its pane is gone, or its program exited (while its job ran, when `job_id`) */
-export function diedNotice(w: Where, o: { session: string; job_id?: string; why: string; since: number }): Notification {
+/** `fresh`: its kind keeps no conversation to resume (demo, shell, aider): the command says --fresh */
+export function diedNotice(w: Where, o: { session: string; job_id?: string; why: string; since: number; fresh?: boolean }): Notification {
   return {
     kind: "died",
     key: `died:${o.session}:${o.since}`,
     title: `mam: ${o.session} died${o.job_id ? ` (job ${o.job_id})` : ""}`,
-    text: [oneLine(o.why), o.job_id ? `job ${o.job_id} ended in error` : "", `start it again: mam resume ${sh(o.session)} --workspace ${sh(w.workspace)}`].filter((l) => l !== "").join("\n"),
+    text: [oneLine(o.why), o.job_id ? `job ${o.job_id} ended in error` : "", `start it again: mam resume ${sh(o.session)}${o.fresh ? " --fresh" : ""} --workspace ${sh(w.workspace)}`].filter((l) => l !== "").join("\n"),
     workspace: w.workspace,
     host: w.host,
     at: w.at,

@@ -9,8 +9,9 @@
 // default server, the caller's, the ones the broken file or its backup name, and the ones given.
 // What a row gets: from the backup's row of that name and server its role and agent (and the
 // whole row when it names the same pane: the same agent); else the agent herdr detected (tmux:
-// the kind whose command is the pane's), role `unknown` (guessRole), and reconcile fills the
-// conversation id later.
+// the kind whose command is the pane's), the role mam started the pane with (tmux keeps it,
+// @mam_role), else role `unknown` (guessRole), and reconcile fills the conversation id later.
+// Sockets of tmux servers that are not running are not listed as servers looked at.
 //
 // Without `yes` it only says what it would do. With it, under the registry lock, a broken file is
 // kept as `<file>.broken-<UTC time>` (never deleted), then the rows are written as any write is.
@@ -186,7 +187,8 @@ export function planRebuild(views: { backend: Backend; server: string; panes: Mu
         : {
             name,
             status: "running",
-            role: typeof old?.role === "string" ? old.role : guessRole(name),
+            // the role: the one mam started the pane with (tmux @mam_role), else the backup's, else a guess
+            role: p.role !== undefined && /^[^\n\r\t]{1,64}$/.test(p.role) ? p.role : typeof old?.role === "string" ? old.role : guessRole(name),
             ...(agent ? { agent } : {}),
             ...(v.backend === "herdr"
               ? { herdr_session: v.server, herdr_server: v.server, herdr_session_created_at: isoUtc(now), herdr_session_epoch: now }
@@ -227,7 +229,8 @@ export async function rebuildRegistry(deps: Deps, i: RebuildInput): Promise<Rebu
     path,
     dry_run: !i.yes,
     previous: { state: prev.state, ...(prev.state === "broken" ? { error: prev.error } : {}), moved_to: null },
-    servers: views.map((v) => ({
+    // a socket of a tmux server that is not running (one that ended without removing it) is no server
+    servers: views.filter((v) => !(v.backend === "tmux" && v.listing.state === "not-running" && !i.tmux_servers.includes(v.server))).map((v) => ({
       mux: v.backend,
       server: v.server,
       state: v.listing.state,

@@ -35,6 +35,23 @@ describe("unknown commands and flags: mam's own line, with a did-you-mean", () =
     await refused(["--verison"], "ERROR: mam: unknown flag or argument '--verison'; did you mean --version? see: mam --help");
   });
 
+  test("the help of a command that does not exist is an unknown command, not mam's help (issue 39 item 7)", async () => {
+    await refused(["merge", "--help"], "ERROR: unknown command 'merge'; see: mam --help");
+    await refused(["stauts", "-h"], "ERROR: unknown command 'stauts'; did you mean status? see: mam --help");
+    await refused(["job", "sbumit", "--help"], "ERROR: unknown command 'job sbumit'; did you mean job submit? see: mam job --help");
+    const ok = await mam(["job", "submit", "--help"]);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain("--brief-file");
+  });
+
+  test("errors that name their fix (issue 39 item 7)", async () => {
+    await refused(["job", "submit", "--to", "w1"], 'ERROR: give exactly one of --prompt and --brief-file; the job\'s text: --prompt "Fix the failing test", or a file that holds it: --brief-file brief.md');
+    await refused(["job", "submit", "--prompt", "x"], "ERROR: give exactly one of --to and --to-role; the agent by name: --to NAME (as mam status lists it), or the first free one of a role: --to-role ROLE");
+    const at = await mam(["job", "submit", "--to", "w1", "--prompt", "x", "--at", "25:00"]);
+    expect(at.code).toBe(2);
+    expect(at.stderr).toBe("ERROR: '25:00' is not a time of day; give it as HH:MM or HH:MM:SS from 00:00 to 23:59:59, e.g. 18:30 (or +5m, 2026-12-24 09:00)\n");
+  });
+
   test("flags: unknown ones, a value missing, a value where none goes", async () => {
     await refused(["create", "--agnet", "demo"], "ERROR: create: unknown flag '--agnet'; did you mean --agent? see: mam create --help");
     await refused(["stop", "w1", "--hrad"], "ERROR: stop: unknown flag '--hrad'; did you mean --hard? see: mam stop --help");

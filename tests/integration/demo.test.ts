@@ -2,6 +2,7 @@
 // it started is gone afterwards.
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
+import { join } from "node:path";
 import { installFakeHerdr } from "../helpers/herdr.ts";
 import { runMam } from "../helpers/mam.ts";
 import { anchoredPids, makeSandbox, type Sandbox } from "../helpers/sandbox.ts";
@@ -26,11 +27,21 @@ function check(r: { code: number; stdout: string; stderr: string }) {
   expect(anchoredPids(sb.root)).toEqual([]);
 }
 
-test("mam demo on tmux: the loop job completes, nothing is left behind", async () => {
-  const r = await runMam(["demo"], { env: sb.with({ TMPDIR: sb.root, MAM_NO_SUBSCRIBER_DAEMON: "1" }), cwd: sb.ws, timeoutMs: 120_000 });
+test("mam demo on tmux: the loop job completes, nothing is left behind (not even the tmux server's socket)", async () => {
+  const r = await runMam(["demo"], { env: sb.with({ TMPDIR: sb.root, TMUX_TMPDIR: sb.root, MAM_NO_SUBSCRIBER_DAEMON: "1" }), cwd: sb.ws, timeoutMs: 120_000 });
   check(r);
   expect(r.stdout).toContain("tmux server 'mam-demo-");
+  // tmux leaves a killed server's socket behind (issue 39 item 12): the demo removes it
+  expect(readdirSync(join(sb.root, `tmux-${process.getuid!()}`))).toEqual([]);
 }, 130_000);
+
+test("mam demo --mux herdr without herdr: says so before starting anything (issue 39 item 12)", async () => {
+  const r = await runMam(["demo", "--mux", "herdr"], { env: sb.with({ TMPDIR: sb.root, PATH: `${sb.bin}:/usr/bin:/bin` }), cwd: sb.ws, timeoutMs: 30_000 });
+  expect(r.code).toBe(1);
+  expect(r.stdout).toBe("");
+  expect(r.stderr).toBe("ERROR: herdr not found on PATH; install herdr or set MAM_HERDR_BIN (or use --mux tmux)\n");
+  expect(readdirSync(sb.root).filter((f) => f.startsWith("mam-demo-"))).toEqual([]);
+});
 
 test("mam demo --mux herdr on the fake herdr", async () => {
   installFakeHerdr(sb.bin);

@@ -55,9 +55,15 @@ describe("job event, status, list, logs", () => {
 
     const h = await mam("job", "status", r.job_id);
     expect(h.stdout).toContain(`job      ${r.job_id}\nstatus   running\n`);
+    // aligned columns; how long ago by default, the UTC time stamps with --utc
     const l = await mam("job", "logs", r.job_id);
     expect(l.stdout.trim().split("\n")).toEqual([
-      expect.stringMatching(/^\S+Z {2}#1 {2}started {2}wrk: héllo wörld$/),
+      expect.stringMatching(/^\d+s ago {2}#1 {2}started {3}wrk: héllo wörld$/),
+      expect.stringMatching(/^\d+s ago {2}#2 {2}progress {2}agent {2}\{"files":2,"names":\["a","b"\]\}$/),
+    ]);
+    const u = await mam("job", "logs", r.job_id, "--utc");
+    expect(u.stdout.trim().split("\n")).toEqual([
+      expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ {2}#1 {2}started {3}wrk: héllo wörld$/),
       expect.stringMatching(/^\S+Z {2}#2 {2}progress {2}agent {2}\{"files":2,"names":\["a","b"\]\}$/),
     ]);
   });
@@ -77,6 +83,19 @@ describe("job event, status, list, logs", () => {
     const human = await mam("job", "list");
     expect(human.stdout).toMatch(/^JOB\s+STATUS\s+TYPE\s+TO\s+FROM\s+CREATED\s+EVENTS\s+COST\s+LAST$/m);
     expect((await mam("job", "list", "--status", "weird")).code).toBe(2);
+  });
+
+  test("list: newest first, as the dashboard (issue 39 item 11)", async () => {
+    const ws = emptyWs("order-ws");
+    const spec: JobSpec = { agent_session: "wrk", agent: "claude", prompt: "do it", delegator: "lead", type: "single", reviewer_session: null, max_iterations: null, timeout_sec: 3600, idle_timeout_sec: 120, expected_artifacts: [], topic_prefix_base: "mam/jobs" };
+    const [x, y, z] = (await Promise.all([1, 2, 3].map(() => registerJob(ws, { ...spec })))).map((r) => r.job_id).sort();
+    // the ids' order is not the times': x newest, then z, then y
+    const at: Record<string, string> = { [x!]: "2026-12-01T10:00:03Z", [z!]: "2026-12-01T10:00:02Z", [y!]: "2026-12-01T10:00:01Z" };
+    for (const [id, t] of Object.entries(at)) writeFileSync(recordPath(ws, id), JSON.stringify({ ...JSON.parse(readFileSync(recordPath(ws, id), "utf8")), created_at: t }));
+    const list = JSON.parse((await runMam(["job", "list", "--json", "--workspace", ws], { env: sb.env })).stdout);
+    expect(list.jobs.map((j: { job_id: string }) => j.job_id)).toEqual([x, z, y]);
+    const text = (await runMam(["job", "list", "--workspace", ws], { env: sb.env })).stdout.trim().split("\n").slice(1);
+    expect(text.map((l) => l.slice(0, 8))).toEqual([x, z, y]);
   });
 
   test("cancel appends cancelled (source mam); a second cancel changes nothing", async () => {
@@ -103,7 +122,8 @@ describe("job event, status, list, logs", () => {
     const code = await Promise.race([p.exited, Bun.sleep(15_000).then(() => -1)]);
     expect(code).toBe(0);
     const text = await new Response(p.stdout).text();
-    expect(text).toMatch(/#1 {2}started[\s\S]*#2 {2}completed {2}agent: fin/);
+    // --follow keeps fixed columns (its lines come one by one)
+    expect(text).toMatch(/ago {2}#1 {4}started {14}agent\n[\s\S]*ago {2}#2 {4}completed {12}agent: fin/);
   });
 
   test("an event from another machine: --token / MAM_JOB_TOKEN, journal only there", async () => {

@@ -1,5 +1,5 @@
 // --json on failure (issue 23 item 17): every failure of a command given --json is exactly one
-// JSON document on stdout ({error, hint, exit_code}) and the ERROR line on stderr, for every
+// JSON document on stdout ({error, hint, exit_code}; no hint when there is no fix) and the ERROR line on stderr, for every
 // command that takes --json; without --json, create's conflict line stays on stdout (the seed).
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -28,7 +28,7 @@ describe("--json: one JSON document on stdout, also on failure", () => {
       expect((await create([])).code).toBe(0);
       const j = await create(["--json"]);
       expect(j.code).toBe(4);
-      expect(JSON.parse(j.stdout)).toEqual({ error: "good already running in agent-sessions.yaml", hint: null, exit_code: 4 });
+      expect(JSON.parse(j.stdout)).toEqual({ error: "good already running in agent-sessions.yaml", exit_code: 4 }); // no `hint: null`
       expect(j.stderr).toBe("ERROR: good already running in agent-sessions.yaml\n");
       const t = await create([]);
       expect(t.code).toBe(4);
@@ -44,7 +44,7 @@ describe("--json: one JSON document on stdout, also on failure", () => {
       const r = await mam(args);
       expect(r.code, args.join(" ")).toBe(code);
       const d = JSON.parse(r.stdout) as { error: string; hint: string | null; exit_code: number };
-      expect(Object.keys(d)).toEqual(["error", "hint", "exit_code"]);
+      expect(Object.keys(d)).toEqual(d.hint === undefined ? ["error", "exit_code"] : ["error", "hint", "exit_code"]);
       expect(d.error).toMatch(error);
       expect(d.exit_code).toBe(code);
       expect(r.stderr).toBe(`ERROR: ${d.error}${d.hint ? `; ${d.hint}` : ""}\n`);

@@ -148,7 +148,7 @@ describe("mam mcp: the server", () => {
       expect(text(to)).toContain("no running session named 'ghost'");
       // a rule between fields names them as the tool does, never as command-line flags
       const both = await c.call("job_submit", { to: "ghost", prompt: "x", brief_file: "b.md" });
-      expect(text(both)).toBe("ERROR: give exactly one of prompt and brief_file");
+      expect(text(both)).toBe('ERROR: give exactly one of prompt and brief_file; the job\'s text: prompt "Fix the failing test", or a file that holds it: brief_file brief.md');
       const loop = await c.call("job_submit", { to: "ghost", prompt: "x", type: "loop" });
       expect(text(loop)).toBe('ERROR: type "loop" needs reviewer');
       const stop = await c.call("session_stop", { name: "ghost" });

@@ -277,6 +277,29 @@ describe.skipIf(!TMUX_BIN)("the daemon's notifications (a claude look-alike on t
   }, 60_000);
 });
 
+describe.skipIf(!TMUX_BIN)("the 'died' notification names the command that starts the agent again", () => {
+  test("a demo agent keeps no conversation: its hint is mam resume NAME --fresh, which works (issue 39 item 7)", async () => {
+    const server = tmuxServerName("mamntf");
+    const env = sb.with({ TMUX_TMPDIR: sb.root, MAM_AGENT_SETTLE_S: "0.3", MAM_MUX: "tmux", ...unreachableBrokerEnv, RECONCILE_POLL_INTERVAL: "1", MAM_STATE_POLL_MS: "200" });
+    const m = (args: string[]) => runMam(args, { env, cwd: sb.ws, timeoutMs: 30_000 });
+    const d = startSubscriber(sb, join(sb.root, "daemon.log"), env);
+    try {
+      expect((await m(["notify", "add", "webhook", rx.url("/hook"), "--on", "died"])).code).toBe(0);
+      expect((await m(["create", "--agent", "demo", "--session", "dm", "--tmux-server", server, "--no-onboard"])).code).toBe(0);
+      await run([TMUX_BIN!, "-L", server, "kill-session", "-t", "=dm"], { env });
+      expect(await waitFor(() => rx.hits.length >= 1, 15_000, 100)).toBe(true);
+      const text = rx.hits[0]!.body.text as string;
+      expect(text).toContain(`start it again: mam resume dm --fresh --workspace ${sb.ws}`);
+      // the line as the user runs it
+      const again = await runMam(text.split("\n").find((l) => l.startsWith("start it again: "))!.slice("start it again: mam ".length).split(" "), { env, cwd: sb.root, timeoutMs: 30_000 });
+      expect(again.code, again.stderr).toBe(0);
+    } finally {
+      await d.kill();
+      await killTmuxServer(server, env, sb.root);
+    }
+  }, 60_000);
+});
+
 describe.skipIf(!mosquittoPath() || !TMUX_BIN)("a host of the team goes offline", () => {
   test("its daemon's goodbye gives one 'offline' on the other host; its first state is not news", async () => {
     const broker = await startMosquitto(join(sb.root, "broker"));

@@ -48,6 +48,11 @@ async function team(): Promise<string> {
 describe("mam registry rebuild", () => {
   it("a broken registry with no .bak: the error names rebuild; the dry run changes nothing; --yes re-registers the running agents and keeps the broken file", async () => {
     await team();
+    // a server that ended and left its socket behind (tmux 3.3 does on kill-server): not a server to look at
+    const dead = tmuxServerName("mamrbdead");
+    expect(Bun.spawnSync([TMUX_BIN!, "-L", dead, "new-session", "-d", "sleep 60"], { env }).exitCode).toBe(0);
+    Bun.spawnSync([TMUX_BIN!, "-L", dead, "kill-server"], { env });
+    expect(readdirSync(join(sb.root, `tmux-${process.getuid!()}`))).toContain(dead);
     const garbage = Buffer.concat([Buffer.from("garbage: [unclosed\n"), Buffer.from([0x00, 0xff])]); // the newcomer's file
     writeFileSync(yaml, garbage);
     rmSync(`${yaml}.bak`, { force: true });
@@ -67,8 +72,10 @@ describe("mam registry rebuild", () => {
     expect(dry.stdout).toMatch(/^looked at: .*tmux:mam \(2 panes\).*$/m);
     expect(dry.stdout).toContain(`tmux:${other} (1 pane)`);
     expect(dry.stdout).toContain("would register 2 sessions:\n");
-    expect(dry.stdout).toMatch(/^ {2}lead {2}tmux pane %\d+ on mam \(demo, role unknown\)$/m);
-    expect(dry.stdout).toMatch(new RegExp(`^  w1  tmux pane %\\d+ on ${other} \\(demo, role unknown\\)$`, "m"));
+    // each keeps the role it was created with (tmux keeps it on the session: issue 39 item 12)
+    expect(dry.stdout).toMatch(/^ {2}lead {2}tmux pane %\d+ on mam \(demo, role lead\)$/m);
+    expect(dry.stdout).toMatch(new RegExp(`^  w1  tmux pane %\\d+ on ${other} \\(demo, role worker\\)$`, "m"));
+    expect(dry.stdout).not.toContain(dead);
     // mam started it for the other workspace (@mam_workspace): left out as that workspace's
     expect(dry.stdout).toMatch(/^left out 1 pane with a mam label:\n {2}tmux pane %\d+ on mam \(label 'mam:theirs'\): it belongs to workspace .*other-ws$/m);
     expect(readFileSync(yaml)).toEqual(garbage);
@@ -80,9 +87,9 @@ describe("mam registry rebuild", () => {
     expect(doc.previous.moved_to).toMatch(/agent-sessions\.yaml\.broken-\d{8}T\d{6}Z$/);
     expect(readFileSync(doc.previous.moved_to)).toEqual(garbage);
     expect(doc.registered.map((r: { name: string }) => r.name).sort()).toEqual(["lead", "w1"]);
-    expect(rowsOf().map((r) => [r.name, r.status, r.agent, r.tmux_server])).toEqual([
-      ["lead", "running", "demo", "mam"],
-      ["w1", "running", "demo", other],
+    expect(rowsOf().map((r) => [r.name, r.status, r.agent, r.tmux_server, r.role])).toEqual([
+      ["lead", "running", "demo", "mam", "lead"],
+      ["w1", "running", "demo", other, "worker"],
     ]);
     const st = await mam(["status", "--json"]);
     expect(JSON.parse(st.stdout).sessions.map((s: { name: string; live: string }) => [s.name, s.live])).toEqual([
@@ -107,7 +114,8 @@ describe("mam registry rebuild", () => {
     // the newcomer's dead end: reconcile sees no server, the name is taken on tmux, stop finds no
     // row; create names the way out
     expect((await mam(["reconcile"])).stdout).toMatch(/nothing to do|0 server/);
-    const c = await mam(["create", "--agent", "demo", "--role", "lead", "--session", "lead", "--no-onboard"]);
+    // (on mam's server: the workspace remembers the other one w1 was created on, issue 39 item 10)
+    const c = await mam(["create", "--agent", "demo", "--role", "lead", "--session", "lead", "--no-onboard", "--tmux-server", "mam"]);
     expect(c.code).toBe(4);
     expect(c.stderr).toMatch(/^ERROR: tmux session 'lead' already exists on tmux server 'mam' \(this workspace's\); if mam status does not list it, mam registry rebuild registers it again from its pane; or end it \(tmux -L mam kill-session -t '=lead'\), or pick another --session\n$/);
     const y = await mam(["registry", "rebuild", "--yes"]);

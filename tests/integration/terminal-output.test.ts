@@ -47,7 +47,7 @@ describe("job commands", () => {
     clean(logs);
     const lines = logs.stdout.trimEnd().split("\n");
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toContain(`progress  w${SHOWN}: half ${SHOWN}\\nsecond line  {"note":"\\u001b]52;c;cHduZWQ=\\u0007\\u001b]0;owned\\u0007\\u001b[2J\\u202e"}`);
+    expect(lines[0]).toContain(`progress   w${SHOWN}: half ${SHOWN}\\nsecond line  {"note":"\\u001b]52;c;cHduZWQ=\\u0007\\u001b]0;owned\\u0007\\u001b[2J\\u202e"}`);
     expect(lines[1]).toContain(`completed  wrk: done ${SHOWN}`);
     const followed: RunResult = { code: await follow.exited, stdout: await new Response(follow.stdout).text(), stderr: await new Response(follow.stderr).text(), ms: 0 };
     clean(followed);

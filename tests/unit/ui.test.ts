@@ -295,7 +295,7 @@ describe("actions", () => {
   test("the allowed operations, checked before anything runs; the page gives only what the list names", () => {
     expect(parsed({ action: "session.stop", input: { name: "w1" } })).toEqual({
       op: "session.stop",
-      input: { name: "w1", mode: "graceful", reason: "stopped from mam ui", purge: false, remove_worktree: false, force: false },
+      input: { name: "w1", mode: "graceful", reason: "stopped from mam ui", purge: false, remove_worktree: false, force: false, all: false },
     });
     expect(parsed({ action: "session.resume", input: { name: "w1" } })).toEqual({ op: "session.resume", input: { name: "w1", fresh: false, start_server: false, all: false } });
     expect(parsed({ action: "job.cancel", input: { job_id: "0123abcd" } })).toEqual({ op: "job.cancel", input: { job_id: "0123abcd" } });

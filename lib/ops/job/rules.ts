@@ -18,8 +18,8 @@ export interface JobFields {
 
 /** the rules between a job's fields (usage errors, before anything is looked at) */
 export function checkJob(o: JobFields): void {
-  if ((o.to === undefined) === (o.to_role === undefined)) throw usageError(`give exactly one of ${field("to")} and ${field("to_role")}`);
-  if ((o.prompt === undefined) === (o.brief_file === undefined)) throw usageError(`give exactly one of ${field("prompt")} and ${field("brief_file")}`);
+  if ((o.to === undefined) === (o.to_role === undefined)) throw usageError(`give exactly one of ${field("to")} and ${field("to_role")}`, `the agent by name: ${field("to")} NAME (as mam status lists it), or the first free one of a role: ${field("to_role")} ROLE`);
+  if ((o.prompt === undefined) === (o.brief_file === undefined)) throw usageError(`give exactly one of ${field("prompt")} and ${field("brief_file")}`, `the job's text: ${field("prompt")} "Fix the failing test", or a file that holds it: ${field("brief_file")} brief.md`);
   if ((o.type ?? "single") === "loop") {
     if (o.reviewer === undefined) throw usageError(`${field("type", "loop")} needs ${field("reviewer")}`);
     if (o.reviewer === o.to) throw usageError(`the reviewer must be another session than the worker (${field("to")})`);

@@ -21,6 +21,7 @@ import { hostName } from "../../team/host.ts";
 import { DISABLED_MESSAGE } from "../../sys/daemon-proc.ts";
 import { EXIT, MamError, notFound, usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
+import { nearest } from "../../sys/near.ts";
 import { info, note, type Notice, warning } from "../../sys/notice.ts";
 import { meterable } from "../../cost/summary.ts";
 import { rowAgent } from "../../fleet/rows.ts";
@@ -238,6 +239,28 @@ function budgetWithoutDaemon(spec: JobSpec, record: JobRecord, daemonPid: number
   if (budgeted(spec) && daemonPid === null) warnings.push(warning(`job ${record.job_id}'s budget is kept by the subscriber daemon, which is not running: nothing counts its usage`));
 }
 
+/**
+ * "did you mean …? " for a {{to}} or {{to_role}} that names no running session: the nearest
+ * running session's name or role (a role given as {{to}} is the other flag's), else ""
+ */
+function guessTarget(deps: Deps, word: string, given: "to" | "to_role"): string {
+  let running;
+  try {
+    const data = deps.registry.read();
+    running = [...data.herdr_sessions, ...data.tmux_sessions].filter((r) => r.status === "running");
+  } catch {
+    return ""; // a broken registry is status's to report
+  }
+  const names = running.map((r) => r.name);
+  const roles = running.map((r) => r.role).filter((r): r is string => typeof r === "string" && r !== "");
+  const [same, other] = given === "to" ? [names, roles] : [roles, names];
+  const otherFlag = given === "to" ? "to_role" : "to";
+  const near = nearest(word, same);
+  if (near.length) return `did you mean ${near.map((n) => field(given, n)).join(" or ")}? `;
+  const across = other.includes(word) ? [word] : nearest(word, other);
+  return across.length ? `did you mean ${across.map((n) => field(otherFlag, n)).join(" or ")}? ` : "";
+}
+
 /** submit: nothing is written unless the target (and reviewer) sessions exist and can take a prompt */
 export async function submitJob(deps: Deps, o: JobInput, opts: SubmitOptions = {}): Promise<Submitted> {
   checkJob(o);
@@ -249,7 +272,7 @@ export async function submitJob(deps: Deps, o: JobInput, opts: SubmitOptions = {
   // the brief's scope needs the target (its worktree); its checks come before the target's
   const scope: BriefScope = opts.confineBrief ? { within: [deps.ws, ...(target?.worktree ? [target.worktree.path] : [])] } : { anywhere: true };
   const spec = jobSpecOf(o, deps.ws, brokerConfigFromEnv(deps.env).topicPrefix, scope);
-  if (!target) throw notFound(`no running session named '${to}' in this workspace (${deps.ws})`, "see: mam status (mam status --fleet for the team's other hosts)");
+  if (!target) throw notFound(`no running session named '${to}' in this workspace (${deps.ws})`, `${guessTarget(deps, to, "to")}see: mam status (mam status --fleet for the team's other hosts)`);
   if (target.gone) throw new MamError(`session '${to}' has no agent any more (${target.gone}); nothing was submitted`, EXIT.FAIL, `mam resume ${to} starts it again`);
   if (target.waiting) throw waitingError(`session '${to}'`, target.waiting);
   if (spec.type === "loop") refuseShellInLoop(to, target.agent);
@@ -363,7 +386,7 @@ async function submitToPool(deps: Deps, o: JobInput, opts: SubmitOptions): Promi
   }
   if (!here) {
     const team = elsewhere ? ` or on the team's other hosts${elsewhere.unreachable ? " (the team's broker does not answer)" : ""}` : "";
-    throw notFound(`no running session has the role '${role}' in this workspace (${deps.ws})${team}`, `see: mam status (its ROLE column)${elsewhere ? " and mam status --fleet" : ""}; the job would wait for ever`);
+    throw notFound(`no running session has the role '${role}' in this workspace (${deps.ws})${team}`, `${guessTarget(deps, role, "to_role")}see: mam status (its ROLE column)${elsewhere ? " and mam status --fleet" : ""}; the job would wait for ever`);
   }
   // a budget needs the usage of whichever agent of the role takes it (one past its daily cap is not free: the queue passes it over)
   const pool = [...data.herdr_sessions, ...data.tmux_sessions].filter((r) => r.role === role && r.status === "running");

@@ -117,7 +117,10 @@ function targetOf(deps: Deps, raw: string): Target {
   const job = isValidJobId(raw) ? deps.jobs.read(raw) : undefined;
   if (job) {
     const events = deps.jobs.journal(job.job_id);
-    if (effectiveStatus(job, events) === "queued") throw usageError(`job ${raw} waits its turn (queued): no agent works on it yet, so no dialog is its`, `an agent's dialog: mam approve NAME`);
+    const st = effectiveStatus(job, events);
+    if (st === "queued") throw usageError(`job ${raw} waits its turn (queued): no agent works on it yet, so no dialog is its`, `an agent's dialog: mam approve NAME`);
+    // an ended job has no dialog: what its agent shows now is another job's (or none)
+    if (isFinal(st)) throw usageError(`job ${raw} has ended (${st}): no dialog is its any more; nothing was pressed`, `see: mam job status ${raw}; a dialog of its agent now: mam approve ${busySession(job, events)}`);
     const s = busySession(job, events);
     const local = localPart(s, here);
     if (local === undefined) {
@@ -151,12 +154,17 @@ function openJobOf(deps: Deps, session: string): JobRecord | undefined {
 /** the question on the agent's screen now, or a refusal that says what is there instead */
 async function questionNow(mux: Mux, s: SessionRef): Promise<{ q: Question; screen: PaneScreen }> {
   const { detectScreen, questionOf, readsQuestions } = await import("../../agents/screen/detect.ts");
-  if (!readsQuestions(s.agent)) throw new MamError(`mam cannot read the dialogs of ${s.agent} agents (${s.name}); nothing was pressed`, EXIT.FAIL, "answer it in its pane");
   let screen: PaneScreen;
   try {
     screen = await mux.screen(s.paneId);
   } catch (e) {
     throw new MamError(`cannot read the screen of ${s.name} in ${s.paneId} (${(e as Error).message}); nothing was pressed`, EXIT.FAIL);
+  }
+  if (!readsQuestions(s.agent)) {
+    // what is true first: an agent at its prompt (or at work) shows no dialog at all
+    const v = detectScreen(s.agent, screen);
+    if (v.state === "idle" || v.state === "working") throw new MamError(`${s.name} is not at a dialog (it is ${v.state === "idle" ? "idle, at its prompt" : "working"}); nothing was pressed`, EXIT.FAIL, "see: mam status (its LIVE column)");
+    throw new MamError(`mam cannot read the dialogs of ${s.agent} agents (${s.name}); nothing was pressed`, EXIT.FAIL, "answer it in its pane");
   }
   const q = questionOf(s.agent, screen);
   if (!q) {

@@ -11,6 +11,7 @@ import { adoptPane, decide, placeRow } from "../../fleet/adopt.ts";
 import { defaultSessionName } from "../../fleet/naming.ts";
 import { shJoin } from "../../mux/exec.ts";
 import { resolveMuxTarget } from "../../mux/index.ts";
+import { defaultTmuxServer, rememberTmuxServer } from "../../mux/workspace-server.ts";
 import { findRows, sectionOf } from "../../registry/rows.ts";
 import type { Row } from "../../registry/types.ts";
 import { agentMam } from "../../sys/agent-mam.ts";
@@ -209,7 +210,8 @@ export async function createSession(deps: Deps, o: CreateInput, signal: AbortSig
   }
   const grant = o.grant !== false;
   const grants = grant ? grantArgs(kind.kind, deps.env) : [];
-  const target = resolveMuxTarget(o, deps.env);
+  // no --tmux-server: MAM_TMUX_SERVER, else the one this workspace remembers (docs/tmux.md)
+  const target = resolveMuxTarget({ ...o, tmux_default: defaultTmuxServer(ws, deps.env)?.server }, deps.env);
   checkInstalled(kind, target.backend, agentEnv(ws, name, deps.env).PATH!);
   const section = sectionOf(target.backend);
   const t0 = deps.clock.epoch();
@@ -251,6 +253,7 @@ export async function createSession(deps: Deps, o: CreateInput, signal: AbortSig
   let l: Awaited<ReturnType<typeof launch>>;
   try {
     l = await launch(deps, {
+      role,
       name,
       kind,
       role,
@@ -325,6 +328,15 @@ export async function createSession(deps: Deps, o: CreateInput, signal: AbortSig
   } finally {
     l.lock.close();
   }
+  // a server given to a create is the workspace's from now on (its later creates need no flag)
+  const rememberNote: Notice[] = [];
+  if (target.backend === "tmux" && o.tmux_server !== undefined && o.tmux_server !== "") {
+    try {
+      rememberTmuxServer(ws, target.server);
+    } catch (e) {
+      rememberNote.push(warning(`could not remember tmux server '${target.server}' for this workspace (${(e as Error).message}); give ${field("tmux_server")} again next time`));
+    }
+  }
 
   // 5. once the agent is at its input prompt, its onboarding; never into a dialog (after-start.ts),
   // never into a shell (it would run the text: kind.reads)
@@ -365,6 +377,7 @@ export async function createSession(deps: Deps, o: CreateInput, signal: AbortSig
     warnings: [
       ...(isVerified(kind.kind) ? [] : [unverifiedNote(kind.kind)]),
       ...renamed.map((n) => note(`the daemon registered pane ${l.pane.id} as ${n} while ${name} was being created; ${name} took it over`)),
+      ...rememberNote,
       ...after.warnings,
     ],
   };

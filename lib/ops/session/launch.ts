@@ -32,6 +32,8 @@ export interface LaunchSpec {
   taken: Set<string>;
   /** the folder the agent runs in (default: ws); its worktree when it has one */
   cwd?: string;
+  /** the session's role (tmux keeps it on the session for registry rebuild) */
+  role?: string;
   /**
    * herdr: create this worktree through herdr (create), or show the existing one again (resume:
    * `open`), and start the agent in its workspace's root pane (tmux: mam made it already)

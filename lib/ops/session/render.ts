@@ -4,11 +4,13 @@
 import { questionLine } from "../../agents/screen/question.ts";
 import type { ResumedAll } from "./resume-all.ts";
 import { visible } from "../../sys/sanitize.ts";
+import { shq } from "../../sys/shell.ts";
 import type { Answered } from "./approve.ts";
 import type { CreateOutcome } from "./create.ts";
 import type { Pruned } from "./prune.ts";
 import type { Resumed } from "./resume.ts";
 import type { Stopped } from "./stop.ts";
+import type { StoppedAll } from "./stop-all.ts";
 
 export function createdText(c: CreateOutcome): string {
   const lines: string[] = [];
@@ -35,6 +37,14 @@ function stopped(r: Stopped): string {
   return `${r.name} ${r.status}${r.session_id ? ` (conversation ${r.session_id})` : ""}${r.purged.length ? `; purged ${r.purged.length} file(s)` : ""}${removed}`;
 }
 
+/** what stop --all did: each session as stop says it, who was left running and why */
+export function stoppedAllText(r: StoppedAll): string {
+  if (r.stopped.length === 0 && r.left.length === 0) return visible(`no running sessions to stop${r.role !== null ? ` (role ${r.role})` : ""}`);
+  const lines = r.stopped.map(stoppedText);
+  for (const l of r.left) lines.push(visible(`left ${l.name} running: ${l.why}`));
+  return lines.join("\n");
+}
+
 export function resumedText(r: Resumed): string {
   if (r.already) return visible(`${r.name} is already running (pane ${r.pane})`);
   return visible(`resumed ${r.name} in pane ${r.pane}${r.session_id ? ` (${r.from === "fresh" ? "fresh conversation" : "conversation"} ${r.session_id})` : ""}`);
@@ -59,5 +69,7 @@ export function resumedAllText(r: ResumedAll): string {
   const lines = r.resumed.map((x) => visible(`resumed ${x.name} in ${x.pane} (${x.from})`));
   for (const l of r.left) lines.push(visible(`left ${l.name} stopped: ${l.why}`));
   lines.push(`${r.running_after} running (${r.running_before} before)`);
+  // resume --all is the command line's alone (MCP resumes one session): the command to run next
+  if (r.fresh_needed.length) lines.push(visible(`${r.fresh_needed.join(", ")} ${r.fresh_needed.length === 1 ? "has" : "have"} no conversation to resume; start ${r.fresh_needed.length === 1 ? "it" : "them"} with a new one: mam resume --all --fresh${r.role !== null ? ` --role ${shq(r.role)}` : ""}`));
   return lines.join("\n");
 }

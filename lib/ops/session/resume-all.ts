@@ -4,6 +4,8 @@
 // counted in the same scope: the workspace, or the role): what the cap leaves is left stopped and
 // said. Each start is resume's own (its conversation, its dialogs left untouched).
 import { parseDuration } from "../../jobs/schedule.ts";
+import { MamError } from "../../sys/errors.ts";
+import { field } from "../../sys/fields.ts";
 import type { Notice } from "../../sys/notice.ts";
 import type { Deps } from "../deps.ts";
 import { runningCount, workspaceCap } from "./cap.ts";
@@ -23,9 +25,15 @@ export interface ResumedAll {
   resumed: { name: string; pane: string; from: string; started_at: string }[];
   /** what stayed stopped, and why */
   left: { name: string; why: string }[];
+  /** of those, the ones with no conversation to resume (demo, shell, aider; or none found): they start with --fresh */
+  fresh_needed: string[];
+  /** the role given (the command that starts the rest names it again) */
+  role: string | null;
   /** running sessions (in the scope) before and after */
   running_before: number;
   running_after: number;
+  /** the subscriber daemon, once a session came back (as create does); null when none runs */
+  daemon_pid?: number | null;
   warnings: Notice[];
 }
 
@@ -38,7 +46,7 @@ export async function resumeAll(deps: Deps, o: ResumeAllInput, signal?: AbortSig
   // the workspace's cap (MAM_MAX_RUNNING) holds too, counted over every session
   const wsCap = workspaceCap(deps.env);
   let all = runningCount(data);
-  const out: ResumedAll = { resumed: [], left: [], running_before: running, running_after: running, warnings: [] };
+  const out: ResumedAll = { resumed: [], left: [], fresh_needed: [], role: o.role ?? null, running_before: running, running_after: running, warnings: [] };
   for (const name of stopped) {
     if (signal?.aborted) {
       out.left.push({ name, why: "interrupted" });
@@ -62,6 +70,8 @@ export async function resumeAll(deps: Deps, o: ResumeAllInput, signal?: AbortSig
       all++;
     } catch (e) {
       out.left.push({ name, why: (e as Error).message });
+      // no conversation to go back to: a fresh one is what the user can ask for
+      if (!o.fresh && e instanceof MamError && e.hint?.includes(field("fresh"))) out.fresh_needed.push(name);
     }
   }
   out.running_after = running;

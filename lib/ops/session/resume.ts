@@ -46,6 +46,8 @@ export interface Resumed extends AfterStart {
   session_id: string | null;
   /** own: the row's conversation; newest: this workspace's newest; fresh: a new one */
   from: "own" | "newest" | "fresh" | "running";
+  /** the subscriber daemon a resume makes sure runs (as create does); null when none runs */
+  daemon_pid?: number | null;
 }
 
 /** which conversation to resume: the row's own if its file exists, else the newest one started in `ws` (the row's folder) */
@@ -113,7 +115,7 @@ export async function resumeSession(deps: Deps, input: ResumeInput): Promise<Res
   // herdr: show the kept worktree as its own workspace again (herdr worktree open)
   const herdrWorktree = wt && backend === "herdr" ? { cwd: deps.ws, branch: wt.branch, path: wt.path, label: o.name, open: true } : undefined;
   const t0 = deps.clock.epoch();
-  const l = await launch(deps, { name: o.name, kind, args, backend, server, startServer: o.start_server, taken, cwd, herdrWorktree });
+  const l = await launch(deps, { name: o.name, kind, args, backend, server, startServer: o.start_server, taken, cwd, herdrWorktree, ...(typeof row.role === "string" ? { role: row.role } : {}) });
   const now = deps.clock.epoch();
   const sid = conv?.id ?? freshId;
   let renamed: string[] = [];

@@ -1,6 +1,7 @@
 // The status use case (`mam status`, the MCP tool, the dashboard, the demo): the registry next to
 // the multiplexers' view of it, with each row's job and worktree. Read-only.
 import { existsSync } from "node:fs";
+import type { JobEvent } from "../../jobs/event.ts";
 import { effectiveStatus, jobsDir, type JobStore } from "../../jobs/store.ts";
 import { type RegistryData, type Row, SECTIONS } from "../../registry/types.ts";
 import { isValidJobId } from "../../sys/names.ts";
@@ -69,7 +70,10 @@ function latestJobs(ws: string, jobs: JobStore, host: string): Map<string, JobRe
   // when it has no other)
   const waiting = new Map<string, JobRef[]>();
   for (const r of recs) {
-    const ref = { id: r!.job_id, status: effectiveStatus(r!, jobs.journal(r!.job_id)) };
+    const evs = jobs.journal(r!.job_id);
+    const ref = { id: r!.job_id, status: effectiveStatus(r!, evs) };
+    // a job that ended while it waited its turn (cancelled in the queue) never was its agent's
+    if (ref.status !== "queued" && neverDispatched(evs)) continue;
     const names = !r!.remote_of ? [r!.agent_session] : [r!.agent_session, r!.reviewer_session].flatMap((s) => (s === null ? [] : [localPart(s, host)].filter((x): x is string => x !== undefined)));
     for (const n of names) {
       if (ref.status === "queued") waiting.set(n, [...(waiting.get(n) ?? []), ref]);
@@ -82,6 +86,11 @@ function latestJobs(ws: string, jobs: JobStore, host: string): Map<string, JobRe
     m.set(n, more ? { ...shown, queued: more } : shown);
   }
   return m;
+}
+
+/** pure: a job that waited its turn (queued) and never got it (no `dispatched`) */
+export function neverDispatched(events: readonly Pick<JobEvent, "event">[]): boolean {
+  return events.some((e) => e.event === "queued") && !events.some((e) => e.event === "dispatched");
 }
 
 /** each session's usage (docs/cost.md) from the daemon's ledger, at the user's prices */

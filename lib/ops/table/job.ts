@@ -4,7 +4,7 @@
 import * as z from "zod/mini";
 import { type JobEvent } from "../../jobs/event.ts";
 import { EVENT_NAMES, type EventName, JOB_STATUSES, MAM_EVENTS } from "../../jobs/statuses.ts";
-import { eventLine, eventNote, listText, statusText, waitLine } from "../../jobs/render.ts";
+import { eventNote, listText, logText, statusText, waitLine } from "../../jobs/render.ts";
 import type { CostedJobView } from "../../jobs/query.ts";
 import { usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
@@ -188,7 +188,6 @@ export const jobEvent = defineOp({
   cli: {
     path: "job event",
     group: "jobs",
-    json: false,
     positionals: ["job_id", "event"],
     flags: { detail: { valueHint: "TEXT" }, data: { valueHint: "JSON" }, source: { valueHint: "NAME" }, token: { valueHint: "T" } },
     examples: [
@@ -196,6 +195,7 @@ export const jobEvent = defineOp({
       'mam job event abc12345 progress --detail "tests pass" --data \'{"files":3}\'',
       'mam job event abc12345 completed --detail "done: lib/cli/status.ts"',
       'MAM_JOB_TOKEN=… mam job event abc12345 error --detail "build fails"   # on another machine',
+      "mam job event abc12345 progress --json      # {job_id, seq, event, status, warnings}",
     ],
   },
   mcp: false,
@@ -251,25 +251,41 @@ export const jobList = defineOp({
   mcp: { aliases: ["list_jobs"], description: "List the jobs of the workspace, optionally only those in one status." },
 });
 
+interface JobLogs {
+  job_id: string;
+  total: number;
+  events: JobEvent[];
+  /** the text shows UTC time stamps (else how long ago) */
+  utc: boolean;
+  /** now, for "… ago" */
+  now_ms: number;
+}
+
 export const jobLogs = defineOp({
   name: "job.logs",
   summary: "print a job's event journal, human readable; --follow until the job ends (or Ctrl-C)",
   readOnly: true,
-  input: () => ({ job_id: jobId(), last: optional(count("only the last N events", 1, 10000)) }),
-  async run(deps, i) {
+  input: () => ({
+    job_id: jobId(),
+    last: optional(count("only the last N events", 1, 10000)),
+    utc: withDefault(flag("each event's UTC time stamp instead of how long ago it was"), false),
+  }),
+  async run(deps, i): Promise<JobLogs> {
     const { jobEvents } = await import("../../jobs/query.ts");
     const all = jobEvents(deps.ws, i.job_id);
-    return { job_id: i.job_id, total: all.length, events: i.last === undefined ? all : all.slice(-i.last) };
+    return { job_id: i.job_id, total: all.length, events: i.last === undefined ? all : all.slice(-i.last), utc: i.utc, now_ms: deps.clock.ms() };
   },
-  text: (r: { job_id: string; events: JobEvent[] }) => (r.events.length ? r.events.map(eventLine).join("\n") : `job ${r.job_id} has no events yet`),
+  text: (r: JobLogs) => (r.events.length ? logText(r.events, { utc: r.utc, nowMs: r.now_ms }) : `job ${r.job_id} has no events yet`),
+  // the events keep their UTC time stamps; how the text shows them is the text's
+  json: ({ job_id, total, events }: JobLogs) => ({ job_id, total, events }),
   cli: {
     path: "job logs",
     group: "jobs",
     positionals: ["job_id"],
-    textToStderr: (r) => (r as { events: JobEvent[] }).events.length === 0,
-    examples: ["mam job logs abc12345", "mam job logs abc12345 --follow", "mam job logs abc12345 --last 5"],
+    textToStderr: (r) => (r as JobLogs).events.length === 0,
+    examples: ["mam job logs abc12345", "mam job logs abc12345 --follow", "mam job logs abc12345 --last 5", "mam job logs abc12345 --utc     # time stamps instead of how long ago"],
   },
-  mcp: { aliases: ["job_logs"], description: "Read a job's event journal (started, progress, permission_required, completed, …), oldest first." },
+  mcp: { aliases: ["job_logs"], hide: ["utc"], description: "Read a job's event journal (started, progress, permission_required, completed, …), oldest first." },
 });
 
 export const jobCancel = defineOp({
@@ -290,7 +306,7 @@ export const jobCancel = defineOp({
       : c.cancelled
         ? `job ${c.job_id} cancelled${c.told ? `; told ${c.told}` : ""}`
         : `job ${c.job_id} has already ended (${c.status}); nothing to cancel`,
-  cli: { path: "job cancel", group: "jobs", positionals: ["job_id"], json: false, textToStderr: (c) => !(c as Cancelled).cancelled, examples: ["mam job cancel abc12345", "mam job cancel s1a2b3c4     # a schedule: no more runs"] },
+  cli: { path: "job cancel", group: "jobs", positionals: ["job_id"], textToStderr: (c) => !(c as Cancelled).cancelled, examples: ["mam job cancel abc12345", "mam job cancel s1a2b3c4     # a schedule: no more runs", "mam job cancel abc12345 --json   # {job_id, cancelled, status, told, warnings}"] },
   mcp: { aliases: ["cancel_job"], description: "Cancel a job that has not ended: journal a cancelled event and tell its agent to stop." },
 });
 

@@ -13,13 +13,14 @@ import { usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
 import type { CreateOutcome } from "../session/create.ts";
 import type { Pruned } from "../session/prune.ts";
-import { answeredText, createdText, prunedText, resumedAllText, resumedText, stoppedText } from "../session/render.ts";
+import { answeredText, createdText, prunedText, resumedAllText, resumedText, stoppedAllText, stoppedText } from "../session/render.ts";
 import type { ResumedAll } from "../session/resume-all.ts";
 import { checkCreate, checkStop } from "../session/rules.ts";
 import type { Resumed } from "../session/resume.ts";
 import type { Sent } from "../session/send.ts";
 import { renderStatus, type StatusDoc } from "../session/status.ts";
 import type { Stopped } from "../session/stop.ts";
+import type { StoppedAll } from "../session/stop-all.ts";
 
 const kinds = () => require("../../agents/kinds/index.ts") as typeof import("../../agents/kinds/index.ts");
 
@@ -46,7 +47,7 @@ export const sessionCreate = defineOp({
     name: optional(sessionName("session name (default <workspace slug>-<role>-<agent>)")),
     mux: optional(choice(["herdr", "tmux"], "herdr or tmux (default: MAM_MUX, else herdr when installed, else tmux)")),
     herdr_server: optional(name("herdr server name", "herdr server to create the pane on (default: the one you run in, else default)")),
-    tmux_server: optional(name("tmux server name", "private tmux server (tmux -L NAME; default mam)")),
+    tmux_server: optional(name("tmux server name", "private tmux server (tmux -L NAME; default: MAM_TMUX_SERVER, else the one this workspace remembers, else mam); the workspace remembers it for its later creates")),
     start_server: withDefault(flag("start the herdr server (headless, detached) when it is not running"), false),
     onboard: withDefault(flag("type the onboarding message into the new agent (default true)"), true),
     submit_job: optional(text("a job (its text) to submit to the new session right away")),
@@ -131,16 +132,27 @@ export const sessionStop = defineOp({
     purge: withDefault(flag("with {{mode=hard}}: delete this session's own conversation files in this workspace"), false),
     remove_worktree: withDefault(flag("also remove the session's git worktree (its branch stays); refused with uncommitted or unmerged work"), false),
     force: withDefault(flag("with {{remove_worktree}}: remove it even with uncommitted or unmerged work"), false),
+    all: withDefault(flag("every running session (of {{role}}), one at a time, in name order (the other half of resume --all)"), false),
+    role: optional(text("with {{all}}: only the sessions of this role", { max: 64, oneLine: true })),
   }),
   check(i) {
-    oneRow(i);
+    if (i.all) {
+      if (i.name !== undefined || i.pane !== undefined) throw usageError(`${field("all")} stops every running session: no ${field(i.name !== undefined ? "name" : "pane")}`);
+    } else if (i.role !== undefined) throw usageError(`${field("role")} goes with ${field("all")}`);
+    else oneRow(i);
     checkStop(i);
   },
-  async run(deps, i) {
+  async run(deps, i): Promise<Stopped | StoppedAll> {
+    const { all, role, ...one } = i;
+    if (all) {
+      const { stopAll } = await import("../session/stop-all.ts");
+      return stopAll(deps, { ...one, role });
+    }
     const { stopSession } = await import("../session/stop.ts");
-    return stopSession(deps, i);
+    return stopSession(deps, one);
   },
-  text: (r: Stopped) => stoppedText(r),
+  text: (r: Stopped | StoppedAll) => ("stopped" in r ? stoppedAllText(r) : stoppedText(r)),
+  exitCode: (r: Stopped | StoppedAll) => ("stopped" in r && r.left.length > 0 ? 1 : 0),
   cli: {
     path: "stop",
     group: "agents",
@@ -150,6 +162,7 @@ export const sessionStop = defineOp({
       pane: { valueHint: "ID" },
       reason: { valueHint: "TEXT" },
       purge: { flag: "purge-conversation" },
+      role: { valueHint: "ROLE" },
     },
     examples: [
       "mam stop api-worker-claude",
@@ -160,9 +173,11 @@ export const sessionStop = defineOp({
       "mam stop feat-x --remove-worktree            # refused (exit 4) when it has uncommitted or unmerged work",
       "mam stop feat-x --remove-worktree --force",
       "mam stop --pane %7                            # a row whose name mam would refuse (see: mam registry check)",
+      "mam stop --all                                # every running session (mam resume --all brings them back)",
+      "mam stop --all --role worker --hard",
     ],
   },
-  mcp: { aliases: ["stop_agent"], hide: ["purge"], description: "Stop an agent session: graceful (resumable later), hard (close its pane now) or soft (archive the row, leave the pane)." },
+  mcp: { aliases: ["stop_agent"], hide: ["purge", "all", "role"], description: "Stop an agent session: graceful (resumable later), hard (close its pane now) or soft (archive the row, leave the pane)." },
 });
 
 export const sessionResume = defineOp({
@@ -188,16 +203,24 @@ export const sessionResume = defineOp({
     if (i.name !== undefined || i.pane !== undefined || i.rename !== undefined) throw usageError(`${field("all")} resumes every stopped session: no ${field(i.name !== undefined ? "name" : i.pane !== undefined ? "pane" : "rename")}`);
   },
   async run(deps, i, ctx): Promise<Resumed | ResumedAll> {
-    if (i.all) {
-      const { resumeAll } = await import("../session/resume-all.ts");
-      return resumeAll(deps, { role: i.role, stagger: i.stagger ?? "2s", max_running: i.max_running, fresh: i.fresh, start_server: i.start_server }, ctx.signal);
+    const r = await (async () => {
+      if (i.all) {
+        const { resumeAll } = await import("../session/resume-all.ts");
+        return resumeAll(deps, { role: i.role, stagger: i.stagger ?? "2s", max_running: i.max_running, fresh: i.fresh, start_server: i.start_server }, ctx.signal);
+      }
+      const [{ resumeSession }, { refuseOverCap }] = await Promise.all([import("../session/resume.ts"), import("../session/cap.ts")]);
+      const data = deps.registry.read();
+      // one more running session counts against the workspace's cap (a running one is resume's own error)
+      const row = [...data.herdr_sessions, ...data.tmux_sessions].find((r) => (i.name !== undefined ? r.name === i.name : r.pane?.id === i.pane));
+      if (row?.status !== "running") refuseOverCap(data, deps.env, undefined);
+      return resumeSession(deps, i);
+    })();
+    // an agent started again is watched as a created one is: the daemon (schedules, notifications, budgets)
+    if ("resumed" in r ? r.resumed.length > 0 : !r.already) {
+      const { ensureDaemonNoticed } = await import("../job/submit.ts");
+      r.daemon_pid = await ensureDaemonNoticed(deps, r.warnings, "its dialogs, jobs and notifications are watched only while a daemon runs");
     }
-    const [{ resumeSession }, { refuseOverCap }] = await Promise.all([import("../session/resume.ts"), import("../session/cap.ts")]);
-    const data = deps.registry.read();
-    // one more running session counts against the workspace's cap (a running one is resume's own error)
-    const row = [...data.herdr_sessions, ...data.tmux_sessions].find((r) => (i.name !== undefined ? r.name === i.name : r.pane?.id === i.pane));
-    if (row?.status !== "running") refuseOverCap(data, deps.env, undefined);
-    return resumeSession(deps, i);
+    return r;
   },
   text: (r: Resumed | ResumedAll) => ("resumed" in r ? resumedAllText(r) : resumedText(r)),
   exitCode: (r: Resumed | ResumedAll) => ("resumed" in r && r.left.some((l) => !l.why.includes("the cap")) ? 1 : 0),

@@ -1,6 +1,7 @@
 // The operations on this machine's team (docs/machines.md): make it, join it, leave it, print its
 // join code, see its hosts. The join code carries the team's secret: only `team init` and `team
-// code` print it, as text on the command line (no --json, no MCP tool, no dashboard action).
+// code` print it, on the command line (as text, or with --json as `code`, for a script to carry it
+// on); never into a log, no MCP tool, no dashboard action.
 import { usageError } from "../../sys/errors.ts";
 import { table } from "../../sys/io.ts";
 import { visible } from "../../sys/sanitize.ts";
@@ -32,7 +33,7 @@ export const teamInit = defineOp({
       `  mam team join ${r.code}`,
       "(better, out of ps and the shell's history: mam team join - , then paste the code and press Ctrl-D)",
     ].join("\n"),
-  cli: { path: "team init", group: "team across machines", positionals: ["name"], json: false, examples: ["mam team init lab --broker broker.lan:1883", "mam team init lab --broker broker.example.com --tls"] },
+  cli: { path: "team init", group: "team across machines", positionals: ["name"], examples: ["mam team init lab --broker broker.lan:1883", "mam team init lab --broker broker.example.com --tls", "mam team init lab --json     # {team, host, path, broker, code, warnings}"] },
   mcp: false,
 });
 
@@ -49,7 +50,7 @@ export const teamJoin = defineOp({
     return team().joinTeam(deps, i.code, i.force);
   },
   text: (r: TeamJoined) => `${r.host} is in team ${r.team} (${r.path}); its broker: ${brokerLine(r.broker)}\nsee its hosts with: mam team show`,
-  cli: { path: "team join", group: "team across machines", positionals: ["code"], examples: ["mam team join -            # paste the code, then Ctrl-D", "mam team join --code-file ~/lab.code", "mam team join mamteam1.eyJ2Ijox…"] },
+  cli: { path: "team join", group: "team across machines", positionals: ["code"], examples: ["mam team join -            # paste the code, then Ctrl-D", "mam team join --code-file ~/lab.code", "mam team join mamteam1.eyJ2Ijox…", "mam team join - --json     # {team, host, path, broker, warnings}"] },
   mcp: false,
 });
 
@@ -75,7 +76,7 @@ export const teamCode = defineOp({
     return team().teamCode(deps);
   },
   text: (r: { team: string; code: string }) => `mam team join ${r.code}`,
-  cli: { path: "team code", group: "team across machines", json: false, examples: ["mam team code"] },
+  cli: { path: "team code", group: "team across machines", examples: ["mam team code", 'code=$(mam team code --json | jq -r .code)     # {team, code}'] },
   mcp: false,
 });
 

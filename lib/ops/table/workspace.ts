@@ -105,8 +105,8 @@ export const daemonEnsure = defineOp({
   text: (r: Ensured) => (r.pid === null ? "" : String(r.pid)),
   cli: {
     path: "daemon ensure",
-    json: false,
     examples: [
+      "mam daemon ensure --json                # {pid, started, disabled, warnings}",
       "mam daemon ensure                       # 12345",
       "mam daemon ensure --workspace ~/proj",
       "MAM_NO_SUBSCRIBER_DAEMON=1 mam daemon ensure   # never starts one; prints the PID of one that runs",
@@ -162,7 +162,7 @@ export const daemonStop = defineOp({
     return { pid: r.pid, killed: r.killed, warnings };
   },
   text: (r: DaemonStopped) => `stopped the subscriber daemon (pid ${r.pid})`,
-  cli: { path: "daemon stop", json: false, examples: ["mam daemon stop", "mam daemon stop --workspace ~/proj"] },
+  cli: { path: "daemon stop", examples: ["mam daemon stop", "mam daemon stop --workspace ~/proj", "mam daemon stop --json     # {pid, killed, warnings}"] },
   mcp: false,
 });
 
