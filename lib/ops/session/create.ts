@@ -253,7 +253,6 @@ export async function createSession(deps: Deps, o: CreateInput, signal: AbortSig
   let l: Awaited<ReturnType<typeof launch>>;
   try {
     l = await launch(deps, {
-      role,
       name,
       kind,
       role,

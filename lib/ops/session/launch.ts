@@ -21,7 +21,7 @@ export const PICK_ATTEMPTS = 3;
 export interface LaunchSpec {
   name: string;
   kind: AgentKind;
-  /** the session's role (tmux keeps it on the session: a killed create's pane is registered with it) */
+  /** the session's role (tmux keeps it on the session: a killed create's pane is registered with it, registry rebuild gives it back) */
   role?: string;
   /** arguments after the kind's command (fresh or resume args, then the user's) */
   args: string[];
@@ -32,8 +32,6 @@ export interface LaunchSpec {
   taken: Set<string>;
   /** the folder the agent runs in (default: ws); its worktree when it has one */
   cwd?: string;
-  /** the session's role (tmux keeps it on the session for registry rebuild) */
-  role?: string;
   /**
    * herdr: create this worktree through herdr (create), or show the existing one again (resume:
    * `open`), and start the agent in its workspace's root pane (tmux: mam made it already)
