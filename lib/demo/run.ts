@@ -20,6 +20,22 @@ export interface DemoOptions {
   env: Env;
   /** how long the job may take */
   timeoutMs: number;
+  /** the worker asks in a permission dialog before its command, and the demo answers it with mam approve */
+  dialog?: boolean;
+}
+
+/**
+ * the question of the worker's dialog, once the daemon has journalled it on the job (its own
+ * observation, source monitor): what `mam approve` without a fingerprint answers
+ */
+async function questionJournalled(read: () => readonly JobEvent[], timeoutMs: number, signal: AbortSignal): Promise<JobEvent | undefined> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end && !signal.aborted) {
+    const q = read().find((e) => e.event === "permission_required" && e.source === "monitor" && e.data?.question !== undefined);
+    if (q) return q;
+    await Bun.sleep(100);
+  }
+  return undefined;
 }
 
 const WORKER = "demo-worker";
@@ -140,7 +156,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
       });
     }
     for (const [name, role, extra] of [
-      [WORKER, "worker", []],
+      [WORKER, "worker", o.dialog ? ["--dialog"] : []],
       [REVIEWER, "reviewer", ["--pass-on", "2"]],
     ] as const) {
       const c = await createSession(deps, { agent: "demo", role, name, ...choice, start_server: true, onboard: false, mcp: false, grant: true, agent_args: ["--role", role, ...extra] });
@@ -168,6 +184,26 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     p(`\njob ${record.job_id}: loop, worker ${WORKER}, reviewer ${REVIEWER} (the reviewer asks for one change, then passes)`);
     const t0 = Date.now();
     checkpoint();
+    if (o.dialog) {
+      // the worker asks before its command, as a real agent does; the daemon journals the question
+      const asked = await questionJournalled(() => deps.jobs.journal(record.job_id), o.timeoutMs, stop.signal);
+      checkpoint();
+      if (!asked) throw new MamError(`the demo worker's dialog was not journalled within ${o.timeoutMs / 1000} s`, EXIT.FAIL);
+      const q = asked.data.question as { title: string; subject: string; question: string; choices: { n: number; label: string }[]; fingerprint: string };
+      p(`\n${WORKER} asks, in a permission dialog (as claude or codex would), and waits:`);
+      p(`  ${q.title}: ${q.subject} — ${q.question}`);
+      p(`  choices: ${q.choices.map((c) => `${c.n} ${c.label}`).join(" · ")}`);
+      if (o.keep) {
+        p(`answer it yourself (the job goes on once you do):`);
+        p(`  mam approve ${WORKER} --workspace ${ws}            # or --deny; mam status shows the dialog, mam ui has buttons`);
+      } else {
+        const [{ approve }, { answeredText }] = await Promise.all([import("../ops/session/approve.ts"), import("../ops/session/render.ts")]);
+        p(`$ mam approve ${WORKER}`);
+        const a = await approve(deps, { target: WORKER, deny: false }, { surface: "cli" });
+        p(answeredText(a));
+      }
+      p("");
+    }
     const res = await waitJobs(ws, [record], { any: false, timeoutMs: o.timeoutMs, signal: stop.signal });
     checkpoint();
     const events = deps.jobs.journal(record.job_id);

@@ -35,6 +35,21 @@ test("mam demo on tmux: the loop job completes, nothing is left behind (not even
   expect(readdirSync(join(sb.root, `tmux-${process.getuid!()}`))).toEqual([]);
 }, 130_000);
 
+test("mam demo --dialog: the worker asks in a permission dialog, the daemon journals it, mam approve answers it, the job completes; synthetic cost shown", async () => {
+  const r = await runMam(["demo", "--dialog"], { env: sb.with({ TMPDIR: sb.root, TMUX_TMPDIR: sb.root, MAM_NO_SUBSCRIBER_DAEMON: "1" }), cwd: sb.ws, timeoutMs: 120_000 });
+  check(r);
+  expect(r.stdout).toContain("demo-worker asks, in a permission dialog");
+  expect(r.stdout).toContain("  Demo command: write hello.txt — Do you want to proceed?");
+  expect(r.stdout).toContain("  choices: 1 Yes · 2 No");
+  expect(r.stdout).toMatch(/approved demo-worker's dialog \(Demo command: write hello\.txt — Do you want to proceed\?\): pressed 1 \(Yes\); journalled on job [0-9a-f]{8}/);
+  // the timeline: the daemon's question, then the answer, then the worker's hand-in
+  const at = (what: string) => r.stdout.split("\n").findIndex((l) => new RegExp(`#\\d+\\s+${what}\\s`).test(l));
+  expect(at("permission_required")).toBeGreaterThan(-1);
+  expect(at("permission_required")).toBeLessThan(at("approved"));
+  expect(r.stdout).toContain("COST is synthetic");
+  expect(r.stdout).toMatch(/demo-worker .*\$0\.\d+\/\$0\.\d+\/\$0\.\d+/);
+}, 130_000);
+
 test("mam demo --mux herdr without herdr: says so before starting anything (issue 39 item 12)", async () => {
   const r = await runMam(["demo", "--mux", "herdr"], { env: sb.with({ TMPDIR: sb.root, PATH: `${sb.bin}:/usr/bin:/bin` }), cwd: sb.ws, timeoutMs: 30_000 });
   expect(r.code).toBe(1);
