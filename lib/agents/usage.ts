@@ -60,6 +60,29 @@ export interface UsageSource {
   parse(line: string): UsageFact | undefined;
 }
 
+/**
+ * the variables that say where the agents keep their records (their config folders): the agent's
+ * own values count, not the daemon's (a daemon started from another shell, an agent whose tmux
+ * server was started with another environment)
+ */
+export const STORE_ENV = ["HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_HOME"] as const;
+
+/**
+ * pure: the environment to look for session `session`'s records with: `own` (the daemon's) with
+ * the STORE_ENV values of the agent's own environment (`agent`, as its process started; unset
+ * there is unset here). An environment that is not that session's agent (no environment read, a
+ * pid taken by another process since: MAM_SESSION is not `session`) changes nothing.
+ */
+export function storeEnv(own: Env, agent: Record<string, string> | undefined, session: string): Env {
+  if (!agent || agent.MAM_SESSION !== session) return own;
+  const env: Env = { ...own };
+  for (const k of STORE_ENV) {
+    if (k === "HOME" && agent.HOME === undefined) continue;
+    env[k] = agent[k];
+  }
+  return env;
+}
+
 /** a count from an agent's record: a non-negative safe integer, else 0 */
 export const count = (v: unknown): number => (typeof v === "number" && Number.isSafeInteger(v) && v > 0 ? v : 0);
 

@@ -5,7 +5,7 @@
 import { KINDS } from "../agents/kinds/index.ts";
 import { bucketOf, dayOf, type JobUsage, type Ledger } from "./ledger.ts";
 import type { PriceTable } from "./prices.ts";
-import { asByModel, type ByModel, mergeModels } from "./tokens.ts";
+import { asByModel, type ByModel, mergeModels, tokensOf, totalOf } from "./tokens.ts";
 import { unknownUsage, type UsageView, usageView } from "./view.ts";
 
 /** can mam read this kind's usage? */
@@ -14,6 +14,16 @@ export const meterable = (kind: string | null | undefined): boolean => typeof ki
 export const cannotRead = (kind: string | null | undefined) => `mam cannot read the records of ${kind ?? "an unknown agent kind"}`;
 
 export const NOT_METERED = "not metered yet: the workspace's daemon counts usage";
+
+/** a session that reported on a job while the meter counted none of its answers */
+export const NOT_FOUND = "it reported on the job, but mam has found none of its answers in its conversation files (docs/cost.md: where mam looks)";
+
+/** did session `s` (the job's worker or reviewer) report on the job itself (an event it sent, not mam's or the daemon's)? */
+function reported(rec: JobLike, events: readonly EventLike[], s: string): boolean {
+  const own = (e: EventLike) => e.source !== "mam" && !e.source.startsWith("mam@") && e.source !== "monitor";
+  if (s === rec.reviewer_session) return events.some((e) => own(e) && e.source === s);
+  return events.some((e) => own(e) && e.source !== rec.reviewer_session);
+}
 
 /** the parts of a job record the views read */
 export interface JobLike {
@@ -66,22 +76,45 @@ export function jobUsageView(rec: JobLike, events: readonly EventLike[], prices:
   const sessions = [rec.agent_session, ...(rec.reviewer_session ? [rec.reviewer_session] : [])];
   const remote = (s: string) => s.includes("@") && !rec.remote_of;
   const kindOf = (s: string) => (s === rec.agent_session ? rec.agent : rec.reviewer_agent);
-  // the sessions whose part cannot be known here
-  const missing = sessions
-    .filter((s) => !parts.some((p) => p.by_session[s] !== undefined))
-    .map((s) => (remote(s) ? `${s}: costed on ${hostOf(s)}, no report yet` : !meterable(kindOf(s)) && kindOf(s) !== undefined ? `${s}: ${cannotRead(kindOf(s))}` : undefined))
-    .filter((x): x is string => x !== undefined);
-  if (parts.length === 0) {
-    const worker = rec.agent_session;
-    const why = remote(worker) ? `costed on ${hostOf(worker)}: no report yet` : rec.agent === null && rec.to_role !== undefined ? `no agent of ${rec.to_role} has taken it yet` : !meterable(rec.agent) ? cannotRead(rec.agent) : NOT_METERED;
-    return { ...unknownUsage(why), by_session: {}, by_iteration: {} };
-  }
   const bySession: Record<string, ByModel> = {};
   const byIteration: Record<string, ByModel> = {};
   for (const p of parts) {
     for (const [s, m] of Object.entries(p.by_session)) bySession[s] = mergeModels(bySession[s], m);
     for (const [i, m] of Object.entries(p.by_iteration)) byIteration[i] = mergeModels(byIteration[i], m);
   }
+  // a local session of a kind mam reads, that reported on the job (each report is a model answer
+  // that ran a command), with no answer counted: the meter missed its conversation; unknown, never 0
+  const unseen = (s: string) => !remote(s) && meterable(kindOf(s)) && reported(rec, events, s) && totalOf(tokensOf(bySession[s] ?? {})) === 0;
+  // the sessions whose part cannot be known here
+  const missing = sessions
+    .map((s) =>
+      unseen(s)
+        ? `${s}: ${NOT_FOUND}`
+        : parts.some((p) => p.by_session[s] !== undefined)
+          ? undefined
+          : remote(s)
+            ? `${s}: costed on ${hostOf(s)}, no report yet`
+            : !meterable(kindOf(s)) && kindOf(s) !== undefined
+              ? `${s}: ${cannotRead(kindOf(s))}`
+              : undefined,
+    )
+    .filter((x): x is string => x !== undefined);
+  const counted = Object.entries(bySession).filter(([s]) => !unseen(s));
+  if (parts.length === 0 || (missing.length && counted.every(([, m]) => totalOf(tokensOf(m)) === 0))) {
+    const worker = rec.agent_session;
+    const why =
+      parts.length > 0 || unseen(worker)
+        ? `not counted: ${missing.join("; ")}`
+        : remote(worker)
+          ? `costed on ${hostOf(worker)}: no report yet`
+          : rec.agent === null && rec.to_role !== undefined
+            ? `no agent of ${rec.to_role} has taken it yet`
+            : !meterable(rec.agent)
+              ? cannotRead(rec.agent)
+              : NOT_METERED;
+    return { ...unknownUsage(why), by_session: {}, by_iteration: {} };
+  }
+  for (const s of sessions) if (unseen(s)) delete bySession[s];
   const all = usageView(mergeModels(...Object.values(bySession)), prices);
   const views = (r: Record<string, ByModel>) => Object.fromEntries(Object.entries(r).map(([k, m]) => [k, usageView(m, prices)]));
   return { ...all, ...(missing.length ? { why: `not counted: ${missing.join("; ")}` } : {}), by_session: views(bySession), by_iteration: views(byIteration) };

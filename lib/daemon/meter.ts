@@ -8,7 +8,8 @@
 // per file. The meter reads files; it never calls a model.
 import { closeSync, fstatSync, openSync, readSync, renameSync, statSync } from "node:fs";
 import { KINDS, ownId } from "../agents/kinds/index.ts";
-import type { UsageSource } from "../agents/usage.ts";
+import { storeEnv, type UsageSource } from "../agents/usage.ts";
+import { processEnviron } from "../mux/procfs.ts";
 import { type Check, checkLimits, dailyCapCheck, dailyLimits, hasLimits, type Limits, PRICE_HINT } from "../cost/budget.ts";
 import { dayOf, emptyLedger, type FileCursor, type JobUsage, type Ledger, ledgerPath, readLedger } from "../cost/ledger.ts";
 import { applyFact, book, type JobFacts, type MeterContext, noteJob, prune } from "../cost/meter.ts";
@@ -82,6 +83,8 @@ export class UsageMeter {
   private readonly reportedAt = new Map<string, number>();
   private pricesBroken: string | undefined;
   private readonly markers = new Map<string, Buffer[]>();
+  /** each agent process's environment, read once per pid (what it started with does not change) */
+  private readonly environs = new Map<number, Record<string, string> | undefined>();
 
   private readonly o: MeterOptions;
 
@@ -153,6 +156,16 @@ export class UsageMeter {
     return this.tracked;
   }
 
+  private environOf(pid: number): Record<string, string> | undefined {
+    if (!this.environs.has(pid)) {
+      const e = processEnviron(pid);
+      // not read (gone, no /proc): ask again next poll
+      if (e === undefined) return undefined;
+      this.environs.set(pid, e);
+    }
+    return this.environs.get(pid);
+  }
+
   private isSession(field: string, session: string): boolean {
     return field === session || (this.o.host !== undefined && localPart(field, this.o.host) === session);
   }
@@ -197,7 +210,9 @@ export class UsageMeter {
       const wt = t.row.worktree;
       const cwd = wt && !wt.removed_at && typeof wt.path === "string" ? wt.path : ws;
       const pid = typeof t.row.pane?.pid === "number" ? t.row.pane.pid : undefined;
-      for (const path of t.usage.files({ cwd, ws, name: t.row.name, id: ownId(t.row, t.kind), pid, env: this.o.env })) {
+      // where the agent keeps its records is the agent's to say (its CLAUDE_CONFIG_DIR, CODEX_HOME …), not the daemon's
+      const env = pid === undefined ? this.o.env : storeEnv(this.o.env, this.environOf(pid), t.row.name);
+      for (const path of t.usage.files({ cwd, ws, name: t.row.name, id: ownId(t.row, t.kind), pid, env })) {
         const c = l.files[path];
         if (c && c.session === t.row.name) continue;
         l.files[path] = { session: t.row.name, kind: t.kind, ino: -1, offset: 0, turn: c?.turn ?? { job: null, iteration: null } };

@@ -95,6 +95,22 @@ export function foregroundOf(panePid: number): ProcessInfo {
   return { ...shell, foreground: members };
 }
 
+/** a process's environment as it started (/proc/<pid>/environ; undefined: gone, not ours, or no /proc) */
+export function processEnviron(pid: number): Record<string, string> | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/environ`, "utf8");
+  } catch {
+    return undefined;
+  }
+  const out: Record<string, string> = {};
+  for (const kv of text.split("\0")) {
+    const eq = kv.indexOf("=");
+    if (eq > 0) out[kv.slice(0, eq)] = kv.slice(eq + 1);
+  }
+  return out;
+}
+
 /** a process's start time (clock ticks since boot, /proc/<pid>/stat field 22): with its pid, who it is */
 export function procStartTime(pid: number): string | undefined {
   try {

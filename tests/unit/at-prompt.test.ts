@@ -1,8 +1,11 @@
 // Typing into agents (lib/sessions/at-prompt.ts): where an agent is, from herdr's status and the
 // screen detector; when mam may type; whether a typed text is still waiting in the input box.
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startDialogOf } from "../../lib/agents/kinds/index.ts";
+import { geminiTrust } from "../../lib/agents/kinds/gemini.ts";
 import { detectScreen, hasInputBox, inputBoxText } from "../../lib/agents/screen/detect.ts";
 import { AgentBlocked, type Mux } from "../../lib/mux/types.ts";
 import { afterStart } from "../../lib/ops/session/after-start.ts";
@@ -81,6 +84,103 @@ describe("waitForPrompt: a new agent is at its prompt only once the prompt staye
     expect(await waitForPrompt(timedPane("gemini", () => "idle-real-prompt"), "%1", "gemini", {}, 300)).toMatchObject({ at: "prompt" });
     expect(Date.now() - t0).toBeLessThan(PROMPT_STEADY_MS);
     expect(await waitForPrompt(timedPane("gemini", () => "idle-real-prompt"), "%1", "gemini", {}, 0)).toMatchObject({ at: "prompt" });
+  });
+});
+
+describe("what the agent's own records say about its start dialogs (issue 39 #0)", () => {
+  const on = JSON.stringify({ security: { folderTrust: { enabled: true } } });
+  const off = JSON.stringify({ security: { folderTrust: { enabled: false } } });
+  const t = (rules: Record<string, string>) => JSON.stringify(rules);
+
+  test("gemini: folder trust on (the default) and no rule for the folder: it asks; a rule of the folder or a parent decides", () => {
+    expect(geminiTrust("/w/proj", {}, [], undefined)).toBe("ask");
+    expect(geminiTrust("/w/proj", {}, [undefined, on], t({}))).toBe("ask");
+    expect(geminiTrust("/w/proj", {}, [undefined, on], t({ "/w/proj": "TRUST_FOLDER" }))).toBe("trusted");
+    expect(geminiTrust("/w/proj/sub", {}, [undefined, on], t({ "/w/proj": "TRUST_FOLDER" }))).toBe("trusted");
+    // TRUST_PARENT trusts the rule's parent folder and everything in it
+    expect(geminiTrust("/w/other", {}, [], t({ "/w/proj": "TRUST_PARENT" }))).toBe("trusted");
+    expect(geminiTrust("/x/proj", {}, [], t({ "/w/proj": "TRUST_PARENT" }))).toBe("ask");
+    // DO_NOT_TRUST: untrusted, no dialog; the longest rule path wins
+    expect(geminiTrust("/w/proj", {}, [], t({ "/w/proj": "DO_NOT_TRUST" }))).toBe("untrusted");
+    expect(geminiTrust("/w/proj/sub", {}, [], t({ "/w": "TRUST_FOLDER", "/w/proj": "DO_NOT_TRUST" }))).toBe("untrusted");
+    expect(geminiTrust("/w/proj/sub", {}, [], t({ "/w": "DO_NOT_TRUST", "/w/proj/sub": "TRUST_FOLDER" }))).toBe("trusted");
+    // a name that only starts like the rule is not under it
+    expect(geminiTrust("/w/project", {}, [], t({ "/w/proj": "TRUST_FOLDER" }))).toBe("ask");
+    // rules compare real paths
+    expect(geminiTrust("/real/proj", {}, [], t({ "/link/proj": "TRUST_FOLDER" }), (p) => p.replace("/link", "/real"))).toBe("trusted");
+  });
+
+  test("gemini: folder trust off in the user's or system settings (not the folder's own), the env, a broken trust file", () => {
+    expect(geminiTrust("/w/proj", {}, [undefined, off], t({}))).toBe("trusted");
+    expect(geminiTrust("/w/proj", {}, [off, on], t({}))).toBe("ask");
+    expect(geminiTrust("/w/proj", {}, [undefined, on, off], t({}))).toBe("ask");
+    expect(geminiTrust("/w/proj", {}, [undefined, on, undefined, off], t({}))).toBe("trusted");
+    expect(geminiTrust("/w/proj", { GEMINI_CLI_TRUST_WORKSPACE: "true" }, [], t({}))).toBe("trusted");
+    expect(geminiTrust("/w/proj", { GEMINI_CLI_TRUST_WORKSPACE: "false" }, [], t({}))).toBe("untrusted");
+    expect(geminiTrust("/w/proj", {}, [], "{ not json")).toBe("untrusted");
+  });
+
+  test("gemini's records on disk: its settings and trustedFolders.json under GEMINI_CLI_HOME", () => {
+    const home = mkdtempSync(join(tmpdir(), "mam-gem-"));
+    try {
+      const ws = join(home, "ws");
+      mkdirSync(join(home, ".gemini"), { recursive: true });
+      mkdirSync(ws);
+      const env = { GEMINI_CLI_HOME: home, GEMINI_CLI_SYSTEM_SETTINGS_PATH: join(home, "none.json") };
+      writeFileSync(join(home, ".gemini", "settings.json"), on);
+      expect(startDialogOf("gemini", ws, env)).toBe("trust this folder");
+      writeFileSync(join(home, ".gemini", "trustedFolders.json"), t({ [ws]: "TRUST_FOLDER" }));
+      expect(startDialogOf("gemini", ws, env)).toBeNull();
+      expect(startDialogOf("codex", ws, env)).toBeNull();
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  /** a tmux pane that always shows gemini's input box (its box before the dialog, on a machine too slow to draw the dialog in time) */
+  function promptPane(typed: string[]): Mux {
+    return {
+      backend: "tmux",
+      async screen() {
+        return screen("gemini", "idle-real-prompt");
+      },
+      async sendText(_p: string, text: string) {
+        typed.push(text);
+      },
+      async sendKeys(_p: string, keys: string[]) {
+        typed.push(...keys);
+      },
+      async submit(_p: string, text: string) {
+        typed.push(text);
+      },
+    } as unknown as Mux;
+  }
+
+  test("while the records say a dialog comes, a steady prompt is not the prompt: the wait ends at that dialog, nothing typed", async () => {
+    let expected: string | null = "trust this folder";
+    const typed: string[] = [];
+    const st = await waitForPrompt(promptPane(typed), "%1", "gemini", {}, PROMPT_STEADY_MS + 600, undefined, undefined, () => expected);
+    expect(st).toMatchObject({ at: "dialog", dialog: "start", name: "trust this folder" });
+    // no wait at all: the same
+    expect(await waitForPrompt(promptPane(typed), "%1", "gemini", {}, 0, undefined, undefined, () => expected)).toMatchObject({ at: "dialog", name: "trust this folder" });
+    // the user trusted the folder meanwhile: the prompt counts again
+    setTimeout(() => (expected = null), 300);
+    expect(await waitForPrompt(promptPane(typed), "%1", "gemini", {}, 10_000, undefined, undefined, () => expected)).toMatchObject({ at: "prompt" });
+    expect(typed).toEqual([]);
+  });
+
+  test("afterStart in a folder gemini does not trust: no onboarding typed, a warning names the dialog", async () => {
+    const home = mkdtempSync(join(tmpdir(), "mam-gem-"));
+    try {
+      const typed: string[] = [];
+      const env = { GEMINI_CLI_HOME: home, GEMINI_CLI_SYSTEM_SETTINGS_PATH: join(home, "none.json"), MAM_PROMPT_WAIT_S: "1" };
+      const r = await afterStart({ mux: promptPane(typed), name: "gem", kind: "gemini", backend: "tmux", server: "mam", paneId: "%1", cwd: home, env, text: "You are gem" });
+      expect(r).toMatchObject({ at_prompt: false, waiting_at: 'its "trust this folder" dialog', onboarding: "not sent" });
+      expect(r.warnings.map((w) => w.text)).toEqual(['gemini waits at its "trust this folder" dialog in %1: answer it there (tmux -L mam attach -t gem); the onboarding was not sent']);
+      expect(typed).toEqual([]);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });
 
@@ -263,7 +363,7 @@ describe("an agent that goes to a dialog between mam's look and the typing (herd
 
   test("afterStart: the onboarding is not sent, the warning names the question", async () => {
     const p = refusingPane();
-    const r = await afterStart({ mux: p.mux, name: "wrk", kind: "claude", backend: "herdr", server: "mam", paneId: "w1:p2", env: {}, text: "You are wrk" });
+    const r = await afterStart({ mux: p.mux, name: "wrk", kind: "claude", backend: "herdr", server: "mam", paneId: "w1:p2", cwd: "/ws", env: {}, text: "You are wrk" });
     expect(r).toMatchObject({ at_prompt: false, waiting_at: "a question (herdr reports it blocked)", onboarding: "not sent" });
     expect(r.warnings.map((w) => w.text)).toEqual(["claude waits at a question (herdr reports it blocked) in w1:p2: answer it there (herdr --session mam, pane w1:p2); the onboarding was not sent"]);
   });

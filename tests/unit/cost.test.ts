@@ -6,7 +6,7 @@ import { afterEach, describe, expect, spyOn, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Tokens } from "../../lib/agents/usage.ts";
+import { storeEnv, type Tokens } from "../../lib/agents/usage.ts";
 import { checkLimits, dailyCapCheck, dailyLimits, PRICE_HINT } from "../../lib/cost/budget.ts";
 import { emptyLedger } from "../../lib/cost/ledger.ts";
 import { loadPrices, MAX_PRICE_FILE, priceOf, type PriceTable, shippedPrices, usdOf } from "../../lib/cost/prices.ts";
@@ -199,6 +199,38 @@ describe("usage as users see it", () => {
     expect(remote.by_iteration["1"]!.tokens!.total).toBe(40);
     // not from mam: not a report
     expect(jobUsageView(rec({ agent_session: "w@build" }), [{ ...report(7), source: "w@build" }], shipped).known).toBe(false);
+  });
+
+  test("the meter looks for an agent's records where the agent keeps them: its own CLAUDE_CONFIG_DIR etc., not the daemon's (issue 39 #3)", () => {
+    const daemon = { HOME: "/home/u", PATH: "/bin", CODEX_HOME: "/d/codex" };
+    const agent = { MAM_SESSION: "wrk", HOME: "/home/u", CLAUDE_CONFIG_DIR: "/fresh/claude" };
+    const e = storeEnv(daemon, agent, "wrk");
+    expect(e).toMatchObject({ CLAUDE_CONFIG_DIR: "/fresh/claude", HOME: "/home/u", PATH: "/bin" });
+    // unset for the agent is unset here: the daemon's own CODEX_HOME is not the agent's
+    expect(e.CODEX_HOME).toBeUndefined();
+    // not that session's process (its pid taken by another since), or nothing read: the daemon's
+    expect(storeEnv(daemon, { ...agent, MAM_SESSION: "other" }, "wrk")).toBe(daemon);
+    expect(storeEnv(daemon, undefined, "wrk")).toBe(daemon);
+  });
+
+  test("unknown, not 0: a session that reported on the job while the meter counted none of its answers (issue 39 #3)", () => {
+    const said = [{ event: "started", source: "agent", data: {} }, { event: "completed", source: "agent", data: {} }];
+    const zero = { by_session: { wrk: {} }, by_iteration: {} };
+    // the meter read the header's turn but no answer: the agent reported, so it answered; not a known 0
+    const v = jobUsageView(rec({ usage: zero }), said, shipped);
+    expect(v).toMatchObject({ known: false, tokens: null, why: expect.stringContaining("wrk: it reported on the job, but mam has found none of its answers") });
+    // nothing found at all (its conversation not where the meter looked): says so, not "not metered yet"
+    expect(jobUsageView(rec(), said, shipped)).toMatchObject({ known: false, why: expect.stringContaining("wrk: it reported on the job") });
+    // mam's and the daemon's own events are not the agent's: a job it never answered is a true 0
+    const mams = [{ event: "queued", source: "mam", data: {} }, { event: "permission_required", source: "monitor", data: {} }, { event: "cancelled", source: "mam", data: {} }];
+    expect(jobUsageView(rec({ usage: zero }), mams, shipped)).toMatchObject({ known: true, tokens: { total: 0 } });
+    // counted answers stay known
+    const usage = { by_session: { wrk: { m: t(5) } }, by_iteration: {} };
+    expect(jobUsageView(rec({ usage }), said, shipped)).toMatchObject({ known: true, tokens: { total: 5 } });
+    // a loop: the reviewer reported, none of its answers were found; the worker's are counted and the reviewer's part is named
+    const loop = jobUsageView(loopJob({ usage: { by_session: { wrk: { m: t(5) }, rev: {} }, by_iteration: {} }, reviewer_agent: "claude" }), [...said, { event: "completed", source: "rev", data: {} }], shipped);
+    expect(loop).toMatchObject({ known: true, tokens: { total: 5 }, why: expect.stringContaining("not counted: rev: it reported on the job") });
+    expect(loop.by_session.rev).toBeUndefined();
   });
 
   test("a session: this job, today, in all from the ledger; unknown for a kind mam cannot read or before the daemon counted", () => {

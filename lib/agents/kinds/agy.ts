@@ -51,6 +51,7 @@ export const agy: AgentKind = {
   assignsId: false,
   resumeArgs: (id) => ["--conversation", id],
   resumeNote: null,
+  startDialog: null,
   exitText: "Exit",
   reads: "prose",
   store,

@@ -12,6 +12,7 @@ export const aider: AgentKind = {
   // no resume by id: mam starts it fresh
   resumeArgs: null,
   resumeNote: null,
+  startDialog: null,
   exitText: "/exit",
   reads: "prose",
   store: null,

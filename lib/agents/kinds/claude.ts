@@ -162,6 +162,7 @@ export const claude: AgentKind = {
   assignsId: true,
   resumeArgs: (id) => ["--resume", id],
   resumeNote: null,
+  startDialog: null,
   exitText: "/exit",
   reads: "prose",
   store,

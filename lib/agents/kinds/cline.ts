@@ -27,6 +27,7 @@ export const cline: AgentKind = {
   // `cline --help` (3.0.65): `--id <session-id>` resumes a session
   resumeArgs: (id) => ["--id", id],
   resumeNote: null,
+  startDialog: null,
   exitText: "/exit",
   reads: "prose",
   store: listedStore(clineConversations),

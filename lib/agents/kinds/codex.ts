@@ -202,6 +202,7 @@ export const codex: AgentKind = {
   assignsId: false,
   resumeArgs: (id) => ["resume", id],
   resumeNote: null,
+  startDialog: null,
   exitText: "/quit",
   reads: "prose",
   store: listedStore(codexConversations),

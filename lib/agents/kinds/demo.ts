@@ -46,6 +46,7 @@ export const demo: AgentKind = {
   assignsId: false,
   resumeArgs: null,
   resumeNote: null,
+  startDialog: null,
   exitText: "/exit",
   reads: "prose",
   store: null,

@@ -2,8 +2,8 @@
 // conversation id at start (--session-id) and resumes it (--resume); the conversations are JSONL
 // files under the Gemini home, one folder per project; mam grants its reporting commands with a
 // policy file (--policy) that allows exactly those command prefixes.
-import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { readFileSync, realpathSync } from "node:fs";
+import { dirname, join, resolve, sep } from "node:path";
 import { sha256Hex } from "../../sys/digest.ts";
 import { type Env, homeDir } from "../../sys/paths.ts";
 import { type AgentKind, type Conversation, GRANTED_COMMANDS } from "./kind.ts";
@@ -91,6 +91,78 @@ function geminiResumeNote(ws: string, env: Env): string | null {
   return `gemini deletes a resumed conversation when another gemini conversation starts in ${ws} (its session cleanup): to keep it, set "general": {"sessionRetention": {"enabled": false}} in ${join(geminiDir(env), "settings.json")}`;
 }
 
+// ---- start dialogs: what its own records say about folder trust ---------------------------------
+// Gemini CLI 0.61.0 (packages/cli/src/config/trustedFolders.ts, core utils/trust.ts) asks "Do you
+// trust the files in this folder?" at start when folder trust is on (security.folderTrust.enabled,
+// default true, in the system defaults / user / system settings; a folder's own settings do not
+// count before it is trusted) and no rule of trustedFolders.json ($GEMINI_CLI_TRUSTED_FOLDERS_PATH,
+// else <gemini dir>/trustedFolders.json) matches the folder: the longest rule path whose folder
+// (TRUST_PARENT: its parent) holds the folder, real paths compared, decides: TRUST_FOLDER and
+// TRUST_PARENT trust it, DO_NOT_TRUST does not (no dialog either). GEMINI_CLI_TRUST_WORKSPACE
+// true / false (and GEMINI_RESTRICTED_MODE=true) decide without asking.
+
+export type GeminiTrust = "trusted" | "untrusted" | "ask";
+
+/** pure: does `rule`'s folder hold `p` (both absolute, resolved)? */
+function holds(rule: string, p: string): boolean {
+  const r = resolve(rule);
+  return p === r || p.startsWith(r.endsWith(sep) ? r : r + sep);
+}
+
+/**
+ * pure: gemini's verdict on folder `cwd` (its real path) from its settings texts (weakest first,
+ * as geminiSettingsFiles; undefined: no file) and trustedFolders.json's text; `real` resolves a
+ * rule's path as gemini does (realpath when it exists)
+ */
+export function geminiTrust(cwd: string, env: Env, settings: (string | undefined)[], trusted: string | undefined, real: (p: string) => string = (p) => p): GeminiTrust {
+  if (env.GEMINI_RESTRICTED_MODE === "true" || env.GEMINI_CLI_TRUST_WORKSPACE === "false") return "untrusted";
+  if (env.GEMINI_CLI_TRUST_WORKSPACE === "true") return "trusted";
+  let enabled: unknown = true;
+  // the folder's own settings (third) do not count before it is trusted
+  settings.forEach((t, i) => {
+    if (t === undefined || i === 2) return;
+    try {
+      const v = (Bun.JSONC.parse(t) as { security?: { folderTrust?: { enabled?: unknown } } } | null)?.security?.folderTrust?.enabled;
+      if (v !== undefined) enabled = v;
+    } catch {}
+  });
+  if (enabled === false) return "trusted";
+  let rules: Record<string, unknown> = {};
+  if (trusted !== undefined) {
+    try {
+      const o = Bun.JSONC.parse(trusted);
+      if (o && typeof o === "object" && !Array.isArray(o)) rules = o as Record<string, unknown>;
+    } catch {
+      // gemini stops with an error on a broken file: no dialog to wait for
+      return "untrusted";
+    }
+  }
+  const here = resolve(cwd);
+  let best = -1;
+  let level: unknown;
+  for (const [path, l] of Object.entries(rules)) {
+    const folder = l === "TRUST_PARENT" ? dirname(resolve(path)) : resolve(path);
+    if (holds(real(folder), here) && path.length > best) [best, level] = [path.length, l];
+  }
+  if (level === "DO_NOT_TRUST") return "untrusted";
+  return level === "TRUST_FOLDER" || level === "TRUST_PARENT" ? "trusted" : "ask";
+}
+
+function realOr(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+/** "trust this folder" while gemini's records do not trust `cwd` yet (it will ask at start), else null */
+export function geminiStartDialog(cwd: string, env: Env): string | null {
+  const trusted = readText(env.GEMINI_CLI_TRUSTED_FOLDERS_PATH || join(geminiDir(env), "trustedFolders.json"));
+  const settings = geminiSettingsFiles(cwd, env).map(readText);
+  return geminiTrust(realOr(cwd), env, settings, trusted, realOr) === "ask" ? "trust this folder" : null;
+}
+
 // ---- grants: a policy file (TOML) that allows exactly mam's reporting commands -------------------
 
 /** a TOML basic string (JSON's escapes are valid TOML) */
@@ -118,6 +190,7 @@ export const gemini: AgentKind = {
   assignsId: true,
   resumeArgs: (id) => ["--resume", id],
   resumeNote: geminiResumeNote,
+  startDialog: geminiStartDialog,
   exitText: "/quit",
   reads: "prose",
   store: listedStore(geminiConversations),

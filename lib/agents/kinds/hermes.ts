@@ -67,6 +67,7 @@ export const hermes: AgentKind = {
   assignsId: false,
   resumeArgs: (id) => ["--resume", id],
   resumeNote: null,
+  startDialog: null,
   exitText: "/exit",
   reads: "prose",
   store,

@@ -87,6 +87,21 @@ export function ownId(row: Record<string, unknown>, kind: string): string | unde
  * seen in PaneInfo.agent)? Kinds mam types into a shell (aider, demo, shell) are not; a kind mam
  * does not know came from herdr's own detection (a monitor-registered pane), so it is.
  */
+/**
+ * the start dialog kind `kind`'s own records say it will show in folder `cwd` (gemini's folder
+ * trust, claude's trust of a project), or null: none recorded, a kind without such records, or
+ * records mam cannot read (then the screen alone decides)
+ */
+export function startDialogOf(kind: string, cwd: string, env: Env): string | null {
+  const f = Object.hasOwn(KINDS, kind) ? KINDS[kind]!.startDialog : null;
+  if (!f) return null;
+  try {
+    return f(cwd, env);
+  } catch {
+    return null;
+  }
+}
+
 export function isHerdrManaged(agent: string | undefined): boolean {
   if (agent === undefined) return true;
   const k = known(agent);

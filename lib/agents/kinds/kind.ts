@@ -65,6 +65,14 @@ export interface AgentKind {
    * CLI's own that mam cannot fix for them); null from the function: nothing now; null: never
    */
   resumeNote: ((ws: string, env: Env) => string | null) | null;
+  /**
+   * what the kind's own records say about its start dialogs in folder `cwd` (gemini's
+   * trustedFolders.json, claude's .claude.json): the name of the dialog it will show at start
+   * (its screen rule's, "trust this folder"), or null when its records say it shows none. Until
+   * that dialog has come and gone mam types nothing into it (lib/ops/session/at-prompt.ts);
+   * null: the kind keeps no such record (mam goes by its screen alone)
+   */
+  startDialog: ((cwd: string, env: Env) => string | null) | null;
   /** what to type to make the agent leave gracefully: text then Enter; null: none known (stop closes its pane) */
   exitText: string | null;
   /**

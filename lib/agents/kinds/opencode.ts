@@ -42,6 +42,7 @@ export const opencode: AgentKind = {
   assignsId: false,
   resumeArgs: (id) => ["--session", id],
   resumeNote: null,
+  startDialog: null,
   exitText: "/exit",
   reads: "prose",
   store: listedStore(opencodeConversations),

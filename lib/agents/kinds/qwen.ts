@@ -41,6 +41,7 @@ export const qwen: AgentKind = {
   assignsId: true,
   resumeArgs: (id) => ["--resume", id],
   resumeNote: null,
+  startDialog: null,
   exitText: "/quit",
   reads: "prose",
   store: listedStore(qwenConversations),

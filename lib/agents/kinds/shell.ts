@@ -13,6 +13,7 @@ export const shell: AgentKind = {
   assignsId: false,
   resumeArgs: null,
   resumeNote: null,
+  startDialog: null,
   exitText: "exit",
   reads: "commands",
   store: null,

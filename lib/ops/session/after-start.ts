@@ -3,7 +3,7 @@
 // user's to answer: mam types nothing into it, the session stays registered (status shows it
 // blocked) and a WARNING says what the agent waits at and where to answer it. Never an error: the
 // agent runs.
-import { isHerdrManaged } from "../../agents/kinds/index.ts";
+import { isHerdrManaged, startDialogOf } from "../../agents/kinds/index.ts";
 import { AgentBlocked, type Mux, type MuxPane } from "../../mux/types.ts";
 import { type Notice, warning } from "../../sys/notice.ts";
 import type { Env } from "../../sys/paths.ts";
@@ -29,6 +29,8 @@ export interface StartedAgent {
   env: Env;
   /** the onboarding text to type once the agent is at its prompt (undefined: none) */
   text?: string;
+  /** the folder the agent runs in (the workspace or its worktree): where its records say whether it asks a start dialog */
+  cwd: string;
   /** the pane as the start returned it (a kind herdr manages: its status and title as `agent start` answered; the first look needs no listing) */
   started?: MuxPane;
   /** aborted (the create was interrupted): stop waiting for the prompt, type nothing */
@@ -50,7 +52,10 @@ export async function afterStart(a: StartedAgent): Promise<AfterStart> {
   // herdr's answer to a managed start is fresh (status and title as the agent came up); a typed
   // kind's pane record is the one claimed before its command ran, so its first look lists again
   const fresh = a.backend === "herdr" && isHerdrManaged(a.kind) ? a.started : undefined;
-  const st = await waitForPrompt(a.mux, a.paneId, a.kind, a.env, waitMs, fresh, a.signal);
+  // what the agent's own records say about its start dialogs (gemini's folder trust): while they
+  // say it will ask, nothing is typed, however steady the screen looks (a TUI may draw its input
+  // box before the dialog, and on a loaded machine for longer than any wait)
+  const st = await waitForPrompt(a.mux, a.paneId, a.kind, a.env, waitMs, fresh, a.signal, () => startDialogOf(a.kind, a.cwd, a.env));
   const hint = answerHint(a.backend, a.server, a.name, a.paneId);
   const notSent = a.text !== undefined ? "; the onboarding was not sent" : "";
   const out = (at_prompt: boolean, waiting_at: string | null, onboarding: AfterStart["onboarding"], warnings: string[]): AfterStart => ({ at_prompt, waiting_at, onboarding, warnings: warnings.map(warning) });

@@ -120,20 +120,29 @@ export const PROMPT_STEADY_MS = 1_000;
  * look until the agent is at its prompt (seen steadily for PROMPT_STEADY_MS), at a dialog or gone,
  * for up to waitMs; else the last look (the prompt, when it was in view but not yet for long).
  * `started`: the pane as the start just returned it (herdr: its status and title), which the
- * first look uses instead of listing the panes again
+ * first look uses instead of listing the panes again. `expected`: the start dialog the agent's own
+ * records say it will show (read again at every look; null: none): while it names one, a prompt
+ * in view does not count (the input box a TUI draws before its dialog is not its prompt), and at
+ * the end of the wait the agent is taken to wait at that dialog, shown or not yet
  */
-export async function waitForPrompt(mux: Mux, paneId: string, kind: string, env: Env, waitMs: number, started?: MuxPane, signal?: AbortSignal): Promise<PaneState> {
+export async function waitForPrompt(mux: Mux, paneId: string, kind: string, env: Env, waitMs: number, started?: MuxPane, signal?: AbortSignal, expected?: () => string | null): Promise<PaneState> {
   const deadline = Date.now() + waitMs;
   let since: number | undefined;
   for (let first = true; ; first = false) {
     const s = await lookAt(mux, paneId, kind, env, first && started?.id === paneId ? started : undefined);
     if (s.at === "dialog" || s.at === "gone") return s;
-    if (s.at !== "prompt") since = undefined;
+    const dialog = expected?.() ?? null;
+    if (s.at !== "prompt" || dialog !== null) since = undefined;
     else if (waitMs === 0 || Date.now() - (since ??= Date.now()) >= PROMPT_STEADY_MS) return s;
     // the caller was interrupted (a create's Ctrl-C): the last look
-    if (Date.now() >= deadline || signal?.aborted) return s;
+    if (Date.now() >= deadline || signal?.aborted) return dialog !== null ? expectedDialog(kind, dialog) : s;
     await Bun.sleep(200);
   }
+}
+
+/** pure: the state of an agent whose records say it shows start dialog `name` (on screen or not yet) */
+export function expectedDialog(kind: string, name: string): Extract<PaneState, { at: "dialog" }> {
+  return { at: "dialog", dialog: "start", name, reason: `${kind}'s own settings say it asks this at start` };
 }
 
 /**

@@ -347,6 +347,7 @@ export async function createSession(deps: Deps, o: CreateInput, signal: AbortSig
     backend: target.backend,
     server: target.server,
     paneId: l.pane.id,
+    cwd: wt?.path ?? ws,
     env: deps.env,
     text: onboard ? onboardingText(name, kind.kind, role, ws, wt, agentMam(deps.env)) : undefined,
     started: l.pane,
