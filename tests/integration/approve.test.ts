@@ -146,11 +146,10 @@ test("the question as data, then refusals that press nothing, then the one-time 
     expect(a.warnings).toEqual(["NOTE: wrk has no open job: the answer is not journalled"]);
     expect(await w.screen("wrk")).toContain("● Bash(touch x) ran");
     expect((await w.session("wrk")).live).toBe("idle");
-    // nothing to answer now: refused, and the screen is said
+    // nothing to answer now: refused, saying what is true
     const idle = await w.mam(["approve", "wrk", "--fingerprint", q.fingerprint]);
     expect(idle.code).toBe(1);
-    expect(idle.stderr).toContain("ERROR: wrk is not at a permission dialog mam can answer (it is idle); nothing was pressed");
-    expect(idle.stderr).toContain("its screen ends with:");
+    expect(idle.stderr).toContain("ERROR: wrk is not at a dialog (it is idle, at its prompt); nothing was pressed; see: mam status (its LIVE column)");
   });
 }, 120_000);
 

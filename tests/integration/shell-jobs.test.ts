@@ -102,6 +102,9 @@ describe("a job to a shell session", () => {
     const second = byName.stdout.trim();
     expect(byName.stderr).toContain(`job ${second} waits its turn for sh1`);
     expect(byName.stderr).toContain("NOTE: mam cannot read whether the shell session sh1 is at work: its job goes once the job before it has ended");
+    // and status says it too, while the job waits (the first one sleeps 2 s)
+    const st = ok(await mam("status"));
+    expect(st.stdout).toContain("sh1: mam cannot read whether the shell is at work; its queued job goes once the job before it has ended");
     const byRole = ok(await mam("job", "submit", "--to-role", "worker", "--prompt", "echo third done"));
     const third = byRole.stdout.trim();
     expect(byRole.stderr).toContain(`job ${third} waits its turn for a free worker`);

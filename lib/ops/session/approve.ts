@@ -160,15 +160,12 @@ async function questionNow(mux: Mux, s: SessionRef): Promise<{ q: Question; scre
   } catch (e) {
     throw new MamError(`cannot read the screen of ${s.name} in ${s.paneId} (${(e as Error).message}); nothing was pressed`, EXIT.FAIL);
   }
-  if (!readsQuestions(s.agent)) {
-    // what is true first: an agent at its prompt (or at work) shows no dialog at all
-    const v = detectScreen(s.agent, screen);
-    if (v.state === "idle" || v.state === "working") throw new MamError(`${s.name} is not at a dialog (it is ${v.state === "idle" ? "idle, at its prompt" : "working"}); nothing was pressed`, EXIT.FAIL, "see: mam status (its LIVE column)");
-    throw new MamError(`mam cannot read the dialogs of ${s.agent} agents (${s.name}); nothing was pressed`, EXIT.FAIL, "answer it in its pane");
-  }
+  // what is true first: an agent at its prompt (or at work) shows no dialog at all
+  const v = detectScreen(s.agent, screen);
+  if (v.state === "idle" || v.state === "working") throw new MamError(`${s.name} is not at a dialog (it is ${v.state === "idle" ? "idle, at its prompt" : "working"}); nothing was pressed`, EXIT.FAIL, "see: mam status (its LIVE column)");
+  if (!readsQuestions(s.agent)) throw new MamError(`mam cannot read the dialogs of ${s.agent} agents (${s.name}); nothing was pressed`, EXIT.FAIL, "answer it in its pane");
   const q = questionOf(s.agent, screen);
   if (!q) {
-    const v = detectScreen(s.agent, screen);
     const at = v.state === "blocked" ? (v.dialog === "start" ? `at a start dialog${v.name ? ` ("${v.name}")` : ""}` : `at a dialog mam cannot read (${v.reason ?? "?"})`) : v.state;
     throw new MamError(`${s.name} is not at a permission dialog mam can answer (it is ${at}); nothing was pressed`, EXIT.FAIL, `its screen ends with: ${screenTail(screen)}`);
   }

@@ -113,6 +113,18 @@ function waitText(s: SessionStatus): string {
   return [head, `  choices: ${visible(choicesLine(s.question))}`, `  answer:  mam approve ${s.name} --fingerprint ${s.question.fingerprint}   (add --deny for the no)`].join("\n");
 }
 
+/**
+ * an agent whose state mam cannot read (LIVE unknown) with jobs queued for it: when they go
+ * (issue 39 item 1; the rule is freeNow in lib/jobs/queue.ts)
+ */
+function unreadableText(s: SessionStatus): string | undefined {
+  if (s.live !== "unknown" || !s.job?.queued) return undefined;
+  const jobs = s.job.queued === 1 ? "its queued job goes" : `its ${s.job.queued} queued jobs go one at a time, each`;
+  return s.agent === "shell"
+    ? `${s.name}: mam cannot read whether the shell is at work; ${jobs} once the job before it has ended`
+    : `${s.name}: mam cannot read its state; ${jobs} once the job before it has ended and its screen has been still (MAM_QUEUE_STILL_S)`;
+}
+
 const LIVE_STYLE: Record<string, Parameters<typeof paint>[0]> = { working: "cyan", blocked: "yellow", idle: "green", dead: "red", unreachable: "red", unknown: "gray" };
 
 export function renderStatus(doc: StatusDoc, color: boolean): string {
@@ -136,7 +148,10 @@ export function renderStatus(doc: StatusDoc, color: boolean): string {
     s.drift.length ? s.drift.join(",") : "-",
   ].map(visible));
   // what blocked agents wait for, one line each under the table
-  const waits = doc.sessions.filter((s) => s.live === "blocked" && s.reason).map(waitText);
+  const waits = [
+    ...doc.sessions.filter((s) => s.live === "blocked" && s.reason).map(waitText),
+    ...doc.sessions.flatMap((s) => unreadableText(s) ?? []).map(visible),
+  ];
   const text = table(["NAME", "AGENT", "ROLE", "STATUS", "LIVE", "PANE", "SERVER", ...(branches ? ["BRANCH"] : []), "JOB", ...(costs ? ["COST"] : []), "DRIFT"], rows);
   if (!color) return waits.length ? `${text}\n\n${waits.join("\n")}` : text;
   // colour the LIVE column only; widths were computed on plain text
