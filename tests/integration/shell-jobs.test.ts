@@ -5,7 +5,7 @@
 // No prose is ever typed into a shell: no onboarding, no loop, no end line to a shell delegator
 // (a `;` in a relayed detail would run). Real tmux, real bash panes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type JobSpec, readJournal, registerJob } from "../../lib/jobs/store.ts";
 import { startSubscriber, type Subscriber, unreachableBrokerEnv, waitForLog } from "../helpers/daemon.ts";
@@ -97,17 +97,20 @@ describe("a job to a shell session", () => {
 
   test("a job queued for a shell (by name, and for its role) goes once the job before it ends; submit says what free means for it", async () => {
     // a shell's LIVE is unknown (mam cannot read its state): before, a queued job waited for idle for ever
-    const first = await submit("sh1", "sleep 2; echo first done");
+    // the first job runs until the test lets it end, so the others wait whatever the machine's load
+    const gate = join(sb.root, "let-first-end");
+    const first = await submit("sh1", `while [ ! -e '${gate}' ]; do sleep 0.1; done; echo first done`);
     const byName = ok(await mam("job", "submit", "--to", "sh1", "--prompt", "echo second done"));
     const second = byName.stdout.trim();
     expect(byName.stderr).toContain(`job ${second} waits its turn for sh1`);
     expect(byName.stderr).toContain("NOTE: mam cannot read whether the shell session sh1 is at work: its job goes once the job before it has ended");
-    // and status says it too, while the job waits (the first one sleeps 2 s)
+    // and status says it too, while the job waits
     const st = ok(await mam("status"));
     expect(st.stdout).toContain("sh1: mam cannot read whether the shell is at work; its queued job goes once the job before it has ended");
     const byRole = ok(await mam("job", "submit", "--to-role", "worker", "--prompt", "echo third done"));
     const third = byRole.stdout.trim();
     expect(byRole.stderr).toContain(`job ${third} waits its turn for a free worker`);
+    writeFileSync(gate, "");
     const w = await mam("job", "wait", first, second, third, "--timeout", "40");
     expect(w.code, `${w.stdout}${w.stderr}\n${daemon.log}`).toBe(0);
     expect(w.stdout).toContain(`${second} completed: second done`);
