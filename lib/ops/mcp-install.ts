@@ -3,7 +3,7 @@
 // <ws>/.codex/config.toml (project scope; codex reads it in trusted projects), or with user scope
 // $CODEX_HOME/config.toml (default ~/.codex). Edits merge (other servers and settings stay),
 // are idempotent, and go through the one atomic writer; a file mam cannot parse is left alone.
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { atomicWriteFile } from "../sys/atomic.ts";
 import { usageError } from "../sys/errors.ts";
@@ -59,6 +59,7 @@ export function uninstallMcp(o: InstallOptions): Installed {
   const before = readText(path);
   if (before === undefined) return { agent: o.agent, path, action: "absent", entry: null };
   const e = agentKind(o.agent).mcp!.uninstall(before, path);
-  if (e.changed) write(path, e);
+  if (e.empty) rmSync(path, { force: true });
+  else if (e.changed) write(path, e);
   return { agent: o.agent, path, action: e.changed ? "removed" : "absent", entry: null };
 }

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type E2E, journalEvents, newWorkspace, openGate, startE2E, type Ws } from "../helpers/jobs-e2e.ts";
 import { CLAUDE_GRANTS, MAM_CMD } from "../helpers/mam.ts";
@@ -389,6 +389,11 @@ describe("mam create --mcp and mam mcp install", () => {
     const u = await w.mam(["mcp", "uninstall", "claude"]);
     expect(u.code).toBe(0);
     expect(JSON.parse(readFileSync(p, "utf8")).mcpServers).toEqual({ other: { command: "x", args: [] } });
+    // a .mcp.json that held only mam's server goes with it (no empty "mcpServers" left behind)
+    rmSync(p);
+    expect((await w.mam(["mcp", "install", "claude"])).code).toBe(0);
+    expect((await w.mam(["mcp", "uninstall", "claude"])).stdout).toContain("removed");
+    expect(existsSync(p)).toBe(false);
     writeFileSync(p, "{not json");
     const bad = await w.mam(["mcp", "install", "claude"]);
     expect(bad.code).toBe(2);

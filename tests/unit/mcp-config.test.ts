@@ -68,6 +68,9 @@ describe("claude .mcp.json", () => {
     const u = claudeUninstall(b.text, "p");
     expect(JSON.parse(u.text)).toEqual({ x: 1, mcpServers: { o: { command: "o" } } });
     expect(claudeUninstall(u.text, "p").changed).toBe(false);
+    // no empty "mcpServers" left behind: the key goes with its last server, the file with its last key
+    expect(JSON.parse(claudeUninstall(JSON.stringify({ x: 1, mcpServers: { mam: {} } }), "p").text)).toEqual({ x: 1 });
+    expect(claudeUninstall(a.text, "p")).toEqual({ text: "{}\n", changed: true, empty: true });
   });
   test("a stale mam entry is replaced; bad files are refused", () => {
     const stale = JSON.stringify({ mcpServers: { mam: { command: "/old/mam", args: [] } } });

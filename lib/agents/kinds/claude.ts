@@ -150,7 +150,10 @@ function mcpUninstall(text: string, path: string): Edit {
   const servers = serversOf(doc, path);
   if (!(SERVER_KEY in servers)) return { text, changed: false };
   const { [SERVER_KEY]: _gone, ...rest } = servers;
-  return { text: `${JSON.stringify({ ...doc, mcpServers: rest }, null, 2)}\n`, changed: true };
+  // no `"mcpServers": {}` left behind: the key goes with its last server, the file with its last key
+  const { mcpServers: _all, ...others } = doc;
+  const left = Object.keys(rest).length > 0 ? { ...doc, mcpServers: rest } : others;
+  return { text: `${JSON.stringify(left, null, 2)}\n`, changed: true, ...(Object.keys(left).length === 0 ? { empty: true } : {}) };
 }
 
 export const claude: AgentKind = {

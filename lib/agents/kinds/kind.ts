@@ -35,7 +35,8 @@ export interface HookKind {
 }
 
 /** a changed (or unchanged) config file text */
-export type Edit = { text: string; changed: boolean };
+/** an edit of a config file; `empty`: nothing is left in it but what mam put there, so the file goes */
+export type Edit = { text: string; changed: boolean; empty?: boolean };
 
 /** how a kind reaches `mam mcp`: per run (`mam create --mcp`) and in its config file (`mam mcp install`) */
 export interface McpSupport {
