@@ -6,7 +6,8 @@ import { childEnv, selfCommand } from "../sys/self.ts";
 import { demoUsageFile } from "./kinds/demo.ts";
 
 export interface DemoOptions {
-  role: "worker" | "reviewer";
+  /** only what its banner says: it does jobs and reviews whatever it is told (undefined: not given) */
+  role?: "worker" | "reviewer";
   /** a reviewer passes on this review (earlier ones send feedback) */
   passOn: number;
   thinkMs: number;
@@ -187,7 +188,7 @@ export async function runDemoAgent(o: DemoOptions): Promise<number> {
         resolve(yes);
       };
     });
-  o.print(`demo agent (${o.role}) ready; type /exit to leave`);
+  o.print(`demo agent (${o.role ?? "it does jobs, and reviews when asked"}) ready; type /exit to leave`);
   await reportHerdr("idle");
   let buf: string[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
