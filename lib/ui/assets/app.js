@@ -164,7 +164,7 @@
     const loop = j.type === "loop" ? ` · loop with <b>${esc(j.reviewer)}</b> · iteration ${j.iteration}/${j.max_iterations ?? "?"}` : "";
     return `<div class="job" data-job="${esc(j.id)}" data-status="${esc(j.status)}" data-events="${j.events.length}">
       <div class="job-head" data-open-job="${esc(j.id)}"><span class="mono">${esc(j.id)}</span>${statusPill(j)}
-      <span>→ <b>${esc(j.to)}</b>${jobWhere(j)}${j.from ? ` from ${esc(j.from)}` : ""}${loop}</span><span class="dim">${esc(j.created_at)} · ${j.events.length} event${j.events.length === 1 ? "" : "s"}</span>${costHtml(j.usage)}${budgetHtml(j)}
+      <span>→ <b>${esc(j.to)}</b>${jobWhere(j)}${j.from ? ` from ${esc(j.from)}` : ""}${loop}</span><span class="dim">${esc(j.created_at)} · ${j.events.length} event${j.events.length === 1 ? "" : "s"}</span><span class="dim">cost</span> ${costHtml(j.usage)}${budgetHtml(j)}
       <span class="task">${esc(j.task)}</span></div>${timeline(j)}</div>`;
   }
 
