@@ -132,7 +132,9 @@ export async function main(argv: string[], facts: RunFacts = { json: jsonAsked(a
   const dd = argv.indexOf("--");
   const own = dd >= 0 ? argv.slice(0, dd) : argv;
   const wantsHelp = own.includes("--help") || own.includes("-h");
-  if (argv[0] === "--version" || argv[0] === "-V" || (argv[0] === "version" && argv.length === 1)) {
+  // `mam help [COMMAND…]` is `mam [COMMAND…] --help`
+  if (argv[0] === "help") return main([...argv.slice(1), "--help"], facts);
+  if (argv[0] === "--version" || argv[0] === "-V" || ((argv[0] === "-v" || argv[0] === "version") && argv.length === 1)) {
     out(versionLine());
     return EXIT.OK;
   }
@@ -157,7 +159,7 @@ export async function main(argv: string[], facts: RunFacts = { json: jsonAsked(a
     const found = await findSub(cmd, tok, path.length === 0);
     if (!found) {
       // `mam merge --help` too: the help of a command that does not exist is an unknown command
-      const guess = tok === "help" ? "did you mean --help? " : didYouMean(tok, await subNames(cmd, path.length === 0), path.length ? `${path.join(" ")} ` : "");
+      const guess = didYouMean(tok, await subNames(cmd, path.length === 0), path.length ? `${path.join(" ")} ` : "");
       throw usageError(`unknown command '${[...path, tok].join(" ")}'`, `${guess}see: mam ${path.length ? `${path.join(" ")} ` : ""}--help`);
     }
     path.push(found[0]);

@@ -30,7 +30,13 @@ describe("unknown commands and flags: mam's own line, with a did-you-mean", () =
     await refused(["resum", "w1"], "ERROR: unknown command 'resum'; did you mean resume? see: mam --help");
     await refused(["job", "stauts", "abcdef12"], "ERROR: unknown command 'job stauts'; did you mean job status? see: mam job --help");
     await refused(["registry", "chek"], "ERROR: unknown command 'registry chek'; did you mean registry check? see: mam registry --help");
-    await refused(["help"], "ERROR: unknown command 'help'; did you mean --help? see: mam --help");
+    // `mam help [COMMAND…]` is the help (newcomer F13), `-v` the version
+    const help = await mam(["help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toBe((await mam(["--help"])).stdout);
+    expect((await mam(["help", "job", "submit"])).stdout).toBe((await mam(["job", "submit", "--help"])).stdout);
+    expect((await mam(["help", "merge"])).stderr).toBe("ERROR: unknown command 'merge'; see: mam --help\n");
+    expect((await mam(["-v"])).stdout).toBe((await mam(["--version"])).stdout);
     await refused(["frobnicate"], "ERROR: unknown command 'frobnicate'; see: mam --help");
     await refused(["--verison"], "ERROR: mam: unknown flag or argument '--verison'; did you mean --version? see: mam --help");
   });
