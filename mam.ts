@@ -7,6 +7,7 @@ import { versionLine } from "./lib/cli/version.ts";
 import { EXIT, MamError, usageError, writeRefused } from "./lib/sys/errors.ts";
 import { err, out, outJson } from "./lib/sys/io.ts";
 import { visible } from "./lib/sys/sanitize.ts";
+import type { HelpGroup } from "./lib/ops/op.ts";
 
 const lazy = <T>(load: () => Promise<{ default: T }>) => () => load().then((m) => m.default);
 
@@ -28,15 +29,18 @@ const PLUMBING: Record<string, Lazy<MamCommand>> = {
 const META: MamCommand["meta"] = {
   name: "mam",
   description: "multi-agent-mux: run a team of AI coding agents in terminal-multiplexer panes",
+  // the sections of `mam --help`, in order, with the commands that are not operations; each
+  // operation's command comes first in the section its entry names (cli.group, cli.under.group)
   groups: [
-    { title: "agents", commands: ["create", "stop", "resume", "status", "prune", "worktree", "hooks"] },
-    { title: "jobs", commands: ["job submit", "job wait", "job status", "job logs", "job list", "job cancel", "job event"] },
-    { title: "team across machines", commands: ["team show", "team init", "team join", "team code", "team leave"] },
+    { title: "agents", commands: ["hooks"] },
+    { title: "jobs", commands: [] },
+    { title: "team across machines", commands: [] },
+    { title: "notifications", commands: [] },
     { title: "from your agent (MCP)", commands: ["mcp", "mcp install", "mcp uninstall"] },
-    { title: "monitoring", commands: ["ui", "reconcile", "daemon", "registry"] },
+    { title: "monitoring", commands: ["ui"] },
     { title: "plumbing", commands: ["skills", "shim", "pane-lock", "broker", "agent-report", "shell-job"] },
     { title: "try it", commands: ["demo"] },
-  ],
+  ] satisfies { title: HelpGroup; commands: string[] }[],
   examples: [
     "mam demo                                            # try it: two demo agents, a loop job, then all cleaned up",
     "mam create --agent claude --role worker --session api-worker",
@@ -50,13 +54,9 @@ const META: MamCommand["meta"] = {
 export async function rootCommand(): Promise<MamCommand> {
   const { opCommands, opGroups } = await import("./lib/cli/ops.ts");
   const ops = opCommands();
-  // a command of the table in no group of META lands in the group its op names
-  const groups = (META.groups ?? []).map((g) => ({ ...g, commands: [...g.commands] }));
-  const listed = new Set(groups.flatMap((g) => g.commands));
-  for (const [path, group] of opGroups()) {
-    if (listed.has(path) || listed.has(path.split(" ")[0]!)) continue;
-    (groups.find((g) => g.title === group) ?? groups[groups.length - 1]!).commands.push(path);
-  }
+  // each command of the table in the section its op names, before the section's plumbing
+  const mine = opGroups();
+  const groups = (META.groups ?? []).map((g) => ({ ...g, commands: [...mine.filter(([, group]) => group === g.title).map(([path]) => path), ...g.commands] }));
   // in the order of the help's groups (docs/cli.md walks them so), then the hidden ones
   const all: Record<string, Lazy<MamCommand>> = { ...PLUMBING, ...ops };
   const subCommands: Record<string, Lazy<MamCommand>> = {};

@@ -1,43 +1,15 @@
 // The commands of the operations table: a loop over lib/ops that makes each op with a `cli` block
-// a command at its path (`stop`, `job submit`), grouped under its first word when it has two. A
-// command that does more than its op on the command line (a watch, a follow, a wait after a
-// submit, the daemon in the foreground) gets a CliExtra here; everything else about a command
-// comes from its op.
+// a command at its path (`stop`, `job submit`), grouped under its first word when it has two (the
+// group's help is the entry's `cli.under`). A command that does more than its op on the command
+// line (a watch, a follow, a wait after a submit, the daemon in the foreground) names its extra
+// in its entry (`cli.extra`), carried out here; everything else about a command comes from its op.
 import { OPS } from "../ops/index.ts";
-import type { AnyOp } from "../ops/op.ts";
+import type { AnyOp, CliExtraName, CommandGroup, HelpGroup } from "../ops/op.ts";
 import { usageError } from "../sys/errors.ts";
 import { err, out, outJson, useColor } from "../sys/io.ts";
 import { noticeLine, noticesOf } from "../sys/notice.ts";
 import { type MamCommand, str } from "./command.ts";
 import { type CliExtra, interruptible, opCommand, type OpRun, printResult } from "./op-command.ts";
-
-/** the command groups' own help (their subcommands come from the table) */
-const GROUPS: Record<string, { description: string; examples: string[] }> = {
-  job: {
-    description: "delegate work to agent sessions and hear back (journals, MQTT events)",
-    examples: ['mam job submit --to worker --prompt "…"', "mam job wait <id>", "mam job list"],
-  },
-  worktree: {
-    description: "the git worktrees mam made for agent sessions (mam create --worktree)",
-    examples: ["mam worktree list", "mam worktree remove feat-x"],
-  },
-  daemon: {
-    description: "the workspace's subscriber daemon (mam reconcile --subscribe, detached): ensure, status, stop",
-    examples: ["mam daemon ensure", "mam daemon status --json", "mam daemon stop"],
-  },
-  team: {
-    description: "a team across machines: agents addressable as NAME@HOST, jobs delivered by their host (docs/machines.md)",
-    examples: ["mam team init lab --broker broker.lan", "mam team join mamteam1.…", "mam team show"],
-  },
-  notify: {
-    description: "where you hear about your agents: a job ended, an agent waits at a dialog or died, a host went offline (docs/notifications.md)",
-    examples: ["mam notify add desktop", "mam notify add webhook https://ntfy.sh/my-topic --format ntfy", "mam notify list", "mam notify test"],
-  },
-  registry: {
-    description: "check the registry (.mam/agent-sessions.yaml), put its backup back, or rebuild it from the agents' panes",
-    examples: ["mam registry check", "mam registry restore --yes", "mam registry rebuild --yes"],
-  },
-};
 
 /** a non-negative number of seconds given on the command line */
 function secondsFlag(raw: string, flag: string): number {
@@ -252,17 +224,17 @@ const joinCodeFrom: CliExtra = {
   },
 };
 
-/** what a command adds to its op, by op name */
-const EXTRAS: Record<string, CliExtra> = {
-  "notify.add": notifyStdin,
-  "team.join": joinCodeFrom,
-  "session.status": statusWatch,
-  "session.stop": stopModes,
-  "job.submit": submitWait,
-  "job.wait": waitAny,
-  "job.logs": logsFollow,
-  "job.event": eventData,
-  "registry.reconcile": reconcileSubscribe,
+/** what a command does beyond its op, by the name its entry gives (`cli.extra`) */
+const EXTRAS: Record<CliExtraName, CliExtra> = {
+  "notify-stdin": notifyStdin,
+  "join-code": joinCodeFrom,
+  "status-watch": statusWatch,
+  "stop-modes": stopModes,
+  "submit-wait": submitWait,
+  "wait-any": waitAny,
+  "logs-follow": logsFollow,
+  "event-data": eventData,
+  "reconcile-subscribe": reconcileSubscribe,
 };
 
 const OPS_BY_PATH = new Map<string, AnyOp>(OPS.filter((o) => o.cli).map((o) => [(o.cli as { path: string }).path, o]));
@@ -270,26 +242,38 @@ const OPS_BY_PATH = new Map<string, AnyOp>(OPS.filter((o) => o.cli).map((o) => [
 /** the top-level commands of the table: one per single-word path, one group per first word of the others */
 export function opCommands(): Record<string, MamCommand> {
   const top: Record<string, MamCommand> = {};
+  const under = new Map<string, CommandGroup>();
   for (const op of OPS) {
     if (!op.cli) continue;
     const words = op.cli.path.split(" ");
-    const cmd = opCommand(op, EXTRAS[op.name]);
+    const cmd = opCommand(op, op.cli.extra ? EXTRAS[op.cli.extra] : undefined);
     if (words.length === 1) {
       top[words[0]!] = cmd;
       continue;
     }
     const g = words[0]!;
-    const meta = GROUPS[g];
-    if (!meta) throw new Error(`op ${op.name}: no help for the command group '${g}' in lib/cli/ops.ts`);
+    const meta = op.cli.under;
+    if (!meta || meta.name !== g) throw new Error(`op ${op.name}: its cli.under must be the help of the command group '${g}'`);
+    if ((under.get(g) ?? meta) !== meta) throw new Error(`op ${op.name}: another op of '${g}' gives the group another help`);
+    under.set(g, meta);
     top[g] ??= { meta: { name: g, description: meta.description, examples: meta.examples }, subCommands: {} };
     top[g].subCommands![words[1]!] = cmd;
   }
   return top;
 }
 
-/** the help group of each top-level command the table makes ("job submit" → "jobs") */
-export function opGroups(): Map<string, string> {
-  const m = new Map<string, string>();
-  for (const op of OPS) if (op.cli && op.cli.group) m.set(op.cli.path, op.cli.group);
-  return m;
+/**
+ * where `mam --help` lists the table's commands, in the table's order: [what it lists, its
+ * section]; a group listed once is its first word (`worktree`), else each command (`job submit`)
+ */
+export function opGroups(): [string, HelpGroup][] {
+  const m = new Map<string, HelpGroup>();
+  for (const op of OPS) {
+    if (!op.cli) continue;
+    const u = op.cli.under;
+    const group = u ? u.group : op.cli.group;
+    if (!group) throw new Error(`op ${op.name}: no help section (cli.group)`);
+    m.set(u && u.listed === "once" ? u.name : op.cli.path, group);
+  }
+  return [...m];
 }

@@ -13,7 +13,6 @@ import type { Deps } from "../ops/deps.ts";
 import { realDeps } from "../ops/wiring.ts";
 import { EXIT, MamError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
-import { OUTPUTS } from "./results.ts";
 import { LineTransport } from "./stdio.ts";
 import { runTool, type Tool, type ToolContext, toolNamed, tools } from "./tools.ts";
 
@@ -45,10 +44,9 @@ type Extra = {
 };
 
 function register(server: McpServer, t: Tool, deps: Deps): void {
-  const outputSchema = OUTPUTS[t.name as keyof typeof OUTPUTS];
   server.registerTool(
     t.name,
-    { description: t.description, inputSchema: t.input, ...(outputSchema ? { outputSchema } : {}), annotations: { readOnlyHint: t.readOnly, openWorldHint: false } },
+    { description: t.description, inputSchema: t.input, outputSchema: t.output as never, annotations: { readOnlyHint: t.readOnly, openWorldHint: false } },
     (async (args: Record<string, unknown>, extra: Extra) => {
       const token = extra._meta?.progressToken;
       const ctx: ToolContext = {

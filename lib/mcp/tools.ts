@@ -2,8 +2,8 @@
 // block is a tool named after it (`session.create` → `session_create`); the names tools had
 // before the table stay callable as aliases (not listed). A call's arguments are the op's input
 // (the tool's own defaults and limits where its mcp block says so), checked by the op; the
-// result is the op's JSON document as structured content and its text (notices appended) as
-// content. What a tool gets besides its arguments: the workspace, the client's cancellation and
+// result is the op's JSON document as structured content (its shape, the tool's output schema,
+// is the op's `result`) and its text (notices appended) as content. What a tool gets besides its arguments: the workspace, the client's cancellation and
 // progress notifications (a heartbeat while a long op runs).
 import { parseInput, shapeOf, spelledShape } from "../ops/input.ts";
 import { OPS } from "../ops/index.ts";
@@ -35,6 +35,8 @@ export interface Tool {
   op: AnyOp;
   /** the tool's input: the op's, less hidden fields, with the tool's own defaults and limits */
   input: Shape;
+  /** the tool's structured result (its output schema): the op's result, of a union the first member (what the tool's inputs give) */
+  output: z.ZodMiniType;
   readOnly: boolean;
 }
 
@@ -50,7 +52,14 @@ function toolOf(op: AnyOp): Tool {
   for (const h of spec.hide ?? []) delete input[h];
   if (spec.input) input = spec.input(input);
   input = spelledShape(input, plainSpelling);
-  return { name: toolName(op), aliases: spec.aliases ?? [], description: spec.description ?? op.summary, op, input, readOnly: op.readOnly };
+  return { name: toolName(op), aliases: spec.aliases ?? [], description: spec.description ?? op.summary, op, input, output: mcpResult(op), readOnly: op.readOnly };
+}
+
+/** an op's result as its tool returns it: an object schema (of a union, the first member: the others come from inputs only the command line offers) */
+export function mcpResult(op: AnyOp): z.ZodMiniType {
+  const r = op.result();
+  const def = r._zod.def as { type: string; options?: z.ZodMiniType[] };
+  return def.type === "union" ? def.options![0]! : r;
 }
 
 /** every tool of `mam mcp`, in the order of the table */

@@ -1,36 +1,18 @@
-// What the dashboard may change (only with --allow-actions): an allow-list over the operations
-// table (lib/ops). The page posts `{"action": "<op name>", "input": {…}}`; only the fields this
-// list names come from the page, the rest is fixed here (a stop from the page is graceful and
-// says so in its reason); the op checks the input as it checks the CLI's. The answer is the op's
+// What the dashboard may change (only with --allow-actions): the operations whose entry in the
+// table (lib/ops) has a `ui` block. The page posts `{"action": "<op name>", "input": {…}}`; only
+// the fields that block names come from the page, the rest is fixed there (a stop from the page is
+// graceful and says so in its reason); the op checks the input as it checks the CLI's. The answer is the op's
 // one text, its notices after it.
 import type { Deps } from "../ops/deps.ts";
-import { opNamed } from "../ops/index.ts";
+import { OPS } from "../ops/index.ts";
 import { parseInput } from "../ops/input.ts";
 import type { AnyOp } from "../ops/op.ts";
 import { MamError, usageError } from "../sys/errors.ts";
 import { plainSpelling, spellFields } from "../sys/fields.ts";
 import { noticesOf } from "../sys/notice.ts";
 
-interface Allowed {
-  /** the input fields the page gives */
-  fields: string[];
-  /** of those, the ones the page must give (an op may default them; the page may not) */
-  required?: string[];
-  /** the input fields this front door sets */
-  fixed?: Record<string, unknown>;
-}
-
-/** the operations the page may run, and which of their fields it gives */
-export const UI_ACTIONS: Record<string, Allowed> = {
-  "session.stop": { fields: ["name"], fixed: { mode: "graceful", reason: "stopped from mam ui" } },
-  "session.resume": { fields: ["name"], fixed: { fresh: false, start_server: false } },
-  "session.send": { fields: ["name", "text"] },
-  "session.prune": { fields: ["names"], fixed: { dry_run: false } },
-  "job.cancel": { fields: ["job_id"] },
-  // the page answers only the dialog it shows (its fingerprint), with the one-time yes or the no:
-  // an "always" choice is the command line's (--choice), never a button's
-  "session.approve": { fields: ["target", "fingerprint", "deny"], required: ["fingerprint"] },
-};
+/** the operations the page may run, in the table's order: those whose entry has a `ui` block (the fields the page gives) */
+export const uiActions = (): AnyOp[] => OPS.filter((o) => o.ui && !o.readOnly);
 
 export interface UiAction {
   op: AnyOp;
@@ -41,9 +23,10 @@ export interface UiAction {
 export function parseAction(body: unknown): UiAction {
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw usageError("the action body is not a JSON object");
   const b = body as { action?: unknown; input?: unknown };
-  const allowed = typeof b.action === "string" && Object.hasOwn(UI_ACTIONS, b.action) ? UI_ACTIONS[b.action]! : undefined;
-  const op = allowed ? opNamed(b.action as string) : undefined;
-  if (!allowed || !op) throw usageError(`unknown action ${JSON.stringify(b.action)} (${Object.keys(UI_ACTIONS).join(", ")})`);
+  const actions = uiActions();
+  const op = actions.find((o) => o.name === b.action);
+  const allowed = op?.ui;
+  if (!op || !allowed) throw usageError(`unknown action ${JSON.stringify(b.action)} (${actions.map((o) => o.name).join(", ")})`);
   const given = b.input ?? {};
   if (typeof given !== "object" || given === null || Array.isArray(given)) throw usageError(`the ${op.name} action's input is not a JSON object`);
   const extra = Object.keys(given).filter((k) => !allowed.fields.includes(k));

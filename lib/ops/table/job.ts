@@ -9,7 +9,8 @@ import type { CostedJobView } from "../../jobs/query.ts";
 import { usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
 import { choice, count, flag, jobId, jobOrScheduleId, list, name, optional, seconds, secondsFrac, sessionAddress, sessionName, text, usd, withDefault } from "../input.ts";
-import { defineOp, type Shape } from "../op.ts";
+import { type CommandGroup, defineOp, type Shape } from "../op.ts";
+import { eventOut, int, jobRecordShape, jobViewOut, scheduleOut, str, strOrNull, warnings } from "../results.ts";
 import type { Cancelled } from "../job/cancel.ts";
 import { checkJob } from "../job/rules.ts";
 import type { Submitted } from "../job/submit.ts";
@@ -50,6 +51,15 @@ function schedulesText(list: Schedule[]): string {
 const REPORTED_EVENTS = EVENT_NAMES.filter((e) => !MAM_EVENTS.includes(e)) as unknown as readonly [string, ...string[]];
 
 const NEW_WORKER = ["agent", "role", "mux", "herdr_server", "tmux_server"] as const;
+
+/** `mam job …`: its help (the commands come from the entries below) */
+const JOB: CommandGroup = {
+  name: "job",
+  description: "delegate work to agent sessions and hear back (journals, MQTT events)",
+  examples: ['mam job submit --to worker --prompt "…"', "mam job wait <id>", "mam job list"],
+  group: "jobs",
+  listed: "each",
+};
 
 export const jobSubmit = defineOp({
   name: "job.submit",
@@ -121,9 +131,12 @@ export const jobSubmit = defineOp({
         : `job ${s.record.job_id} queued for ${s.record.to_role !== undefined ? `a free ${s.record.to_role}` : s.record.agent_session} (position ${s.position})`,
   json: (s: Submitted | Scheduled) =>
     "schedule" in s ? { ...s.schedule, warnings: s.warnings } : { ...(require("../../jobs/store.ts") as typeof import("../../jobs/store.ts")).publicRecord(s.record), position: s.position },
+  // with --at / --every (the command line's): the schedule
+  result: () => z.union([z.looseObject({ ...jobRecordShape(), position: z.nullable(int()) }), z.extend(scheduleOut(), { warnings: warnings() })]),
   cli: {
     path: "job submit",
-    group: "jobs",
+    under: JOB,
+    extra: "submit-wait",
     print: (s) => ("schedule" in (s as object) ? (s as Scheduled).schedule.schedule_id : (s as Submitted).record.job_id),
     flags: {
       to: { valueHint: "NAME" },
@@ -185,9 +198,11 @@ export const jobEvent = defineOp({
     return reportEvent(deps, { ...i, event: i.event as EventName, detail: i.detail, data: i.data as never, token: i.token ?? (deps.env.MAM_JOB_TOKEN || undefined) });
   },
   text: () => "",
+  result: () => z.looseObject({ job_id: str(), seq: int(), event: str(), status: str(), warnings: warnings() }),
   cli: {
     path: "job event",
-    group: "jobs",
+    under: JOB,
+    extra: "event-data",
     positionals: ["job_id", "event"],
     flags: { detail: { valueHint: "TEXT" }, data: { valueHint: "JSON" }, source: { valueHint: "NAME" }, token: { valueHint: "T" } },
     examples: [
@@ -211,7 +226,8 @@ export const jobStatus = defineOp({
     return placeInLine(deps, [jobStatus(deps.ws, i.job_id, loadPrices(deps.env))])[0]!;
   },
   text: (v: CostedJobView) => statusText(v),
-  cli: { path: "job status", group: "jobs", positionals: ["job_id"], examples: ["mam job status abc12345", "mam job status abc12345 --json"] },
+  result: jobViewOut,
+  cli: { path: "job status", under: JOB, positionals: ["job_id"], examples: ["mam job status abc12345", "mam job status abc12345 --json"] },
   mcp: { aliases: ["job_status"], description: "Show one job: its status (from its event journal), task, target session, last event." },
 });
 
@@ -241,9 +257,11 @@ export const jobList = defineOp({
   },
   text: (r: JobList) => (r.schedules ? schedulesText(r.schedules) : r.jobs.length ? listText(r.jobs) : r.status ? `no ${r.status} jobs` : "no jobs"),
   json: (r: JobList) => (r.schedules ? { workspace: r.workspace, jobs: [], schedules: r.schedules } : { workspace: r.workspace, jobs: r.jobs }),
+  // with --scheduled: no jobs, the schedules
+  result: () => z.looseObject({ workspace: str(), jobs: z.array(jobViewOut()), schedules: z.optional(z.array(scheduleOut())) }),
   cli: {
     path: "job list",
-    group: "jobs",
+    under: JOB,
     flags: { status: { valueHint: "S" } },
     textToStderr: (r) => (r as JobList).schedules === undefined && (r as JobList).jobs.length === 0,
     examples: ["mam job list", "mam job list --status running --json", "mam job list --scheduled"],
@@ -278,9 +296,11 @@ export const jobLogs = defineOp({
   text: (r: JobLogs) => (r.events.length ? logText(r.events, { utc: r.utc, nowMs: r.now_ms }) : `job ${r.job_id} has no events yet`),
   // the events keep their UTC time stamps; how the text shows them is the text's
   json: ({ job_id, total, events }: JobLogs) => ({ job_id, total, events }),
+  result: () => z.looseObject({ job_id: str(), total: int(), events: z.array(eventOut()) }),
   cli: {
     path: "job logs",
-    group: "jobs",
+    under: JOB,
+    extra: "logs-follow",
     positionals: ["job_id"],
     textToStderr: (r) => (r as JobLogs).events.length === 0,
     examples: ["mam job logs abc12345", "mam job logs abc12345 --follow", "mam job logs abc12345 --last 5", "mam job logs abc12345 --utc     # time stamps instead of how long ago"],
@@ -306,8 +326,11 @@ export const jobCancel = defineOp({
       : c.cancelled
         ? `job ${c.job_id} cancelled${c.told ? `; told ${c.told}` : ""}`
         : `job ${c.job_id} has already ended (${c.status}); nothing to cancel`,
-  cli: { path: "job cancel", group: "jobs", positionals: ["job_id"], textToStderr: (c) => !(c as Cancelled).cancelled, examples: ["mam job cancel abc12345", "mam job cancel s1a2b3c4     # a schedule: no more runs", "mam job cancel abc12345 --json   # {job_id, cancelled, status, told, warnings}"] },
+  // a schedule's cancel answers in the same shape (its id as job_id)
+  result: () => z.looseObject({ job_id: str(), cancelled: z.boolean(), status: str(), told: strOrNull(), warnings: warnings() }),
+  cli: { path: "job cancel", under: JOB, positionals: ["job_id"], textToStderr: (c) => !(c as Cancelled).cancelled, examples: ["mam job cancel abc12345", "mam job cancel s1a2b3c4     # a schedule: no more runs", "mam job cancel abc12345 --json   # {job_id, cancelled, status, told, warnings}"] },
   mcp: { aliases: ["cancel_job"], description: "Cancel a job that has not ended: journal a cancelled event and tell its agent to stop." },
+  ui: { fields: ["job_id"] },
 });
 
 /** how long job.wait waits over MCP when not told, and at most (codex cuts a tool call after its tool_timeout_sec) */
@@ -331,10 +354,18 @@ export const jobWait = defineOp({
   },
   text: (w: Waited) => waitedText(w),
   json: ({ warnings: _w, exit_code: _e, timeout_s: _t, ...w }: Waited) => w,
+  result: () =>
+    z.looseObject({
+      outcome: z.enum(["done", "timeout", "interrupted", "attention"]),
+      jobs: z.array(z.looseObject({ job_id: str(), status: str(), last_event: z.nullable(eventOut()) })),
+      event: z.optional(eventOut()),
+      all_completed: z.boolean(),
+    }),
   exitCode: (w: Waited) => w.exit_code,
   cli: {
     path: "job wait",
-    group: "jobs",
+    under: JOB,
+    extra: "wait-any",
     positionals: ["job_ids"],
     hide: ["mode", "return_on_permission"],
     flags: { timeout_s: { flag: "timeout", valueHint: "S" } },

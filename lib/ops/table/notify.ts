@@ -5,9 +5,19 @@ import * as z from "zod/mini";
 import { NOTIFY_KINDS, WEBHOOK_FORMATS } from "../../notify/config.ts";
 import { choice, optional, text, withDefault } from "../input.ts";
 import type { SinkView } from "../notify.ts";
-import { defineOp } from "../op.ts";
+import { type CommandGroup, defineOp } from "../op.ts";
+import { sinkOut, str } from "../results.ts";
 import type { SinkOutcome } from "../../notify/send.ts";
 import { visible } from "../../sys/sanitize.ts";
+
+/** `mam notify …`: its help (the commands come from the entries below) */
+const NOTIFY: CommandGroup = {
+  name: "notify",
+  description: "where you hear about your agents: a job ended, an agent waits at a dialog or died, a host went offline (docs/notifications.md)",
+  examples: ["mam notify add desktop", "mam notify add webhook https://ntfy.sh/my-topic --format ntfy", "mam notify list", "mam notify test"],
+  group: "notifications",
+  listed: "each",
+};
 
 const sinkLine = (s: SinkView) => `${s.id}  ${s.type.padEnd(8)} ${s.on.join(",").padEnd(26)} ${visible(s.target)}`;
 const sinkId = (description: string) => z.string().check(z.regex(/^\d{1,6}$/, { error: (iss) => `invalid sink id '${String(iss.input).slice(0, 20)}' (a number, as mam notify list shows it)` }), z.describe(description));
@@ -29,10 +39,12 @@ export const notifyAdd = defineOp({
     const { addSink } = await import("../notify.ts");
     return addSink(deps, i);
   },
+  result: () => z.looseObject({ sink: sinkOut() }),
   text: (r: { sink: SinkView }) => `added sink ${r.sink.id}: ${r.sink.type} → ${visible(r.sink.target)}, on ${r.sink.on.join(", ")}`,
   cli: {
     path: "notify add",
-    group: "notifications",
+    under: NOTIFY,
+    extra: "notify-stdin",
     positionals: ["type", "target"],
     flags: { target: { valueHint: "URL|-|CMD" }, format: { valueHint: "json|ntfy|slack" }, on: { valueHint: "KIND" } },
     examples: [
@@ -54,8 +66,9 @@ export const notifyList = defineOp({
     const { listSinks } = await import("../notify.ts");
     return listSinks(deps);
   },
+  result: () => z.looseObject({ sinks: z.array(sinkOut()) }),
   text: (r: { sinks: SinkView[] }) => (r.sinks.length ? [`ID TYPE     ON${" ".repeat(25)}TARGET`, ...r.sinks.map(sinkLine)].join("\n") : "no notification sinks (add one: mam notify add desktop)"),
-  cli: { path: "notify list", group: "notifications", textToStderr: (r) => (r as { sinks: SinkView[] }).sinks.length === 0, examples: ["mam notify list", "mam notify list --json"] },
+  cli: { path: "notify list", under: NOTIFY, textToStderr: (r) => (r as { sinks: SinkView[] }).sinks.length === 0, examples: ["mam notify list", "mam notify list --json"] },
   mcp: false,
 });
 
@@ -68,8 +81,9 @@ export const notifyRemove = defineOp({
     const { removeSink } = await import("../notify.ts");
     return removeSink(deps, i.id);
   },
+  result: () => z.looseObject({ removed: sinkOut() }),
   text: (r: { removed: SinkView }) => `removed sink ${r.removed.id} (${r.removed.type} → ${visible(r.removed.target)})`,
-  cli: { path: "notify remove", group: "notifications", positionals: ["id"], examples: ["mam notify remove 2"] },
+  cli: { path: "notify remove", under: NOTIFY, positionals: ["id"], examples: ["mam notify remove 2"] },
   mcp: false,
 });
 
@@ -82,8 +96,9 @@ export const notifyTest = defineOp({
     const { testSinks } = await import("../notify.ts");
     return testSinks(deps, i.id);
   },
+  result: () => z.looseObject({ results: z.array(z.looseObject({ sink: str(), type: str(), ok: z.boolean(), error: z.optional(str()) })) }),
   text: (r: { results: SinkOutcome[] }) => r.results.map((o) => `sink ${o.sink} (${o.type}): ${o.ok ? "sent" : `FAILED: ${visible(o.error ?? "?")}`}`).join("\n"),
   exitCode: (r: { results: SinkOutcome[] }) => (r.results.every((o) => o.ok) ? 0 : 1),
-  cli: { path: "notify test", group: "notifications", positionals: ["id"], examples: ["mam notify test", "mam notify test 2"] },
+  cli: { path: "notify test", under: NOTIFY, positionals: ["id"], examples: ["mam notify test", "mam notify test 2"] },
   mcp: false,
 });

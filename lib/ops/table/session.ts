@@ -9,6 +9,7 @@ import { isValidAddress } from "../../team/host.ts";
 import type { FleetDoc } from "../team.ts";
 import { hasUnsafe } from "../../sys/sanitize.ts";
 import { defineOp } from "../op.ts";
+import { int, questionOut, rosterOut, str, strOrNull, usageOut, warnings } from "../results.ts";
 import { usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
 import type { CreateOutcome } from "../session/create.ts";
@@ -80,6 +81,21 @@ export const sessionCreate = defineOp({
   // Ctrl-C / SIGTERM: the create finishes its row or closes what it started, then exits 130 / 143
   interruptible: true,
   text: (c: CreateOutcome) => createdText(c),
+  result: () =>
+    z.looseObject({
+      name: str(),
+      agent: str(),
+      role: str(),
+      mux: z.enum(["herdr", "tmux"]),
+      server: str(),
+      pane: str(),
+      adopted: z.boolean(),
+      session_id: strOrNull(),
+      job_id: strOrNull(),
+      watchdog_pid: z.nullable(int()),
+      start_command: str(),
+      warnings: warnings(),
+    }),
   cli: {
     path: "create",
     group: "agents",
@@ -152,10 +168,15 @@ export const sessionStop = defineOp({
     return stopSession(deps, one);
   },
   text: (r: Stopped | StoppedAll) => ("stopped" in r ? stoppedAllText(r) : stoppedText(r)),
+  result: () => {
+    const one = z.looseObject({ name: str(), status: str(), already: z.boolean(), pane: strOrNull(), session_id: strOrNull(), purged: z.array(str()) });
+    return z.union([one, z.looseObject({ stopped: z.array(one), left: z.array(z.looseObject({ name: str(), why: str() })), role: strOrNull() })]);
+  },
   exitCode: (r: Stopped | StoppedAll) => ("stopped" in r && r.left.length > 0 ? 1 : 0),
   cli: {
     path: "stop",
     group: "agents",
+    extra: "stop-modes",
     positionals: ["name"],
     hide: ["mode"],
     flags: {
@@ -178,6 +199,7 @@ export const sessionStop = defineOp({
     ],
   },
   mcp: { aliases: ["stop_agent"], hide: ["purge", "all", "role"], description: "Stop an agent session: graceful (resumable later), hard (close its pane now) or soft (archive the row, leave the pane)." },
+  ui: { fields: ["name"], fixed: { mode: "graceful", reason: "stopped from mam ui" } },
 });
 
 export const sessionResume = defineOp({
@@ -223,6 +245,11 @@ export const sessionResume = defineOp({
     return r;
   },
   text: (r: Resumed | ResumedAll) => ("resumed" in r ? resumedAllText(r) : resumedText(r)),
+  result: () =>
+    z.union([
+      z.looseObject({ name: str(), already: z.boolean(), pane: str(), session_id: strOrNull(), from: str() }),
+      z.looseObject({ resumed: z.array(z.looseObject({ name: str(), pane: str(), from: str() })), left: z.array(z.looseObject({ name: str(), why: str() })), fresh_needed: z.array(str()), role: strOrNull() }),
+    ]),
   exitCode: (r: Resumed | ResumedAll) => ("resumed" in r && r.left.some((l) => !l.why.includes("the cap")) ? 1 : 0),
   cli: {
     path: "resume",
@@ -237,6 +264,7 @@ export const sessionResume = defineOp({
     ],
   },
   mcp: { aliases: ["resume_agent"], hide: ["all", "role", "stagger", "max_running"], description: "Bring a stopped agent session back with its own conversation (else this workspace's newest of that agent)." },
+  ui: { fields: ["name"], fixed: { fresh: false, start_server: false } },
 });
 
 export const sessionStatus = defineOp({
@@ -250,7 +278,31 @@ export const sessionStatus = defineOp({
     return sessionStatus(deps, ctx.form === "json");
   },
   text: (doc: StatusDoc | FleetDoc, o) => ("team" in doc ? (require("./team.ts") as typeof import("./team.ts")).fleetText(doc) : renderStatus(doc, o.color)),
-  cli: { path: "status", alias: "ls", group: "agents", examples: ["mam status", "mam ls --json", "mam status --watch 5", "mam status --fleet          # the team's hosts: NAME@HOST, live state, jobs"] },
+  result: () =>
+    z.union([
+      z.looseObject({
+        workspace: str(),
+        registry: str(),
+        sessions: z.array(
+          z.looseObject({
+            name: str(),
+            agent: strOrNull(),
+            role: strOrNull(),
+            status: str(),
+            live: str(),
+            mux: str(),
+            server: str(),
+            pane: strOrNull(),
+            job: z.nullable(z.looseObject({ id: str(), status: str() })),
+            drift: z.array(str()),
+            usage: z.looseObject({ job: z.nullable(usageOut()), today: usageOut(), total: usageOut() }),
+            question: z.optional(questionOut()),
+          }),
+        ),
+      }),
+      rosterOut(),
+    ]),
+  cli: { path: "status", alias: "ls", group: "agents", extra: "status-watch", examples: ["mam status", "mam ls --json", "mam status --watch 5", "mam status --fleet          # the team's hosts: NAME@HOST, live state, jobs"] },
   // the team's hosts are team_show's (one result shape per tool)
   mcp: { aliases: ["status"], hide: ["fleet"], description: "List every agent session of the workspace: registry status, live state (working/blocked/idle/dead), pane, current job, drift. The team's other hosts: team_show." },
 });
@@ -272,6 +324,7 @@ export const sessionPrune = defineOp({
     return pruneSessions(deps, i);
   },
   text: (p: Pruned) => prunedText(p),
+  result: () => z.looseObject({ removed: z.array(z.looseObject({ name: str(), status: str(), mux: str(), server: str() })), dry_run: z.boolean(), warnings: warnings() }),
   cli: {
     path: "prune",
     group: "agents",
@@ -280,6 +333,7 @@ export const sessionPrune = defineOp({
     examples: ["mam prune                       # every stopped and terminated row", "mam prune w1 w2 --dry-run", "mam prune --status archived --status terminated"],
   },
   mcp: { description: "Remove the registry rows of stopped and terminated sessions the user no longer wants (never a running one; conversations and jobs stay)." },
+  ui: { fields: ["names"], fixed: { dry_run: false } },
 });
 
 export const sessionSend = defineOp({
@@ -304,8 +358,10 @@ export const sessionSend = defineOp({
     return sendLine(deps, i);
   },
   text: (s: Sent) => `sent to ${s.name}`,
+  result: () => z.looseObject({ name: str(), pane: str(), warnings: warnings() }),
   cli: false,
   mcp: false,
+  ui: { fields: ["name", "text"] },
 });
 
 export const sessionApprove = defineOp({
@@ -334,6 +390,19 @@ export const sessionApprove = defineOp({
     return approve(deps, i, ctx);
   },
   text: (a: Answered) => answeredText(a),
+  result: () =>
+    z.looseObject({
+      session: str(),
+      job_id: strOrNull(),
+      answer: z.enum(["approved", "denied"]),
+      choice: z.looseObject({ n: int(), label: str(), key: str(), role: str() }),
+      question: questionOut(),
+      key: str(),
+      answered: z.boolean(),
+      seq: z.nullable(int()),
+      told: z.boolean(),
+      warnings: warnings(),
+    }),
   cli: {
     path: "approve",
     group: "agents",
@@ -352,4 +421,7 @@ export const sessionApprove = defineOp({
     description:
       "Answer a worker's permission dialog (a permission_required event carries its question and fingerprint): the one-time yes, or the no with deny. Pressed only while that dialog is still on screen; never an \"always\" choice.",
   },
+  // the page answers only the dialog it shows (its fingerprint), with the one-time yes or the no:
+  // an "always" choice is the command line's (--choice), never a button's
+  ui: { fields: ["target", "fingerprint", "deny"], required: ["fingerprint"] },
 });

@@ -6,10 +6,21 @@ import { usageError } from "../../sys/errors.ts";
 import { table } from "../../sys/io.ts";
 import { visible } from "../../sys/sanitize.ts";
 import { flag, optional, text, withDefault, name } from "../input.ts";
-import { defineOp } from "../op.ts";
+import * as z from "zod/mini";
+import { type CommandGroup, defineOp } from "../op.ts";
+import { rosterOut, str, strOrNull, teamBrokerOut, warnings } from "../results.ts";
 import type { FleetDoc, TeamJoined, TeamLeft, TeamMade } from "../team.ts";
 
 const team = () => require("../team.ts") as typeof import("../team.ts");
+
+/** `mam team …`: its help (the commands come from the entries below) */
+const TEAM: CommandGroup = {
+  name: "team",
+  description: "a team across machines: agents addressable as NAME@HOST, jobs delivered by their host (docs/machines.md)",
+  examples: ["mam team init lab --broker broker.lan", "mam team join mamteam1.…", "mam team show"],
+  group: "team across machines",
+  listed: "each",
+};
 
 const brokerLine = (b: TeamMade["broker"]) => (b ? `${b.host}:${b.port}${b.tls ? " (TLS)" : ""}` : "the one MQTT_BROKER names on each machine");
 
@@ -33,7 +44,8 @@ export const teamInit = defineOp({
       `  mam team join ${r.code}`,
       "(better, out of ps and the shell's history: mam team join - , then paste the code and press Ctrl-D)",
     ].join("\n"),
-  cli: { path: "team init", group: "team across machines", positionals: ["name"], examples: ["mam team init lab --broker broker.lan:1883", "mam team init lab --broker broker.example.com --tls", "mam team init lab --json     # {team, host, path, broker, code, warnings}"] },
+  result: () => z.looseObject({ team: str(), host: str(), path: str(), broker: teamBrokerOut(), code: str(), warnings: warnings() }),
+  cli: { path: "team init", under: TEAM, positionals: ["name"], examples: ["mam team init lab --broker broker.lan:1883", "mam team init lab --broker broker.example.com --tls", "mam team init lab --json     # {team, host, path, broker, code, warnings}"] },
   mcp: false,
 });
 
@@ -50,7 +62,8 @@ export const teamJoin = defineOp({
     return team().joinTeam(deps, i.code, i.force);
   },
   text: (r: TeamJoined) => `${r.host} is in team ${r.team} (${r.path}); its broker: ${brokerLine(r.broker)}\nsee its hosts with: mam team show`,
-  cli: { path: "team join", group: "team across machines", positionals: ["code"], examples: ["mam team join -            # paste the code, then Ctrl-D", "mam team join --code-file ~/lab.code", "mam team join mamteam1.eyJ2Ijox…", "mam team join - --json     # {team, host, path, broker, warnings}"] },
+  result: () => z.looseObject({ team: str(), host: str(), path: str(), broker: teamBrokerOut(), warnings: warnings() }),
+  cli: { path: "team join", extra: "join-code", under: TEAM, positionals: ["code"], examples: ["mam team join -            # paste the code, then Ctrl-D", "mam team join --code-file ~/lab.code", "mam team join mamteam1.eyJ2Ijox…", "mam team join - --json     # {team, host, path, broker, warnings}"] },
   mcp: false,
 });
 
@@ -63,7 +76,8 @@ export const teamLeave = defineOp({
     return team().leaveTeam(deps);
   },
   text: (r: TeamLeft) => (r.team ? `left team ${r.team}` : "this machine is in no team"),
-  cli: { path: "team leave", group: "team across machines", examples: ["mam team leave"] },
+  result: () => z.looseObject({ team: strOrNull(), warnings: warnings() }),
+  cli: { path: "team leave", under: TEAM, examples: ["mam team leave"] },
   mcp: false,
 });
 
@@ -76,7 +90,8 @@ export const teamCode = defineOp({
     return team().teamCode(deps);
   },
   text: (r: { team: string; code: string }) => `mam team join ${r.code}`,
-  cli: { path: "team code", group: "team across machines", examples: ["mam team code", 'code=$(mam team code --json | jq -r .code)     # {team, code}'] },
+  result: () => z.looseObject({ team: str(), code: str() }),
+  cli: { path: "team code", under: TEAM, examples: ["mam team code", 'code=$(mam team code --json | jq -r .code)     # {team, code}'] },
   mcp: false,
 });
 
@@ -104,6 +119,7 @@ export const teamShow = defineOp({
     return team().fleetStatus(deps);
   },
   text: (d: FleetDoc) => fleetText(d),
-  cli: { path: "team show", group: "team across machines", examples: ["mam team show", "mam team show --json"] },
+  result: rosterOut,
+  cli: { path: "team show", under: TEAM, examples: ["mam team show", "mam team show --json"] },
   mcp: { description: "The team across machines: every host and workspace with its agents (address NAME@HOST, live state, job); offline hosts with when they were last seen." },
 });

@@ -8,7 +8,8 @@ import { notFound } from "../../sys/errors.ts";
 import { table } from "../../sys/io.ts";
 import { info, type Notice, warning } from "../../sys/notice.ts";
 import { flag, name, sessionName, withDefault } from "../input.ts";
-import { defineOp } from "../op.ts";
+import { type CommandGroup, defineOp } from "../op.ts";
+import { int, str, strOrNull, warnings } from "../results.ts";
 import type { Removed, WorktreeView } from "../worktree.ts";
 import type { Checked, Restored } from "../registry-file.ts";
 import type { Rebuilt } from "../registry-rebuild.ts";
@@ -17,6 +18,34 @@ import type { Rebuilt } from "../registry-rebuild.ts";
 const reconcileTexts = () => require("../reconcile-text.ts") as typeof import("../reconcile-text.ts");
 const registryTexts = () => require("../registry-file.ts") as typeof import("../registry-file.ts");
 const rebuildTexts = () => require("../registry-rebuild.ts") as typeof import("../registry-rebuild.ts");
+
+/** the command groups of these ops: their help (the commands come from the entries below) */
+const WORKTREE: CommandGroup = {
+  name: "worktree",
+  description: "the git worktrees mam made for agent sessions (mam create --worktree)",
+  examples: ["mam worktree list", "mam worktree remove feat-x"],
+  group: "agents",
+  listed: "once",
+};
+const DAEMON: CommandGroup = {
+  name: "daemon",
+  description: "the workspace's subscriber daemon (mam reconcile --subscribe, detached): ensure, status, stop",
+  examples: ["mam daemon ensure", "mam daemon status --json", "mam daemon stop"],
+  group: "monitoring",
+  listed: "once",
+};
+const REGISTRY: CommandGroup = {
+  name: "registry",
+  description: "check the registry (.mam/agent-sessions.yaml), put its backup back, or rebuild it from the agents' panes",
+  examples: ["mam registry check", "mam registry restore --yes", "mam registry rebuild --yes"],
+  group: "monitoring",
+  listed: "once",
+};
+
+/** a registry's rows per section (registry check / restore) */
+const rowsOut = () => z.looseObject({ herdr_sessions: int(), tmux_sessions: int() });
+/** a row as registry restore names it */
+const rowId = () => z.looseObject({ section: str(), server: str(), name: str(), status: str() });
 
 export const registryReconcile = defineOp({
   name: "registry.reconcile",
@@ -28,9 +57,19 @@ export const registryReconcile = defineOp({
     return reconcileOnce(deps, i);
   },
   text: (r: ReconcileReport) => reconcileTexts().reconcileText(r),
+  result: () =>
+    z.looseObject({
+      timestamp: str(),
+      yaml_path: str(),
+      servers: z.record(z.string(), z.looseObject({ reachable: z.boolean(), state: str(), panes: z.number() })),
+      drifts: z.array(z.looseObject({ name: str(), kind: str() })),
+      actions: z.array(z.unknown()),
+      dry_run: z.boolean(),
+    }),
   cli: {
     path: "reconcile",
     group: "monitoring",
+    extra: "reconcile-subscribe",
     description: "keep the registry true: one reconcile pass, or with --subscribe the workspace's subscriber daemon in the foreground",
     examples: [
       "mam reconcile                                   # one pass: mark dead panes terminated, register unknown agent panes, …",
@@ -61,7 +100,14 @@ export const worktreeList = defineOp({
           ["SESSION", "STATUS", "BRANCH", "BASE", "AHEAD", "BEHIND", "CHANGED", "PATH"],
           r.worktrees.map((v) => [v.session, v.status, v.branch, v.base || "-", n(v.ahead), n(v.behind), n(v.changed), v.exists ? v.path : `${v.path} (${v.removed_at ? "removed" : "gone"})`]),
         ),
-  cli: { path: "worktree list", examples: ["mam worktree list", "mam worktree list --json"] },
+  result: () =>
+    z.looseObject({
+      workspace: str(),
+      worktrees: z.array(
+        z.looseObject({ session: str(), status: str(), path: str(), branch: str(), base: str(), exists: z.boolean(), removed_at: strOrNull(), ahead: z.nullable(int()), behind: z.nullable(int()), changed: z.nullable(int()) }),
+      ),
+    }),
+  cli: { path: "worktree list", under: WORKTREE, examples: ["mam worktree list", "mam worktree list --json"] },
   mcp: false,
 });
 
@@ -78,7 +124,8 @@ export const worktreeRemove = defineOp({
     return removeWorktreeOfSession(deps, i.name, i.force);
   },
   text: (r: Removed) => (r.removed ? `removed worktree ${r.path} of ${r.session} (branch ${r.branch} kept)` : `worktree ${r.path} of ${r.session} was already gone (branch ${r.branch} kept)`),
-  cli: { path: "worktree remove", positionals: ["name"], examples: ["mam worktree remove feat-x", "mam worktree remove feat-x --force"] },
+  result: () => z.looseObject({ session: str(), path: str(), branch: str(), removed: z.boolean() }),
+  cli: { path: "worktree remove", under: WORKTREE, positionals: ["name"], examples: ["mam worktree remove feat-x", "mam worktree remove feat-x --force"] },
   mcp: false,
 });
 
@@ -103,8 +150,10 @@ export const daemonEnsure = defineOp({
     return { pid: r.pid ?? null, started: r.started, disabled: r.disabled, warnings };
   },
   text: (r: Ensured) => (r.pid === null ? "" : String(r.pid)),
+  result: () => z.looseObject({ pid: z.nullable(int()), started: z.boolean(), disabled: z.boolean(), warnings: warnings() }),
   cli: {
     path: "daemon ensure",
+    under: DAEMON,
     examples: [
       "mam daemon ensure --json                # {pid, started, disabled, warnings}",
       "mam daemon ensure                       # 12345",
@@ -139,7 +188,8 @@ export const daemonStatus = defineOp({
       ],
     ),
   json: ({ workspace: _w, ...s }: DaemonStatus & { workspace: string }) => s,
-  cli: { path: "daemon status", examples: ["mam daemon status", "mam daemon status --json   # {pid, mode, since, log, broker}"] },
+  result: () => z.looseObject({ pid: z.nullable(int()), mode: str(), since: strOrNull(), log: strOrNull(), broker: strOrNull() }),
+  cli: { path: "daemon status", under: DAEMON, examples: ["mam daemon status", "mam daemon status --json   # {pid, mode, since, log, broker}"] },
   mcp: false,
 });
 
@@ -162,7 +212,8 @@ export const daemonStop = defineOp({
     return { pid: r.pid, killed: r.killed, warnings };
   },
   text: (r: DaemonStopped) => `stopped the subscriber daemon (pid ${r.pid})`,
-  cli: { path: "daemon stop", examples: ["mam daemon stop", "mam daemon stop --workspace ~/proj", "mam daemon stop --json     # {pid, killed, warnings}"] },
+  result: () => z.looseObject({ pid: int(), killed: z.boolean(), warnings: warnings() }),
+  cli: { path: "daemon stop", under: DAEMON, examples: ["mam daemon stop", "mam daemon stop --workspace ~/proj", "mam daemon stop --json     # {pid, killed, warnings}"] },
   mcp: false,
 });
 
@@ -178,7 +229,16 @@ export const registryCheck = defineOp({
   text: (c: Checked) => registryTexts().checkedText(c),
   json: ({ backupRows: _b, ...c }: Checked) => c,
   exitCode: (c: Checked) => (c.ok ? 0 : 1),
-  cli: { path: "registry check", examples: ["mam registry check", "mam registry check --workspace ~/src/api --json"] },
+  result: () =>
+    z.looseObject({
+      path: str(),
+      exists: z.boolean(),
+      ok: z.boolean(),
+      rows: rowsOut(),
+      problems: z.array(str()),
+      backup: z.looseObject({ path: str(), exists: z.boolean(), ok: z.boolean() }),
+    }),
+  cli: { path: "registry check", under: REGISTRY, examples: ["mam registry check", "mam registry check --workspace ~/src/api --json"] },
   mcp: false,
 });
 
@@ -193,7 +253,17 @@ export const registryRestore = defineOp({
   },
   text: (r: Restored) => registryTexts().restoredText(r),
   json: ({ summary: _s, same: _m, had_current: _h, ...r }: Restored) => r,
-  cli: { path: "registry restore", examples: ["mam registry restore            # what would change; changes nothing", "mam registry restore --yes      # restore it"] },
+  result: () =>
+    z.looseObject({
+      path: str(),
+      backup: str(),
+      restored: z.boolean(),
+      dry_run: z.boolean(),
+      current: z.looseObject({ exists: z.boolean(), ok: z.boolean() }),
+      from_backup: z.looseObject({ rows: rowsOut() }),
+      diff: z.looseObject({ only_current: z.array(rowId()), only_backup: z.array(rowId()), changed: z.array(rowId()), unchanged: int() }),
+    }),
+  cli: { path: "registry restore", under: REGISTRY, examples: ["mam registry restore            # what would change; changes nothing", "mam registry restore --yes      # restore it"] },
   mcp: false,
 });
 
@@ -211,8 +281,18 @@ export const registryRebuild = defineOp({
     return rebuildRegistry(deps, i);
   },
   text: (r: Rebuilt) => rebuildTexts().rebuiltText(r),
+  result: () =>
+    z.looseObject({
+      path: str(),
+      dry_run: z.boolean(),
+      previous: z.looseObject({ state: z.enum(["missing", "empty", "broken"]), moved_to: strOrNull() }),
+      servers: z.array(z.looseObject({ mux: str(), server: str(), state: str(), panes: int() })),
+      registered: z.array(z.looseObject({ name: str(), mux: str(), server: str(), pane: str(), agent: strOrNull(), role: str(), from_backup: z.boolean() })),
+      skipped: z.array(z.looseObject({ label: str(), mux: str(), server: str(), pane: str(), why: str() })),
+    }),
   cli: {
     path: "registry rebuild",
+    under: REGISTRY,
     flags: { herdr_servers: { flag: "herdr-session", valueHint: "SERVER" }, tmux_servers: { flag: "tmux-server", valueHint: "NAME" } },
     examples: [
       "mam registry rebuild                      # what it would register; changes nothing",
