@@ -7,6 +7,7 @@ import { versionLine } from "./lib/cli/version.ts";
 import { EXIT, MamError, usageError, writeRefused } from "./lib/sys/errors.ts";
 import { err, out, outJson } from "./lib/sys/io.ts";
 import { visible } from "./lib/sys/sanitize.ts";
+import { cliSpelling, spellFields } from "./lib/sys/fields.ts";
 import type { HelpGroup } from "./lib/ops/op.ts";
 
 const lazy = <T>(load: () => Promise<{ default: T }>) => () => load().then((m) => m.default);
@@ -199,7 +200,9 @@ export async function main(argv: string[], facts: RunFacts = { json: jsonAsked(a
  */
 export function reportError(e: unknown, json = false): number {
   const refused = e instanceof MamError ? undefined : writeRefused(e);
-  const m = e instanceof MamError ? e : (refused ?? new MamError(`internal error: ${visible(e instanceof Error ? e.message : String(e))}`, EXIT.FAIL, "run with MAM_DEBUG=1 for details"));
+  const made = e instanceof MamError ? e : (refused ?? new MamError(`internal error: ${visible(e instanceof Error ? e.message : String(e))}`, EXIT.FAIL, "run with MAM_DEBUG=1 for details"));
+  // a {{field}} no command spelled (a plumbing command's) reads as its flag, in the JSON too
+  const m = made.spelled((t) => spellFields(t, cliSpelling));
   if (json) {
     // a fix when there is one; no `hint: null` for a script to test for
     outJson({ error: m.message, ...(m.hint ? { hint: m.hint } : {}), exit_code: m.exitCode });

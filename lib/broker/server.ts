@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { sameBytes } from "../sys/digest.ts";
 import type { AddressInfo, Server } from "node:net";
 import { EXIT, MamError } from "../sys/errors.ts";
+import { field } from "../sys/fields.ts";
 
 export interface BrokerOptions {
   host: string;
@@ -30,10 +31,10 @@ function same(a: string, b: string): boolean {
 
 export async function startBroker(o: BrokerOptions): Promise<RunningBroker> {
   if ((o.username === undefined) !== (o.password === undefined)) {
-    throw new MamError("--username and --password go together", EXIT.USAGE);
+    throw new MamError(`${field("username")} and ${field("password")} go together`, EXIT.USAGE);
   }
   if ((o.tlsCertFile === undefined) !== (o.tlsKeyFile === undefined)) {
-    throw new MamError("--tls-cert and --tls-key go together", EXIT.USAGE);
+    throw new MamError(`${field("tls_cert")} and ${field("tls_key")} go together`, EXIT.USAGE);
   }
   const { Aedes } = (await import("aedes")) as unknown as { Aedes: { createBroker(opts: object): Promise<AedesLike> } };
   const aedes = await Aedes.createBroker({ drainTimeout: 30_000, heartbeatInterval: 3_600_000 });
@@ -70,7 +71,7 @@ export async function startBroker(o: BrokerOptions): Promise<RunningBroker> {
   }
   await new Promise<void>((resolve, reject) => {
     server.once("error", (e: NodeJS.ErrnoException) =>
-      reject(new MamError(`cannot listen on ${o.host}:${o.port} (${e.code ?? e.message})`, EXIT.FAIL, e.code === "EADDRINUSE" ? "pick another --port" : undefined)),
+      reject(new MamError(`cannot listen on ${o.host}:${o.port} (${e.code ?? e.message})`, EXIT.FAIL, e.code === "EADDRINUSE" ? `pick another ${field("port")}` : undefined)),
     );
     server.listen(o.port, o.host, () => resolve());
   });

@@ -109,6 +109,7 @@ export async function runTool(t: Tool, args: unknown, ctx: ToolContext): Promise
     if (beat) clearInterval(beat);
   }
   await Promise.all(sent);
+  for (const n of noticesOf(out)) n.text = spellFields(n.text, plainSpelling);
   // a `mam: …` line about the setup goes to the server's stderr; warnings and notes are the caller's
   const notices = noticesOf(out);
   for (const n of notices) if (n.level === "info") process.stderr.write(`${noticeLine(n)}\n`);

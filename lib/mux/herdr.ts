@@ -11,6 +11,7 @@ import { randomBytes } from "../sys/digest.ts";
 import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { basename, join } from "node:path";
 import { EXIT, MamError } from "../sys/errors.ts";
+import { field } from "../sys/fields.ts";
 import { type Env, homeDir, stateDir } from "../sys/paths.ts";
 import { SECRET_ENV, withoutSecrets } from "../sys/secrets.ts";
 import { cleanEnv, execCapture, shJoin } from "./exec.ts";
@@ -116,7 +117,7 @@ export class HerdrMux implements Mux {
     try {
       r = await execCapture(argv, { env: this.callEnv, timeoutMs, signal: opts.signal });
     } catch (e) {
-      throw new MamError(`cannot run ${argv[0]}: ${(e as Error).message}`, EXIT.FAIL, "install herdr or set MAM_HERDR_BIN (or use --mux tmux)");
+      throw new MamError(`cannot run ${argv[0]}: ${(e as Error).message}`, EXIT.FAIL, `install herdr or set MAM_HERDR_BIN (or use ${field("mux", "tmux")})`);
     }
     const failure = callFailure(r, args, this.server, timeoutMs, opts.paneId);
     if (failure instanceof HerdrError && failure.code === "server_not_running" && this.opts.socketPath) {

@@ -11,6 +11,7 @@ import { sha256Hex } from "../sys/digest.ts";
 import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeSync, chmodSync } from "node:fs";
 import { join } from "node:path";
 import { errCode, EXIT, MamError, writeRefused } from "../sys/errors.ts";
+import { field } from "../sys/fields.ts";
 import { type Env, stateDir } from "../sys/paths.ts";
 import script from "../assets/herdr-shim.sh" with { type: "text" };
 
@@ -124,7 +125,7 @@ export function installShim(dir: string, mamCmd: string[] = selfCommand(), repla
     if (errCode(e) === "ENOENT") existing = false;
   }
   if (existing && !replace && !isMamShimFile(dest)) {
-    throw new MamError(`${dest} exists and is not a mam herdr shim; refusing to overwrite it`, EXIT.FAIL, "pass another --dir");
+    throw new MamError(`${dest} exists and is not a mam herdr shim; refusing to overwrite it`, EXIT.FAIL, `pass another ${field("dir")}`);
   }
   const tmp = join(dir, `.herdr.${process.pid}.${Date.now()}.tmp`);
   const text = Buffer.from(renderShim(mamCmd), "utf8");

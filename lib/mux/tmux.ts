@@ -206,7 +206,7 @@ export class TmuxMux implements Mux {
   get bin(): string {
     if (this.binPath) return this.binPath;
     const p = Bun.which("tmux", { PATH: this.env.PATH ?? "" });
-    if (!p) throw new MamError("tmux not found on PATH", EXIT.FAIL, "install tmux (3.0 or newer) or use --mux herdr");
+    if (!p) throw new MamError("tmux not found on PATH", EXIT.FAIL, `install tmux (3.0 or newer) or use ${field("mux", "herdr")}`);
     return (this.binPath = p);
   }
 
@@ -220,7 +220,7 @@ export class TmuxMux implements Mux {
     try {
       return await execCapture(argv, { env, timeoutMs: this.opts.timeoutMs ?? 10_000, stdin });
     } catch (e) {
-      throw new MamError(`cannot run ${argv[0]}: ${(e as Error).message}`, EXIT.FAIL, "install tmux (3.0 or newer) or use --mux herdr");
+      throw new MamError(`cannot run ${argv[0]}: ${(e as Error).message}`, EXIT.FAIL, `install tmux (3.0 or newer) or use ${field("mux", "herdr")}`);
     }
   }
 

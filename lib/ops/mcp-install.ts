@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { atomicWriteFile } from "../sys/atomic.ts";
 import { usageError } from "../sys/errors.ts";
+import { field } from "../sys/fields.ts";
 import { homeDir, type Env } from "../sys/paths.ts";
 import { agentKind, type Edit, type McpAgent } from "../agents/kinds/index.ts";
 import { serverEntry, type ServerEntry } from "../sys/self.ts";
@@ -45,7 +46,7 @@ function write(path: string, e: Edit): void {
 }
 
 export function installMcp(o: InstallOptions): Installed {
-  if (o.agent === "claude" && o.scope === "user") throw usageError("--user goes with codex; claude reads a project's .mcp.json", "leave out --user");
+  if (o.agent === "claude" && o.scope === "user") throw usageError(`${field("user")} goes with codex; claude reads a project's .mcp.json`, `leave out ${field("user")}`);
   const path = configPath(o.agent, o.scope, o.ws, o.env);
   const entry = o.entry ?? serverEntry(o.ws);
   const before = readText(path);

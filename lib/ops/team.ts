@@ -4,6 +4,7 @@
 import { rmSync } from "node:fs";
 import { brokerConfigFromEnv, describeBroker } from "../jobs/broker-config.ts";
 import { EXIT, MamError } from "../sys/errors.ts";
+import { field } from "../sys/fields.ts";
 import { info, type Notice, note, warning } from "../sys/notice.ts";
 import { isoUtc } from "../sys/time.ts";
 import { joinCode, loadTeam, newSecret, parseBroker, parseJoinCode, requireTeam, saveTeam, type Team, type TeamBroker, teamPath } from "../team/config.ts";
@@ -58,7 +59,7 @@ export async function initTeam(deps: Deps, i: TeamInit): Promise<TeamMade> {
   const t: Team = { schema_version: 1, team: i.name, secret: newSecret(), ...(broker ? { broker } : {}), since: isoUtc() };
   const path = saveTeam(deps.env, t);
   const warnings: Notice[] = [];
-  if (!broker && !deps.env.MQTT_BROKER) warnings.push(note("the team names no broker: every machine needs MQTT_BROKER set to one they all reach (or make the team again with --broker HOST[:PORT])"));
+  if (!broker && !deps.env.MQTT_BROKER) warnings.push(note(`the team names no broker: every machine needs MQTT_BROKER set to one they all reach (or make the team again with ${field("broker")} HOST[:PORT])`));
   await restartDaemon(deps, warnings);
   return { team: t.team, host, path, broker: broker ?? null, code: joinCode(t), warnings };
 }

@@ -6,6 +6,7 @@ import { backendOf, serverOf } from "../registry/rows.ts";
 import type { RegistryData, Row, Section } from "../registry/types.ts";
 import { SECTIONS } from "../registry/types.ts";
 import { conflict, notFound, usageError } from "../sys/errors.ts";
+import { field } from "../sys/fields.ts";
 import { isoUtc } from "../sys/time.ts";
 import { type Git, repoOf, worktreeCounts } from "../worktrees/git.ts";
 import { type WorktreeRecord, worktreeOf } from "../worktrees/plan.ts";
@@ -106,7 +107,7 @@ export async function removeWorktreeOfSession(deps: Deps, name: string, force: b
     throw notFound(`no session named '${name}' in ${path}`, "see: mam worktree list");
   }
   const { section, row, wt } = rows[0]!;
-  if (row.status === "running") throw conflict(`session ${name} is running in its worktree ${wt.path}`, `stop it first: mam stop ${name} --remove-worktree`);
+  if (row.status === "running") throw conflict(`session ${name} is running in its worktree ${wt.path}`, `stop it first: mam stop ${name} ${field("remove_worktree")}`);
   if (wt.removed_at !== undefined && !existsSync(wt.path)) return { session: name, path: wt.path, branch: wt.branch, removed: false, at_risk: { uncommitted: 0, unmerged: 0 } };
   const server = serverOf(row, section);
   // a pane still in the worktree (an archived session's agent, a shell): refused unless forced
@@ -115,7 +116,7 @@ export async function removeWorktreeOfSession(deps: Deps, name: string, force: b
   const panes = l?.state === "ok" ? l.panes : [];
   const inside = panes.filter((p) => p.cwd !== undefined && (p.cwd === wt.path || p.cwd.startsWith(`${wt.path}/`)));
   if (inside.length && !force) {
-    throw conflict(`pane ${inside.map((p) => p.id).join(", ")} on ${backendOf(section)} server '${server}' still runs in the worktree of ${name} (${wt.path})`, "nothing was changed; close it first, or add --force");
+    throw conflict(`pane ${inside.map((p) => p.id).join(", ")} on ${backendOf(section)} server '${server}' still runs in the worktree of ${name} (${wt.path})`, `nothing was changed; close it first, or add ${field("force")}`);
   }
   const herdrOpen = section === "herdr_sessions" && wt.herdr_workspace !== undefined && panes.some((p) => p.workspaceId === wt.herdr_workspace);
   const r = await removeSessionWorktree(deps.ws, name, wt, { force, herdr: herdrOpen ? mux : undefined, herdrOpen, git: deps.git });

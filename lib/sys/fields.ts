@@ -12,5 +12,11 @@ export function spellFields(text: string, spell: (field: string, value?: string)
   return text.replace(/\{\{([a-z][a-z0-9_]*)(?:=([^{}]*))?\}\}/g, (_m, f: string, v: string | undefined) => spell(f, v));
 }
 
+/**
+ * how the command line spells a field no op's flags rename: `--name`, `--name value` (what an
+ * ERROR line says when no front door spelled it: a plumbing command's, mam.ts's last resort)
+ */
+export const cliSpelling = (f: string, v?: string): string => `--${f.replace(/_/g, "-")}${v === undefined || v === "true" ? "" : ` ${v}`}`;
+
 /** how a text reads outside the command line: `name`, `name "value"` */
 export const plainSpelling = (f: string, v?: string): string => (v === undefined ? f : `${f} ${JSON.stringify(v)}`);

@@ -5,6 +5,7 @@
 // times a minute) loads it and nothing else; lock files (open, create, lock) are lock-file.ts.
 import { fstatSync } from "node:fs";
 import { EXIT, MamError, usageError } from "./errors.ts";
+import { field } from "./fields.ts";
 
 const LOCK_SH = 1;
 const LOCK_EX = 2;
@@ -124,7 +125,7 @@ export async function flockWait(fd: number, opts: WaitOptions, exclusive = true)
 }
 
 export function checkFd(fd: number): number {
-  if (!Number.isInteger(fd) || fd < 0) throw usageError(`invalid descriptor '${fd}'`, "pass --fd N with an open descriptor number");
+  if (!Number.isInteger(fd) || fd < 0) throw usageError(`invalid descriptor '${fd}'`, `pass ${field("fd")} N with an open descriptor number`);
   if (!fdIsOpen(fd)) throw usageError(`descriptor ${fd} is not open`, `open it first, e.g. exec ${fd}>>"$(mam pane-lock path)"`);
   return fd;
 }

@@ -1,6 +1,7 @@
 // Notices: what mam has to say besides a result (a dialog it did not type into, a broker that is
 // down, a daemon it did not start). Code below the front doors returns them as data; the front
 // door prints each once, as `WARNING: …`, `NOTE: …` or `mam: …` (noticeLine).
+import { cliSpelling, spellFields } from "./fields.ts";
 import { visible } from "./sanitize.ts";
 export type Level = "info" | "note" | "warning" | "error";
 
@@ -18,8 +19,11 @@ export const failure = (text: string): Notice => ({ level: "error", text });
 
 const PREFIX: Record<Level, string> = { info: "mam: ", note: "NOTE: ", warning: "WARNING: ", error: "ERROR: " };
 
-/** the one printed form of a notice: `WARNING: …`, `NOTE: …`, `ERROR: …`, `mam: …` (one line, safe for a terminal) */
-export const noticeLine = (n: Notice): string => `${PREFIX[n.level]}${visible(n.text)}`;
+/**
+ * the one printed form of a notice: `WARNING: …`, `NOTE: …`, `ERROR: …`, `mam: …` (one line, safe
+ * for a terminal); a {{field}} it names reads as the command line's flag unless a front door spelled it
+ */
+export const noticeLine = (n: Notice): string => `${PREFIX[n.level]}${visible(spellFields(n.text, cliSpelling))}`;
 
 export const isNotice = (v: unknown): v is Notice =>
   typeof v === "object" && v !== null && typeof (v as Notice).text === "string" && (v as Notice).level in PREFIX;

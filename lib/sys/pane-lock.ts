@@ -4,6 +4,7 @@
 // lock-file code when it runs.
 import { checkFd, flockWait, tryFlock } from "./flock.ts";
 import { EXIT, MamError, usageError } from "./errors.ts";
+import { field } from "./fields.ts";
 import type { HeldLock } from "./lock-file.ts";
 import type { Env } from "./paths.ts";
 
@@ -23,7 +24,7 @@ export function paneClaimWaitSeconds(env: Env = process.env): number {
  * the clock is read: the shim's usual case costs the flock call alone.
  */
 export async function acquireOnFd(raw: string, env?: Env): Promise<"locked" | "timeout"> {
-  if (!/^\d+$/.test(raw)) throw usageError(`invalid descriptor '${raw}'`, "pass --fd N with an open descriptor number");
+  if (!/^\d+$/.test(raw)) throw usageError(`invalid descriptor '${raw}'`, `pass ${field("fd")} N with an open descriptor number`);
   const fd = checkFd(Number(raw));
   if (tryFlock(fd)) return "locked";
   return flockWait(fd, { budgetMs: paneClaimWaitSeconds(env ?? process.env) * 1000, maxPollMs: 20 });

@@ -2,6 +2,7 @@
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
 import { usageError } from "./errors.ts";
+import { field } from "./fields.ts";
 import { checkName, isValidName } from "./names.ts";
 
 export type Env = Record<string, string | undefined>;
@@ -78,7 +79,7 @@ export function resolveWorkspace(flag: string | undefined, env: Env = process.en
     try {
       st = statSync(abs);
     } catch {
-      throw usageError(`workspace '${given}' does not exist`, "pass an existing folder with --workspace");
+      throw usageError(`workspace '${given}' does not exist`, `pass an existing folder with ${field("workspace")}`);
     }
     if (!st.isDirectory()) throw usageError(`workspace '${given}' is not a folder`);
     return realpathSync(abs);

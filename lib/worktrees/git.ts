@@ -3,6 +3,7 @@
 // cheap numbers `mam status --json` shows (ahead/behind, changed files). Every failure is a
 // MamError that names the thing and the fix; nothing here decides policy (see plan.ts).
 import { conflict, EXIT, MamError, usageError } from "../sys/errors.ts";
+import { field } from "../sys/fields.ts";
 import type { Env } from "../sys/paths.ts";
 
 export interface GitResult {
@@ -83,8 +84,8 @@ export function repoOf(ws: string, g: Git): Repo {
   const r = g.run(ws, ["rev-parse", "--show-toplevel", "--verify", "--quiet", "HEAD"]);
   const lines = r.stdout.trim().split("\n");
   if (r.code !== 0 || lines.length < 2) {
-    if (/not a git repository/i.test(r.stderr)) throw usageError(`${ws} is not in a git repository`, "--worktree needs one: run git init (and commit once), or leave --worktree out");
-    if (lines.length === 1 && lines[0] !== "") throw usageError(`the repository of ${ws} has no commit yet`, "commit once, then use --worktree");
+    if (/not a git repository/i.test(r.stderr)) throw usageError(`${ws} is not in a git repository`, `${field("worktree")} needs one: run git init (and commit once), or leave ${field("worktree")} out`);
+    if (lines.length === 1 && lines[0] !== "") throw usageError(`the repository of ${ws} has no commit yet`, `commit once, then use ${field("worktree")}`);
     throw new MamError(`git cannot read the repository of ${ws} (${gitWhy(r)})`, EXIT.FAIL);
   }
   const b = g.run(ws, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
@@ -101,9 +102,9 @@ export function checkBranchName(ws: string, branch: string, g: Git): string {
 
 /** the commit a ref names; exit 2 when it names none */
 export function resolveCommit(ws: string, ref: string, g: Git): string {
-  if (ref === "" || ref.startsWith("-")) throw usageError(`invalid --base '${ref.slice(0, 60)}'`, "give a branch, tag or commit");
+  if (ref === "" || ref.startsWith("-")) throw usageError(`invalid ${field("base")} '${ref.slice(0, 60)}'`, "give a branch, tag or commit");
   const r = g.run(ws, ["rev-parse", "--verify", "--quiet", "--end-of-options", `${ref}^{commit}`]);
-  if (r.code !== 0) throw usageError(`--base '${ref.slice(0, 60)}' is not a commit of this repository`, "give a branch, tag or commit (see: git log --oneline)");
+  if (r.code !== 0) throw usageError(`${field("base")} '${ref.slice(0, 60)}' is not a commit of this repository`, "give a branch, tag or commit (see: git log --oneline)");
   return r.stdout.trim();
 }
 
@@ -153,14 +154,14 @@ export function addWorktree(ws: string, path: string, branch: string, base: stri
   const r = g.run(ws, args);
   if (r.code === 0) return;
   const why = gitWhy(r);
-  if (/already (checked out|used by worktree)|already exists/i.test(why)) throw conflict(`git worktree add refused: ${why}`, "pick another branch with --worktree BRANCH");
+  if (/already (checked out|used by worktree)|already exists/i.test(why)) throw conflict(`git worktree add refused: ${why}`, `pick another branch with ${field("worktree")} BRANCH`);
   throw new MamError(`git worktree add failed: ${why}`, EXIT.FAIL);
 }
 
 /** `git worktree remove [--force] <path>`; the branch stays */
 export function removeWorktree(ws: string, path: string, force: boolean, g: Git): void {
   const r = g.run(ws, ["worktree", "remove", ...(force ? ["--force", "--force"] : []), "--", path]);
-  if (r.code !== 0) throw new MamError(`git worktree remove ${path} failed (${gitWhy(r)})`, EXIT.FAIL, force ? undefined : "add --force to remove it anyway");
+  if (r.code !== 0) throw new MamError(`git worktree remove ${path} failed (${gitWhy(r)})`, EXIT.FAIL, force ? undefined : `add ${field("force")} to remove it anyway`);
 }
 
 /** delete a branch this command created a moment ago (undoing a half-made create) */

@@ -16,6 +16,7 @@ import { join } from "node:path";
 import type { Row, WorktreeBlock } from "../registry/types.ts";
 import { atomicWriteFile } from "../sys/atomic.ts";
 import { conflict, usageError } from "../sys/errors.ts";
+import { field } from "../sys/fields.ts";
 import { ensureMamDir } from "../sys/mam-dir.ts";
 import { mamDir } from "../sys/paths.ts";
 import { branchCommit, branchExists, checkBranchName, type Git, listWorktrees, repoOf, resolveCommit } from "./git.ts";
@@ -77,12 +78,12 @@ export function planWorktree(ws: string, name: string, branchArg: string | undef
   const branch = checkBranchName(ws, branchArg === undefined || branchArg === "" ? name : branchArg, g);
   const path = worktreePath(ws, name);
   if (existsSync(path)) {
-    throw conflict(`worktree folder ${path} already exists and no session of this workspace keeps it`, `pick another --session name, or remove it with: git worktree remove ${path}`);
+    throw conflict(`worktree folder ${path} already exists and no session of this workspace keeps it`, `pick another ${field("name")} name, or remove it with: git worktree remove ${path}`);
   }
   if (branchExists(ws, branch, g)) {
-    if (baseArg !== undefined) throw usageError(`branch '${branch}' already exists; --base only applies to a new branch`, "leave --base out to continue that branch, or pick a new name with --worktree BRANCH");
+    if (baseArg !== undefined) throw usageError(`branch '${branch}' already exists; ${field("base")} only applies to a new branch`, `leave ${field("base")} out to continue that branch, or pick a new name with ${field("worktree")} BRANCH`);
     const at = listWorktrees(ws, g).find((w) => w.branch === branch);
-    if (at) throw conflict(`branch '${branch}' is already checked out at ${at.path}`, "pick another branch with --worktree BRANCH");
+    if (at) throw conflict(`branch '${branch}' is already checked out at ${at.path}`, `pick another branch with ${field("worktree")} BRANCH`);
     const tip = branchCommit(ws, branch, g)!;
     const mb = g.run(ws, ["merge-base", repo.head, tip]);
     return { path, branch, base: repo.headBranch ?? "HEAD", base_commit: mb.code === 0 ? mb.stdout.trim() : tip, newBranch: false };

@@ -5,6 +5,7 @@
 import { existsSync } from "node:fs";
 import type { Mux } from "../mux/types.ts";
 import { conflict } from "../sys/errors.ts";
+import { field } from "../sys/fields.ts";
 import { branchExists, deleteBranch, type Git, listWorktrees, removeWorktree } from "./git.ts";
 import type { WorktreePlan, WorktreeRecord } from "./plan.ts";
 
@@ -41,7 +42,7 @@ export function riskText(r: WorkAtRisk): string | undefined {
 /** exit 4 (nothing changed) when removing the worktree would lose work */
 export function refuseAtRisk(name: string, wt: WorktreeRecord, risk: WorkAtRisk): void {
   const why = riskText(risk);
-  if (why) throw conflict(`the worktree of ${name} (${wt.path}, branch ${wt.branch}) has ${why}`, `nothing was changed; commit and merge it first, or add --force to remove it anyway (branch ${wt.branch} is kept)`);
+  if (why) throw conflict(`the worktree of ${name} (${wt.path}, branch ${wt.branch}) has ${why}`, `nothing was changed; commit and merge it first, or add ${field("force")} to remove it anyway (branch ${wt.branch} is kept)`);
 }
 
 /** is `path` one of the repository's registered worktrees? */

@@ -29,6 +29,12 @@
 //     from`, destructuring of `await import()`, of `Promise.all([import(), …])`, of `.then()` and
 //     of `require()`) and that its own file does not read either. Read only in its own file is
 //     "exported wider than used": a softer list (widerThanUsed), not a failure.
+//  6. flag words: below the FRONT_DOORS (a file of lib/ outside them), no message names a flag:
+//     a string in the arguments of a MESSAGES maker (new MamError, usageError, warning(), …) has
+//     no `--word` unless it is in a command line the user runs (COMMAND_LINE: `see: mam status
+//     --help`, `git log --oneline`). A use case names an input field as field("x") ({{x}}), and each front door spells
+//     it its own way (--x on the command line, x over MCP). FLAG_WORDS_ALLOWED lists the files
+//     let off, each with why.
 import ts from "typescript";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -78,6 +84,21 @@ export const PRINT_MEMBERS = ["process.stdout.write", "process.stderr.write", "B
 /** the one error type and the module that may spell exit codes as numbers */
 export const ERRORS = { module: "lib/sys/errors.ts", errorClass: "MamError" };
 
+/** rule 6: the front doors (they spell fields as their callers do), and the makers of messages, by module */
+export const FRONT_DOORS = ["lib/cli/", "lib/mcp/", "lib/ui/", "mam.ts"];
+export const MESSAGES: Record<string, string[]> = {
+  "lib/sys/errors.ts": ["MamError", "usageError", "notFound", "conflict"],
+  "lib/sys/notice.ts": ["warning", "note", "info", "failure"],
+};
+/** rule 6: a flag after one of these words is part of a command line the user runs, not a field of the front door */
+export const COMMAND_LINE = /\b(mam|git) [^"'`;]*$|\bpgrep -af '[^']*$/;
+/** rule 6: files let off, with why */
+export const FLAG_WORDS_ALLOWED: Record<string, string> = {
+  // the job files' free functions are being moved behind JobStore (issue 33 part 2, another branch);
+  // its --to / --to-role messages go with that move
+  "lib/jobs/store.ts": "issue 33 part 2 moves it",
+};
+
 /** the folders whose files are importers for rule 5 (every file given counts; these are read) */
 export const SOURCE_ROOTS = ["lib", "scripts", "bench", "tests", "mam.ts"];
 
@@ -91,6 +112,7 @@ export interface Report {
   printing: string[];
   exitCodes: string[];
   deadExports: string[];
+  flagWords: string[];
   /** softer: exported, read only in the exporting file */
   widerThanUsed: string[];
 }
@@ -188,6 +210,45 @@ function exitCodesIn(f: ModuleFacts): string[] {
     const base = c && ts.isClassLike(c) ? c.heritageClauses?.find((h) => h.token === ts.SyntaxKind.ExtendsKeyword)?.types[0]?.expression : undefined;
     if (code !== undefined && base && isErrorClass(base)) report(s, `super of a ${ERRORS.errorClass}`, code);
   }
+  return out;
+}
+
+/** rule 6 in one file of lib/ below the front doors */
+function flagWordsIn(f: ModuleFacts): string[] {
+  if (!f.path.startsWith("lib/") || FRONT_DOORS.some((d) => f.path.startsWith(d)) || Object.hasOwn(FLAG_WORDS_ALLOWED, f.path)) return [];
+  const isMaker = (e: ts.Expression): boolean => {
+    if (ts.isIdentifier(e)) {
+      const b = f.bindings.get(e.text);
+      return !!b && (MESSAGES[b.target] ?? []).includes(b.name);
+    }
+    if (ts.isPropertyAccessExpression(e) && ts.isIdentifier(e.expression)) {
+      const b = f.bindings.get(e.expression.text);
+      return !!b && b.name === "*" && (MESSAGES[b.target] ?? []).includes(e.name.text);
+    }
+    return false;
+  };
+  const out: string[] = [];
+  const flagIn = (text: string): string | undefined => {
+    // a whole command line the user runs (`see: mam status --help`, `git log --oneline`) may name its flags
+    for (const m of text.matchAll(/(^|[^\w-])(--[a-z][a-z0-9-]*)/g)) if (!COMMAND_LINE.test(text.slice(0, m.index))) return m[2];
+    return undefined;
+  };
+  const texts = (n: ts.Node, acc: ts.Node[]): ts.Node[] => {
+    if (ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n) || ts.isTemplateHead(n) || ts.isTemplateMiddle(n) || ts.isTemplateTail(n)) acc.push(n);
+    n.forEachChild((c) => void texts(c, acc));
+    return acc;
+  };
+  const visit = (n: ts.Node) => {
+    if ((ts.isCallExpression(n) || ts.isNewExpression(n)) && isMaker(n.expression)) {
+      for (const a of n.arguments ?? [])
+        for (const t of texts(a, [])) {
+          const flag = flagIn((t as ts.LiteralLikeNode).text);
+          if (flag) out.push(`${f.path}:${lineOf(f.sf, t)}: a message names the flag ${flag}: name the input field as field("${flag.slice(2).replace(/-/g, "_")}") (lib/sys/fields.ts), each front door spells it`);
+        }
+    }
+    n.forEachChild(visit);
+  };
+  visit(f.sf);
   return out;
 }
 
@@ -350,6 +411,7 @@ export function checkLayers(sources: Record<string, string> | Map<string, string
     printing: files.flatMap(printingIn).sort(byPlace),
     exitCodes: files.flatMap(exitCodesIn).sort(byPlace),
     deadExports: dead.sort(byPlace),
+    flagWords: files.flatMap(flagWordsIn).sort(byPlace),
     widerThanUsed: wider.sort(byPlace),
   };
 }

@@ -31,6 +31,9 @@ describe("the real tree", () => {
   test("exit codes are EXIT constants, not numbers", () => {
     expect(report.exitCodes).toEqual([]);
   });
+  test("no message below the front doors names a flag", () => {
+    expect(report.flagWords).toEqual([]);
+  });
   test("no dead export in lib/", () => {
     if (report.widerThanUsed.length) console.log(`exported wider than used (read only in their own file; not a failure):\n  ${report.widerThanUsed.join("\n  ")}`);
     expect(report.deadExports).toEqual([]);
@@ -59,7 +62,7 @@ run.default(process.argv[2] ?? "");`,
 };
 
 const check = (extra: Record<string, string> = {}): Report => checkLayers({ ...CLEAN, ...extra });
-const empty: Report = { layers: [], cycles: [], printing: [], exitCodes: [], deadExports: [], widerThanUsed: [] };
+const empty: Report = { layers: [], cycles: [], printing: [], exitCodes: [], deadExports: [], flagWords: [], widerThanUsed: [] };
 
 test("the clean tree passes every rule", () => {
   expect(check()).toEqual(empty);
@@ -264,5 +267,31 @@ export const commands = { cmd: lazy(() => import("./lib/cli/cmd.ts")) };`,
   test("a namespace passed on as a whole reads every name", () => {
     const r = check({ "lib/sys/all.ts": `export const one = 1, two = 2;`, "lib/mux/use.ts": `import * as all from "../sys/all.ts";\nconsole.log(all);` });
     expect(r.deadExports).toEqual([]);
+  });
+});
+
+describe("rule 6: no message below the front doors names a flag", () => {
+  const stop = (msg: string) => ({ "lib/ops/stop.ts": CLEAN["lib/ops/stop.ts"]!.replace('usageError("bad")', msg) });
+
+  test("a flag in an error's message or hint fails, in every way it is made; field() passes again", () => {
+    expect(check(stop('usageError("invalid --base")')).flagWords).toEqual([
+      'lib/ops/stop.ts:4: a message names the flag --base: name the input field as field("base") (lib/sys/fields.ts), each front door spells it',
+    ]);
+    expect(check(stop('usageError(`bad ${id}`, `or add --force`)')).flagWords.map((f) => f.split(": ")[1])).toEqual(["a message names the flag --force"]);
+    const made = {
+      "lib/mux/pane.ts": CLEAN["lib/mux/pane.ts"]!.replace('new MamError("no id", EXIT.FAIL)', 'new MamError("no id", EXIT.FAIL, "pass --pane")'),
+    };
+    expect(check(made).flagWords.map((f) => f.split(": ")[1])).toEqual(["a message names the flag --pane"]);
+    expect(check(stop('usageError(`invalid ${"{{base}}"}`)')).flagWords).toEqual([]);
+    expect(check().flagWords).toEqual([]);
+  });
+
+  test("a notice counts; a command line for the user, a front door, or a string that is no message does not", () => {
+    const withNotice = {
+      "lib/sys/notice.ts": `export const warning = (text: string) => ({ level: "warning", text });`,
+      "lib/ops/note.ts": `import { warning } from "../sys/notice.ts";\nexport const w = () => [warning("give --broker"), warning("see: mam team init --help"), warning("see: git log --oneline")];\nexport const argv = ["tmux", "--version"];`,
+      "lib/cli/stop.ts": `${CLEAN["lib/cli/stop.ts"]}\nimport { usageError } from "../sys/errors.ts";\nimport { w } from "../ops/note.ts";\nexport const e = () => [usageError("--hard and --soft contradict each other"), w];`,
+    };
+    expect(check(withNotice).flagWords.map((f) => f.split(": ").slice(0, 2).join(": "))).toEqual(["lib/ops/note.ts:2: a message names the flag --broker"]);
   });
 });

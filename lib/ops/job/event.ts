@@ -76,7 +76,7 @@ function refuseDaemons(r: EventReport): void {
   if (isDaemonQuestion({ event: r.event, source: r.source, data: r.data ?? {} })) {
     throw usageError(
       `a permission_required with data.question is the daemon's own (it reads the dialog off the agent's screen); nothing was journalled`,
-      "report without a question (say what you wait for in --detail): the daemon reports a real dialog itself",
+      `report without a question (say what you wait for in ${field("detail")}): the daemon reports a real dialog itself`,
     );
   }
 }

@@ -13,6 +13,7 @@ import type { Mux, MuxPane } from "../../mux/types.ts";
 import { backendOf, serverOf } from "../../registry/rows.ts";
 import type { RegistryData, Row, Section } from "../../registry/types.ts";
 import { EXIT, MamError, usageError } from "../../sys/errors.ts";
+import { field } from "../../sys/fields.ts";
 import type { Env } from "../../sys/paths.ts";
 import { isoUtc } from "../../sys/time.ts";
 import { liveWorktreeOf, rowCwd } from "../../worktrees/plan.ts";
@@ -167,7 +168,7 @@ export async function stopSession(deps: Deps, input: StopInput): Promise<Stopped
     // row stopped would hide an agent that may still run (a server that is not running owns no
     // panes, so that case goes on). --soft never touches the pane and goes on too.
     if (l.state === "unreachable" && o.mode !== "soft") {
-      throw new MamError(`cannot stop ${o.name}: ${l.detail}`, EXIT.FAIL, "nothing was changed; retry when the multiplexer answers, or archive the row with --soft");
+      throw new MamError(`cannot stop ${o.name}: ${l.detail}`, EXIT.FAIL, `nothing was changed; retry when the multiplexer answers, or archive the row with ${field("mode", "soft")}`);
     }
     pane = l.state === "ok" ? (findPane(row, l.panes, section) ?? paneChosen(l.panes, input, chosen, server)) : undefined;
   }
