@@ -3,7 +3,6 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { EXIT, MamError } from "../sys/errors.ts";
-import { field } from "../sys/fields.ts";
 import type { Env } from "../sys/paths.ts";
 import { SECRET_ENV } from "../sys/secrets.ts";
 import { cleanEnv } from "./exec.ts";
@@ -56,5 +55,5 @@ export function findHerdr(env: Env): string {
     const p = join(dir || ".", "herdr");
     if (isExecutable(p) && !isMamShimFile(p)) return p;
   }
-  throw new MamError("herdr not found on PATH", EXIT.FAIL, `install herdr or set MAM_HERDR_BIN (or use ${field("mux", "tmux")})`);
+  throw new MamError("herdr not found on PATH", EXIT.FAIL, "install herdr or set MAM_HERDR_BIN (or use --mux tmux)");
 }

@@ -21,7 +21,6 @@
 import { mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { EXIT, MamError } from "../sys/errors.ts";
-import { field } from "../sys/fields.ts";
 import { atomicWriteFile } from "../sys/atomic.ts";
 import { type Env, stateDir } from "../sys/paths.ts";
 import { execCapture } from "./exec.ts";
@@ -66,7 +65,7 @@ export function releaseOf(s: Support): HerdrRelease {
 /** a refused version as the error the user sees; undefined when mam may go on */
 export function unsupportedError(s: Support, bin: string): MamError | undefined {
   if (s.kind !== "old") return undefined;
-  return new MamError(`herdr ${s.version} (${bin}) is too old: mam supports ${SUPPORTED_TEXT}`, EXIT.FAIL, `upgrade herdr (herdr update), or use ${field("mux", "tmux")}`);
+  return new MamError(`herdr ${s.version} (${bin}) is too old: mam supports ${SUPPORTED_TEXT}`, EXIT.FAIL, "upgrade herdr (herdr update), or use --mux tmux");
 }
 
 /**

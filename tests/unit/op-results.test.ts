@@ -40,6 +40,12 @@ describe("the table: every op states its result", () => {
     }
   });
 
+  test("the daemon's pid is daemon_pid in every result that gives it (create keeps watchdog_pid, the same pid, for compatibility)", () => {
+    const keys = (name: string) => Object.keys((mcpResult(opNamed(name)!)._zod.def as unknown as { shape: object }).shape);
+    expect(keys("session.create")).toEqual(expect.arrayContaining(["daemon_pid", "watchdog_pid"]));
+    for (const op of OPS) if (op.name !== "session.create") expect(JSON.stringify(keys(op.name)), op.name).not.toContain("watchdog");
+  });
+
   test("a result that is not the declared shape is caught", () => {
     const op = opNamed("job.cancel")!;
     expect(resultIssues(op, { job_id: "abc12345", cancelled: true, status: "cancelled", told: null, warnings: [] })).toEqual([]);

@@ -8,7 +8,6 @@ import { agentMam } from "../../sys/agent-mam.ts";
 import { atomicWriteFile } from "../../sys/atomic.ts";
 import { sha256Hex } from "../../sys/digest.ts";
 import { usageError } from "../../sys/errors.ts";
-import { field } from "../../sys/fields.ts";
 import { type Env, stateDir } from "../../sys/paths.ts";
 import type { ServerEntry } from "../../sys/self.ts";
 import { agy } from "./agy.ts";
@@ -169,6 +168,6 @@ export function isMcpAgent(kind: string): boolean {
  */
 export function agentMcpArgs(kind: string, e: ServerEntry, all = false): string[] {
   const mcp = known(kind)?.mcp;
-  if (!mcp) throw usageError(`${field("mcp")} works with ${MCP_AGENTS.join(" and ")} (not ${kind})`, `leave out ${field("mcp")}; the agent can still run mam commands`);
+  if (!mcp) throw usageError(`--mcp works with ${MCP_AGENTS.join(" and ")} (not ${kind})`, "leave out --mcp; the agent can still run mam commands");
   return mcp.args(e, all);
 }

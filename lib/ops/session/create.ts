@@ -69,7 +69,9 @@ export interface CreateInput {
 /** what a create does and reports: the created session, then its job, the reconcile, the daemon */
 export interface CreateOutcome extends Created {
   job_id: string | null;
-  /** the subscriber daemon's pid; null when none runs (MAM_NO_SUBSCRIBER_DAEMON=1) */
+  /** the subscriber daemon's pid; null when none runs (MAM_NO_SUBSCRIBER_DAEMON=1): the name every result gives it */
+  daemon_pid: number | null;
+  /** the same as daemon_pid: its name before, kept for scripts that read it */
   watchdog_pid: number | null;
 }
 
@@ -149,7 +151,7 @@ export async function createAndFollowUp(deps: Deps, o: CreateInput, jobFor?: Job
   }
   // the daemon
   const pid = await ensureDaemonNoticed(deps, warnings, "jobs are tracked through their journals");
-  return { ...c, job_id: jobId, watchdog_pid: pid, warnings: dedupe(warnings) };
+  return { ...c, job_id: jobId, daemon_pid: pid, watchdog_pid: pid, warnings: dedupe(warnings) };
 }
 
 /** each notice once (the daemon says it is off once, though submit and create both ask) */

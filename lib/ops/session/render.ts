@@ -18,7 +18,7 @@ export function createdText(c: CreateOutcome): string {
   if (c.job_id) lines.push(`job ${c.job_id} submitted to ${c.name}`);
   // never a bare "watchdog PID: " line; the seed contract keeps "watchdog PID:" in the output
   // even when MAM_NO_SUBSCRIBER_DAEMON=1 starts none, so that case names itself
-  lines.push(`watchdog PID: ${c.watchdog_pid ?? "none (MAM_NO_SUBSCRIBER_DAEMON=1)"}`);
+  lines.push(`watchdog PID: ${c.daemon_pid ?? "none (MAM_NO_SUBSCRIBER_DAEMON=1)"}`);
   lines.push(`created ${c.name} (${c.agent}, role ${c.role}) in pane ${c.pane} on ${c.backend} server ${c.server}`);
   if (c.worktree) lines.push(`worktree ${c.worktree.path} on branch ${c.worktree.branch} (from ${c.worktree.base} ${c.worktree.base_commit.slice(0, 12)})`);
   return lines.map(visible).join("\n");

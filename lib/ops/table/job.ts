@@ -121,7 +121,7 @@ export const jobSubmit = defineOp({
       job,
       opts,
     );
-    return { record: deps.jobs.require(c.job_id!), daemon_pid: c.watchdog_pid, warnings: c.warnings, position: null };
+    return { record: deps.jobs.require(c.job_id!), daemon_pid: c.daemon_pid, warnings: c.warnings, position: null };
   },
   text: (s: Submitted | Scheduled) =>
     "schedule" in s

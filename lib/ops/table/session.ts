@@ -92,6 +92,8 @@ export const sessionCreate = defineOp({
       adopted: z.boolean(),
       session_id: strOrNull(),
       job_id: strOrNull(),
+      daemon_pid: z.nullable(int()),
+      /** the same as daemon_pid (its name before; kept for compatibility) */
       watchdog_pid: z.nullable(int()),
       start_command: str(),
       warnings: warnings(),
