@@ -17,6 +17,7 @@ import { errCode, EXIT, MamError } from "../sys/errors.ts";
 import { flockWait } from "../sys/flock.ts";
 import { out } from "../sys/io.ts";
 import { visible } from "../sys/sanitize.ts";
+import { cliSpelling, spellFields } from "../sys/fields.ts";
 import { type Env, mamDir } from "../sys/paths.ts";
 import { epochNow, isoUtc, logStamp } from "../sys/time.ts";
 import type { BrokerLink, LinkExtras } from "./broker-link.ts";
@@ -201,7 +202,8 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
   let write = o.write ?? ((line: string) => out(line));
   // one line per message, whatever it quotes: a topic or a detail with a newline cannot forge a
   // line, an escape sequence never reaches the file (or a terminal tailing it): sanitize.ts
-  const log = (m: string) => write(`${logStamp()} ${visible(m)}`);
+  // an error a use case raised names its fields as {{field}}: the log spells them as the CLI does
+  const log = (m: string) => write(`${logStamp()} ${visible(spellFields(m, cliSpelling))}`);
   const debug = (m: string) => {
     if (env.MAM_DEBUG === "1") log(`debug: ${m}`);
   };

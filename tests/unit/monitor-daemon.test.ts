@@ -136,6 +136,17 @@ describe("runDaemon in-process", () => {
     for (const l of out.got) expect(l).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \S/);
   });
 
+  test("an error a use case raised with {{field}} names is logged with the fields spelled as the command line spells them", async () => {
+    const stop = new AbortController();
+    const out = lines();
+    const r = recorder({ reconcile: async (ctx) => ctx.log(`worktree: invalid {{base}} 'x'; pick another {{name}}`) });
+    const done = runDaemon({ ws: sb.ws, idleTimeoutS: 0, timeoutS: 0, hooks: r.hooks, env: UNREACHABLE, write: out.write, handleSignals: false, stopSignal: stop.signal, timings: { pollMs: 50 } });
+    expect(await waitFor(() => out.text().includes("worktree: "), 10_000)).toBe(true);
+    expect(out.text()).toContain("worktree: invalid --base 'x'; pick another --name");
+    stop.abort();
+    expect(await done).toBe(0);
+  });
+
   test("a hook that hangs is abandoned after its deadline, and does not hold up a stop", async () => {
     const stop = new AbortController();
     const out = lines();
