@@ -11,8 +11,8 @@ import { RULES_DIR, RULES_SUFFIX } from "../../lib/agents/screen/embed.ts";
 import { serverEntry } from "../../lib/sys/self.ts";
 
 /** every field of an entry; the nullable ones say "none" with null, never by leaving it out */
-const ASPECTS = ["kind", "exe", "command", "herdrKind", "freshArgs", "assignsId", "resumeArgs", "resumeNote", "startDialog", "exitText", "reads", "store", "screenRules", "hooks", "grants", "mcp", "usage"] as const;
-const NULLABLE = new Set(["command", "herdrKind", "resumeArgs", "resumeNote", "startDialog", "exitText", "store", "screenRules", "hooks", "grants", "mcp", "usage"]);
+const ASPECTS = ["kind", "exe", "command", "herdrKind", "freshArgs", "assignsId", "resumeArgs", "resumeNote", "startDialog", "resumeLoaded", "exitText", "reads", "store", "screenRules", "hooks", "grants", "mcp", "usage"] as const;
+const NULLABLE = new Set(["command", "herdrKind", "resumeArgs", "resumeNote", "startDialog", "resumeLoaded", "exitText", "store", "screenRules", "hooks", "grants", "mcp", "usage"]);
 
 /** a grant's file, kept in memory: its path names the file, the texts are kept for the checks */
 const files = new Map<string, string>();

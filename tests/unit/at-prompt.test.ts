@@ -1,11 +1,12 @@
 // Typing into agents (lib/sessions/at-prompt.ts): where an agent is, from herdr's status and the
 // screen detector; when mam may type; whether a typed text is still waiting in the input box.
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startDialogOf } from "../../lib/agents/kinds/index.ts";
-import { geminiTrust } from "../../lib/agents/kinds/gemini.ts";
+import { resumeLoadedOf, startDialogOf } from "../../lib/agents/kinds/index.ts";
+import { anyGrew, geminiTrust } from "../../lib/agents/kinds/gemini.ts";
+import { sha256Hex } from "../../lib/sys/digest.ts";
 import { detectScreen, hasInputBox, inputBoxText } from "../../lib/agents/screen/detect.ts";
 import { AgentBlocked, type Mux } from "../../lib/mux/types.ts";
 import { afterStart } from "../../lib/ops/session/after-start.ts";
@@ -181,6 +182,83 @@ describe("what the agent's own records say about its start dialogs (issue 39 #0)
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
+  });
+});
+
+describe("a resumed agent is at its prompt once its records say it has loaded the conversation (issue 39 #6a)", () => {
+  /** a tmux pane that always shows gemini's input box (the box `gemini --resume` draws before it loads), recording what is typed */
+  function boxPane(typed: string[]): Mux {
+    return {
+      backend: "tmux",
+      async screen() {
+        return screen("gemini", "idle-real-prompt");
+      },
+      async sendText(_p: string, text: string) {
+        typed.push(text);
+      },
+      async sendKeys(_p: string, keys: string[]) {
+        typed.push(...keys);
+      },
+      async submit(_p: string, text: string) {
+        typed.push(text);
+      },
+    } as unknown as Mux;
+  }
+
+  test("gemini while it resumes: 'Resuming session...' is work, not its prompt", () => {
+    expect(paneStateOf("unknown", detectScreen("gemini", screen("gemini", "working-real-resuming")))).toEqual({ at: "working" });
+  });
+
+  test("anyGrew: a file past its size before; one gone or unchanged is not", () => {
+    const size = (p: string) => ({ a: 10, b: 5 })[p] ?? -1;
+    expect(anyGrew([["a", 10], ["b", 5]], size)).toBe(false);
+    expect(anyGrew([["a", 9], ["b", 5]], size)).toBe(true);
+    expect(anyGrew([["c", 3]], size)).toBe(false);
+    expect(anyGrew([], size)).toBe(false);
+  });
+
+  test("gemini's records on disk: loaded once the conversation's file grew after the check was made; no such conversation: nothing to wait for", () => {
+    const home = mkdtempSync(join(tmpdir(), "mam-gem-"));
+    try {
+      const ws = join(home, "ws");
+      const chats = join(home, ".gemini", "tmp", "ws", "chats");
+      mkdirSync(chats, { recursive: true });
+      mkdirSync(ws);
+      const env = { GEMINI_CLI_HOME: home };
+      const id = "07565103-d818-42fb-bfb9-82400edfda3a";
+      const file = join(chats, "session-2026-12-02T04-02-07565103.jsonl");
+      writeFileSync(file, `${JSON.stringify({ sessionId: id, projectHash: sha256Hex(ws), kind: "main" })}\n{"id":"m1","type":"user"}\n`);
+      const loaded = resumeLoadedOf("gemini", id, ws, env)!;
+      expect(loaded()).toBe(false);
+      // gemini starts: its empty twin of the same id is not the conversation loaded
+      writeFileSync(join(chats, "session-2026-12-02T04-05-07565103.jsonl"), `${JSON.stringify({ sessionId: id, projectHash: sha256Hex(ws), kind: "main" })}\n`);
+      expect(loaded()).toBe(false);
+      // it loaded the conversation: the line it appends
+      appendFileSync(file, `${JSON.stringify({ $set: { sessionId: id } })}\n`);
+      expect(loaded()).toBe(true);
+      expect(resumeLoadedOf("gemini", "00000000-0000-0000-0000-000000000000", ws, env)!()).toBe(true);
+      expect(resumeLoadedOf("claude", id, ws, env)).toBeNull();
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  test("a steady box before the conversation is loaded is not the prompt; once loaded (and steady) it is", async () => {
+    let loaded = false;
+    setTimeout(() => (loaded = true), 600);
+    const t0 = Date.now();
+    expect(await waitForPrompt(boxPane([]), "%1", "gemini", {}, 10_000, undefined, undefined, () => null, () => loaded)).toEqual({ at: "prompt" });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(600 + PROMPT_STEADY_MS);
+  });
+
+  test("afterStart of a resume never loaded in time: not at its prompt, a warning says to wait for it, nothing typed", async () => {
+    const typed: string[] = [];
+    const r = await afterStart({ mux: boxPane(typed), name: "gem", kind: "gemini", backend: "tmux", server: "mam", paneId: "%1", cwd: "/nowhere", env: { MAM_PROMPT_WAIT_S: "1" }, loaded: () => false });
+    expect(r).toMatchObject({ at_prompt: false, waiting_at: null, onboarding: "off" });
+    expect(r.warnings.map((w) => w.text)).toEqual(["gemini has not loaded its conversation within 1 s in %1: give it a job once it shows its prompt there (tmux -L mam attach -t gem)"]);
+    expect(typed).toEqual([]);
+    const ok = await afterStart({ mux: boxPane(typed), name: "gem", kind: "gemini", backend: "tmux", server: "mam", paneId: "%1", cwd: "/nowhere", env: { MAM_PROMPT_WAIT_S: "5" }, loaded: () => true });
+    expect(ok).toMatchObject({ at_prompt: true, warnings: [] });
   });
 });
 

@@ -52,6 +52,7 @@ export const agy: AgentKind = {
   resumeArgs: (id) => ["--conversation", id],
   resumeNote: null,
   startDialog: null,
+  resumeLoaded: null,
   exitText: "Exit",
   reads: "prose",
   store,

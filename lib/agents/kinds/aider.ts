@@ -13,6 +13,7 @@ export const aider: AgentKind = {
   resumeArgs: null,
   resumeNote: null,
   startDialog: null,
+  resumeLoaded: null,
   exitText: "/exit",
   reads: "prose",
   store: null,

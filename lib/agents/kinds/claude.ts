@@ -166,6 +166,7 @@ export const claude: AgentKind = {
   resumeArgs: (id) => ["--resume", id],
   resumeNote: null,
   startDialog: null,
+  resumeLoaded: null,
   exitText: "/exit",
   reads: "prose",
   store,

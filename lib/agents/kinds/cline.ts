@@ -28,6 +28,7 @@ export const cline: AgentKind = {
   resumeArgs: (id) => ["--id", id],
   resumeNote: null,
   startDialog: null,
+  resumeLoaded: null,
   exitText: "/exit",
   reads: "prose",
   store: listedStore(clineConversations),

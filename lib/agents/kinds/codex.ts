@@ -203,6 +203,7 @@ export const codex: AgentKind = {
   resumeArgs: (id) => ["resume", id],
   resumeNote: null,
   startDialog: null,
+  resumeLoaded: null,
   exitText: "/quit",
   reads: "prose",
   store: listedStore(codexConversations),

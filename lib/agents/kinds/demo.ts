@@ -47,6 +47,7 @@ export const demo: AgentKind = {
   resumeArgs: null,
   resumeNote: null,
   startDialog: null,
+  resumeLoaded: null,
   exitText: "/exit",
   reads: "prose",
   store: null,

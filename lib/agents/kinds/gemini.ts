@@ -2,7 +2,7 @@
 // conversation id at start (--session-id) and resumes it (--resume); the conversations are JSONL
 // files under the Gemini home, one folder per project; mam grants its reporting commands with a
 // policy file (--policy) that allows exactly those command prefixes.
-import { readFileSync, realpathSync } from "node:fs";
+import { readFileSync, realpathSync, statSync } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
 import { sha256Hex } from "../../sys/digest.ts";
 import { type Env, homeDir } from "../../sys/paths.ts";
@@ -163,6 +163,35 @@ export function geminiStartDialog(cwd: string, env: Env): string | null {
   return geminiTrust(realOr(cwd), env, settings, trusted, realOr) === "ask" ? "trust this folder" : null;
 }
 
+// ---- resume: when it has loaded the conversation ---------------------------------------------
+// `gemini --resume <id>` (0.61.0, useSessionResume and ChatRecordingService.initialize) draws its
+// input box at once; once its client is up (seconds later on a loaded machine) it shows
+// "Resuming session...", loads the conversation and appends a line to the conversation's file
+// ({"$set":{"sessionId":…}}), and only then takes input again. Text typed before that is lost
+// (its input is off while it resumes) or goes to the chat the resume then replaces: the model
+// never sees the earlier conversation with it. The file growing is the record that it has loaded.
+
+function sizeOf(p: string): number {
+  try {
+    return statSync(p).size;
+  } catch {
+    return -1;
+  }
+}
+
+/** pure: has any of the files grown past its size `before` (path → bytes)? */
+export function anyGrew(before: [string, number][], size: (p: string) => number): boolean {
+  return before.some(([p, n]) => size(p) > n);
+}
+
+/** before the resume of `id` starts: a check that says whether gemini has loaded it (its file grew); no file found: nothing to wait for */
+export function geminiResumeLoaded(id: string, ws: string, env: Env): () => boolean {
+  const c = geminiConversations(ws, env).find((x) => x.id === id);
+  if (!c) return () => true;
+  const before = c.files.map((f): [string, number] => [f, sizeOf(f)]);
+  return () => anyGrew(before, sizeOf);
+}
+
 // ---- grants: a policy file (TOML) that allows exactly mam's reporting commands -------------------
 
 /** a TOML basic string (JSON's escapes are valid TOML) */
@@ -191,6 +220,7 @@ export const gemini: AgentKind = {
   resumeArgs: (id) => ["--resume", id],
   resumeNote: geminiResumeNote,
   startDialog: geminiStartDialog,
+  resumeLoaded: geminiResumeLoaded,
   exitText: "/quit",
   reads: "prose",
   store: listedStore(geminiConversations),

@@ -68,6 +68,7 @@ export const hermes: AgentKind = {
   resumeArgs: (id) => ["--resume", id],
   resumeNote: null,
   startDialog: null,
+  resumeLoaded: null,
   exitText: "/exit",
   reads: "prose",
   store,

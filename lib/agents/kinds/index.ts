@@ -83,11 +83,6 @@ export function ownId(row: Record<string, unknown>, kind: string): string | unde
 }
 
 /**
- * Does herdr manage this kind's agent (started with `agent start`, prompted with `agent prompt`,
- * seen in PaneInfo.agent)? Kinds mam types into a shell (aider, demo, shell) are not; a kind mam
- * does not know came from herdr's own detection (a monitor-registered pane), so it is.
- */
-/**
  * the start dialog kind `kind`'s own records say it will show in folder `cwd` (gemini's folder
  * trust, claude's trust of a project), or null: none recorded, a kind without such records, or
  * records mam cannot read (then the screen alone decides)
@@ -102,6 +97,33 @@ export function startDialogOf(kind: string, cwd: string, env: Env): string | nul
   }
 }
 
+/**
+ * before kind `kind` resumes conversation `id` in folder `cwd`: a check of its own records that
+ * says whether it has loaded the conversation (gemini), or null: it keeps no such record, or mam
+ * cannot read them (then the screen alone decides)
+ */
+export function resumeLoadedOf(kind: string, id: string, cwd: string, env: Env): (() => boolean) | null {
+  const f = Object.hasOwn(KINDS, kind) ? KINDS[kind]!.resumeLoaded : null;
+  if (!f) return null;
+  try {
+    const check = f(id, cwd, env);
+    return () => {
+      try {
+        return check();
+      } catch {
+        return true;
+      }
+    };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Does herdr manage this kind's agent (started with `agent start`, prompted with `agent prompt`,
+ * seen in PaneInfo.agent)? Kinds mam types into a shell (aider, demo, shell) are not; a kind mam
+ * does not know came from herdr's own detection (a monitor-registered pane), so it is.
+ */
 export function isHerdrManaged(agent: string | undefined): boolean {
   if (agent === undefined) return true;
   const k = known(agent);

@@ -74,6 +74,15 @@ export interface AgentKind {
    * null: the kind keeps no such record (mam goes by its screen alone)
    */
   startDialog: ((cwd: string, env: Env) => string | null) | null;
+  /**
+   * what the kind's own records say about a resume of conversation `id` in folder `cwd`: called
+   * just before the agent starts, it returns a check that says, once the agent runs, whether it
+   * has loaded the conversation yet (gemini appends to the conversation's file when it has; text
+   * typed before that is lost, or starts a conversation without the earlier one). Until the check
+   * says so, a prompt in view does not count (lib/ops/session/after-start.ts); null: the kind keeps
+   * no such record (the screen alone decides)
+   */
+  resumeLoaded: ((id: string, cwd: string, env: Env) => () => boolean) | null;
   /** what to type to make the agent leave gracefully: text then Enter; null: none known (stop closes its pane) */
   exitText: string | null;
   /**

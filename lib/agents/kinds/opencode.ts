@@ -43,6 +43,7 @@ export const opencode: AgentKind = {
   resumeArgs: (id) => ["--session", id],
   resumeNote: null,
   startDialog: null,
+  resumeLoaded: null,
   exitText: "/exit",
   reads: "prose",
   store: listedStore(opencodeConversations),

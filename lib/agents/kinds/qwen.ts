@@ -42,6 +42,7 @@ export const qwen: AgentKind = {
   resumeArgs: (id) => ["--resume", id],
   resumeNote: null,
   startDialog: null,
+  resumeLoaded: null,
   exitText: "/quit",
   reads: "prose",
   store: listedStore(qwenConversations),

@@ -14,6 +14,7 @@ export const shell: AgentKind = {
   resumeArgs: null,
   resumeNote: null,
   startDialog: null,
+  resumeLoaded: null,
   exitText: "exit",
   reads: "commands",
   store: null,

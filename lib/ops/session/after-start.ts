@@ -35,6 +35,8 @@ export interface StartedAgent {
   started?: MuxPane;
   /** aborted (the create was interrupted): stop waiting for the prompt, type nothing */
   signal?: AbortSignal;
+  /** a resume: whether the agent's records say it has loaded the conversation (resumeLoadedOf; undefined: the screen alone decides) */
+  loaded?: () => boolean;
 }
 
 /** does mam know when this kind is at its prompt (screen rules, or herdr's own status of a kind it manages) */
@@ -55,7 +57,9 @@ export async function afterStart(a: StartedAgent): Promise<AfterStart> {
   // what the agent's own records say about its start dialogs (gemini's folder trust): while they
   // say it will ask, nothing is typed, however steady the screen looks (a TUI may draw its input
   // box before the dialog, and on a loaded machine for longer than any wait)
-  const st = await waitForPrompt(a.mux, a.paneId, a.kind, a.env, waitMs, fresh, a.signal, () => startDialogOf(a.kind, a.cwd, a.env));
+  // and after a resume, whether it has loaded the conversation: until then its input box is not
+  // its prompt (gemini draws it at once, then loads for seconds, and text typed meanwhile is lost)
+  const st = await waitForPrompt(a.mux, a.paneId, a.kind, a.env, waitMs, fresh, a.signal, () => startDialogOf(a.kind, a.cwd, a.env), a.loaded);
   const hint = answerHint(a.backend, a.server, a.name, a.paneId);
   const notSent = a.text !== undefined ? "; the onboarding was not sent" : "";
   const out = (at_prompt: boolean, waiting_at: string | null, onboarding: AfterStart["onboarding"], warnings: string[]): AfterStart => ({ at_prompt, waiting_at, onboarding, warnings: warnings.map(warning) });
@@ -67,6 +71,11 @@ export async function afterStart(a: StartedAgent): Promise<AfterStart> {
   if (st.at === "dialog") return atDialog(st);
   if (st.at === "gone") {
     return out(false, null, a.text !== undefined ? "not sent" : "off", [`${a.kind} in ${a.name} is gone after it started (${st.why})${notSent}; see: mam status`]);
+  }
+  if (a.loaded && !a.loaded()) {
+    return out(false, null, a.text !== undefined ? "not sent" : "off", [
+      `${a.kind} has not loaded its conversation within ${waitMs / 1000} s in ${a.paneId}: give it a job once it shows its prompt there (${hint})${notSent}`,
+    ]);
   }
   if (!mayType(st, known, waitMs > 0)) {
     return out(false, null, a.text !== undefined ? "not sent" : "off", [

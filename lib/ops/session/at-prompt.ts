@@ -123,16 +123,28 @@ export const PROMPT_STEADY_MS = 1_000;
  * first look uses instead of listing the panes again. `expected`: the start dialog the agent's own
  * records say it will show (read again at every look; null: none): while it names one, a prompt
  * in view does not count (the input box a TUI draws before its dialog is not its prompt), and at
- * the end of the wait the agent is taken to wait at that dialog, shown or not yet
+ * the end of the wait the agent is taken to wait at that dialog, shown or not yet. `loaded`: a
+ * resumed agent's records say it has loaded its conversation (false: a prompt in view does not
+ * count yet; the caller checks it again after the wait)
  */
-export async function waitForPrompt(mux: Mux, paneId: string, kind: string, env: Env, waitMs: number, started?: MuxPane, signal?: AbortSignal, expected?: () => string | null): Promise<PaneState> {
+export async function waitForPrompt(
+  mux: Mux,
+  paneId: string,
+  kind: string,
+  env: Env,
+  waitMs: number,
+  started?: MuxPane,
+  signal?: AbortSignal,
+  expected?: () => string | null,
+  loaded?: () => boolean,
+): Promise<PaneState> {
   const deadline = Date.now() + waitMs;
   let since: number | undefined;
   for (let first = true; ; first = false) {
     const s = await lookAt(mux, paneId, kind, env, first && started?.id === paneId ? started : undefined);
     if (s.at === "dialog" || s.at === "gone") return s;
     const dialog = expected?.() ?? null;
-    if (s.at !== "prompt" || dialog !== null) since = undefined;
+    if (s.at !== "prompt" || dialog !== null || (loaded && !loaded())) since = undefined;
     else if (waitMs === 0 || Date.now() - (since ??= Date.now()) >= PROMPT_STEADY_MS) return s;
     // the caller was interrupted (a create's Ctrl-C): the last look
     if (Date.now() >= deadline || signal?.aborted) return dialog !== null ? expectedDialog(kind, dialog) : s;

@@ -2,7 +2,7 @@
 // its own conversation (else this workspace's newest of that agent), in a pane claimed as create
 // does.
 import { existsSync } from "node:fs";
-import { agentKind, agentMcpArgs, grantArgs, idField, ownId } from "../../agents/kinds/index.ts";
+import { agentKind, agentMcpArgs, grantArgs, idField, ownId, resumeLoadedOf } from "../../agents/kinds/index.ts";
 import { serverEntry } from "../../sys/self.ts";
 import { adoptPane } from "../../fleet/adopt.ts";
 import { findPane } from "../../fleet/classify.ts";
@@ -114,6 +114,8 @@ export async function resumeSession(deps: Deps, input: ResumeInput): Promise<Res
   if (bareShell) taken.delete(bareShell);
   // herdr: show the kept worktree as its own workspace again (herdr worktree open)
   const herdrWorktree = wt && backend === "herdr" ? { cwd: deps.ws, branch: wt.branch, path: wt.path, label: o.name, open: true } : undefined;
+  // what the agent's records look like before it starts, to see when it has loaded the conversation
+  const loaded = conv ? (resumeLoadedOf(agent, conv.id, cwd, deps.env) ?? undefined) : undefined;
   const t0 = deps.clock.epoch();
   const l = await launch(deps, { name: o.name, kind, args, backend, server, startServer: o.start_server, taken, cwd, herdrWorktree, ...(typeof row.role === "string" ? { role: row.role } : {}) });
   const now = deps.clock.epoch();
@@ -150,7 +152,7 @@ export async function resumeSession(deps: Deps, input: ResumeInput): Promise<Res
     l.lock.close();
   }
   // the agent is registered; tell the user when it waits at a dialog (resume types nothing)
-  const after = await afterStart({ mux: l.mux, name: o.name, kind: agent, backend, server, paneId: l.pane.id, cwd, env: deps.env, started: l.pane });
+  const after = await afterStart({ mux: l.mux, name: o.name, kind: agent, backend, server, paneId: l.pane.id, cwd, env: deps.env, started: l.pane, loaded });
   const tookOver = renamed.map((n) => note(`the daemon registered pane ${l.pane.id} as ${n} while ${o.name} was being resumed; ${o.name} took it over`));
   // a flaw of the agent's own that threatens the conversation just resumed (gemini's session cleanup)
   const caveat = conv ? kind.resumeNote?.(cwd, deps.env) : null;
