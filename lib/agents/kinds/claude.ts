@@ -2,8 +2,8 @@
 // at start (--session-id) and resumes it (--resume); its conversations are JSONL files per project
 // folder; mam installs hooks for it, grants it mam's reporting commands as start arguments, and
 // gives it the MCP server per run (--mcp-config) or in the project's .mcp.json.
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { join, resolve, sep } from "node:path";
 import { usageError } from "../../sys/errors.ts";
 import { type Env, homeDir } from "../../sys/paths.ts";
 import type { ServerEntry } from "../../sys/self.ts";
@@ -156,6 +156,88 @@ function mcpUninstall(text: string, path: string): Edit {
   return { text: `${JSON.stringify(left, null, 2)}\n`, changed: true, ...(Object.keys(left).length === 0 ? { empty: true } : {}) };
 }
 
+// ---- start dialogs: what its config file says --------------------------------------------------
+// Claude Code 2.1.197 (a native binary; tested by runs, shared/reference/real-agents.md) keeps its
+// per-user state in <CLAUDE_CONFIG_DIR>/.claude.json, else ~/.claude.json. At start, in this
+// order: `hasCompletedOnboarding` not true → its first-run setup (the theme picker); no
+// `projects[<folder or any folder above it>].hasTrustDialogAccepted: true` → "Quick safety check"
+// (a folder's own `false` does not matter when a folder above it is trusted, and claude writes
+// that `false` itself); ANTHROPIC_API_KEY set and its last 20 characters in neither
+// `customApiKeyResponses.approved` nor `.rejected` → "Detected a custom API key … Do you want to
+// use this API key?". mam says a dialog will come only where these records show it surely will:
+// no config file (a first run: claude may also stop, "Unable to connect"), a file it cannot read,
+// or a bypass-permissions setting (not tested: claude refuses it as root) say nothing, and the
+// screen decides.
+
+export type ClaudeRecords = {
+  /** the text of .claude.json (undefined: none) */
+  config: string | undefined;
+  /** the texts of its settings files (user, the folder's, managed; undefined: none) */
+  settings: (string | undefined)[];
+};
+
+/** claude's per-user config file */
+export function claudeConfigFile(env: Env): string {
+  return env.CLAUDE_CONFIG_DIR ? join(env.CLAUDE_CONFIG_DIR, ".claude.json") : join(homeDir(env), ".claude.json");
+}
+
+/** pure: is `p` the folder `dir` or inside it (both absolute, resolved)? */
+function within(dir: string, p: string): boolean {
+  return p === dir || p.startsWith(dir.endsWith(sep) ? dir : dir + sep);
+}
+
+/**
+ * pure: the start dialog claude's records say it shows in folder `cwd` (its real path): "first-run
+ * setup" (onboarding, or the API key's approval), "trust this folder", or null (none, or the
+ * records do not say surely); `real` resolves a project's path as the file system does
+ */
+export function claudeStartDialogOf(cwd: string, env: Env, r: ClaudeRecords, real: (p: string) => string = (p) => p): string | null {
+  if (r.config === undefined) return null;
+  if (r.settings.some((t) => t?.includes("bypassPermissions"))) return null;
+  let cfg: Record<string, unknown>;
+  try {
+    const o = JSON.parse(r.config);
+    if (!o || typeof o !== "object" || Array.isArray(o)) return null;
+    cfg = o;
+  } catch {
+    return null;
+  }
+  if (cfg.hasCompletedOnboarding !== true) return "first-run setup";
+  const projects = cfg.projects && typeof cfg.projects === "object" ? (cfg.projects as Record<string, { hasTrustDialogAccepted?: unknown } | null>) : {};
+  const here = resolve(cwd);
+  const trusted = Object.entries(projects).some(([path, p]) => p?.hasTrustDialogAccepted === true && (within(resolve(path), here) || within(real(resolve(path)), here)));
+  if (!trusted) return "trust this folder";
+  const key = env.ANTHROPIC_API_KEY;
+  if (key) {
+    const answers = (cfg.customApiKeyResponses ?? {}) as { approved?: unknown; rejected?: unknown };
+    const listed = (l: unknown) => Array.isArray(l) && l.includes(key.slice(-20));
+    if (!listed(answers.approved) && !listed(answers.rejected)) return "first-run setup";
+  }
+  return null;
+}
+
+function readOr(p: string): string | undefined {
+  try {
+    return readFileSync(p, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+function realOr(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+/** the start dialog claude's records say it will show in `cwd`, else null */
+export function claudeStartDialog(cwd: string, env: Env): string | null {
+  const settings = [join(configDir(env), "settings.json"), join(cwd, ".claude", "settings.json"), join(cwd, ".claude", "settings.local.json"), "/etc/claude-code/managed-settings.json"];
+  return claudeStartDialogOf(realOr(cwd), env, { config: readOr(claudeConfigFile(env)), settings: settings.map(readOr) }, realOr);
+}
+
 export const claude: AgentKind = {
   kind: "claude",
   exe: "claude",
@@ -165,7 +247,7 @@ export const claude: AgentKind = {
   assignsId: true,
   resumeArgs: (id) => ["--resume", id],
   resumeNote: null,
-  startDialog: null,
+  startDialog: claudeStartDialog,
   resumeLoaded: null,
   exitText: "/exit",
   reads: "prose",

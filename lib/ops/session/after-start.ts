@@ -5,6 +5,7 @@
 // agent runs.
 import { isHerdrManaged, startDialogOf } from "../../agents/kinds/index.ts";
 import { AgentBlocked, type Mux, type MuxPane } from "../../mux/types.ts";
+import { processEnviron } from "../../mux/procfs.ts";
 import { type Notice, warning } from "../../sys/notice.ts";
 import type { Env } from "../../sys/paths.ts";
 import { answerHint, BLOCKED_AT, deliver, mayType, promptWaitMs, waitForPrompt, waitingAt } from "./at-prompt.ts";
@@ -35,6 +36,8 @@ export interface StartedAgent {
   started?: MuxPane;
   /** aborted (the create was interrupted): stop waiting for the prompt, type nothing */
   signal?: AbortSignal;
+  /** the pid of the pane's process (the agent, or the shell that starts it): its environment says where the agent's records are */
+  pid?: number;
   /** a resume: whether the agent's records say it has loaded the conversation (resumeLoadedOf; undefined: the screen alone decides) */
   loaded?: () => boolean;
 }
@@ -46,6 +49,15 @@ async function knowsPrompt(a: StartedAgent): Promise<boolean> {
   return (await import("../../agents/screen/detect.ts")).hasScreenRules(a.kind);
 }
 
+/**
+ * pure: the environment the agent's records are found with: the agent's own (its multiplexer's,
+ * as its process started: CLAUDE_CONFIG_DIR, ANTHROPIC_API_KEY, GEMINI_CLI_HOME …) when mam could
+ * read it and it is that session's (MAM_SESSION), else mam's
+ */
+export function recordsEnv(own: Env, agent: Record<string, string> | undefined, session: string): Env {
+  return agent && agent.MAM_SESSION === session ? agent : own;
+}
+
 export async function afterStart(a: StartedAgent): Promise<AfterStart> {
   // an agent whose prompt mam cannot see (no screen rules, not managed by herdr) gets one look
   // (a dialog is still seen when its kind has rules for one): nothing to wait for
@@ -54,12 +66,13 @@ export async function afterStart(a: StartedAgent): Promise<AfterStart> {
   // herdr's answer to a managed start is fresh (status and title as the agent came up); a typed
   // kind's pane record is the one claimed before its command ran, so its first look lists again
   const fresh = a.backend === "herdr" && isHerdrManaged(a.kind) ? a.started : undefined;
+  const env = recordsEnv(a.env, a.pid !== undefined ? processEnviron(a.pid) : undefined, a.name);
   // what the agent's own records say about its start dialogs (gemini's folder trust): while they
   // say it will ask, nothing is typed, however steady the screen looks (a TUI may draw its input
   // box before the dialog, and on a loaded machine for longer than any wait)
   // and after a resume, whether it has loaded the conversation: until then its input box is not
   // its prompt (gemini draws it at once, then loads for seconds, and text typed meanwhile is lost)
-  const st = await waitForPrompt(a.mux, a.paneId, a.kind, a.env, waitMs, fresh, a.signal, () => startDialogOf(a.kind, a.cwd, a.env), a.loaded);
+  const st = await waitForPrompt(a.mux, a.paneId, a.kind, a.env, waitMs, fresh, a.signal, () => startDialogOf(a.kind, a.cwd, env), a.loaded);
   const hint = answerHint(a.backend, a.server, a.name, a.paneId);
   const notSent = a.text !== undefined ? "; the onboarding was not sent" : "";
   const out = (at_prompt: boolean, waiting_at: string | null, onboarding: AfterStart["onboarding"], warnings: string[]): AfterStart => ({ at_prompt, waiting_at, onboarding, warnings: warnings.map(warning) });

@@ -353,6 +353,7 @@ export async function createSession(deps: Deps, o: CreateInput, signal: AbortSig
     env: deps.env,
     text: onboard ? onboardingText(name, kind.kind, role, ws, wt, agentMam(deps.env)) : undefined,
     started: l.pane,
+    ...(l.pid !== undefined ? { pid: l.pid } : {}),
     signal,
   });
   // interrupted once the row was written: the session is whole; its wait (and onboarding) is given up

@@ -152,7 +152,7 @@ export async function resumeSession(deps: Deps, input: ResumeInput): Promise<Res
     l.lock.close();
   }
   // the agent is registered; tell the user when it waits at a dialog (resume types nothing)
-  const after = await afterStart({ mux: l.mux, name: o.name, kind: agent, backend, server, paneId: l.pane.id, cwd, env: deps.env, started: l.pane, loaded });
+  const after = await afterStart({ mux: l.mux, name: o.name, kind: agent, backend, server, paneId: l.pane.id, cwd, env: deps.env, started: l.pane, ...(l.pid !== undefined ? { pid: l.pid } : {}), loaded });
   const tookOver = renamed.map((n) => note(`the daemon registered pane ${l.pane.id} as ${n} while ${o.name} was being resumed; ${o.name} took it over`));
   // a flaw of the agent's own that threatens the conversation just resumed (gemini's session cleanup)
   const caveat = conv ? kind.resumeNote?.(cwd, deps.env) : null;
