@@ -10,6 +10,7 @@ import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readLedger } from "../lib/cost/ledger.ts";
+import { jobStore } from "../lib/jobs/store.ts";
 import { UsageMeter } from "../lib/daemon/meter.ts";
 import { readRegistry } from "../lib/registry/load.ts";
 import { baseEnv, cpuPercent, medP90, ms, NO_BROKER, paneListing, procUsage, type Row, registryYaml, secondsFrom, startDaemon, stopDaemon } from "./common.ts";
@@ -58,7 +59,7 @@ export async function benchUsage(bin: string): Promise<Row[]> {
     for (const sid of sids) writeFileSync(join(project, `${sid}.jsonl`), text);
     const env = { ...baseEnv(root), CLAUDE_CONFIG_DIR: claude };
     const registry = { path: yaml, read: (o?: Parameters<typeof readRegistry>[1]) => readRegistry(yaml, o), mutate: () => Promise.reject(new Error("read only")) };
-    const meter = () => new UsageMeter({ ws, env, registry, log: () => {} });
+    const meter = () => new UsageMeter({ ws, jobs: jobStore(ws), env, registry, log: () => {} });
 
     // from nothing: every byte of every transcript
     const cold = meter();

@@ -21,6 +21,7 @@ import { join } from "node:path";
 import type { DropLog, RepeatLog } from "../jobs/ingest.ts";
 import type { Json } from "../jobs/canonical.ts";
 import type { JobEvent } from "../jobs/event.ts";
+import type { JobStore } from "../jobs/store.ts";
 import { loadTeam, type Team } from "../team/config.ts";
 import { hostName } from "../team/host.ts";
 import { type TeamPart, teamPart } from "./team.ts";
@@ -68,7 +69,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   };
   const dispatch = async (ctx: HookContext) => {
     const { assignWaiting, queueMarker, typeDispatched } = await import("../ops/job/queue.ts");
-    const m = queueMarker(deps.ws);
+    const m = queueMarker(deps.jobs);
     if (!waiting && m === marker) return;
     marker = m;
     const host = team?.host;
@@ -116,9 +117,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
     if (settling.has(id)) return;
     const t = setTimeout(() => {
       settling.delete(id);
-      void import("../jobs/store.ts")
-        .then(({ settleLastSeq }) => settleLastSeq(ws, id, () => journals.peek(ws, id)?.index.maxAny() ?? 0))
-        .catch(() => {}); // the next event settles it
+      void deps.jobs.settle(id, () => journals.peek(ws, id)?.index.maxAny() ?? 0).catch(() => {}); // the next event settles it
     }, 1000);
     (t as { unref?: () => void }).unref?.();
     settling.set(id, t);
@@ -131,7 +130,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
   const metered = async (ctx: HookContext) => {
     if (!meter) {
       const { UsageMeter } = await import("./meter.ts");
-      meter = new UsageMeter({ ws: ctx.ws, env: deps.env, registry: deps.registry, host: team?.host, log: ctx.log, runtime: deps.runtime });
+      meter = new UsageMeter({ ws: ctx.ws, jobs: deps.jobs, env: deps.env, registry: deps.registry, host: team?.host, log: ctx.log, runtime: deps.runtime });
     }
     const r = await meter.poll({ log: ctx.log, publish: (t, p) => ctx.publish(t, p) });
     // a first read of long conversations goes on beside the hooks, a poll's bytes at a time
@@ -143,6 +142,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
     tells ??= new (await import("./reactor.ts")).DialogTells();
     return {
       ws: ctx.ws,
+      jobs: deps.jobs,
       runtime: deps.runtime,
       log: ctx.log,
       publish: ctx.publish,
@@ -182,12 +182,12 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       await react(ctx);
       if (ctx.mode !== "mqtt") return;
       // a broker that restarted without persistence lost the retained acks: say them again
-      const [{ listJobIds, readRecord }, { isFinal }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts")]);
+      const { isFinal } = await import("../jobs/statuses.ts");
       acks ??= new AckSender(ctx.ws, journals);
       acks.forgetSent();
-      for (const id of listJobIds(ctx.ws)) {
+      for (const id of deps.jobs.ids()) {
         try {
-          const r = readRecord(ctx.ws, id);
+          const r = deps.jobs.read(id);
           // a copy of another host's job: its delegator acknowledges, not us
           if (!r || isFinal(r.status) || r.remote_of) continue;
           journals.get(ctx.ws, id, r);
@@ -241,10 +241,10 @@ export function defaultHooks(deps: Deps): DaemonHooks {
       await step("usage meter failed", async () => void (await metered(ctx)));
       // ended jobs give their memory back, and rest once every event of theirs was reacted to;
       // a late event reads their journal once more
-      const [{ listJobIds, readRecord }, { isFinal }, { reactedToAll }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts"), import("./reactor.ts")]);
+      const [{ isFinal }, { reactedToAll }] = await Promise.all([import("../jobs/statuses.ts"), import("./reactor.ts")]);
       for (const id of journals.ids()) {
         try {
-          const r = readRecord(ctx.ws, id);
+          const r = deps.jobs.read(id);
           if (r && isFinal(r.status) && reactedToAll(rc, id, journals.peek(ctx.ws, id)?.events ?? [])) journals.rest(id);
           else if (!r || isFinal(r.status)) journals.forget(id);
         } catch {
@@ -252,7 +252,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
         }
       }
       try {
-        journals.keepResting(new Set(listJobIds(ctx.ws)));
+        journals.keepResting(new Set(deps.jobs.ids()));
       } catch {} // the folder cannot be listed: the rounds over every job fail too, and say so
       if (team) {
         await team.tick(ctx, "refresh");
@@ -280,7 +280,7 @@ export function defaultHooks(deps: Deps): DaemonHooks {
         });
       }
       await part("dispatch failed", () => dispatch(ctx));
-      const watched = await waitedOn(ctx.ws, team?.host, journals);
+      const watched = await waitedOn(deps.jobs, ctx.ws, team?.host, journals);
       if (watched.size === 0) {
         blocked.clear();
         return; // no unfinished job: no multiplexer call at all (usage is counted by the slower poll)
@@ -301,12 +301,12 @@ export function defaultHooks(deps: Deps): DaemonHooks {
     async busy(ctx) {
       // a schedule still to run holds the daemon (it is the one that submits it)
       if (existsSync(join(ctx.ws, ".mam", "schedules")) && (await import("../ops/job/schedule.ts")).hasActiveSchedules(ctx.ws, deps.env)) return true;
-      const [{ listJobIds, readRecord }, { isFinal }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts")]);
+      const { isFinal } = await import("../jobs/statuses.ts");
       const data = deps.registry.read();
       if ([...data.herdr_sessions, ...data.tmux_sessions].some((r) => r.status === "running")) return true;
-      return listJobIds(ctx.ws).some((id) => {
+      return deps.jobs.ids().some((id) => {
         try {
-          const r = readRecord(ctx.ws, id);
+          const r = deps.jobs.read(id);
           return r !== undefined && !isFinal(r.status);
         } catch {
           return false;
@@ -326,13 +326,13 @@ async function vouchOf(t: Team, host: string): Promise<(ev: JobEvent) => { [k: s
  * the sessions unfinished jobs wait on (their agent, or a loop's reviewer); `name@host` of this
  * host as name. An ended job put to rest (JournalCache.quiet) is skipped without reading it.
  */
-async function waitedOn(ws: string, host: string | undefined, journals: JournalCache): Promise<Set<string>> {
-  const [{ listJobIds, readRecord }, { isFinal }, { busySession }] = await Promise.all([import("../jobs/store.ts"), import("../jobs/statuses.ts"), import("../jobs/loop.ts")]);
+async function waitedOn(jobs: JobStore, ws: string, host: string | undefined, journals: JournalCache): Promise<Set<string>> {
+  const [{ isFinal }, { busySession }] = await Promise.all([import("../jobs/statuses.ts"), import("../jobs/loop.ts")]);
   const out = new Set<string>();
-  for (const id of listJobIds(ws)) {
+  for (const id of jobs.ids()) {
     if (journals.quiet(ws, id)) continue;
     try {
-      const r = readRecord(ws, id);
+      const r = jobs.read(id);
       if (!r || isFinal(r.status)) continue;
       // the journal's index reads only what was appended since the last pass
       const s = busySession(r, journals.get(ws, id, r).events);

@@ -120,19 +120,18 @@ export function teamPart(
    * broker still reaches the agent's host (which drops it if it has it)
    */
   const resendEnds = async (ctx: HookContext) => {
-    const [{ listJobIds, readJournal, readRecord }, { isFinal }, { endsJob }, { canonicalJson }] = await Promise.all([
-      import("../jobs/store.ts"),
+    const [{ isFinal }, { endsJob }, { canonicalJson }] = await Promise.all([
       import("../jobs/statuses.ts"),
       import("../jobs/event.ts"),
       import("../jobs/canonical.ts"),
     ]);
     const since = Date.now() - RESEND_ENDS_MS;
-    for (const id of listJobIds(deps.ws)) {
+    for (const id of deps.jobs.ids()) {
       try {
-        const r = readRecord(deps.ws, id);
+        const r = deps.jobs.read(id);
         if (!r || r.remote_of || !isFinal(r.status) || Date.parse(r.updated_at) < since) continue;
         if (!r.agent_session.includes("@") && !r.reviewer_session?.includes("@")) continue;
-        const end = readJournal(deps.ws, id).find((e) => endsJob(e, r));
+        const end = deps.jobs.journal(id).find((e) => endsJob(e, r));
         if (end && end.source !== r.agent_session && end.source !== r.reviewer_session) await ctx.publish(`${r.topic_prefix}/events`, canonicalJson(end));
       } catch {}
     }
@@ -233,14 +232,14 @@ export function teamPart(
     jobsChanged: () => void (jobsDirty = true),
     async forward(ctx) {
       if (ctx.mode !== "mqtt") return;
-      const [{ listJobIds, readJournal, readRecord, originPath }, { readFileSync }, { unheld }] = await Promise.all([import("../jobs/store.ts"), import("node:fs"), import("./forward.ts")]);
+      const { unheld } = await import("./forward.ts");
       const now = Date.now();
       const copies: JobRecord[] = [];
-      for (const id of listJobIds(deps.ws)) {
+      for (const id of deps.jobs.ids()) {
         // an ended job at rest (its journal unchanged) that needs nothing more: not read again
         if (ended(id) && forwarder.settled(id)) continue;
         try {
-          const r = readRecord(deps.ws, id);
+          const r = deps.jobs.read(id);
           if (r && forwarder.wants(r, now)) copies.push(r);
         } catch {}
       }
@@ -262,15 +261,11 @@ export function teamPart(
         (acks) => {
           const out: Outgoing[] = [];
           for (const rec of copies) {
-            let origin: string;
-            try {
-              origin = readFileSync(originPath(deps.ws, rec.job_id), "utf8").trim();
-            } catch {
-              continue; // nothing written here yet
-            }
+            const origin = deps.jobs.origin(rec.job_id);
+            if (origin === undefined) continue; // nothing written here yet
             const raw = acks.get(ackTopic(rec));
             const marks = raw && readAck(raw, rec.job_id, rec.auth_token);
-            const missing = unheld(readJournal(deps.ws, rec.job_id), origin, (o, seq) => ackHolds(marks, o, seq), Date.now());
+            const missing = unheld(deps.jobs.journal(rec.job_id), origin, (o, seq) => ackHolds(marks, o, seq), Date.now());
             const send = forwarder.due(rec, missing, isFinal(rec.status), Date.now());
             if (send.length === 0) continue;
             for (const e of send) out.push({ topic: `${rec.topic_prefix}/events`, payload: canonicalJson(e) });
