@@ -173,8 +173,8 @@ const reconcileSubscribe: CliExtra = {
     for (const f of ["once", "dry-run", "json"]) if (a[f] === true) throw usageError(`--${f} does not go with --subscribe`);
     const idleTimeoutS = secondsFlag(str(a, "idle-timeout") ?? "3600", "idle-timeout");
     const timeoutS = secondsFlag(str(a, "timeout") ?? "0", "timeout");
-    const [{ runDaemon }, { defaultHooks }] = await Promise.all([import("../daemon/loop.ts"), import("../daemon/hooks.ts")]);
-    return runDaemon({ ws: c.ws, idleTimeoutS, timeoutS, hooks: defaultHooks(await c.deps()) });
+    const [{ runDaemon }, { reactionHooks }] = await Promise.all([import("../daemon/loop.ts"), import("../daemon/feed.ts")]);
+    return runDaemon({ ws: c.ws, idleTimeoutS, timeoutS, hooks: reactionHooks(await c.deps()) });
   },
 };
 

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { JobRuntime } from "../../lib/jobs/runtime.ts";
 import { appendEvent, jobStore, type JobSpec, readJournal, readRecord, registerJob } from "../../lib/jobs/store.ts";
-import { type AgentLook, type AgentState, type CursorState, type ReactorContext, reactedToAll, reactToJobs, watchAgents } from "../../lib/daemon/reactor.ts";
+import { type AgentLook, type AgentState, type CursorState, type ReactorContext, reactedToAll, reactToJobs, watchAgents } from "../../lib/ops/react/reactor.ts";
 import { JournalCache } from "../../lib/jobs/journal-index.ts";
 
 const roots: string[] = [];
@@ -122,7 +122,7 @@ test("a loop job waits on its reviewer from the worker's hand-in to the verdict"
 // ---- reactToJobs: journal order, several writers, the cursor ---------------------------------
 
 test("reactToJobs tells the delegator once, at the first ending event in journal order, whatever the seqs; a 0.1 cursor is read as seqs", async () => {
-  const { reactToJobs, cursorPosition, cursorPath } = await import("../../lib/daemon/reactor.ts");
+  const { reactToJobs, cursorPosition, cursorPath } = await import("../../lib/ops/react/reactor.ts");
   const { JournalCache } = await import("../../lib/jobs/journal-index.ts");
   const { ingestEvent } = await import("../../lib/jobs/ingest.ts");
   const { canonicalJson } = await import("../../lib/jobs/canonical.ts");
@@ -160,7 +160,7 @@ test("reactToJobs tells the delegator once, at the first ending event in journal
 });
 
 test("reactToJobs goes on past a job whose reaction fails: the jobs after it are told, the failure is logged once", async () => {
-  const { reactToJobs } = await import("../../lib/daemon/reactor.ts");
+  const { reactToJobs } = await import("../../lib/ops/react/reactor.ts");
   const { JournalCache } = await import("../../lib/jobs/journal-index.ts");
   const { LogOnce } = await import("../../lib/sys/log-once.ts");
   const ws = tempWs();
@@ -185,7 +185,7 @@ test("reactToJobs goes on past a job whose reaction fails: the jobs after it are
 });
 
 test("a shell delegator is never typed into (it would run the end line: a `;` in a detail would be a command); the log says so", async () => {
-  const { reactToJobs } = await import("../../lib/daemon/reactor.ts");
+  const { reactToJobs } = await import("../../lib/ops/react/reactor.ts");
   const ws = tempWs();
   const job = await registerJob(ws, spec);
   const told: string[] = [];
@@ -227,7 +227,7 @@ test("reactedToAll: not before the daemon's cursor is at the end of the job's ev
 });
 
 test("a loop job over its budget: the meter's count before the loop step ends it; no review request, no new iteration; the delegator and the working agent are told once", async () => {
-  const { reactToJobs } = await import("../../lib/daemon/reactor.ts");
+  const { reactToJobs } = await import("../../lib/ops/react/reactor.ts");
   const { JournalCache } = await import("../../lib/jobs/journal-index.ts");
   const ws = tempWs();
   const job = await registerJob(ws, { ...spec, type: "loop", reviewer_session: "rev", max_iterations: 3, max_tokens: 100 });
@@ -252,7 +252,7 @@ test("a loop job over its budget: the meter's count before the loop step ends it
     // the review was never sent: the worker is the one at work on it
     ["wrk", `[mam] Job ${job.job_id} is stopped: job ${job.job_id} went over its budget: 150 tokens of 100. Stop working on it.`],
   ]);
-  const { workingSession } = await import("../../lib/daemon/reactor.ts");
+  const { workingSession } = await import("../../lib/ops/react/reactor.ts");
   const mark = (detail: string) => ({ event: "progress", source: "mam", detail, data: { iteration: 1 } }) as never;
   expect(workingSession(job, [mark("iteration 1: review requested from rev")])).toBe("rev");
   expect(workingSession(job, [mark("iteration 1: review requested from rev"), mark("iteration 2: feedback sent to wrk")])).toBe("wrk");
@@ -260,9 +260,9 @@ test("a loop job over its budget: the meter's count before the loop step ends it
 });
 
 test("a job over its budget while its agent sits at a dialog: the notice is put aside and typed once the agent is back at its prompt, once", async () => {
-  const { reactToJobs, tellLater } = await import("../../lib/daemon/reactor.ts");
+  const { reactToJobs, tellLater } = await import("../../lib/ops/react/reactor.ts");
   const { JournalCache } = await import("../../lib/jobs/journal-index.ts");
-  type Later = import("../../lib/daemon/reactor.ts").LaterNotice;
+  type Later = import("../../lib/ops/react/reactor.ts").LaterNotice;
   const ws = tempWs();
   const job = await registerJob(ws, { ...spec, max_tokens: 100 });
   const told: [string, string][] = [];
@@ -298,7 +298,7 @@ test("a job over its budget while its agent sits at a dialog: the notice is put 
 });
 
 test("a permission_required flood (review N5): the delegator is told once per distinct question, at most 3 a minute per job, and its typing does not hold up another job's end", async () => {
-  const { DialogTells } = await import("../../lib/daemon/reactor.ts");
+  const { DialogTells } = await import("../../lib/ops/react/reactor.ts");
   const ws = tempWs();
   const flood = await registerJob(ws, spec);
   const other = await registerJob(ws, { ...spec, delegator: "lead2" });

@@ -11,7 +11,7 @@ import type { Tokens, UsageFact } from "../../lib/agents/usage.ts";
 import { emptyLedger, type FileCursor, readLedger } from "../../lib/cost/ledger.ts";
 import { applyFact, book, deliveryOf, type MeterContext, noteJob } from "../../lib/cost/meter.ts";
 import { mergeModels, tokensOf } from "../../lib/cost/tokens.ts";
-import { UsageMeter } from "../../lib/daemon/meter.ts";
+import { UsageMeter } from "../../lib/ops/react/meter.ts";
 import { jobStore, readRecord, writeRecord } from "../../lib/jobs/store.ts";
 import { readRegistry } from "../../lib/registry/load.ts";
 import { loopJob } from "../helpers/job-record.ts";

@@ -7,25 +7,25 @@
 // lines only: a line still being written is read next time. A poll with nothing new costs a stat
 // per file. The meter reads files; it never calls a model.
 import { closeSync, fstatSync, openSync, readSync, renameSync, statSync } from "node:fs";
-import { KINDS, ownId } from "../agents/kinds/index.ts";
-import { storeEnv, type UsageSource } from "../agents/usage.ts";
-import { processEnviron } from "../mux/procfs.ts";
-import { type Check, checkLimits, dailyCapCheck, dailyLimits, hasLimits, type Limits, PRICE_HINT } from "../cost/budget.ts";
-import { dayOf, emptyLedger, type FileCursor, type JobUsage, type Ledger, ledgerPath, readLedger } from "../cost/ledger.ts";
-import { applyFact, book, type JobFacts, type MeterContext, noteJob, prune } from "../cost/meter.ts";
-import { loadPrices, type PriceTable, shippedPrices } from "../cost/prices.ts";
-import { jobUsageView } from "../cost/summary.ts";
-import { endsJob, finalEvent } from "../jobs/event.ts";
-import type { JobRuntime } from "../jobs/runtime.ts";
-import { busySession } from "../jobs/loop.ts";
-import { isFinal } from "../jobs/statuses.ts";
-import { effectiveStatus, type JobRecord, type JobStore } from "../jobs/store.ts";
-import type { RegistryStore } from "../ops/deps.ts";
-import type { Row } from "../registry/types.ts";
-import { atomicWriteFile } from "../sys/atomic.ts";
-import { isValidJobId } from "../sys/names.ts";
-import type { Env } from "../sys/paths.ts";
-import { localPart } from "../team/host.ts";
+import { KINDS, ownId } from "../../agents/kinds/index.ts";
+import { storeEnv, type UsageSource } from "../../agents/usage.ts";
+import { processEnviron } from "../../mux/procfs.ts";
+import { type Check, checkLimits, dailyCapCheck, dailyLimits, hasLimits, type Limits, PRICE_HINT } from "../../cost/budget.ts";
+import { dayOf, emptyLedger, type FileCursor, type JobUsage, type Ledger, ledgerPath, readLedger } from "../../cost/ledger.ts";
+import { applyFact, book, type JobFacts, type MeterContext, noteJob, prune } from "../../cost/meter.ts";
+import { loadPrices, type PriceTable, shippedPrices } from "../../cost/prices.ts";
+import { jobUsageView } from "../../cost/summary.ts";
+import { endsJob, finalEvent } from "../../jobs/event.ts";
+import type { JobRuntime } from "../../jobs/runtime.ts";
+import { busySession } from "../../jobs/loop.ts";
+import { isFinal } from "../../jobs/statuses.ts";
+import { effectiveStatus, type JobRecord, type JobStore } from "../../jobs/store.ts";
+import type { RegistryStore } from "../deps.ts";
+import type { Row } from "../../registry/types.ts";
+import { atomicWriteFile } from "../../sys/atomic.ts";
+import { isValidJobId } from "../../sys/names.ts";
+import type { Env } from "../../sys/paths.ts";
+import { localPart } from "../../team/host.ts";
 
 /** how much of a file one read takes at most */
 const CHUNK = 4 << 20;

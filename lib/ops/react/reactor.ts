@@ -6,21 +6,21 @@
 // (`{"<id>": {"at": N}}`; a position, not a seq: with several writers seqs repeat and jump).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { readsCommands } from "../agents/kinds/index.ts";
-import type { Question } from "../agents/screen/question.ts";
-import type { Json } from "../jobs/canonical.ts";
-import { DAEMON_SOURCE, endsJob, type JobEvent } from "../jobs/event.ts";
-import { isFinal } from "../jobs/statuses.ts";
-import { JournalCache } from "../jobs/journal-index.ts";
-import { deliveryOf, offeredTopic, outstandingTopics } from "../jobs/delivery.ts";
-import { deliveryTopic } from "../team/messages.ts";
-import { applyLoop, busySession, loopNext } from "../jobs/loop.ts";
-import type { JobRuntime, Reached } from "../jobs/runtime.ts";
-import type { Appended, JobRecord, JobStore } from "../jobs/store.ts";
-import { mamDir } from "../sys/paths.ts";
-import { visible } from "../sys/sanitize.ts";
-import { writeFileAtomic } from "../sys/daemon-files.ts";
-import type { LogOnce } from "../sys/log-once.ts";
+import { readsCommands } from "../../agents/kinds/index.ts";
+import type { Question } from "../../agents/screen/question.ts";
+import type { Json } from "../../jobs/canonical.ts";
+import { DAEMON_SOURCE, endsJob, type JobEvent } from "../../jobs/event.ts";
+import { isFinal } from "../../jobs/statuses.ts";
+import { JournalCache } from "../../jobs/journal-index.ts";
+import { deliveryOf, offeredTopic, outstandingTopics } from "../../jobs/delivery.ts";
+import { deliveryTopic } from "../../team/messages.ts";
+import { applyLoop, busySession, loopNext } from "../../jobs/loop.ts";
+import type { JobRuntime, Reached } from "../../jobs/runtime.ts";
+import type { Appended, JobRecord, JobStore } from "../../jobs/store.ts";
+import { mamDir } from "../../sys/paths.ts";
+import { visible } from "../../sys/sanitize.ts";
+import { writeFileAtomic } from "../../sys/daemon-files.ts";
+import type { LogOnce } from "../../sys/log-once.ts";
 
 export const cursorPath = (ws: string) => join(mamDir(ws), "monitor.cursor.json");
 
@@ -43,7 +43,7 @@ export interface ReactorContext {
   /** the daemon's log of failures, each logged once (else each failure is logged) */
   once?: LogOnce;
   /**
-   * count usage now (the daemon's meter, lib/daemon/meter.ts): before a loop job's next step, so
+   * count usage now (the daemon's meter, lib/ops/react/meter.ts): before a loop job's next step, so
    * that a budget the step's hand-in crossed ends the job instead (budget_exceeded)
    */
   meter?(): Promise<unknown>;
@@ -56,7 +56,7 @@ export interface ReactorContext {
    * dialog's line typed into one delegator's pane does not hold up the other jobs' reactions
    */
   aside?: (lane: string, name: string, fn: () => Promise<void>) => void;
-  /** the user's notifications (lib/daemon/notify.ts): a dialog, a job's end */
+  /** the user's notifications (lib/ops/react/notify.ts): a dialog, a job's end */
   notify?: (rec: JobRecord, ev: JobEvent) => Promise<void>;
   /**
    * a notice for an agent that sits at a dialog now: typed once it is back at its prompt (the
