@@ -1,6 +1,6 @@
 // bench area `usage` (issue 25, docs/cost.md): the daemon's usage meter over 20 claude sessions with
 // 50 MB of transcript each (lines shaped as Claude Code writes them: typed messages, assistant
-// messages with their usage, large tool results). In a warm process (lib/daemon/meter.ts): the
+// messages with their usage, large tool results). In a warm process (lib/ops/react/meter.ts): the
 // time to the first totals from nothing (the whole 1 GB), after a daemon restart (the ledger on
 // disk: nothing new), an incremental poll with nothing new (wall time and CPU per poll) and with
 // one new answer. Then the daemon itself (`mam daemon ensure`, a stub herdr answering a listing
@@ -10,7 +10,8 @@ import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readLedger } from "../lib/cost/ledger.ts";
-import { UsageMeter } from "../lib/daemon/meter.ts";
+import { jobStore } from "../lib/jobs/store.ts";
+import { UsageMeter } from "../lib/ops/react/meter.ts";
 import { readRegistry } from "../lib/registry/load.ts";
 import { baseEnv, cpuPercent, medP90, ms, NO_BROKER, paneListing, procUsage, type Row, registryYaml, secondsFrom, startDaemon, stopDaemon } from "./common.ts";
 
@@ -58,7 +59,7 @@ export async function benchUsage(bin: string): Promise<Row[]> {
     for (const sid of sids) writeFileSync(join(project, `${sid}.jsonl`), text);
     const env = { ...baseEnv(root), CLAUDE_CONFIG_DIR: claude };
     const registry = { path: yaml, read: (o?: Parameters<typeof readRegistry>[1]) => readRegistry(yaml, o), mutate: () => Promise.reject(new Error("read only")) };
-    const meter = () => new UsageMeter({ ws, env, registry, log: () => {} });
+    const meter = () => new UsageMeter({ ws, jobs: jobStore(ws), env, registry, log: () => {} });
 
     // from nothing: every byte of every transcript
     const cold = meter();

@@ -80,8 +80,8 @@ const submitWait: CliExtra = {
       };
       if (sig.signal.aborted) return sig.code();
       if (!c.json) return printResult(wait, w, false);
-      const [{ readJournal, requireRecord }, { costedView }, { loadPrices }, deps] = await Promise.all([import("../jobs/store.ts"), import("../jobs/query.ts"), import("../cost/prices.ts"), c.deps()]);
-      outJson({ ...costedView(requireRecord(c.ws, id), readJournal(c.ws, id), loadPrices(deps.env)), status: w.jobs[0]!.status });
+      const [{ costedView }, { loadPrices }, deps] = await Promise.all([import("../jobs/query.ts"), import("../cost/prices.ts"), c.deps()]);
+      outJson({ ...costedView(deps.jobs.require(id), deps.jobs.journal(id), loadPrices(deps.env)), status: w.jobs[0]!.status });
       return w.exit_code;
     } finally {
       sig.dispose();
@@ -103,13 +103,14 @@ const logsFollow: CliExtra = {
     if (c.ctx.args.follow !== true) return c.run();
     if (c.json) throw usageError("--follow and --json do not go together");
     const id = c.input.job_id as string;
-    const [{ JournalReader, JournalWatch }, { effectiveStatus, requireRecord }, { isFinal }, { eventLine, FOLLOW_WIDTHS }] = await Promise.all([
+    const [{ JournalReader, JournalWatch }, { effectiveStatus }, { isFinal }, { eventLine, FOLLOW_WIDTHS }, deps] = await Promise.all([
       import("../jobs/wait.ts"),
       import("../jobs/store.ts"),
       import("../jobs/statuses.ts"),
       import("../jobs/render.ts"),
+      c.deps(),
     ]);
-    const rec = requireRecord(c.ws, id);
+    const rec = deps.jobs.require(id);
     const reader = new JournalReader(c.ws, id);
     reader.refresh();
     let shown = 0;
@@ -172,8 +173,8 @@ const reconcileSubscribe: CliExtra = {
     for (const f of ["once", "dry-run", "json"]) if (a[f] === true) throw usageError(`--${f} does not go with --subscribe`);
     const idleTimeoutS = secondsFlag(str(a, "idle-timeout") ?? "3600", "idle-timeout");
     const timeoutS = secondsFlag(str(a, "timeout") ?? "0", "timeout");
-    const [{ runDaemon }, { defaultHooks }] = await Promise.all([import("../daemon/loop.ts"), import("../daemon/hooks.ts")]);
-    return runDaemon({ ws: c.ws, idleTimeoutS, timeoutS, hooks: defaultHooks(await c.deps()) });
+    const [{ runDaemon }, { reactionHooks }] = await Promise.all([import("../daemon/loop.ts"), import("../daemon/feed.ts")]);
+    return runDaemon({ ws: c.ws, idleTimeoutS, timeoutS, hooks: reactionHooks(await c.deps()) });
   },
 };
 

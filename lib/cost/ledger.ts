@@ -1,7 +1,7 @@
 // The usage ledger, <ws>/.mam/usage.json (docs/cost.md): what the daemon's meter has read of each
 // session's conversation files (where it stopped in each, whose turn was going on) and the totals
 // it counted, per session (all time, per UTC day, per 10 minutes of the last two hours) and per job
-// (per session, per loop iteration). One writer: the daemon (lib/daemon/meter.ts), replacing the
+// (per session, per loop iteration). One writer: the daemon (lib/ops/react/meter.ts), replacing the
 // file atomically after each poll that read something. Everything in it is a count of what the
 // agents' own files say, so a ledger that is gone is counted again from them; readers take no
 // lock and create nothing.

@@ -5,7 +5,7 @@
 // session as its worker or reviewer; any other message continues the turn of the job that was
 // running, unless that job had ended before the message (to the second of its final event), and
 // then belongs to no job. So a job's cost runs from its header's delivery to its end, including the
-// answers of the turn that was going on when it ended. Pure: the runner (lib/daemon/meter.ts)
+// answers of the turn that was going on when it ended. Pure: the runner (lib/ops/react/meter.ts)
 // reads the files and the jobs.
 import { TOKEN_KINDS, type Tokens, type UsageFact } from "../agents/usage.ts";
 import { bucketOf, dayOf, type FileCursor, type JobUsage, type Ledger, type Turn } from "./ledger.ts";

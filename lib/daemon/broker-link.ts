@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { type BrokerConfig, clientId, mqttOptions, wildcardTopic } from "../jobs/broker-config.ts";
 import { atomicWriteFile } from "../sys/atomic.ts";
 import { type Env, stateDir } from "../sys/paths.ts";
+import type { LinkExtras } from "../ops/react/context.ts";
 
 export interface BrokerLink {
   topic: string;
@@ -28,11 +29,6 @@ export interface BrokerLink {
   publish(topic: string, payload: string, retain?: boolean): Promise<boolean>;
 }
 
-/** what a team adds to the connection (lib/daemon/team.ts): its topics and a last will */
-export interface LinkExtras {
-  topics: string[];
-  will?: { topic: string; payload: string };
-}
 
 export type MessageHandler = (topic: string, payload: Buffer) => Promise<void>;
 

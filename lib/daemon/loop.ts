@@ -7,7 +7,8 @@
 // end it within a second whatever it was doing; hooks run with a deadline and are never awaited
 // on the way out.
 //
-// What it does with events and polls is not decided here: that is DaemonHooks (lib/monitor/hooks.ts).
+// What it does with events and polls is not decided here: that is DaemonHooks, which the feed
+// (lib/daemon/feed.ts) makes from the reactions' table (lib/ops/react/index.ts).
 import { type FSWatcher, closeSync, existsSync, fstatSync, ftruncateSync, readFileSync, readlinkSync, rmSync, statSync, watch as watchFs, writeSync, constants as C } from "node:fs";
 import { join } from "node:path";
 import { type BrokerConfig, brokerConfigFromEnv, describeBroker } from "../jobs/broker-config.ts";
@@ -20,34 +21,10 @@ import { visible } from "../sys/sanitize.ts";
 import { cliSpelling, spellFields } from "../sys/fields.ts";
 import { type Env, mamDir } from "../sys/paths.ts";
 import { epochNow, isoUtc, logStamp } from "../sys/time.ts";
-import type { BrokerLink, LinkExtras } from "./broker-link.ts";
+import type { BrokerLink } from "./broker-link.ts";
+import type { HookContext, LinkExtras } from "../ops/react/context.ts";
 import { logWriter } from "./log-file.ts";
 import { type DaemonMode, type DaemonState, monitorLockPath, monitorLogPath, monitorStatePath, parsePid, readState, writeFileAtomic } from "../sys/daemon-files.ts";
-
-export interface HookContext {
-  ws: string;
-  /** the mode the daemon is in when the hook starts */
-  mode: DaemonMode;
-  /** aborted when the daemon stops or the hook overruns its deadline */
-  signal: AbortSignal;
-  log(message: string): void;
-  /** logged only with MAM_DEBUG=1 */
-  debug(message: string): void;
-  /**
-   * queue a QoS 1 publish on the daemon's broker connection (not awaited); while a connection is
-   * being set up, it goes out in order once it is; false in polling mode
-   */
-  publish(topic: string, payload: string, opts?: { retain?: boolean }): Promise<boolean>;
-  /**
-   * run `fn` beside the hooks, not in their line: after the earlier work given the same `lane`
-   * (one at a time per lane, in order), with a hook's deadline and context. For a step that waits
-   * (typing into a pane waits out pauses): in a hook it would hold up every hook behind it, and
-   * the broker's messages (MQTT.js hands over the next one when the last one's hook is done).
-   */
-  aside(lane: string, name: string, fn: (ctx: HookContext) => Promise<void>): void;
-  /** resolves once no connection is being set up (what was queued meanwhile has gone out) */
-  settled(): Promise<void>;
-}
 
 /**
  * What the daemon does; the loop only decides when. Hooks run one at a time, in order, each with

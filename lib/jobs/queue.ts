@@ -1,6 +1,6 @@
 // The queue (docs/jobs.md#the-queue): which waiting job goes to which free agent, and the place
 // of each waiting job in its line. Pure: no I/O. The daemon gathers the waiting jobs and the free
-// agents and applies the plan (lib/ops/job/dispatch.ts).
+// agents and applies the plan (lib/ops/job/queue.ts).
 //
 // The order: a job's rank is its priority (high 2, normal 1, low 0) plus one for every
 // `agingS` seconds it has waited, so a low job is never starved: after 2 × agingS it ranks with

@@ -1,542 +1,23 @@
-// Job records and journals on disk (SPEC §7.1): .mam/jobs/<id>.json (0600, atomic replace) and
-// .mam/jobs/<id>.events.ndjson (append-only, fsynced). Every read-modify-write runs under the
-// flock on .mam/jobs/.lock; readers take no lock and create nothing.
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { randomBytes } from "../sys/digest.ts";
-import { join } from "node:path";
-import { errCode, EXIT, MamError, notFound } from "../sys/errors.ts";
-import { withLock } from "../sys/lock-file.ts";
-import { ensureMamSubdir } from "../sys/mam-dir.ts";
-import { isValidJobId } from "../sys/names.ts";
-import { isoUtc } from "../sys/time.ts";
-import type { Json } from "./canonical.ts";
-import { canonicalJson } from "./canonical.ts";
-import { appendLineDurable, atomicWriteFile, splitLines, sweepTempFiles } from "../sys/atomic.ts";
-import { foldStatus, foldStep, type JobEvent, MAX_EVENT_BYTES, MAX_SEQ, signEvent } from "./event.ts";
-import { type EventName, JOB_STATUSES, type JobStatus, isEventName } from "./statuses.ts";
-import { newOrigin, ORIGIN_RE } from "./identity.ts";
+// The jobs of one workspace behind one interface, JobStore: what use cases, the daemon's reactions,
+// the dashboard and the CLI read and write jobs and journals through (deps.jobs; lib/ops/wiring.ts
+// builds it). The files themselves: lib/jobs/record-file.ts (records, locks) and
+// lib/jobs/journal-file.ts (journals); both are re-exported here for lib/jobs and tests.
+import { readFileSync, statSync } from "node:fs";
 import type { JobUsage } from "../cost/ledger.ts";
-import { notOwn, recordKey, recordMac } from "../sys/record-key.ts";
+import type { Json } from "./canonical.ts";
+import type { JobEvent } from "./event.ts";
+import { recordKey } from "../sys/record-key.ts";
 import type { Env } from "../sys/paths.ts";
+import { type JobRecord, type JobSpec, importJob, jobsDir, journalPath, listJobIds, mutateRecord, notOwnJob, originPath, readRecord, recordPath, registerJob, requireRecord, setJobUsages, withDispatchLock } from "./record-file.ts";
+import { type Appended, appendEvent, type EventDecision, readJournal, settleLastSeq } from "./journal-file.ts";
 
-export interface JobRecord {
-  schema_version: 1;
-  job_id: string;
-  status: JobStatus;
-  created_at: string;
-  updated_at: string;
-  prompt?: string;
-  brief_file?: string;
-  /** the target session's agent kind */
-  agent: string | null;
-  agent_session: string;
-  delegator: string | null;
-  type: "single" | "loop";
-  reviewer_session: string | null;
-  max_iterations: number | null;
-  iteration: number;
-  topic_prefix: string;
-  timeout_sec: number;
-  idle_timeout_sec: number;
-  expected_artifacts: string[];
-  last_seq: number;
-  auth_token: string;
-  /** the worker's git worktree when it runs in one (issue 18): headers and reviews name its branch */
-  worktree?: JobWorktree;
-  /**
-   * a copy of another machine's job (docs/machines.md): the host whose daemon drives it (its
-   * timeouts, loop and delegator). This machine's daemon delivers to its own agent and watches it.
-   */
-  remote_of?: string;
-  /** the reviewer's agent kind (loop jobs), for what its usage can be known (docs/cost.md) */
-  reviewer_agent?: string | null;
-  /** the job's budget in dollars and in tokens (`job submit --budget-usd`, `--max-tokens`); absent or null: none */
-  budget_usd?: number | null;
-  max_tokens?: number | null;
-  /**
-   * the tokens the daemon's meter counted for this job, per session and per loop iteration (a copy
-   * of its ledger's, .mam/usage.json; written under the jobs lock by setJobUsages)
-   */
-  usage?: JobUsage;
-  /** its place in a queue (docs/jobs.md#the-queue): high, normal (absent) or low */
-  priority?: Priority;
-  /**
-   * a pool job (`--to-role`): the role whose first free agent takes it; agent_session is
-   * `role:<role>` until then, and the agent's name from its dispatch on
-   */
-  to_role?: string;
-  /**
-   * the mark of this user's mam (lib/sys/record-key.ts): a MAC over what is typed and to whom,
-   * written when mam registers (or imports) the job. A queued job without a valid one is never
-   * dispatched: a cloned repository can ship `.mam/jobs/`.
-   */
-  mac?: string;
-}
-
-export type Priority = "high" | "normal" | "low";
-/** a pool job's agent_session until it is dispatched (a name never has a colon) */
-export const poolSession = (role: string) => `role:${role}`;
-
-/** the worker's git worktree as a job knows it */
-export interface JobWorktree {
-  path: string;
-  branch: string;
-  base: string;
-  base_commit: string;
-}
-
-export type PublicRecord = Omit<JobRecord, "auth_token" | "mac">;
-
-export const DEFAULT_TIMEOUT_SEC = 3600;
-export const DEFAULT_IDLE_TIMEOUT_SEC = 120;
-export const DEFAULT_MAX_ITERATIONS = 3;
-const LOCK_BUDGET_MS = 30_000;
-
-export const jobsDir = (ws: string) => join(ws, ".mam", "jobs");
-export const recordPath = (ws: string, id: string) => join(jobsDir(ws), `${id}.json`);
-export const journalPath = (ws: string, id: string) => join(jobsDir(ws), `${id}.events.ndjson`);
-export const jobsLockPath = (ws: string) => join(jobsDir(ws), ".lock");
-/** this journal's origin id (identity.ts): the `origin` of the events written here */
-export const originPath = (ws: string, id: string) => join(jobsDir(ws), `${id}.origin`);
-
-export const newJobId = () => randomBytes(4).toString("hex");
-export const newToken = () => randomBytes(32).toString("base64url");
-
-export function publicRecord(r: JobRecord): PublicRecord {
-  const { auth_token: _t, mac: _m, ...rest } = r;
-  return rest;
-}
-
-/** what a job's mark covers: what its agent gets typed and who is told (never its status, times or usage, which change) */
-const markedFields = (r: JobRecord): unknown[] => [
-  r.job_id,
-  r.created_at,
-  r.auth_token,
-  r.prompt ?? null,
-  r.brief_file ?? null,
-  r.to_role !== undefined ? poolSession(r.to_role) : r.agent_session,
-  r.type,
-  r.delegator,
-  r.reviewer_session,
-  r.remote_of ?? null,
-];
-
-/** the record with this user's mark (unchanged without a key) */
-const marked = (r: JobRecord, key: string | undefined): JobRecord => (key === undefined ? r : { ...r, mac: recordMac(key, "job", markedFields(r)) });
-
-/** why a job was not written by this user's mam (undefined: it was) */
-export const notOwnJob = (r: JobRecord, key: string | undefined): string | undefined => notOwn(key, "job", markedFields(r), r.mac);
-
-// ---- reading -------------------------------------------------------------------------------
-
-const isInt = (v: unknown) => Number.isSafeInteger(v);
-const isStrOrNull = (v: unknown) => v === null || typeof v === "string";
-
-function malformed(path: string, what: string): MamError {
-  return new MamError(`job file ${path} is malformed (${what})`, EXIT.FAIL, "fix or remove it; mam never overwrites it");
-}
-
-/** parse and check a record; a file that is not JSON or not a record is an error (exit 1) */
-export function parseRecord(text: string, path: string, id: string): JobRecord {
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch (e) {
-    throw new MamError(`job file ${path} is not valid JSON (${(e as Error).message})`, EXIT.FAIL, "fix or remove it; mam never overwrites it");
-  }
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw malformed(path, "not a JSON object");
-  const r = v as Record<string, unknown>;
-  if (r.schema_version !== 1) throw malformed(path, `schema_version ${JSON.stringify(r.schema_version)} is not 1`);
-  if (r.job_id !== id) throw malformed(path, `job_id ${JSON.stringify(r.job_id)} does not match the file name`);
-  if (!(JOB_STATUSES as readonly unknown[]).includes(r.status)) throw malformed(path, `unknown status ${JSON.stringify(r.status)}`);
-  if (r.type !== "single" && r.type !== "loop") throw malformed(path, `unknown type ${JSON.stringify(r.type)}`);
-  for (const k of ["created_at", "updated_at", "agent_session", "topic_prefix", "auth_token"]) {
-    if (typeof r[k] !== "string" || r[k] === "") throw malformed(path, `${k} is not a string`);
-  }
-  for (const k of ["agent", "delegator", "reviewer_session"]) if (!isStrOrNull(r[k])) throw malformed(path, `${k} is not a string or null`);
-  for (const k of ["iteration", "timeout_sec", "idle_timeout_sec", "last_seq"]) if (!isInt(r[k])) throw malformed(path, `${k} is not an integer`);
-  if (!(r.max_iterations === null || isInt(r.max_iterations))) throw malformed(path, "max_iterations is not an integer or null");
-  if (!Array.isArray(r.expected_artifacts) || !r.expected_artifacts.every((x) => typeof x === "string")) throw malformed(path, "expected_artifacts is not a list of strings");
-  if (typeof r.prompt !== "string" && typeof r.brief_file !== "string") throw malformed(path, "neither prompt nor brief_file");
-  if (r.budget_usd !== undefined && r.budget_usd !== null && !(typeof r.budget_usd === "number" && Number.isFinite(r.budget_usd) && r.budget_usd > 0)) throw malformed(path, "budget_usd is not a positive number or null");
-  if (r.max_tokens !== undefined && r.max_tokens !== null && !(isInt(r.max_tokens) && (r.max_tokens as number) > 0)) throw malformed(path, "max_tokens is not a positive integer or null");
-  if (r.usage !== undefined && (typeof r.usage !== "object" || r.usage === null || Array.isArray(r.usage))) throw malformed(path, "usage is not an object");
-  return r as unknown as JobRecord;
-}
-
-/** the record, or undefined when the job has no record here */
-export function readRecord(ws: string, id: string): JobRecord | undefined {
-  const p = recordPath(ws, id);
-  let text: string;
-  try {
-    text = readFileSync(p, "utf8");
-  } catch (e) {
-    if (errCode(e) === "ENOENT") return undefined;
-    throw new MamError(`cannot read job file ${p} (${(e as Error).message})`, EXIT.FAIL);
-  }
-  return parseRecord(text, p, id);
-}
-
-/** the record, or exit 3 */
-export function requireRecord(ws: string, id: string): JobRecord {
-  const r = readRecord(ws, id);
-  if (!r) throw notFound(`no job ${id} in ${jobsDir(ws)}`, "see: mam job list");
-  return r;
-}
-
-/** a journal line is an event when it is a JSON object with a positive integer seq and a known event */
-export function parseEventLine(line: string): JobEvent | undefined {
-  if (!line.startsWith("{")) return undefined;
-  try {
-    const v = JSON.parse(line) as JobEvent;
-    if (typeof v !== "object" || v === null || !isInt(v.seq) || v.seq < 1 || typeof v.event !== "string" || !isEventName(v.event)) return undefined;
-    if (typeof v.detail !== "string") v.detail = String(v.detail ?? "");
-    if (typeof v.source !== "string") v.source = String(v.source ?? "");
-    return v;
-  } catch {
-    return undefined;
-  }
-}
-
-/** the events of a journal text; a torn last line (a killed writer) and any garbage line are skipped */
-export function parseJournal(text: string): { events: JobEvent[]; skipped: number } {
-  const { lines, tail } = splitLines(text);
-  if (tail !== "") lines.push(tail);
-  const events: JobEvent[] = [];
-  let skipped = 0;
-  for (const l of lines) {
-    if (l === "") continue;
-    const ev = parseEventLine(l);
-    if (ev) events.push(ev);
-    else skipped++;
-  }
-  return { events, skipped };
-}
-
-export function readJournal(ws: string, id: string): JobEvent[] {
-  let text: string;
-  try {
-    text = readFileSync(journalPath(ws, id), "utf8");
-  } catch (e) {
-    if (errCode(e) === "ENOENT") return [];
-    throw new MamError(`cannot read job journal ${journalPath(ws, id)} (${(e as Error).message})`, EXIT.FAIL);
-  }
-  return parseJournal(text).events;
-}
-
-/** ids of the jobs with a record here, sorted */
-export function listJobIds(ws: string): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(jobsDir(ws));
-  } catch (e) {
-    if (errCode(e) === "ENOENT" || errCode(e) === "ENOTDIR") return [];
-    throw new MamError(`cannot list ${jobsDir(ws)} (${(e as Error).message})`, EXIT.FAIL);
-  }
-  return names
-    .map((n) => /^([0-9a-f]{8})\.json$/.exec(n)?.[1])
-    .filter((x): x is string => x !== undefined)
-    .sort();
-}
-
-/** status from the journal (the truth); the record's own status only when nothing is journalled */
-export function effectiveStatus(r: JobRecord, events: readonly JobEvent[]): JobStatus {
-  return events.length ? foldStatus(events, r) : r.status;
-}
-
-export interface JobView extends PublicRecord {
-  events: number;
-  last_event: JobEvent | null;
-  /** a job waiting its turn: its place in its line (1 = next) */
-  position?: number;
-}
-
-/** what `job status --json` prints: the record without its token, with the folded status */
-export function jobView(r: JobRecord, events: readonly JobEvent[]): JobView {
-  const last = events.length ? events[events.length - 1]! : null;
-  let lastShown: JobEvent | null = null;
-  if (last) {
-    const { hmac_sig: _s, ...data } = last.data ?? {};
-    lastShown = { ...last, data };
-  }
-  return { ...publicRecord(r), status: effectiveStatus(r, events), events: events.length, last_event: lastShown };
-}
-
-// ---- writing -------------------------------------------------------------------------------
-
-/** .mam/jobs/ (0700) in a .mam/ with its .gitignore (lib/sys/mam-dir.ts) */
-function ensureJobsDir(ws: string): void {
-  ensureMamSubdir(ws, "jobs");
-}
-
-/** run fn under the exclusive jobs lock (creates .mam/jobs/) */
-export async function withJobsLock<T>(ws: string, fn: () => T | Promise<T>): Promise<T> {
-  ensureJobsDir(ws);
-  return withLock(jobsLockPath(ws), "jobs", LOCK_BUDGET_MS, fn);
-}
-
-/**
- * run fn under the workspace's dispatch lock (docs/jobs.md#the-queue): whoever decides that an
- * agent is free and gives it a job holds it, so no agent ever gets two jobs at once. Taken before
- * the jobs lock, never inside it.
- */
-export async function withDispatchLock<T>(ws: string, fn: () => T | Promise<T>): Promise<T> {
-  ensureJobsDir(ws);
-  return withLock(join(jobsDir(ws), ".dispatch.lock"), "dispatch", LOCK_BUDGET_MS, fn);
-}
-
-/** replace a record (call under the jobs lock) */
-export function writeRecord(ws: string, r: JobRecord): void {
-  atomicWriteFile(recordPath(ws, r.job_id), `${JSON.stringify(r, null, 2)}\n`, { mode: 0o600, regularOnly: true });
-}
-
-export interface JobSpec {
-  agent_session: string;
-  agent: string | null;
-  prompt?: string;
-  brief_file?: string;
-  delegator: string | null;
-  type: "single" | "loop";
-  reviewer_session: string | null;
-  max_iterations: number | null;
-  timeout_sec: number;
-  idle_timeout_sec: number;
-  expected_artifacts: string[];
-  /** MAM_MQTT_TOPIC_PREFIX; the record keeps <prefix>/<id> */
-  topic_prefix_base: string;
-  worktree?: JobWorktree;
-  reviewer_agent?: string | null;
-  budget_usd?: number | null;
-  max_tokens?: number | null;
-  priority?: Priority;
-  to_role?: string;
-}
-
-/** register a new pending job with a fresh id (retried on collision) and token */
-export async function registerJob(ws: string, spec: JobSpec, now: number = Date.now() / 1000, key?: string): Promise<JobRecord> {
-  return withJobsLock(ws, () => {
-    sweepTempFiles(jobsDir(ws));
-    let id = newJobId();
-    for (let i = 0; existsSync(recordPath(ws, id)) || existsSync(journalPath(ws, id)); i++) {
-      if (i >= 50) throw new MamError(`could not find a free job id in ${jobsDir(ws)}`, EXIT.FAIL);
-      id = newJobId();
-    }
-    const t = isoUtc(Math.floor(now));
-    const r: JobRecord = {
-      schema_version: 1,
-      job_id: id,
-      status: "pending",
-      created_at: t,
-      updated_at: t,
-      ...(spec.brief_file !== undefined ? { brief_file: spec.brief_file } : { prompt: spec.prompt ?? "" }),
-      agent: spec.agent,
-      agent_session: spec.agent_session,
-      delegator: spec.delegator,
-      type: spec.type,
-      reviewer_session: spec.reviewer_session,
-      max_iterations: spec.max_iterations,
-      iteration: 1,
-      topic_prefix: `${spec.topic_prefix_base}/${id}`,
-      timeout_sec: spec.timeout_sec,
-      idle_timeout_sec: spec.idle_timeout_sec,
-      expected_artifacts: spec.expected_artifacts,
-      last_seq: 0,
-      auth_token: newToken(),
-      ...(spec.worktree ? { worktree: spec.worktree } : {}),
-      ...(spec.reviewer_agent ? { reviewer_agent: spec.reviewer_agent } : {}),
-      ...(spec.budget_usd != null ? { budget_usd: spec.budget_usd } : {}),
-      ...(spec.max_tokens != null ? { max_tokens: spec.max_tokens } : {}),
-      ...(spec.priority && spec.priority !== "normal" ? { priority: spec.priority } : {}),
-      ...(spec.to_role !== undefined ? { to_role: spec.to_role } : {}),
-    };
-    const out = marked(r, key);
-    writeRecord(ws, out);
-    return out;
-  });
-}
-
-/**
- * keep a copy of another machine's job (its id and token as they are), once: true when this call
- * wrote it, false when a copy was there already
- */
-export async function importJob(ws: string, r: JobRecord, from: string, key?: string): Promise<boolean> {
-  if (!isValidJobId(r.job_id)) throw new MamError(`invalid job id '${String(r.job_id).slice(0, 40)}'`, EXIT.FAIL);
-  return withJobsLock(ws, () => {
-    if (existsSync(recordPath(ws, r.job_id))) return false;
-    // the sender's mark (if any) is its user's: this copy gets this user's
-    const { mac: _m, ...rest } = r;
-    writeRecord(ws, marked({ ...rest, status: "pending", last_seq: 0, remote_of: from }, key));
-    return true;
-  });
-}
-
-export interface EventInput {
-  event: EventName;
-  detail: string;
-  source: string;
-  data?: { [k: string]: Json };
-}
-
-export interface Appended {
-  /** the signed payload, as journalled (and to be published) */
-  payload: JobEvent;
-  /** its canonical JSON text (the journal line and the wire payload) */
-  line: string;
-  /** the record after the update (undefined: a worker on another machine, journal only) */
-  record?: JobRecord;
-  /** lazy: the record on disk was left as it was (same status, same second: only last_seq lags) */
-  deferred?: boolean;
-  statusBefore: JobStatus;
-  statusAfter: JobStatus;
-}
-
-/** keep a torn tail only if it is a whole event */
-const keepTail = (tail: string) => parseEventLine(tail) !== undefined;
-
-/** the fold of a journal so far: how many events, the status they fold to (pending if none), their highest seq */
-export interface Folded {
-  count: number;
-  status: JobStatus;
-  maxSeq?: number;
-}
-
-export const foldedOf = (events: readonly JobEvent[], rec?: JobRecord): Folded => ({ count: events.length, status: foldStatus(events, rec) });
-
-/**
- * Append one journal line and move the record's cached status (call under the jobs lock). `lazy`
- * (the daemon, many events a second): leave the record on disk as it is when neither its status
- * nor its updated_at second would change; its last_seq then lags until settleLastSeq.
- */
-export function journalAndUpdate(ws: string, id: string, rec: JobRecord | undefined, prior: Folded, ev: JobEvent, line: string, now: number, lazy = false): Appended {
-  appendLineDurable(journalPath(ws, id), line, { mode: 0o600, keepTail });
-  const before = rec && prior.count === 0 ? rec.status : prior.status;
-  const after = foldStep(prior.status, ev, rec);
-  let record: JobRecord | undefined;
-  let deferred = false;
-  if (rec) {
-    const stamp = isoUtc(Math.floor(now));
-    record = { ...rec, status: after, last_seq: Math.max(rec.last_seq, prior.maxSeq ?? 0, ev.seq), updated_at: stamp };
-    if (lazy && after === rec.status && stamp === rec.updated_at) deferred = true;
-    else writeRecord(ws, record);
-  }
-  return { payload: ev, line, record, statusBefore: before, statusAfter: after, ...(deferred ? { deferred } : {}) };
-}
-
-/** bring a record's last_seq up to the journal's highest seq (after lazy appends) */
-export async function settleLastSeq(ws: string, id: string, maxSeq: () => number): Promise<void> {
-  await withJobsLock(ws, () => {
-    const rec = readRecord(ws, id);
-    const m = rec ? maxSeq() : 0;
-    if (rec && m > rec.last_seq) writeRecord(ws, { ...rec, last_seq: m });
-  });
-}
-
-/**
- * The origin id of this journal's own events (call under the jobs lock). Kept in <id>.origin; a
- * fresh one when there is none, or when the journal is empty (a journal started again must not
- * reuse the identities of the events it lost).
- */
-export function ownOrigin(ws: string, id: string, journalHasEvents: boolean): string {
-  if (journalHasEvents) {
-    try {
-      const o = readFileSync(originPath(ws, id), "utf8").trim();
-      if (ORIGIN_RE.test(o)) return o;
-    } catch (e) {
-      if (errCode(e) !== "ENOENT") throw new MamError(`cannot read ${originPath(ws, id)} (${(e as Error).message})`, EXIT.FAIL);
-    }
-  }
-  const o = newOrigin();
-  atomicWriteFile(originPath(ws, id), `${o}\n`, { mode: 0o600, regularOnly: true });
-  return o;
-}
-
-/** an event, or a decision taken under the jobs lock from the fresh record and journal (undefined = none) */
-export type EventDecision = EventInput | ((rec: JobRecord | undefined, events: JobEvent[]) => EventInput | undefined);
-
-/**
- * The identity of the next event of ours (call under the jobs lock): this journal's origin and
- * 1 + the highest seq journalled under it. Never derived from another origin's seqs (a token holder
- * could send any seq); an origin whose seqs reach MAX_SEQ is replaced by a fresh one (seq 1), so a
- * journal never runs out of identities.
- */
-export function nextIdentity(ws: string, id: string, prior: readonly JobEvent[]): { origin: string; seq: number } {
-  const origin = ownOrigin(ws, id, prior.length > 0);
-  let max = 0;
-  for (const e of prior) if (e.origin === origin && e.seq > max) max = e.seq;
-  if (max < MAX_SEQ) return { origin, seq: max + 1 };
-  return { origin: ownOrigin(ws, id, false), seq: 1 };
-}
-
-/**
- * Append a new event of ours: under the jobs lock take this journal's origin and the next seq of
- * that origin (nextIdentity), sign with the record's token
- * (or the given one when this machine has no record: a remote worker keeps a journal only),
- * append + fsync, update the record. Returns undefined when a decision function said no.
- */
-export async function appendEvent(
-  ws: string,
-  id: string,
-  decide: EventDecision,
-  /** `vouch`: data added to the event once its identity is known, before it is signed (the daemon's attestation, lib/team/attest.ts) */
-  opts: { token?: string; now?: number; vouch?: (ev: JobEvent) => { [k: string]: Json } } = {},
-): Promise<Appended | undefined> {
-  if (!isValidJobId(id)) throw new MamError(`invalid job id '${id}'`, EXIT.USAGE);
-  // fail before creating anything when the job is unknown here
-  const pre = readRecord(ws, id);
-  if (!pre && opts.token === undefined) throw notFound(`no job ${id} in ${jobsDir(ws)}`, "pass --token (or MAM_JOB_TOKEN) when the job was submitted on another machine");
-  return withJobsLock(ws, () => {
-    const now = opts.now ?? Date.now() / 1000;
-    const rec = readRecord(ws, id);
-    const token = rec?.auth_token ?? opts.token;
-    if (token === undefined) throw notFound(`no job ${id} in ${jobsDir(ws)}`);
-    const prior = readJournal(ws, id);
-    const input = typeof decide === "function" ? decide(rec, prior) : decide;
-    if (input === undefined) return undefined;
-    const { origin, seq } = nextIdentity(ws, id, prior);
-    const bare: JobEvent = { schema_version: 1, seq, origin, job_id: id, event: input.event, timestamp: isoUtc(Math.floor(now)), detail: input.detail, source: input.source, data: input.data ?? {} };
-    const ev = signEvent(opts.vouch ? { ...bare, data: { ...bare.data, ...opts.vouch(bare) } } : bare, token);
-    const line = canonicalJson(ev);
-    if (Buffer.byteLength(line) > MAX_EVENT_BYTES) {
-      throw new MamError(`event of ${Buffer.byteLength(line)} bytes is larger than ${MAX_EVENT_BYTES} (receivers drop it)`, EXIT.USAGE, "shorten --detail / --data");
-    }
-    return journalAndUpdate(ws, id, rec, foldedOf(prior, rec), ev, line, now);
-  });
-}
-
-/** update a record under the jobs lock (fn returns the new record, or undefined for no change) */
-export async function mutateRecord(ws: string, id: string, fn: (r: JobRecord) => JobRecord | undefined): Promise<JobRecord> {
-  return withJobsLock(ws, () => {
-    const r = requireRecord(ws, id);
-    const next = fn(r);
-    if (next === undefined) return r;
-    const out = { ...next, updated_at: isoUtc() };
-    writeRecord(ws, out);
-    return out;
-  });
-}
-
-/**
- * write the meter's counts into the records that have them (one pass under the jobs lock; a record
- * whose usage is already that is not rewritten, nor is its updated_at moved)
- */
-export async function setJobUsages(ws: string, usages: ReadonlyMap<string, JobUsage>): Promise<void> {
-  if (usages.size === 0) return;
-  await withJobsLock(ws, () => {
-    for (const [id, usage] of usages) {
-      let rec: JobRecord | undefined;
-      try {
-        rec = readRecord(ws, id);
-      } catch {
-        continue; // a broken record is reported by job status
-      }
-      if (!rec || JSON.stringify(rec.usage) === JSON.stringify(usage)) continue;
-      writeRecord(ws, { ...rec, usage });
-    }
-  });
-}
+export * from "./record-file.ts";
+export * from "./journal-file.ts";
 
 /** the jobs of one workspace, as use cases get them (lib/ops/wiring.ts binds the workspace) */
 export interface JobStore {
+  /** the jobs folder, .mam/jobs (for messages, and the queue's marker beside the files) */
+  readonly dir: string;
   /** the record, or undefined when the job has no record here */
   read(id: string): JobRecord | undefined;
   /** the record, or exit 3 */
@@ -544,7 +25,16 @@ export interface JobStore {
   journal(id: string): JobEvent[];
   ids(): string[];
   register(spec: JobSpec): Promise<JobRecord>;
-  append(id: string, decide: EventDecision, opts?: { token?: string }): Promise<Appended | undefined>;
+  /** append an event of ours (appendEvent); `vouch`: the daemon's attestation (lib/team/attest.ts) */
+  append(id: string, decide: EventDecision, opts?: { token?: string; vouch?: (ev: JobEvent) => { [k: string]: Json } }): Promise<Appended | undefined>;
+  /** bring the record's last_seq up to the journal's highest seq, after lazy appends (settleLastSeq) */
+  settle(id: string, maxSeq: () => number): Promise<void>;
+  /** write the meter's counts into the records that have them (setJobUsages) */
+  setUsages(usages: ReadonlyMap<string, JobUsage>): Promise<void>;
+  /** this journal's origin id (<id>.origin), undefined when none was written here */
+  origin(id: string): string | undefined;
+  /** run fn under the dispatch lock (docs/jobs.md#the-queue; withDispatchLock) */
+  dispatchLock<T>(fn: () => T | Promise<T>): Promise<T>;
   mutate(id: string, fn: (r: JobRecord) => JobRecord | undefined): Promise<JobRecord>;
   /** keep a copy of another machine's job (importJob), marked as this user's */
   importCopy(r: JobRecord, from: string): Promise<boolean>;
@@ -570,6 +60,7 @@ export function jobStore(ws: string, env?: Env): JobStore {
   // made on the first write; once there it never changes
   const keyFor = (create: boolean) => (key ??= env ? recordKey(env, create) : undefined);
   return {
+    dir: jobsDir(ws),
     read: (id) => readRecord(ws, id),
     require: (id) => requireRecord(ws, id),
     journal: (id) => readJournal(ws, id),
@@ -583,5 +74,15 @@ export function jobStore(ws: string, env?: Env): JobStore {
     },
     append: (id, decide, opts) => appendEvent(ws, id, decide, opts),
     mutate: (id, fn) => mutateRecord(ws, id, fn),
+    settle: (id, maxSeq) => settleLastSeq(ws, id, maxSeq),
+    setUsages: (usages) => setJobUsages(ws, usages),
+    origin: (id) => {
+      try {
+        return readFileSync(originPath(ws, id), "utf8").trim();
+      } catch {
+        return undefined;
+      }
+    },
+    dispatchLock: (fn) => withDispatchLock(ws, fn),
   };
 }

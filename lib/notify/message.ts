@@ -131,6 +131,21 @@ export function endedNotice(w: Where, o: { job_id: string; session: string; stat
   };
 }
 
+/** a job has waited in the queue longer than the user's MAM_NOTIFY_QUEUED_MIN (once per job) */
+export function queuedNotice(w: Where, o: { job_id: string; session: string; minutes: number }): Notification {
+  return {
+    kind: "queued",
+    key: `queued:${o.job_id}`,
+    title: `mam: job ${o.job_id} has waited ${o.minutes} min in the queue (${o.session})`,
+    text: `its agent has not been free for ${o.minutes} minutes; mam job list shows the queue`,
+    workspace: w.workspace,
+    host: w.host,
+    at: w.at,
+    job_id: o.job_id,
+    session: o.session,
+  };
+}
+
 /** an agent died: its pane is gone, or its program exited (while its job ran, when `job_id`) */
 /** `fresh`: its kind keeps no conversation to resume (demo, shell, aider): the command says --fresh */
 export function diedNotice(w: Where, o: { session: string; job_id?: string; why: string; since: number; fresh?: boolean }): Notification {
@@ -168,7 +183,7 @@ export function testNotice(w: Where): Notification {
   return { kind: "test", key: `test:${w.at}`, title: "mam: a test notification", text: `from ${w.host}, workspace ${w.workspace}`, workspace: w.workspace, host: w.host, at: w.at };
 }
 
-const NTFY_TAGS: Record<Notification["kind"], string[]> = { dialog: ["warning"], ended: ["checkered_flag"], died: ["skull"], offline: ["electric_plug"], test: ["bell"] };
+const NTFY_TAGS: Record<Notification["kind"], string[]> = { dialog: ["warning"], ended: ["checkered_flag"], died: ["skull"], offline: ["electric_plug"], queued: ["hourglass"], test: ["bell"] };
 
 /**
  * the body a webhook POSTs: mam's own JSON (`source: "mam"` and every field), ntfy's JSON

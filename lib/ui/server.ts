@@ -110,7 +110,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
   const regPath = deps.registry.path;
   const fleetSrc = await openFleet(ws, o.env, FLEET_MS);
   const fleetCache = fleetSrc.cache;
-  const jobs = new JobCache(ws, fleetCache?.self.host, o.env);
+  const jobs = new JobCache(deps.jobs, fleetCache?.self.host, o.env);
   const daemon = new DaemonWatch(ws);
   let team: { sessions: UiSession[]; registry: string; rate: TeamRate; problem?: string } = { sessions: [], registry: regPath, rate: { usd_per_hour: 0, tokens_per_hour: 0, minutes: 0 } };
   let daemonState: UiDaemon = daemon.read();

@@ -5,7 +5,7 @@
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { daemonStatus } from "../sys/daemon-proc.ts";
 import { monitorLogPath } from "../sys/daemon-files.ts";
-import { jobsDir, journalPath, listJobIds, readJournal, readRecord, recordPath } from "../jobs/store.ts";
+import type { JobStore } from "../jobs/store.ts";
 import type { Row } from "../registry/types.ts";
 import type { JobRef, SessionStatus } from "../ops/session/status.ts";
 import type { Deps } from "../ops/deps.ts";
@@ -39,7 +39,7 @@ export class JobCache {
   private seen = new Map<string, { sig: string; job: UiJob }>();
   /** localHost: this host's name when this machine is in a team (each job then says its host) */
   constructor(
-    private ws: string,
+    private jobs: JobStore,
     private localHost?: string,
     private env: Env = process.env,
   ) {}
@@ -58,7 +58,7 @@ export class JobCache {
     const d: JobsDelta = { changed: [], removed: [], problems: [] };
     let ids: string[];
     try {
-      ids = listJobIds(this.ws);
+      ids = this.jobs.ids();
     } catch (e) {
       d.problems.push((e as Error).message);
       return d;
@@ -80,12 +80,12 @@ export class JobCache {
       }
     }
     for (const id of ids) {
-      const s = `${sig(recordPath(this.ws, id))}|${sig(journalPath(this.ws, id))}|${pricesSig}`;
+      const s = `${this.jobs.stamp(id) ?? "-"}|${pricesSig}`;
       if (this.seen.get(id)?.sig === s) continue;
       try {
-        const rec = readRecord(this.ws, id);
+        const rec = this.jobs.read(id);
         if (!rec) continue;
-        const job = jobViewModel(rec, readJournal(this.ws, id), this.localHost, prices);
+        const job = jobViewModel(rec, this.jobs.journal(id), this.localHost, prices);
         this.seen.set(id, { sig: s, job });
         d.changed.push(job);
       } catch (e) {
@@ -96,7 +96,7 @@ export class JobCache {
   }
 
   get dir(): string {
-    return jobsDir(this.ws);
+    return this.jobs.dir;
   }
 
   /** is any job waiting its turn? */

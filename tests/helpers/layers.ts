@@ -35,6 +35,13 @@
 //     --help`, `git log --oneline`). A use case names an input field as field("x") ({{x}}), and each front door spells
 //     it its own way (--x on the command line, x over MCP). FLAG_WORDS_ALLOWED lists the files
 //     let off, each with why.
+//  7. inside lib/ops: a file imports files of lower OPS_RANKS, or of its own unit (a use-case
+//     folder, the reactions, the table); the use-case folders (job/, session/) never import each
+//     other; the imports in OPS_DEBTS are known crossings, listed to go.
+//  8. environment: files under NO_ENV read no `process.env` (deps.env is their environment).
+//  9. job files: outside JOB_FILES.allowed (lib/jobs/, lib/ops/wiring.ts), no product file (the
+//     daemon, the dashboard and the CLI included) calls the job-file functions of JOB_FILES.modules:
+//     they go through the JobStore (deps.jobs).
 import ts from "typescript";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -94,9 +101,9 @@ export const MESSAGES: Record<string, string[]> = {
 export const COMMAND_LINE = /\b(mam|git) [^"'`;]*$|\bpgrep -af '[^']*$/;
 /** rule 6: files let off, with why */
 export const FLAG_WORDS_ALLOWED: Record<string, string> = {
-  // the job files' free functions are being moved behind JobStore (issue 33 part 2, another branch);
-  // its --to / --to-role messages go with that move
-  "lib/jobs/store.ts": "issue 33 part 2 moves it",
+  // the journal file's appendEvent (split from store.ts by issue 33 part 2): its --token / --detail
+  // messages reach `mam job event` callers as they are; field() there waits for its tests to spell it
+  "lib/jobs/journal-file.ts": "appendEvent's --token / --detail messages, as before the split",
   // tests call these in process and pin the rendered line with its --flag (tests/unit/agent-kinds.test.ts,
   // mcp-config.test.ts, tests/integration/mux-herdr.test.ts); field() there waits for those tests to spell it
   "lib/agents/kinds/index.ts": "unit tests pin --mcp in the message",
@@ -106,6 +113,44 @@ export const FLAG_WORDS_ALLOWED: Record<string, string> = {
 
 /** the folders whose files are importers for rule 5 (every file given counts; these are read) */
 export const SOURCE_ROOTS = ["lib", "scripts", "bench", "tests", "mam.ts"];
+
+/**
+ * ranks inside lib/ops (rule 7), the first prefix that matches; a file no prefix matches is a
+ * shared helper (OPS_HELPER_RANK). The reactions call use cases as the table does: above them.
+ */
+export const OPS_RANKS: [prefix: string, rank: number][] = [
+  ["lib/ops/op.ts", 0],
+  ["lib/ops/input.ts", 0],
+  ["lib/ops/deps.ts", 0],
+  ["lib/ops/job/", 2],
+  ["lib/ops/session/", 2],
+  ["lib/ops/react/", 2.5],
+  ["lib/ops/table/", 3],
+  ["lib/ops/index.ts", 4],
+  ["lib/ops/wiring.ts", 4],
+];
+export const OPS_HELPER_RANK = 1;
+
+/** imports inside lib/ops that break rule 7 today (from → to): known debts, each to go */
+export const OPS_DEBTS: [from: string, to: string][] = [
+  ["lib/ops/job/queue.ts", "lib/ops/session/observe.ts"],
+  ["lib/ops/session/create.ts", "lib/ops/job/rules.ts"],
+  ["lib/ops/session/create.ts", "lib/ops/job/submit.ts"],
+  ["lib/ops/registry-rebuild.ts", "lib/ops/session/observe.ts"],
+  ["lib/ops/reconcile.ts", "lib/ops/session/observe.ts"],
+  ["lib/ops/team.ts", "lib/ops/session/status.ts"],
+  ["lib/ops/team.ts", "lib/ops/session/status-run.ts"],
+];
+
+/** folders whose files never read process.env (rule 8): the daemon's reactions */
+export const NO_ENV = ["lib/ops/react/"];
+
+/** the job-file functions (rule 9) and who may call them */
+export const JOB_FILES = {
+  modules: ["lib/jobs/store.ts", "lib/jobs/record-file.ts", "lib/jobs/journal-file.ts"],
+  functions: ["readRecord", "requireRecord", "readJournal", "listJobIds", "writeRecord", "registerJob", "importJob", "mutateRecord", "setJobUsages", "appendEvent", "journalAndUpdate", "settleLastSeq", "ownOrigin", "nextIdentity", "withJobsLock", "withDispatchLock"],
+  allowed: ["lib/jobs/", "lib/ops/wiring.ts"],
+};
 
 // ---- report ------------------------------------------------------------------------------
 
@@ -118,6 +163,9 @@ export interface Report {
   exitCodes: string[];
   deadExports: string[];
   flagWords: string[];
+  opsLayers: string[];
+  environment: string[];
+  jobFiles: string[];
   /** softer: exported, read only in the exporting file */
   widerThanUsed: string[];
 }
@@ -398,6 +446,47 @@ function exportFindings(files: ModuleFacts[]): { dead: string[]; wider: string[]
   return { dead, wider };
 }
 
+/** rule 7 in one file of lib/ops */
+function opsRankOf(path: string): { rank: number; unit: string } {
+  const hit = OPS_RANKS.find(([p]) => path.startsWith(p));
+  return hit ? { rank: hit[1], unit: hit[0] } : { rank: OPS_HELPER_RANK, unit: "helpers" };
+}
+
+function opsLayersIn(f: ModuleFacts): string[] {
+  if (!f.path.startsWith("lib/ops/")) return [];
+  const from = opsRankOf(f.path);
+  const out = new Set<string>();
+  for (const e of f.edges) {
+    if (!e.target.startsWith("lib/ops/") || OPS_DEBTS.some(([a, b]) => a === f.path && b === e.target)) continue;
+    const to = opsRankOf(e.target);
+    // files of one unit, and the single files of one rank (op.ts, input.ts, deps.ts), import each other
+    if (to.unit === from.unit || to.rank < from.rank || (to.rank === from.rank && !(to.unit.endsWith("/") && from.unit.endsWith("/")))) continue;
+    const how = to.rank === from.rank ? `sideways (${from.unit} and ${to.unit} never import each other's use cases; shared pieces go below)` : `upward (${from.unit} is rank ${from.rank} in lib/ops, ${to.unit} is rank ${to.rank})`;
+    out.add(`${f.path}:${e.line}: imports ${e.target}: ${how}`);
+  }
+  return [...out];
+}
+
+/** rule 8 in one file */
+function environmentIn(f: ModuleFacts): string[] {
+  if (!NO_ENV.some((d) => f.path.startsWith(d))) return [];
+  return f.members.filter((m) => dotted(m) === "process.env").map((m) => `${f.path}:${lineOf(f.sf, m)}: process.env: a reaction reads deps.env`);
+}
+
+/** rule 9 in one file */
+function jobFilesIn(f: ModuleFacts): string[] {
+  if (!isProduct(f.path) || JOB_FILES.allowed.some((a) => f.path.startsWith(a))) return [];
+  const out: string[] = [];
+  for (const [target, names] of f.uses) {
+    if (!JOB_FILES.modules.includes(target)) continue;
+    const called = names === "*" ? ["*"] : JOB_FILES.functions.filter((n) => names.has(n));
+    if (called.length === 0) continue;
+    const line = f.edges.find((e) => e.target === target)?.line ?? 0;
+    out.push(`${f.path}:${line}: uses ${called.join(", ")} of ${target}: go through the JobStore (deps.jobs)`);
+  }
+  return out;
+}
+
 const byPlace = (a: string, b: string) => {
   const [pa, la] = a.split(":");
   const [pb, lb] = b.split(":");
@@ -417,6 +506,9 @@ export function checkLayers(sources: Record<string, string> | Map<string, string
     exitCodes: files.flatMap(exitCodesIn).sort(byPlace),
     deadExports: dead.sort(byPlace),
     flagWords: files.flatMap(flagWordsIn).sort(byPlace),
+    opsLayers: files.flatMap(opsLayersIn).sort(byPlace),
+    environment: files.flatMap(environmentIn).sort(byPlace),
+    jobFiles: files.flatMap(jobFilesIn).sort(byPlace),
     widerThanUsed: wider.sort(byPlace),
   };
 }

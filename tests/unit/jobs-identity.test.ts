@@ -300,7 +300,7 @@ describe("acks", () => {
 
 describe("AckSender (the daemon's acks)", () => {
   test("retained and signed; once per burst; again only when the marks change or after a reconnect", async () => {
-    const { AckSender } = await import("../../lib/daemon/ack-sender.ts");
+    const { AckSender } = await import("../../lib/ops/react/ack-sender.ts");
     const ws = tempWs();
     const r = await registerJob(ws, spec);
     const cache = new JournalCache();

@@ -34,6 +34,15 @@ describe("the real tree", () => {
   test("no message below the front doors names a flag", () => {
     expect(report.flagWords).toEqual([]);
   });
+  test("inside lib/ops, imports point down its ranks; use-case folders do not import each other", () => {
+    expect(report.opsLayers).toEqual([]);
+  });
+  test("the reactions read no process.env", () => {
+    expect(report.environment).toEqual([]);
+  });
+  test("only lib/jobs and wiring.ts call the job-file functions", () => {
+    expect(report.jobFiles).toEqual([]);
+  });
   test("no dead export in lib/", () => {
     if (report.widerThanUsed.length) console.log(`exported wider than used (read only in their own file; not a failure):\n  ${report.widerThanUsed.join("\n  ")}`);
     expect(report.deadExports).toEqual([]);
@@ -62,7 +71,7 @@ run.default(process.argv[2] ?? "");`,
 };
 
 const check = (extra: Record<string, string> = {}): Report => checkLayers({ ...CLEAN, ...extra });
-const empty: Report = { layers: [], cycles: [], printing: [], exitCodes: [], deadExports: [], flagWords: [], widerThanUsed: [] };
+const empty: Report = { layers: [], cycles: [], printing: [], exitCodes: [], deadExports: [], flagWords: [], opsLayers: [], environment: [], jobFiles: [], widerThanUsed: [] };
 
 test("the clean tree passes every rule", () => {
   expect(check()).toEqual(empty);
@@ -293,5 +302,51 @@ describe("rule 6: no message below the front doors names a flag", () => {
       "lib/cli/stop.ts": `${CLEAN["lib/cli/stop.ts"]}\nimport { usageError } from "../sys/errors.ts";\nimport { w } from "../ops/note.ts";\nexport const e = () => [usageError("--hard and --soft contradict each other"), w];`,
     };
     expect(check(withNotice).flagWords.map((f) => f.split(": ").slice(0, 2).join(": "))).toEqual(["lib/ops/note.ts:2: a message names the flag --broker"]);
+  });
+});
+
+describe("rule 7: ranks inside lib/ops", () => {
+  const ops = {
+    "lib/ops/deps.ts": `export interface Deps { ws: string }`,
+    "lib/ops/job/submit.ts": `import type { Deps } from "../deps.ts";\nexport const submit = (d: Deps) => d.ws;`,
+    "lib/ops/session/stop2.ts": `import type { Deps } from "../deps.ts";\nexport const stop2 = (d: Deps) => d.ws;`,
+    "lib/ops/react/watch.ts": `import { submit } from "../job/submit.ts";\nimport { stop2 } from "../session/stop2.ts";\nexport const watch = [submit, stop2];`,
+    "lib/ops/table/job.ts": `import { submit } from "../job/submit.ts";\nimport { watch } from "../react/watch.ts";\nexport const table = [submit, watch];`,
+    "lib/cli/ops2.ts": `import { table } from "../ops/table/job.ts";\nexport default table;`,
+    "mam.ts": `${CLEAN["mam.ts"]}\nimport t from "./lib/cli/ops2.ts";\nvoid t;`,
+  };
+  test("a use-case folder importing a sibling's use case fails; the reactions and the table calling use cases pass", () => {
+    expect(check(ops).opsLayers).toEqual([]);
+    const sideways = { ...ops, "lib/ops/session/stop2.ts": `import type { Deps } from "../deps.ts";\nimport { submit } from "../job/submit.ts";\nexport const stop2 = (d: Deps) => [d.ws, submit];` };
+    expect(check(sideways).opsLayers).toEqual(["lib/ops/session/stop2.ts:2: imports lib/ops/job/submit.ts: sideways (lib/ops/session/ and lib/ops/job/ never import each other's use cases; shared pieces go below)"]);
+  });
+  test("a use case importing the table, or a reaction, fails (upward)", () => {
+    const up = { ...ops, "lib/ops/job/submit.ts": `import type { Deps } from "../deps.ts";\nexport const submit = (d: Deps) => d.ws;\nexport const late = () => import("../react/watch.ts");` };
+    expect(check(up).opsLayers).toEqual(["lib/ops/job/submit.ts:3: imports lib/ops/react/watch.ts: upward (lib/ops/job/ is rank 2 in lib/ops, lib/ops/react/ is rank 2.5)"]);
+  });
+});
+
+describe("rule 8: the reactions read no process.env", () => {
+  test("process.env in lib/ops/react fails; deps.env passes", () => {
+    const base = { "lib/ops/react/r.ts": `export const r = (env: Record<string, string>) => env.MAM_X;` };
+    expect(check(base).environment).toEqual([]);
+    const bad = { "lib/ops/react/r.ts": `export const r = () => process.env.MAM_X;` };
+    expect(check(bad).environment).toEqual(["lib/ops/react/r.ts:1: process.env: a reaction reads deps.env"]);
+  });
+});
+
+describe("rule 9: job files only through the JobStore", () => {
+  const store = {
+    "lib/jobs/record-file.ts": `export function readRecord(ws: string, id: string) { return ws + id; }\nexport interface JobRecord { id: string }`,
+    "lib/jobs/store.ts": `export * from "./record-file.ts";\nimport { readRecord } from "./record-file.ts";\nexport const jobStore = (ws: string) => ({ read: (id: string) => readRecord(ws, id) });`,
+    "lib/ops/wiring.ts": `import { jobStore } from "../jobs/store.ts";\nexport const deps = jobStore("/w");`,
+  };
+  test("the daemon or the dashboard calling a job-file function fails, in each import form; a type, or the store, passes", () => {
+    const ok = { ...store, "lib/daemon/d.ts": `import type { JobRecord } from "../jobs/store.ts";\nimport { deps } from "../ops/wiring.ts";\nexport const d = (r: JobRecord) => deps.read(r.id);` };
+    expect(check(ok).jobFiles).toEqual([]);
+    const named = { ...store, "lib/daemon/d.ts": `import { readRecord } from "../jobs/store.ts";\nexport const d = readRecord("/w", "1");` };
+    expect(check(named).jobFiles).toEqual(["lib/daemon/d.ts:1: uses readRecord of lib/jobs/store.ts: go through the JobStore (deps.jobs)"]);
+    const lazy = { ...store, "lib/ui/u.ts": `export async function u() { const { readRecord } = await import("../jobs/record-file.ts"); return readRecord("/w", "1"); }` };
+    expect(check(lazy).jobFiles).toEqual(["lib/ui/u.ts:1: uses readRecord of lib/jobs/record-file.ts: go through the JobStore (deps.jobs)"]);
   });
 });

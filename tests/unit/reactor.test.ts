@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { JobRuntime } from "../../lib/jobs/runtime.ts";
-import { appendEvent, type JobSpec, readJournal, readRecord, registerJob } from "../../lib/jobs/store.ts";
-import { type AgentLook, type AgentState, type CursorState, type ReactorContext, reactedToAll, reactToJobs, watchAgents } from "../../lib/daemon/reactor.ts";
+import { appendEvent, jobStore, type JobSpec, readJournal, readRecord, registerJob } from "../../lib/jobs/store.ts";
+import { type AgentLook, type AgentState, type CursorState, type ReactorContext, reactedToAll, reactToJobs, watchAgents } from "../../lib/ops/react/reactor.ts";
 import { JournalCache } from "../../lib/jobs/journal-index.ts";
 
 const roots: string[] = [];
@@ -25,7 +25,7 @@ const runtime: JobRuntime = { findSession: async () => undefined, prompt: async 
 function ctx(ws: string): ReactorContext & { lines: string[]; published: string[] } {
   const lines: string[] = [];
   const published: string[] = [];
-  return { ws, runtime, lines, published, log: (l) => lines.push(l), publish: async (t) => (published.push(t), true) };
+  return { ws, jobs: jobStore(ws), runtime, lines, published, log: (l) => lines.push(l), publish: async (t) => (published.push(t), true) };
 }
 const seen = (ws: string, id: string) => readJournal(ws, id).map((e) => `${e.event}:${e.source}:${e.detail}`);
 
@@ -122,7 +122,7 @@ test("a loop job waits on its reviewer from the worker's hand-in to the verdict"
 // ---- reactToJobs: journal order, several writers, the cursor ---------------------------------
 
 test("reactToJobs tells the delegator once, at the first ending event in journal order, whatever the seqs; a 0.1 cursor is read as seqs", async () => {
-  const { reactToJobs, cursorPosition, cursorPath } = await import("../../lib/daemon/reactor.ts");
+  const { reactToJobs, cursorPosition, cursorPath } = await import("../../lib/ops/react/reactor.ts");
   const { JournalCache } = await import("../../lib/jobs/journal-index.ts");
   const { ingestEvent } = await import("../../lib/jobs/ingest.ts");
   const { canonicalJson } = await import("../../lib/jobs/canonical.ts");
@@ -132,7 +132,7 @@ test("reactToJobs tells the delegator once, at the first ending event in journal
   const job = await registerJob(ws, spec);
   const told: string[] = [];
   const rt: JobRuntime = { findSession: async (n) => (n === "lead" ? ({ name: n } as never) : undefined), prompt: async (_s, text) => void told.push(text) };
-  const c: ReactorContext = { ws, runtime: rt, log: () => {}, publish: async () => true, journals: new JournalCache(), cursor: { dirty: false, lastWrite: 0 } };
+  const c: ReactorContext = { ws, jobs: jobStore(ws), runtime: rt, log: () => {}, publish: async () => true, journals: new JournalCache(), cursor: { dirty: false, lastWrite: 0 } };
   // a remote's events (its own seqs 1, 2) after the local started (seq 1): the remote's seq 2 ends it
   await appendEvent(ws, job.job_id, { event: "started", detail: "", source: "wrk" });
   const remote = (seq: number, event: "progress" | "completed", detail: string) =>
@@ -160,7 +160,7 @@ test("reactToJobs tells the delegator once, at the first ending event in journal
 });
 
 test("reactToJobs goes on past a job whose reaction fails: the jobs after it are told, the failure is logged once", async () => {
-  const { reactToJobs } = await import("../../lib/daemon/reactor.ts");
+  const { reactToJobs } = await import("../../lib/ops/react/reactor.ts");
   const { JournalCache } = await import("../../lib/jobs/journal-index.ts");
   const { LogOnce } = await import("../../lib/sys/log-once.ts");
   const ws = tempWs();
@@ -177,7 +177,7 @@ test("reactToJobs goes on past a job whose reaction fails: the jobs after it are
     if (id === ids[0]) throw new Error("journal unreadable");
     return get(w, id, roles);
   };
-  const c: ReactorContext = { ws, runtime: rt, log: (l) => lines.push(l), publish: async () => true, journals, cursor: { dirty: false, lastWrite: 0 }, once: new LogOnce((l) => lines.push(l)) };
+  const c: ReactorContext = { ws, jobs: jobStore(ws), runtime: rt, log: (l) => lines.push(l), publish: async () => true, journals, cursor: { dirty: false, lastWrite: 0 }, once: new LogOnce((l) => lines.push(l)) };
   await reactToJobs(c);
   await reactToJobs(c);
   expect(told.sort()).toEqual(ids.slice(1).map((id) => `[mam] job ${id} completed: done ${id}`).sort());
@@ -185,7 +185,7 @@ test("reactToJobs goes on past a job whose reaction fails: the jobs after it are
 });
 
 test("a shell delegator is never typed into (it would run the end line: a `;` in a detail would be a command); the log says so", async () => {
-  const { reactToJobs } = await import("../../lib/daemon/reactor.ts");
+  const { reactToJobs } = await import("../../lib/ops/react/reactor.ts");
   const ws = tempWs();
   const job = await registerJob(ws, spec);
   const told: string[] = [];
@@ -227,7 +227,7 @@ test("reactedToAll: not before the daemon's cursor is at the end of the job's ev
 });
 
 test("a loop job over its budget: the meter's count before the loop step ends it; no review request, no new iteration; the delegator and the working agent are told once", async () => {
-  const { reactToJobs } = await import("../../lib/daemon/reactor.ts");
+  const { reactToJobs } = await import("../../lib/ops/react/reactor.ts");
   const { JournalCache } = await import("../../lib/jobs/journal-index.ts");
   const ws = tempWs();
   const job = await registerJob(ws, { ...spec, type: "loop", reviewer_session: "rev", max_iterations: 3, max_tokens: 100 });
@@ -239,7 +239,7 @@ test("a loop job over its budget: the meter's count before the loop step ends it
     metered++;
     await appendEvent(ws, job.job_id, { event: "budget_exceeded", detail: `job ${job.job_id} went over its budget: 150 tokens of 100`, source: "mam", data: { tokens: 150 } });
   };
-  const c: ReactorContext = { ws, runtime: rt, log: () => {}, publish: async () => true, journals: new JournalCache(), cursor: { dirty: false, lastWrite: 0 }, meter };
+  const c: ReactorContext = { ws, jobs: jobStore(ws), runtime: rt, log: () => {}, publish: async () => true, journals: new JournalCache(), cursor: { dirty: false, lastWrite: 0 }, meter };
   await appendEvent(ws, job.job_id, { event: "started", detail: "", source: "wrk" });
   await appendEvent(ws, job.job_id, { event: "completed", detail: "done", source: "wrk" });
   await reactToJobs(c);
@@ -252,7 +252,7 @@ test("a loop job over its budget: the meter's count before the loop step ends it
     // the review was never sent: the worker is the one at work on it
     ["wrk", `[mam] Job ${job.job_id} is stopped: job ${job.job_id} went over its budget: 150 tokens of 100. Stop working on it.`],
   ]);
-  const { workingSession } = await import("../../lib/daemon/reactor.ts");
+  const { workingSession } = await import("../../lib/ops/react/reactor.ts");
   const mark = (detail: string) => ({ event: "progress", source: "mam", detail, data: { iteration: 1 } }) as never;
   expect(workingSession(job, [mark("iteration 1: review requested from rev")])).toBe("rev");
   expect(workingSession(job, [mark("iteration 1: review requested from rev"), mark("iteration 2: feedback sent to wrk")])).toBe("wrk");
@@ -260,9 +260,9 @@ test("a loop job over its budget: the meter's count before the loop step ends it
 });
 
 test("a job over its budget while its agent sits at a dialog: the notice is put aside and typed once the agent is back at its prompt, once", async () => {
-  const { reactToJobs, tellLater } = await import("../../lib/daemon/reactor.ts");
+  const { reactToJobs, tellLater } = await import("../../lib/ops/react/reactor.ts");
   const { JournalCache } = await import("../../lib/jobs/journal-index.ts");
-  type Later = import("../../lib/daemon/reactor.ts").LaterNotice;
+  type Later = import("../../lib/ops/react/reactor.ts").LaterNotice;
   const ws = tempWs();
   const job = await registerJob(ws, { ...spec, max_tokens: 100 });
   const told: [string, string][] = [];
@@ -270,7 +270,7 @@ test("a job over its budget while its agent sits at a dialog: the notice is put 
   const rt: JobRuntime = { findSession: async (n) => ({ name: n, waiting }) as never, prompt: async (s, text) => void told.push([s.name, text]) };
   const later: Later[] = [];
   const lines: string[] = [];
-  const c: ReactorContext = { ws, runtime: rt, log: (l) => lines.push(l), publish: async () => true, journals: new JournalCache(), cursor: { dirty: false, lastWrite: 0 }, later: (n) => later.push(n) };
+  const c: ReactorContext = { ws, jobs: jobStore(ws), runtime: rt, log: (l) => lines.push(l), publish: async () => true, journals: new JournalCache(), cursor: { dirty: false, lastWrite: 0 }, later: (n) => later.push(n) };
   await appendEvent(ws, job.job_id, { event: "started", detail: "", source: "wrk" });
   await appendEvent(ws, job.job_id, { event: "budget_exceeded", detail: `job ${job.job_id} went over its budget: 150 tokens of 100`, source: "mam", data: { tokens: 150 } });
   await reactToJobs(c);
@@ -298,7 +298,7 @@ test("a job over its budget while its agent sits at a dialog: the notice is put 
 });
 
 test("a permission_required flood (review N5): the delegator is told once per distinct question, at most 3 a minute per job, and its typing does not hold up another job's end", async () => {
-  const { DialogTells } = await import("../../lib/daemon/reactor.ts");
+  const { DialogTells } = await import("../../lib/ops/react/reactor.ts");
   const ws = tempWs();
   const flood = await registerJob(ws, spec);
   const other = await registerJob(ws, { ...spec, delegator: "lead2" });
@@ -308,7 +308,7 @@ test("a permission_required flood (review N5): the delegator is told once per di
   // typing into lead hangs until released (a slow pane); lead2 answers at once
   const rt: JobRuntime = { findSession: async (n) => ({ name: n }) as never, prompt: async (s, text) => void (told.push([s.name, text]), s.name === "lead" ? await held : undefined) };
   const asides: Promise<void>[] = [];
-  const c: ReactorContext = { ws, runtime: rt, log: () => {}, publish: async () => true, journals: new JournalCache(), cursor: { dirty: false, lastWrite: 0 }, tells: new DialogTells(), aside: (_l, _n, fn) => void asides.push(fn()) };
+  const c: ReactorContext = { ws, jobs: jobStore(ws), runtime: rt, log: () => {}, publish: async () => true, journals: new JournalCache(), cursor: { dirty: false, lastWrite: 0 }, tells: new DialogTells(), aside: (_l, _n, fn) => void asides.push(fn()) };
   for (let i = 0; i < 30; i++) await appendEvent(ws, flood.job_id, { event: "permission_required", detail: "allow rm?", source: "wrk" });
   for (const d of ["a", "b", "c", "d"]) await appendEvent(ws, flood.job_id, { event: "permission_required", detail: `allow ${d}?`, source: "wrk" });
   await appendEvent(ws, other.job_id, { event: "completed", detail: "done", source: "wrk" });

@@ -102,7 +102,7 @@ describe("renderings show others' text escaped", () => {
     expect(eventLine(ev())).toContain("w\\x1b]0;x\\x07: half");
   });
   test("the delegator's end line: one line, control characters shown", async () => {
-    const { endLine } = await import("../../lib/daemon/reactor.ts");
+    const { endLine } = await import("../../lib/ops/react/reactor.ts");
     expect(endLine({ job_id: "0123abcd", event: "completed", detail: "done\x03 bye\n\x1b[201~next" } as never)).toBe("[mam] job 0123abcd completed: done\\x03 bye \\x1b[201~next");
   });
   test("mam status: names, roles, servers and blocked reasons", async () => {

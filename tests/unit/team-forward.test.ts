@@ -1,4 +1,4 @@
-// What a team host's daemon sends again of its copies of other hosts' jobs (lib/daemon/forward.ts):
+// What a team host's daemon sends again of its copies of other hosts' jobs (lib/ops/react/forward.ts):
 // the events of its origin the delegator's ack does not hold, as a run from the oldest one
 // missing; ended copies until the delegator holds them all; with a backoff on one connection.
 import { describe, expect, test } from "bun:test";
@@ -7,7 +7,7 @@ import { type JobEvent, signEvent } from "../../lib/jobs/event.ts";
 import { EventIndex } from "../../lib/jobs/identity.ts";
 import type { EventName } from "../../lib/jobs/statuses.ts";
 import type { JobRecord } from "../../lib/jobs/store.ts";
-import { FORWARD_AFTER_MS, FORWARD_BACKOFF_MAX_MS, FORWARD_ENDED_MS, Forwarder, unheld } from "../../lib/daemon/forward.ts";
+import { FORWARD_AFTER_MS, FORWARD_BACKOFF_MAX_MS, FORWARD_ENDED_MS, Forwarder, unheld } from "../../lib/ops/react/forward.ts";
 
 const B = "bbbbbbbbbbbbbbbb"; // this host's journal
 const A = "aaaaaaaaaaaaaaaa"; // the delegator's

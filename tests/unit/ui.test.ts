@@ -337,10 +337,10 @@ describe("state readers (a temp workspace)", () => {
 
   test("JobCache: a job is read again only when its record or journal changed; removals are reported", async () => {
     const { JobCache } = await import("../../lib/ui/state.ts");
-    const { appendEvent, registerJob, recordPath, journalPath } = await import("../../lib/jobs/store.ts");
+    const { appendEvent, jobStore, registerJob, recordPath, journalPath } = await import("../../lib/jobs/store.ts");
     const ws = mkdtempSync(join(tmpdir(), "mam-ui-unit-"));
     try {
-      const c = new JobCache(ws);
+      const c = new JobCache(jobStore(ws));
       expect(c.refresh()).toEqual({ changed: [], removed: [], problems: [] });
       const r = await registerJob(ws, spec);
       expect(c.refresh().changed.map((j) => j.id)).toEqual([r.job_id]);
@@ -365,10 +365,10 @@ describe("state readers (a temp workspace)", () => {
 
   test("JobCache.place: a waiting job shows its place in line; a place that changed reports the job; a job no longer waiting has none", async () => {
     const { JobCache } = await import("../../lib/ui/state.ts");
-    const { appendEvent, registerJob } = await import("../../lib/jobs/store.ts");
+    const { appendEvent, jobStore, registerJob } = await import("../../lib/jobs/store.ts");
     const ws = mkdtempSync(join(tmpdir(), "mam-ui-unit-"));
     try {
-      const c = new JobCache(ws);
+      const c = new JobCache(jobStore(ws));
       const a = await registerJob(ws, spec);
       const b = await registerJob(ws, spec);
       for (const r of [a, b]) await appendEvent(ws, r.job_id, { event: "queued", source: "mam", detail: "waits", data: { to: "w", position: 1 } });

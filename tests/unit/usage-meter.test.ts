@@ -11,8 +11,8 @@ import type { Tokens, UsageFact } from "../../lib/agents/usage.ts";
 import { emptyLedger, type FileCursor, readLedger } from "../../lib/cost/ledger.ts";
 import { applyFact, book, deliveryOf, type MeterContext, noteJob } from "../../lib/cost/meter.ts";
 import { mergeModels, tokensOf } from "../../lib/cost/tokens.ts";
-import { UsageMeter } from "../../lib/daemon/meter.ts";
-import { readRecord, writeRecord } from "../../lib/jobs/store.ts";
+import { UsageMeter } from "../../lib/ops/react/meter.ts";
+import { jobStore, readRecord, writeRecord } from "../../lib/jobs/store.ts";
 import { readRegistry } from "../../lib/registry/load.ts";
 import { loopJob } from "../helpers/job-record.ts";
 import { makeSandbox, type Sandbox } from "../helpers/sandbox.ts";
@@ -209,7 +209,7 @@ describe("the daemon's reader on a workspace", () => {
     const env = { ...sb.env, CLAUDE_CONFIG_DIR: claudeDir, CODEX_HOME: codexHome };
     const path = join(ws, ".mam", "agent-sessions.yaml");
     const logs: string[] = [];
-    const meter = new UsageMeter({ ws, env, registry: { path, read: (opts) => readRegistry(path, opts), mutate: () => Promise.reject(new Error("read only")) }, log: (l) => logs.push(l), now: () => Date.parse("2026-12-01T18:00:00Z") });
+    const meter = new UsageMeter({ ws, jobs: jobStore(ws), env, registry: { path, read: (opts) => readRegistry(path, opts), mutate: () => Promise.reject(new Error("read only")) }, log: (l) => logs.push(l), now: () => Date.parse("2026-12-01T18:00:00Z") });
     const main = join(project, `${CLAUDE_MAIN}.jsonl`);
     return { ws, project, claudeDir, meter, main, logs };
   }
@@ -235,7 +235,7 @@ describe("the daemon's reader on a workspace", () => {
     const again = await w.meter.poll();
     expect(again).toEqual({ facts: 0, jobs: [], sessions: [], stopped: [], behind: false });
     // a meter started again (a daemon restart) goes on from the offsets it saved
-    const w2 = new UsageMeter({ ws: w.ws, env: { ...sb!.env, CLAUDE_CONFIG_DIR: w.claudeDir, CODEX_HOME: join(sb!.root, "codex") }, registry: { path: join(w.ws, ".mam", "agent-sessions.yaml"), read: (o) => readRegistry(join(w.ws, ".mam", "agent-sessions.yaml"), o), mutate: () => Promise.reject(new Error("read only")) }, log: () => {} });
+    const w2 = new UsageMeter({ ws: w.ws, jobs: jobStore(w.ws), env: { ...sb!.env, CLAUDE_CONFIG_DIR: w.claudeDir, CODEX_HOME: join(sb!.root, "codex") }, registry: { path: join(w.ws, ".mam", "agent-sessions.yaml"), read: (o) => readRegistry(join(w.ws, ".mam", "agent-sessions.yaml"), o), mutate: () => Promise.reject(new Error("read only")) }, log: () => {} });
     expect((await w2.poll()).facts).toBe(0);
     expect(tokensOf((readLedger(w.ws) as typeof l).sessions.wrk!.total)).toEqual(tokensOf(l.sessions.wrk!.total));
   });

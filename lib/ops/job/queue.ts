@@ -10,7 +10,7 @@ import { busySession } from "../../jobs/loop.ts";
 import { type Assignment, DEFAULT_AGING_S, DEFAULT_STILL_S, freeNow, DEFAULT_QUEUE_MAX, DEFAULT_QUEUE_MAX_PER_AGENT, type FreeAgent, plan, positions, type QueueCaps, queueFull, type Served, type Waiting } from "../../jobs/queue.ts";
 import { isRemote } from "../../jobs/runtime.ts";
 import { isFinal } from "../../jobs/statuses.ts";
-import { type Appended, effectiveStatus, type JobRecord, type JobSpec, type JobStore, type JobView, jobsDir, withDispatchLock } from "../../jobs/store.ts";
+import { type Appended, effectiveStatus, type JobRecord, type JobSpec, type JobStore, type JobView } from "../../jobs/store.ts";
 import { hostName } from "../../team/host.ts";
 import { rowAgent } from "../../fleet/rows.ts";
 import { readsCommands } from "../../agents/kinds/index.ts";
@@ -219,16 +219,16 @@ export interface DispatchOptions {
   now?: number;
 }
 
-const markerPath = (ws: string) => join(jobsDir(ws), ".queued");
+const markerPath = (jobs: JobStore) => join(jobs.dir, ".queued");
 
 /**
  * the queue's marker (`.mam/jobs/.queued`), touched under the dispatch lock by whoever journals
  * `queued`: its signature ("" when there is none). The daemon reads every job only when it changed
  * or jobs were waiting at its last look.
  */
-export function queueMarker(ws: string): string {
+export function queueMarker(jobs: JobStore): string {
   try {
-    const st = statSync(markerPath(ws));
+    const st = statSync(markerPath(jobs));
     return `${st.ino}:${st.size}:${st.mtimeMs}`;
   } catch {
     return "";
@@ -236,8 +236,8 @@ export function queueMarker(ws: string): string {
 }
 
 /** touch the queue's marker (under the dispatch lock): a job waits its turn now */
-function markQueued(ws: string): void {
-  atomicWriteFile(markerPath(ws), `${Date.now()}\n`, { mode: 0o600, regularOnly: true });
+function markQueued(jobs: JobStore): void {
+  atomicWriteFile(markerPath(jobs), `${Date.now()}\n`, { mode: 0o600, regularOnly: true });
 }
 
 /**
@@ -248,7 +248,7 @@ export async function assignWaiting(deps: Deps, o: DispatchOptions = {}): Promis
   let n = 0;
   const served = o.served ?? new Map<string, number>();
   const tick = o.tick ?? (() => ++n);
-  return withDispatchLock(deps.ws, async () => {
+  return deps.jobs.dispatchLock(async () => {
     const q = readQueue(deps.jobs, o.host);
     if (q.waiting.length === 0) return { gone: [], left: 0, foreign: q.foreign };
     const names = new Set(q.waiting.flatMap((w) => (w.to !== null ? [w.to] : [])));
@@ -312,7 +312,7 @@ export async function typeDispatched(deps: Deps, d: Dispatched): Promise<{ ok: b
  * undefined when it can go now. The job itself does not count as the agent's other job.
  */
 export async function queueBehind(deps: Deps, id: string, name: string, working: boolean, host: string | undefined, data: Record<string, string> = {}): Promise<{ appended: Appended; position: number } | undefined> {
-  return withDispatchLock(deps.ws, async () => {
+  return deps.jobs.dispatchLock(async () => {
     const q = readQueue(deps.jobs, host, id);
     const rec = deps.jobs.read(id);
     if (!mustWait(q, name, working)) return undefined;
@@ -322,7 +322,7 @@ export async function queueBehind(deps: Deps, id: string, name: string, working:
     const why = working ? `${name} is at work` : q.busy.has(name) ? `${name} has an unfinished job` : `other jobs wait for ${name}`;
     const source = rec?.remote_of && host ? `mam@${host}` : "mam";
     const appended = await deps.jobs.append(id, (r, evs) => (r && !evs.some((e) => endsJob(e, r)) ? { event: "queued", detail: `${why}: waits its turn (position ${position})`, source, data: { ...data, to: name, position, at_ms: atMs } } : undefined));
-    if (appended) markQueued(deps.ws);
+    if (appended) markQueued(deps.jobs);
     return appended ? { appended, position } : undefined;
   });
 }
@@ -344,7 +344,7 @@ export interface InTurn {
  * Otherwise it is registered `queued`, with its place in the line.
  */
 export async function registerInTurn(deps: Deps, spec: JobSpec, to: { name: string; working: boolean } | { role: string }, host: string | undefined): Promise<InTurn> {
-  return withDispatchLock(deps.ws, async () => {
+  return deps.jobs.dispatchLock(async () => {
     const q = readQueue(deps.jobs, host);
     let go: string | null;
     if ("name" in to) go = mustWait(q, to.name, to.working) ? null : to.name;
@@ -360,7 +360,7 @@ export async function registerInTurn(deps: Deps, spec: JobSpec, to: { name: stri
     const who = "name" in to ? to.name : `a free ${to.role}`;
     const why = "role" in to ? `no ${to.role} is free` : to.working ? `${to.name} is at work` : q.busy.has(to.name) ? `${to.name} has an unfinished job` : `other jobs wait for ${to.name}`;
     const queued = await deps.jobs.append(record.job_id, { event: "queued", detail: `${why}: waits its turn for ${who} (position ${position})`, source: "mam", data: { ...("name" in to ? { to: to.name } : { role: to.role }), position, at_ms: atMs } });
-    markQueued(deps.ws);
+    markQueued(deps.jobs);
     return { record: queued?.record ?? record, go: null, position, ...(queued ? { queued } : {}) };
   });
 }

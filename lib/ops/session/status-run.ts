@@ -2,7 +2,7 @@
 // the multiplexers' view of it, with each row's job and worktree. Read-only.
 import { existsSync } from "node:fs";
 import type { JobEvent } from "../../jobs/event.ts";
-import { effectiveStatus, jobsDir, type JobStore } from "../../jobs/store.ts";
+import { effectiveStatus, type JobStore } from "../../jobs/store.ts";
 import { type RegistryData, type Row, SECTIONS } from "../../registry/types.ts";
 import { isValidJobId } from "../../sys/names.ts";
 import { hostName, localPart } from "../../team/host.ts";
@@ -52,9 +52,9 @@ async function worktreeStatuses(deps: Deps, data: RegistryData, counts: boolean)
  * the newest job per session (agent_session), when the row names none; a copy of another host's
  * job (docs/machines.md) is the job of whichever of its sessions is on this host
  */
-function latestJobs(ws: string, jobs: JobStore, host: string): Map<string, JobRef> {
+function latestJobs(jobs: JobStore, host: string): Map<string, JobRef> {
   const m = new Map<string, JobRef>();
-  if (!existsSync(jobsDir(ws))) return m;
+  if (!existsSync(jobs.dir)) return m;
   const recs = jobs
     .ids()
     .map((id) => {
@@ -113,5 +113,5 @@ export async function sessionStatus(deps: Deps, counts = true, jobOf?: (row: Row
   const [obs, wts, usageOf] = await Promise.all([observe(deps, data, [], { questions: true }), worktreeStatuses(deps, data, counts), usage ? usageReader(deps) : undefined]);
   const own = jobReader(deps.jobs);
   let latest: Map<string, JobRef> | undefined;
-  return statusDoc(deps.ws, deps.registry.path, obs, jobOf ?? ((row) => own(row) ?? (latest ??= latestJobs(deps.ws, deps.jobs, hostName(deps.env))).get(row.name) ?? null), (row) => wts.get(row), usageOf);
+  return statusDoc(deps.ws, deps.registry.path, obs, jobOf ?? ((row) => own(row) ?? (latest ??= latestJobs(deps.jobs, hostName(deps.env))).get(row.name) ?? null), (row) => wts.get(row), usageOf);
 }

@@ -2,7 +2,7 @@
 // are the user's (every workspace on this machine); the daemons send to them. Not MCP tools and
 // not dashboard actions: where a person hears about their agents is that person's to set.
 import * as z from "zod/mini";
-import { NOTIFY_KINDS, WEBHOOK_FORMATS } from "../../notify/config.ts";
+import { DEFAULT_NOTIFY_KINDS, NOTIFY_KINDS, WEBHOOK_FORMATS } from "../../notify/config.ts";
 import { choice, optional, text, withDefault } from "../input.ts";
 import type { SinkView } from "../notify.ts";
 import { type CommandGroup, defineOp } from "../op.ts";
@@ -31,8 +31,8 @@ export const notifyAdd = defineOp({
     target: optional(text("webhook: its URL (- reads it from stdin, out of ps); command: its command line (run with sh -c, the notification as JSON on stdin)")),
     format: withDefault(choice(WEBHOOK_FORMATS, "webhook: the body, json (mam's), ntfy (its JSON publishing; the URL names the topic) or slack (an incoming webhook)"), "json"),
     on: withDefault(
-      z.array(z.enum(NOTIFY_KINDS)).check(z.minLength(1), z.describe(`what it hears about (repeatable; default all): ${NOTIFY_KINDS.join(", ")}`)),
-      [...NOTIFY_KINDS],
+      z.array(z.enum(NOTIFY_KINDS)).check(z.minLength(1), z.describe(`what it hears about (repeatable; default all but queued): ${NOTIFY_KINDS.join(", ")}`)),
+      [...DEFAULT_NOTIFY_KINDS],
     ),
   }),
   async run(deps, i) {

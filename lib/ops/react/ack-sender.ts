@@ -2,10 +2,10 @@
 // job's event, it publishes that job's marks (and the seqs held beyond them), retained, at most once per period per job, and only
 // when they changed since the last publish on this connection (forgetSent() after a reconnect: a
 // broker restarted without persistence has lost its retained messages).
-import { signedAck } from "../jobs/acks.ts";
-import type { JournalCache } from "../jobs/journal-index.ts";
-import type { JobRecord } from "../jobs/store.ts";
-import { isoUtc } from "../sys/time.ts";
+import { signedAck } from "../../jobs/acks.ts";
+import type { JournalCache } from "../../jobs/journal-index.ts";
+import type { JobRecord } from "../../jobs/store.ts";
+import { isoUtc } from "../../sys/time.ts";
 
 export type RetainedPublish = (topic: string, payload: string, opts: { retain: boolean }) => Promise<boolean>;
 

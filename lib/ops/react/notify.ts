@@ -7,22 +7,23 @@
 //   * a running row the reconcile pass finds gone → "died" (the same death as the job's is one
 //     notification: both are keyed by the session and its start);
 //   * a host of the team whose daemons all went offline → "offline" (its first state seen is where
-//     it was, not news).
+//     it was, not news);
+//   * a job that waited in the queue longer than MAM_NOTIFY_QUEUED_MIN → "queued" (./notify-queued.ts).
 // Jobs copied from another host are that host's to tell about; an event older than MAX_AGE_MS (a
 // daemon starting over an old journal) is not news either.
-import { fromDaemon, type JobEvent } from "../jobs/event.ts";
-import { visible } from "../sys/sanitize.ts";
-import type { JobRecord } from "../jobs/store.ts";
-import type { Action } from "../fleet/classify.ts";
-import { rowEpoch } from "../fleet/adopt.ts";
-import { rowAgent } from "../fleet/rows.ts";
-import { agentKind } from "../agents/kinds/index.ts";
-import { askedOf, diedNotice, dialogNotice, endedNotice, type Notification, offlineNotice, type Where } from "../notify/message.ts";
-import { Notifier } from "../notify/send.ts";
-import type { Deps } from "../ops/deps.ts";
-import { SECTIONS } from "../registry/types.ts";
-import { hostName, isValidAddress } from "../team/host.ts";
-import { dashboardLink } from "../sys/ui-file.ts";
+import { fromDaemon, type JobEvent } from "../../jobs/event.ts";
+import { visible } from "../../sys/sanitize.ts";
+import type { JobRecord } from "../../jobs/store.ts";
+import type { Action } from "../../fleet/classify.ts";
+import { rowEpoch } from "../../fleet/adopt.ts";
+import { rowAgent } from "../../fleet/rows.ts";
+import { agentKind } from "../../agents/kinds/index.ts";
+import { askedOf, diedNotice, dialogNotice, endedNotice, type Notification, offlineNotice, queuedNotice, type Where } from "../../notify/message.ts";
+import { Notifier } from "../../notify/send.ts";
+import type { Deps } from "../deps.ts";
+import { SECTIONS } from "../../registry/types.ts";
+import { hostName, isValidAddress } from "../../team/host.ts";
+import { dashboardLink } from "../../sys/ui-file.ts";
 
 const MAX_AGE_MS = 15 * 60_000;
 
@@ -31,6 +32,8 @@ export interface NotifyPart {
   jobEvent(rec: JobRecord, ev: JobEvent, log: (line: string) => void): Promise<void>;
   /** the reconcile pass's actions: running rows whose pane is gone */
   terminated(actions: readonly Action[], log: (line: string) => void): Promise<void>;
+  /** a job has waited in the queue longer than MAM_NOTIFY_QUEUED_MIN (./notify-queued.ts) */
+  queued(job_id: string, session: string, minutes: number, log: (line: string) => void): Promise<void>;
   /** a workspace daemon of the team said online or offline */
   presence(team: string, host: string, wsId: string, online: boolean, at: number, log: (line: string) => void): Promise<void>;
 }
@@ -98,6 +101,9 @@ export function notifyPart(deps: Deps, self: string = hostName(deps.env)): Notif
         if (a.type !== "terminate") continue;
         await send(diedNotice(where(), { session: a.name, why: `its pane ${a.paneId ?? ""} is gone (${a.reason})`.replace("  ", " "), since: startOf(a.name), fresh: freshOnly(a.name) }), log);
       }
+    },
+    async queued(job_id, session, minutes, log) {
+      await send(queuedNotice(where(), { job_id, session, minutes }), log);
     },
     async presence(team, host, wsId, online, at, log) {
       if (host === self) return;

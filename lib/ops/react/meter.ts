@@ -7,25 +7,25 @@
 // lines only: a line still being written is read next time. A poll with nothing new costs a stat
 // per file. The meter reads files; it never calls a model.
 import { closeSync, fstatSync, openSync, readSync, renameSync, statSync } from "node:fs";
-import { KINDS, ownId } from "../agents/kinds/index.ts";
-import { storeEnv, type UsageSource } from "../agents/usage.ts";
-import { processEnviron } from "../mux/procfs.ts";
-import { type Check, checkLimits, dailyCapCheck, dailyLimits, hasLimits, type Limits, PRICE_HINT } from "../cost/budget.ts";
-import { dayOf, emptyLedger, type FileCursor, type JobUsage, type Ledger, ledgerPath, readLedger } from "../cost/ledger.ts";
-import { applyFact, book, type JobFacts, type MeterContext, noteJob, prune } from "../cost/meter.ts";
-import { loadPrices, type PriceTable, shippedPrices } from "../cost/prices.ts";
-import { jobUsageView } from "../cost/summary.ts";
-import { endsJob, finalEvent } from "../jobs/event.ts";
-import type { JobRuntime } from "../jobs/runtime.ts";
-import { busySession } from "../jobs/loop.ts";
-import { isFinal } from "../jobs/statuses.ts";
-import { appendEvent, effectiveStatus, type JobRecord, listJobIds, readJournal, readRecord, setJobUsages } from "../jobs/store.ts";
-import type { RegistryStore } from "../ops/deps.ts";
-import type { Row } from "../registry/types.ts";
-import { atomicWriteFile } from "../sys/atomic.ts";
-import { isValidJobId } from "../sys/names.ts";
-import type { Env } from "../sys/paths.ts";
-import { localPart } from "../team/host.ts";
+import { KINDS, ownId } from "../../agents/kinds/index.ts";
+import { storeEnv, type UsageSource } from "../../agents/usage.ts";
+import { processEnviron } from "../../mux/procfs.ts";
+import { type Check, checkLimits, dailyCapCheck, dailyLimits, hasLimits, type Limits, PRICE_HINT } from "../../cost/budget.ts";
+import { dayOf, emptyLedger, type FileCursor, type JobUsage, type Ledger, ledgerPath, readLedger } from "../../cost/ledger.ts";
+import { applyFact, book, type JobFacts, type MeterContext, noteJob, prune } from "../../cost/meter.ts";
+import { loadPrices, type PriceTable, shippedPrices } from "../../cost/prices.ts";
+import { jobUsageView } from "../../cost/summary.ts";
+import { endsJob, finalEvent } from "../../jobs/event.ts";
+import type { JobRuntime } from "../../jobs/runtime.ts";
+import { busySession } from "../../jobs/loop.ts";
+import { isFinal } from "../../jobs/statuses.ts";
+import { effectiveStatus, type JobRecord, type JobStore } from "../../jobs/store.ts";
+import type { RegistryStore } from "../deps.ts";
+import type { Row } from "../../registry/types.ts";
+import { atomicWriteFile } from "../../sys/atomic.ts";
+import { isValidJobId } from "../../sys/names.ts";
+import type { Env } from "../../sys/paths.ts";
+import { localPart } from "../../team/host.ts";
 
 /** how much of a file one read takes at most */
 const CHUNK = 4 << 20;
@@ -38,6 +38,8 @@ export const REPORT_MS = 30_000;
 
 export interface MeterOptions {
   ws: string;
+  /** the workspace's jobs (deps.jobs) */
+  jobs: JobStore;
   env: Env;
   registry: RegistryStore;
   /** this machine's name in its team: `name@<host>` on a copy of another host's job is this host's session */
@@ -177,9 +179,9 @@ export class UsageMeter {
     if (cache.has(id)) return cache.get(id);
     let f: JobFacts | undefined;
     try {
-      const rec = readRecord(this.o.ws, id);
+      const rec = this.o.jobs.read(id);
       if (rec) {
-        const fin = finalEvent(readJournal(this.o.ws, id), rec);
+        const fin = finalEvent(this.o.jobs.journal(id), rec);
         f = { agent_session: rec.agent_session, reviewer_session: rec.reviewer_session, ended_ms: fin ? Date.parse(fin.timestamp) + 1000 : null };
         if (fin) this.ended.set(id, f);
       }
@@ -246,7 +248,7 @@ export class UsageMeter {
     this.save();
     const usages = new Map<string, JobUsage>();
     for (const id of jobs) if (l.jobs[id]) usages.set(id, l.jobs[id]!);
-    await setJobUsages(ws, usages);
+    await this.o.jobs.setUsages(usages);
     if (jobs.size || sessions.size) {
       const prices = this.prices();
       for (const id of jobs) if (await this.checkJob(id, prices)) pass.stopped.push(id);
@@ -265,7 +267,7 @@ export class UsageMeter {
     for (const id of [...this.unreported]) {
       let rec: JobRecord | undefined;
       try {
-        rec = readRecord(this.o.ws, id);
+        rec = this.o.jobs.read(id);
       } catch {}
       const u = rec?.remote_of ? this.current().jobs[id] : undefined;
       if (!rec || !u) {
@@ -277,7 +279,7 @@ export class UsageMeter {
       const global = (name: string) => (host && !name.includes("@") ? `${name}@${host}` : name);
       const bySession = Object.fromEntries(Object.entries(u.by_session).map(([s, m]) => [global(s), m]));
       const total = Object.values(bySession).reduce((n, m) => n + Object.values(m).reduce((k, t) => k + t.input + t.output + t.cache_write + t.cache_read, 0), 0);
-      const a = await appendEvent(this.o.ws, id, {
+      const a = await this.o.jobs.append(id, {
         event: "usage",
         detail: `${total.toLocaleString("en-US")} tokens on ${host ?? "this host"}`,
         source: "mam",
@@ -354,13 +356,13 @@ export class UsageMeter {
   private async checkJob(id: string, prices: PriceTable): Promise<boolean> {
     let rec: JobRecord | undefined;
     try {
-      rec = readRecord(this.o.ws, id);
+      rec = this.o.jobs.read(id);
     } catch {
       return false;
     }
     const lim: Limits = { usd: rec?.budget_usd ?? null, tokens: rec?.max_tokens ?? null };
     if (!rec || !hasLimits(lim)) return false;
-    const events = readJournal(this.o.ws, id);
+    const events = this.o.jobs.journal(id);
     if (isFinal(effectiveStatus(rec, events))) return false;
     const c = checkLimits(jobUsageView(rec, events, prices), lim, "its budget", PRICE_HINT);
     return c.over ? this.stopJob(id, `job ${id} ${c.detail}`, c) : false;
@@ -368,7 +370,7 @@ export class UsageMeter {
 
   /** journal budget_exceeded unless the job has ended, and publish it */
   private async stopJob(id: string, detail: string, c: Extract<Check, { over: true }>, extra: Record<string, string> = {}): Promise<boolean> {
-    const a = await appendEvent(this.o.ws, id, (r, evs) => (r && !evs.some((e) => endsJob(e, r)) ? { event: "budget_exceeded", detail, source: "mam", data: { ...c.data, ...extra } } : undefined));
+    const a = await this.o.jobs.append(id, (r, evs) => (r && !evs.some((e) => endsJob(e, r)) ? { event: "budget_exceeded", detail, source: "mam", data: { ...c.data, ...extra } } : undefined));
     if (!a) return false;
     this.o.log(`job ${id}: budget_exceeded (${detail})`);
     if (a.record) await this.o.publish?.(`${a.record.topic_prefix}/events`, a.line);
@@ -391,11 +393,11 @@ export class UsageMeter {
     l.capped[row.name] = today;
     this.save();
     const stopped: string[] = [];
-    for (const id of listJobIds(this.o.ws)) {
+    for (const id of this.o.jobs.ids()) {
       try {
-        const rec = readRecord(this.o.ws, id);
+        const rec = this.o.jobs.read(id);
         if (!rec) continue;
-        const evs = readJournal(this.o.ws, id);
+        const evs = this.o.jobs.journal(id);
         if (isFinal(effectiveStatus(rec, evs)) || !this.isSession(busySession(rec, evs), row.name)) continue;
         if (await this.stopJob(id, `${row.name} ${c.detail} (UTC day ${today})`, c, { session: row.name, day: today })) stopped.push(id);
       } catch {}

@@ -2,7 +2,7 @@
 // the events of this host's journal (its origin) that the delegator's signed, retained ack does
 // not hold (lib/jobs/acks.ts), so that a report made while this host, the broker or a bridge was
 // cut off still arrives. The decisions, as plain functions and one small state; the I/O (reading
-// the acks, publishing) is lib/daemon/team.ts's.
+// the acks, publishing) is lib/ops/react/team.ts's.
 //
 //   * which copies: unfinished ones, and ended ones until their delegator holds every event of
 //     ours (an agent's last report, made while cut off, ends the copy here and still has to go),
@@ -14,9 +14,9 @@
 //     on this one; otherwise again after a backoff that doubles from FORWARD_AFTER_MS to
 //     FORWARD_BACKOFF_MAX_MS (a broker took them and its bridge, or the delegator, is away: every
 //     resend waits in a queue that may be bounded).
-import type { JobEvent } from "../jobs/event.ts";
-import type { JobRecord } from "../jobs/store.ts";
-import { isFinal } from "../jobs/statuses.ts";
+import type { JobEvent } from "../../jobs/event.ts";
+import type { JobRecord } from "../../jobs/store.ts";
+import { isFinal } from "../../jobs/statuses.ts";
 
 export const FORWARD_AFTER_MS = 2000;
 export const FORWARD_BACKOFF_MAX_MS = 5 * 60_000;

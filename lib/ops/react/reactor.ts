@@ -6,26 +6,28 @@
 // (`{"<id>": {"at": N}}`; a position, not a seq: with several writers seqs repeat and jump).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { readsCommands } from "../agents/kinds/index.ts";
-import type { Question } from "../agents/screen/question.ts";
-import type { Json } from "../jobs/canonical.ts";
-import { DAEMON_SOURCE, endsJob, type JobEvent } from "../jobs/event.ts";
-import { isFinal } from "../jobs/statuses.ts";
-import { JournalCache } from "../jobs/journal-index.ts";
-import { deliveryOf, offeredTopic, outstandingTopics } from "../jobs/delivery.ts";
-import { deliveryTopic } from "../team/messages.ts";
-import { applyLoop, busySession, loopNext } from "../jobs/loop.ts";
-import type { JobRuntime, Reached } from "../jobs/runtime.ts";
-import { type Appended, appendEvent, type JobRecord, listJobIds, readJournal, readRecord } from "../jobs/store.ts";
-import { mamDir } from "../sys/paths.ts";
-import { visible } from "../sys/sanitize.ts";
-import { writeFileAtomic } from "../sys/daemon-files.ts";
-import type { LogOnce } from "../sys/log-once.ts";
+import { readsCommands } from "../../agents/kinds/index.ts";
+import type { Question } from "../../agents/screen/question.ts";
+import type { Json } from "../../jobs/canonical.ts";
+import { DAEMON_SOURCE, endsJob, type JobEvent } from "../../jobs/event.ts";
+import { isFinal } from "../../jobs/statuses.ts";
+import { JournalCache } from "../../jobs/journal-index.ts";
+import { deliveryOf, offeredTopic, outstandingTopics } from "../../jobs/delivery.ts";
+import { deliveryTopic } from "../../team/messages.ts";
+import { applyLoop, busySession, loopNext } from "../../jobs/loop.ts";
+import type { JobRuntime, Reached } from "../../jobs/runtime.ts";
+import type { Appended, JobRecord, JobStore } from "../../jobs/store.ts";
+import { mamDir } from "../../sys/paths.ts";
+import { visible } from "../../sys/sanitize.ts";
+import { writeFileAtomic } from "../../sys/daemon-files.ts";
+import type { LogOnce } from "../../sys/log-once.ts";
 
 export const cursorPath = (ws: string) => join(mamDir(ws), "monitor.cursor.json");
 
 export interface ReactorContext {
   ws: string;
+  /** the workspace's jobs (deps.jobs) */
+  jobs: JobStore;
   runtime: JobRuntime;
   log(line: string): void;
   /** publish an event the daemon appended (on the daemon's broker connection, when there is one) */
@@ -41,7 +43,7 @@ export interface ReactorContext {
   /** the daemon's log of failures, each logged once (else each failure is logged) */
   once?: LogOnce;
   /**
-   * count usage now (the daemon's meter, lib/daemon/meter.ts): before a loop job's next step, so
+   * count usage now (the daemon's meter, lib/ops/react/meter.ts): before a loop job's next step, so
    * that a budget the step's hand-in crossed ends the job instead (budget_exceeded)
    */
   meter?(): Promise<unknown>;
@@ -54,7 +56,7 @@ export interface ReactorContext {
    * dialog's line typed into one delegator's pane does not hold up the other jobs' reactions
    */
   aside?: (lane: string, name: string, fn: () => Promise<void>) => void;
-  /** the user's notifications (lib/daemon/notify.ts): a dialog, a job's end */
+  /** the user's notifications (lib/ops/react/notify.ts): a dialog, a job's end */
   notify?: (rec: JobRecord, ev: JobEvent) => Promise<void>;
   /**
    * a notice for an agent that sits at a dialog now: typed once it is back at its prompt (the
@@ -316,7 +318,7 @@ export async function reactToJobs(ctx: ReactorContext, only?: string[]): Promise
   const cursor = st ? (st.cursor ??= readCursor(ctx.ws)) : readCursor(ctx.ws);
   const journals = ctx.journals ?? new JournalCache();
   const seen = { n: 0 };
-  for (const id of only ?? listJobIds(ctx.ws)) {
+  for (const id of only ?? ctx.jobs.ids()) {
     if (journals.quiet(ctx.ws, id)) continue;
     try {
       await reactToJob(ctx, id, cursor, journals, seen);
@@ -345,7 +347,7 @@ async function reactToJob(ctx: ReactorContext, id: string, cursor: Record<string
   const st = ctx.cursor;
   let rec: JobRecord | undefined;
   try {
-    rec = readRecord(ctx.ws, id);
+    rec = ctx.jobs.read(id);
   } catch {
     return; // a broken record is reported by `job status`; nothing to react to
   }
@@ -377,7 +379,7 @@ async function reactToJob(ctx: ReactorContext, id: string, cursor: Record<string
       if (at === j.endAt && ev.event === "budget_exceeded") await tellOverBudget(ctx, rec, events.slice(0, at), ev);
     } else if (rec.type === "loop" && ev.event === "completed" && !endsJob(ev, rec)) {
       await ctx.meter?.();
-      const current = readRecord(ctx.ws, id) ?? rec;
+      const current = ctx.jobs.read(id) ?? rec;
       const r = await applyLoop(ctx.ws, current, loopNext(current, ev, ctx.ws), ctx.runtime);
       await publishAppended(ctx, current, r.appended);
       if (r.undelivered) ctx.log(`job ${id}: ${r.undelivered}`);
@@ -475,7 +477,7 @@ export function blockedDetail(session: string, reason: string | undefined): stri
  * blocked again after it was seen unblocked, is); a pane that died gives `error` ("agent exited").
  */
 export async function watchAgents(ctx: ReactorContext, stateOf: (session: string) => Promise<AgentState | AgentLook>, blocked: Map<string, string>): Promise<void> {
-  for (const id of listJobIds(ctx.ws)) {
+  for (const id of ctx.jobs.ids()) {
     // put to rest: ended, and its journal has not changed since
     if (ctx.journals?.quiet(ctx.ws, id)) {
       blocked.delete(id);
@@ -483,7 +485,7 @@ export async function watchAgents(ctx: ReactorContext, stateOf: (session: string
     }
     let rec: JobRecord | undefined;
     try {
-      rec = readRecord(ctx.ws, id);
+      rec = ctx.jobs.read(id);
     } catch {
       continue;
     }
@@ -493,7 +495,7 @@ export async function watchAgents(ctx: ReactorContext, stateOf: (session: string
     }
     let events: JobEvent[];
     try {
-      events = readJournal(ctx.ws, id);
+      events = ctx.jobs.journal(id);
     } catch (e) {
       failedJob(ctx, id, e, "watch failed");
       continue;
@@ -514,7 +516,7 @@ export async function watchAgents(ctx: ReactorContext, stateOf: (session: string
     let a: Appended | undefined;
     try {
       // a dialog is vouched for: another host's daemon takes it from the broker only so (attest.ts)
-      a = await appendEvent(ctx.ws, id, (r, evs) => (r && !evs.some((e) => endsJob(e, r)) ? { ...input!, source: DAEMON_SOURCE } : undefined), input.event === "permission_required" && ctx.vouch ? { vouch: ctx.vouch } : {});
+      a = await ctx.jobs.append(id, (r, evs) => (r && !evs.some((e) => endsJob(e, r)) ? { ...input!, source: DAEMON_SOURCE } : undefined), input.event === "permission_required" && ctx.vouch ? { vouch: ctx.vouch } : {});
     } catch (e) {
       // one job's journal that cannot be written (a link, a full disk) does not stop the others
       failedJob(ctx, id, e, "watch failed");

@@ -11,22 +11,21 @@
 //   * the events of this host's journals of copies of other hosts' jobs that the delegator has not
 //     acknowledged (its signed, retained acks) are sent again on every connection and, with a
 //     backoff, on polls, until the delegator holds them all, the copy's end included
-//     (lib/daemon/forward.ts): an agent's report made while this host was cut off still arrives.
+//     (lib/ops/react/forward.ts): an agent's report made while this host was cut off still arrives.
 //     They go on the fresh connection that read the acks, not on the daemon's own: that one may
 //     stay stalled after a cut until TCP retransmits or the keepalive gives up on it;
 //   * on the way out it says it is offline.
 import { statSync } from "node:fs";
-import type { Deps } from "../ops/deps.ts";
-import type { Team } from "../team/config.ts";
-import { hostName } from "../team/host.ts";
-import { checkOnline, deliveriesOf, deliveryTopic, type Online, onlineOrder, onlineTopic, type Presence, presenceTopic, teamPrefix, workspaceId } from "../team/messages.ts";
-import { open, seal } from "../team/seal.ts";
-import type { Appended, JobRecord } from "../jobs/store.ts";
-import type { Outgoing } from "../jobs/transport.ts";
-import type { Dispatched } from "../ops/job/queue.ts";
-import type { LinkExtras } from "./broker-link.ts";
+import type { Deps } from "../deps.ts";
+import type { Team } from "../../team/config.ts";
+import { hostName } from "../../team/host.ts";
+import { checkOnline, deliveriesOf, deliveryTopic, type Online, onlineOrder, onlineTopic, type Presence, presenceTopic, teamPrefix, workspaceId } from "../../team/messages.ts";
+import { open, seal } from "../../team/seal.ts";
+import type { Appended, JobRecord } from "../../jobs/store.ts";
+import type { Outgoing } from "../../jobs/transport.ts";
+import type { Dispatched } from "../job/queue.ts";
+import type { HookContext, LinkExtras } from "./context.ts";
 import { Forwarder } from "./forward.ts";
-import type { HookContext } from "./loop.ts";
 
 export const HEARTBEAT_MS = 60_000;
 /** how long after its end a job's end is published again on a new connection */
@@ -90,7 +89,7 @@ export function teamPart(
   let jobsDirty = true;
   /** the deliveries this daemon took (the broker may hand one over twice: queued and retained) */
   const taken = new Set<string>();
-  /** what was sent again on this connection (lib/daemon/forward.ts) */
+  /** what was sent again on this connection (lib/ops/react/forward.ts) */
   const forwarder = new Forwarder();
   const emitOn = (ctx: HookContext) => async (a: Appended) => {
     if (a.record) await ctx.publish(`${a.record.topic_prefix}/events`, a.line);
@@ -106,7 +105,7 @@ export function teamPart(
   };
 
   const presence = async (): Promise<Presence> => {
-    const { sessionStatus } = await import("../ops/session/status-run.ts");
+    const { sessionStatus } = await import("../session/status-run.ts");
     const doc = await sessionStatus(deps, false, undefined, false);
     const agents = doc.sessions
       .filter((s) => s.status === "running")
@@ -120,19 +119,18 @@ export function teamPart(
    * broker still reaches the agent's host (which drops it if it has it)
    */
   const resendEnds = async (ctx: HookContext) => {
-    const [{ listJobIds, readJournal, readRecord }, { isFinal }, { endsJob }, { canonicalJson }] = await Promise.all([
-      import("../jobs/store.ts"),
-      import("../jobs/statuses.ts"),
-      import("../jobs/event.ts"),
-      import("../jobs/canonical.ts"),
+    const [{ isFinal }, { endsJob }, { canonicalJson }] = await Promise.all([
+      import("../../jobs/statuses.ts"),
+      import("../../jobs/event.ts"),
+      import("../../jobs/canonical.ts"),
     ]);
     const since = Date.now() - RESEND_ENDS_MS;
-    for (const id of listJobIds(deps.ws)) {
+    for (const id of deps.jobs.ids()) {
       try {
-        const r = readRecord(deps.ws, id);
+        const r = deps.jobs.read(id);
         if (!r || r.remote_of || !isFinal(r.status) || Date.parse(r.updated_at) < since) continue;
         if (!r.agent_session.includes("@") && !r.reviewer_session?.includes("@")) continue;
-        const end = readJournal(deps.ws, id).find((e) => endsJob(e, r));
+        const end = deps.jobs.journal(id).find((e) => endsJob(e, r));
         if (end && end.source !== r.agent_session && end.source !== r.reviewer_session) await ctx.publish(`${r.topic_prefix}/events`, canonicalJson(end));
       } catch {}
     }
@@ -172,7 +170,7 @@ export function teamPart(
         await onPresence?.(h, w, b.online, b.at, ctx.log);
         return;
       }
-      const { takeDelivery, typeDelivery } = await import("../ops/job/receive.ts");
+      const { takeDelivery, typeDelivery } = await import("../job/receive.ts");
       const r = await takeDelivery(deps, self, topic, payload, emitOn(ctx), (id) => taken.has(id));
       for (const l of r.log) ctx.log(l);
       const t = r.taken;
@@ -189,7 +187,7 @@ export function teamPart(
       });
     },
     async typeQueued(d, ctx) {
-      const { typeDelivery } = await import("../ops/job/receive.ts");
+      const { typeDelivery } = await import("../job/receive.ts");
       const queued = deps.jobs.journal(d.job_id).findLast((e) => e.event === "queued");
       const delivery = typeof queued?.data?.delivery === "string" ? queued.data.delivery : `${d.job_id}.00000000`;
       const r = d.record;
@@ -202,7 +200,7 @@ export function teamPart(
       jobsDirty = true;
     },
     async recover(ctx) {
-      const { settleInterrupted } = await import("../ops/job/receive.ts");
+      const { settleInterrupted } = await import("../job/receive.ts");
       for (const l of await settleInterrupted(deps, self, undefined, emitOn(ctx))) ctx.log(l);
     },
     async connected(ctx) {
@@ -233,24 +231,24 @@ export function teamPart(
     jobsChanged: () => void (jobsDirty = true),
     async forward(ctx) {
       if (ctx.mode !== "mqtt") return;
-      const [{ listJobIds, readJournal, readRecord, originPath }, { readFileSync }, { unheld }] = await Promise.all([import("../jobs/store.ts"), import("node:fs"), import("./forward.ts")]);
+      const { unheld } = await import("./forward.ts");
       const now = Date.now();
       const copies: JobRecord[] = [];
-      for (const id of listJobIds(deps.ws)) {
+      for (const id of deps.jobs.ids()) {
         // an ended job at rest (its journal unchanged) that needs nothing more: not read again
         if (ended(id) && forwarder.settled(id)) continue;
         try {
-          const r = readRecord(deps.ws, id);
+          const r = deps.jobs.read(id);
           if (r && forwarder.wants(r, now)) copies.push(r);
         } catch {}
       }
       if (copies.length === 0) return;
       const [{ brokerConfigFromEnv }, { readRetainedAndReply }, { ackHolds, ackTopicOf, readAck }, { canonicalJson }, { isFinal }] = await Promise.all([
-        import("../jobs/broker-config.ts"),
-        import("../jobs/transport.ts"),
-        import("../jobs/acks.ts"),
-        import("../jobs/canonical.ts"),
-        import("../jobs/statuses.ts"),
+        import("../../jobs/broker-config.ts"),
+        import("../../jobs/transport.ts"),
+        import("../../jobs/acks.ts"),
+        import("../../jobs/canonical.ts"),
+        import("../../jobs/statuses.ts"),
       ]);
       const ackTopic = (r: JobRecord) => ackTopicOf(`${r.topic_prefix}/events`);
       const sent: string[] = [];
@@ -262,15 +260,11 @@ export function teamPart(
         (acks) => {
           const out: Outgoing[] = [];
           for (const rec of copies) {
-            let origin: string;
-            try {
-              origin = readFileSync(originPath(deps.ws, rec.job_id), "utf8").trim();
-            } catch {
-              continue; // nothing written here yet
-            }
+            const origin = deps.jobs.origin(rec.job_id);
+            if (origin === undefined) continue; // nothing written here yet
             const raw = acks.get(ackTopic(rec));
             const marks = raw && readAck(raw, rec.job_id, rec.auth_token);
-            const missing = unheld(readJournal(deps.ws, rec.job_id), origin, (o, seq) => ackHolds(marks, o, seq), Date.now());
+            const missing = unheld(deps.jobs.journal(rec.job_id), origin, (o, seq) => ackHolds(marks, o, seq), Date.now());
             const send = forwarder.due(rec, missing, isFinal(rec.status), Date.now());
             if (send.length === 0) continue;
             for (const e of send) out.push({ topic: `${rec.topic_prefix}/events`, payload: canonicalJson(e) });

@@ -1,0 +1,48 @@
+// The daemon's reactions, as a table (docs/architecture.md#the-daemons-reactions): what the daemon
+// does with each hook event, one entry per reaction (./reaction.ts says what an entry is). The
+// daemon's feed (lib/daemon/feed.ts) loops over this table as the front doors loop over OPS.
+//
+// The order is the order within each event, and it matters:
+//   reconcile   team.link → reconcile.pass → job.react → acks.resend
+//   event       team.link (takes the team's topics) → job.ingest → job.react
+//   jobsChanged job.react → queue.dispatch
+//   poll        reconcile.pass → job.timeouts → job.react → usage.meter → job.rest → team.refresh
+//               → notify.queued
+//   watch       team.link → schedule.fire → notices.later (the notice about a job that stopped
+//               comes before the agent's next job) → queue.dispatch → jobs.waited → usage.meter
+//               → agents.watch
+//   connected   team.link
+import { acksResend } from "./acks-resend.ts";
+import { agentsWatch } from "./agents-watch.ts";
+import { jobIngest } from "./job-ingest.ts";
+import { jobReact } from "./job-react.ts";
+import { jobRest } from "./job-rest.ts";
+import { jobTimeouts } from "./job-timeouts.ts";
+import { jobsWaited } from "./jobs-waited.ts";
+import { noticesLater } from "./notices-later.ts";
+import { notifyQueued } from "./notify-queued.ts";
+import { queueDispatch } from "./queue-dispatch.ts";
+import type { AnyReaction } from "./reaction.ts";
+import { reconcilePass } from "./reconcile-pass.ts";
+import { scheduleFire } from "./schedule-fire.ts";
+import { teamLink } from "./team-link.ts";
+import { teamRefresh } from "./team-refresh.ts";
+import { usageMeter } from "./usage-meter.ts";
+
+export const REACTIONS: readonly AnyReaction[] = [
+  teamLink,
+  reconcilePass,
+  jobIngest,
+  jobTimeouts,
+  jobReact,
+  acksResend,
+  scheduleFire,
+  noticesLater,
+  queueDispatch,
+  jobsWaited,
+  usageMeter,
+  agentsWatch,
+  jobRest,
+  teamRefresh,
+  notifyQueued,
+] as AnyReaction[];
