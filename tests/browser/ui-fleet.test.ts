@@ -23,17 +23,22 @@ let hosts: Host[] = [];
 let ui: RunningUi | undefined;
 let browser: Browser | undefined;
 
-afterAll(async () => {
+/** end what the world started; also at the start of a retry, whose world would otherwise replace (and leak) the first one's */
+async function cleanup(): Promise<void> {
   await ui?.stop("SIGKILL");
   await browser?.close().catch(() => {});
   for (const h of hosts) await h.stop();
   await broker?.stop();
   await sb?.cleanup();
-}, 60_000);
+  [ui, browser, hosts, broker, sb] = [undefined, undefined, [], undefined, undefined];
+}
+
+afterAll(cleanup, 60_000);
 
 const text = (page: Page, sel: string) => page.$eval(sel, (e) => (e as unknown as { innerText: string }).innerText);
 
 it("the fleet: hosts as groups, other hosts' agents read-only, a job's host and delivery, an offline host, a broker that does not answer", async () => {
+  await cleanup();
   sb = makeSandbox("mam-uifleetb-");
   broker = await startMosquitto(join(sb.root, "broker"));
   const { A, A2, C, all } = await fleetWorld(sb.root, broker.env);

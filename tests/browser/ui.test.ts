@@ -512,3 +512,24 @@ it("what it costs (docs/cost.md): a job's cost and budget, its cost in its panel
     await sb.cleanup();
   }
 }, 90_000);
+
+it("a long job list is shown a page at a time: 25 jobs → 20 and 'show 5 more', which shows the rest (newcomer F16)", async () => {
+  await withWorld(async (w) => {
+    const { registerJob } = await import("../../lib/jobs/store.ts");
+    const ids: string[] = [];
+    for (let i = 0; i < 25; i++) {
+      const r = await registerJob(w.sb.ws, { agent_session: "worker", agent: "claude", prompt: `job ${i}`, delegator: null, type: "single", reviewer_session: null, max_iterations: null, timeout_sec: 3600, idle_timeout_sec: 120, expected_artifacts: [], topic_prefix_base: "mam/jobs" });
+      ids.push(r.job_id);
+    }
+    const page = await w.open(await w.ui());
+    await page.waitForFunction(`document.querySelectorAll("#jobs [data-job]").length === 20`, { timeout: 15_000 });
+    expect(await text(page, "#jobs-count")).toBe("25 jobs");
+    expect(await text(page, "#jobs [data-more-jobs]")).toBe("show 5 more");
+    await page.click("#jobs [data-more-jobs]");
+    await page.waitForFunction(`document.querySelectorAll("#jobs [data-job]").length === 25`, { timeout: 5_000 });
+    expect(await page.$("#jobs [data-more-jobs]")).toBeNull();
+    const shown = await page.$$eval("#jobs [data-job]", (es) => es.map((e) => e.getAttribute("data-job")));
+    expect(new Set(shown)).toEqual(new Set(ids));
+    await page.close();
+  });
+}, 120_000);

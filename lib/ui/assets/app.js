@@ -11,7 +11,9 @@
   /** a job's status pill: a waiting job's says its place in line */
   const statusPill = (j) => `<span class="pill st-${esc(j.status)}">${esc(j.status)}${j.position ? ` #${j.position}` : ""}</span>`;
   const LABELLED = new Set(["completed", "error", "cancelled", "timeout", "budget_exceeded", "permission_required"]);
-  const S = { linked: false, ws: "", actions: false, sessions: [], rate: null, jobs: new Map(), daemon: null, fleet: null, filter: "all", open: null, panel: null, screen: null };
+  // shown: how many jobs the list shows (newest first); "show more" adds a page
+  const PAGE = 20;
+  const S = { linked: false, ws: "", actions: false, sessions: [], rate: null, jobs: new Map(), daemon: null, fleet: null, filter: "all", shown: PAGE, open: null, panel: null, screen: null };
 
   // ---- usage (docs/cost.md): the model's views, in a few characters ------------------------------
   const compact = (n) => (n < 1000 ? String(n) : n < 1e6 ? `${(n / 1e3).toFixed(n < 1e4 ? 1 : 0)}k` : `${(n / 1e6).toFixed(n < 1e7 ? 1 : 0)}M`);
@@ -194,7 +196,10 @@
     renderFilters();
     const js = sortedJobs().filter((j) => S.filter === "all" || j.status === S.filter);
     $("jobs-count").textContent = `${S.jobs.size} job${S.jobs.size === 1 ? "" : "s"}`;
-    $("jobs").innerHTML = js.length ? js.map(jobHtml).join("") : `<p class="dim">${S.jobs.size ? "no job with this status" : "no jobs yet — mam job submit --to NAME --prompt …"}</p>`;
+    // the newest S.shown of them; the rest a page at a time (a long list made a page thousands of pixels tall)
+    const more = js.length - S.shown;
+    const moreHtml = more > 0 ? `<p><button type="button" data-more-jobs="1">show ${Math.min(more, PAGE)} more</button> <span class="dim">(${more} older not shown)</span></p>` : "";
+    $("jobs").innerHTML = js.length ? js.slice(0, S.shown).map(jobHtml).join("") + moreHtml : `<p class="dim">${S.jobs.size ? "no job with this status" : "no jobs yet — mam job submit --to NAME --prompt …"}</p>`;
     if (S.panel && S.panel.kind === "job") renderJobPanel();
   }
 
@@ -273,12 +278,17 @@
   }
 
   document.addEventListener("click", (ev) => {
-    const t = ev.target.closest("[data-filter],[data-open-job],[data-screen],[data-act],#panel-close");
+    const t = ev.target.closest("[data-filter],[data-open-job],[data-screen],[data-act],[data-more-jobs],#panel-close");
     if (!t) return;
     ev.preventDefault();
     if (t.id === "panel-close") return closePanel();
     if (t.dataset.filter) {
       S.filter = t.dataset.filter;
+      S.shown = PAGE;
+      return renderJobs();
+    }
+    if (t.dataset.moreJobs) {
+      S.shown += PAGE;
       return renderJobs();
     }
     if (t.dataset.openJob) return openPanel("job", t.dataset.openJob);
