@@ -4,6 +4,7 @@
 import { type DeliveryState, latestDelivery } from "../jobs/delivery.ts";
 import type { JobEvent } from "../jobs/event.ts";
 import type { JobRecord } from "../jobs/store.ts";
+import type { Schedule } from "../ops/job/schedule.ts";
 import { effectiveStatus } from "../jobs/store.ts";
 import type { SessionStatus } from "../ops/session/status.ts";
 import type { FleetDoc } from "../ops/team.ts";
@@ -92,6 +93,8 @@ export interface UiState {
   daemon: UiDaemon;
   /** null: this machine is in no team (the page shows no fleet) */
   fleet: UiFleet | null;
+  /** the workspace's schedules (job submit --at / --every), newest first */
+  schedules: UiSchedule[];
   /** a problem reading part of the state (the rest is still shown) */
   problems: string[];
 }
@@ -238,4 +241,36 @@ export interface UiFleet extends Omit<FleetDoc, "reachable" | "warnings"> {
 
 export function fleetView(doc: FleetDoc, readAt: string | null): UiFleet {
   return { ...doc, reachable: readAt === null ? null : doc.reachable, read_at: readAt, warnings: doc.warnings.map((n) => n.text) };
+}
+
+/** a schedule as the page shows it: what it submits, to whom, when next, how often, its runs */
+export interface UiSchedule {
+  id: string;
+  /** the agent or `role R` its jobs go to */
+  to: string;
+  /** the prompt (or `brief: FILE`), as given */
+  what: string;
+  /** ISO time of the next run; null once it ended */
+  next_at: string | null;
+  every_s: number | null;
+  runs: number;
+  /** the job of its last run */
+  last_job: string | null;
+  /** why it ended, when it did */
+  ended: string | null;
+}
+
+export function scheduleView(s: Schedule): UiSchedule {
+  const j = s.job as { to?: string; to_role?: string; prompt?: string; brief_file?: string };
+  const last = s.runs.at(-1) as { job_id?: string } | undefined;
+  return {
+    id: s.schedule_id,
+    to: j.to ?? (j.to_role ? `role ${j.to_role}` : "-"),
+    what: j.prompt ?? (j.brief_file ? `brief: ${j.brief_file}` : ""),
+    next_at: s.next_at === null ? null : new Date(s.next_at * 1000).toISOString(),
+    every_s: s.every_s,
+    runs: s.runs.length,
+    last_job: last?.job_id ?? null,
+    ended: s.ended ? s.ended.why : null,
+  };
 }

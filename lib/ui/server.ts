@@ -16,7 +16,7 @@ import { type Env, mamDir } from "../sys/paths.ts";
 import { noteUi } from "../sys/ui-file.ts";
 import { httpStatusOf, parseAction, runAction } from "./actions.ts";
 import { checkRequest, hostAllowed, hostRefusal, newUiToken } from "./guard.ts";
-import { jobsView, type UiDaemon, type UiFleet, type UiSession, type UiState } from "./model.ts";
+import { jobsView, scheduleView, type UiDaemon, type UiFleet, type UiSchedule, type UiSession, type UiState } from "./model.ts";
 import { DaemonWatch, JobCache, openFleet, readTeam } from "./state.ts";
 import type { TeamRate } from "../cost/summary.ts";
 import { ledgerPath } from "../cost/ledger.ts";
@@ -134,8 +134,25 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
     jobs: jobsView(jobs.all()),
     daemon: daemonState,
     fleet: fleetCache ? fleetCache.view(team.sessions) : null,
+    schedules,
     problems: allProblems(),
   });
+
+  // ---- the schedules (a few small files, read with the team) --------------------------------
+  let schedules: UiSchedule[] = [];
+  let schedulesJson = "";
+  const readSchedules = async () => {
+    try {
+      const { listSchedules } = await import("../ops/job/schedule.ts");
+      schedules = listSchedules(ws).map(scheduleView);
+    } catch {
+      schedules = []; // a malformed schedule file: mam job list --scheduled names it
+    }
+    const j = JSON.stringify(schedules);
+    if (j === schedulesJson) return;
+    schedulesJson = j;
+    broadcast("schedules", { schedules });
+  };
 
   // ---- refreshing ------------------------------------------------------------------------
   let teamBusy: Promise<void> | undefined;
@@ -152,6 +169,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
         teamAgain = false;
         teamAt = Date.now();
         team = await readTeam(deps, jobs.all());
+        await readSchedules();
         const j = JSON.stringify(team);
         if (j !== teamJson) {
           teamJson = j;

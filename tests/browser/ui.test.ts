@@ -533,3 +533,21 @@ it("a long job list is shown a page at a time: 25 jobs → 20 and 'show 5 more',
     await page.close();
   });
 }, 120_000);
+
+it("the workspace's schedules are on the page: who, how often, when next, its runs (newcomer F16)", async () => {
+  await withWorld(async (w) => {
+    await w.create("wrk");
+    const sub = await w.mam(["job", "submit", "--to", "wrk", "--every", "1h", "--prompt", "tidy the changelog"]);
+    expect(sub.code, sub.stderr).toBe(0);
+    const sid = sub.stdout.trim();
+    expect(sid).toMatch(/^s[0-9a-f]{7}$/);
+    const page = await w.open(await w.ui());
+    await page.waitForSelector(`#schedules-section:not([hidden]) tr[data-schedule='${sid}']`, { timeout: 15_000 });
+    const row = await text(page, `tr[data-schedule='${sid}']`);
+    expect(row).toContain("wrk");
+    expect(row).toContain("every 1h");
+    expect(row).toContain("tidy the changelog");
+    expect(await text(page, "#schedules-count")).toBe("1 schedule");
+    await page.close();
+  });
+}, 120_000);

@@ -13,7 +13,7 @@
   const LABELLED = new Set(["completed", "error", "cancelled", "timeout", "budget_exceeded", "permission_required"]);
   // shown: how many jobs the list shows (newest first); "show more" adds a page
   const PAGE = 20;
-  const S = { linked: false, ws: "", actions: false, sessions: [], rate: null, jobs: new Map(), daemon: null, fleet: null, filter: "all", shown: PAGE, open: null, panel: null, screen: null };
+  const S = { linked: false, ws: "", actions: false, sessions: [], rate: null, jobs: new Map(), schedules: [], daemon: null, fleet: null, filter: "all", shown: PAGE, open: null, panel: null, screen: null };
 
   // ---- usage (docs/cost.md): the model's views, in a few characters ------------------------------
   const compact = (n) => (n < 1000 ? String(n) : n < 1e6 ? `${(n / 1e3).toFixed(n < 1e4 ? 1 : 0)}k` : `${(n / 1e6).toFixed(n < 1e7 ? 1 : 0)}M`);
@@ -203,6 +203,16 @@
     if (S.panel && S.panel.kind === "job") renderJobPanel();
   }
 
+  // ---- schedules (job submit --at / --every) ---------------------------------------------------
+  function renderSchedules() {
+    const ss = S.schedules;
+    $("schedules-section").hidden = ss.length === 0;
+    $("schedules-count").textContent = `${ss.length} schedule${ss.length === 1 ? "" : "s"}`;
+    const every = (s) => (s === null ? "once" : s % 3600 === 0 ? `every ${s / 3600}h` : s % 60 === 0 ? `every ${s / 60}m` : `every ${s}s`);
+    const rows = ss.map((s) => `<tr data-schedule="${esc(s.id)}"><td class="mono">${esc(s.id)}</td><td>→ <b>${esc(s.to)}</b></td><td>${esc(every(s.every_s))}</td><td class="mono">${s.ended ? `<span class="dim">ended: ${esc(s.ended)}</span>` : `next ${esc(s.next_at ?? "-")}`}</td><td>${s.runs} run${s.runs === 1 ? "" : "s"}${s.last_job ? ` · last <a href="#" data-open-job="${esc(s.last_job)}" class="mono">${esc(s.last_job)}</a>` : ""}</td><td>${esc(s.what.length > 80 ? `${s.what.slice(0, 79)}…` : s.what)}</td></tr>`);
+    $("schedules").innerHTML = `<table class="schedules"><tr><th>ID</th><th>TO</th><th>HOW OFTEN</th><th>NEXT</th><th>RUNS</th><th>WHAT</th></tr>${rows.join("")}</table><p class="dim">cancel one: mam job cancel ID</p>`;
+  }
+
   // ---- daemon -------------------------------------------------------------------------------
   function renderDaemon() {
     const d = S.daemon;
@@ -354,6 +364,7 @@
       S.jobs = new Map(s.jobs.map((j) => [j.id, j]));
       S.daemon = s.daemon;
       S.fleet = s.fleet;
+      S.schedules = s.schedules || [];
       $("workspace").textContent = s.workspace;
       document.title = `mam ui — ${s.workspace.split("/").pop()}`;
       $("mode").textContent = s.actions ? "actions on" : "read-only";
@@ -362,6 +373,7 @@
       renderFleet();
       renderTeam();
       renderJobs();
+      renderSchedules();
       renderDaemon();
       if (!S.linked) {
         S.linked = true;
@@ -371,6 +383,10 @@
       performance.mark("mam:ready");
       // the frame after the one that drew it: the first full render is on screen
       requestAnimationFrame(() => requestAnimationFrame(() => performance.mark("mam:painted")));
+    });
+    es.addEventListener("schedules", (m) => {
+      S.schedules = JSON.parse(m.data).schedules;
+      renderSchedules();
     });
     es.addEventListener("team", (m) => {
       const t = JSON.parse(m.data);
