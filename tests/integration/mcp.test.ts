@@ -188,7 +188,9 @@ describe("mam mcp: a delegation through the tools", () => {
         expect(await waitFor(() => journalEvents(w.dir, id).some((x) => x.event === "started"), 20_000)).toBe(true);
         const progress: { progress: number; message?: string }[] = [];
         const waiting = c.call("job_wait", { job_ids: [id], timeout_s: 120 }, { onprogress: (p) => void progress.push(p), timeout: 150_000 });
-        await Bun.sleep(1500);
+        // the wait streams what arrives after it began: the progress gate opens once its first
+        // heartbeat shows it runs (a fixed pause lost the race on a loaded machine)
+        expect(await waitFor(() => progress.some((p) => p.message?.startsWith("job_wait: working")), 20_000, 20)).toBe(true);
         openGate(w.dir, "progress");
         expect(await waitFor(() => progress.length >= 1, 20_000)).toBe(true);
         openGate(w.dir, "completed");
@@ -196,7 +198,7 @@ describe("mam mcp: a delegation through the tools", () => {
         expect(r.isError, text(r)).toBeFalsy();
         expect(r.structuredContent).toMatchObject({ outcome: "done", all_completed: true, jobs: [{ job_id: id, status: "completed" }] });
         expect(progress.map((p) => p.progress)).toEqual(progress.map((_p, i) => i + 1));
-        expect(progress.map((p) => p.message!.split(":")[0])).toEqual([`job ${id} progress`, `job ${id} completed`]);
+        expect(progress.filter((p) => !p.message!.startsWith("job_wait: working")).map((p) => p.message!.split(":")[0])).toEqual([`job ${id} progress`, `job ${id} completed`]);
         expect(text(r)).toMatch(new RegExp(`^${id} completed`));
 
         const js = await c.call("job_status", { job_id: id });
@@ -228,7 +230,7 @@ describe("mam mcp: a delegation through the tools", () => {
         expect(rc.structuredContent).toMatchObject({ dry_run: true, actions: [] });
         expect(c.stderr()).not.toContain("ERROR");
       },
-      { gated: true },
+      { gated: true, env: { MAM_MCP_HEARTBEAT_MS: "300" } },
     );
   }, 120_000);
 
