@@ -6,7 +6,7 @@ import type { JobEvent } from "../jobs/event.ts";
 import type { JobRecord } from "../jobs/store.ts";
 import { effectiveStatus } from "../jobs/store.ts";
 import type { SessionStatus } from "../ops/session/status.ts";
-import type { FleetDoc } from "../ops/team.ts";
+import type { RosterDoc } from "../ops/team.ts";
 import { type PriceTable, shippedPrices } from "../cost/prices.ts";
 import { jobUsageView, type JobUsageView, type TeamRate } from "../cost/summary.ts";
 
@@ -91,7 +91,7 @@ export interface UiState {
   jobs: UiJob[];
   daemon: UiDaemon;
   /** null: this machine is in no team (the page shows no fleet) */
-  fleet: UiFleet | null;
+  fleet: UiRoster | null;
   /** a problem reading part of the state (the rest is still shown) */
   problems: string[];
 }
@@ -228,7 +228,7 @@ export function daemonView(status: { pid: number | null; mode: string; since: st
  * last read. Before the first read has come back, reachable is null and only this workspace is
  * in it (the page says the broker is being read).
  */
-export interface UiFleet extends Omit<FleetDoc, "reachable" | "warnings"> {
+export interface UiRoster extends Omit<RosterDoc, "reachable" | "warnings"> {
   reachable: boolean | null;
   /** ISO time of the last read of the broker that came back (answered or not); null before */
   read_at: string | null;
@@ -236,6 +236,6 @@ export interface UiFleet extends Omit<FleetDoc, "reachable" | "warnings"> {
   warnings: string[];
 }
 
-export function fleetView(doc: FleetDoc, readAt: string | null): UiFleet {
+export function rosterView(doc: RosterDoc, readAt: string | null): UiRoster {
   return { ...doc, reachable: readAt === null ? null : doc.reachable, read_at: readAt, warnings: doc.warnings.map((n) => n.text) };
 }
