@@ -12,7 +12,7 @@ import { type Roster, readRoster } from "../team/roster.ts";
 import { hostName } from "../team/host.ts";
 import { onlineTopic, presenceTopic, teamPrefix, workspaceId } from "../team/messages.ts";
 import type { Deps } from "./deps.ts";
-import type { SessionStatus } from "./session/status.ts";
+import type { StatusLine } from "./session/status.ts";
 
 export interface TeamMade {
   team: string;
@@ -174,7 +174,7 @@ export interface RosterSelf {
  * replaced by its running sessions as this machine sees them now (`nowMs` is when that was:
  * its last_seen). Shared by `mam status --fleet` and the dashboard.
  */
-export function rosterDoc(self: RosterSelf, fleet: Roster, sessions: readonly SessionStatus[], nowMs = Date.now()): RosterDoc {
+export function rosterDoc(self: RosterSelf, fleet: Roster, sessions: readonly StatusLine[], nowMs = Date.now()): RosterDoc {
   const { host } = self;
   const wsId = workspaceId(self.ws);
   const warnings: Notice[] = [];

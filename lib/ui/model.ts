@@ -5,7 +5,7 @@ import { type DeliveryState, latestDelivery } from "../jobs/delivery.ts";
 import type { JobEvent } from "../jobs/event.ts";
 import type { JobRecord } from "../jobs/store.ts";
 import { effectiveStatus } from "../jobs/store.ts";
-import type { SessionStatus } from "../ops/session/status.ts";
+import type { StatusLine } from "../ops/session/status.ts";
 import type { RosterDoc } from "../ops/team.ts";
 import { type PriceTable, shippedPrices } from "../cost/prices.ts";
 import { jobUsageView, type JobUsageView, type TeamRate } from "../cost/summary.ts";
@@ -13,7 +13,7 @@ import { jobUsageView, type JobUsageView, type TeamRate } from "../cost/summary.
 /** LIVE states, in the order the team table lists them (blocked agents wait for a person: on top) */
 export const LIVE_ORDER = ["blocked", "working", "idle", "unknown", "dead", "unreachable"] as const;
 
-export interface UiSession extends SessionStatus {
+export interface UiSession extends StatusLine {
   /** the colour class of LIVE: one of LIVE_ORDER (anything else is unknown) */
   tone: string;
 }
@@ -99,8 +99,8 @@ export interface UiState {
 const tone = (live: string) => ((LIVE_ORDER as readonly string[]).includes(live) ? live : "unknown");
 
 /** the team, blocked first, then working, idle, …; by name within a state */
-export function teamView(sessions: readonly SessionStatus[]): UiSession[] {
-  const rank = (s: SessionStatus) => LIVE_ORDER.indexOf(tone(s.live) as (typeof LIVE_ORDER)[number]);
+export function teamView(sessions: readonly StatusLine[]): UiSession[] {
+  const rank = (s: StatusLine) => LIVE_ORDER.indexOf(tone(s.live) as (typeof LIVE_ORDER)[number]);
   return sessions.map((s) => ({ ...s, tone: tone(s.live) })).sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name));
 }
 

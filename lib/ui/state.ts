@@ -7,7 +7,7 @@ import { daemonStatus } from "../sys/daemon-proc.ts";
 import { monitorLogPath } from "../sys/daemon-files.ts";
 import { jobsDir, journalPath, listJobIds, readJournal, readRecord, recordPath } from "../jobs/store.ts";
 import type { Row } from "../registry/types.ts";
-import type { JobRef, SessionStatus } from "../ops/session/status.ts";
+import type { JobRef, StatusLine } from "../ops/session/status.ts";
 import type { Deps } from "../ops/deps.ts";
 import { type RosterSelf, rosterDoc } from "../ops/team.ts";
 import type { Roster } from "../team/roster.ts";
@@ -244,7 +244,7 @@ export class RosterCache {
   }
 
   /** the fleet with this workspace's sessions as they are now */
-  view(sessions: readonly SessionStatus[]): UiRoster {
+  view(sessions: readonly StatusLine[]): UiRoster {
     const at = this.readAt;
     return rosterView(rosterDoc(this.self, this.fleet, sessions, at ?? this.born), at === null ? null : isoUtc(Math.floor(at / 1000)));
   }

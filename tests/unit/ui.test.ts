@@ -8,7 +8,7 @@ import { workspaceId } from "../../lib/team/messages.ts";
 import { parseAction, httpStatusOf } from "../../lib/ui/actions.ts";
 import type { JobEvent } from "../../lib/jobs/event.ts";
 import type { JobRecord } from "../../lib/jobs/store.ts";
-import type { SessionStatus } from "../../lib/ops/session/status.ts";
+import type { StatusLine } from "../../lib/ops/session/status.ts";
 import { MamError } from "../../lib/sys/errors.ts";
 
 describe("guard", () => {
@@ -59,7 +59,7 @@ describe("guard", () => {
   });
 });
 
-const session = (name: string, live: string, extra: Partial<SessionStatus> = {}): SessionStatus => ({
+const session = (name: string, live: string, extra: Partial<StatusLine> = {}): StatusLine => ({
   name,
   agent: "claude",
   role: "worker",
