@@ -5,7 +5,7 @@ import { isAbsolute, join, normalize } from "node:path";
 import { childEnv, selfCommand } from "../sys/self.ts";
 import { demoUsageFile } from "./kinds/demo.ts";
 
-export interface DemoOptions {
+export interface DemoAgentOptions {
   /** only what its banner says: it does jobs and reviews whatever it is told (undefined: not given) */
   role?: "worker" | "reviewer";
   /** a reviewer passes on this review (earlier ones send feedback) */
@@ -19,7 +19,7 @@ export interface DemoOptions {
   print: (line: string) => void;
 }
 
-export interface JobRef {
+export interface PromptJob {
   id: string;
   source: string;
   ws: string;
@@ -36,7 +36,7 @@ function unquote(s: string): string {
 }
 
 /** the job a prompt is about: its id, the source to report as, the workspace */
-export function jobOf(prompt: string): JobRef | undefined {
+export function jobOf(prompt: string): PromptJob | undefined {
   const m = EVENT_CMD.exec(prompt);
   return m ? { id: m[1]!, source: unquote(m[2]!), ws: unquote(m[3]!) } : undefined;
 }
@@ -54,7 +54,7 @@ function isWork(prompt: string): boolean {
 }
 
 /** what the demo agent does with one prompt (pure, so tests can pin it) */
-export function plan(prompt: string, o: Pick<DemoOptions, "passOn" | "dialog">, reviewsSoFar: number): DemoStep[] {
+export function demoSteps(prompt: string, o: Pick<DemoAgentOptions, "passOn" | "dialog">, reviewsSoFar: number): DemoStep[] {
   const job = jobOf(prompt);
   // only a whole request (its [mam] header line included) is acted on: a fragment of one (the
   // last line arriving with the late Enter) is not a second request
@@ -96,7 +96,7 @@ async function reportHerdr(state: "idle" | "working" | "blocked"): Promise<void>
   } catch {}
 }
 
-async function runEvent(job: JobRef, event: string, detail: string, print: (l: string) => void): Promise<void> {
+async function runEvent(job: PromptJob, event: string, detail: string, print: (l: string) => void): Promise<void> {
   const args = ["job", "event", job.id, event, "--source", job.source, "--workspace", job.ws, "--detail", detail];
   print(`$ mam ${args.join(" ")}`);
   const p = Bun.spawn([...selfCommand(), ...args], { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: childEnv() });
@@ -129,7 +129,7 @@ export function syntheticTokens(prompt: string, detail: string): { input: number
  * append a line to this session's synthetic usage file (lib/agents/kinds/demo.ts reads it, as the
  * meter reads a real agent's transcript); best effort: a demo that cannot write it shows no cost
  */
-function recordUsage(job: JobRef, line: Record<string, unknown>): void {
+function recordUsage(job: PromptJob, line: Record<string, unknown>): void {
   try {
     const f = demoUsageFile(job.ws, job.source);
     mkdirSync(join(f, ".."), { recursive: true, mode: 0o700 });
@@ -169,7 +169,7 @@ function rawKeys(on: boolean): void {
   } catch {}
 }
 
-export async function runDemoAgent(o: DemoOptions): Promise<number> {
+export async function runDemoAgent(o: DemoAgentOptions): Promise<number> {
   const reviews = new Map<string, number>();
   // the dialog that waits for a key: the input loop hands it the next one
   let answer: ((key: string) => void) | undefined;
@@ -197,7 +197,7 @@ export async function runDemoAgent(o: DemoOptions): Promise<number> {
     queue = queue.then(async () => {
       const job = jobOf(prompt);
       await reportHerdr("working");
-      const steps = plan(prompt, o, job ? (reviews.get(job.id) ?? 0) : 0);
+      const steps = demoSteps(prompt, o, job ? (reviews.get(job.id) ?? 0) : 0);
       // a job taken shows on the screen at once, as a real agent's spinner does: its LIVE is
       // "working" (demo.screen.json) while it thinks, not "unknown". On a line of its own: the
       // job's last line (typed before its late Enter) may still hold the cursor

@@ -84,7 +84,7 @@ export function storeEnv(own: Env, agent: Record<string, string> | undefined, se
 }
 
 /** a count from an agent's record: a non-negative safe integer, else 0 */
-export const count = (v: unknown): number => (typeof v === "number" && Number.isSafeInteger(v) && v > 0 ? v : 0);
+export const countOf = (v: unknown): number => (typeof v === "number" && Number.isSafeInteger(v) && v > 0 ? v : 0);
 
 /** a timestamp of an agent's record in ms, else NaN */
 export const stamp = (v: unknown): number => (typeof v === "string" ? Date.parse(v) : Number.NaN);

@@ -41,7 +41,7 @@ export interface Tool {
 }
 
 /** a progress notification at least this often while a long op runs (when the client asked for progress) */
-export const HEARTBEAT_MS = Number(process.env.MAM_MCP_HEARTBEAT_MS) > 0 ? Number(process.env.MAM_MCP_HEARTBEAT_MS) : 20_000;
+export const PROGRESS_EVERY_MS = Number(process.env.MAM_MCP_HEARTBEAT_MS) > 0 ? Number(process.env.MAM_MCP_HEARTBEAT_MS) : 20_000;
 
 /** the tool name of an op: `session.create` → `session_create` (Claude's API takes [A-Za-z0-9_-] only) */
 export const toolName = (op: AnyOp) => op.name.replace(/\./g, "_");
@@ -99,7 +99,7 @@ export async function runTool(t: Tool, args: unknown, ctx: ToolContext): Promise
   // a quiet long op still sends a sign of life now and then: clients that time a call out unless
   // progress arrives keep waiting
   const t0 = Date.now();
-  const beat = t.op.mcp && t.op.mcp.heartbeat ? setInterval(() => note(`${t.name}: working (${Math.round((Date.now() - t0) / 1000)} s)`), HEARTBEAT_MS) : undefined;
+  const beat = t.op.mcp && t.op.mcp.heartbeat ? setInterval(() => note(`${t.name}: working (${Math.round((Date.now() - t0) / 1000)} s)`), PROGRESS_EVERY_MS) : undefined;
   let out: unknown;
   try {
     out = await t.op.run(ctx.deps, input as never, octx);

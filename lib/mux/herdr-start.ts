@@ -7,7 +7,7 @@
 //   the driver takes as started: herdr.ts). An agent that exits at start does NOT end the call
 //   early: 0.8.0 and 0.8.2 keep polling and answer `timeout` after the whole --timeout
 //   (src/cli/agent.rs wait_for_named_agent; audit #4). So mam watches the pane while the call
-//   runs (`pane process-info` every WATCH_MS, the visible screen while nothing runs): the agent
+//   runs (`pane process-info` every START_WATCH_MS, the visible screen while nothing runs): the agent
 //   was in the foreground and the bare shell is back (CONFIRM_MS), or the command was typed (the
 //   screen changed) or something else ran and the bare shell stays (CONFIRM_UNSEEN_MS: a fresh
 //   pane's startup files may still run), or nothing happened within GRACE_MS → "exited right
@@ -28,7 +28,7 @@ import { isShellOnly, nonShellForeground } from "./procfs.ts";
 import { AgentPaneBusy, type ForegroundProcess, type MuxPane, type ProcessInfo } from "./types.ts";
 
 /** how often the pane is looked at while `agent start` runs */
-export const WATCH_MS = 150;
+export const START_WATCH_MS = 150;
 /**
  * a command never seen in the foreground, with the pane's screen unchanged since the call began
  * (nothing typed yet, as far as we can see), counts as gone only after this long
@@ -172,7 +172,7 @@ export async function runManagedStart(ops: HerdrOps, s: ManagedStart): Promise<M
   const call = ops.json(s.args, { timeoutMs: s.callMs, paneId: s.paneId, signal: ac.signal }).then((result): ManagedOutcome => ({ kind: "ok", result }));
   let stop = false;
   // the watch's pause ends as soon as the call has answered: the create goes on at once, not
-  // after the rest of a WATCH_MS pause
+  // after the rest of a START_WATCH_MS pause
   let wake!: () => void;
   const stopped = new Promise<void>((r) => (wake = r));
   let seen: ForegroundProcess | undefined;
@@ -181,7 +181,7 @@ export async function runManagedStart(ops: HerdrOps, s: ManagedStart): Promise<M
     const t0 = Date.now();
     let changed = false;
     while (!stop) {
-      await Promise.race([Bun.sleep(WATCH_MS), stopped]);
+      await Promise.race([Bun.sleep(START_WATCH_MS), stopped]);
       if (stop) return undefined;
       let info: ProcessInfo | undefined;
       try {

@@ -32,7 +32,7 @@ import { type HerdrRelease, herdrSupport, releaseOf, type Support, unsupportedEr
 import { findHerdr, serverEnv, shellReadyMs } from "./herdr-env.ts";
 import { foreignPane } from "./owner.ts";
 import { isShellOnly, nonShellForeground } from "./procfs.ts";
-import { AgentBlocked, AgentGone, AgentPaneBusy, type Listing, type Mux, type MuxPane, type Notice, type PaneScreen, type ProcessInfo, type StartSpec, type WorktreeOpened, type WorktreeSpec } from "./types.ts";
+import { AgentBlocked, AgentGone, AgentPaneBusy, type Listing, type Mux, type MuxPane, type PaneNotification, type PaneScreen, type ProcessInfo, type StartSpec, type WorktreeOpened, type WorktreeSpec } from "./types.ts";
 
 export { findHerdr, HerdrError, serverEnv };
 
@@ -447,7 +447,7 @@ export class HerdrMux implements Mux {
    * `herdr notification show <title> --body <text>` (audit #10): best effort. 0.8.0's default
    * config has toasts off (`shown:false, reason:"disabled"`), which is not an error.
    */
-  async notify(n: Notice): Promise<{ shown: boolean; reason: string }> {
+  async notify(n: PaneNotification): Promise<{ shown: boolean; reason: string }> {
     const args = ["notification", "show", n.title];
     if (n.body) args.push("--body", n.body);
     const r = await this.json(args, { timeoutMs: 5000 });

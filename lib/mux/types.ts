@@ -121,7 +121,7 @@ export interface StartSpec {
 }
 
 /** a short notice for the user of a multiplexer (herdr notification show) */
-export interface Notice {
+export interface PaneNotification {
   title: string;
   body?: string;
 }
@@ -195,7 +195,7 @@ export interface Mux {
    */
   submit(paneId: string, text: string, managed: boolean): Promise<void>;
   /** a best-effort notice to the user (herdr: notification show); absent where there is none */
-  notify?(n: Notice): Promise<{ shown: boolean; reason: string }>;
+  notify?(n: PaneNotification): Promise<{ shown: boolean; reason: string }>;
   /**
    * keys in the names herdr 0.8.0 accepts, case-insensitive (src/config/keybinds.rs
    * parse_key_combo): enter/return, esc/escape, tab, shift+tab, backspace/bs, space, up, down,

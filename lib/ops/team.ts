@@ -8,11 +8,11 @@ import { field } from "../sys/fields.ts";
 import { info, type Notice, note, warning } from "../sys/notice.ts";
 import { isoUtc } from "../sys/time.ts";
 import { joinCode, loadTeam, newSecret, parseBroker, parseJoinCode, requireTeam, saveTeam, type Team, type TeamBroker, teamPath } from "../team/config.ts";
-import { type Fleet, readFleet } from "../team/fleet.ts";
+import { type Roster, readRoster } from "../team/roster.ts";
 import { hostName } from "../team/host.ts";
 import { onlineTopic, presenceTopic, teamPrefix, workspaceId } from "../team/messages.ts";
 import type { Deps } from "./deps.ts";
-import type { SessionStatus } from "./session/status.ts";
+import type { StatusLine } from "./session/status.ts";
 
 export interface TeamMade {
   team: string;
@@ -126,7 +126,7 @@ export function teamCode(deps: Deps): { team: string; code: string } {
   return { team: t.team, code: joinCode(t) };
 }
 
-export interface FleetHost {
+export interface RosterHost {
   host: string;
   workspace: string;
   ws_id: string;
@@ -138,27 +138,27 @@ export interface FleetHost {
   agents: { name: string; address: string; agent: string | null; role: string | null; live: string; job: { id: string; status: string } | null }[];
 }
 
-export interface FleetDoc {
+export interface RosterDoc {
   team: string;
   host: string;
   broker: string;
   topic_prefix: string;
   /** false: the broker did not answer (only this workspace is shown) */
   reachable: boolean;
-  workspaces: FleetHost[];
+  workspaces: RosterHost[];
   warnings: Notice[];
 }
 
 /** every workspace of the team, from what their daemons announce; this one as it is now */
-export async function fleetStatus(deps: Deps): Promise<FleetDoc> {
+export async function rosterStatus(deps: Deps): Promise<RosterDoc> {
   const t = requireTeam(deps.env);
   const cfg = brokerConfigFromEnv(deps.env);
   const { sessionStatus } = await import("./session/status-run.ts");
-  const [fleet, here] = await Promise.all([readFleet(cfg, t, deps.env), sessionStatus(deps, false)]);
-  return fleetDoc({ team: t, host: hostName(deps.env), ws: deps.ws, broker: describeBroker(cfg), prefix: teamPrefix(t, deps.env) }, fleet, here.sessions);
+  const [fleet, here] = await Promise.all([readRoster(cfg, t, deps.env), sessionStatus(deps, false)]);
+  return rosterDoc({ team: t, host: hostName(deps.env), ws: deps.ws, broker: describeBroker(cfg), prefix: teamPrefix(t, deps.env) }, fleet, here.sessions);
 }
 
-export interface FleetSelf {
+export interface RosterSelf {
   team: Team;
   /** this host's name */
   host: string;
@@ -174,13 +174,13 @@ export interface FleetSelf {
  * replaced by its running sessions as this machine sees them now (`nowMs` is when that was:
  * its last_seen). Shared by `mam status --fleet` and the dashboard.
  */
-export function fleetDoc(self: FleetSelf, fleet: Fleet, sessions: readonly SessionStatus[], nowMs = Date.now()): FleetDoc {
+export function rosterDoc(self: RosterSelf, fleet: Roster, sessions: readonly StatusLine[], nowMs = Date.now()): RosterDoc {
   const { host } = self;
   const wsId = workspaceId(self.ws);
   const warnings: Notice[] = [];
   if (!fleet.reachable) warnings.push(warning(`the team's broker ${self.broker} does not answer: only this workspace is shown`));
   if (fleet.dropped > 0) warnings.push(note(`${fleet.dropped} announcement(s) on the broker did not open with this team's key (another team's, or forged): ignored`));
-  const mine: FleetHost = {
+  const mine: RosterHost = {
     host,
     workspace: self.ws,
     ws_id: wsId,
@@ -189,12 +189,12 @@ export function fleetDoc(self: FleetSelf, fleet: Fleet, sessions: readonly Sessi
     here: true,
     agents: sessions.filter((s) => s.status === "running").map((s) => ({ name: s.name, address: `${s.name}@${host}`, agent: s.agent, role: s.role, live: s.live, job: s.job })),
   };
-  const all = [mine, ...fleetRows(fleet).filter((w) => !(w.host === host && w.ws_id === wsId))];
+  const all = [mine, ...rosterRows(fleet).filter((w) => !(w.host === host && w.ws_id === wsId))];
   all.sort((a, b) => (a.host === b.host ? a.workspace.localeCompare(b.workspace) : a.host.localeCompare(b.host)));
   return { team: self.team.team, host, broker: self.broker, topic_prefix: self.prefix, reachable: fleet.reachable, workspaces: all, warnings };
 }
 
-function fleetRows(f: Fleet): FleetHost[] {
+function rosterRows(f: Roster): RosterHost[] {
   return f.workspaces.map((w) => ({
     host: w.host,
     workspace: w.workspace,

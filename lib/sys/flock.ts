@@ -100,7 +100,7 @@ export function unflock(fd: number): void {
   loadLibc().flock(fd, LOCK_UN);
 }
 
-export interface WaitOptions {
+export interface LockWaitOptions {
   /** give up after this many milliseconds (Infinity = never) */
   budgetMs: number;
   /** longest pause between attempts; a waiter gets the lock within this of its release */
@@ -110,7 +110,7 @@ export interface WaitOptions {
 }
 
 /** take the lock on fd, polling with a short back-off; "timeout" when the budget runs out */
-export async function flockWait(fd: number, opts: WaitOptions, exclusive = true): Promise<"locked" | "timeout"> {
+export async function flockWait(fd: number, opts: LockWaitOptions, exclusive = true): Promise<"locked" | "timeout"> {
   const deadline = Date.now() + opts.budgetMs;
   const maxPoll = opts.maxPollMs ?? 25;
   let delay = 1;

@@ -4,7 +4,7 @@ import { closeSync, constants as C } from "node:fs";
 import { dirname } from "node:path";
 import { openRegular } from "./atomic.ts";
 import { EXIT, MamError, writeRefused } from "./errors.ts";
-import { flockWait, type WaitOptions } from "./flock.ts";
+import { flockWait, type LockWaitOptions } from "./flock.ts";
 import { prepareDir } from "./mam-dir.ts";
 
 /** an open, locked file; close() releases the lock */
@@ -18,7 +18,7 @@ export interface HeldLock {
  * open (creating it and its folder, 0700: prepareDir) and lock a lock file; never through a symbolic link, and
  * only a regular file (openRegular): a planted `.lock -> PATH` would create PATH
  */
-export async function lockFile(path: string, opts: WaitOptions & { exclusive?: boolean; mode?: number }): Promise<HeldLock | "timeout"> {
+export async function lockFile(path: string, opts: LockWaitOptions & { exclusive?: boolean; mode?: number }): Promise<HeldLock | "timeout"> {
   let fd: number;
   try {
     prepareDir(dirname(path)); // a workspace's .mam/ gets its .gitignore (mam-dir.ts)

@@ -15,7 +15,7 @@ import { type Notice, note } from "../sys/notice.ts";
 import type { Env } from "../sys/paths.ts";
 import { isoUtc } from "../sys/time.ts";
 import { requireTeam, type Team } from "./config.ts";
-import { findRemote, readFleet } from "./fleet.ts";
+import { findRemote, readRoster } from "./roster.ts";
 import { hostName, parseAddress } from "./host.ts";
 import { type Delivery, deliveryTopic, globalRecord, teamPrefix } from "./messages.ts";
 import { seal } from "./seal.ts";
@@ -81,7 +81,7 @@ export async function findRemoteSession(env: Env, address: string): Promise<Remo
   const me = hostName(env);
   const a = parseAddress(address, me);
   if (a.host === undefined) throw new MamError(`${address} is on this host`, EXIT.USAGE);
-  const fleet = await readFleet(brokerConfigFromEnv(env), team, env);
+  const fleet = await readRoster(brokerConfigFromEnv(env), team, env);
   const r = findRemote(fleet, a.name, a.host);
   return { name: `${a.name}@${a.host}`, agent: r.agent ?? "unknown", remote: { host: r.host, ws_id: r.ws_id, workspace: r.workspace, online: r.online } };
 }

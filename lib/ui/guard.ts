@@ -42,10 +42,10 @@ export interface RequestFacts {
   contentType: string | null;
 }
 
-export type Verdict = { ok: true } | { ok: false; status: 403 | 415 | 421; reason: string };
+export type RequestVerdict = { ok: true } | { ok: false; status: 403 | 415 | 421; reason: string };
 
 /** the verdict on a request before any route runs */
-export function checkRequest(r: RequestFacts, port: number, expected: string, opts: { actions: boolean; isAction: boolean }): Verdict {
+export function checkRequest(r: RequestFacts, port: number, expected: string, opts: { actions: boolean; isAction: boolean }): RequestVerdict {
   if (!hostAllowed(r.host, port)) return { ok: false, status: 421, reason: hostRefusal(port) };
   if (!tokenMatches(r.token, expected)) return { ok: false, status: 403, reason: "missing or wrong token (use the URL mam ui printed)" };
   if (r.method !== "GET" && r.method !== "HEAD") {

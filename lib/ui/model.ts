@@ -6,15 +6,15 @@ import type { JobEvent } from "../jobs/event.ts";
 import type { JobRecord } from "../jobs/store.ts";
 import type { Schedule } from "../ops/job/schedule.ts";
 import { effectiveStatus } from "../jobs/store.ts";
-import type { SessionStatus } from "../ops/session/status.ts";
-import type { FleetDoc } from "../ops/team.ts";
+import type { StatusLine } from "../ops/session/status.ts";
+import type { RosterDoc } from "../ops/team.ts";
 import { type PriceTable, shippedPrices } from "../cost/prices.ts";
 import { jobUsageView, type JobUsageView, type TeamRate } from "../cost/summary.ts";
 
 /** LIVE states, in the order the team table lists them (blocked agents wait for a person: on top) */
 export const LIVE_ORDER = ["blocked", "working", "idle", "unknown", "dead", "unreachable"] as const;
 
-export interface UiSession extends SessionStatus {
+export interface UiSession extends StatusLine {
   /** the colour class of LIVE: one of LIVE_ORDER (anything else is unknown) */
   tone: string;
 }
@@ -92,7 +92,7 @@ export interface UiState {
   jobs: UiJob[];
   daemon: UiDaemon;
   /** null: this machine is in no team (the page shows no fleet) */
-  fleet: UiFleet | null;
+  fleet: UiRoster | null;
   /** the workspace's schedules (job submit --at / --every), newest first */
   schedules: UiSchedule[];
   /** a problem reading part of the state (the rest is still shown) */
@@ -102,8 +102,8 @@ export interface UiState {
 const tone = (live: string) => ((LIVE_ORDER as readonly string[]).includes(live) ? live : "unknown");
 
 /** the team, blocked first, then working, idle, …; by name within a state */
-export function teamView(sessions: readonly SessionStatus[]): UiSession[] {
-  const rank = (s: SessionStatus) => LIVE_ORDER.indexOf(tone(s.live) as (typeof LIVE_ORDER)[number]);
+export function teamView(sessions: readonly StatusLine[]): UiSession[] {
+  const rank = (s: StatusLine) => LIVE_ORDER.indexOf(tone(s.live) as (typeof LIVE_ORDER)[number]);
   return sessions.map((s) => ({ ...s, tone: tone(s.live) })).sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name));
 }
 
@@ -231,7 +231,7 @@ export function daemonView(status: { pid: number | null; mode: string; since: st
  * last read. Before the first read has come back, reachable is null and only this workspace is
  * in it (the page says the broker is being read).
  */
-export interface UiFleet extends Omit<FleetDoc, "reachable" | "warnings"> {
+export interface UiRoster extends Omit<RosterDoc, "reachable" | "warnings"> {
   reachable: boolean | null;
   /** ISO time of the last read of the broker that came back (answered or not); null before */
   read_at: string | null;
@@ -239,7 +239,7 @@ export interface UiFleet extends Omit<FleetDoc, "reachable" | "warnings"> {
   warnings: string[];
 }
 
-export function fleetView(doc: FleetDoc, readAt: string | null): UiFleet {
+export function rosterView(doc: RosterDoc, readAt: string | null): UiRoster {
   return { ...doc, reachable: readAt === null ? null : doc.reachable, read_at: readAt, warnings: doc.warnings.map((n) => n.text) };
 }
 

@@ -16,8 +16,8 @@ import { type Env, mamDir } from "../sys/paths.ts";
 import { noteUi } from "../sys/ui-file.ts";
 import { httpStatusOf, parseAction, runAction } from "./actions.ts";
 import { checkRequest, hostAllowed, hostRefusal, newUiToken } from "./guard.ts";
-import { jobsView, scheduleView, type UiDaemon, type UiFleet, type UiSchedule, type UiSession, type UiState } from "./model.ts";
-import { DaemonWatch, JobCache, openFleet, readTeam } from "./state.ts";
+import { jobsView, scheduleView, type UiDaemon, type UiRoster, type UiSchedule, type UiSession, type UiState } from "./model.ts";
+import { DaemonWatch, JobCache, openRoster, readTeam } from "./state.ts";
 import type { TeamRate } from "../cost/summary.ts";
 import { ledgerPath } from "../cost/ledger.ts";
 import css from "./assets/app.css" with { type: "text" };
@@ -108,7 +108,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
   const ws = o.ws;
   const deps = realDeps(ws, o.env, { warn: (l) => process.stderr.write(`${l}\n`) });
   const regPath = deps.registry.path;
-  const fleetSrc = await openFleet(ws, o.env, FLEET_MS);
+  const fleetSrc = await openRoster(ws, o.env, FLEET_MS);
   const fleetCache = fleetSrc.cache;
   const jobs = new JobCache(deps.jobs, fleetCache?.self.host, o.env);
   const daemon = new DaemonWatch(ws);
@@ -186,7 +186,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
   let fleetJson = "";
   const sendFleet = () => {
     if (!fleetCache) return;
-    const f: UiFleet = fleetCache.view(team.sessions);
+    const f: UiRoster = fleetCache.view(team.sessions);
     // sent when what the page draws changed, not at every read (the read's time, and this
     // workspace's "last seen", which is that time, change every few seconds)
     const j = JSON.stringify({ ...f, read_at: null, workspaces: f.workspaces.map((w) => (w.here ? { ...w, last_seen: "" } : w)) });

@@ -7,14 +7,14 @@ import { daemonStatus } from "../sys/daemon-proc.ts";
 import { monitorLogPath } from "../sys/daemon-files.ts";
 import type { JobStore } from "../jobs/store.ts";
 import type { Row } from "../registry/types.ts";
-import type { JobRef, SessionStatus } from "../ops/session/status.ts";
+import type { JobRef, StatusLine } from "../ops/session/status.ts";
 import type { Deps } from "../ops/deps.ts";
-import { type FleetSelf, fleetDoc } from "../ops/team.ts";
-import type { Fleet } from "../team/fleet.ts";
+import { type RosterSelf, rosterDoc } from "../ops/team.ts";
+import type { Roster } from "../team/roster.ts";
 import { MamError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 import { isoUtc } from "../sys/time.ts";
-import { DROPPED, daemonView, fleetView, jobViewModel, teamView, type UiDaemon, type UiFleet, type UiJob, type UiSession } from "./model.ts";
+import { DROPPED, daemonView, rosterView, jobViewModel, teamView, type UiDaemon, type UiRoster, type UiJob, type UiSession } from "./model.ts";
 import { loadPrices, type PriceTable, shippedPrices, userPriceFiles } from "../cost/prices.ts";
 import { teamRate, type TeamRate } from "../cost/summary.ts";
 import { readLedger } from "../cost/ledger.ts";
@@ -213,13 +213,13 @@ export async function readTeam(deps: Deps, jobs: readonly UiJob[]): Promise<{ se
  * kept between reads. A broker that does not answer makes a read come back unreachable; it never
  * holds up anything else (callers do not wait for a read).
  */
-export class FleetCache {
-  private fleet: Fleet;
+export class RosterCache {
+  private fleet: Roster;
   private readAt: number | null = null;
   private started = 0;
   private busy: Promise<boolean> | undefined;
   private readonly born = Date.now();
-  constructor(readonly self: FleetSelf, private read: () => Promise<Fleet>, private everyMs: number) {
+  constructor(readonly self: RosterSelf, private read: () => Promise<Roster>, private everyMs: number) {
     this.fleet = { team: self.team.team, reachable: true, workspaces: [], dropped: 0 };
   }
 
@@ -233,7 +233,7 @@ export class FleetCache {
     if (this.busy) return this.busy;
     this.started = Date.now();
     this.busy = this.read()
-      .catch((): Fleet => ({ team: this.self.team.team, reachable: false, workspaces: [], dropped: 0 }))
+      .catch((): Roster => ({ team: this.self.team.team, reachable: false, workspaces: [], dropped: 0 }))
       .then((f) => {
         this.fleet = f;
         this.readAt = Date.now();
@@ -244,9 +244,9 @@ export class FleetCache {
   }
 
   /** the fleet with this workspace's sessions as they are now */
-  view(sessions: readonly SessionStatus[]): UiFleet {
+  view(sessions: readonly StatusLine[]): UiRoster {
     const at = this.readAt;
-    return fleetView(fleetDoc(this.self, this.fleet, sessions, at ?? this.born), at === null ? null : isoUtc(Math.floor(at / 1000)));
+    return rosterView(rosterDoc(this.self, this.fleet, sessions, at ?? this.born), at === null ? null : isoUtc(Math.floor(at / 1000)));
   }
 }
 
@@ -254,20 +254,20 @@ export class FleetCache {
  * this machine's team, read once when `mam ui` starts (as the daemon does): its fleet's cache, or
  * nothing in no team; a team or broker setting that does not read is a problem line, not a throw
  */
-export async function openFleet(ws: string, env: Env, everyMs: number): Promise<{ cache?: FleetCache; problem?: string }> {
-  const [{ loadTeam }, { hostName }, { teamPrefix }, { brokerConfigFromEnv, describeBroker }, { readFleet }] = await Promise.all([
+export async function openRoster(ws: string, env: Env, everyMs: number): Promise<{ cache?: RosterCache; problem?: string }> {
+  const [{ loadTeam }, { hostName }, { teamPrefix }, { brokerConfigFromEnv, describeBroker }, { readRoster }] = await Promise.all([
     import("../team/config.ts"),
     import("../team/host.ts"),
     import("../team/messages.ts"),
     import("../jobs/broker-config.ts"),
-    import("../team/fleet.ts"),
+    import("../team/roster.ts"),
   ]);
   try {
     const team = loadTeam(env);
     if (!team) return {};
     const cfg = brokerConfigFromEnv(env);
     const self = { team, host: hostName(env), ws, broker: describeBroker(cfg), prefix: teamPrefix(team, env) };
-    return { cache: new FleetCache(self, () => readFleet(cfg, team, env), everyMs) };
+    return { cache: new RosterCache(self, () => readRoster(cfg, team, env), everyMs) };
   } catch (e) {
     return { problem: `the team's fleet is not shown: ${e instanceof MamError ? e.render().replace(/^ERROR: /, "") : (e as Error).message}` };
   }

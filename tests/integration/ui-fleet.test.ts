@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import type { UiFleet, UiJob, UiState } from "../../lib/ui/model.ts";
+import type { UiRoster, UiJob, UiState } from "../../lib/ui/model.ts";
 import { freePort, mosquittoPath, startMosquitto, type TestBroker } from "../helpers/brokers.ts";
 import { type RunningUi, startUiProcess, type UiFeed, uiFeed } from "../helpers/browser.ts";
 import { runMam } from "../helpers/mam.ts";
@@ -18,9 +18,9 @@ import { TMUX_BIN } from "../helpers/tmux.ts";
 const skip = !mosquittoPath() || !TMUX_BIN;
 
 /** the fleet as the page has it now: the newest `fleet` event, else the first full state's */
-const fleetOf = (f: UiFeed): UiFleet | null | undefined => f.last<UiFleet>("fleet") ?? f.last<UiState>("full")?.fleet;
-async function untilFleet(f: UiFeed, pred: (x: UiFleet) => boolean, timeoutMs = 20_000): Promise<UiFleet> {
-  let got: UiFleet | null | undefined;
+const fleetOf = (f: UiFeed): UiRoster | null | undefined => f.last<UiRoster>("fleet") ?? f.last<UiState>("full")?.fleet;
+async function untilFleet(f: UiFeed, pred: (x: UiRoster) => boolean, timeoutMs = 20_000): Promise<UiRoster> {
+  let got: UiRoster | null | undefined;
   const ok = await waitFor(() => {
     got = fleetOf(f);
     return !!got && pred(got);
@@ -28,7 +28,7 @@ async function untilFleet(f: UiFeed, pred: (x: UiFleet) => boolean, timeoutMs = 
   if (!ok) throw new Error(`the fleet never became as expected; the last:\n${JSON.stringify(got, null, 1)}`);
   return got!;
 }
-const ws = (f: UiFleet, host: string) => f.workspaces.find((w) => w.host === host);
+const ws = (f: UiRoster, host: string) => f.workspaces.find((w) => w.host === host);
 
 /** a sandbox whose broker address is a listener that takes connections, counts them and never answers */
 async function withMuteBroker(prefix: string, fn: (w: { sb: Sandbox; port: number; env: Record<string, string>; connections: () => number; open(): Promise<{ ui: RunningUi; feed: UiFeed }> }) => Promise<void>): Promise<void> {
@@ -114,8 +114,8 @@ describe.skipIf(skip)("mam ui shows the team's fleet (three hosts, one Mosquitto
     // fleet events in a row say the same (but for the read's time and this workspace's, which is it)
     const before = (await state()).fleet!.read_at;
     expect(await waitFor(async () => (await state()).fleet!.read_at !== before, 10_000, 200)).toBe(true);
-    const drawn = (x: UiFleet) => JSON.stringify({ ...x, read_at: null, workspaces: x.workspaces.map((w) => (w.here ? { ...w, last_seen: "" } : w)) });
-    const sent = feed.events.filter((e) => e.event === "fleet").map((e) => drawn(e.data as UiFleet));
+    const drawn = (x: UiRoster) => JSON.stringify({ ...x, read_at: null, workspaces: x.workspaces.map((w) => (w.here ? { ...w, last_seen: "" } : w)) });
+    const sent = feed.events.filter((e) => e.event === "fleet").map((e) => drawn(e.data as UiRoster));
     expect(sent.filter((x, i) => i > 0 && x === sent[i - 1])).toEqual([]);
     // another host's agent has no screen here
     const scr = await fetch(`http://127.0.0.1:${ui.port}/api/screen?name=w@hostB&token=${ui.token}`);
@@ -155,7 +155,7 @@ describe.skipIf(skip)("mam ui shows the team's fleet (three hosts, one Mosquitto
     expect(ws(f, "hostB")!.online).toBe(true);
     // later reads keep it (the feed sends the fleet when it changed; /api/state has the newest read)
     const readAt = (await state()).fleet!.read_at;
-    let g: UiFleet | null = null;
+    let g: UiRoster | null = null;
     expect(await waitFor(async () => (g = (await state()).fleet)!.read_at !== readAt, 15_000, 200)).toBe(true);
     expect(ws(g!, "hostC")).toMatchObject({ online: false, last_seen: c.last_seen });
   }, 60_000);
@@ -188,7 +188,7 @@ describe("mam ui with a team whose broker takes the connection and never answers
       const s = await stateOf(ui);
       expect(performance.now() - t0).toBeLessThan(1000);
       expect(s.fleet?.reachable).toBeNull();
-      const f = await feed.until<UiFleet>("fleet", (x) => x.reachable === false, 15_000);
+      const f = await feed.until<UiRoster>("fleet", (x) => x.reachable === false, 15_000);
       expect(f.warnings).toEqual([`the team's broker 127.0.0.1:${w.port} does not answer: only this workspace is shown`]);
     });
   }, 30_000);

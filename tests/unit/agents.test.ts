@@ -191,7 +191,7 @@ describe("gemini's session cleanup deletes a resumed conversation: the note afte
 });
 
 describe("the demo agent's plan", () => {
-  const { plan, jobOf } = require("../../lib/agents/demo-agent.ts") as typeof import("../../lib/agents/demo-agent.ts");
+  const { demoSteps, jobOf } = require("../../lib/agents/demo-agent.ts") as typeof import("../../lib/agents/demo-agent.ts");
   const header = [
     "[mam] Job deadbeef delegated to you (w) by the user.",
     "Task: add a greeting",
@@ -211,7 +211,7 @@ describe("the demo agent's plan", () => {
     }
   });
   test("a worker starts, writes the artifacts, completes", () => {
-    expect(plan(header, { passOn: 2 }, 0)).toEqual([
+    expect(demoSteps(header, { passOn: 2 }, 0)).toEqual([
       { event: "started", detail: "demo agent on it" },
       { event: "progress", detail: "working" },
       { write: "hello.txt" },
@@ -220,11 +220,11 @@ describe("the demo agent's plan", () => {
   });
   test("a reviewer sends feedback before its pass-on review, then PASS", () => {
     const review = header.replace("[mam] Job deadbeef delegated to you (w) by the user.", "[mam] Review for job deadbeef (iteration 1 of 3): w reports completed: done");
-    expect(plan(review, { passOn: 2 }, 0).at(-1)).toEqual({ event: "completed", detail: "feedback: please also handle the empty input" });
-    expect(plan(review, { passOn: 2 }, 1).at(-1)).toEqual({ event: "completed", detail: "PASS: looks good" });
+    expect(demoSteps(review, { passOn: 2 }, 0).at(-1)).toEqual({ event: "completed", detail: "feedback: please also handle the empty input" });
+    expect(demoSteps(review, { passOn: 2 }, 1).at(-1)).toEqual({ event: "completed", detail: "PASS: looks good" });
   });
   test("anything else gets a ready, also the last line of a request arriving on its own", () => {
-    expect(plan("You are x, a demo agent…", { passOn: 2 }, 0)).toEqual([{ say: "ready" }]);
-    expect(plan(`  mam job event deadbeef progress --source r --workspace /w --detail "short status"`, { passOn: 2 }, 1)).toEqual([{ say: "ready" }]);
+    expect(demoSteps("You are x, a demo agent…", { passOn: 2 }, 0)).toEqual([{ say: "ready" }]);
+    expect(demoSteps(`  mam job event deadbeef progress --source r --workspace /w --detail "short status"`, { passOn: 2 }, 1)).toEqual([{ say: "ready" }]);
   });
 });

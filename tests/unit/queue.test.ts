@@ -80,7 +80,7 @@ describe("the fold of a job that waits its turn", () => {
 });
 
 describe("a pool across the team: poolAgentElsewhere", () => {
-  const { poolAgentElsewhere } = require("../../lib/team/fleet.ts") as typeof import("../../lib/team/fleet.ts");
+  const { poolAgentElsewhere } = require("../../lib/team/roster.ts") as typeof import("../../lib/team/roster.ts");
   type A = { name: string; role: string | null; status?: string; live?: string; job?: { id: string; status: string } | null };
   const ws = (host: string, online: boolean, agents: A[]) => ({
     host,

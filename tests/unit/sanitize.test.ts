@@ -124,9 +124,9 @@ describe("renderings show others' text escaped", () => {
 
 describe("the team's fleet (status --fleet, team show)", () => {
   test("what other hosts announce is shown escaped", async () => {
-    const { fleetText } = await import("../../lib/ops/table/team.ts");
+    const { rosterText } = await import("../../lib/ops/table/team.ts");
     const agent = { name: "w", address: "w@b", agent: "claude", role: "r\x1b]0;t\x07", live: "idle", job: null };
-    const text = fleetText({ team: "lab", host: "a", broker: "127.0.0.1:1883", topic_prefix: "mam/team/lab", reachable: true, warnings: [],
+    const text = rosterText({ team: "lab", host: "a", broker: "127.0.0.1:1883", topic_prefix: "mam/team/lab", reachable: true, warnings: [],
       workspaces: [{ host: "b\x1b[2J", workspace: "/w\u202e", ws_id: "x", online: true, last_seen: new Date().toISOString(), here: false, agents: [agent] }] });
     expect(rawControls(text, ["\n"])).toEqual([]);
     expect(text).toContain("r\\x1b]0;t\\x07");

@@ -2,13 +2,13 @@
 // (lib/ui/model.ts) and which actions it may ask for (lib/ui/actions.ts parseAction).
 import { describe, expect, test } from "bun:test";
 import { checkRequest, hostAllowed, newUiToken, originAllowed, tokenMatches } from "../../lib/ui/guard.ts";
-import { daemonView, fleetView, jobViewModel, jobsView, laneOf, spread, teamView } from "../../lib/ui/model.ts";
-import { fleetDoc } from "../../lib/ops/team.ts";
+import { daemonView, rosterView, jobViewModel, jobsView, laneOf, spread, teamView } from "../../lib/ui/model.ts";
+import { rosterDoc } from "../../lib/ops/team.ts";
 import { workspaceId } from "../../lib/team/messages.ts";
 import { parseAction, httpStatusOf } from "../../lib/ui/actions.ts";
 import type { JobEvent } from "../../lib/jobs/event.ts";
 import type { JobRecord } from "../../lib/jobs/store.ts";
-import type { SessionStatus } from "../../lib/ops/session/status.ts";
+import type { StatusLine } from "../../lib/ops/session/status.ts";
 import { MamError } from "../../lib/sys/errors.ts";
 
 describe("guard", () => {
@@ -59,7 +59,7 @@ describe("guard", () => {
   });
 });
 
-const session = (name: string, live: string, extra: Partial<SessionStatus> = {}): SessionStatus => ({
+const session = (name: string, live: string, extra: Partial<StatusLine> = {}): StatusLine => ({
   name,
   agent: "claude",
   role: "worker",
@@ -219,7 +219,7 @@ describe("the fleet and where jobs run (a machine in a team)", () => {
     agents: agents.map((a) => ({ ...a, agent: "claude", role: "worker", status: "running", job: null })),
   });
 
-  test("fleetDoc: this workspace from its sessions now, the others from the broker, offline ones kept with their last word", () => {
+  test("rosterDoc: this workspace from its sessions now, the others from the broker, offline ones kept with their last word", () => {
     const fleet = {
       team: "lab",
       reachable: true,
@@ -230,7 +230,7 @@ describe("the fleet and where jobs run (a machine in a team)", () => {
         presence("hostB", "/w/b", true, Date.parse("2026-01-01T10:05:00Z"), [{ name: "w", live: "working" }]),
       ],
     };
-    const d = fleetDoc(self, fleet, [session("lead", "idle"), session("gone", "dead", { status: "stopped" })], Date.parse("2026-01-01T10:06:00Z"));
+    const d = rosterDoc(self, fleet, [session("lead", "idle"), session("gone", "dead", { status: "stopped" })], Date.parse("2026-01-01T10:06:00Z"));
     expect(d.workspaces.map((w) => `${w.host} ${w.here} ${w.online} ${w.last_seen}`)).toEqual([
       "hostA true true 2026-01-01T10:06:00Z",
       "hostB false true 2026-01-01T10:05:00Z",
@@ -240,27 +240,27 @@ describe("the fleet and where jobs run (a machine in a team)", () => {
     expect(d.workspaces[1]!.agents[0]).toMatchObject({ address: "w@hostB", live: "working" });
     expect(d.workspaces[2]!.agents[0]).toMatchObject({ address: "r@hostC", live: "offline" });
     expect(d.warnings).toEqual([]);
-    const down = fleetDoc(self, { team: "lab", reachable: false, dropped: 0, workspaces: [] }, [session("lead", "idle")]);
+    const down = rosterDoc(self, { team: "lab", reachable: false, dropped: 0, workspaces: [] }, [session("lead", "idle")]);
     expect(down.reachable).toBe(false);
     expect(down.workspaces.map((w) => w.host)).toEqual(["hostA"]);
     expect(down.warnings.map((w) => w.text)).toEqual(["the team's broker b:1883 does not answer: only this workspace is shown"]);
   });
 
-  test("fleetView: before the first read, reachable is null; the notices as text", () => {
-    const doc = fleetDoc(self, { team: "lab", reachable: false, dropped: 2, workspaces: [] }, []);
-    expect(fleetView(doc, null)).toMatchObject({ reachable: null, read_at: null });
-    const v = fleetView(doc, "2026-01-01T10:00:00Z");
+  test("rosterView: before the first read, reachable is null; the notices as text", () => {
+    const doc = rosterDoc(self, { team: "lab", reachable: false, dropped: 2, workspaces: [] }, []);
+    expect(rosterView(doc, null)).toMatchObject({ reachable: null, read_at: null });
+    const v = rosterView(doc, "2026-01-01T10:00:00Z");
     expect(v).toMatchObject({ reachable: false, read_at: "2026-01-01T10:00:00Z" });
     expect(v.warnings).toHaveLength(2);
     expect(v.warnings[1]).toContain("2 announcement(s)");
   });
 
-  test("FleetCache: one read at a time, at most once per interval; a read that throws is an unreachable broker", async () => {
-    const { FleetCache } = await import("../../lib/ui/state.ts");
+  test("RosterCache: one read at a time, at most once per interval; a read that throws is an unreachable broker", async () => {
+    const { RosterCache } = await import("../../lib/ui/state.ts");
     let reads = 0;
     let release: () => void = () => {};
     let fail = false;
-    const c = new FleetCache(self, async () => {
+    const c = new RosterCache(self, async () => {
       reads++;
       await new Promise<void>((r) => (release = r));
       if (fail) throw new Error("boom");

@@ -8,7 +8,7 @@ import { usageError } from "../../sys/errors.ts";
 import { type Env, homeDir } from "../../sys/paths.ts";
 import type { ServerEntry } from "../../sys/self.ts";
 import { type AgentKind, type Conversation, type ConversationStore, type Edit, GRANTED_COMMANDS, MCP_PREAPPROVED, SERVER_KEY } from "./kind.ts";
-import { contentText, count, jsonObject, stamp, type Tokens, type UsageFact, type UsageSource } from "../usage.ts";
+import { contentText, countOf, jsonObject, stamp, type Tokens, type UsageFact, type UsageSource } from "../usage.ts";
 import { firstJsonLines, list, mtime, newestOf, str } from "./store-util.ts";
 
 // ---- store: $CLAUDE_CONFIG_DIR or ~/.claude, projects/<key>/<id>.jsonl -------------------------
@@ -70,7 +70,7 @@ function currentConversation(env: Env, pid: number, cwd: string): string | undef
 }
 
 function claudeTokens(u: Record<string, unknown>): Tokens {
-  return { input: count(u.input_tokens), output: count(u.output_tokens), cache_write: count(u.cache_creation_input_tokens), cache_read: count(u.cache_read_input_tokens) };
+  return { input: countOf(u.input_tokens), output: countOf(u.output_tokens), cache_write: countOf(u.cache_creation_input_tokens), cache_read: countOf(u.cache_read_input_tokens) };
 }
 
 /**

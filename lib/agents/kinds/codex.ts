@@ -7,7 +7,7 @@ import { usageError } from "../../sys/errors.ts";
 import { type Env, homeDir } from "../../sys/paths.ts";
 import type { ServerEntry } from "../../sys/self.ts";
 import { type AgentKind, type Conversation, type Edit, SERVER_KEY } from "./kind.ts";
-import { contentText, count, jsonObject, stamp, type UsageFact, type UsageSource } from "../usage.ts";
+import { contentText, countOf, jsonObject, stamp, type UsageFact, type UsageSource } from "../usage.ts";
 import { firstJsonLines, list, listedStore, mtime, str } from "./store-util.ts";
 
 // ---- store: $CODEX_HOME or ~/.codex, sessions/**/rollout-*.jsonl whose session_meta has our cwd --
@@ -93,12 +93,12 @@ function codexLine(line: string): UsageFact | undefined {
     const info = p.info && typeof p.info === "object" ? (p.info as Record<string, unknown>) : undefined;
     const t = info?.total_token_usage && typeof info.total_token_usage === "object" ? (info.total_token_usage as Record<string, unknown>) : undefined;
     if (!t) return undefined;
-    const cacheRead = count(t.cached_input_tokens);
-    const cacheWrite = count(t.cache_write_input_tokens);
+    const cacheRead = countOf(t.cached_input_tokens);
+    const cacheWrite = countOf(t.cache_write_input_tokens);
     return {
       kind: "total",
       at: stamp(o.timestamp),
-      tokens: { input: Math.max(0, count(t.input_tokens) - cacheRead - cacheWrite), output: count(t.output_tokens), cache_write: cacheWrite, cache_read: cacheRead },
+      tokens: { input: Math.max(0, countOf(t.input_tokens) - cacheRead - cacheWrite), output: countOf(t.output_tokens), cache_write: cacheWrite, cache_read: cacheRead },
     };
   }
   if (o.type === "turn_context") {

@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { isValidName } from "../../sys/names.ts";
 import { selfCommand } from "../../sys/self.ts";
-import { count, jsonObject, stamp, type UsageFact, type UsageSource } from "../usage.ts";
+import { countOf, jsonObject, stamp, type UsageFact, type UsageSource } from "../usage.ts";
 import type { AgentKind } from "./kind.ts";
 
 /** the model name of the demo agent's made-up answers (priced in lib/cost/prices.json) */
@@ -23,7 +23,7 @@ export function demoUsageLine(line: string): UsageFact | undefined {
   if (!o || o.synthetic !== true) return undefined;
   if (o.demo_usage === "turn" && typeof o.text === "string") return { kind: "turn", at: stamp(o.at), text: o.text };
   if (o.demo_usage === "answer") {
-    const tokens = { input: count(o.input), output: count(o.output), cache_write: 0, cache_read: 0 };
+    const tokens = { input: countOf(o.input), output: countOf(o.output), cache_write: 0, cache_read: 0 };
     if (tokens.input + tokens.output === 0) return undefined;
     return { kind: "answer", at: stamp(o.at), model: DEMO_MODEL, ...(typeof o.id === "string" ? { id: o.id } : {}), tokens };
   }

@@ -10,7 +10,7 @@
 import { embeddedRules } from "./embed.ts" with { type: "macro" };
 import { type CompiledInput, type CompiledRule, compileInput, compileRules, type DialogKind, type RuleFile, type ScreenState } from "./rules.ts";
 import { plainText } from "./lines.ts";
-import { reasonOf, Regions } from "./regions.ts";
+import { ruleReason, Regions } from "./regions.ts";
 import { type CompiledQuestion, compileQuestions, type Question, readQuestion } from "./question.ts";
 
 export interface ScreenVerdict {
@@ -63,7 +63,7 @@ export function detectWith(rules: readonly CompiledRule[], screen: Screen): Scre
     const { text, lower } = regions.get(r.region, r.regionKey);
     if (text === "" || !matches(r, text, lower)) continue;
     if (r.state !== "blocked") return { state: r.state };
-    return { state: "blocked", reason: reasonOf(r, regions), ...(r.dialog ? { dialog: r.dialog } : {}), ...(r.name ? { name: r.name } : {}) };
+    return { state: "blocked", reason: ruleReason(r, regions), ...(r.dialog ? { dialog: r.dialog } : {}), ...(r.name ? { name: r.name } : {}) };
   }
   return { state: "unknown" };
 }

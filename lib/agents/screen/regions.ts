@@ -65,7 +65,7 @@ const MAX_REASON = 200;
  * it, whole, and the next non-empty line after that, or the first one matching the rule's detail),
  * else the rule's fixed text, else its id.
  */
-export function reasonOf(r: CompiledRule, regions: Regions): string {
+export function ruleReason(r: CompiledRule, regions: Regions): string {
   const lines = regions.linesOf(r.region).map((l) => plainText(cleanLine(l)));
   let q = -1;
   let question = "";

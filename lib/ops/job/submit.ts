@@ -363,8 +363,8 @@ async function poolElsewhere(deps: Deps, role: string, here: boolean): Promise<{
     const q = readQueue(deps.jobs, host);
     if (!q.waiting.some((w) => w.role === role) && (await freeAgents(deps, new Set(), new Set([role]), q.busy)).length > 0) return undefined;
   }
-  const { poolAgentElsewhere, readFleet } = await import("../../team/fleet.ts");
-  const fleet = await readFleet(brokerConfigFromEnv(deps.env), team, deps.env);
+  const { poolAgentElsewhere, readRoster } = await import("../../team/roster.ts");
+  const fleet = await readRoster(brokerConfigFromEnv(deps.env), team, deps.env);
   if (!fleet.reachable) return { free: false, unreachable: true };
   const pick = poolAgentElsewhere(fleet, role, host, here);
   return pick ? { ...pick, unreachable: false } : { free: false, unreachable: false };

@@ -178,7 +178,7 @@ export function holdsText(box: string, text: string): boolean {
   return head !== "" && b.includes(head);
 }
 
-export type Delivery = "submitted" | "unchecked" | "left-in-box";
+export type PromptOutcome = "submitted" | "unchecked" | "left-in-box";
 
 /** ms a TUI at its prompt may take to show typed text in its input box (real ones: well under 1 s) */
 const LAND_MS = 2_000;
@@ -218,7 +218,7 @@ function refuseProseIntoShell(kind: string, paneId: string, as: TextKind): void 
  * it, Enter again (twice at the most). Never presses anything at a dialog. Elsewhere: Mux.submit,
  * unchecked.
  */
-export async function deliver(mux: Mux, paneId: string, kind: string, raw: string, managed: boolean, env: Env, seen?: PaneScreen, as: TextKind = "prose"): Promise<Delivery> {
+export async function deliver(mux: Mux, paneId: string, kind: string, raw: string, managed: boolean, env: Env, seen?: PaneScreen, as: TextKind = "prose"): Promise<PromptOutcome> {
   refuseProseIntoShell(kind, paneId, as);
   const text = typeable(raw);
   const detect = mux.backend === "tmux" && env.MAM_SCREEN_DETECT !== "0" ? await import("../../agents/screen/detect.ts") : undefined;
@@ -278,7 +278,7 @@ export async function typeInto(
   const atDialog = (d: Extract<PaneState, { at: "dialog" }>) =>
     new MamError(`session '${s.name}' waits at ${waitingAt(d)} in ${s.paneId}; nothing was typed`, EXIT.FAIL, `answer it there (${answerHint(s.backend, s.server, s.name, s.paneId)}), then try again`);
   if (st.at === "dialog") throw atDialog(st);
-  let delivery: Delivery;
+  let delivery: PromptOutcome;
   try {
     delivery = await deliver(mux, s.paneId, s.agent, text, managed, env, screen, as);
   } catch (e) {

@@ -26,7 +26,7 @@ export interface WorktreeStatus {
   changed: number | null;
 }
 
-export interface SessionStatus {
+export interface StatusLine {
   name: string;
   agent: string | null;
   role: string | null;
@@ -54,7 +54,7 @@ export interface SessionStatus {
 export interface StatusDoc {
   workspace: string;
   registry: string;
-  sessions: SessionStatus[];
+  sessions: StatusLine[];
 }
 
 export function statusDoc(
@@ -98,7 +98,7 @@ export function costCell(u: SessionCost | undefined): string {
 }
 
 /** a blocked row's reason, dialog and question (herdr gives no reason: the question's words then) */
-function blockedFields(pane: Observation["rows"][number]["pane"], q: Question | undefined): Pick<SessionStatus, "reason" | "dialog" | "question"> {
+function blockedFields(pane: Observation["rows"][number]["pane"], q: Question | undefined): Pick<StatusLine, "reason" | "dialog" | "question"> {
   if (!pane) return {};
   const reason = pane.reason ?? (q ? questionLine(q) : undefined);
   return { ...(reason ? { reason } : {}), ...(pane.dialog ? { dialog: pane.dialog } : q ? { dialog: "permission" } : {}), ...(q ? { question: q } : {}) };
@@ -107,7 +107,7 @@ function blockedFields(pane: Observation["rows"][number]["pane"], q: Question | 
 const withWorktree = (w: WorktreeStatus | undefined) => (w ? { worktree: w } : {});
 
 /** what a blocked agent waits for; for a dialog mam can read, its choices and the command that answers it */
-function waitText(s: SessionStatus): string {
+function waitText(s: StatusLine): string {
   const head = visible(`${s.name} is blocked${s.dialog === "start" ? " at a start dialog" : ""}: ${s.reason}`);
   if (!s.question) return head;
   return [head, `  choices: ${visible(choicesLine(s.question))}`, `  answer:  mam approve ${s.name} --fingerprint ${s.question.fingerprint}   (add --deny for the no)`].join("\n");
@@ -117,7 +117,7 @@ function waitText(s: SessionStatus): string {
  * an agent whose state mam cannot read (LIVE unknown) with jobs queued for it: when they go
  * (issue 39 item 1; the rule is freeNow in lib/jobs/queue.ts)
  */
-function unreadableText(s: SessionStatus): string | undefined {
+function unreadableText(s: StatusLine): string | undefined {
   if (s.live !== "unknown" || !s.job?.queued) return undefined;
   const jobs = s.job.queued === 1 ? "its queued job goes" : `its ${s.job.queued} queued jobs go one at a time, each`;
   return s.agent === "shell"

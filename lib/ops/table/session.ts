@@ -6,7 +6,7 @@ import { choice, count, flag, list, name, optional, sessionName, text, usd, with
 import type { Answered } from "../session/approve.ts";
 import { isValidJobId } from "../../sys/names.ts";
 import { isValidAddress } from "../../team/host.ts";
-import type { FleetDoc } from "../team.ts";
+import type { RosterDoc } from "../team.ts";
 import { hasUnsafe } from "../../sys/sanitize.ts";
 import { defineOp } from "../op.ts";
 import { int, questionOut, rosterOut, str, strOrNull, usageOut, warnings } from "../results.ts";
@@ -274,12 +274,12 @@ export const sessionStatus = defineOp({
   summary: "every agent session of the workspace: registry status, live state, job, drift (read-only)",
   readOnly: true,
   input: () => ({ fleet: withDefault(flag("every host of the team: the agents their daemons announce, offline hosts with when they were last seen"), false) }),
-  async run(deps, i, ctx): Promise<StatusDoc | FleetDoc> {
-    if (i.fleet) return (await import("../team.ts")).fleetStatus(deps);
+  async run(deps, i, ctx): Promise<StatusDoc | RosterDoc> {
+    if (i.fleet) return (await import("../team.ts")).rosterStatus(deps);
     const { sessionStatus } = await import("../session/status-run.ts");
     return sessionStatus(deps, ctx.form === "json");
   },
-  text: (doc: StatusDoc | FleetDoc, o) => ("team" in doc ? (require("./team.ts") as typeof import("./team.ts")).fleetText(doc) : renderStatus(doc, o.color)),
+  text: (doc: StatusDoc | RosterDoc, o) => ("team" in doc ? (require("./team.ts") as typeof import("./team.ts")).rosterText(doc) : renderStatus(doc, o.color)),
   result: () =>
     z.union([
       z.looseObject({

@@ -9,7 +9,7 @@ import { flag, optional, text, withDefault, name } from "../input.ts";
 import * as z from "zod/mini";
 import { type CommandGroup, defineOp } from "../op.ts";
 import { rosterOut, str, strOrNull, teamBrokerOut, warnings } from "../results.ts";
-import type { FleetDoc, TeamJoined, TeamLeft, TeamMade } from "../team.ts";
+import type { RosterDoc, TeamJoined, TeamLeft, TeamMade } from "../team.ts";
 
 const team = () => require("../team.ts") as typeof import("../team.ts");
 
@@ -96,7 +96,7 @@ export const teamCode = defineOp({
 });
 
 /** the fleet as a table: one row per agent, a line for a workspace with none or offline */
-export function fleetText(d: FleetDoc): string {
+export function rosterText(d: RosterDoc): string {
   const { ago } = team();
   const head = `team ${d.team} on ${d.broker}; this host: ${d.host}`;
   const rows: string[][] = [];
@@ -116,9 +116,9 @@ export const teamShow = defineOp({
   readOnly: true,
   input: () => ({}),
   async run(deps) {
-    return team().fleetStatus(deps);
+    return team().rosterStatus(deps);
   },
-  text: (d: FleetDoc) => fleetText(d),
+  text: (d: RosterDoc) => rosterText(d),
   result: rosterOut,
   cli: { path: "team show", under: TEAM, examples: ["mam team show", "mam team show --json"] },
   mcp: { description: "The team across machines: every host and workspace with its agents (address NAME@HOST, live state, job); offline hosts with when they were last seen." },

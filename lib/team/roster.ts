@@ -1,4 +1,4 @@
-// The team's fleet as its brokers keeps it (docs/machines.md): every workspace's last presence
+// The team's roster (users call it the fleet: `mam status --fleet`) as its brokers keep it (docs/machines.md): every workspace's last presence
 // and whether its daemon is online, read from the retained messages (never from any host
 // directly), and finding the agent `NAME@HOST` names in it.
 import type { BrokerConfig } from "../jobs/broker-config.ts";
@@ -9,22 +9,22 @@ import type { Team } from "./config.ts";
 import { checkOnline, checkPresence, type Online, onlineNow, onlineTopic, type Presence, presenceTopic, syncTopic, teamPrefix } from "./messages.ts";
 import { open } from "./seal.ts";
 
-export interface FleetWorkspace extends Presence {
+export interface RosterWorkspace extends Presence {
   online: boolean;
   /** epoch ms: the newest of its presence and its online state */
   seen: number;
 }
 
-export interface Fleet {
+export interface Roster {
   team: string;
   /** false: no broker answered (nothing is known of the other hosts) */
   reachable: boolean;
-  workspaces: FleetWorkspace[];
+  workspaces: RosterWorkspace[];
   /** messages that did not open (another team, a forgery, damage) */
   dropped: number;
 }
 
-export async function readFleet(cfg: BrokerConfig, t: Team, env: Env): Promise<Fleet> {
+export async function readRoster(cfg: BrokerConfig, t: Team, env: Env): Promise<Roster> {
   const { readRetained } = await import("../jobs/transport.ts");
   const tp = teamPrefix(t, env);
   const got = await readRetained(cfg, [`${tp}/presence/+/+`, `${tp}/online/+/+`], { marker: syncTopic(tp) });
@@ -55,7 +55,7 @@ export async function readFleet(cfg: BrokerConfig, t: Team, env: Env): Promise<F
       else dropped++;
     }
   }
-  const workspaces: FleetWorkspace[] = [];
+  const workspaces: RosterWorkspace[] = [];
   for (const [key, p] of presence) {
     const on = online.get(key);
     workspaces.push({ ...p, online: onlineNow(on, p), seen: Math.max(p.at, on?.at ?? 0) });
@@ -73,7 +73,7 @@ export interface RemoteAgent {
 }
 
 /** the workspace on `host` that has a running session `name`; clear errors that list what exists */
-export function findRemote(f: Fleet, name: string, host: string): RemoteAgent {
+export function findRemote(f: Roster, name: string, host: string): RemoteAgent {
   if (!f.reachable) throw new MamError(`cannot reach ${name}@${host}: the team's broker does not answer`, EXIT.FAIL, "check MQTT_BROKER (or the broker mam team init named) and that it runs");
   const onHost = f.workspaces.filter((w) => w.host === host);
   if (onHost.length === 0) {
@@ -104,7 +104,7 @@ export interface PoolPick {
  * here (`waitHere`: this workspace has sessions of the role), the first running one of the role
  * busy or not (its host queues the job). Undefined when there is none.
  */
-export function poolAgentElsewhere(f: Fleet, role: string, selfHost: string, waitHere: boolean): PoolPick | undefined {
+export function poolAgentElsewhere(f: Roster, role: string, selfHost: string, waitHere: boolean): PoolPick | undefined {
   const of = f.workspaces
     .filter((w) => w.online && w.host !== selfHost)
     .flatMap((w) => w.agents.filter((a) => a.role === role && a.status === "running").map((a) => ({ a, host: w.host })))
