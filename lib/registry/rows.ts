@@ -9,6 +9,9 @@ export const DEFAULT_SERVER: Readonly<Record<Section, string>> = { herdr_session
 export const sectionOf = (backend: Backend): Section => (backend === "herdr" ? "herdr_sessions" : "tmux_sessions");
 export const backendOf = (section: Section): Backend => (section === "herdr_sessions" ? "herdr" : "tmux");
 
+/** every row of the registry, herdr's then tmux's */
+export const allRows = (data: Pick<RegistryData, Section>): Row[] => [...data.herdr_sessions, ...data.tmux_sessions];
+
 const field = (row: Row, k: string): string | undefined => {
   const v = row[k];
   if (v === undefined || v === null || v === "") return undefined;

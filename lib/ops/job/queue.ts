@@ -21,6 +21,7 @@ import type { Env } from "../../sys/paths.ts";
 import { EXIT, MamError } from "../../sys/errors.ts";
 import type { Deps } from "../deps.ts";
 import { pastDailyCap } from "./cap.ts";
+import { allRows } from "../../registry/rows.ts";
 
 /** MAM_QUEUE_AGING_S: seconds after which a waiting job ranks one priority higher */
 export function agingSeconds(env: Env): number {
@@ -162,7 +163,7 @@ const stillness = new Map<string, { hash: string; since: number }>();
 export async function freeAgents(deps: Deps, names: Set<string>, roles: Set<string>, busy: Set<string>): Promise<FreeAgent[]> {
   const data = deps.registry.read();
   const candidates = new Set<string>();
-  for (const r of [...data.herdr_sessions, ...data.tmux_sessions]) {
+  for (const r of allRows(data)) {
     if (r.status !== "running" || busy.has(r.name)) continue;
     if (!names.has(r.name) && !(typeof r.role === "string" && roles.has(r.role))) continue;
     // past its daily cap (docs/cost.md#budgets): no new job before 00:00 UTC
@@ -275,7 +276,7 @@ export async function assignWaiting(deps: Deps, o: DispatchOptions = {}): Promis
 
 function kindOf(deps: Deps, name: string): string | null {
   const data = deps.registry.read();
-  const row = [...data.herdr_sessions, ...data.tmux_sessions].find((r) => r.name === name && r.status === "running");
+  const row = allRows(data).find((r) => r.name === name && r.status === "running");
   return row ? (rowAgent(row) ?? null) : null;
 }
 

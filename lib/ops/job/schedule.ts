@@ -26,6 +26,7 @@ import { isoUtc } from "../../sys/time.ts";
 import type { Deps } from "../deps.ts";
 import { checkJob } from "./rules.ts";
 import { briefPath, ensureDaemonNoticed, type JobInput } from "./submit.ts";
+import { allRows } from "../../registry/rows.ts";
 
 /** a schedule id: `s` and 7 hex digits (never a job id) */
 const SCHEDULE_ID_RE = /^s[0-9a-f]{7}$/;
@@ -217,7 +218,7 @@ export async function createSchedule(deps: Deps, job: JobInput, o: ScheduleInput
 /** the target of a scheduled job exists now (a session by name, or a session of the role) */
 async function checkTarget(deps: Deps, job: JobInput): Promise<void> {
   const data = deps.registry.read();
-  const rows = [...data.herdr_sessions, ...data.tmux_sessions];
+  const rows = allRows(data);
   if (job.to_role !== undefined) {
     if (!rows.some((r) => r.role === job.to_role)) throw notFound(`no session has the role '${job.to_role}' in this workspace (${deps.ws})`, "see: mam status");
   } else if (!job.to!.includes("@") && !rows.some((r) => r.name === job.to)) {

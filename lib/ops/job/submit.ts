@@ -29,6 +29,7 @@ import type { Deps } from "../deps.ts";
 import { pastDailyCap } from "./cap.ts";
 import { type InTurn, registerInTurn, textForAgent } from "./queue.ts";
 import { checkJob } from "./rules.ts";
+import { allRows } from "../../registry/rows.ts";
 
 /** a job, as its op takes it */
 export interface JobInput {
@@ -228,7 +229,7 @@ function refuseUnmetered(spec: JobSpec, sessions: { name: string; agent: string 
 function refusePastCap(deps: Deps, names: string[]): void {
   const data = deps.registry.read();
   for (const name of names) {
-    const row = [...data.herdr_sessions, ...data.tmux_sessions].find((r) => r.name === name && r.status === "running");
+    const row = allRows(data).find((r) => r.name === name && r.status === "running");
     const past = row ? pastDailyCap(deps, row) : undefined;
     if (past) throw new MamError(`session '${name}' ${past}; nothing was submitted`, EXIT.FAIL, "it takes jobs again at 00:00 UTC");
   }
@@ -247,7 +248,7 @@ function guessTarget(deps: Deps, word: string, given: "to" | "to_role"): string 
   let running;
   try {
     const data = deps.registry.read();
-    running = [...data.herdr_sessions, ...data.tmux_sessions].filter((r) => r.status === "running");
+    running = allRows(data).filter((r) => r.status === "running");
   } catch {
     return ""; // a broken registry is status's to report
   }
@@ -376,7 +377,7 @@ async function submitToPool(deps: Deps, o: JobInput, opts: SubmitOptions): Promi
   const spec = jobSpecOf(o, deps.ws, brokerConfigFromEnv(deps.env).topicPrefix, opts.confineBrief ? { within: [deps.ws] } : { anywhere: true });
   const reviewer = await reviewerOf(deps, spec);
   const data = deps.registry.read();
-  const here = [...data.herdr_sessions, ...data.tmux_sessions].some((r) => r.role === role && r.status === "running");
+  const here = allRows(data).some((r) => r.role === role && r.status === "running");
   // a machine in a team: with no free agent of the role here, one of another host
   const elsewhere = await poolElsewhere(deps, role, here);
   if (elsewhere?.to) {
@@ -389,7 +390,7 @@ async function submitToPool(deps: Deps, o: JobInput, opts: SubmitOptions): Promi
     throw notFound(`no running session has the role '${role}' in this workspace (${deps.ws})${team}`, `${guessTarget(deps, role, "to_role")}see: mam status (its ROLE column)${elsewhere ? " and mam status --fleet" : ""}; the job would wait for ever`);
   }
   // a budget needs the usage of whichever agent of the role takes it (one past its daily cap is not free: the queue passes it over)
-  const pool = [...data.herdr_sessions, ...data.tmux_sessions].filter((r) => r.role === role && r.status === "running");
+  const pool = allRows(data).filter((r) => r.role === role && r.status === "running");
   refuseUnmetered(spec, [...pool.map((r) => ({ name: r.name, agent: rowAgent(r) ?? null })), ...(reviewer ? [reviewer] : [])]);
   if (reviewer) refusePastCap(deps, [reviewer.name]);
   const warnings: Notice[] = [];

@@ -8,6 +8,7 @@ import type { Deps } from "../deps.ts";
 import { isFinal } from "../../jobs/statuses.ts";
 import { defineReaction } from "./reaction.ts";
 import type { AgentLook, AgentState } from "./reactor.ts";
+import { allRows } from "../../registry/rows.ts";
 
 export const agentsWatch = defineReaction({
   name: "agents.watch",
@@ -26,7 +27,7 @@ export const agentsWatch = defineReaction({
   },
   async busy(deps) {
     const data = deps.registry.read();
-    if ([...data.herdr_sessions, ...data.tmux_sessions].some((r) => r.status === "running")) return true;
+    if (allRows(data).some((r) => r.status === "running")) return true;
     return deps.jobs.ids().some((id) => {
       try {
         const r = deps.jobs.read(id);

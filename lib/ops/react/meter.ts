@@ -26,6 +26,7 @@ import { atomicWriteFile } from "../../sys/atomic.ts";
 import { isValidJobId } from "../../sys/names.ts";
 import type { Env } from "../../sys/paths.ts";
 import { localPart } from "../../team/host.ts";
+import { allRows } from "../../registry/rows.ts";
 
 /** how much of a file one read takes at most */
 const CHUNK = 4 << 20;
@@ -149,7 +150,7 @@ export class UsageMeter {
     } catch {}
     if (sig === this.regSig) return this.tracked;
     const data = this.o.registry.read();
-    this.tracked = [...data.herdr_sessions, ...data.tmux_sessions].flatMap((row) => {
+    this.tracked = allRows(data).flatMap((row) => {
       const kind = typeof row.agent === "string" ? row.agent : "";
       const usage = Object.hasOwn(KINDS, kind) ? KINDS[kind]!.usage : null;
       return usage ? [{ row, kind, usage }] : [];

@@ -7,6 +7,7 @@ import { hookOutcome, type HookOutcome } from "../../agents/hook-report.ts";
 import { idField } from "../../agents/kinds/index.ts";
 import { type AgentReport, readReport, removeReport, type ReportState, writeReport } from "../../agents/reports.ts";
 import type { RegistryStore } from "../deps.ts";
+import { allRows } from "../../registry/rows.ts";
 
 export interface ReportRequest {
   ws: string;
@@ -60,7 +61,7 @@ export async function recordAgentReport(req: ReportRequest, registry: () => Prom
   const id = outcome.sessionId;
   if (id && (outcome.event === "SessionStart" || !req.hookInput)) {
     const { result: set } = await (await registry()).mutate((data) => {
-      const row = [...data.herdr_sessions, ...data.tmux_sessions].find((r) => r.name === req.session && r.status === "running" && (!req.kind || r.agent === req.kind));
+      const row = allRows(data).find((r) => r.name === req.session && r.status === "running" && (!req.kind || r.agent === req.kind));
       if (!row || typeof row.agent !== "string") return false;
       const field = idField(row.agent);
       if (row[field] === id && row.session_id_source === "hook") return false;

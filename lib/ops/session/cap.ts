@@ -6,6 +6,7 @@ import type { RegistryData } from "../../registry/types.ts";
 import { conflict, usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
 import type { Env } from "../../sys/paths.ts";
+import { allRows } from "../../registry/rows.ts";
 
 /** MAM_MAX_RUNNING: the workspace's cap of running sessions (undefined: none) */
 export function workspaceCap(env: Env): number | undefined {
@@ -17,7 +18,7 @@ export function workspaceCap(env: Env): number | undefined {
 
 /** running sessions of the registry (of `role` when given) */
 export function runningCount(data: RegistryData, role?: string | null): number {
-  return [...data.herdr_sessions, ...data.tmux_sessions].filter((r) => r.status === "running" && (role === undefined || r.role === role)).length;
+  return allRows(data).filter((r) => r.status === "running" && (role === undefined || r.role === role)).length;
 }
 
 /**

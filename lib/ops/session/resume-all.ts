@@ -10,6 +10,7 @@ import type { Notice } from "../../sys/notice.ts";
 import type { Deps } from "../deps.ts";
 import { runningCount, workspaceCap } from "./cap.ts";
 import { resumeSession } from "./resume.ts";
+import { allRows } from "../../registry/rows.ts";
 
 export interface ResumeAllInput {
   role?: string;
@@ -40,7 +41,7 @@ export interface ResumedAll {
 export async function resumeAll(deps: Deps, o: ResumeAllInput, signal?: AbortSignal): Promise<ResumedAll> {
   const stagger = o.stagger === "0" || o.stagger === "0s" ? 0 : parseDuration(o.stagger);
   const data = deps.registry.read();
-  const rows = [...data.herdr_sessions, ...data.tmux_sessions].filter((r) => o.role === undefined || r.role === o.role);
+  const rows = allRows(data).filter((r) => o.role === undefined || r.role === o.role);
   const stopped = rows.filter((r) => r.status === "stopped").map((r) => r.name).sort();
   let running = runningCount(data, o.role);
   // the workspace's cap (MAM_MAX_RUNNING) holds too, counted over every session

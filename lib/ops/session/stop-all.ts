@@ -3,6 +3,7 @@
 // order, with the same mode and flags; what could not be stopped is left running and said.
 import type { Deps } from "../deps.ts";
 import { type StopInput, type Stopped, stopSession } from "./stop.ts";
+import { allRows } from "../../registry/rows.ts";
 
 export interface StopAllInput extends Omit<StopInput, "name" | "pane"> {
   role?: string;
@@ -19,7 +20,7 @@ export interface StoppedAll {
 
 export async function stopAll(deps: Deps, o: StopAllInput): Promise<StoppedAll> {
   const data = deps.registry.read();
-  const names = [...data.herdr_sessions, ...data.tmux_sessions]
+  const names = allRows(data)
     .filter((r) => r.status === "running" && (o.role === undefined || r.role === o.role))
     .map((r) => r.name)
     .sort();

@@ -22,6 +22,7 @@ import type { Sent } from "../session/send.ts";
 import { renderStatus, type StatusDoc } from "../session/status.ts";
 import type { Stopped } from "../session/stop.ts";
 import type { StoppedAll } from "../session/stop-all.ts";
+import { allRows } from "../../registry/rows.ts";
 
 const kinds = () => require("../../agents/kinds/index.ts") as typeof import("../../agents/kinds/index.ts");
 
@@ -235,7 +236,7 @@ export const sessionResume = defineOp({
       const [{ resumeSession }, { refuseOverCap }] = await Promise.all([import("../session/resume.ts"), import("../session/cap.ts")]);
       const data = deps.registry.read();
       // one more running session counts against the workspace's cap (a running one is resume's own error)
-      const row = [...data.herdr_sessions, ...data.tmux_sessions].find((r) => (i.name !== undefined ? r.name === i.name : r.pane?.id === i.pane));
+      const row = allRows(data).find((r) => (i.name !== undefined ? r.name === i.name : r.pane?.id === i.pane));
       if (row?.status !== "running") refuseOverCap(data, deps.env, undefined);
       return resumeSession(deps, i);
     })();
