@@ -48,7 +48,7 @@ export interface MuxPane {
   fresh?: boolean;
   /**
    * herdr: `pane process-info` found only the shell in the pane's foreground (the agent typed
-   * into it has exited). Filled only where someone looked (lib/sessions/liveness.ts).
+   * into it has exited). Filled only where someone looked (lib/fleet/liveness.ts, lib/ops/session/probe.ts).
    */
   shellOnly?: boolean;
 }

@@ -8,7 +8,7 @@
 //   3. else "unknown".
 // MAM_SCREEN_DETECT=0 turns step 2 off (hooks only). herdr panes keep herdr's own status.
 // The result is written into the listed panes (status, reason, dialog, liveSource), so the pure
-// classification (monitor/classify.ts) and everything after it see it like herdr's status. What a
+// classification (lib/fleet/classify.ts) and everything after it see it like herdr's status. What a
 // permission dialog on a captured screen asks goes into `questions` when the caller wants it.
 import { existsSync } from "node:fs";
 import type { Question } from "../../agents/screen/question.ts";
