@@ -1,5 +1,5 @@
 // The real Claude Code as the lead, orchestrating through `mam mcp` (issue 17): `mam create
-// --mcp` starts it with --mcp-config pointing at this mam (and the mam tools allowed); its task
+// --mcp --mcp-all-tools` starts it with --mcp-config pointing at this mam (and every mam tool allowed); its task
 // comes as a mam job; the scripted model makes it call mcp__mam__session_create (a demo
 // worker on the same private tmux server), mcp__mam__job_submit and mcp__mam__job_wait. The
 // worker does the job and the lead's wait returns completed. The test presses no key.
@@ -43,7 +43,9 @@ test("claude as the lead: session_create, job_submit and job_wait through mam mc
   tmuxServer = w.server;
   const r = await w.mam([
     "create", "--agent", "claude", "--role", "lead", "--session", "ra-lead", "--mux", "tmux", "--tmux-server", tmuxServer,
-    "--no-onboard", "--mcp", "--json",
+    // every mam tool pre-approved (the opt-in): by default claude asks before session_create and
+    // job_submit (review A7), and this test is about the lead orchestrating unattended
+    "--no-onboard", "--mcp", "--mcp-all-tools", "--json",
   ]);
   expect(r.code, `${r.stdout}${r.stderr}`).toBe(0);
   const lead = JSON.parse(r.stdout);
