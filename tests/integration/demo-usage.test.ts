@@ -40,7 +40,8 @@ describe("the demo agent's synthetic usage", () => {
     expect(ok(await mam("job", "wait", id, "--timeout", "60")).stdout).toContain("completed: done: say hello");
     const usage = async () => JSON.parse(ok(await mam("job", "status", id, "--json")).stdout).usage;
     let u = await usage();
-    for (const end = Date.now() + 15_000; !(u.known && u.tokens?.total > 0) && Date.now() < end; u = await usage()) await Bun.sleep(200);
+    // the meter counts the three answers as it reads them: wait for all three (each ≥ 120 in)
+    for (const end = Date.now() + 15_000; !(u.known && u.tokens?.input >= 360 && u.tokens?.output >= 36) && Date.now() < end; u = await usage()) await Bun.sleep(200);
     expect(u).toMatchObject({ known: true });
     expect(Object.keys(u.models)).toEqual(["mam-demo-synthetic"]);
     // three answers (started, progress, completed), each at least 120 in and 12 out
