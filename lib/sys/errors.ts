@@ -1,5 +1,6 @@
 // The one error type. Anything raised anywhere in mam is a MamError; only mam.ts turns it into
 // an `ERROR: …` line and an exit code (SPEC §1).
+import { cliSpelling, spellFields } from "./fields.ts";
 import { visible } from "./sanitize.ts";
 
 export const EXIT = {
@@ -46,9 +47,12 @@ export class MamError extends Error {
     return e;
   }
 
-  /** the single line printed for this error (what it quotes shown safe for a terminal: sanitize.ts) */
+  /**
+   * the single line printed for this error (what it quotes shown safe for a terminal: sanitize.ts);
+   * a {{field}} no front door spelled reads as the command line spells it
+   */
   render(): string {
-    return visible(`ERROR: ${this.message}${this.hint ? `; ${this.hint}` : ""}`);
+    return visible(spellFields(`ERROR: ${this.message}${this.hint ? `; ${this.hint}` : ""}`, cliSpelling));
   }
 }
 
