@@ -67,7 +67,7 @@ describe("backend and server choice (SPEC §3)", () => {
       }
     })()!;
     expect(e.exitCode).toBe(1);
-    expect(e.render()).toBe("ERROR: neither herdr nor tmux is on PATH; install herdr (or set MAM_HERDR_BIN) or tmux, or pass {{mux}}");
+    expect(e.render()).toBe("ERROR: neither herdr nor tmux is on PATH; install herdr (or set MAM_HERDR_BIN) or tmux, or pass --mux");
   });
   test("bad values and contradictions are usage errors", () => {
     expect(() => chooseBackend({ mux: "screen" }, {}, none)).toThrow("{{mux}} must be herdr or tmux (got 'screen')");
