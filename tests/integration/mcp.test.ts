@@ -192,7 +192,7 @@ describe("mam mcp: a delegation through the tools", () => {
         // heartbeat shows it runs (a fixed pause lost the race on a loaded machine)
         expect(await waitFor(() => progress.some((p) => p.message?.startsWith("job_wait: working")), 20_000, 20)).toBe(true);
         openGate(w.dir, "progress");
-        expect(await waitFor(() => progress.length >= 1, 20_000)).toBe(true);
+        expect(await waitFor(() => progress.some((p) => p.message?.startsWith(`job ${id} progress`)), 20_000)).toBe(true);
         openGate(w.dir, "completed");
         const r = await waiting;
         expect(r.isError, text(r)).toBeFalsy();
