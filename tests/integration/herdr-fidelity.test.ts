@@ -193,14 +193,16 @@ describe.concurrent("audit #5: HERDR_BIN_PATH is not set in 0.8.0's panes", () =
 
 describe.concurrent("audit #6: no onboarding into a blocked agent or a dialog", () => {
   const trust = `its "trust this folder" dialog`;
-  const cases: { what: string; knob: string; env: Record<string, string>; at: string }[] = [
+  const cases: { what: string; knob: string; env: Record<string, string>; at: string; settle?: string }[] = [
     { what: "herdr says blocked, the screen detector sees the start dialog", knob: "1", env: {}, at: trust },
     { what: "herdr says idle (0.8.0's rules miss the trust dialog), the screen detector sees it", knob: "idle", env: {}, at: trust },
-    { what: "herdr says blocked, no screen detection (MAM_SCREEN_DETECT=0)", knob: "1", env: { MAM_SCREEN_DETECT: "0" }, at: "a question (herdr reports it blocked)" },
+    // only herdr's status speaks: the fake agent's report (a herdr CLI call, slow on a loaded
+    // machine) must land before the start returns, so herdr's start settles for 4 s
+    { what: "herdr says blocked, no screen detection (MAM_SCREEN_DETECT=0)", knob: "1", env: { MAM_SCREEN_DETECT: "0" }, at: "a question (herdr reports it blocked)", settle: "4000" },
   ];
   for (const c of cases) {
     test(`an agent that starts in a first-run dialog, ${c.what}: registered, nothing typed, a WARNING naming the dialog`, async () => {
-      await withWorld({ herdrEnv: { FAKE_AGENT_START_BLOCKED: c.knob } }, async (w) => {
+      await withWorld({ herdrEnv: { FAKE_AGENT_START_BLOCKED: c.knob, ...(c.settle ? { FAKE_HERDR_SETTLE_MS: c.settle } : {}) } }, async (w) => {
         const r = await w.mam(["create", "--agent", "claude", "--herdr-session", SERVER, "--session", "dlg", "--json"], { env: { ...w.env, ...c.env } });
         expect(r.code).toBe(0);
         const pane = w.row("dlg").pane.id as string;
