@@ -134,7 +134,9 @@ describe.concurrent("audit #3: fresh panes and the user's shell startup files", 
       const r = await w.mam(["create", "--agent", "claude", "--herdr-session", SERVER, "--no-onboard", "--session", "busy-b"], { env: { ...w.env, WRAP_BUSY_AGENT_START: "1000", MAM_HERDR_SHELL_READY_S: "2" } });
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/^ERROR: the shell of the new pane w\d+:p\d+ was still busy after 2 s \(its startup files were still running\); the pane is closed/);
-      expect(Date.now() - t0).toBeLessThan(15_000);
+      // the 2 s asked for, not the 30 s default (~6 s alone: each try is a herdr CLI call; 15.6 s
+      // was seen with the whole suite running)
+      expect(Date.now() - t0).toBeLessThan(25_000);
       expect(await w.panes()).toEqual([]);
       expect(existsSync(w.reg) ? w.rows().filter((x) => x.status === "running") : []).toEqual([]);
     });
