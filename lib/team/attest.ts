@@ -8,21 +8,12 @@
 // from the team secret, which only the team's daemons hold (an agent's `mam job event` cannot make
 // one). The delegator's daemon takes such a question from the broker only when the host that
 // vouches for it is the one of the job's session it names (vouchedQuestion).
-import { createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import { canonicalJson, type Json } from "../jobs/canonical.ts";
 import type { JobEvent } from "../jobs/event.ts";
-import type { Team } from "./config.ts";
+import { type Team, teamKey } from "./config.ts";
 
-const keys = new Map<string, Buffer>();
-
-function keyOf(t: Team): Buffer {
-  let k = keys.get(t.secret);
-  if (!k) {
-    k = Buffer.from(hkdfSync("sha256", Buffer.from(t.secret, "base64url"), Buffer.from(t.team), Buffer.from("mam daemon attest v1"), 32));
-    keys.set(t.secret, k);
-  }
-  return k;
-}
+const keyOf = (t: Team) => teamKey(t, "mam daemon attest v1");
 
 function macOf(t: Team, host: string, ev: JobEvent): string {
   const { hmac_sig: _sig, attest: _attest, ...data } = ev.data;

@@ -3,6 +3,7 @@
 // never printed but inside a join code, which `mam team init` / `mam team code` print for the
 // user to carry to another machine (`mam team join CODE`). The team may name its broker, so that
 // a machine that joined needs no MQTT_* settings.
+import { hkdfSync } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { atomicWriteFile } from "../sys/atomic.ts";
@@ -126,4 +127,20 @@ export function applyTeamBroker(env: Env): void {
   env.MQTT_BROKER = t.broker.host;
   if (!env.MQTT_PORT) env.MQTT_PORT = String(t.broker.port);
   if (!env.MQTT_TLS) env.MQTT_TLS = t.broker.tls ? "1" : "0";
+}
+
+const derived = new Map<string, Buffer>();
+
+/**
+ * a 32-byte key for one use of the team secret (`purpose`: "mam team seal v1", "mam daemon attest
+ * v1"): HKDF-SHA256 over the secret, salted with the team's name; each purpose gets its own key
+ */
+export function teamKey(t: Team, purpose: string): Buffer {
+  const id = `${purpose}\u0000${t.team}\u0000${t.secret}`;
+  let k = derived.get(id);
+  if (!k) {
+    k = Buffer.from(hkdfSync("sha256", Buffer.from(t.secret, "base64url"), Buffer.from(t.team), Buffer.from(purpose), 32));
+    derived.set(id, k);
+  }
+  return k;
 }

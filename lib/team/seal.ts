@@ -4,8 +4,8 @@
 // token) nor forge one; a message that fails to open is dropped and logged. The envelope names
 // the team, the kind of message, the sending host, the time and an id; all of them are
 // authenticated (the AAD), so none can be swapped onto another body.
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
-import type { Team } from "./config.ts";
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { type Team, teamKey } from "./config.ts";
 
 export interface Envelope {
   v: 1;
@@ -21,16 +21,7 @@ export interface Envelope {
   ct: string;
 }
 
-const keys = new Map<string, Buffer>();
-
-function keyOf(t: Team): Buffer {
-  let k = keys.get(t.secret);
-  if (!k) {
-    k = Buffer.from(hkdfSync("sha256", Buffer.from(t.secret, "base64url"), Buffer.from(t.team), Buffer.from("mam team seal v1"), 32));
-    keys.set(t.secret, k);
-  }
-  return k;
-}
+const keyOf = (t: Team) => teamKey(t, "mam team seal v1");
 
 const aad = (e: Pick<Envelope, "team" | "kind" | "from" | "at" | "id">) => Buffer.from(`${e.team}\u0000${e.kind}\u0000${e.from}\u0000${e.at}\u0000${e.id}`);
 

@@ -26,6 +26,29 @@ const screen = (kind: string, name: string) => {
   return { text: readFileSync(join(FIX, kind, `${name}.txt`), "utf8"), title };
 };
 
+/**
+ * a tmux pane that always shows gemini's input box (the box it draws before its trust dialog on a
+ * machine too slow to draw the dialog in time, or before `gemini --resume` has loaded), recording
+ * what is typed
+ */
+function geminiBoxPane(typed: string[]): Mux {
+  return {
+    backend: "tmux",
+    async screen() {
+      return screen("gemini", "idle-real-prompt");
+    },
+    async sendText(_p: string, text: string) {
+      typed.push(text);
+    },
+    async sendKeys(_p: string, keys: string[]) {
+      typed.push(...keys);
+    },
+    async submit(_p: string, text: string) {
+      typed.push(text);
+    },
+  } as unknown as Mux;
+}
+
 describe("paneStateOf", () => {
   test("the real start dialogs of claude, codex, gemini and qwen are dialogs with a name, never a prompt", () => {
     for (const kind of ["claude", "codex", "gemini"]) {
@@ -138,35 +161,16 @@ describe("what the agent's own records say about its start dialogs (issue 39 #0)
     }
   });
 
-  /** a tmux pane that always shows gemini's input box (its box before the dialog, on a machine too slow to draw the dialog in time) */
-  function promptPane(typed: string[]): Mux {
-    return {
-      backend: "tmux",
-      async screen() {
-        return screen("gemini", "idle-real-prompt");
-      },
-      async sendText(_p: string, text: string) {
-        typed.push(text);
-      },
-      async sendKeys(_p: string, keys: string[]) {
-        typed.push(...keys);
-      },
-      async submit(_p: string, text: string) {
-        typed.push(text);
-      },
-    } as unknown as Mux;
-  }
-
   test("while the records say a dialog comes, a steady prompt is not the prompt: the wait ends at that dialog, nothing typed", async () => {
     let expected: string | null = "trust this folder";
     const typed: string[] = [];
-    const st = await waitForPrompt(promptPane(typed), "%1", "gemini", {}, PROMPT_STEADY_MS + 600, undefined, undefined, () => expected);
+    const st = await waitForPrompt(geminiBoxPane(typed), "%1", "gemini", {}, PROMPT_STEADY_MS + 600, undefined, undefined, () => expected);
     expect(st).toMatchObject({ at: "dialog", dialog: "start", name: "trust this folder" });
     // no wait at all: the same
-    expect(await waitForPrompt(promptPane(typed), "%1", "gemini", {}, 0, undefined, undefined, () => expected)).toMatchObject({ at: "dialog", name: "trust this folder" });
+    expect(await waitForPrompt(geminiBoxPane(typed), "%1", "gemini", {}, 0, undefined, undefined, () => expected)).toMatchObject({ at: "dialog", name: "trust this folder" });
     // the user trusted the folder meanwhile: the prompt counts again
     setTimeout(() => (expected = null), 300);
-    expect(await waitForPrompt(promptPane(typed), "%1", "gemini", {}, 10_000, undefined, undefined, () => expected)).toMatchObject({ at: "prompt" });
+    expect(await waitForPrompt(geminiBoxPane(typed), "%1", "gemini", {}, 10_000, undefined, undefined, () => expected)).toMatchObject({ at: "prompt" });
     expect(typed).toEqual([]);
   });
 
@@ -175,7 +179,7 @@ describe("what the agent's own records say about its start dialogs (issue 39 #0)
     try {
       const typed: string[] = [];
       const env = { GEMINI_CLI_HOME: home, GEMINI_CLI_SYSTEM_SETTINGS_PATH: join(home, "none.json"), MAM_PROMPT_WAIT_S: "1" };
-      const r = await afterStart({ mux: promptPane(typed), name: "gem", kind: "gemini", backend: "tmux", server: "mam", paneId: "%1", cwd: home, env, text: "You are gem" });
+      const r = await afterStart({ mux: geminiBoxPane(typed), name: "gem", kind: "gemini", backend: "tmux", server: "mam", paneId: "%1", cwd: home, env, text: "You are gem" });
       expect(r).toMatchObject({ at_prompt: false, waiting_at: 'its "trust this folder" dialog', onboarding: "not sent" });
       expect(r.warnings.map((w) => w.text)).toEqual(['gemini waits at its "trust this folder" dialog in %1: answer it there (tmux -L mam attach -t gem); the onboarding was not sent']);
       expect(typed).toEqual([]);
@@ -186,25 +190,6 @@ describe("what the agent's own records say about its start dialogs (issue 39 #0)
 });
 
 describe("a resumed agent is at its prompt once its records say it has loaded the conversation (issue 39 #6a)", () => {
-  /** a tmux pane that always shows gemini's input box (the box `gemini --resume` draws before it loads), recording what is typed */
-  function boxPane(typed: string[]): Mux {
-    return {
-      backend: "tmux",
-      async screen() {
-        return screen("gemini", "idle-real-prompt");
-      },
-      async sendText(_p: string, text: string) {
-        typed.push(text);
-      },
-      async sendKeys(_p: string, keys: string[]) {
-        typed.push(...keys);
-      },
-      async submit(_p: string, text: string) {
-        typed.push(text);
-      },
-    } as unknown as Mux;
-  }
-
   test("gemini while it resumes: 'Resuming session...' is work, not its prompt", () => {
     expect(paneStateOf("unknown", detectScreen("gemini", screen("gemini", "working-real-resuming")))).toEqual({ at: "working" });
   });
@@ -247,17 +232,17 @@ describe("a resumed agent is at its prompt once its records say it has loaded th
     let loaded = false;
     setTimeout(() => (loaded = true), 600);
     const t0 = Date.now();
-    expect(await waitForPrompt(boxPane([]), "%1", "gemini", {}, 10_000, undefined, undefined, () => null, () => loaded)).toEqual({ at: "prompt" });
+    expect(await waitForPrompt(geminiBoxPane([]), "%1", "gemini", {}, 10_000, undefined, undefined, () => null, () => loaded)).toEqual({ at: "prompt" });
     expect(Date.now() - t0).toBeGreaterThanOrEqual(600 + PROMPT_STEADY_MS);
   });
 
   test("afterStart of a resume never loaded in time: not at its prompt, a warning says to wait for it, nothing typed", async () => {
     const typed: string[] = [];
-    const r = await afterStart({ mux: boxPane(typed), name: "gem", kind: "gemini", backend: "tmux", server: "mam", paneId: "%1", cwd: "/nowhere", env: { MAM_PROMPT_WAIT_S: "1" }, loaded: () => false });
+    const r = await afterStart({ mux: geminiBoxPane(typed), name: "gem", kind: "gemini", backend: "tmux", server: "mam", paneId: "%1", cwd: "/nowhere", env: { MAM_PROMPT_WAIT_S: "1" }, loaded: () => false });
     expect(r).toMatchObject({ at_prompt: false, waiting_at: null, onboarding: "off" });
     expect(r.warnings.map((w) => w.text)).toEqual(["gemini has not loaded its conversation within 1 s in %1: give it a job once it shows its prompt there (tmux -L mam attach -t gem)"]);
     expect(typed).toEqual([]);
-    const ok = await afterStart({ mux: boxPane(typed), name: "gem", kind: "gemini", backend: "tmux", server: "mam", paneId: "%1", cwd: "/nowhere", env: { MAM_PROMPT_WAIT_S: "5" }, loaded: () => true });
+    const ok = await afterStart({ mux: geminiBoxPane(typed), name: "gem", kind: "gemini", backend: "tmux", server: "mam", paneId: "%1", cwd: "/nowhere", env: { MAM_PROMPT_WAIT_S: "5" }, loaded: () => true });
     expect(ok).toMatchObject({ at_prompt: true, warnings: [] });
   });
 });
