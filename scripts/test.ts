@@ -34,6 +34,35 @@ export async function buildFakeHerdr(outfile = FAKE_HERDR_BIN): Promise<void> {
   chmodSync(outfile, 0o755);
 }
 
+/** a result line of bun test, or a file's header: what ends the error lines of a test before it */
+const RESULT = /^\((pass|fail|skip|todo)\) |^\S.*\.test\.[jt]s:$/;
+
+/**
+ * pure: the errors of the failed tests and of those that passed only on a retry, repeated at the
+ * end, each with its result line; bun prints them inline, far above the summary, where a CI log
+ * that keeps only its tail loses them (at most `max` tests, `lines` lines of each)
+ */
+export function failuresAgain(out: string, max = 12, lines = 24): string {
+  const shown: string[] = [];
+  let block: string[] = [];
+  for (const line of out.split("\n")) {
+    if (!RESULT.test(line)) {
+      block.push(line);
+      continue;
+    }
+    if ((line.startsWith("(fail) ") || line.includes("(attempt 2)")) && shown.length < max) {
+      const at = block.findIndex((l) => /^(error|\w*Error)\b/.test(l));
+      // from its first error line to the source excerpt of a second attempt's error
+      const from = at >= 0 ? block.slice(at) : block;
+      const end = from.findIndex((l) => /^\s*\d+ \| /.test(l));
+      const err = (end >= 0 ? from.slice(0, end) : from).filter((l) => l.trim() !== "").slice(0, lines);
+      shown.push([line, ...err.map((l) => `    ${l}`)].join("\n"));
+    }
+    block = [];
+  }
+  return shown.length ? `\n---- failed, or passed only on a retry (their errors, again) ----\n${shown.join("\n\n")}\n` : "";
+}
+
 if (import.meta.main) {
   if (process.env.MAM_TEST_NO_BUILD !== "1" || !existsSync(bin)) {
     const t0 = performance.now();
@@ -77,31 +106,3 @@ if (import.meta.main) {
   process.exit(code === 0 && failed === 0 ? 0 : code || 1);
 }
 
-/** a result line of bun test, or a file's header: what ends the error lines of a test before it */
-const RESULT = /^\((pass|fail|skip|todo)\) |^\S.*\.test\.[jt]s:$/;
-
-/**
- * pure: the errors of the failed tests and of those that passed only on a retry, repeated at the
- * end, each with its result line; bun prints them inline, far above the summary, where a CI log
- * that keeps only its tail loses them (at most `max` tests, `lines` lines of each)
- */
-export function failuresAgain(out: string, max = 12, lines = 24): string {
-  const shown: string[] = [];
-  let block: string[] = [];
-  for (const line of out.split("\n")) {
-    if (!RESULT.test(line)) {
-      block.push(line);
-      continue;
-    }
-    if ((line.startsWith("(fail) ") || line.includes("(attempt 2)")) && shown.length < max) {
-      const at = block.findIndex((l) => /^(error|\w*Error)\b/.test(l));
-      // from its first error line to the source excerpt of a second attempt's error
-      const from = at >= 0 ? block.slice(at) : block;
-      const end = from.findIndex((l) => /^\s*\d+ \| /.test(l));
-      const err = (end >= 0 ? from.slice(0, end) : from).filter((l) => l.trim() !== "").slice(0, lines);
-      shown.push([line, ...err.map((l) => `    ${l}`)].join("\n"));
-    }
-    block = [];
-  }
-  return shown.length ? `\n---- failed, or passed only on a retry (their errors, again) ----\n${shown.join("\n\n")}\n` : "";
-}
