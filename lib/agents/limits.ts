@@ -138,8 +138,8 @@ export function parseResetTime(text: string, now: number, zone?: string): number
   let t = wallTime(today.y, today.mo, today.d, hour, mi, z);
   if (t === undefined) return null;
   // the next such time: today's when it is still ahead (a minute's slack for a clock read late), else tomorrow's
-  if (t < now - 60_000) t = wallTime(today.y, today.mo, today.d + 1, hour, mi, z) ?? null;
-  return t;
+  if (t < now - 60_000) t = wallTime(today.y, today.mo, today.d + 1, hour, mi, z);
+  return t ?? null;
 }
 
 /** "5h", "7d", "90m": a window's length as the CLIs name it */

@@ -7,6 +7,8 @@ import { join } from "node:path";
 import { KINDS } from "../../lib/agents/kinds/index.ts";
 import { foldLimit, type LimitFact, parseResetTime, windowName } from "../../lib/agents/limits.ts";
 import { detectScreen, screenLimit } from "../../lib/agents/screen/detect.ts";
+import { decideLimit } from "../../lib/ops/react/limits-watch.ts";
+import { limitProblem, validateRegistry } from "../../lib/registry/validate.ts";
 
 const claude = KINDS.claude!.limits!;
 const codex = KINDS.codex!.limits!;
@@ -134,5 +136,51 @@ describe("the screen, second", () => {
   test("a screen without a limit line, and a kind without limit rules: none", () => {
     expect(screenLimit("claude", screen("claude", "idle-real-after-answer"))).toBeUndefined();
     expect(screenLimit("gemini", { text: "You've hit your session limit" })).toBeUndefined();
+  });
+});
+
+describe("the daemon's decision (limits.watch): on a transition only", () => {
+  const hit = foldLimit(facts(claude.parse, [CLAUDE_197]), NOW);
+  const block = { since: "2026-12-02T01:10:00Z", resets_at: "2026-12-02T02:53:00Z", reason: "You've hit your session limit · resets 2:53am (UTC)", source: "records" as const };
+  test("not limited → limited, once: the same limit seen again changes nothing", () => {
+    expect(decideLimit(undefined, hit, undefined, NOW)).toEqual({ to: "limited", limit: block });
+    expect(decideLimit(block, hit, undefined, NOW + 1000)).toBeUndefined();
+    expect(decideLimit(undefined, { limited: false }, undefined, NOW)).toBeUndefined();
+  });
+  test("limited → unlimited: a turn answered, or the reset time passed (records silent)", () => {
+    expect(decideLimit(block, foldLimit(facts(claude.parse, [CLAUDE_197, CLAUDE_ANSWER]), NOW), undefined, NOW)).toMatchObject({ to: "unlimited" });
+    expect(decideLimit(block, undefined, undefined, Date.parse("2026-12-02T02:53:00Z"))).toMatchObject({ to: "unlimited", why: expect.stringContaining("reset time") });
+    expect(decideLimit({ ...block, resets_at: null }, undefined, undefined, NOW + 86_400_000)).toBeUndefined();
+  });
+  test("a new reset time for the same limit is an update that keeps its start", () => {
+    const later = foldLimit(facts(claude.parse, [CLAUDE_332]), NOW);
+    expect(decideLimit(block, later, undefined, NOW)).toMatchObject({ to: "update", limit: { since: block.since, resets_at: "2026-12-02T02:59:24Z" } });
+  });
+  test("the screen, when the records say nothing: a limit line while not at work", () => {
+    const line = { reason: "You've hit your session limit · resets 2:53am (UTC)", resets_at: Date.parse("2026-12-02T02:53:00Z") };
+    expect(decideLimit(undefined, undefined, { state: "idle", limit: line }, NOW)).toMatchObject({ to: "limited", limit: { source: "screen", resets_at: "2026-12-02T02:53:00Z" } });
+    expect(decideLimit(undefined, undefined, { state: "working", limit: line }, NOW)).toBeUndefined();
+    expect(decideLimit({ ...block, source: "screen" }, undefined, { state: "working", limit: line }, NOW)).toMatchObject({ to: "unlimited" });
+    expect(decideLimit({ ...block, source: "screen" }, undefined, { state: "idle" }, NOW)).toMatchObject({ to: "unlimited" });
+  });
+});
+
+describe("the registry's limit field", () => {
+  const ok = { since: "2026-12-02T01:10:00Z", resets_at: null, reason: "API Error: Request rejected (429)", source: "screen" };
+  test("the daemon's shape is accepted; a malformed one names what is wrong", () => {
+    expect(limitProblem(undefined)).toBeUndefined();
+    expect(limitProblem(ok)).toBeUndefined();
+    expect(limitProblem({ ...ok, used_percent: 100, resets_at: "2026-12-02T02:53:00Z" })).toBeUndefined();
+    expect(limitProblem("yes")).toContain("limit must be a mapping { since");
+    expect(limitProblem({ ...ok, until: 3 })).toContain("'until'");
+    expect(limitProblem({ ...ok, since: "soon" })).toBe("limit.since must be an ISO time, got 'soon'");
+    expect(limitProblem({ ...ok, resets_at: 1796180364 })).toContain("limit.resets_at must be an ISO time or null");
+    expect(limitProblem({ ...ok, reason: "" })).toBe("limit.reason must be one non-empty line");
+    expect(limitProblem({ ...ok, source: "hook" })).toContain("limit.source must be records or screen");
+    expect(limitProblem({ ...ok, used_percent: "73" })).toContain("limit.used_percent");
+  });
+  test("validateRegistry refuses a row with a malformed limit", () => {
+    const data = { herdr_sessions: [], tmux_sessions: [{ name: "w1", status: "running", limit: { ...ok, source: "guess" } }] };
+    expect(validateRegistry(data)).toEqual(["tmux_sessions[0] 'w1' limit.source must be records or screen, got 'guess'"]);
   });
 });
