@@ -155,3 +155,24 @@ export function reasonLine(s: string): string {
   const t = s.split("\n")[0]!.replace(/\s+/g, " ").trim();
   return t.length > 200 ? `${t.slice(0, 199)}…` : t;
 }
+
+/**
+ * "limited until 15:30" (this process's time zone; with the date when not within a day), or
+ * "limited (reset unknown)"; `now` ms
+ */
+export function limitedWords(resets_at: string | null, now: number = Date.now()): string {
+  if (resets_at === null) return "limited (reset unknown)";
+  const t = Date.parse(resets_at);
+  if (!Number.isFinite(t)) return "limited (reset unknown)";
+  const d = new Date(t);
+  const hm = `${String(d.getHours()).padStart(2, "0")}:${String(d.getMinutes()).padStart(2, "0")}`;
+  if (t - now < 20 * 3600_000 && t >= now - 3600_000) return `limited until ${hm}`;
+  return `limited until ${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")} ${hm}`;
+}
+
+/** "73 % of 5h", "100 %": a window's use, when known */
+export function usedWords(used_percent: number | undefined, window_minutes?: number | null): string | undefined {
+  if (used_percent === undefined) return undefined;
+  const w = windowName(window_minutes);
+  return `${Math.round(used_percent)} %${w ? ` of ${w}` : ""}`;
+}
