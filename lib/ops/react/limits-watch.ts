@@ -1,7 +1,7 @@
 // limits.watch (docs/unattended.md): is each running agent of a kind whose limits mam knows (its
 // `limits` aspect) at a usage or rate limit? From its own records first (the files its kind's
 // `usage` aspect names, read as the usage meter finds them: ./meter.ts sessionFiles), its screen
-// second (the rules file's limit lines: only when its records say nothing, and only at the poll).
+// second (the rules file's limit lines: only when it has no records yet, and only at the poll).
 // On a transition only: the row's `limit` field is written (through the registry's one writer),
 // the job the agent works on journals `limited` (data: resets_at, reason) or `unlimited`, and the
 // user's sinks get one "limited" notification. The row holds the state, so a daemon that starts
@@ -60,8 +60,8 @@ export function decideLimit(current: LimitBlock | undefined, records: LimitVerdi
   return same(current, kept) ? undefined : { to: "update", limit: kept };
 }
 
-/** "limited until 2026-12-02T02:53:00Z" or "limited (reset unknown)" */
-export const limitedWords = (l: Pick<LimitBlock, "resets_at">) => (l.resets_at === null ? "limited (reset unknown)" : `limited until ${l.resets_at}`);
+/** in the journal and the log: "limited until 2026-12-02T02:53:00Z" or "limited (reset unknown)" */
+const limitedWords = (l: Pick<LimitBlock, "resets_at">) => (l.resets_at === null ? "limited (reset unknown)" : `limited until ${l.resets_at}`);
 
 // ---- the agent's records: what was appended since the last look, whole lines only -----------
 
@@ -159,7 +159,8 @@ export const limitsWatch = defineReaction({
         const f = factsOf(p, k.limits!, st.files);
         if (f && (!newest || f.mtime > newest.mtime)) newest = f;
       }
-      const records = newest ? foldLimit(newest.facts, now) : undefined;
+      // records there say it all: a limit would be in them (its screen is read only when it keeps none yet)
+      const records = newest ? (foldLimit(newest.facts, now) ?? { limited: false as const }) : undefined;
       let screen: ScreenSays | undefined;
       if (!records && tick.on === "poll") screen = await screenOf(deps, section, row, now, parseResetTime);
       const change = decideLimit(row.limit, records, screen, now);
