@@ -4,7 +4,7 @@
 // workspace's daemon sees it. mam status says limited until T (text and JSON), the job it works on
 // journals `limited` once, a job queued for it stays queued and says why, a pool job goes to the
 // other agent of the role; then a turn answered lifts the limit (`unlimited` once) and the queued
-// job gets its turn.
+// job gets its turn. A loopback webhook gets one "limited" notification per transition.
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -43,7 +43,10 @@ function resetIn2h(): { words: string; iso: string } {
 }
 
 test("a limited claude: status says until when, its job journals limited once, a queued job waits and says why, a pool job goes to the other; the limit lifts once", async () => {
+  const hits: { kind: string; title: string; key: string }[] = [];
+  const rx = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: async (req) => (hits.push(await req.json()), new Response("ok")) });
   const w = newWorkspace(e);
+  expect((await w.mam(["notify", "add", "webhook", `http://127.0.0.1:${rx.port}/limits`, "--on", "limited"])).code).toBe(0);
   await ensureDaemon(w, "polling", started);
   const [w1, w2] = [w.n("lim1"), w.n("lim2")];
   const p1 = await createAgent(e, w, w1, "worker");
@@ -90,4 +93,9 @@ test("a limited claude: status says until when, its job journals limited once, a
   expect((await jobJson(w, b)).agent_session).toBe(w1);
   expect(count(w, a, "limited")).toBe(1);
   expect(count(w, a, "unlimited")).toBe(1);
+  expect(hits.map((h) => [h.kind, h.title])).toEqual([
+    ["limited", `mam: ${w1} is limited until ${reset.iso}`],
+    ["limited", `mam: ${w1} is no longer limited`],
+  ]);
+  rx.stop(true);
 }, 180_000);
