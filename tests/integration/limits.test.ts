@@ -44,7 +44,7 @@ function resetIn2h(): { words: string; iso: string } {
 
 test("a limited claude: status says until when, its job journals limited once, a queued job waits and says why, a pool job goes to the other; the limit lifts once", async () => {
   const hits: { kind: string; title: string; key: string }[] = [];
-  const rx = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: async (req) => (hits.push(await req.json()), new Response("ok")) });
+  const rx = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: async (req) => (hits.push((await req.json()) as (typeof hits)[number]), new Response("ok")) });
   const w = newWorkspace(e);
   expect((await w.mam(["notify", "add", "webhook", `http://127.0.0.1:${rx.port}/limits`, "--on", "limited"])).code).toBe(0);
   await ensureDaemon(w, "polling", started);
