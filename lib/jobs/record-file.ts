@@ -208,6 +208,8 @@ export interface JobView extends PublicRecord {
   last_event: JobEvent | null;
   /** a job waiting its turn: its place in its line (1 = next) */
   position?: number;
+  /** a job waiting its turn: why its agent (every agent of its role) takes none now, when it is at a limit */
+  waits_for?: string;
 }
 
 /** what `job status --json` prints: the record without its token, with the folded status */

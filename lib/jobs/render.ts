@@ -80,7 +80,8 @@ function budgetText(v: CostedJobView): string {
 }
 
 /** a status, with a waiting job's place in its line */
-const statusWord = (v: Pick<JobView, "status" | "position">) => (v.status === "queued" && v.position !== undefined ? `queued (position ${v.position})` : v.status);
+const statusWord = (v: Pick<JobView, "status" | "position" | "waits_for">) =>
+  v.status === "queued" && v.position !== undefined ? `queued (position ${v.position}${v.waits_for ? `: ${v.waits_for}` : ""})` : v.status;
 
 export function statusText(v: CostedJobView): string {
   const task = v.brief_file !== undefined ? `brief ${v.brief_file}` : oneLine(v.prompt ?? "");

@@ -18,6 +18,8 @@ export const EVENT_NAMES = [
   "approved",
   "denied",
   "usage",
+  "limited",
+  "unlimited",
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 export const TERMINAL_EVENTS: readonly EventName[] = ["completed", "error", "cancelled", "timeout", "budget_exceeded"];
@@ -38,11 +40,16 @@ export const QUEUE_EVENTS: readonly EventName[] = ["queued", "dispatched"];
  */
 export const APPROVAL_EVENTS: readonly EventName[] = ["approved", "denied"];
 /**
- * what only mam journals (an agent's report cannot be one of these); none of them says the job
- * runs: the delivery stages, the queue's, a user's answers, a job over its budget (docs/cost.md)
- * and the totals of a job costed on another host (`usage`)
+ * the agent working on the job went to a usage or rate limit (data: session, resets_at, reason),
+ * and came back from it (docs/unattended.md): journalled by the daemon on the transition
  */
-export const MAM_EVENTS: readonly EventName[] = [...DELIVERY_EVENTS, ...QUEUE_EVENTS, ...APPROVAL_EVENTS, "budget_exceeded", "usage"];
+const LIMIT_EVENTS: readonly EventName[] = ["limited", "unlimited"];
+/**
+ * what only mam journals (an agent's report cannot be one of these); none of them says the job
+ * runs: the delivery stages, the queue's, a user's answers, a job over its budget (docs/cost.md),
+ * the totals of a job costed on another host (`usage`) and its agent's limits
+ */
+export const MAM_EVENTS: readonly EventName[] = [...DELIVERY_EVENTS, ...QUEUE_EVENTS, ...APPROVAL_EVENTS, "budget_exceeded", "usage", ...LIMIT_EVENTS];
 
 export const JOB_STATUSES = ["queued", "pending", "running", "completed", "error", "cancelled", "timeout", "budget_exceeded"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];

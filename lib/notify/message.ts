@@ -146,6 +146,30 @@ export function queuedNotice(w: Where, o: { job_id: string; session: string; min
   };
 }
 
+/**
+ * an agent went to a usage or rate limit (`resets_at` ISO, null: unknown), or back from it
+ * (`lifted`); `since` (its limit's start) keys it: one notification per transition
+ */
+export function limitedNotice(w: Where, o: { session: string; since: string; resets_at: string | null; reason: string; lifted?: string; job_id?: string }): Notification {
+  const until = o.resets_at === null ? "its reset time is unknown" : `it resets at ${o.resets_at}`;
+  return {
+    kind: "limited",
+    key: `${o.lifted ? "unlimited" : "limited"}:${o.session}:${o.since}`,
+    title: o.lifted ? `mam: ${o.session} is no longer limited` : `mam: ${o.session} is limited${o.resets_at === null ? " (reset unknown)" : ` until ${o.resets_at}`}`,
+    text: (o.lifted
+      ? [oneLine(o.lifted), o.job_id ? `its job ${o.job_id} can go on` : ""]
+      : [oneLine(o.reason), until, o.job_id ? `its job ${o.job_id} waits; jobs queued for it stay queued` : "jobs queued for it stay queued", `mam status --workspace ${sh(w.workspace)}`]
+    )
+      .filter((l) => l !== "")
+      .join("\n"),
+    workspace: w.workspace,
+    host: w.host,
+    at: w.at,
+    session: o.session,
+    ...(o.job_id ? { job_id: o.job_id } : {}),
+  };
+}
+
 /** an agent died: its pane is gone, or its program exited (while its job ran, when `job_id`) */
 /** `fresh`: its kind keeps no conversation to resume (demo, shell, aider): the command says --fresh */
 export function diedNotice(w: Where, o: { session: string; job_id?: string; why: string; since: number; fresh?: boolean }): Notification {
@@ -183,7 +207,7 @@ export function testNotice(w: Where): Notification {
   return { kind: "test", key: `test:${w.at}`, title: "mam: a test notification", text: `from ${w.host}, workspace ${w.workspace}`, workspace: w.workspace, host: w.host, at: w.at };
 }
 
-const NTFY_TAGS: Record<Notification["kind"], string[]> = { dialog: ["warning"], ended: ["checkered_flag"], died: ["skull"], offline: ["electric_plug"], queued: ["hourglass"], test: ["bell"] };
+const NTFY_TAGS: Record<Notification["kind"], string[]> = { dialog: ["warning"], ended: ["checkered_flag"], died: ["skull"], offline: ["electric_plug"], queued: ["hourglass"], limited: ["stopwatch"], test: ["bell"] };
 
 /**
  * the body a webhook POSTs: mam's own JSON (`source: "mam"` and every field), ntfy's JSON

@@ -31,6 +31,20 @@ export interface WorktreeBlock {
   [k: string]: unknown;
 }
 
+/**
+ * the agent is at a usage or rate limit (issue 34; docs/unattended.md), written by the daemon's
+ * limits.watch on a transition only; absent: not limited. `since` and `resets_at` are ISO times;
+ * `resets_at` null: the agent gave none (never guessed); `reason`: its one line; `source`: where mam
+ * read it (the agent's records, else its screen); `used_percent`: its window's use, when it says
+ */
+export interface LimitBlock {
+  since: string;
+  resets_at: string | null;
+  reason: string;
+  source: "records" | "screen";
+  used_percent?: number;
+}
+
 export interface Row {
   name: string;
   status: SessionStatus;
@@ -54,6 +68,7 @@ export interface Row {
    * reconcile pass, writes the row's end state (lib/fleet/apply.ts); removed when the stop ends
    */
   stopping_epoch?: number;
+  limit?: LimitBlock;
   [k: string]: unknown;
 }
 

@@ -53,6 +53,8 @@ export function validateRegistry(data: unknown, before?: RegistryData, opts: Val
       if (row.pane !== undefined && !isPlainObject(row.pane)) problems.push(`${id} pane is not a mapping`);
       const wt = worktreeProblem(row.worktree);
       if (wt) problems.push(`${id} ${wt}`);
+      const lim = limitProblem(row.limit);
+      if (lim) problems.push(`${id} ${lim}`);
       if (!opts.parsed) {
         const bad = unstorable(row);
         if (bad) problems.push(`${id} cannot be stored: ${bad}`);
@@ -81,6 +83,27 @@ export function worktreeProblem(v: unknown): string | undefined {
   if (!isPlainObject(v)) return "worktree is not a mapping";
   if (typeof v.path !== "string" || !v.path.startsWith("/")) return "worktree.path must be an absolute path";
   if (typeof v.branch !== "string" || v.branch === "") return "worktree.branch must be a non-empty string";
+  return undefined;
+}
+
+const isoTime = (v: unknown) => typeof v === "string" && /^\d{4}-\d\d-\d\dT/.test(v) && Number.isFinite(Date.parse(v));
+
+/**
+ * the `limit` field of a row (issue 34, written by the daemon): absent, or a mapping
+ * { since: ISO time, resets_at: ISO time | null, reason: one line, source: records | screen,
+ * used_percent?: a number from 0 }; the problem names the part that is wrong
+ */
+export function limitProblem(v: unknown): string | undefined {
+  if (v === undefined) return undefined;
+  const shape = "limit must be a mapping { since: <ISO time>, resets_at: <ISO time or null>, reason: <one line>, source: records|screen, used_percent?: <number> }";
+  if (!isPlainObject(v)) return shape;
+  const extra = Object.keys(v).filter((k) => !["since", "resets_at", "reason", "source", "used_percent"].includes(k));
+  if (extra.length) return `${shape}; it has ${extra.map((k) => repr(k)).join(", ")}`;
+  if (!isoTime(v.since)) return `limit.since must be an ISO time, got ${repr(v.since)}`;
+  if (v.resets_at !== null && !isoTime(v.resets_at)) return `limit.resets_at must be an ISO time or null (unknown), got ${repr(v.resets_at)}`;
+  if (typeof v.reason !== "string" || v.reason.trim() === "" || v.reason.includes("\n")) return "limit.reason must be one non-empty line";
+  if (v.source !== "records" && v.source !== "screen") return `limit.source must be records or screen, got ${repr(v.source)}`;
+  if (v.used_percent !== undefined && (typeof v.used_percent !== "number" || !Number.isFinite(v.used_percent) || v.used_percent < 0)) return `limit.used_percent must be a number from 0, got ${repr(v.used_percent)}`;
   return undefined;
 }
 

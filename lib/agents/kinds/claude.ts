@@ -9,6 +9,7 @@ import { type Env, homeDir } from "../../sys/paths.ts";
 import type { ServerEntry } from "../../sys/self.ts";
 import { type AgentKind, type Conversation, type ConversationStore, type Edit, GRANTED_COMMANDS, MCP_PREAPPROVED, SERVER_KEY } from "./kind.ts";
 import { contentText, countOf, jsonObject, stamp, type Tokens, type UsageFact, type UsageSource } from "../usage.ts";
+import { type LimitFact, type LimitsKind, reasonLine } from "../limits.ts";
 import { firstJsonLines, list, mtime, newestOf, str } from "./store-util.ts";
 
 // ---- store: $CLAUDE_CONFIG_DIR or ~/.claude, projects/<key>/<id>.jsonl -------------------------
@@ -108,6 +109,36 @@ const usage: UsageSource = {
   markers: ['"type":"assistant"', '"type":"user"'],
   parse: claudeLine,
 };
+
+// ---- limits: the synthetic answer of a refused turn (shared/reference/real-limits.md) ---------
+// A turn refused at a limit is an assistant line claude writes itself (model <synthetic>), with
+// isApiErrorMessage:true, error "rate_limit" and apiErrorStatus 429 (2.1.197 and 2.1.332); its text
+// is what the screen shows ("You've hit your session limit · resets 2:53am (UTC)", or "API Error:
+// Request rejected (429) · …" with an API key). 2.1.332 with a subscription adds the exact reset,
+// apiErrorParams.rate_limit_info.resetsAt (epoch s). A 529 (error "server_error") is no limit. Any
+// other assistant line is a model's answer: the limit is over.
+
+function claudeLimitLine(line: string): LimitFact | undefined {
+  if (!line.includes('"type":"assistant"')) return undefined;
+  const o = jsonObject(line);
+  if (o?.type !== "assistant") return undefined;
+  const at = stamp(o.timestamp);
+  const m = o.message && typeof o.message === "object" ? (o.message as Record<string, unknown>) : undefined;
+  if (o.isApiErrorMessage === true) {
+    if (o.error !== "rate_limit" && o.apiErrorStatus !== 429) return undefined;
+    const reason = reasonLine(contentText(m?.content)) || "API Error: Request rejected (429)";
+    const params = o.apiErrorParams && typeof o.apiErrorParams === "object" ? (o.apiErrorParams as Record<string, unknown>) : undefined;
+    const info = params?.rate_limit_info && typeof params.rate_limit_info === "object" ? (params.rate_limit_info as Record<string, unknown>) : undefined;
+    const exact = typeof info?.resetsAt === "number" && Number.isFinite(info.resetsAt) && info.resetsAt > 0 ? info.resetsAt * 1000 : null;
+    const words = /\bresets (.+)$/i.exec(reason)?.[1];
+    return { kind: "hit", at, resets_at: exact, ...(exact === null && words ? { resets_text: words } : {}), reason };
+  }
+  // an answer of the model (a tool call is one too); claude's own placeholders say nothing
+  if (!m || m.model === "<synthetic>") return undefined;
+  return { kind: "ok", at };
+}
+
+const limits: LimitsKind = { markers: ['"type":"assistant"'], parse: claudeLimitLine };
 
 // ---- grants ----------------------------------------------------------------------------------
 
@@ -276,4 +307,5 @@ export const claude: AgentKind = {
     uninstall: mcpUninstall,
   },
   usage,
+  limits,
 };

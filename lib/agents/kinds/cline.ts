@@ -42,4 +42,5 @@ export const cline: AgentKind = {
   mcp: null,
   // mam does not read its records yet: its usage shows as unknown (docs/cost.md)
   usage: null,
+  limits: null,
 };

@@ -8,6 +8,7 @@ import { type Env, homeDir } from "../../sys/paths.ts";
 import type { ServerEntry } from "../../sys/self.ts";
 import { type AgentKind, type Conversation, type Edit, SERVER_KEY } from "./kind.ts";
 import { contentText, countOf, jsonObject, stamp, type UsageFact, type UsageSource } from "../usage.ts";
+import { type LimitFact, type LimitsKind, reasonLine } from "../limits.ts";
 import { firstJsonLines, list, listedStore, mtime, str } from "./store-util.ts";
 
 // ---- store: $CODEX_HOME or ~/.codex, sessions/**/rollout-*.jsonl whose session_meta has our cwd --
@@ -121,6 +122,56 @@ const usage: UsageSource = {
   parse: codexLine,
 };
 
+// ---- limits: token_count.rate_limits and task_complete.error (shared/reference/real-limits.md) --
+// Every token_count carries the provider's windows (rate_limits.primary / secondary: used_percent,
+// window_minutes, resets_at in epoch s). A turn refused at the usage limit ends with task_complete
+// whose error.codex_error_info is "usage_limit_exceeded", right after a token_count at 100 %: its
+// reset is that window's resets_at. Retries exhausted on HTTP 429 (codex_error_info
+// {"response_too_many_failed_attempts":{"http_status_code":429}}) are a rate limit with no reset
+// time. A task_complete without an error is a turn that got its answer: the limit is over.
+
+type Window = { used_percent: number; window_minutes: number | null; resets_at: number | null };
+
+function windowOf(v: unknown): Window | undefined {
+  if (!v || typeof v !== "object") return undefined;
+  const w = v as Record<string, unknown>;
+  if (typeof w.used_percent !== "number" || !Number.isFinite(w.used_percent)) return undefined;
+  const num = (x: unknown) => (typeof x === "number" && Number.isFinite(x) && x > 0 ? x : null);
+  const r = num(w.resets_at);
+  return { used_percent: w.used_percent, window_minutes: num(w.window_minutes), resets_at: r === null ? null : r * 1000 };
+}
+
+function codexLimitLine(line: string): LimitFact | undefined {
+  if (!line.includes('"token_count"') && !line.includes('"task_complete"')) return undefined;
+  const o = jsonObject(line);
+  const p = o?.payload && typeof o.payload === "object" ? (o.payload as Record<string, unknown>) : undefined;
+  if (o?.type !== "event_msg" || !p) return undefined;
+  const at = stamp(o.timestamp);
+  if (p.type === "token_count") {
+    const rl = p.rate_limits && typeof p.rate_limits === "object" ? (p.rate_limits as Record<string, unknown>) : undefined;
+    // the fuller of the two windows (the one at 100 % when one is); the primary on a tie
+    const ws = [windowOf(rl?.primary), windowOf(rl?.secondary)].filter((w): w is Window => w !== undefined);
+    const w = ws.reduce<Window | undefined>((a, b) => (a === undefined || b.used_percent > a.used_percent ? b : a), undefined);
+    return w ? { kind: "window", at, ...w } : undefined;
+  }
+  if (p.type !== "task_complete") return undefined;
+  const err = p.error && typeof p.error === "object" ? (p.error as Record<string, unknown>) : undefined;
+  if (!err) return { kind: "ok", at };
+  const info = err.codex_error_info;
+  const message = typeof err.message === "string" ? reasonLine(err.message) : "";
+  if (info === "usage_limit_exceeded") {
+    const words = /try again at (.+?)\.?$/i.exec(message)?.[1];
+    return { kind: "hit", at, resets_at: null, ...(words ? { resets_text: words } : {}), reason: message || "You've hit your usage limit." };
+  }
+  const failed = info && typeof info === "object" ? (info as Record<string, unknown>).response_too_many_failed_attempts : undefined;
+  if (failed && typeof failed === "object" && (failed as Record<string, unknown>).http_status_code === 429) {
+    return { kind: "hit", at, resets_at: null, reason: message || "exceeded retry limit, last status: 429 Too Many Requests" };
+  }
+  return undefined;
+}
+
+const limits: LimitsKind = { markers: ['"token_count"', '"task_complete"'], parse: codexLimitLine };
+
 // ---- MCP: per run (-c), and config.toml ------------------------------------------------------
 
 /**
@@ -227,4 +278,5 @@ export const codex: AgentKind = {
     uninstall: mcpUninstall,
   },
   usage,
+  limits,
 };

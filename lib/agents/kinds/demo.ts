@@ -61,4 +61,5 @@ export const demo: AgentKind = {
   // it calls no model; the usage it writes is synthetic (model mam-demo-synthetic), for trying
   // budgets and costs without an account
   usage,
+  limits: null,
 };

@@ -234,4 +234,5 @@ export const gemini: AgentKind = {
   mcp: null,
   // mam does not read its records yet: its usage shows as unknown (docs/cost.md)
   usage: null,
+  limits: null,
 };

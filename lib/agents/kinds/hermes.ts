@@ -82,4 +82,5 @@ export const hermes: AgentKind = {
   mcp: null,
   // mam does not read its records yet: its usage shows as unknown (docs/cost.md)
   usage: null,
+  limits: null,
 };

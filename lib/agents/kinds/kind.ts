@@ -6,6 +6,7 @@
 // screen rules next to it, and one line in index.ts.
 import type { Env } from "../../sys/paths.ts";
 import type { ServerEntry } from "../../sys/self.ts";
+import type { LimitsKind } from "../limits.ts";
 import type { UsageSource } from "../usage.ts";
 
 export interface Conversation {
@@ -114,6 +115,12 @@ export interface AgentKind {
    * its usage shows as unknown (a budget or a daily cap on it is refused)
    */
   usage: UsageSource | null;
+  /**
+   * how a usage or rate limit shows in its records (docs/unattended.md; the files are its `usage`
+   * aspect's, its screen's limit lines are in its rules file, `limits`); null: not verified against
+   * the real CLI, and mam never says it is limited
+   */
+  limits: LimitsKind | null;
 }
 
 /**

@@ -57,4 +57,5 @@ export const opencode: AgentKind = {
   mcp: null,
   // mam does not read its records yet: its usage shows as unknown (docs/cost.md)
   usage: null,
+  limits: null,
 };

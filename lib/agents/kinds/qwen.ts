@@ -137,4 +137,5 @@ export const qwen: AgentKind = {
   mcp: null,
   // mam does not read its records yet: its usage shows as unknown (docs/cost.md)
   usage: null,
+  limits: null,
 };

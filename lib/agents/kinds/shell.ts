@@ -26,4 +26,5 @@ export const shell: AgentKind = {
   mcp: null,
   // it calls no model itself: mam has no tokens to count (shown as unknown, never as 0)
   usage: null,
+  limits: null,
 };

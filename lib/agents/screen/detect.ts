@@ -8,7 +8,7 @@
 // no rule matches, is "unknown": never a guess. For "blocked" the verdict carries a one-line reason
 // (the dialog's question) and whether it is a start dialog (trust, sign-in) or a permission prompt.
 import { embeddedRules } from "./embed.ts" with { type: "macro" };
-import { type CompiledInput, type CompiledRule, compileInput, compileRules, type DialogKind, type RuleFile, type ScreenState } from "./rules.ts";
+import { type CompiledInput, type CompiledLimitRule, type CompiledRule, compileInput, compileLimits, compileRules, type DialogKind, type RuleFile, type ScreenState } from "./rules.ts";
 import { plainText } from "./lines.ts";
 import { ruleReason, Regions } from "./regions.ts";
 import { type CompiledQuestion, compileQuestions, type Question, readQuestion } from "./question.ts";
@@ -112,4 +112,35 @@ export function questionOf(kind: string, screen: Screen): Question | undefined {
   let c = questions.get(kind);
   if (!c) questions.set(kind, (c = compileQuestions(RULES[kind]!.questions!)));
   return readQuestion(kind, c, screen.text);
+}
+
+const limitRules = new Map<string, CompiledLimitRule[]>();
+
+/** does this kind's rules file say how a limit shows on its screen */
+export function hasScreenLimits(kind: string): boolean {
+  return Object.hasOwn(RULES, kind) && (RULES[kind]!.limits?.length ?? 0) > 0;
+}
+
+/**
+ * the limit this screen shows, if one of the kind's limit lines is in its region (the rules file's
+ * `limits`): the line as the reason (one line, look-alike characters as ASCII), and the reset time
+ * as the agent wrote it (`t`), when it did. Whether the agent is still at that limit is the
+ * caller's to judge (a line that stays in view after the limit lifted: the agent at work again).
+ */
+export function screenLimit(kind: string, screen: Screen): { id: string; reason: string; resets_text?: string } | undefined {
+  if (!hasScreenLimits(kind)) return undefined;
+  let c = limitRules.get(kind);
+  if (!c) limitRules.set(kind, (c = compileLimits(RULES[kind]!)));
+  const regions = new Regions(screen.text, screen.title ?? "");
+  for (const r of c) {
+    const text = plainText(regions.get(r.region, r.regionKey).text);
+    // the last such line in the region: the newest
+    const all = [...text.matchAll(new RegExp(r.regex.source, "gim"))];
+    const m = all.at(-1);
+    if (!m) continue;
+    const reason = m[0].replace(/\s+/g, " ").trim();
+    const t = m.groups?.t?.trim();
+    return { id: r.id, reason, ...(t ? { resets_text: t } : {}) };
+  }
+  return undefined;
 }

@@ -19,7 +19,12 @@
 //     "name": "trust this folder"         // blocked only: the dialog's name as the user knows it (mam's warnings)
 //   }],
 //   "input": { "region": "prompt-box", "line": "^[❯>]\\s?(.*)$" },  // optional: where the agent's input box is
-//   "questions": [ … ]                    // optional: how to read its permission dialogs (question.ts)
+//   "questions": [ … ],                   // optional: how to read its permission dialogs (question.ts)
+//   "limits": [{                          // optional: how a usage or rate limit shows (docs/unattended.md)
+//     "id": "hit-your-limit",
+//     "region": "last:12",
+//     "regex": "You'?ve hit your [^·\\n]*limit( · resets (?<t>[^\\n]+))?"   // its match is the reason; group t the reset time
+//   }]
 // }
 // Text matchers and regexes are case-insensitive. `reason` (blocked rules) builds the one-line
 // reason from the screen: "<heading>: <the line after it (the first matching `detail`)> — <question>",
@@ -65,6 +70,25 @@ export interface RuleFile {
   rules: RuleSpec[];
   input?: InputSpec;
   questions?: QuestionSpec[];
+  limits?: LimitRuleSpec[];
+}
+
+/**
+ * a limit line on the agent's screen: not a state of its own (a limited agent sits at its prompt,
+ * idle), a fact next to it; the regex's match is the limit's reason, its group `t` the reset time
+ * as the agent wrote it
+ */
+export interface LimitRuleSpec {
+  id: string;
+  region: string;
+  regex: string;
+}
+
+export interface CompiledLimitRule {
+  id: string;
+  region: Region;
+  regionKey: string;
+  regex: RegExp;
 }
 
 export interface CompiledRule {
@@ -125,7 +149,22 @@ export function validateRuleFile(kind: string, doc: unknown): RuleFile {
   const d = doc as Record<string, unknown>;
   if (d.kind !== kind) fail(`"kind" must be "${kind}" (the file name), got ${JSON.stringify(d.kind)}`);
   if (!Array.isArray(d.rules) || d.rules.length === 0) fail(`"rules" must be a non-empty list`);
-  for (const k of Object.keys(d)) if (!["kind", "rules", "input", "questions"].includes(k)) fail(`unknown field "${k}"`);
+  for (const k of Object.keys(d)) if (!["kind", "rules", "input", "questions", "limits"].includes(k)) fail(`unknown field "${k}"`);
+  if (d.limits !== undefined) {
+    if (!Array.isArray(d.limits) || d.limits.length === 0) fail(`"limits" must be a non-empty list`);
+    (d.limits as unknown[]).forEach((l, i) => {
+      const x = l as Record<string, unknown>;
+      const at = `limit ${i + 1}`;
+      if (!x || typeof x !== "object" || Array.isArray(x) || Object.keys(x).some((k) => !["id", "region", "regex"].includes(k))) fail(`${at} must be { "id", "region", "regex" }`);
+      if (typeof x.id !== "string" || x.id === "" || typeof x.region !== "string" || typeof x.regex !== "string" || x.regex === "") fail(`${at}: "id", "region" and "regex" must be non-empty strings`);
+      try {
+        parseRegion(x.region as string);
+        regex(x.regex as string, `"regex"`);
+      } catch (e) {
+        fail(`${at}: ${(e as Error).message}`);
+      }
+    });
+  }
   if (d.questions !== undefined) {
     try {
       validateQuestions(d.questions);
@@ -209,6 +248,11 @@ export function compileRules(file: RuleFile): CompiledRule[] {
   // stable: equal priorities keep file order
   out.sort((a, b) => b.priority - a.priority || a.order - b.order);
   return out.map(({ order: _o, ...r }) => r);
+}
+
+/** the kind's limit lines, compiled (empty: the file names none) */
+export function compileLimits(file: RuleFile): CompiledLimitRule[] {
+  return (file.limits ?? []).map((l) => ({ id: l.id, region: parseRegion(l.region), regionKey: l.region, regex: regex(l.regex, l.id) }));
 }
 
 /** the kind's input box, compiled (undefined: the file names none) */

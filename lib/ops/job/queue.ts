@@ -22,6 +22,19 @@ import { EXIT, MamError } from "../../sys/errors.ts";
 import type { Deps } from "../deps.ts";
 import { pastDailyCap } from "./cap.ts";
 import { allRows } from "../../registry/rows.ts";
+import { limitedWords } from "../../agents/limits.ts";
+import type { LimitBlock, RegistryData } from "../../registry/types.ts";
+
+/**
+ * the limit a running session is at (docs/unattended.md; the daemon's limits.watch writes it on
+ * its row): it takes no job until it is over, though it sits at its prompt
+ */
+function limitOf(data: RegistryData, name: string): LimitBlock | undefined {
+  return allRows(data).find((r) => r.name === name && r.status === "running")?.limit;
+}
+
+/** "w1 is limited until 15:30" */
+const limitedWhy = (name: string, l: LimitBlock) => `${name} is ${limitedWords(l.resets_at)}`;
 
 /** MAM_QUEUE_AGING_S: seconds after which a waiting job ranks one priority higher */
 export function agingSeconds(env: Env): number {
@@ -166,6 +179,8 @@ export async function freeAgents(deps: Deps, names: Set<string>, roles: Set<stri
   for (const r of allRows(data)) {
     if (r.status !== "running" || busy.has(r.name)) continue;
     if (!names.has(r.name) && !(typeof r.role === "string" && roles.has(r.role))) continue;
+    // at a usage or rate limit (docs/unattended.md): no job before it is over; a pool's goes to another
+    if (r.limit !== undefined) continue;
     // past its daily cap (docs/cost.md#budgets): no new job before 00:00 UTC
     if (pastDailyCap(deps, r) === undefined) candidates.add(r.name);
   }
@@ -308,19 +323,20 @@ export async function typeDispatched(deps: Deps, d: Dispatched): Promise<{ ok: b
 }
 
 /**
- * Under the dispatch lock: when `name` must wait (at work, busy with another job, others waiting
- * for it), journal `queued` on job `id` (its place in the line in data.position) and say so;
+ * Under the dispatch lock: when `name` must wait (at a limit, at work, busy with another job,
+ * others waiting for it), journal `queued` on job `id` (its place in the line in data.position) and say so;
  * undefined when it can go now. The job itself does not count as the agent's other job.
  */
 export async function queueBehind(deps: Deps, id: string, name: string, working: boolean, host: string | undefined, data: Record<string, string> = {}): Promise<{ appended: Appended; position: number } | undefined> {
   return deps.jobs.dispatchLock(async () => {
     const q = readQueue(deps.jobs, host, id);
     const rec = deps.jobs.read(id);
-    if (!mustWait(q, name, working)) return undefined;
+    const limit = limitOf(deps.registry.read(), name);
+    if (!limit && !mustWait(q, name, working)) return undefined;
     const atMs = Date.now();
     const me: Waiting = { job_id: id, to: name, role: null, priority: rec?.priority ?? "normal", by: rec?.delegator ?? "", since: atMs / 1000 };
     const position = queuePositions({ ...q, waiting: [...q.waiting, me] }, deps.env).get(id) ?? 1;
-    const why = working ? `${name} is at work` : q.busy.has(name) ? `${name} has an unfinished job` : `other jobs wait for ${name}`;
+    const why = limit ? limitedWhy(name, limit) : working ? `${name} is at work` : q.busy.has(name) ? `${name} has an unfinished job` : `other jobs wait for ${name}`;
     const source = rec?.remote_of && host ? `mam@${host}` : "mam";
     const appended = await deps.jobs.append(id, (r, evs) => (r && !evs.some((e) => endsJob(e, r)) ? { event: "queued", detail: `${why}: waits its turn (position ${position})`, source, data: { ...data, to: name, position, at_ms: atMs } } : undefined));
     if (appended) markQueued(deps.jobs);
@@ -340,15 +356,16 @@ export interface InTurn {
 
 /**
  * Register a job in its turn, under the dispatch lock: for an agent by name, it goes now unless
- * the agent must wait (at work, busy, others waiting for it); for a pool (a role), it goes to the
+ * the agent must wait (at a limit, at work, busy, others waiting for it); for a pool (a role), it goes to the
  * first free agent of the role (by name) unless other jobs wait for that role or none is free.
  * Otherwise it is registered `queued`, with its place in the line.
  */
 export async function registerInTurn(deps: Deps, spec: JobSpec, to: { name: string; working: boolean } | { role: string }, host: string | undefined): Promise<InTurn> {
   return deps.jobs.dispatchLock(async () => {
     const q = readQueue(deps.jobs, host);
+    const limit = "name" in to ? limitOf(deps.registry.read(), to.name) : undefined;
     let go: string | null;
-    if ("name" in to) go = mustWait(q, to.name, to.working) ? null : to.name;
+    if ("name" in to) go = limit || mustWait(q, to.name, to.working) ? null : to.name;
     else if (q.waiting.some((w) => w.role === to.role)) go = null;
     else go = (await freeAgents(deps, new Set(), new Set([to.role]), q.busy)).sort((a, b) => (a.name < b.name ? -1 : 1))[0]?.name ?? null;
     if (go === null) refuseFull(q, "name" in to ? { to: to.name } : { role: to.role }, deps.env);
@@ -359,7 +376,7 @@ export async function registerInTurn(deps: Deps, spec: JobSpec, to: { name: stri
     const me: Waiting = { job_id: record.job_id, to: "name" in to ? to.name : null, role: "role" in to ? to.role : null, priority: record.priority ?? "normal", by: record.delegator ?? "", since: atMs / 1000 };
     const position = positions([...q.waiting, me], Date.now() / 1000, agingSeconds(deps.env)).get(record.job_id) ?? 1;
     const who = "name" in to ? to.name : `a free ${to.role}`;
-    const why = "role" in to ? `no ${to.role} is free` : to.working ? `${to.name} is at work` : q.busy.has(to.name) ? `${to.name} has an unfinished job` : `other jobs wait for ${to.name}`;
+    const why = "role" in to ? `no ${to.role} is free` : limit ? limitedWhy(to.name, limit) : to.working ? `${to.name} is at work` : q.busy.has(to.name) ? `${to.name} has an unfinished job` : `other jobs wait for ${to.name}`;
     const queued = await deps.jobs.append(record.job_id, { event: "queued", detail: `${why}: waits its turn for ${who} (position ${position})`, source: "mam", data: { ...("name" in to ? { to: to.name } : { role: to.role }), position, at_ms: atMs } });
     markQueued(deps.jobs);
     return { record: queued?.record ?? record, go: null, position, ...(queued ? { queued } : {}) };
@@ -373,6 +390,25 @@ export function placeInLine<V extends Pick<JobView, "job_id" | "status" | "posit
   try {
     host = hostName(deps.env);
   } catch {}
-  const pos = queuePositions(readQueue(deps.jobs, host), deps.env);
-  return views.map((v) => (v.status === "queued" && pos.has(v.job_id) ? { ...v, position: pos.get(v.job_id)! } : v));
+  const q = readQueue(deps.jobs, host);
+  const pos = queuePositions(q, deps.env);
+  let data: RegistryData | undefined;
+  try {
+    data = deps.registry.read();
+  } catch {} // a broken registry is status's to report
+  const why = (id: string): string | undefined => {
+    const w = q.waiting.find((x) => x.job_id === id);
+    if (!w || !data) return undefined;
+    if (w.to !== null) {
+      const l = limitOf(data, w.to);
+      return l ? limitedWhy(w.to, l) : undefined;
+    }
+    const pool = allRows(data).filter((r) => r.status === "running" && r.role === w.role);
+    return pool.length > 0 && pool.every((r) => r.limit !== undefined) ? `every ${w.role} is limited (${pool.map((r) => limitedWhy(r.name, r.limit!)).join("; ")})` : undefined;
+  };
+  return views.map((v) => {
+    if (v.status !== "queued" || !pos.has(v.job_id)) return v;
+    const w = why(v.job_id);
+    return { ...v, position: pos.get(v.job_id)!, ...(w ? { waits_for: w } : {}) };
+  });
 }

@@ -6,10 +6,11 @@
 //   reconcile   team.link → reconcile.pass → job.react → acks.resend
 //   event       team.link (takes the team's topics) → job.ingest → job.react
 //   jobsChanged job.react → queue.dispatch
-//   poll        reconcile.pass → job.timeouts → job.react → usage.meter → job.rest → team.refresh
-//               → notify.queued
+//   poll        reconcile.pass → job.timeouts → job.react → limits.watch → usage.meter → job.rest
+//               → team.refresh → notify.queued
 //   watch       team.link → schedule.fire → notices.later (the notice about a job that stopped
-//               comes before the agent's next job) → queue.dispatch → jobs.waited → usage.meter
+//               comes before the agent's next job) → limits.watch (an agent that just hit its
+//               limit gets no queued job) → queue.dispatch → jobs.waited → usage.meter
 //               → agents.watch
 //   connected   team.link
 import { acksResend } from "./acks-resend.ts";
@@ -19,6 +20,7 @@ import { jobReact } from "./job-react.ts";
 import { jobRest } from "./job-rest.ts";
 import { jobTimeouts } from "./job-timeouts.ts";
 import { jobsWaited } from "./jobs-waited.ts";
+import { limitsWatch } from "./limits-watch.ts";
 import { noticesLater } from "./notices-later.ts";
 import { notifyQueued } from "./notify-queued.ts";
 import { queueDispatch } from "./queue-dispatch.ts";
@@ -38,6 +40,7 @@ export const REACTIONS: readonly AnyReaction[] = [
   acksResend,
   scheduleFire,
   noticesLater,
+  limitsWatch,
   queueDispatch,
   jobsWaited,
   usageMeter,

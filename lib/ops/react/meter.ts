@@ -68,6 +68,20 @@ export interface MeterPass {
   behind: boolean;
 }
 
+/**
+ * the files a running session writes its records to now (its kind's `usage` aspect says which;
+ * some may not exist yet), looked for where the agent keeps them: its own CLAUDE_CONFIG_DIR,
+ * CODEX_HOME … (`environ`: its process's environment), not the daemon's. The usage meter and the
+ * limits' watch (./limits-watch.ts) read the same files.
+ */
+export function sessionFiles(row: Row, kind: string, usage: UsageSource, ws: string, env: Env, environ: (pid: number) => Record<string, string> | undefined): string[] {
+  const wt = row.worktree;
+  const cwd = wt && !wt.removed_at && typeof wt.path === "string" ? wt.path : ws;
+  const pid = typeof row.pane?.pid === "number" ? row.pane.pid : undefined;
+  const own = pid === undefined ? env : storeEnv(env, environ(pid), row.name);
+  return usage.files({ cwd, ws, name: row.name, id: ownId(row, kind), pid, env: own });
+}
+
 interface Tracked {
   row: Row;
   kind: string;
@@ -210,12 +224,7 @@ export class UsageMeter {
         dirty = true;
       }
       if (t.row.status !== "running") continue;
-      const wt = t.row.worktree;
-      const cwd = wt && !wt.removed_at && typeof wt.path === "string" ? wt.path : ws;
-      const pid = typeof t.row.pane?.pid === "number" ? t.row.pane.pid : undefined;
-      // where the agent keeps its records is the agent's to say (its CLAUDE_CONFIG_DIR, CODEX_HOME …), not the daemon's
-      const env = pid === undefined ? this.o.env : storeEnv(this.o.env, this.environOf(pid), t.row.name);
-      for (const path of t.usage.files({ cwd, ws, name: t.row.name, id: ownId(t.row, t.kind), pid, env })) {
+      for (const path of sessionFiles(t.row, t.kind, t.usage, ws, this.o.env, (pid) => this.environOf(pid))) {
         const c = l.files[path];
         if (c && c.session === t.row.name) continue;
         l.files[path] = { session: t.row.name, kind: t.kind, ino: -1, offset: 0, turn: c?.turn ?? { job: null, iteration: null } };

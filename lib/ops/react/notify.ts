@@ -8,7 +8,8 @@
 //     notification: both are keyed by the session and its start);
 //   * a host of the team whose daemons all went offline → "offline" (its first state seen is where
 //     it was, not news);
-//   * a job that waited in the queue longer than MAM_NOTIFY_QUEUED_MIN → "queued" (./notify-queued.ts).
+//   * a job that waited in the queue longer than MAM_NOTIFY_QUEUED_MIN → "queued" (./notify-queued.ts);
+//   * an agent that went to a usage or rate limit, or back from it → "limited" (./limits-watch.ts).
 // Jobs copied from another host are that host's to tell about; an event older than MAX_AGE_MS (a
 // daemon starting over an old journal) is not news either.
 import { fromDaemon, type JobEvent } from "../../jobs/event.ts";
@@ -18,7 +19,7 @@ import type { Action } from "../../fleet/classify.ts";
 import { rowEpoch } from "../../fleet/adopt.ts";
 import { rowAgent } from "../../fleet/rows.ts";
 import { agentKind } from "../../agents/kinds/index.ts";
-import { askedOf, diedNotice, dialogNotice, endedNotice, type Notification, offlineNotice, queuedNotice, type Where } from "../../notify/message.ts";
+import { askedOf, diedNotice, dialogNotice, endedNotice, limitedNotice, type Notification, offlineNotice, queuedNotice, type Where } from "../../notify/message.ts";
 import { Notifier } from "../../notify/send.ts";
 import type { Deps } from "../deps.ts";
 import { SECTIONS } from "../../registry/types.ts";
@@ -34,6 +35,8 @@ export interface NotifyPart {
   terminated(actions: readonly Action[], log: (line: string) => void): Promise<void>;
   /** a job has waited in the queue longer than MAM_NOTIFY_QUEUED_MIN (./notify-queued.ts) */
   queued(job_id: string, session: string, minutes: number, log: (line: string) => void): Promise<void>;
+  /** an agent went to a limit, or back from it (`lifted`: what ended it) */
+  limited(o: { session: string; since: string; resets_at: string | null; reason: string; lifted?: string; job_id?: string }, log: (line: string) => void): Promise<void>;
   /** a workspace daemon of the team said online or offline */
   presence(team: string, host: string, wsId: string, online: boolean, at: number, log: (line: string) => void): Promise<void>;
 }
@@ -104,6 +107,9 @@ export function notifyPart(deps: Deps, self: string = hostName(deps.env)): Notif
     },
     async queued(job_id, session, minutes, log) {
       await send(queuedNotice(where(), { job_id, session, minutes }), log);
+    },
+    async limited(o, log) {
+      await send(limitedNotice(where(), o), log);
     },
     async presence(team, host, wsId, online, at, log) {
       if (host === self) return;

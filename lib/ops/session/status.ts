@@ -1,5 +1,6 @@
 // mam status: the registry next to the multiplexers' view of it (SPEC §5.5). Read-only.
-import type { Row } from "../../registry/types.ts";
+import type { LimitBlock, Row } from "../../registry/types.ts";
+import { limitedWords, usedWords } from "../../agents/limits.ts";
 import { choicesLine, type Question, questionLine } from "../../agents/screen/question.ts";
 import type { Observation } from "./observe.ts";
 import { paint, table } from "../../sys/io.ts";
@@ -49,6 +50,8 @@ export interface StatusLine {
   worktree?: WorktreeStatus;
   /** its usage: its part of its job, today (UTC), in all (docs/cost.md); absent when not asked for */
   usage?: SessionCost;
+  /** at a usage or rate limit (docs/unattended.md: the daemon writes it on the row); absent: not limited */
+  limit?: LimitBlock;
 }
 
 export interface StatusDoc {
@@ -86,6 +89,7 @@ export function statusDoc(
         drift: [...new Set(v.drifts.map((d) => d.kind))],
         ...withWorktree(worktreeOf(v.row)),
         ...(usage ? { usage } : {}),
+        ...(v.row.status === "running" && v.row.limit ? { limit: v.row.limit } : {}),
       };
     }),
   };
@@ -111,6 +115,13 @@ function waitText(s: StatusLine): string {
   const head = visible(`${s.name} is blocked${s.dialog === "start" ? " at a start dialog" : ""}: ${s.reason}`);
   if (!s.question) return head;
   return [head, `  choices: ${visible(choicesLine(s.question))}`, `  answer:  mam approve ${s.name} --fingerprint ${s.question.fingerprint}   (add --deny for the no)`].join("\n");
+}
+
+/** "w1 is limited until 15:30 · 100 % (You've hit your session limit · resets 2:53am (UTC))" */
+export function limitText(s: Pick<StatusLine, "name" | "limit">): string | undefined {
+  if (!s.limit) return undefined;
+  const used = usedWords(s.limit.used_percent);
+  return `${s.name} is ${limitedWords(s.limit.resets_at)}${used ? ` · ${used} used` : ""} (${s.limit.reason}; from its ${s.limit.source})`;
 }
 
 /**
@@ -150,6 +161,7 @@ export function renderStatus(doc: StatusDoc, color: boolean): string {
   // what blocked agents wait for, one line each under the table
   const waits = [
     ...doc.sessions.filter((s) => s.live === "blocked" && s.reason).map(waitText),
+    ...doc.sessions.flatMap((s) => limitText(s) ?? []).map(visible),
     ...doc.sessions.flatMap((s) => unreadableText(s) ?? []).map(visible),
   ];
   const text = table(["NAME", "AGENT", "ROLE", "STATUS", "LIVE", "PANE", "SERVER", ...(branches ? ["BRANCH"] : []), "JOB", ...(costs ? ["COST"] : []), "DRIFT"], rows);

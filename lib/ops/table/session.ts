@@ -300,6 +300,7 @@ export const sessionStatus = defineOp({
             drift: z.array(str()),
             usage: z.looseObject({ job: z.nullable(usageOut()), today: usageOut(), total: usageOut() }),
             question: z.optional(questionOut()),
+            limit: z.optional(z.looseObject({ since: str(), resets_at: strOrNull(), reason: str(), source: z.enum(["records", "screen"]), used_percent: z.optional(z.number()) })),
           }),
         ),
       }),

@@ -43,7 +43,12 @@
       }
       const u = s.usage;
       const spent = u ? `${u.job ? costHtml(u.job) : `<span class="dim">-</span>`} · ${costHtml(u.today)} · ${costHtml(u.total)}` : `<span class="dim">?</span>`;
-      const reason = s.live === "blocked" && (s.reason || s.question) ? `<tr class="blocked reason-row"><td colspan="10" class="reason">${waitsFor(s)}</td></tr>` : "";
+      const reason =
+        s.live === "blocked" && (s.reason || s.question)
+          ? `<tr class="blocked reason-row"><td colspan="10" class="reason">${waitsFor(s)}</td></tr>`
+          : s.limit
+            ? `<tr class="blocked reason-row"><td colspan="10" class="reason limit">${esc(limitedLine(s.limit))}</td></tr>`
+            : "";
       return `<tr class="${s.tone === "blocked" ? "blocked" : ""}" data-session="${esc(s.name)}" data-live="${esc(s.live)}">
         <td><b>${esc(s.name)}</b></td><td>${esc(s.agent ?? "-")}</td><td>${esc(s.role ?? "-")}</td><td>${esc(s.status)}</td>
         <td><span class="pill live-${esc(s.tone)}" title="${esc(s.live_source ? `from the ${s.live_source}` : "")}">${esc(s.live)}</span></td>
@@ -51,6 +56,13 @@
         <td class="mono dim">${esc(s.mux === "tmux" ? `tmux:${s.server}` : s.server)} ${esc(s.pane ?? "")}</td><td class="acts">${acts.join(" ")}</td></tr>${reason}`;
     });
     $("team").innerHTML = `${hereHead()}<table><thead><tr><th>NAME</th><th>AGENT</th><th>ROLE</th><th>STATUS</th><th>LIVE</th><th>JOB</th><th title="its part of the job · today (UTC) · in all">COST</th><th>DRIFT</th><th>PANE</th><th></th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
+  }
+
+  // an agent at a usage or rate limit (docs/unattended.md): until when, its window's use, its words
+  function limitedLine(l) {
+    const t = l.resets_at === null ? NaN : Date.parse(l.resets_at);
+    const until = Number.isNaN(t) ? "limited (reset unknown)" : `limited until ${new Date(t).toLocaleString([], { hour: "2-digit", minute: "2-digit", ...(t - Date.now() > 20 * 3600e3 ? { month: "short", day: "numeric" } : {}) })}`;
+    return `${until}${l.used_percent !== undefined ? ` · ${Math.round(l.used_percent)} % used` : ""} — ${l.reason}`;
   }
 
   // what a blocked agent waits for; a permission dialog mam reads: its question, its choices and,
