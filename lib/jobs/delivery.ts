@@ -93,7 +93,8 @@ export function outstandingTopics(events: readonly Pick<JobEvent, "event" | "dat
  *   - `received`, `delivered`, `uncertain`: for a delivery this host offered, from `mam@<the host it went to>`;
  *   - `queued`, `dispatched`: from `mam@<a host the job was offered to>`;
  *   - `approved`, `denied`: naming (data.host) a host the job was offered to;
- *   - `usage`, `budget_exceeded`, `limited`, `unlimited`: only on a job offered to another host (its agent's host reports them).
+ *   - `usage`, `budget_exceeded`, `limited`, `unlimited`, `restarted`, `restart_gave_up`: only on a
+ *     job offered to another host (its agent's host reports them).
  */
 export function wireRefusal(events: readonly Pick<JobEvent, "event" | "data">[], ev: Pick<JobEvent, "event" | "source" | "data">): string | undefined {
   const what = `a ${ev.event} event from ${ev.source.slice(0, 80)}`;
@@ -111,6 +112,8 @@ export function wireRefusal(events: readonly Pick<JobEvent, "event" | "data">[],
     case "budget_exceeded":
     case "limited":
     case "unlimited":
+    case "restarted":
+    case "restart_gave_up":
       break;
     default:
       return undefined;

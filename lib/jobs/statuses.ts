@@ -20,6 +20,8 @@ export const EVENT_NAMES = [
   "usage",
   "limited",
   "unlimited",
+  "restarted",
+  "restart_gave_up",
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 export const TERMINAL_EVENTS: readonly EventName[] = ["completed", "error", "cancelled", "timeout", "budget_exceeded"];
@@ -45,11 +47,18 @@ export const APPROVAL_EVENTS: readonly EventName[] = ["approved", "denied"];
  */
 const LIMIT_EVENTS: readonly EventName[] = ["limited", "unlimited"];
 /**
+ * the daemon's restarts of a job's agent that died (docs/unattended.md#dead-agents): restarted (its
+ * conversation resumed; data: session, attempt, max, why), restart_gave_up (max restarts within an
+ * hour: the agent stays terminated, and the job ends in error "agent exited")
+ */
+export const RESTART_EVENTS: readonly EventName[] = ["restarted", "restart_gave_up"];
+/**
  * what only mam journals (an agent's report cannot be one of these); none of them says the job
  * runs: the delivery stages, the queue's, a user's answers, a job over its budget (docs/cost.md),
- * the totals of a job costed on another host (`usage`) and its agent's limits
+ * the totals of a job costed on another host (`usage`), its agent's limits and the daemon's
+ * restarts of its agent
  */
-export const MAM_EVENTS: readonly EventName[] = [...DELIVERY_EVENTS, ...QUEUE_EVENTS, ...APPROVAL_EVENTS, "budget_exceeded", "usage", ...LIMIT_EVENTS];
+export const MAM_EVENTS: readonly EventName[] = [...DELIVERY_EVENTS, ...QUEUE_EVENTS, ...APPROVAL_EVENTS, "budget_exceeded", "usage", ...LIMIT_EVENTS, ...RESTART_EVENTS];
 
 export const JOB_STATUSES = ["queued", "pending", "running", "completed", "error", "cancelled", "timeout", "budget_exceeded"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];

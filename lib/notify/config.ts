@@ -11,9 +11,9 @@ import { withLock } from "../sys/lock-file.ts";
 import { type Env, stateDir } from "../sys/paths.ts";
 
 /** what a notification is about */
-export const NOTIFY_KINDS = ["dialog", "ended", "died", "offline", "queued", "limited"] as const;
+export const NOTIFY_KINDS = ["dialog", "ended", "died", "offline", "queued", "limited", "gave_up"] as const;
 /** what a sink hears about when `--on` is not given: all but `queued`, which is asked for (MAM_NOTIFY_QUEUED_MIN) */
-export const DEFAULT_NOTIFY_KINDS: readonly NotifyKind[] = ["dialog", "ended", "died", "offline", "limited"];
+export const DEFAULT_NOTIFY_KINDS: readonly NotifyKind[] = ["dialog", "ended", "died", "offline", "limited", "gave_up"];
 export type NotifyKind = (typeof NOTIFY_KINDS)[number];
 
 export const WEBHOOK_FORMATS = ["json", "ntfy", "slack"] as const;

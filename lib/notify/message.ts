@@ -170,6 +170,30 @@ export function limitedNotice(w: Where, o: { session: string; since: string; res
   };
 }
 
+/**
+ * the daemon gave up restarting an agent (created with --restart on-failure): it died again after
+ * `max` restarts within an hour; it stays terminated (once per give-up: `since` is when)
+ */
+export function gaveUpNotice(w: Where, o: { session: string; max: number; why: string; since: number; job_id?: string }): Notification {
+  return {
+    kind: "gave_up",
+    key: `gave_up:${o.session}:${o.since}`,
+    title: `mam: gave up restarting ${o.session}${o.job_id ? ` (job ${o.job_id})` : ""}`,
+    text: [
+      `it died ${o.max + 1} times within an hour (${o.max} restart${o.max === 1 ? "" : "s"} allowed); last: ${oneLine(o.why)}`,
+      o.job_id ? `job ${o.job_id} ends in error` : "",
+      `start it again when it is fixed: mam resume ${sh(o.session)} --workspace ${sh(w.workspace)}`,
+    ]
+      .filter((l) => l !== "")
+      .join("\n"),
+    workspace: w.workspace,
+    host: w.host,
+    at: w.at,
+    session: o.session,
+    ...(o.job_id ? { job_id: o.job_id } : {}),
+  };
+}
+
 /** an agent died: its pane is gone, or its program exited (while its job ran, when `job_id`) */
 /** `fresh`: its kind keeps no conversation to resume (demo, shell, aider): the command says --fresh */
 export function diedNotice(w: Where, o: { session: string; job_id?: string; why: string; since: number; fresh?: boolean }): Notification {
@@ -207,7 +231,7 @@ export function testNotice(w: Where): Notification {
   return { kind: "test", key: `test:${w.at}`, title: "mam: a test notification", text: `from ${w.host}, workspace ${w.workspace}`, workspace: w.workspace, host: w.host, at: w.at };
 }
 
-const NTFY_TAGS: Record<Notification["kind"], string[]> = { dialog: ["warning"], ended: ["checkered_flag"], died: ["skull"], offline: ["electric_plug"], queued: ["hourglass"], limited: ["stopwatch"], test: ["bell"] };
+const NTFY_TAGS: Record<Notification["kind"], string[]> = { dialog: ["warning"], ended: ["checkered_flag"], died: ["skull"], offline: ["electric_plug"], queued: ["hourglass"], limited: ["stopwatch"], gave_up: ["skull"], test: ["bell"] };
 
 /**
  * the body a webhook POSTs: mam's own JSON (`source: "mam"` and every field), ntfy's JSON
@@ -221,7 +245,7 @@ export function webhookRequest(url: string, format: WebhookFormat, n: Notificati
     const parts = u.pathname.split("/").filter((p) => p !== "");
     const topic = parts.pop() ?? "";
     u.pathname = `/${parts.join("/")}`;
-    return { url: u.toString(), body: { topic, title: n.title, message: n.text, tags: NTFY_TAGS[n.kind], priority: n.kind === "dialog" || n.kind === "died" ? 4 : 3 } };
+    return { url: u.toString(), body: { topic, title: n.title, message: n.text, tags: NTFY_TAGS[n.kind], priority: n.kind === "dialog" || n.kind === "died" || n.kind === "gave_up" ? 4 : 3 } };
   }
   return { url, body: { source: "mam", ...n } };
 }

@@ -99,7 +99,7 @@ export async function deliverTo(s: Sink, n: Notification, env: Env): Promise<voi
     if (s.type === "desktop") {
       const bin = Bun.which("notify-send", { PATH: env.PATH ?? "" });
       if (!bin) throw new Error("notify-send is not installed (on Debian/Ubuntu: apt install libnotify-bin)");
-      const urgency = n.kind === "dialog" || n.kind === "died" ? "critical" : "normal";
+      const urgency = n.kind === "dialog" || n.kind === "died" || n.kind === "gave_up" ? "critical" : "normal";
       const code = await run([bin, "--app-name=mam", `--urgency=${urgency}`, n.title, n.text], env, undefined, DESKTOP_MS);
       if (code !== 0) throw new Error(code === "timeout" ? "notify-send did not return" : `notify-send exited ${code}`);
       return;

@@ -69,6 +69,10 @@ export interface Row {
    */
   stopping_epoch?: number;
   limit?: LimitBlock;
+  /** on-failure: the daemon resumes the agent when it dies (lib/fleet/restart.ts); absent: no */
+  restart?: "no" | "on-failure";
+  /** with restart on-failure: restarts per hour before the daemon gives up (default 3) */
+  max_restarts?: number;
   [k: string]: unknown;
 }
 

@@ -55,6 +55,8 @@ export function validateRegistry(data: unknown, before?: RegistryData, opts: Val
       if (wt) problems.push(`${id} ${wt}`);
       const lim = limitProblem(row.limit);
       if (lim) problems.push(`${id} ${lim}`);
+      const rs = restartProblem(row);
+      if (rs) problems.push(`${id} ${rs}`);
       if (!opts.parsed) {
         const bad = unstorable(row);
         if (bad) problems.push(`${id} cannot be stored: ${bad}`);
@@ -104,6 +106,20 @@ export function limitProblem(v: unknown): string | undefined {
   if (typeof v.reason !== "string" || v.reason.trim() === "" || v.reason.includes("\n")) return "limit.reason must be one non-empty line";
   if (v.source !== "records" && v.source !== "screen") return `limit.source must be records or screen, got ${repr(v.source)}`;
   if (v.used_percent !== undefined && (typeof v.used_percent !== "number" || !Number.isFinite(v.used_percent) || v.used_percent < 0)) return `limit.used_percent must be a number from 0, got ${repr(v.used_percent)}`;
+  return undefined;
+}
+
+/** a row's restart policy (lib/fleet/restart.ts): no (absent) or on-failure */
+export const RESTART_POLICIES = ["no", "on-failure"] as const;
+/** the most restarts per hour a row may allow */
+export const MAX_MAX_RESTARTS = 100;
+
+/** the problem of a row's restart fields (docs/unattended.md#dead-agents), or undefined */
+export function restartProblem(row: Record<string, unknown>): string | undefined {
+  if (row.restart !== undefined && !(RESTART_POLICIES as readonly unknown[]).includes(row.restart)) return `restart must be one of ${RESTART_POLICIES.join(", ")} (not ${repr(row.restart)})`;
+  const m = row.max_restarts;
+  if (m !== undefined && (typeof m !== "number" || !Number.isSafeInteger(m) || m < 1 || m > MAX_MAX_RESTARTS)) return `max_restarts must be a whole number from 1 to ${MAX_MAX_RESTARTS} (not ${repr(m)})`;
+  if (row.restarts !== undefined && (!Array.isArray(row.restarts) || row.restarts.some((t) => typeof t !== "number"))) return "restarts must be a list of epoch seconds";
   return undefined;
 }
 

@@ -67,7 +67,7 @@ test("mam notify add|list|remove|test: sinks kept 0600, secrets never printed, e
 
   const a1 = await mam(["notify", "add", "webhook", rx.url(`/json/${secret}?auth=${secret}`)]);
   expect(a1.code, a1.stderr).toBe(0);
-  expect(a1.stdout).toBe(`added sink 1: webhook → http://127.0.0.1:${new URL(rx.url("/")).port}/… (json), on dialog, ended, died, offline\n`);
+  expect(a1.stdout).toBe(`added sink 1: webhook → http://127.0.0.1:${new URL(rx.url("/")).port}/… (json), on dialog, ended, died, offline, limited, gave_up\n`);
   // from stdin: the URL never in argv
   const a2 = await mam(["notify", "add", "webhook", "-", "--format", "slack", "--on", "ended"], {}, `${rx.url(`/slack/${secret}`)}\n`);
   expect(a2.code, a2.stderr).toBe(0);
@@ -85,11 +85,11 @@ test("mam notify add|list|remove|test: sinks kept 0600, secrets never printed, e
   expect(list.code).toBe(0);
   expect(list.stdout).not.toContain(secret);
   expect(JSON.parse(list.stdout).sinks.map((s: { id: string; type: string; on: string[]; target: string }) => [s.id, s.type, s.on.join(","), s.target])).toEqual([
-    ["1", "webhook", "dialog,ended,died,offline", `http://127.0.0.1:${new URL(rx.url("/")).port}/… (json)`],
+    ["1", "webhook", "dialog,ended,died,offline,limited,gave_up", `http://127.0.0.1:${new URL(rx.url("/")).port}/… (json)`],
     ["2", "webhook", "ended", `http://127.0.0.1:${new URL(rx.url("/")).port}/… (slack)`],
     ["3", "webhook", "dialog,died", `http://127.0.0.1:${new URL(rx.url("/")).port}/… (ntfy)`],
     ["4", "desktop", "dialog", "notify-send"],
-    ["5", "command", "dialog,ended,died,offline", "cat …"],
+    ["5", "command", "dialog,ended,died,offline,limited,gave_up", "cat …"],
   ]);
   expect((await mam(["notify", "list"])).stdout).not.toContain(secret);
 

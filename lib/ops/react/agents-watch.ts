@@ -1,7 +1,8 @@
 // agents.watch: every watch tick while jobs are unfinished, the agents they wait on (tick.watched,
 // from jobs.waited): a pane that turns blocked journals one permission_required per dialog, a pane
-// that died journals error "agent exited" (./reactor.ts watchAgents). One listing per server, tmux
-// screens of just those agents; no unfinished job, no multiplexer call at all. What it appends
+// that died journals error "agent exited" (./reactor.ts watchAgents), unless the daemon restarts it
+// (--restart on-failure, ./agents-restart.ts: the job waits, until it gives up). One listing per
+// server, tmux screens of just those agents; no unfinished job, no multiplexer call at all. What it appends
 // reaches the delegator through jobsChanged (the journal watch), not here. Running rows and
 // unfinished jobs hold the daemon's idle timeout off.
 import type { Deps } from "../deps.ts";
@@ -9,6 +10,7 @@ import { isFinal } from "../../jobs/statuses.ts";
 import { defineReaction } from "./reaction.ts";
 import type { AgentLook, AgentState } from "./reactor.ts";
 import { allRows } from "../../registry/rows.ts";
+import { restartable } from "../../fleet/restart.ts";
 
 export const agentsWatch = defineReaction({
   name: "agents.watch",
@@ -48,8 +50,14 @@ async function agentStates(deps: Deps, watched?: Set<string>): Promise<(session:
       cache = new Map();
       const data = deps.registry.read();
       const obs = await observe(deps, data, [], { liveOnly: watched, questions: true });
+      const now = deps.clock.epoch();
       for (const v of obs.rows) {
         if (v.row.status !== "running" && cache.has(v.row.name)) continue;
+        // an agent the daemon restarts when it dies (agents.restart): its job waits for it
+        if (restartable(v.row, now) && (v.row.status !== "running" || v.live === "dead")) {
+          cache.set(v.row.name, { state: "unknown" });
+          continue;
+        }
         const st: AgentState = v.live === "blocked" ? "blocked" : v.live === "dead" ? "gone" : v.live === "unreachable" ? "unknown" : "alive";
         const question = st === "blocked" && v.pane ? obs.questions.get(v.pane) : undefined;
         const reason = v.pane?.reason ?? (question ? questionLine(question) : undefined);

@@ -11,9 +11,11 @@
 //   watch       team.link → schedule.fire → notices.later (the notice about a job that stopped
 //               comes before the agent's next job) → limits.watch (an agent that just hit its
 //               limit gets no queued job) → queue.dispatch → jobs.waited → usage.meter
-//               → agents.watch
+//               → agents.restart (a dead agent's row ends, and comes back, before its job's watch
+//               looks) → agents.watch
 //   connected   team.link
 import { acksResend } from "./acks-resend.ts";
+import { agentsRestart } from "./agents-restart.ts";
 import { agentsWatch } from "./agents-watch.ts";
 import { jobIngest } from "./job-ingest.ts";
 import { jobReact } from "./job-react.ts";
@@ -44,6 +46,7 @@ export const REACTIONS: readonly AnyReaction[] = [
   queueDispatch,
   jobsWaited,
   usageMeter,
+  agentsRestart,
   agentsWatch,
   jobRest,
   teamRefresh,

@@ -10,6 +10,9 @@
 //     it was, not news);
 //   * a job that waited in the queue longer than MAM_NOTIFY_QUEUED_MIN → "queued" (./notify-queued.ts);
 //   * an agent that went to a usage or rate limit, or back from it → "limited" (./limits-watch.ts).
+//   * an agent created with --restart on-failure that died once too often within the hour →
+//     "gave_up" (./agents-restart.ts); its deaths before that are no "died" (the daemon restarts it),
+//     nor is the one it gave up on (the gave_up said it).
 // Jobs copied from another host are that host's to tell about; an event older than MAX_AGE_MS (a
 // daemon starting over an old journal) is not news either.
 import { fromDaemon, type JobEvent } from "../../jobs/event.ts";
@@ -19,10 +22,12 @@ import type { Action } from "../../fleet/classify.ts";
 import { rowEpoch } from "../../fleet/adopt.ts";
 import { rowAgent } from "../../fleet/rows.ts";
 import { agentKind } from "../../agents/kinds/index.ts";
-import { askedOf, diedNotice, dialogNotice, endedNotice, limitedNotice, type Notification, offlineNotice, queuedNotice, type Where } from "../../notify/message.ts";
+import { askedOf, diedNotice, dialogNotice, endedNotice, gaveUpNotice, limitedNotice, type Notification, offlineNotice, queuedNotice, type Where } from "../../notify/message.ts";
 import { Notifier } from "../../notify/send.ts";
 import type { Deps } from "../deps.ts";
 import { SECTIONS } from "../../registry/types.ts";
+import { restartPolicy } from "../../fleet/restart.ts";
+import { RESTART_EVENTS } from "../../jobs/statuses.ts";
 import { hostName, isValidAddress } from "../../team/host.ts";
 import { dashboardLink } from "../../sys/ui-file.ts";
 
@@ -33,6 +38,8 @@ export interface NotifyPart {
   jobEvent(rec: JobRecord, ev: JobEvent, log: (line: string) => void): Promise<void>;
   /** the reconcile pass's actions: running rows whose pane is gone */
   terminated(actions: readonly Action[], log: (line: string) => void): Promise<void>;
+  /** the daemon gave up restarting a session (./agents-restart.ts); `since`: when */
+  gaveUp(o: { session: string; max: number; why: string; since: number; job_id?: string }, log: (line: string) => void): Promise<void>;
   /** a job has waited in the queue longer than MAM_NOTIFY_QUEUED_MIN (./notify-queued.ts) */
   queued(job_id: string, session: string, minutes: number, log: (line: string) => void): Promise<void>;
   /** an agent went to a limit, or back from it (`lifted`: what ended it) */
@@ -75,6 +82,15 @@ export function notifyPart(deps: Deps, self: string = hostName(deps.env)): Notif
       return false; // an unknown kind (or a broken registry): the plain command, whose error says more
     }
   };
+  /** the session's row has restart on-failure: the daemon restarts it, or told of giving up (gave_up) */
+  const restarts = (session: string): boolean => {
+    try {
+      const data = deps.registry.read();
+      return SECTIONS.some((section) => data[section].some((r) => r.name === session && restartPolicy(r).on));
+    } catch {
+      return false;
+    }
+  };
   /** host → workspace id → online; and whether the host was last seen online */
   const hosts = new Map<string, { ws: Map<string, { online: boolean; at: number }>; online: boolean }>();
   return {
@@ -93,8 +109,11 @@ export function notifyPart(deps: Deps, self: string = hostName(deps.env)): Notif
         // an event's identity (origin and seq): the same question asked again is another transition
         return send({ ...n, key: `dialog:${rec.job_id}:${ev.origin ?? ""}:${ev.seq}` }, log);
       }
+      // the daemon's restarts: the delegator hears of them; the user of giving up (gaveUp)
+      if (RESTART_EVENTS.includes(ev.event)) return;
       const session = rec.agent_session;
       if (ev.event === "error" && ev.source === "monitor" && ev.detail === "agent exited") {
+        if (restarts(session)) return log(`job ${rec.job_id}: ${session} restarts on failure; its gave_up notification tells of this death`);
         return send(diedNotice(w, { session, job_id: rec.job_id, why: `its agent exited while job ${rec.job_id} ran`, since: startOf(session), fresh: freshOnly(session) }), log);
       }
       return send(endedNotice(w, { job_id: rec.job_id, session, status: ev.event, detail: ev.detail }), log);
@@ -102,8 +121,12 @@ export function notifyPart(deps: Deps, self: string = hostName(deps.env)): Notif
     async terminated(actions, log) {
       for (const a of actions) {
         if (a.type !== "terminate") continue;
+        if (restarts(a.name)) continue; // the daemon restarts it (./agents-restart.ts)
         await send(diedNotice(where(), { session: a.name, why: `its pane ${a.paneId ?? ""} is gone (${a.reason})`.replace("  ", " "), since: startOf(a.name), fresh: freshOnly(a.name) }), log);
       }
+    },
+    async gaveUp(o, log) {
+      await send(gaveUpNotice(where(), o), log);
     },
     async queued(job_id, session, minutes, log) {
       await send(queuedNotice(where(), { job_id, session, minutes }), log);

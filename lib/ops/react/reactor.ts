@@ -10,7 +10,7 @@ import { readsCommands } from "../../agents/kinds/index.ts";
 import type { Question } from "../../agents/screen/question.ts";
 import type { Json } from "../../jobs/canonical.ts";
 import { DAEMON_SOURCE, endsJob, type JobEvent } from "../../jobs/event.ts";
-import { isFinal } from "../../jobs/statuses.ts";
+import { isFinal, RESTART_EVENTS } from "../../jobs/statuses.ts";
 import { JournalCache } from "../../jobs/journal-index.ts";
 import { deliveryOf, offeredTopic, outstandingTopics } from "../../jobs/delivery.ts";
 import { deliveryTopic } from "../../team/messages.ts";
@@ -374,7 +374,8 @@ async function reactToJob(ctx: ReactorContext, id: string, cursor: Record<string
     } else if (ev.event === "approved" || ev.event === "denied") {
       ctx.tells?.answered(id);
       acted = false;
-    } else if (at === j.endAt || ev.event === "permission_required") {
+    } else if (at === j.endAt || ev.event === "permission_required" || RESTART_EVENTS.includes(ev.event)) {
+      // the job's end, a dialog, its agent restarted (or given up on) by the daemon
       await tellDelegator(ctx, rec, ev);
       if (at === j.endAt && ev.event === "budget_exceeded") await tellOverBudget(ctx, rec, events.slice(0, at), ev);
     } else if (rec.type === "loop" && ev.event === "completed" && !endsJob(ev, rec)) {

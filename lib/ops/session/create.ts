@@ -64,6 +64,10 @@ export interface CreateInput {
   /** a daily cap (per UTC day) in dollars and in tokens (docs/cost.md) */
   daily_budget_usd?: number;
   daily_max_tokens?: number;
+  /** on-failure: the daemon resumes the agent when it dies (lib/fleet/restart.ts); default no */
+  restart?: "no" | "on-failure";
+  /** with restart on-failure: restarts per hour before the daemon gives up (default 3) */
+  max_restarts?: number;
 }
 
 /** what a create does and reports: the created session, then its job, the reconcile, the daemon */
@@ -313,6 +317,8 @@ export async function createSession(deps: Deps, o: CreateInput, signal: AbortSig
       ...(grant ? {} : { grants: false }),
       ...(o.daily_budget_usd !== undefined ? { daily_budget_usd: o.daily_budget_usd } : {}),
       ...(o.daily_max_tokens !== undefined ? { daily_max_tokens: o.daily_max_tokens } : {}),
+      // the daemon brings it back when it dies (resume keeps both)
+      ...(o.restart === "on-failure" ? { restart: "on-failure" as const, ...(o.max_restarts !== undefined ? { max_restarts: o.max_restarts } : {}) } : {}),
     };
     await deps.registry.mutate((d, tx) => {
       const dn = decide(d, name, t0, { section, server: target.server });

@@ -6,6 +6,7 @@ import { agentKind, agentMcpArgs, grantArgs, idField, ownId, resumeLoadedOf } fr
 import { serverEntry } from "../../sys/self.ts";
 import { adoptPane } from "../../fleet/adopt.ts";
 import { findPane } from "../../fleet/classify.ts";
+import { RESTART_STATE_KEYS } from "../../fleet/restart.ts";
 import { rowAgent } from "../../fleet/rows.ts";
 import { shJoin } from "../../mux/exec.ts";
 import { backendOf, serverOf } from "../../registry/rows.ts";
@@ -37,6 +38,11 @@ export interface ResumeInput {
   fresh: boolean;
   /** start the herdr server when it is not running */
   start_server: boolean;
+  /**
+   * the daemon restarting an agent that died (lib/ops/react/agents-restart.ts): its restart count
+   * stays; a user's resume starts the count again (lib/fleet/restart.ts)
+   */
+  restarting?: boolean;
 }
 
 export interface Resumed extends AfterStart {
@@ -134,6 +140,7 @@ export async function resumeSession(deps: Deps, input: ResumeInput): Promise<Res
         r.name = o.name;
       }
       for (const k of STOP_KEYS) delete r[k];
+      for (const k of input.restarting ? ["restart_claim_epoch"] : RESTART_STATE_KEYS) delete r[k];
       r.status = "running";
       r.last_visible_status = "running";
       r.last_visible_note = conv ? `resumed ${conv.id}` : "resumed with a fresh conversation";

@@ -13,8 +13,9 @@ export function checkRole(role: string): string {
 }
 
 /** the rules between create's fields, before anything is looked at */
-export function checkCreate(o: { base?: string; worktree?: string; role: string; mcp?: boolean; mcp_all_tools?: boolean }): void {
+export function checkCreate(o: { base?: string; worktree?: string; role: string; mcp?: boolean; mcp_all_tools?: boolean; restart?: string; max_restarts?: number }): void {
   checkRole(o.role);
+  if (o.max_restarts !== undefined && o.restart !== "on-failure") throw usageError(`${field("max_restarts")} goes with ${field("restart", "on-failure")}`);
   if (o.base !== undefined && o.worktree === undefined) throw usageError(`${field("base")} goes with ${field("worktree")}`);
   if (o.mcp_all_tools && !o.mcp) throw usageError(`${field("mcp_all_tools")} goes with ${field("mcp")}`);
 }

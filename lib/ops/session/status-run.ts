@@ -113,5 +113,5 @@ export async function sessionStatus(deps: Deps, counts = true, jobOf?: (row: Row
   const [obs, wts, usageOf] = await Promise.all([observe(deps, data, [], { questions: true }), worktreeStatuses(deps, data, counts), usage ? usageReader(deps) : undefined]);
   const own = jobReader(deps.jobs);
   let latest: Map<string, JobRef> | undefined;
-  return statusDoc(deps.ws, deps.registry.path, obs, jobOf ?? ((row) => own(row) ?? (latest ??= latestJobs(deps.jobs, hostName(deps.env))).get(row.name) ?? null), (row) => wts.get(row), usageOf);
+  return statusDoc(deps.ws, deps.registry.path, obs, jobOf ?? ((row) => own(row) ?? (latest ??= latestJobs(deps.jobs, hostName(deps.env))).get(row.name) ?? null), (row) => wts.get(row), usageOf, deps.clock.epoch());
 }

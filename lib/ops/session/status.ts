@@ -6,6 +6,7 @@ import type { Observation } from "./observe.ts";
 import { paint, table } from "../../sys/io.ts";
 import { visible } from "../../sys/sanitize.ts";
 import { rowAgent } from "../../fleet/rows.ts";
+import { restartState } from "../../fleet/restart.ts";
 import type { SessionCost } from "../../cost/summary.ts";
 import { shortCost } from "../../cost/view.ts";
 
@@ -52,6 +53,11 @@ export interface StatusLine {
   usage?: SessionCost;
   /** at a usage or rate limit (docs/unattended.md: the daemon writes it on the row); absent: not limited */
   limit?: LimitBlock;
+  /**
+   * created with --restart on-failure, once it died: "restarting (2/3 this hour)" or "gave up
+   * restarting" (lib/fleet/restart.ts); absent otherwise
+   */
+  restart?: string;
 }
 
 export interface StatusDoc {
@@ -67,6 +73,7 @@ export function statusDoc(
   jobOf: (row: Row) => JobRef | null,
   worktreeOf: (row: Row) => WorktreeStatus | undefined = () => undefined,
   usageOf: (row: Row, job: JobRef | null) => SessionCost | undefined = () => undefined,
+  now: number = Math.floor(Date.now() / 1000),
 ): StatusDoc {
   return {
     workspace: ws,
@@ -74,6 +81,7 @@ export function statusDoc(
     sessions: obs.rows.map((v) => {
       const job = jobOf(v.row);
       const usage = usageOf(v.row, job);
+      const restart = restartState(v.row, now);
       return {
         name: v.row.name,
         agent: rowAgent(v.row) ?? null,
@@ -90,6 +98,7 @@ export function statusDoc(
         ...withWorktree(worktreeOf(v.row)),
         ...(usage ? { usage } : {}),
         ...(v.row.status === "running" && v.row.limit ? { limit: v.row.limit } : {}),
+        ...(restart ? { restart } : {}),
       };
     }),
   };
@@ -163,6 +172,7 @@ export function renderStatus(doc: StatusDoc, color: boolean): string {
     ...doc.sessions.filter((s) => s.live === "blocked" && s.reason).map(waitText),
     ...doc.sessions.flatMap((s) => limitText(s) ?? []).map(visible),
     ...doc.sessions.flatMap((s) => unreadableText(s) ?? []).map(visible),
+    ...doc.sessions.flatMap((s) => (s.restart ? [visible(`${s.name}: ${s.restart}`)] : [])),
   ];
   const text = table(["NAME", "AGENT", "ROLE", "STATUS", "LIVE", "PANE", "SERVER", ...(branches ? ["BRANCH"] : []), "JOB", ...(costs ? ["COST"] : []), "DRIFT"], rows);
   if (!color) return waits.length ? `${text}\n\n${waits.join("\n")}` : text;

@@ -66,10 +66,16 @@ export const sessionCreate = defineOp({
     agent_args: withDefault(list("the agent's own extra command-line arguments"), []),
     daily_budget_usd: optional(usd("a daily cap in US dollars: past it (per UTC day), its jobs stop with budget_exceeded and it gets no new job (docs/cost.md)")),
     daily_max_tokens: optional(count("a daily cap in tokens (per UTC day), as {{daily_budget_usd}}", 1, 1e12)),
+    restart: withDefault(
+      choice(["no", "on-failure"], "on-failure: when the agent's process dies (not a mam stop), the daemon resumes its conversation as mam resume does, at most {{max_restarts}} times an hour (docs/unattended.md#dead-agents); no (default): it stays terminated"),
+      "no",
+    ),
+    max_restarts: optional(count("with {{restart}} on-failure: restarts within an hour before the daemon gives up and notifies you (default 3)", 1, 100)),
   }),
   check(i) {
-    kinds().agentKind(i.agent);
+    const k = kinds().agentKind(i.agent);
     checkCreate(i);
+    if (i.restart === "on-failure" && !k.resumeArgs) throw usageError(`${i.agent} sessions cannot be resumed, so they cannot restart`, `leave out ${field("restart", "on-failure")}`);
   },
   async run(deps, i, ctx) {
     const { max_running, ...input } = i;
@@ -114,6 +120,8 @@ export const sessionCreate = defineOp({
       submit_job: { valueHint: "TEXT" },
       daily_budget_usd: { valueHint: "USD" },
       daily_max_tokens: { valueHint: "N" },
+      restart: { valueHint: "POLICY" },
+      max_restarts: { valueHint: "N" },
       worktree: { optionalValue: "", optionalValuePattern: /^[^-]/, valueHint: "BRANCH" },
       base: { valueHint: "REF" },
       grant: {
@@ -301,6 +309,8 @@ export const sessionStatus = defineOp({
             usage: z.looseObject({ job: z.nullable(usageOut()), today: usageOut(), total: usageOut() }),
             question: z.optional(questionOut()),
             limit: z.optional(z.looseObject({ since: str(), resets_at: strOrNull(), reason: str(), source: z.enum(["records", "screen"]), used_percent: z.optional(z.number()) })),
+            /** created with --restart on-failure, once it died: restarting (N/MAX this hour), gave up restarting */
+            restart: z.optional(str()),
           }),
         ),
       }),
