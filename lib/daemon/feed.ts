@@ -1,4 +1,4 @@
-// The daemon's feed: its hooks (DaemonHooks, ./loop.ts) as a loop over the reactions' table
+// The daemon's feed: its hooks (DaemonHooks, ./options.ts) as a loop over the reactions' table
 // (REACTIONS, lib/ops/react/index.ts). Each hook event goes through the reactions that react to
 // it, in the table's order, each with its own state (made here, once per daemon) and the parts
 // they share (lib/ops/react/shared.ts). A reaction that states what it was doing for an event
@@ -10,7 +10,7 @@ import { REACTIONS } from "../ops/react/index.ts";
 import type { HookContext } from "../ops/react/context.ts";
 import type { AnyReaction, HookEvent, Tick } from "../ops/react/reaction.ts";
 import { Shared } from "../ops/react/shared.ts";
-import type { DaemonHooks } from "./loop.ts";
+import type { DaemonHooks } from "./options.ts";
 
 export function reactionHooks(deps: Deps, table: readonly AnyReaction[] = REACTIONS): DaemonHooks {
   const shared = new Shared(deps);

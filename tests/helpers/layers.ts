@@ -42,6 +42,12 @@
 //  9. job files: outside JOB_FILES.allowed (lib/jobs/, lib/ops/wiring.ts), no product file (the
 //     daemon, the dashboard and the CLI included) calls the job-file functions of JOB_FILES.modules:
 //     they go through the JobStore (deps.jobs).
+// 10. long functions: no function under SHORT_FUNCTIONS.folders is longer than SHORT_FUNCTIONS.maxLines
+//     lines, from the line its declaration starts on to the line of its closing brace, both counted
+//     (a function declaration, a method, an accessor, a constructor, an arrow function, a function
+//     expression; a nested function counts in its parent's lines too). lib/daemon is process
+//     lifecycle only: what the daemon decides is a reaction (lib/ops/react), and the loop stays in
+//     small steps one can read whole (issue 33).
 import ts from "typescript";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -152,6 +158,9 @@ export const JOB_FILES = {
   allowed: ["lib/jobs/", "lib/ops/wiring.ts"],
 };
 
+/** rule 10: folders whose functions stay short, and how short */
+export const SHORT_FUNCTIONS = { folders: ["lib/daemon/"], maxLines: 100 };
+
 // ---- report ------------------------------------------------------------------------------
 
 const CODE_EXT = /\.(c|m)?tsx?$/;
@@ -166,6 +175,7 @@ export interface Report {
   opsLayers: string[];
   environment: string[];
   jobFiles: string[];
+  longFunctions: string[];
   /** softer: exported, read only in the exporting file */
   widerThanUsed: string[];
 }
@@ -473,6 +483,33 @@ function environmentIn(f: ModuleFacts): string[] {
   return f.members.filter((m) => dotted(m) === "process.env").map((m) => `${f.path}:${lineOf(f.sf, m)}: process.env: a reaction reads deps.env`);
 }
 
+/** a function's name for a finding: its own, its variable's or property's, else "a function" */
+function functionName(n: ts.FunctionLikeDeclaration): string {
+  if (n.name && (ts.isIdentifier(n.name) || ts.isStringLiteral(n.name) || ts.isPrivateIdentifier(n.name))) return n.name.text;
+  if (ts.isConstructorDeclaration(n)) return "constructor";
+  const p = n.parent;
+  if ((ts.isVariableDeclaration(p) || ts.isPropertyAssignment(p) || ts.isPropertyDeclaration(p)) && ts.isIdentifier(p.name)) return p.name.text;
+  return "a function";
+}
+
+/** rule 10 in one file */
+function longFunctionsIn(f: ModuleFacts): string[] {
+  if (!SHORT_FUNCTIONS.folders.some((d) => f.path.startsWith(d))) return [];
+  const out: string[] = [];
+  const visit = (n: ts.Node) => {
+    if (ts.isFunctionLike(n) && (n as ts.FunctionLikeDeclaration).body) {
+      const fn = n as ts.FunctionLikeDeclaration;
+      const first = lineOf(f.sf, fn);
+      const last = f.sf.getLineAndCharacterOfPosition(fn.getEnd()).line + 1;
+      const lines = last - first + 1;
+      if (lines > SHORT_FUNCTIONS.maxLines) out.push(`${f.path}:${first}: ${functionName(fn)} is ${lines} lines long (at most ${SHORT_FUNCTIONS.maxLines}): split it into steps`);
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(f.sf);
+  return out;
+}
+
 /** rule 9 in one file */
 function jobFilesIn(f: ModuleFacts): string[] {
   if (!isProduct(f.path) || JOB_FILES.allowed.some((a) => f.path.startsWith(a))) return [];
@@ -509,6 +546,7 @@ export function checkLayers(sources: Record<string, string> | Map<string, string
     opsLayers: files.flatMap(opsLayersIn).sort(byPlace),
     environment: files.flatMap(environmentIn).sort(byPlace),
     jobFiles: files.flatMap(jobFilesIn).sort(byPlace),
+    longFunctions: files.flatMap(longFunctionsIn).sort(byPlace),
     widerThanUsed: wider.sort(byPlace),
   };
 }

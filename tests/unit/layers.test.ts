@@ -43,6 +43,9 @@ describe("the real tree", () => {
   test("only lib/jobs and wiring.ts call the job-file functions", () => {
     expect(report.jobFiles).toEqual([]);
   });
+  test("no function in lib/daemon is longer than 100 lines", () => {
+    expect(report.longFunctions).toEqual([]);
+  });
   test("no dead export in lib/", () => {
     if (report.widerThanUsed.length) console.log(`exported wider than used (read only in their own file; not a failure):\n  ${report.widerThanUsed.join("\n  ")}`);
     expect(report.deadExports).toEqual([]);
@@ -71,7 +74,7 @@ run.default(process.argv[2] ?? "");`,
 };
 
 const check = (extra: Record<string, string> = {}): Report => checkLayers({ ...CLEAN, ...extra });
-const empty: Report = { layers: [], cycles: [], printing: [], exitCodes: [], deadExports: [], flagWords: [], opsLayers: [], environment: [], jobFiles: [], widerThanUsed: [] };
+const empty: Report = { layers: [], cycles: [], printing: [], exitCodes: [], deadExports: [], flagWords: [], opsLayers: [], environment: [], jobFiles: [], longFunctions: [], widerThanUsed: [] };
 
 test("the clean tree passes every rule", () => {
   expect(check()).toEqual(empty);
@@ -348,5 +351,31 @@ describe("rule 9: job files only through the JobStore", () => {
     expect(check(named).jobFiles).toEqual(["lib/daemon/d.ts:1: uses readRecord of lib/jobs/store.ts: go through the JobStore (deps.jobs)"]);
     const lazy = { ...store, "lib/ui/u.ts": `export async function u() { const { readRecord } = await import("../jobs/record-file.ts"); return readRecord("/w", "1"); }` };
     expect(check(lazy).jobFiles).toEqual(["lib/ui/u.ts:1: uses readRecord of lib/jobs/record-file.ts: go through the JobStore (deps.jobs)"]);
+  });
+});
+
+describe("rule 10: no long function in lib/daemon", () => {
+  /** a function of `n` lines in all (its first line and its closing brace included) */
+  const body = (head: string, n: number, tail = "}") => [head, ...Array.from({ length: n - 2 }, (_, i) => `  x += ${i};`), tail].join("\n");
+  test("101 lines fails, 100 passes, in each form of function; the line and the name are told", () => {
+    for (const [head, tail, name] of [
+      ["export async function run(): Promise<number> {", "}", "run"],
+      ["export const step = (a: number) => {", "};", "step"],
+      ["export const o = { go() {", "} };", "go"],
+      ["export class D { private tick(): void {", "} }", "tick"],
+      ["export const later = function () {", "};", "later"],
+    ] as const) {
+      const long = { "lib/daemon/loop.ts": `let x = 0;\n${body(head, 101, tail)}` };
+      expect(check(long).longFunctions).toEqual([`lib/daemon/loop.ts:2: ${name} is 101 lines long (at most 100): split it into steps`]);
+      expect(check({ "lib/daemon/loop.ts": `let x = 0;\n${body(head, 100, tail)}` }).longFunctions).toEqual([]);
+    }
+  });
+  test("a nested function counts in its parent; braces in strings and comments do not fool it", () => {
+    const inner = body("  const inner = () => {", 60, "  };");
+    const src = `let x = 0;\nexport function outer() {\n  const s = "}}}"; // }\n${inner}\n${body("  const more = () => {", 40, "  };")}\n}`;
+    expect(check({ "lib/daemon/loop.ts": src }).longFunctions).toEqual(["lib/daemon/loop.ts:2: outer is 103 lines long (at most 100): split it into steps"]);
+  });
+  test("outside lib/daemon a long function is not this rule's business", () => {
+    expect(check({ "lib/ops/long.ts": `let x = 0;\n${body("export function long() {", 150)}` }).longFunctions).toEqual([]);
   });
 });

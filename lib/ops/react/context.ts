@@ -1,4 +1,4 @@
-// What the daemon's loop (lib/daemon/loop.ts) hands each hook, and so each reaction (./reaction.ts):
+// What the daemon (lib/daemon/hook-runner.ts) hands each hook, and so each reaction (./reaction.ts):
 // the means to log, publish on the daemon's broker link and put slow work aside; and what a team
 // adds to that link.
 import type { DaemonMode } from "../../sys/daemon-files.ts";
