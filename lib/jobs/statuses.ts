@@ -22,6 +22,11 @@ export const EVENT_NAMES = [
   "unlimited",
   "restarted",
   "restart_gave_up",
+  "merge_queued",
+  "merge_checking",
+  "merged",
+  "merge_conflict",
+  "check_failed",
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 export const TERMINAL_EVENTS: readonly EventName[] = ["completed", "error", "cancelled", "timeout", "budget_exceeded"];
@@ -53,12 +58,19 @@ const LIMIT_EVENTS: readonly EventName[] = ["limited", "unlimited"];
  */
 export const RESTART_EVENTS: readonly EventName[] = ["restarted", "restart_gave_up"];
 /**
+ * the merge queue's steps for a job's branch (docs/merge-queue.md), journalled after the job
+ * completed: merge_queued (data.target, data.position), merge_checking (rebased cleanly onto
+ * data.onto, the check runs), merged (data.commit: the target's new tip), merge_conflict
+ * (data.files, data.fix_job), check_failed (data.exit, data.log, data.fix_job)
+ */
+export const MERGE_EVENTS: readonly EventName[] = ["merge_queued", "merge_checking", "merged", "merge_conflict", "check_failed"];
+/**
  * what only mam journals (an agent's report cannot be one of these); none of them says the job
  * runs: the delivery stages, the queue's, a user's answers, a job over its budget (docs/cost.md),
- * the totals of a job costed on another host (`usage`), its agent's limits and the daemon's
- * restarts of its agent
+ * the totals of a job costed on another host (`usage`), its agent's limits, the daemon's
+ * restarts of its agent and the merge queue's steps
  */
-export const MAM_EVENTS: readonly EventName[] = [...DELIVERY_EVENTS, ...QUEUE_EVENTS, ...APPROVAL_EVENTS, "budget_exceeded", "usage", ...LIMIT_EVENTS, ...RESTART_EVENTS];
+export const MAM_EVENTS: readonly EventName[] = [...DELIVERY_EVENTS, ...QUEUE_EVENTS, ...APPROVAL_EVENTS, "budget_exceeded", "usage", ...LIMIT_EVENTS, ...RESTART_EVENTS, ...MERGE_EVENTS];
 
 export const JOB_STATUSES = ["queued", "pending", "running", "completed", "error", "cancelled", "timeout", "budget_exceeded"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];

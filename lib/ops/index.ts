@@ -4,6 +4,7 @@
 import type { AnyOp } from "./op.ts";
 import { jobCancel, jobEvent, jobList, jobLogs, jobStatus, jobSubmit, jobWait } from "./table/job.ts";
 import { sessionApprove, sessionCreate, sessionPrune, sessionResume, sessionSend, sessionStatus, sessionStop } from "./table/session.ts";
+import { mergeConfig, mergeEnqueue, mergeRun, mergeStatusOp } from "./table/merge.ts";
 import { notifyAdd, notifyList, notifyRemove, notifyTest } from "./table/notify.ts";
 import { teamCode, teamInit, teamJoin, teamLeave, teamShow } from "./table/team.ts";
 import { daemonEnsure, daemonStatus, daemonStop, registryCheck, registryRebuild, registryReconcile, registryRestore, worktreeList, worktreeRemove } from "./table/workspace.ts";
@@ -24,6 +25,10 @@ export const OPS: readonly AnyOp[] = [
   jobCancel,
   jobWait,
   jobEvent,
+  mergeEnqueue,
+  mergeStatusOp,
+  mergeConfig,
+  mergeRun,
   registryReconcile,
   worktreeList,
   worktreeRemove,

@@ -3,14 +3,15 @@
 // daemon's feed (lib/daemon/feed.ts) loops over this table as the front doors loop over OPS.
 //
 // The order is the order within each event, and it matters:
-//   reconcile   team.link → reconcile.pass → job.react → acks.resend
+//   reconcile   team.link → reconcile.pass → job.react → acks.resend → merge.queue (what a killed
+//               daemon left merging starts again)
 //   event       team.link (takes the team's topics) → job.ingest → job.react
-//   jobsChanged job.react → queue.dispatch
-//   poll        reconcile.pass → job.timeouts → job.react → limits.watch → usage.meter → job.rest
-//               → team.refresh → notify.queued
+//   jobsChanged job.react → queue.dispatch → merge.queue (a fix job is typed after the agent's next)
+//   poll        reconcile.pass → job.timeouts → job.react → limits.watch → merge.queue → usage.meter
+//               → job.rest → team.refresh → notify.queued
 //   watch       team.link → schedule.fire → notices.later (the notice about a job that stopped
 //               comes before the agent's next job) → limits.watch (an agent that just hit its
-//               limit gets no queued job) → queue.dispatch → jobs.waited → usage.meter
+//               limit gets no queued job) → queue.dispatch → merge.queue → jobs.waited → usage.meter
 //               → agents.restart (a dead agent's row ends, and comes back, before its job's watch
 //               looks) → agents.watch
 //   connected   team.link
@@ -23,6 +24,7 @@ import { jobRest } from "./job-rest.ts";
 import { jobTimeouts } from "./job-timeouts.ts";
 import { jobsWaited } from "./jobs-waited.ts";
 import { limitsWatch } from "./limits-watch.ts";
+import { mergeQueue } from "./merge-queue.ts";
 import { noticesLater } from "./notices-later.ts";
 import { notifyQueued } from "./notify-queued.ts";
 import { queueDispatch } from "./queue-dispatch.ts";
@@ -44,6 +46,7 @@ export const REACTIONS: readonly AnyReaction[] = [
   noticesLater,
   limitsWatch,
   queueDispatch,
+  mergeQueue,
   jobsWaited,
   usageMeter,
   agentsRestart,

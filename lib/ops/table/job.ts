@@ -91,6 +91,7 @@ export const jobSubmit = defineOp({
     mux: optional(choice(["herdr", "tmux"], "with {{worktree}}: herdr or tmux for the new worker (as a create's)")),
     herdr_server: optional(name("herdr server name", "with {{worktree}}: the herdr server of the new worker (as a create's)")),
     tmux_server: optional(name("tmux server name", "with {{worktree}}: the private tmux server of the new worker (as a create's)")),
+    merge: withDefault(flag("a worktree job: once it completes (a loop job: once its review passes), queue its branch for the target branch (docs/merge-queue.md)"), false),
   }),
   check(i) {
     checkJob(i);
@@ -105,14 +106,29 @@ export const jobSubmit = defineOp({
     } else if (i.agent === undefined) throw usageError(`${field("worktree")} makes a new worker: give its ${field("agent")}`);
     else if (i.to === undefined) throw usageError(`${field("worktree")} makes a new worker: give its name as ${field("to")}, not ${field("to_role")}`);
     else if (i.to.includes("@")) throw usageError(`${field("worktree")} makes a new worker on this host: ${field("to")} is its name, without @HOST`);
+    if (i.merge) {
+      if (i.at !== undefined || i.every !== undefined) throw usageError(`${field("merge")} goes with a job submitted now, not with ${field("at")} or ${field("every")}`);
+      if (i.to === undefined) throw usageError(`${field("merge")} needs the worktree of a named session: give ${field("to")}, not ${field("to_role")}`);
+      if (i.to.includes("@")) throw usageError(`${field("merge")} merges a branch of this host: ${field("to")} is a session here, without @HOST`);
+    }
   },
   async run(deps, i, ctx): Promise<Submitted | Scheduled> {
-    const { to, worktree, base, agent, role, mux, herdr_server, tmux_server, at, every, missed, overlap, ...job } = i;
+    const { to, worktree, base, agent, role, mux, herdr_server, tmux_server, at, every, missed, overlap, merge, ...job } = i;
     // the user's own command line may name any brief file; an agent (MCP) only one in the workspace;
     // a schedule's only one in the workspace, whoever asks (the daemon reads it at every run)
     const opts = { confineBrief: ctx.surface !== "cli" };
     if (at !== undefined || every !== undefined) return (await import("../job/schedule.ts")).createSchedule(deps, { ...job, to }, { at, every, missed, overlap });
-    if (worktree === undefined) return (await import("../job/submit.ts")).submitJob(deps, { ...job, to }, opts);
+    const merging = merge ? await import("../job/merge-run.ts") : undefined;
+    if (merging) merging.targetOf(deps); // a target to merge into, before anything is written
+    if (worktree === undefined) {
+      if (merging) {
+        const t = await deps.runtime.findSession(to!);
+        if (t && !t.worktree) throw usageError(`session '${to}' does not work in a worktree: ${field("merge")} has no branch to merge; nothing was submitted`, `make a worker with ${field("worktree")}`);
+      }
+      const s = await (await import("../job/submit.ts")).submitJob(deps, { ...job, to }, opts);
+      if (merging) s.warnings.push(...(await merging.enqueueMerge(deps, s.record.job_id)).warnings);
+      return s;
+    }
     // a fresh worktree for a new worker, in one step: create with this job
     const { createAndFollowUp } = await import("../session/create.ts");
     const c = await createAndFollowUp(
@@ -121,6 +137,7 @@ export const jobSubmit = defineOp({
       job,
       opts,
     );
+    if (merging) c.warnings.push(...(await merging.enqueueMerge(deps, c.job_id!)).warnings);
     return { record: deps.jobs.require(c.job_id!), daemon_pid: c.daemon_pid, warnings: c.warnings, position: null };
   },
   text: (s: Submitted | Scheduled) =>
@@ -171,12 +188,13 @@ export const jobSubmit = defineOp({
       'mam job submit --to worker --type loop --reviewer reviewer --budget-usd 2 --prompt "Fix issue 12"   # stops at $2',
       'mam job submit --to fix-login --worktree --agent claude --prompt "Fix the login bug"   # a new worker in its own worktree',
       'mam job submit --to fix-login --worktree fix/login --base main --agent codex --type loop --reviewer rev --prompt "…"',
+      'mam job submit --to fix-login --worktree --agent claude --merge --prompt "Fix the login bug"   # lands on main once done',
     ],
   },
   mcp: {
     aliases: ["submit_job"],
     // schedules are the user's (mam job submit --at / --every): the tool's result is one job
-    hide: ["at", "every", "missed", "overlap"],
+    hide: ["at", "every", "missed", "overlap", "merge"],
     description: "Delegate a job to a running agent session by name, or to the first free session of a role (to_role); single, or a worker-reviewer loop. A busy agent's job waits its turn (status queued, position). Returns the job id to pass to job_wait.",
   },
 });
