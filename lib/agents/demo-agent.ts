@@ -41,7 +41,21 @@ export function jobOf(prompt: string): PromptJob | undefined {
   return m ? { id: m[1]!, source: unquote(m[2]!), ws: unquote(m[3]!) } : undefined;
 }
 
-export type DemoStep = { event: string; detail: string } | { write: string } | { say: string } | { ask: string };
+export type DemoStep =
+  | { event: string; detail: string }
+  | { write: string; in?: string }
+  | { say: string }
+  | { ask: string }
+  /** commit what it wrote in its worktree (a job in a worktree asks it to) */
+  | { commit: string; message: string }
+  /** a merge queue's conflict job: rebase onto the target, keeping its own side of each conflict */
+  | { rebase: string; onto: string };
+
+/** the worktree a job's header asks the agent to work in (lib/jobs/header.ts worktreeLine) */
+export function worktreeOfPrompt(prompt: string): { path: string; branch: string } | undefined {
+  const m = /^Work in your git worktree (.+?) on branch (\S+) \(made from /m.exec(prompt);
+  return m ? { path: m[1]!, branch: m[2]! } : undefined;
+}
 
 /** a review request: mam's loop sends it with this header line */
 function isReview(prompt: string): boolean {
@@ -71,7 +85,12 @@ export function demoSteps(prompt: string, o: Pick<DemoAgentOptions, "passOn" | "
   steps.push({ event: "progress", detail: /asks for changes/.test(prompt) ? "addressing the feedback" : "working" });
   // a new job's "command" waits for the user's yes (a job's feedback does not ask again)
   if (o.dialog && /delegated to you/.test(prompt)) steps.push({ ask: artifacts.length ? `write ${artifacts.join(" ")}` : "echo hello" });
-  for (const a of artifacts) steps.push({ write: a });
+  const wt = worktreeOfPrompt(prompt);
+  // a merge queue's conflict job (lib/ops/job/merge-plan.ts conflictPrompt): the scripted fix
+  const conflict = /mam's merge queue could not rebase your branch (\S+) onto (\S+) /.exec(prompt);
+  if (wt && conflict) steps.push({ rebase: wt.path, onto: conflict[2]! });
+  for (const a of artifacts) steps.push(wt ? { write: a, in: wt.path } : { write: a });
+  if (wt && artifacts.length) steps.push({ commit: wt.path, message: `demo agent: ${artifacts.join(", ")}` });
   const task = /^Task: (.+)$/m.exec(prompt)?.[1] ?? "the job";
   steps.push({ event: "completed", detail: /asks for changes/.test(prompt) ? "feedback addressed" : `done: ${task.slice(0, 60)}` });
   return steps;
@@ -105,7 +124,36 @@ async function runEvent(job: PromptJob, event: string, detail: string, print: (l
   if (code !== 0) print(`  (exit ${code})`);
 }
 
-function writeArtifact(ws: string, rel: string, print: (l: string) => void): void {
+/** git in the demo's worktree, as the demo agent (its own name on its commits) */
+async function demoGit(dir: string, args: string[], print: (l: string) => void): Promise<number> {
+  const p = Bun.spawn(["git", "-C", dir, "-c", "user.name=mam demo agent", "-c", "user.email=demo-agent@mam.invalid", "-c", "core.editor=true", ...args], { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { ...childEnv(), GIT_EDITOR: "true" } });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  print(`$ git ${args.join(" ")}`);
+  for (const l of `${out}${err}`.split("\n").filter(Boolean).slice(0, 8)) print(`  ${l}`);
+  return code;
+}
+
+/** commit everything in the worktree */
+async function commitAll(dir: string, message: string, print: (l: string) => void): Promise<void> {
+  await demoGit(dir, ["add", "-A"], print);
+  await demoGit(dir, ["commit", "-q", "-m", message], print);
+}
+
+/** rebase onto the target; each conflict is resolved with the demo's own side (a real agent would merge both) */
+async function rebaseOwnSide(dir: string, onto: string, print: (l: string) => void): Promise<void> {
+  if ((await demoGit(dir, ["rebase", onto], print)) === 0) return;
+  for (let i = 0; i < 50; i++) {
+    const p = Bun.spawn(["git", "-C", dir, "diff", "--name-only", "--diff-filter=U"], { stdin: "ignore", stdout: "pipe", stderr: "ignore" });
+    const files = (await new Response(p.stdout).text()).split("\n").filter(Boolean);
+    if (files.length === 0) break;
+    // in a rebase, "theirs" is the commit being replayed: the demo's own change
+    await demoGit(dir, ["checkout", "--theirs", "--", ...files], print);
+    await demoGit(dir, ["add", "--", ...files], print);
+    if ((await demoGit(dir, ["rebase", "--continue"], print)) === 0) return;
+  }
+}
+
+function writeArtifact(ws: string, rel: string, print: (l: string) => void, who = ""): void {
   const n = normalize(rel);
   if (isAbsolute(n) || n.startsWith("..")) {
     print(`skipping artifact outside the workspace: ${rel}`);
@@ -113,7 +161,7 @@ function writeArtifact(ws: string, rel: string, print: (l: string) => void): voi
   }
   const p = join(ws, n);
   mkdirSync(join(p, ".."), { recursive: true });
-  writeFileSync(p, `written by the mam demo agent at ${new Date().toISOString()}\n`);
+  writeFileSync(p, `written by the mam demo agent${who ? ` ${who}` : ""} at ${new Date().toISOString()}\n`);
   print(`wrote ${n}`);
 }
 
@@ -214,7 +262,11 @@ export async function runDemoAgent(o: DemoAgentOptions): Promise<number> {
           if (!(await ask(s.ask))) refused = s.ask;
           await reportHerdr("working");
         } else if ("write" in s) {
-          if (refused === undefined) writeArtifact(job!.ws, s.write, o.print);
+          if (refused === undefined) writeArtifact(s.in ?? job!.ws, s.write, o.print, s.in ? job!.source : "");
+        } else if ("commit" in s) {
+          if (refused === undefined) await commitAll(s.commit, s.message, o.print);
+        } else if ("rebase" in s) {
+          await rebaseOwnSide(s.rebase, s.onto, o.print);
         } else {
           if (refused !== undefined && s.event === "completed") s.detail = `done without ${refused} (the user said no)`;
           await Bun.sleep(o.thinkMs);
