@@ -17,7 +17,7 @@ sys.stdout.write(json.dumps(out))
 
 function python(cases: { value: unknown; key: string }[]): { hex: string; sig: string }[] {
   const r = Bun.spawnSync(["python3", "-c", PY], { stdin: Buffer.from(JSON.stringify(cases), "utf8") });
-  if (r.exitCode !== 0) throw new Error(`python3 failed: ${r.stderr}`);
+  if (r.exitCode !== 0) throw new Error(`python3 failed (exit ${r.exitCode}, signal ${r.signalCode ?? "none"}): ${r.stderr}`);
   return JSON.parse(r.stdout.toString());
 }
 
