@@ -36,3 +36,28 @@ export function jobWorker(opts: { answer?: (t: Turn) => string; detail?: string;
     return { text: `job done (${t.toolOutputs.map((o) => o.trim().split("\n")[0]).join(" | ")})` };
   };
 }
+
+/**
+ * A worker that picks its job up again after an interruption: a turn refused at a limit, then the
+ * user's `continue` (real-limits.md, "Resuming after the reset": the CLIs send the pending tool
+ * result with the new message, so the job header is no longer the last user text). The job is the
+ * newest job text of the conversation; its steps done are the tool results seen since it. `onStep`
+ * is called before a step is answered (a test turns a limit on there: api.refuse).
+ */
+export function resumingWorker(opts: { onStep?: (step: number, t: Turn) => void; detail?: string } = {}): Script {
+  /** per job text: the tool results seen after it, before a later user message (a `continue`) */
+  const seen = new Map<string, number>();
+  return (t: Turn): Reply => {
+    const header = t.userTexts.findLast((u) => eventLine(u, "started") !== undefined || eventLine(u, "completed") !== undefined);
+    if (header === undefined) return { text: "ready" };
+    const steps = [eventLine(header, "started"), eventLine(header, "completed")]
+      .filter((l): l is string => l !== undefined)
+      .map((l, i) => withDetail(l, i === 0 && l.includes(" started ") ? "starting the job" : (opts.detail ?? "done: job finished")));
+    const before = t.lastUserText === header ? 0 : (seen.get(header) ?? 0);
+    const done = before + t.toolOutputs.length;
+    if (t.lastUserText === header) seen.set(header, t.toolOutputs.length);
+    opts.onStep?.(done, t);
+    if (done < steps.length) return { shell: steps[done] };
+    return { text: "job done" };
+  };
+}
