@@ -186,6 +186,17 @@ describe("the real records at a limit (as claude 2.1.197 and codex 0.171.0 wrote
     const v = foldLimit(facts(codex.parse, CODEX_REAL), now);
     expect(v).toMatchObject({ limited: true, resets_at: 1796202660_000, used_percent: 100 });
   });
+  test("codex: the model's answer after a continue ends the limit as it arrives, before its tools run (its task_complete comes after the job's end)", () => {
+    const call = '{"timestamp":"2026-12-02T07:13:00.100Z","type":"response_item","payload":{"type":"function_call","status":"completed","id":"fc_1","name":"exec_command","arguments":"{\\"cmd\\":\\"mam job event 1 completed\\"}","call_id":"call_1"}}';
+    const said = '{"timestamp":"2026-12-02T07:13:00.090Z","type":"response_item","payload":{"type":"message","status":"completed","id":"msg_1","role":"assistant","content":[{"type":"output_text","text":"on it"}]}}';
+    const typed = '{"timestamp":"2026-12-02T07:13:00.000Z","type":"response_item","payload":{"type":"message","id":"msg_0","role":"user","content":[{"type":"input_text","text":"continue"}]}}';
+    const output = '{"timestamp":"2026-12-02T07:13:00.300Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_1","output":"ok"}}';
+    expect(codex.markers.some((m) => call.includes(m)) && codex.markers.some((m) => said.includes(m))).toBe(true);
+    expect(foldLimit(facts(codex.parse, [...CODEX_REAL, typed]), now)).toMatchObject({ limited: true });
+    expect(foldLimit(facts(codex.parse, [...CODEX_REAL, typed, output]), now)).toMatchObject({ limited: true });
+    expect(foldLimit(facts(codex.parse, [...CODEX_REAL, typed, call]), now)).toEqual({ limited: false, used_percent: 100, window_minutes: 300 });
+    expect(foldLimit(facts(codex.parse, [...CODEX_REAL, typed, said]), now)).toMatchObject({ limited: false });
+  });
 });
 
 describe("the daemon's decision (limits.watch): on a transition only", () => {
