@@ -30,7 +30,7 @@ export interface MuxPane {
   status: LiveStatus;
   /** blocked: the dialog's one-line question and its kind (tmux: from the screen detector or a hook report) */
   reason?: string;
-  dialog?: "start" | "permission";
+  dialog?: "start" | "permission" | "limit";
   /** tmux: where a known status came from: mam's screen detector, or the agent's hook report */
   liveSource?: "screen" | "hook";
   /** herdr: the pane's terminal title as its record shows it (PaneInfo.terminal_title; absent: none) */

@@ -40,6 +40,8 @@ export interface Trust {
   trustCodex?: boolean;
   /** trust the workspace in gemini's trustedFolders.json (default true) */
   trustGemini?: boolean;
+  /** claude as a claude.ai subscriber (SUBSCRIBER_ENV) instead of with an API key (default false) */
+  subscriber?: boolean;
 }
 
 export interface RealAgentOptions extends Trust {
@@ -176,11 +178,21 @@ export function seedCodexHome(dir: string, apiUrl: string, ws: string | undefine
   writeFileSync(join(dir, "config.toml"), `${lines.join("\n")}\n`);
 }
 
-/** the env the agent CLIs need to run offline against the endpoint, isolated in the sandbox */
-export function agentEnv(api: ModelApi, claudeConfigDir: string, codexHome: string): Record<string, string> {
+/** any token: the endpoint checks none; claude sends it as `Authorization: Bearer` */
+export const TEST_OAUTH_TOKEN = "sk-ant-oat01-mam-test-0123456789";
+
+/**
+ * claude as a claude.ai subscriber (shared/reference/real-limits.md, "Setup used"): no API key, an
+ * OAuth token and a plan: its banner says `Claude Max`, and at a usage limit it says "You've hit
+ * your session limit · resets …" (an API key never does)
+ */
+export const SUBSCRIBER_ENV = { CLAUDE_CODE_OAUTH_TOKEN: TEST_OAUTH_TOKEN, CLAUDE_CODE_SUBSCRIPTION_TYPE: "max" };
+
+/** the env the agent CLIs need to run offline against the endpoint, isolated in the sandbox; `subscriber`: claude as a claude.ai subscriber (SUBSCRIBER_ENV, no API key) */
+export function agentEnv(api: ModelApi, claudeConfigDir: string, codexHome: string, subscriber = false): Record<string, string> {
   return {
     ANTHROPIC_BASE_URL: api.url,
-    ANTHROPIC_API_KEY: TEST_API_KEY,
+    ...(subscriber ? SUBSCRIBER_ENV : { ANTHROPIC_API_KEY: TEST_API_KEY }),
     CLAUDE_CONFIG_DIR: claudeConfigDir,
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     DISABLE_AUTOUPDATER: "1",
@@ -279,7 +291,7 @@ export async function realAgentWorld(o: RealAgentOptions): Promise<RealAgentWorl
     MQTT_PORT: undefined,
     // mam waits for the real prompt, as for a user
     MAM_PROMPT_WAIT_S: undefined,
-    ...agentEnv(api, claudeConfigDir, codexHome),
+    ...agentEnv(api, claudeConfigDir, codexHome, o.subscriber === true),
     ...(o.qwenProvider === true ? qwenEnv(api) : {}),
     ...o.env,
   });
@@ -359,7 +371,7 @@ export function realAgentHost(root: string, name: string, brokerEnv: Record<stri
   const ws = join(dir, "ws");
   mkdirSync(ws, { recursive: true });
   const { claudeConfigDir, codexHome } = seedAgentConfigs(dir, api, realpathSync(ws), t);
-  const h = makeHost(root, name, brokerEnv, { PATH: agentsPath(), ...agentEnv(api, claudeConfigDir, codexHome) });
+  const h = makeHost(root, name, brokerEnv, { PATH: agentsPath(), ...agentEnv(api, claudeConfigDir, codexHome, t.subscriber === true) });
   const stopHost = h.stop;
   return Object.assign(h, {
     api,

@@ -7,7 +7,7 @@
 // Re-runnable; a scenario that does not reach its state is reported and writes nothing.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Reply, Turn } from "../fakes/model-api/server.ts";
+import type { Refusal, Reply, Turn } from "../fakes/model-api/server.ts";
 import { MAM_CMD } from "../helpers/mam.ts";
 import { type RealAgentWorld, realAgentWorld, testAgentsBin, typeAndSubmit, waitScreen } from "../helpers/real-agents.ts";
 import { waitFor } from "../helpers/sandbox.ts";
@@ -16,7 +16,7 @@ const OUT = join(import.meta.dir, "..", "fixtures", "screens");
 
 interface Verdict {
   state: "working" | "blocked" | "idle" | "unknown";
-  dialog?: "start" | "permission";
+  dialog?: "start" | "permission" | "limit";
   reason?: string;
 }
 
@@ -29,6 +29,8 @@ interface Scenario {
   provider?: boolean;
   /** cline: leave its one-time notice unseen */
   notice?: boolean;
+  /** claude as a claude.ai subscriber (no API key) */
+  subscriber?: boolean;
   /** change the world before the agent starts (config files) */
   prepare?: (w: RealAgentWorld) => void;
   script?: (t: Turn) => Reply;
@@ -124,7 +126,69 @@ const permissionPrompt = async (w: RealAgentWorld, p: string) => {
   await waitScreen(w, p, (s) => /Do you want to (proceed|make this edit|create)/.test(s), "the permission prompt");
 };
 
+/** a reset two hours ahead, on a whole minute (claude prints h:mm): epoch s */
+const resetIn2h = () => Math.floor((Date.now() + 2 * 3600_000) / 60_000) * 60;
+/** the endpoint refuses from now on, then a message is typed: the agent meets the limit */
+const meetLimit = async (w: RealAgentWorld, p: string, r: Refusal) => {
+  w.api.refuse(r);
+  await typeAndSubmit(w, p, "do the work");
+};
+const limitOptions = (s: string) => s.includes("What do you want to do?") && s.includes("Stop and wait for limit to reset");
+const CLAUDE_LIMIT = /You've hit your session limit · resets \d/;
+const CODEX_LIMIT = /You.ve hit your usage limit\./;
+const codexNudge = (s: string) => s.includes("Approaching rate limits") && s.includes("Keep current model");
+
 const SCENARIOS: Scenario[] = [
+  // ---- usage limits (shared/reference/real-limits.md): the endpoint answers 429 in each CLI's real shape ----
+  {
+    // a subscriber at its 5-hour limit: the limit line, then claude types /rate-limit-options itself and asks
+    kind: "claude", file: "blocked-real-limit-options", verdict: { state: "blocked", dialog: "limit" }, subscriber: true,
+    drive: async (w, p) => {
+      await waitScreen(w, p, idleClaude, "claude's prompt box");
+      await meetLimit(w, p, { shape: "subscription", resetsAt: resetIn2h() });
+      await waitScreen(w, p, limitOptions, "the limit's options");
+    },
+  },
+  {
+    // the options dismissed (Esc, its own hint): at its prompt, the limit line in view
+    kind: "claude", file: "idle-real-limited-session", verdict: { state: "idle" }, subscriber: true,
+    drive: async (w, p) => {
+      await waitScreen(w, p, idleClaude, "claude's prompt box");
+      await meetLimit(w, p, { shape: "subscription", resetsAt: resetIn2h() });
+      await waitScreen(w, p, limitOptions, "the limit's options");
+      await w.tmux(["send-keys", "-t", p, "Escape"]);
+      await waitScreen(w, p, (s) => !limitOptions(s) && CLAUDE_LIMIT.test(s) && idleClaude(s), "the prompt after the options");
+    },
+  },
+  {
+    // an API key's 429 with retry-after 3600: one request, no retry, no limit words
+    kind: "claude", file: "idle-real-limited-api-key", verdict: { state: "idle" },
+    drive: async (w, p) => {
+      await waitScreen(w, p, idleClaude, "claude's prompt box");
+      await meetLimit(w, p, { shape: "api-key", retryAfter: 3600 });
+      await waitScreen(w, p, (s) => s.includes("API Error: Request rejected (429)") && idleClaude(s), "the 429 line");
+    },
+  },
+  {
+    // usage_limit_reached: the first time usage runs high in a process, codex offers another model
+    kind: "codex", file: "blocked-real-limit-nudge", verdict: { state: "blocked", dialog: "limit" },
+    drive: async (w, p) => {
+      await waitScreen(w, p, (s) => idleCodex(s) && s.includes("mock-model default"), "codex's prompt", 60_000);
+      await meetLimit(w, p, { shape: "codex-usage", resetsAt: resetIn2h() });
+      await waitScreen(w, p, codexNudge, "the model nudge");
+    },
+  },
+  {
+    // the nudge closed (Esc): at its prompt, the limit line in view
+    kind: "codex", file: "idle-real-limited-usage", verdict: { state: "idle" },
+    drive: async (w, p) => {
+      await waitScreen(w, p, (s) => idleCodex(s) && s.includes("mock-model default"), "codex's prompt", 60_000);
+      await meetLimit(w, p, { shape: "codex-usage", resetsAt: resetIn2h() });
+      await waitScreen(w, p, (s) => codexNudge(s) || (CODEX_LIMIT.test(s) && idleCodex(s)), "the limit line or the nudge");
+      if (codexNudge(await w.screen(p))) await w.tmux(["send-keys", "-t", p, "Escape"]);
+      await waitScreen(w, p, (s) => !codexNudge(s) && CODEX_LIMIT.test(s) && idleCodex(s), "the limit line at the prompt");
+    },
+  },
   {
     kind: "claude", file: "idle-real-prompt", verdict: { state: "idle" },
     drive: async (w, p) => void (await waitScreen(w, p, idleClaude, "claude's prompt box")),
@@ -301,6 +365,7 @@ async function runScenario(sc: Scenario): Promise<void> {
     trustGemini: sc.trust,
     qwenProvider: sc.kind === "qwen" && sc.provider !== false,
     clineNotice: sc.notice === true,
+    subscriber: sc.subscriber === true,
   });
   try {
     sc.prepare?.(w);
@@ -323,6 +388,11 @@ async function runScenario(sc: Scenario): Promise<void> {
     writeFileSync(join(dir, `${sc.file}.title`), `${clean(title)}\n`);
     writeFileSync(join(dir, `${sc.file}.json`), `${JSON.stringify(sc.verdict)}\n`);
     console.error(`captured ${sc.kind}/${sc.file} (title ${JSON.stringify(title)})`);
+    if (process.env.CAPTURE_RECORDS) {
+      // what the agent wrote meanwhile (its transcript or rollout lines), and what the endpoint was asked
+      console.error(Bun.spawnSync(["bash", "-c", `find '${w.claudeConfigDir}/projects' '${w.codexHome}/sessions' -name '*.jsonl' -exec tail -n 6 {} +`]).stdout.toString());
+      console.error(w.api.requests.map((r) => `${r.method} ${r.path} ${r.status ?? 200}${r.turn ? ` main=${r.turn.main}` : ""}`).join("\n"));
+    }
   } finally {
     await w.cleanup();
   }

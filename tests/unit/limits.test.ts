@@ -139,6 +139,66 @@ describe("the screen, second", () => {
   });
 });
 
+describe("the real screens at a limit (captured: capture-screens.ts, claude 2.1.197, codex 0.171.0)", () => {
+  const verdict = (kind: string, name: string) => detectScreen(kind, screen(kind, name));
+  test("claude, a subscriber: its limit's menu is a dialog of the limit (blocked, never typed into), the limit line above it", () => {
+    const s = screen("claude", "blocked-real-limit-options");
+    expect(verdict("claude", "blocked-real-limit-options")).toMatchObject({ state: "blocked", dialog: "limit" });
+    expect(screenLimit("claude", s)).toEqual({ id: "hit-your-limit", reason: "You've hit your session limit · resets 9:07am (UTC)", resets_text: "9:07am (UTC)" });
+  });
+  test("claude, the menu dismissed (Esc): at its prompt, the limit line in view; its reset as written, in the zone it names", () => {
+    const s = screen("claude", "idle-real-limited-session");
+    expect(verdict("claude", "idle-real-limited-session").state).toBe("idle");
+    const l = screenLimit("claude", s)!;
+    expect(l).toMatchObject({ id: "hit-your-limit", resets_text: "9:08am (UTC)" });
+    expect(iso(parseResetTime(l.resets_text!, Date.parse("2026-12-02T07:08:11Z")))).toBe("2026-12-02T09:08:00.000Z");
+  });
+  test("claude with an API key, 429 with retry-after 3600: the rejected line, no reset", () => {
+    expect(verdict("claude", "idle-real-limited-api-key").state).toBe("idle");
+    expect(screenLimit("claude", screen("claude", "idle-real-limited-api-key"))).toEqual({
+      id: "request-rejected-429",
+      reason: "API Error: Request rejected (429) · This request would exceed your account's rate limit. Please try again later.",
+    });
+  });
+  test("codex: its model nudge at the limit is a dialog of the limit (it was read as idle: typed into)", () => {
+    expect(verdict("codex", "blocked-real-limit-nudge")).toMatchObject({ state: "blocked", dialog: "limit" });
+    expect(screenLimit("codex", screen("codex", "blocked-real-limit-nudge"))).toMatchObject({ id: "usage-limit", resets_text: "9:11 AM" });
+  });
+  test("codex, the nudge closed: at its prompt, the limit line (curly quote) and its time", () => {
+    expect(verdict("codex", "idle-real-limited-usage").state).toBe("idle");
+    expect(screenLimit("codex", screen("codex", "idle-real-limited-usage"))).toMatchObject({ id: "usage-limit", reason: expect.stringMatching(/^You've hit your usage limit\. /), resets_text: "9:12 AM" });
+  });
+});
+
+describe("the real records at a limit (as claude 2.1.197 and codex 0.171.0 wrote them against the endpoint)", () => {
+  const CLAUDE_REAL =
+    '{"parentUuid":"c13c86b4","isSidechain":false,"type":"assistant","uuid":"1460cbce","timestamp":"2026-12-02T07:07:58.984Z","message":{"id":"f5361761","container":null,"model":"<synthetic>","role":"assistant","stop_details":null,"stop_reason":"stop_sequence","stop_sequence":"","type":"message","usage":{"input_tokens":0,"output_tokens":0},"content":[{"type":"text","text":"You\'ve hit your session limit · resets 9:07am (UTC)"}],"context_management":null},"requestId":"req_mx5sajak2","error":"rate_limit","isApiErrorMessage":true,"apiErrorStatus":429,"userType":"external","entrypoint":"cli","version":"2.1.197"}';
+  const CODEX_REAL = [
+    '{"timestamp":"2026-12-02T07:11:39.469Z","ordinal":9,"type":"event_msg","payload":{"type":"token_count","info":null,"rate_limits":{"limit_id":"codex","limit_name":null,"primary":{"used_percent":100.0,"window_minutes":300,"resets_at":1796202660},"secondary":{"used_percent":40.0,"window_minutes":10080,"resets_at":1796627499},"credits":null,"individual_limit":null,"spend_control_reached":null,"plan_type":null,"rate_limit_reached_type":null}}}',
+    '{"timestamp":"2026-12-02T07:11:39.519Z","ordinal":10,"type":"event_msg","payload":{"type":"task_complete","root_turn_id":"t1","turn_id":"t1","last_agent_message":null,"error":{"message":"You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 9:11 AM.","codex_error_info":"usage_limit_exceeded"},"started_at":1796195498,"completed_at":1796195499,"duration_ms":536}}',
+  ];
+  const now = Date.parse("2026-12-02T07:12:00Z");
+  test("claude: limited until the minute it printed, in the zone it named", () => {
+    const v = foldLimit(facts(claude.parse, [CLAUDE_REAL]), now);
+    expect(v).toMatchObject({ limited: true, since: Date.parse("2026-12-02T07:07:58.984Z"), resets_at: Date.parse("2026-12-02T09:07:00Z") });
+  });
+  test("codex: limited until the full window's reset, to the second", () => {
+    const v = foldLimit(facts(codex.parse, CODEX_REAL), now);
+    expect(v).toMatchObject({ limited: true, resets_at: 1796202660_000, used_percent: 100 });
+  });
+  test("codex: the model's answer after a continue ends the limit as it arrives, before its tools run (its task_complete comes after the job's end)", () => {
+    const call = '{"timestamp":"2026-12-02T07:13:00.100Z","type":"response_item","payload":{"type":"function_call","status":"completed","id":"fc_1","name":"exec_command","arguments":"{\\"cmd\\":\\"mam job event 1 completed\\"}","call_id":"call_1"}}';
+    const said = '{"timestamp":"2026-12-02T07:13:00.090Z","type":"response_item","payload":{"type":"message","status":"completed","id":"msg_1","role":"assistant","content":[{"type":"output_text","text":"on it"}]}}';
+    const typed = '{"timestamp":"2026-12-02T07:13:00.000Z","type":"response_item","payload":{"type":"message","id":"msg_0","role":"user","content":[{"type":"input_text","text":"continue"}]}}';
+    const output = '{"timestamp":"2026-12-02T07:13:00.300Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_1","output":"ok"}}';
+    expect(codex.markers.some((m) => call.includes(m)) && codex.markers.some((m) => said.includes(m))).toBe(true);
+    expect(foldLimit(facts(codex.parse, [...CODEX_REAL, typed]), now)).toMatchObject({ limited: true });
+    expect(foldLimit(facts(codex.parse, [...CODEX_REAL, typed, output]), now)).toMatchObject({ limited: true });
+    expect(foldLimit(facts(codex.parse, [...CODEX_REAL, typed, call]), now)).toEqual({ limited: false, used_percent: 100, window_minutes: 300 });
+    expect(foldLimit(facts(codex.parse, [...CODEX_REAL, typed, said]), now)).toMatchObject({ limited: false });
+  });
+});
+
 describe("the daemon's decision (limits.watch): on a transition only", () => {
   const hit = foldLimit(facts(claude.parse, [CLAUDE_197]), NOW);
   const block = { since: "2026-12-02T01:10:00Z", resets_at: "2026-12-02T02:53:00Z", reason: "You've hit your session limit · resets 2:53am (UTC)", source: "records" as const };

@@ -94,6 +94,21 @@ test("one permission_required per dialog: the reason is the detail; a new questi
   ]);
 });
 
+test("an agent's own usage-limit menu (dialog limit) is no permission asked: nothing journalled; a permission prompt after it is one", async () => {
+  const ws = tempWs();
+  const j = await registerJob(ws, spec);
+  const blocked = new Map<string, string>();
+  const c = ctx(ws);
+  // as the real claude 2.1.197 shows it at a subscriber's limit (fixtures/screens/claude/blocked-real-limit-options)
+  let look: AgentLook = { state: "blocked", dialog: "limit", reason: "usage limit: What do you want to do? (Stop and wait for limit to reset)" };
+  const stateOf = async () => look;
+  for (let i = 0; i < 3; i++) await watchAgents(c, stateOf, blocked);
+  expect(seen(ws, j.job_id)).toEqual([]);
+  look = { state: "blocked", dialog: "permission", reason: "Bash command: touch x — Do you want to proceed?" };
+  await watchAgents(c, stateOf, blocked);
+  expect(seen(ws, j.job_id)).toEqual(["permission_required:monitor:wrk: Bash command: touch x — Do you want to proceed?"]);
+});
+
 test("a loop job waits on its reviewer from the worker's hand-in to the verdict", async () => {
   const ws = tempWs();
   const j = await registerJob(ws, { ...spec, type: "loop", reviewer_session: "rev", max_iterations: 3 });

@@ -128,7 +128,11 @@ const usage: UsageSource = {
 // whose error.codex_error_info is "usage_limit_exceeded", right after a token_count at 100 %: its
 // reset is that window's resets_at. Retries exhausted on HTTP 429 (codex_error_info
 // {"response_too_many_failed_attempts":{"http_status_code":429}}) are a rate limit with no reset
-// time. A task_complete without an error is a turn that got its answer: the limit is over.
+// time. A model's answer is the limit's end: an item of the model's (an assistant message, a
+// function or tool call, reasoning), written as it arrives, before its tool runs — a turn's
+// task_complete without an error comes only after all its tools ran (seen with 0.171.0: the job's
+// `completed` command had run before it, so the limit's end came after the job's), and counts too.
+const MODEL_ITEMS = new Set(["function_call", "custom_tool_call", "local_shell_call", "reasoning", "web_search_call"]);
 
 type Window = { used_percent: number; window_minutes: number | null; resets_at: number | null };
 
@@ -141,12 +145,17 @@ function windowOf(v: unknown): Window | undefined {
   return { used_percent: w.used_percent, window_minutes: num(w.window_minutes), resets_at: r === null ? null : r * 1000 };
 }
 
+/** a line holding none of these says nothing of a limit ("_call\"": function_call, custom_tool_call, local_shell_call…) */
+const LIMIT_MARKERS = ['"token_count"', '"task_complete"', '"role":"assistant"', '_call"', '"reasoning"'];
+
 function codexLimitLine(line: string): LimitFact | undefined {
-  if (!line.includes('"token_count"') && !line.includes('"task_complete"')) return undefined;
+  if (!LIMIT_MARKERS.some((m) => line.includes(m))) return undefined;
   const o = jsonObject(line);
   const p = o?.payload && typeof o.payload === "object" ? (o.payload as Record<string, unknown>) : undefined;
-  if (o?.type !== "event_msg" || !p) return undefined;
-  const at = stamp(o.timestamp);
+  if (!p) return undefined;
+  const at = stamp(o!.timestamp);
+  if (o!.type === "response_item") return MODEL_ITEMS.has(String(p.type)) || (p.type === "message" && p.role === "assistant") ? { kind: "ok", at } : undefined;
+  if (o!.type !== "event_msg") return undefined;
   if (p.type === "token_count") {
     const rl = p.rate_limits && typeof p.rate_limits === "object" ? (p.rate_limits as Record<string, unknown>) : undefined;
     // the fuller of the two windows (the one at 100 % when one is); the primary on a tie
@@ -170,7 +179,7 @@ function codexLimitLine(line: string): LimitFact | undefined {
   return undefined;
 }
 
-const limits: LimitsKind = { markers: ['"token_count"', '"task_complete"'], parse: codexLimitLine };
+const limits: LimitsKind = { markers: LIMIT_MARKERS, parse: codexLimitLine };
 
 // ---- MCP: per run (-c), and config.toml ------------------------------------------------------
 

@@ -8,7 +8,7 @@
 //   "rules": [{
 //     "id": "bash-permission",            // names the rule (tests, the reason fallback)
 //     "state": "blocked",                 // working | blocked | idle | unknown
-//     "dialog": "permission",             // blocked only: start (trust, sign-in, onboarding) | permission
+//     "dialog": "permission",             // blocked only: start (trust, sign-in, onboarding) | permission | limit (its usage-limit menu)
 //     "priority": 90,                     // higher wins
 //     "region": "last:25",                // title | screen | last:N (non-empty lines) | after-rule | prompt-box
 //     "contains": ["do you want to proceed?"],   // every one must appear
@@ -35,7 +35,8 @@
 import { type QuestionSpec, validateQuestions } from "./question.ts";
 
 export type ScreenState = "working" | "blocked" | "idle" | "unknown";
-export type DialogKind = "start" | "permission";
+/** start: trust, sign-in, onboarding; permission: a tool call to allow; limit: the agent's own usage-limit menu (its limit explains it: journalled `limited`, never `permission_required`) */
+export type DialogKind = "start" | "permission" | "limit";
 export type Region = { type: "title" } | { type: "screen" } | { type: "last"; n: number } | { type: "after-rule" } | { type: "prompt-box" };
 
 export interface ReasonSpec {
@@ -196,8 +197,8 @@ export function validateRuleFile(kind: string, doc: unknown): RuleFile {
     ids.add(x.id as string);
     const at = `rule "${x.id}"`;
     if (typeof x.state !== "string" || !STATES.has(x.state)) fail(`${at}: "state" must be working, blocked, idle or unknown`);
-    if (x.dialog !== undefined && (x.state !== "blocked" || (x.dialog !== "start" && x.dialog !== "permission"))) {
-      fail(`${at}: "dialog" (start or permission) belongs to blocked rules only`);
+    if (x.dialog !== undefined && (x.state !== "blocked" || (x.dialog !== "start" && x.dialog !== "permission" && x.dialog !== "limit"))) {
+      fail(`${at}: "dialog" (start, permission or limit) belongs to blocked rules only`);
     }
     if (x.name !== undefined && (x.state !== "blocked" || typeof x.name !== "string" || x.name === "")) fail(`${at}: "name" (a non-empty string) belongs to blocked rules only`);
     if (typeof x.priority !== "number" || !Number.isFinite(x.priority)) fail(`${at}: "priority" must be a number`);

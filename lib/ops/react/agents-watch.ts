@@ -61,7 +61,8 @@ async function agentStates(deps: Deps, watched?: Set<string>): Promise<(session:
         const st: AgentState = v.live === "blocked" ? "blocked" : v.live === "dead" ? "gone" : v.live === "unreachable" ? "unknown" : "alive";
         const question = st === "blocked" && v.pane ? obs.questions.get(v.pane) : undefined;
         const reason = v.pane?.reason ?? (question ? questionLine(question) : undefined);
-        cache.set(v.row.name, v.row.status === "running" ? { state: st, ...(st === "blocked" && reason ? { reason } : {}), ...(question ? { question } : {}) } : { state: "gone" });
+        const dialog = st === "blocked" ? v.pane?.dialog : undefined;
+        cache.set(v.row.name, v.row.status === "running" ? { state: st, ...(st === "blocked" && reason ? { reason } : {}), ...(question ? { question } : {}), ...(dialog ? { dialog } : {}) } : { state: "gone" });
       }
     }
     return cache.get(session) ?? { state: "unknown" };

@@ -464,6 +464,8 @@ export interface AgentLook {
   reason?: string;
   /** a permission dialog mam can read: what it asks, its choices, its fingerprint */
   question?: Question;
+  /** the kind of dialog it is blocked at, when its rule says (start, permission, limit) */
+  dialog?: string;
 }
 
 /** the detail of a monitor's permission_required: the dialog's question, else a generic line */
@@ -476,6 +478,8 @@ export function blockedDetail(session: string, reason: string | undefined): stri
  * `permission_required` per dialog (`blocked` remembers, per job, the dialog last reported: the
  * same dialog seen again by the next poll is not a new one; a different question, or the agent
  * blocked again after it was seen unblocked, is); a pane that died gives `error` ("agent exited").
+ * An agent's own usage-limit menu (dialog "limit": claude's "What do you want to do?", codex's
+ * model nudge) is no permission asked: its limit says it (limits.watch journals `limited`).
  */
 export async function watchAgents(ctx: ReactorContext, stateOf: (session: string) => Promise<AgentState | AgentLook>, blocked: Map<string, string>): Promise<void> {
   for (const id of ctx.jobs.ids()) {
@@ -503,11 +507,12 @@ export async function watchAgents(ctx: ReactorContext, stateOf: (session: string
     }
     const session = busySession(rec, events);
     const seen = await stateOf(session);
-    const { state, reason, question } = typeof seen === "string" ? { state: seen, reason: undefined, question: undefined } : seen;
+    const { state, reason, question, dialog: kindOf } = typeof seen === "string" ? { state: seen, reason: undefined, question: undefined, dialog: undefined } : seen;
     let input: { event: "permission_required" | "error"; detail: string; data?: { [k: string]: Json } } | undefined;
     // the same dialog is the same question (its fingerprint), else the same one-line reason
     const dialog = `${session}\u0000${question?.fingerprint ?? reason ?? ""}`;
-    if (state === "blocked" && blocked.get(id) !== dialog) {
+    if (state === "blocked" && kindOf === "limit") blocked.delete(id);
+    else if (state === "blocked" && blocked.get(id) !== dialog) {
       blocked.set(id, dialog);
       input = { event: "permission_required", detail: blockedDetail(session, reason), data: question ? { session, question: question as unknown as Json } : { session } };
     } else if (state !== "blocked" && state !== "unknown") blocked.delete(id);

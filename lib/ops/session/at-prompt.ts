@@ -27,7 +27,7 @@ export type PaneState =
   /** at its input prompt: text may be typed */
   | { at: "prompt" }
   /** waiting for the user: a start dialog, a permission prompt, a question */
-  | { at: "dialog"; dialog: "start" | "permission" | "question"; name?: string; reason?: string }
+  | { at: "dialog"; dialog: "start" | "permission" | "limit" | "question"; name?: string; reason?: string }
   | { at: "working" }
   /** nothing known says where it is (a kind without screen rules, a screen no rule matches) */
   | { at: "unknown" }
@@ -49,6 +49,7 @@ export function waitingAt(s: Extract<PaneState, { at: "dialog" }>): string {
   const why = s.reason ? ` (${s.reason})` : "";
   if (s.dialog === "start") return s.name ? `its "${s.name}" dialog` : `a start dialog${why}`;
   if (s.dialog === "permission") return `a permission prompt${why}`;
+  if (s.dialog === "limit") return `its usage limit's menu${why}`;
   return `a question${why}`;
 }
 

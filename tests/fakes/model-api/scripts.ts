@@ -36,3 +36,31 @@ export function jobWorker(opts: { answer?: (t: Turn) => string; detail?: string;
     return { text: `job done (${t.toolOutputs.map((o) => o.trim().split("\n")[0]).join(" | ")})` };
   };
 }
+
+/**
+ * A worker that picks its job up again after an interruption: a turn refused at a limit, then the
+ * user's `continue` (real-limits.md, "Resuming after the reset": the CLIs send the pending tool
+ * result with the new message, so the job header is no longer the last user text). The job is the
+ * newest job text of the conversation; its steps done are the tool results seen since it. `onStep`
+ * is called before a step is answered (a test turns a limit on there: api.refuse). `onResume`: a
+ * command it runs first after a continue, as a model looks around before it goes on.
+ */
+export function resumingWorker(opts: { onStep?: (step: number, t: Turn) => void; detail?: string; onResume?: string } = {}): Script {
+  /** per job text: the tool results seen after it, before a later user message (a `continue`) */
+  const seen = new Map<string, number>();
+  return (t: Turn): Reply => {
+    const header = t.userTexts.findLast((u) => eventLine(u, "started") !== undefined || eventLine(u, "completed") !== undefined);
+    if (header === undefined) return { text: "ready" };
+    const steps = [eventLine(header, "started"), eventLine(header, "completed")]
+      .filter((l): l is string => l !== undefined)
+      .map((l, i) => withDetail(l, i === 0 && l.includes(" started ") ? "starting the job" : (opts.detail ?? "done: job finished")));
+    const resumed = t.lastUserText !== header;
+    if (resumed && opts.onResume !== undefined && t.toolOutputs.length === 0) return { shell: opts.onResume };
+    const before = resumed ? (seen.get(header) ?? 0) : 0;
+    const done = before + Math.max(0, t.toolOutputs.length - (resumed && opts.onResume !== undefined ? 1 : 0));
+    if (t.lastUserText === header) seen.set(header, t.toolOutputs.length);
+    opts.onStep?.(done, t);
+    if (done < steps.length) return { shell: steps[done] };
+    return { text: "job done" };
+  };
+}

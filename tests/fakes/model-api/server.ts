@@ -48,6 +48,21 @@ export interface Reply {
 }
 
 /**
+ * a 429 as the providers send it (shared/reference/real-limits.md, "Error bodies and headers sent"):
+ *   subscription  Anthropic, a claude.ai plan at its unified limit: `anthropic-ratelimit-unified-status:
+ *                 rejected`, `-unified-reset` (epoch s), `-unified-representative-claim` and that
+ *                 window's set (5h or 7d: status, reset, utilization), the other window allowed
+ *   api-key       Anthropic, an API key's rate limit: the rate_limit_error body with `retry-after`
+ *                 (claude retries none when it is over 60 s) and the requests/tokens headers
+ *   codex-usage   OpenAI, a ChatGPT plan at its usage limit: `usage_limit_reached` with `resets_at`,
+ *                 and the x-codex-primary-* / secondary-* headers (primary at 100 %)
+ */
+export type Refusal =
+  | { shape: "subscription"; resetsAt: number; claim?: "five_hour" | "seven_day" }
+  | { shape: "api-key"; retryAfter: number }
+  | { shape: "codex-usage"; resetsAt: number; planType?: string; windowMinutes?: number };
+
+/**
  * the tokens one answer reports, in the four kinds providers bill: `input` not served from a
  * cache, `cache_write` (Anthropic's cache creation), `cache_read` (Anthropic's cache read,
  * OpenAI's cached input) and `output` (OpenAI's reasoning tokens included)
@@ -74,6 +89,8 @@ export interface KeptRequest {
   reply?: Reply;
   /** the usage the answer reported (model answers only) */
   usage?: Usage;
+  /** the HTTP status when not 200 (a refusal: 429) */
+  status?: number;
 }
 
 export interface ModelApi {
@@ -82,6 +99,8 @@ export interface ModelApi {
   requests: KeptRequest[];
   /** main turns only (the ones carrying the shell tool) */
   turns(api?: Api): Turn[];
+  /** from now on (the request being answered included), refuse every model request with this 429 (a limit); undefined: answer again */
+  refuse(r: Refusal | undefined): void;
   stop(): Promise<void>;
 }
 
@@ -390,9 +409,61 @@ function chatAnswer(body: any, reply: Reply, u: Usage): Response {
   return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
 }
 
+const ANTHROPIC_RATE_LIMIT = { type: "error", error: { type: "rate_limit_error", message: "This request would exceed your account's rate limit. Please try again later." } };
+
+/** the 429 of a refusal, in the shape of the api that was asked (a refusal of another api's shape is a test's mistake) */
+export function refusal(api: Api, r: Refusal, now = Date.now()): Response {
+  const nowS = Math.floor(now / 1000);
+  const h: Record<string, string> = { "content-type": "application/json", "request-id": nextId("req") };
+  if (r.shape === "subscription" || r.shape === "api-key") {
+    if (api !== "anthropic") throw new Error(`mock model api: an Anthropic refusal (${r.shape}) asked of the ${api} api`);
+    const reset = new Date((nowS + 60) * 1000).toISOString();
+    Object.assign(h, {
+      "anthropic-ratelimit-requests-limit": "50",
+      "anthropic-ratelimit-requests-remaining": "0",
+      "anthropic-ratelimit-requests-reset": reset,
+      "anthropic-ratelimit-tokens-limit": "40000",
+      "anthropic-ratelimit-tokens-remaining": "0",
+      "anthropic-ratelimit-tokens-reset": reset,
+    });
+    if (r.shape === "api-key") h["retry-after"] = String(r.retryAfter);
+    else {
+      const claim = r.claim ?? "five_hour";
+      const [full, other] = claim === "five_hour" ? ["5h", "7d"] : ["7d", "5h"];
+      Object.assign(h, {
+        "anthropic-ratelimit-unified-status": "rejected",
+        "anthropic-ratelimit-unified-reset": String(r.resetsAt),
+        "anthropic-ratelimit-unified-representative-claim": claim,
+        [`anthropic-ratelimit-unified-${full}-status`]: "rejected",
+        [`anthropic-ratelimit-unified-${full}-reset`]: String(r.resetsAt),
+        [`anthropic-ratelimit-unified-${full}-utilization`]: "1.0",
+        [`anthropic-ratelimit-unified-${other}-status`]: "allowed",
+        [`anthropic-ratelimit-unified-${other}-reset`]: String(nowS + (other === "7d" ? 5 * 86_400 : 3 * 3600)),
+        [`anthropic-ratelimit-unified-${other}-utilization`]: "0.4",
+      });
+    }
+    return new Response(JSON.stringify(ANTHROPIC_RATE_LIMIT), { status: 429, headers: h });
+  }
+  if (api !== "openai") throw new Error(`mock model api: a codex refusal asked of the ${api} api`);
+  const secondaryReset = nowS + 5 * 86_400;
+  Object.assign(h, {
+    "x-codex-primary-used-percent": "100",
+    "x-codex-primary-window-minutes": String(r.windowMinutes ?? 300),
+    "x-codex-primary-reset-at": String(r.resetsAt),
+    "x-codex-primary-reset-after-seconds": String(Math.max(0, r.resetsAt - nowS)),
+    "x-codex-secondary-used-percent": "40",
+    "x-codex-secondary-window-minutes": "10080",
+    "x-codex-secondary-reset-at": String(secondaryReset),
+    "x-codex-secondary-reset-after-seconds": String(secondaryReset - nowS),
+  });
+  const error = { type: "usage_limit_reached", message: "The usage limit has been reached", plan_type: r.planType ?? "plus", resets_at: r.resetsAt, resets_in_seconds: Math.max(0, r.resetsAt - nowS) };
+  return new Response(JSON.stringify({ error }), { status: 429, headers: h });
+}
+
 /** start the endpoint on a free loopback port */
 export function startModelApi(script: Script, listenPort = 0): ModelApi {
   const requests: KeptRequest[] = [];
+  let refusing: Refusal | undefined;
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: listenPort,
@@ -417,7 +488,13 @@ export function startModelApi(script: Script, listenPort = 0): ModelApi {
       }
       /** a turn of `api`: the script answers main turns, `side` the others; kept for the test */
       const turn = (api: Api, t: Turn, side: Reply, respond: (r: Reply, u: Usage) => Response): Response => {
-        const reply = t.main ? script(t) : side;
+        // at a limit every request is refused, side requests too: the provider refuses the account, not
+        // a turn; a script may call refuse() to refuse the very request it is asked (a limit mid-job)
+        const reply = refusing ? undefined : t.main ? script(t) : side;
+        if (refusing || !reply) {
+          Object.assign(kept, { api, turn: t, status: 429 });
+          return refusal(api, refusing!);
+        }
         const usage = reply.usage ?? DEFAULT_USAGE;
         Object.assign(kept, { api, turn: t, reply, usage });
         return respond(reply, usage);
@@ -441,6 +518,9 @@ export function startModelApi(script: Script, listenPort = 0): ModelApi {
     port: listenPort,
     requests,
     turns: (api) => requests.filter((r) => r.turn?.main && (!api || r.api === api)).map((r) => r.turn!),
+    refuse: (r) => {
+      refusing = r;
+    },
     stop: async () => {
       await server.stop(true);
     },

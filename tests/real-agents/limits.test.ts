@@ -1,0 +1,145 @@
+// Usage limits (issue 34; docs/unattended.md) with the real Claude Code and Codex CLIs: the
+// scripted endpoint answers 429 in each CLI's real shape (shared/reference/real-limits.md) in the
+// middle of a job (after its `started`), and the workspace's daemon sees it from the agent's own
+// records: `mam status --json` shows the agent's limit with the reset the endpoint sent, the job
+// journals `limited` once. Then the endpoint answers again and the user does what a user does (the
+// CLI's own limit dialog dismissed, `continue` typed): the job completes, `unlimited` once.
+// Offline; no broker (the journals are the channel).
+import { afterEach, expect, test } from "bun:test";
+import { resumingWorker } from "../fakes/model-api/scripts.ts";
+import { type ModelApi, type Refusal, startModelApi } from "../fakes/model-api/server.ts";
+import { type RealAgentHost, realAgentHost } from "../helpers/real-agents.ts";
+import { anchoredPids, makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
+import { TMUX_BIN } from "../helpers/tmux.ts";
+
+const NO_BROKER = { MQTT_BROKER: "127.0.0.1", MQTT_PORT: "9" };
+
+let sb: Sandbox | undefined;
+let api: ModelApi | undefined;
+let H: RealAgentHost | undefined;
+
+afterEach(async () => {
+  await H?.stop();
+  await api?.stop();
+  if (sb) {
+    const root = sb.root;
+    await waitFor(() => anchoredPids(root).length === 0, 10_000, 100);
+    await sb.cleanup();
+  }
+  sb = api = H = undefined;
+}, 60_000);
+
+const iso = (epochS: number) => new Date(epochS * 1000).toISOString().replace(/\.000Z$/, "Z");
+const events = (h: RealAgentHost, id: string) => h.journal(id).map((e) => e.event);
+const count = (h: RealAgentHost, id: string, ev: string) => events(h, id).filter((e) => e === ev).length;
+const sessionOf = async (h: RealAgentHost, name: string) => JSON.parse(await h.ok(["status", "--json"])).sessions.find((s: { name: string }) => s.name === name);
+
+/**
+ * a world with one real agent `name` whose endpoint refuses with `refusal` from the job's second
+ * step on (its `started` ran); the job's id once the daemon saw the limit, and the session's status
+ */
+async function limitedMidJob(agent: "claude" | "codex", name: string, refusal: Refusal, subscriber = false): Promise<{ h: RealAgentHost; job: string; limit: any }> {
+  sb = makeSandbox("mam-rl-");
+  const world = sb;
+  let hit = false;
+  const a = (api = startModelApi(
+    resumingWorker({
+      // after the continue it looks around first: the daemon sees its answer before the job's end
+      // (the end of a limit seen only after the job ended is not journalled on it: a race of ~0.5 s)
+      onResume: "echo picking up",
+      onStep: (step) => {
+        if (step === 1 && !hit) {
+          hit = true;
+          a.refuse(refusal);
+        }
+      },
+    }),
+  ));
+  const h = (H = realAgentHost(world.root, "hl", NO_BROKER, a, { subscriber }));
+  // codex takes its time to show its prompt on a busy machine (more than create's 30 s was seen)
+  const r = await h.mam(["create", "--agent", agent, "--role", "worker", "--session", name, "--mux", "tmux", "--tmux-server", h.tmux, "--json"], { MAM_PROMPT_WAIT_S: "90" }, 120_000);
+  expect(r.code, r.stdout + r.stderr).toBe(0);
+  expect(JSON.parse(r.stdout)).toMatchObject({ at_prompt: true, onboarding: "sent", warnings: [] });
+  expect(await waitFor(() => a.turns().length >= 1, 60_000, 100)).toBe(true);
+  const job = JSON.parse(await h.ok(["job", "submit", "--to", name, "--prompt", "Do the task in two steps", "--json"])).job_id as string;
+  let s: any;
+  const seen = await waitFor(async () => (s = await sessionOf(h, name))?.limit !== undefined, 60_000, 250);
+  if (!seen) throw new Error(`${name} never limited: ${JSON.stringify(s)}\n${h.visible(name)}\n${h.log()}`);
+  expect(hit).toBe(true);
+  expect(await waitFor(() => count(h, job, "limited") === 1, 15_000, 100), `${events(h, job)}\n${h.log()}`).toBe(true);
+  return { h, job, limit: s.limit };
+}
+
+/** the endpoint answers again, and the user types `continue` at the agent's prompt, as the CLIs want (a bare Enter sends nothing) */
+async function recoverAndContinue(h: RealAgentHost, name: string, ready: (screen: string) => boolean): Promise<void> {
+  api!.refuse(undefined);
+  expect(await waitFor(() => ready(h.visible(name)), 30_000, 200), h.visible(name)).toBe(true);
+  const before = api!.turns().length;
+  const keys = (...k: string[]) => Bun.spawnSync([TMUX_BIN!, "-L", h.tmux, "send-keys", "-t", `=${name}:`, ...k], { env: h.env });
+  keys("-l", "continue");
+  // Enter again while the endpoint has seen no new turn (codex can drop an Enter right after typed text)
+  for (let i = 0; i < 4 && api!.turns().length === before; i++) {
+    await Bun.sleep(400);
+    keys("Enter");
+    await waitFor(() => api!.turns().length > before, 3000, 100);
+  }
+  expect(api!.turns().length, h.visible(name)).toBeGreaterThan(before);
+}
+
+const claudeAtPrompt = (s: string) => /^❯\s*$/m.test(s) && s.includes("? for shortcuts") && !s.includes("What do you want to do?");
+const codexAtPrompt = (s: string) => /^› /m.test(s) && !s.includes("Approaching rate limits") && !s.includes("esc to interrupt");
+
+test.skipIf(!TMUX_BIN)("real claude, a subscriber at its 5-hour limit: limited until the unified reset, the limit's options left alone; continue typed after: completed, unlimited once", async () => {
+  // a reset on a whole minute: claude 2.1.197 prints it to the minute ("resets 9:07am (UTC)")
+  const reset = Math.floor(Date.now() / 60_000) * 60 + 2 * 3600;
+  const { h, job, limit } = await limitedMidJob("claude", "cl", { shape: "subscription", resetsAt: reset, claim: "five_hour" }, true);
+  expect(limit).toEqual({ since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), resets_at: iso(reset), reason: expect.stringMatching(/^You've hit your session limit · resets \d{1,2}(:\d\d)?[ap]m \(UTC\)$/), source: "records" });
+  // claude asks what to do (its /rate-limit-options): a dialog, and mam says so and types nothing into it
+  expect(await waitFor(() => h.visible("cl").includes("Stop and wait for limit to reset"), 20_000, 200), h.visible("cl")).toBe(true);
+  expect((await sessionOf(h, "cl")).live).toBe("blocked");
+  expect(JSON.parse(await h.ok(["job", "status", job, "--json"])).status).not.toBe("completed");
+  // one request refused (2.1.197 retries no subscription 429), the side request beside it too
+  expect(api!.requests.filter((r) => r.status === 429 && r.turn?.main)).toHaveLength(1);
+
+  // the user: Esc on the options (their own hint), then `continue` once the endpoint answers again
+  Bun.spawnSync([TMUX_BIN!, "-L", h.tmux, "send-keys", "-t", "=cl:", "Escape"], { env: h.env });
+  await recoverAndContinue(h, "cl", claudeAtPrompt);
+  const waited = await h.mam(["job", "wait", job, "--timeout", "60"], {}, 70_000);
+  expect(waited.code, `${waited.stdout}${waited.stderr}\n${h.visible("cl")}\n${h.log()}`).toBe(0);
+  expect(await waitFor(async () => (await sessionOf(h, "cl")).limit === undefined, 15_000, 250)).toBe(true);
+  expect(events(h, job)).toEqual(["started", "limited", "unlimited", "completed"]);
+  const lim = h.journal(job).find((e) => e.event === "limited") as any;
+  expect(lim.data).toMatchObject({ session: "cl", resets_at: iso(reset), source: "records" });
+}, 120_000);
+
+test.skipIf(!TMUX_BIN)("real codex at its usage limit: limited until its rollout's reset, to the second; continue typed after: completed, unlimited once", async () => {
+  // any second: codex writes the header's reset (x-codex-primary-reset-at) into its rollout as it is
+  const reset = Math.floor(Date.now() / 1000) + 2 * 3600 + 17;
+  const { h, job, limit } = await limitedMidJob("codex", "cx", { shape: "codex-usage", resetsAt: reset });
+  expect(limit).toEqual({ since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), resets_at: iso(reset), reason: expect.stringMatching(/^You.ve hit your usage limit\. .*try again at \d{1,2}:\d\d [AP]M\.$/), source: "records", used_percent: 100 });
+  expect(api!.requests.filter((r) => r.status === 429 && r.turn?.main)).toHaveLength(1);
+  // codex offers another model the first time usage runs high: a dialog, left alone
+  if (h.visible("cx").includes("Approaching rate limits")) {
+    expect(await waitFor(async () => (await sessionOf(h, "cx")).live === "blocked", 10_000, 250)).toBe(true);
+    Bun.spawnSync([TMUX_BIN!, "-L", h.tmux, "send-keys", "-t", "=cx:", "Escape"], { env: h.env });
+  }
+  await recoverAndContinue(h, "cx", codexAtPrompt);
+  const waited = await h.mam(["job", "wait", job, "--timeout", "60"], {}, 70_000);
+  expect(waited.code, `${waited.stdout}${waited.stderr}\n${h.visible("cx")}\n${h.log()}`).toBe(0);
+  expect(await waitFor(async () => (await sessionOf(h, "cx")).limit === undefined, 15_000, 250)).toBe(true);
+  expect(events(h, job)).toEqual(["started", "limited", "unlimited", "completed"]);
+}, 120_000);
+
+test.skipIf(!TMUX_BIN)("real claude with an API key, 429 with retry-after 3600: one request, limited with its reset unknown (never guessed)", async () => {
+  const { h, job, limit } = await limitedMidJob("claude", "ck", { shape: "api-key", retryAfter: 3600 });
+  expect(limit).toEqual({
+    since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    resets_at: null,
+    reason: "API Error: Request rejected (429) · This request would exceed your account's rate limit. Please try again later.",
+    source: "records",
+  });
+  expect(api!.requests.filter((r) => r.status === 429 && r.turn?.main)).toHaveLength(1);
+  expect(h.visible("ck")).toContain("API Error: Request rejected (429)");
+  expect((await h.ok(["status"]))).toMatch(/ck is limited \(reset unknown\)/);
+  expect(events(h, job)).toEqual(["started", "limited"]);
+}, 120_000);
