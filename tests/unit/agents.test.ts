@@ -37,7 +37,9 @@ describe("kinds", () => {
     expect(c.exitText).toBe("/exit");
   });
   test("resume args of the others", () => {
-    expect(agentKind("codex").resumeArgs!("x")).toEqual(["resume", "x"]);
+    // codex: its rate-limit model nudge off for the process, so that no modal holds an unwatched agent
+    expect(agentKind("codex").resumeArgs!("x")).toEqual(["-c", "notice.hide_rate_limit_model_nudge=true", "resume", "x"]);
+    expect(agentKind("codex").freshArgs(undefined)).toEqual(["-c", "notice.hide_rate_limit_model_nudge=true"]);
     expect(agentKind("agy").resumeArgs!("x")).toEqual(["--conversation", "x"]);
     expect(agentKind("gemini").resumeArgs!("x")).toEqual(["--resume", "x"]);
     expect(agentKind("agy").exitText).toBe("Exit");

@@ -253,14 +253,22 @@ function mcpUninstall(text: string, path: string): Edit {
   return { text: next.trim() === "" ? "" : next, changed: true };
 }
 
+/**
+ * codex's "Approaching rate limits: switch to a cheaper model?" modal, which it opens the first time
+ * in a process that usage runs high (real-limits.md), would hold an agent nobody watches until a
+ * person answers it: every codex mam starts has it off (for that process only; config.toml is not
+ * edited). Which model to use stays the user's choice.
+ */
+const NO_NUDGE = ["-c", "notice.hide_rate_limit_model_nudge=true"];
+
 export const codex: AgentKind = {
   kind: "codex",
   exe: "codex",
   command: null,
   herdrKind: "codex",
-  freshArgs: () => [],
+  freshArgs: () => [...NO_NUDGE],
   assignsId: false,
-  resumeArgs: (id) => ["resume", id],
+  resumeArgs: (id) => [...NO_NUDGE, "resume", id],
   resumeNote: null,
   startDialog: null,
   resumeLoaded: null,
