@@ -14,6 +14,11 @@ function gitSha(): string {
   return dirty.stdout.toString().trim() ? `${sha}-dirty` : sha;
 }
 
+/** the target a build without --target makes: this Bun's own (bun-<os>-<arch>) */
+export function hostTarget(): string {
+  return `bun-${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}`;
+}
+
 export async function build(opts: { target?: string; outfile: string; version?: string; sha?: string; bytecode?: boolean }): Promise<void> {
   const version = opts.version ?? process.env.MAM_VERSION ?? pkg.version;
   const sha = opts.sha ?? gitSha();
@@ -28,7 +33,12 @@ export async function build(opts: { target?: string; outfile: string; version?: 
     splitting: true,
     minify: false,
     sourcemap: "none",
-    define: { MAM_VERSION: JSON.stringify(version), MAM_COMMIT: JSON.stringify(sha) },
+    define: {
+      MAM_VERSION: JSON.stringify(version),
+      MAM_COMMIT: JSON.stringify(sha),
+      MAM_BUN: JSON.stringify(Bun.version),
+      MAM_TARGET: JSON.stringify(opts.target ?? hostTarget()),
+    },
     compile: {
       outfile: opts.outfile,
       ...(opts.target ? { target: opts.target as never } : {}),

@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../package.json" with { type: "json" };
-import { build, TARGETS } from "./build.ts";
+import { build, hostTarget, TARGETS } from "./build.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const OUT = join(ROOT, "dist", "release");
@@ -12,11 +12,6 @@ const OUT = join(ROOT, "dist", "release");
 export function artifactName(version: string, target: string): string {
   // bun-linux-x64-musl → linux-x64-musl
   return `mam-${version}-${target.replace(/^bun-/, "")}`;
-}
-
-function hostTarget(): string {
-  const arch = process.arch === "arm64" ? "arm64" : "x64";
-  return `bun-${process.platform}-${arch}`;
 }
 
 if (import.meta.main) {
