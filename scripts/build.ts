@@ -4,7 +4,17 @@ import { chmodSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../package.json" with { type: "json" };
 
-export const TARGETS = ["bun-linux-x64", "bun-linux-x64-musl", "bun-linux-arm64", "bun-darwin-x64", "bun-darwin-arm64"] as const;
+// every release target (one npm package each: scripts/npm.ts). Bun cross-compiles by downloading
+// the target's runtime (@oven/bun-<target> from the npm registry) on first use.
+export const TARGETS = [
+  "bun-linux-x64",
+  "bun-linux-x64-baseline",
+  "bun-linux-x64-musl",
+  "bun-linux-arm64",
+  "bun-linux-arm64-musl",
+  "bun-darwin-x64",
+  "bun-darwin-arm64",
+] as const;
 
 function gitSha(): string {
   const r = Bun.spawnSync(["git", "rev-parse", "--short", "HEAD"], { stderr: "ignore" });
