@@ -3,7 +3,7 @@
 // imports only what `mam --version` needs; the argument parser, the team's broker and every
 // command load when they are used, and `mam pane-lock acquire --fd N` loads the lock alone.
 import { defineCommand, type Lazy, type MamCommand } from "./lib/cli/command.ts";
-import { versionLine } from "./lib/cli/version.ts";
+import { versionInfo, versionLine } from "./lib/cli/version.ts";
 import { EXIT, MamError, usageError, writeRefused } from "./lib/sys/errors.ts";
 import { err, out, outJson } from "./lib/sys/io.ts";
 import { visible } from "./lib/sys/sanitize.ts";
@@ -135,8 +135,10 @@ export async function main(argv: string[], facts: RunFacts = { json: jsonAsked(a
   const wantsHelp = own.includes("--help") || own.includes("-h");
   // `mam help [COMMAND…]` is `mam [COMMAND…] --help`
   if (argv[0] === "help") return main([...argv.slice(1), "--help"], facts);
-  if (argv[0] === "--version" || argv[0] === "-V" || ((argv[0] === "-v" || argv[0] === "version") && argv.length === 1)) {
-    out(versionLine());
+  const versionJson = argv.length === 2 && argv[1] === "--json";
+  if (argv[0] === "--version" || argv[0] === "-V" || ((argv[0] === "-v" || argv[0] === "version") && (argv.length === 1 || versionJson))) {
+    if (versionJson) outJson(versionInfo());
+    else out(versionLine());
     return EXIT.OK;
   }
   // the herdr shim's lock: what `pane-lock acquire` does (lib/cli/pane-lock.ts), with nothing else loaded

@@ -1,6 +1,10 @@
 // Constants defined at build time by scripts/build.ts (absent when running from source).
 declare const MAM_VERSION: string;
 declare const MAM_COMMIT: string;
+/** the Bun version that built the binary */
+declare const MAM_BUN: string;
+/** the build target, e.g. bun-linux-x64-baseline */
+declare const MAM_TARGET: string;
 
 declare module "*.md" {
   const text: string;

@@ -11,6 +11,7 @@ import { benchDaemon } from "./daemon.ts";
 import { benchFleet } from "./fleet.ts";
 import { benchJobs } from "./jobs.ts";
 import { benchMcp } from "./mcp.ts";
+import { benchNpm } from "./npm.ts";
 import { benchPaneLock } from "./pane-lock.ts";
 import { benchQueue } from "./queue.ts";
 import { benchReconcile } from "./reconcile.ts";
@@ -38,6 +39,7 @@ const AREAS: Record<string, (bin: string) => Promise<Row[]> | Row[]> = {
   team: benchTeam,
   fleet: benchFleet,
   queue: benchQueue,
+  npm: benchNpm,
 };
 
 const argv = process.argv.slice(2);

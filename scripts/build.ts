@@ -4,7 +4,17 @@ import { chmodSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../package.json" with { type: "json" };
 
-export const TARGETS = ["bun-linux-x64", "bun-linux-x64-musl", "bun-linux-arm64", "bun-darwin-x64", "bun-darwin-arm64"] as const;
+// every release target (one npm package each: scripts/npm.ts). Bun cross-compiles by downloading
+// the target's runtime (@oven/bun-<target> from the npm registry) on first use.
+export const TARGETS = [
+  "bun-linux-x64",
+  "bun-linux-x64-baseline",
+  "bun-linux-x64-musl",
+  "bun-linux-arm64",
+  "bun-linux-arm64-musl",
+  "bun-darwin-x64",
+  "bun-darwin-arm64",
+] as const;
 
 function gitSha(): string {
   const r = Bun.spawnSync(["git", "rev-parse", "--short", "HEAD"], { stderr: "ignore" });
@@ -12,6 +22,11 @@ function gitSha(): string {
   if (!sha) return "unknown";
   const dirty = Bun.spawnSync(["git", "status", "--porcelain", "--untracked-files=no"], { stderr: "ignore" });
   return dirty.stdout.toString().trim() ? `${sha}-dirty` : sha;
+}
+
+/** the target a build without --target makes: this Bun's own (bun-<os>-<arch>) */
+export function hostTarget(): string {
+  return `bun-${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}`;
 }
 
 export async function build(opts: { target?: string; outfile: string; version?: string; sha?: string; bytecode?: boolean }): Promise<void> {
@@ -28,7 +43,12 @@ export async function build(opts: { target?: string; outfile: string; version?: 
     splitting: true,
     minify: false,
     sourcemap: "none",
-    define: { MAM_VERSION: JSON.stringify(version), MAM_COMMIT: JSON.stringify(sha) },
+    define: {
+      MAM_VERSION: JSON.stringify(version),
+      MAM_COMMIT: JSON.stringify(sha),
+      MAM_BUN: JSON.stringify(Bun.version),
+      MAM_TARGET: JSON.stringify(opts.target ?? hostTarget()),
+    },
     compile: {
       outfile: opts.outfile,
       ...(opts.target ? { target: opts.target as never } : {}),

@@ -63,7 +63,7 @@ async function rootHelp(root: MamCommand, opts: HelpOptions, h: (s: string) => s
   }
   sections.push(["GLOBAL", [
     ["--help, -h", "help of mam or of a command (never runs the command)"],
-    ["--version, -V", "print mam <version> (<commit>)"],
+    ["--version, -V", "print mam <version> (<commit>); with --json also the Bun version and the build target"],
   ]]);
   const w = Math.max(...sections.flatMap(([, rows]) => rows.map(([a]) => a.length)));
   for (const [title, rows] of sections) lines.push(h(title), "", ...columns(rows, w), "");

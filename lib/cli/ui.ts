@@ -10,6 +10,7 @@ import { err, out } from "../sys/io.ts";
 import { resolveWorkspace } from "../sys/paths.ts";
 import { withoutSecrets } from "../sys/secrets.ts";
 import { bool, defineCommand, str, workspaceArg } from "./command.ts";
+import { version } from "./version.ts";
 
 /** best-effort: open the forwarding page in the desktop's browser (never fails the command) */
 function openBrowser(page: string): void {
@@ -50,7 +51,7 @@ export default defineCommand({
     const ws = resolveWorkspace(str(args, "workspace"));
     const { startUi, liveMsFrom } = await import("../ui/server.ts");
     const actions = bool(args, "allow-actions");
-    const ui = await startUi({ ws, env: process.env, port: Number(p), actions, liveMs: liveMsFrom(process.env) });
+    const ui = await startUi({ ws, env: process.env, port: Number(p), actions, liveMs: liveMsFrom(process.env), version: version() });
     out(ui.url);
     err(`mam ui: serving ${ws} on 127.0.0.1:${ui.port} (${actions ? "actions ON: the page can stop, resume, cancel and send" : "read-only; --allow-actions lets the page act"}); Ctrl-C stops it`);
     if (bool(args, "open")) openBrowser(ui.page);

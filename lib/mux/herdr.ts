@@ -28,7 +28,7 @@ import {
   toMuxPane,
 } from "./herdr-proto.ts";
 import { busyFreshPane, failStart, type HerdrOps, runManagedStart, waitShellFree } from "./herdr-start.ts";
-import { type HerdrRelease, herdrSupport, releaseOf, type Support, unsupportedError, versionWarning } from "./herdr-version.ts";
+import { type HerdrRelease, herdrSupport, releaseOf, type Support, unsupportedError, versionWarning, warningKey } from "./herdr-version.ts";
 import { findHerdr, serverEnv, shellReadyMs } from "./herdr-env.ts";
 import { foreignPane } from "./owner.ts";
 import { isShellOnly, nonShellForeground } from "./procfs.ts";
@@ -187,7 +187,7 @@ export class HerdrMux implements Mux {
     const say = this.opts.warn;
     if (w && say && support.kind === "newer") {
       const { firstToday } = await import("../sys/once-a-day.ts");
-      if (await firstToday(this.env, `herdr-newer ${this.server} ${support.version}`)) say(w);
+      if (await firstToday(this.env, warningKey(support, this.server))) say(w);
     }
   }
 

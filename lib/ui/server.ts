@@ -33,6 +33,8 @@ export interface UiOptions {
   /** how often the team's LIVE column and an open screen are refreshed while a page is open */
   liveMs?: number;
   token?: string;
+  /** mam's version, shown in the page's footer (lib/cli/version.ts) */
+  version?: string;
 }
 
 export interface UiServer {
@@ -333,7 +335,8 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
   // ---- HTTP ------------------------------------------------------------------------------
   let port = 0;
   // a text import (bun-types types .html imports as bundles for Bun.serve routes)
-  const page = () => (htmlText as unknown as string).replaceAll("__TOKEN__", token);
+  const shownVersion = (o.version ?? "").replace(/[^0-9A-Za-z.+-]/g, "");
+  const page = () => (htmlText as unknown as string).replaceAll("__TOKEN__", token).replace("__VERSION__", shownVersion ? `mam ${shownVersion}` : "mam");
   const handle = async (req: Request): Promise<Response> => {
     // the Host first: Bun makes req.url from it, and a malformed one (`x:1:2`, `a b`) makes a URL
     // that does not parse; such a request never gets further than a 421

@@ -35,6 +35,8 @@ export interface WorldOptions {
    * FAKE_HERDR_VERSION in the world's env, so the server, mam's herdr calls and the panes agree
    */
   herdrVersion?: string;
+  /** the socket protocol the fake speaks (FAKE_HERDR_PROTOCOL in the world's env; else its release's: 19, 0.8.2: 20) */
+  herdrProtocol?: number;
   /** put a logging wrapper first on PATH as `herdr` (the fake moves to <root>/fakebin) */
   wrap?: boolean;
 }
@@ -60,6 +62,7 @@ export function writeWrapper(sb: Sandbox): string {
 export async function withWorld(o: WorldOptions, fn: (w: World) => Promise<void>): Promise<void> {
   const sb = makeSandbox("mam-sh-");
   if (o.herdrVersion !== undefined) sb.env.FAKE_HERDR_VERSION = o.herdrVersion;
+  if (o.herdrProtocol !== undefined) sb.env.FAKE_HERDR_PROTOCOL = String(o.herdrProtocol);
   installFakeAgents(sb.bin);
   let binDir: string | undefined;
   if (o.wrap) {

@@ -127,8 +127,20 @@ describe("sessions and socket resolution", () => {
       const v = apiErr(await cli(["--session", "p20", "workspace", "list"]), "protocol_mismatch");
       expect(v.error.message).toBe("client protocol 19 is older than server protocol 20; upgrade the Herdr client before using this command");
       expect(json(await cli(["--session", "p20", "workspace", "list"], { FAKE_HERDR_PROTOCOL: "20" })).result.type).toBe("workspace_list");
-      const pong = json(await cli(["--session", "p20", "status", "--json"], { FAKE_HERDR_PROTOCOL: "20" }));
-      expect(pong.result).toMatchObject({ type: "pong", version: "0.8.0", protocol: 20 });
+      // herdr status as src/cli/status.rs prints it: the client's protocol, the server's ping, compatible
+      // (the CLI's own output, not an API line: no schema to check it against)
+      const statusJson = async (args: string[], env: Record<string, string> = {}) => {
+        const r = await cli(args, env);
+        expect(r.code, r.stderr).toBe(0);
+        return JSON.parse(r.stdout);
+      };
+      expect(await statusJson(["--session", "p20", "status", "--json"])).toMatchObject({
+        client: { version: "0.8.0", protocol: 19 },
+        server: { status: "running", version: "0.8.0", protocol: 20, compatible: false, restart_needed: false },
+      });
+      expect(await statusJson(["--session", "p20", "status", "server", "--json"], { FAKE_HERDR_PROTOCOL: "20" })).toMatchObject({ running: true, protocol: 20, compatible: true });
+      expect(await statusJson(["--session", "nobody", "status", "server", "--json"])).toMatchObject({ status: "not_running", running: false, protocol: null });
+      expect(await statusJson(["status", "client", "--json"], { FAKE_HERDR_VERSION: "0.8.2" })).toMatchObject({ version: "0.8.2", channel: "stable", protocol: 20 });
     } finally {
       await p.stop();
     }

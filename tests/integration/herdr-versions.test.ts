@@ -57,7 +57,7 @@ describe.concurrent("a job for an agent that waits at a question", () => {
         expect(e).toBeInstanceOf(AgentBlocked);
         const why = v === "0.8.0" ? "herdr reports it blocked" : "herdr refused the text: agent_blocked";
         expect((e as AgentBlocked).render()).toBe(`ERROR: the agent in pane ${pane} waits at a dialog or question (${why}); nothing was typed into it; answer it in the pane, then try again`);
-        const made = wrapperLog(w.sb).slice(calls).filter((l) => l !== "--version");
+        const made = wrapperLog(w.sb).slice(calls).filter((l) => l !== "--version" && l !== "status client --json");
         expect(made).toEqual(v === "0.8.0" ? [`--session ${SERVER} agent get ${pane}`] : [`--session ${SERVER} agent prompt ${pane} mam job event 1234abcd completed --source x`]);
         await Bun.sleep(500);
         expect((await w.inputs(pane)).length).toBe(before);
@@ -117,16 +117,19 @@ describe.concurrent("herdr 0.8.2's panes", () => {
   });
 });
 
-/** the stderr lines of the newer-herdr warning */
+/** the stderr lines of the warning about a herdr mam does not know */
 const newer = (stderr: string) => stderr.split("\n").filter((l) => l.startsWith("WARNING: herdr 0.9.1 (server "));
 
-describe.concurrent("a herdr newer than mam knows", () => {
-  test("one warning a day per server, naming what is untested; kept in the state dir", async () => {
-    await withWorld({ herdrVersion: "0.9.1" }, async (w) => {
+// mam gates on herdr's socket protocol (herdr-version.ts): 0.9.x's is not 19 or 20 (protocols 22
+// and 23 have been seen in tools built on herdr), so the fake plays it with protocol 22
+describe.concurrent("a herdr that speaks a protocol mam does not know", () => {
+  test("one warning a day per server, naming the protocols and versions known to work; kept in the state dir", async () => {
+    await withWorld({ herdrVersion: "0.9.1", herdrProtocol: 22 }, async (w) => {
       const first = ok(await w.create("claude", ["--session", "n1"]));
       expect(newer(first.stderr)).toEqual([
-        `WARNING: herdr 0.9.1 (server '${SERVER}') is newer than mam knows: mam was checked against herdr 0.8.0 and 0.8.2; ` +
-          "untested with 0.9.1: agent start (when an agent counts as ready, start dialogs), agent prompt (refusals), " +
+        `WARNING: herdr 0.9.1 (server '${SERVER}') speaks socket protocol 22, which mam does not know: ` +
+          "mam speaks protocol 19 (herdr 0.8.0) and 20 (herdr 0.8.1 and 0.8.2); " +
+          "untested with protocol 22: agent start (when an agent counts as ready, start dialogs), agent prompt (refusals), " +
           "the pane list and process-info fields and the error codes mam reads; if a herdr call fails, report it with `herdr --version` " +
           "(this warning comes once a day per server)",
       ]);
@@ -135,27 +138,51 @@ describe.concurrent("a herdr newer than mam knows", () => {
       ok(await w.mam(["stop", "n2"]));
       expect(newer(ok(await w.mam(["resume", "n2"])).stderr)).toEqual([]);
       const file = join(w.sb.home, ".local", "state", "mam", "once-a-day.json");
-      expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ [`herdr-newer ${SERVER} 0.9.1`]: localDay(new Date()) });
+      expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ [`herdr-protocol ${SERVER} 22`]: localDay(new Date()) });
       // another server is warned about on its own
       const other = await startFakeHerdr(w.sb, { session: "mam2" });
       try {
         const r = ok(await w.mam(["create", "--agent", "claude", "--herdr-session", "mam2", "--no-onboard", "--session", "n3"]));
         expect(newer(r.stderr)).toHaveLength(1);
-        expect(newer(r.stderr)[0]).toStartWith("WARNING: herdr 0.9.1 (server 'mam2') is newer than mam knows");
+        expect(newer(r.stderr)[0]).toStartWith("WARNING: herdr 0.9.1 (server 'mam2') speaks socket protocol 22");
       } finally {
         await other.stop();
       }
       // the next day it comes again (the day before is what the file remembers)
-      writeFileSync(file, JSON.stringify({ [`herdr-newer ${SERVER} 0.9.1`]: "2000-01-01" }));
+      writeFileSync(file, JSON.stringify({ [`herdr-protocol ${SERVER} 22`]: "2000-01-01" }));
       expect(newer(ok(await w.create("claude", ["--session", "n4"])).stderr)).toHaveLength(1);
     });
   });
 
   test("mam processes meeting it at the same moment: one of them says it", async () => {
-    await withWorld({ herdrVersion: "0.9.1" }, async (w) => {
+    await withWorld({ herdrVersion: "0.9.1", herdrProtocol: 22 }, async (w) => {
       const runs = await Promise.all(["c1", "c2", "c3", "c4"].map((n) => w.create("claude", ["--session", n])));
       for (const r of runs) ok(r);
       expect(runs.flatMap((r) => newer(r.stderr))).toHaveLength(1);
+    });
+  });
+
+  test("by protocol, not by version string: 0.9.1 speaking protocol 20 is 0.8.2 to mam (no warning); 0.8.2 speaking 23 is warned about", async () => {
+    await withWorld({ herdrVersion: "0.9.1", herdrProtocol: 20 }, async (w) => {
+      const r = ok(await w.create("claude", ["--session", "p20"]));
+      expect(r.stderr).not.toContain("WARNING: herdr");
+    });
+    await withWorld({ herdrVersion: "0.8.2", herdrProtocol: 23 }, async (w) => {
+      const r = ok(await w.create("claude", ["--session", "p23"]));
+      expect(r.stderr.split("\n").filter((l) => l.startsWith("WARNING: herdr"))).toEqual([
+        expect.stringContaining(`WARNING: herdr 0.8.2 (server '${SERVER}') speaks socket protocol 23, which mam does not know: mam speaks protocol 19 (herdr 0.8.0) and 20 (herdr 0.8.1 and 0.8.2)`),
+      ]);
+    });
+  });
+
+  test("a herdr whose protocol is older than 19 is refused before anything changes", async () => {
+    await withWorld({ herdrVersion: "0.8.2", herdrProtocol: 17 }, async (w) => {
+      const r = await w.mam(["create", "--agent", "claude", "--herdr-session", SERVER, "--session", "old"]);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim()).toMatch(
+        /^ERROR: herdr 0\.8\.2 \(socket protocol 17\) \(.+\/herdr\) is too old: mam supports herdr 0\.8\.x \(0\.8\.0 or newer\): socket protocol 19 \(herdr 0\.8\.0\) and 20 \(herdr 0\.8\.1 and 0\.8\.2\); upgrade herdr \(herdr update\), or use --mux tmux$/,
+      );
+      expect(existsSync(join(w.ws, ".mam", "agent-sessions.yaml")) ? readFileSync(join(w.ws, ".mam", "agent-sessions.yaml"), "utf8") : "").not.toMatch(/name: old\b/);
     });
   });
 });

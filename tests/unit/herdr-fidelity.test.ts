@@ -9,7 +9,7 @@ import { applyActions } from "../../lib/fleet/apply.ts";
 import { classify, type ServerView } from "../../lib/fleet/classify.ts";
 import { serverEnv } from "../../lib/mux/herdr.ts";
 import { StartWatch } from "../../lib/mux/herdr-start.ts";
-import { releaseOf, supportOf, unsupportedError, versionWarning } from "../../lib/mux/herdr-version.ts";
+import { protocolOf, releaseOf, supportOf, unsupportedError, versionWarning, warningKey } from "../../lib/mux/herdr-version.ts";
 import type { MuxPane } from "../../lib/mux/types.ts";
 import type { Row } from "../../lib/registry/types.ts";
 import { agentGone } from "../../lib/fleet/liveness.ts";
@@ -198,6 +198,38 @@ describe("herdr versions mam supports", () => {
     expect(versionWarning(supportOf("herdr 0.8.0"), "mam")).toBeUndefined();
     expect(versionWarning(supportOf("herdr 0.8.2"), "mam")).toBeUndefined();
     expect(versionWarning(supportOf("garbage"), "mam")).toBeUndefined();
+  });
+
+  test("by protocol, not by version string: 19 and 20 supported, below refused, any other warned", () => {
+    // herdr status client --json (src/cli/status.rs ClientStatusJson)
+    const p = protocolOf('{"version":"0.8.2","channel":"stable","protocol":20,"binary":"/usr/bin/herdr","session":null}\n');
+    expect(p).toBe(20);
+    expect(protocolOf("")).toBeUndefined();
+    expect(protocolOf("not json")).toBeUndefined();
+    expect(protocolOf('{"protocol":"20"}')).toBeUndefined();
+    expect(supportOf("herdr 0.8.2", 20)).toEqual({ kind: "supported", version: "0.8.2", protocol: 20 });
+    expect(supportOf("herdr 0.9.1", 20)).toEqual({ kind: "supported", version: "0.9.1", protocol: 20 });
+    expect(supportOf("herdr 0.9.3", 22)).toEqual({ kind: "newer", version: "0.9.3", protocol: 22 });
+    expect(supportOf("herdr 0.8.0", 23).kind).toBe("newer");
+    expect(supportOf("herdr 0.8.2", 17).kind).toBe("old");
+    expect(supportOf("a wrapper", 19)).toEqual({ kind: "supported", version: "a wrapper", protocol: 19 });
+    expect(supportOf("herdr 0.9.1", undefined).kind).toBe("newer"); // no protocol readable: the version decides
+    expect(versionWarning(supportOf("herdr 0.9.1", 20), "mam")).toBeUndefined();
+    expect(versionWarning(supportOf("herdr 0.10.0-preview.3", 23), "mam")).toBe(
+      "WARNING: herdr 0.10.0-preview.3 (server 'mam') speaks socket protocol 23, which mam does not know: mam speaks protocol 19 (herdr 0.8.0) and 20 (herdr 0.8.1 and 0.8.2); " +
+        "untested with protocol 23: agent start (when an agent counts as ready, start dialogs), agent prompt (refusals), " +
+        "the pane list and process-info fields and the error codes mam reads; if a herdr call fails, report it with `herdr --version` " +
+        "(this warning comes once a day per server)",
+    );
+    expect(unsupportedError(supportOf("herdr 0.7.5", 17), "/bin/herdr")!.render()).toBe(
+      "ERROR: herdr 0.7.5 (socket protocol 17) (/bin/herdr) is too old: mam supports herdr 0.8.x (0.8.0 or newer): socket protocol 19 (herdr 0.8.0) and 20 (herdr 0.8.1 and 0.8.2); upgrade herdr (herdr update), or use --mux tmux",
+    );
+    expect(warningKey(supportOf("herdr 0.9.3", 22), "mam")).toBe("herdr-protocol mam 22");
+    expect(warningKey(supportOf("herdr 0.9.3"), "mam")).toBe("herdr-newer mam 0.9.3");
+    // the behaviour follows the protocol: 19 → 0.8.0's, 20 and up → 0.8.2's
+    expect(releaseOf(supportOf("herdr 0.8.2", 19))).toBe("0.8.0");
+    expect(releaseOf(supportOf("herdr 0.8.0", 20))).toBe("0.8.2");
+    expect(releaseOf(supportOf("herdr 0.9.3", 22))).toBe("0.8.2");
   });
 
   test("which herdr behaviour mam follows: 0.8.2's from 0.8.1 on (newer too), else 0.8.0's", () => {

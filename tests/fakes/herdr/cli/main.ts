@@ -271,7 +271,7 @@ const COMMANDS: Record<string, Record<string, Cmd>> = {
 
 const HELP = `herdr (fake, for tests) — commands:
   herdr [--session NAME] server            run the server in the foreground
-  herdr server stop | session list [--json] | session stop NAME [--json] | status [--json]
+  herdr server stop | session list [--json] | session stop NAME [--json] | status [server|client] [--json]
   herdr workspace create|list|get|focus|rename|close
   herdr tab create|list|get|focus|close
   herdr pane list|get|current|split|rename|close|run|send-text|send-keys|read|wait-output|process-info|report-agent|release-agent|focus

@@ -1,11 +1,11 @@
 // `herdr session list [--json]`, `herdr session stop NAME [--json]`, `herdr server stop`,
-// `herdr status [server] [--json]` (herdr.md §1.3).
+// `herdr status [server|client] [--json]` (src/cli/status.rs).
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { isListening, NotRunningError, request } from "../common/client.ts";
 import { apiSocketPath, configDir, DEFAULT_SESSION, sessionDir, validateSessionName } from "../common/session.ts";
 import { CliUsage } from "./args.ts";
-import { type CliCtx, cliProtocol, cliVersion, err, line, out, ping } from "./io.ts";
+import { type CliCtx, cliProtocol, cliVersion, err, line, out } from "./io.ts";
 
 export const STOP_WAIT_MS = 15_000;
 
@@ -113,26 +113,46 @@ export async function serverStop(ctx: CliCtx, args: string[]): Promise<number> {
   return 0;
 }
 
+/**
+ * `herdr status [server|client] [--json]` as src/cli/status.rs has it (the same in v0.8.0 and
+ * v0.8.2): `client` is the CLI's own version and protocol (no server needed), `server` what the
+ * server's ping says (`not_running`, exit 0, when none listens), and bare both with `update`.
+ * A client reads the protocol from `client.protocol` (its own) or `server.protocol` (the ping's).
+ */
 export async function status(ctx: CliCtx, args: string[]): Promise<number> {
-  const rest = args.filter((a) => a !== "--json");
-  const json = rest.length !== args.length;
-  if (rest.length > 1 || (rest.length === 1 && rest[0] !== "server")) throw new CliUsage("usage: herdr status [server] [--json]");
-  const t = ctx.target();
-  if (json) {
-    const pong = await ping(ctx, "cli:status");
-    await out(line({ ...pong, id: "cli:status" }));
+  const json = args[args.length - 1] === "--json";
+  const rest = json ? args.slice(0, -1) : args;
+  const scope = rest.length === 0 ? "full" : rest.length === 1 && (rest[0] === "server" || rest[0] === "client") ? rest[0] : undefined;
+  if (!scope) throw new CliUsage("usage: herdr status [server|client] [--json]");
+  const mine = cliProtocol(ctx.env);
+  const client = { version: cliVersion(ctx.env), channel: "stable", protocol: mine, binary: process.execPath, session: ctx.session ?? ctx.env.HERDR_SESSION ?? null };
+  if (scope === "client") {
+    if (json) await out(line(client));
+    else await out(`version: ${client.version}\nchannel: stable\nprotocol: ${mine}\nbinary: ${client.binary}\n`);
     return 0;
   }
-  const client = `client:  version: ${cliVersion(ctx.env)}  channel: stable  protocol: ${cliProtocol(ctx.env)}\n`;
-  let pong;
+  const t = ctx.target();
+  let pong: Record<string, unknown> | undefined;
   try {
-    pong = await request(t.socket, { id: "cli:status", method: "ping", params: {} });
-  } catch {
-    await out(`${client}server:  status: not running\n         socket: ${t.socket}\n`);
-    return 1;
+    pong = (await request(t.socket, { id: "cli:status", method: "ping", params: {} })).result as Record<string, unknown>;
+  } catch (e) {
+    if (!(e instanceof NotRunningError)) throw e;
   }
-  const r = pong.result as Record<string, unknown>;
-  const compatible = r.protocol === cliProtocol(ctx.env) ? "yes" : "no";
-  await out(`${client}server:  status: running  version: ${r.version}  protocol: ${r.protocol}  compatible: ${compatible}\n         socket: ${t.socket}\n`);
+  const protocol = typeof pong?.protocol === "number" ? pong.protocol : null;
+  const version = typeof pong?.version === "string" ? pong.version : null;
+  const restart = pong ? (version === null ? null : version !== client.version) : false;
+  const server = pong
+    ? { status: "running", running: true, version, protocol, capabilities: pong.capabilities ?? null, compatible: protocol === null ? null : protocol === mine, socket: t.socket, session: client.session, restart_needed: restart }
+    : { status: "not_running", running: false, version: null, protocol: null, capabilities: null, compatible: null, socket: t.socket, session: client.session, restart_needed: false };
+  if (json) {
+    await out(line(scope === "server" ? server : { client, server, update: { restart_needed: restart } }));
+    return 0;
+  }
+  const body = (indent: string) =>
+    pong
+      ? `${indent}status: running\n${indent}version: ${version ?? "unknown"}\n${indent}protocol: ${protocol ?? "unknown"}\n${indent}compatible: ${protocol === null ? "unknown" : protocol === mine ? "yes" : "no"}\n${indent}socket: ${t.socket}\n`
+      : `${indent}status: not running\n${indent}socket: ${t.socket}\n`;
+  if (scope === "server") await out(body(""));
+  else await out(`client:\n  version: ${client.version}\n  channel: stable\n  protocol: ${mine}\n\nserver:\n${body("  ")}\nupdate:\n  restart_needed: ${restart === null ? "unknown" : restart ? "yes" : "no"}\n`);
   return 0;
 }
