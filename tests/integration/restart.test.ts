@@ -75,7 +75,7 @@ const transports: ["polling" | "mqtt", () => Record<string, string>][] = [
 
 describe("an agent killed with -9 comes back in its conversation", () => {
   for (const [mode, env] of transports) {
-    test(`${mode}: resumed once, its job journals restarted once, the delegator told, nothing typed again`, async () => {
+    test(`${mode}: resumed once, its job journals restarted once, the delegator told, the job not typed again, one notice to continue it`, async () => {
       // a passive worker reads its job and reports nothing: the test reports for it
       const w = newWorkspace(e, env(), { agent: { PASSIVE: "1" } });
       await ensureShared(w, mode, started);
@@ -99,7 +99,7 @@ describe("an agent killed with -9 comes back in its conversation", () => {
       expect(await waitFor(async () => (await screen(np)).includes(`resumed ${sid}`), 20_000, 100), await screen(np)).toBe(true);
       const restarted = journalEvents(w.dir, id).find((x) => x.event === "restarted")!;
       expect(restarted.detail).toContain(`${wk} restarted (attempt 1/3 this hour) after `);
-      expect(restarted.detail).toContain(`its conversation ${sid} resumed`);
+      expect(restarted.detail).toContain(`its conversation ${sid} resumed, the job not sent again`);
       // the delegator hears of it once
       expect(await waitTyped(e.herdr, dp, `[mam] job ${id} restarted: ${wk} restarted (attempt 1/3 this hour)`), monitorLog(w.dir)).toBe(true);
       // the job goes on: the agent finishes it
@@ -107,13 +107,15 @@ describe("an agent killed with -9 comes back in its conversation", () => {
       const wait = await w.mam(["job", "wait", id, "--timeout", "30"]);
       expect({ code: wait.code, out: wait.stdout }).toEqual({ code: 0, out: `${id} completed: done\n` });
       expect(events(w, id)).toEqual([`started:${wk}`, "restarted:monitor", `completed:${wk}`]);
-      // nothing typed again: the job's text went in once; since the kill, only the resume's command
-      // line into the pane's shell (herdr keeps the pane of an agent that died: the resume reuses it)
+      // the job's text went in once; since the kill, the resume's command line into the pane's
+      // shell (herdr keeps the pane of an agent that died: the resume reuses it), then one notice
+      // to the resumed agent to continue the job
       expect(count(await typed(e.herdr, wp), "summarise the README")).toBe(1);
+      expect(await waitTyped(e.herdr, np, `Continue job ${id} where you stopped`), monitorLog(w.dir)).toBe(true);
       const since = np === wp ? (await typed(e.herdr, wp)).slice(before.length) : await typed(e.herdr, np);
       expect(since).toStartWith(`claude --resume ${sid} `);
-      expect(since).not.toContain("[mam]");
-      expect(since).not.toContain("\n");
+      expect(since.slice(since.indexOf("[mam]"))).toStartWith("[mam] Your process ended (");
+      expect(count(since, "[mam]")).toBe(1);
       expect(await waitTyped(e.herdr, dp, `[mam] job ${id} completed: done`)).toBe(true);
       expect(count(await typed(e.herdr, dp), `[mam] job ${id} restarted`)).toBe(1);
       expect(count(monitorLog(w.dir), `restart: ${wk} restarted`)).toBe(1);

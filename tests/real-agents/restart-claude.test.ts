@@ -1,7 +1,7 @@
 // Dead agents come back (docs/unattended.md#dead-agents, issue 34 item 4) with the real Claude Code:
 // a claude made with --restart on-failure is killed with -9 in the middle of its job; the
 // workspace's daemon resumes the same conversation (claude --resume <its id>), journals `restarted`
-// once and types nothing into it. Offline against the scripted model endpoint; no broker.
+// once, does not type the job again, and tells claude once to continue it. Offline against the scripted model endpoint; no broker.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { isJobText, jobWorker } from "../fakes/model-api/scripts.ts";
 import { type ModelApi, type Reply, startModelApi, type Turn } from "../fakes/model-api/server.ts";
@@ -44,7 +44,7 @@ describe.skipIf(!TMUX_BIN)("a dead claude comes back", () => {
     await sb?.cleanup();
   }, 60_000);
 
-  test("killed with -9 mid-job: the daemon resumes the same conversation, restarted once, nothing typed again", async () => {
+  test("killed with -9 mid-job: the daemon resumes the same conversation, restarted once, the job not typed again, told to continue it", async () => {
     const c = JSON.parse(await H.ok(["create", "--agent", "claude", "--role", "worker", "--session", "w", "--mux", "tmux", "--tmux-server", H.tmux, "--no-onboard", "--restart", "on-failure", "--json"]));
     expect(c).toMatchObject({ at_prompt: true, warnings: [] });
     const sid: string = c.session_id;
@@ -75,10 +75,13 @@ describe.skipIf(!TMUX_BIN)("a dead claude comes back", () => {
       return s;
     })();
     expect(screen).toContain("Count the files");
-    // nothing typed into the resumed claude: no new turn reached the model carrying the job's header
-    await Bun.sleep(3000);
+    // the job is not typed again: the resumed claude gets one notice to continue it, and no new
+    // turn reaches the model carrying the job's header
+    const told = () => api.turns("anthropic").slice(turnsBefore).filter((t) => t.lastUserText.includes(`Continue job ${id} where you stopped`));
+    expect(await waitFor(() => told().length > 0, 60_000, 200), H.log()).toBe(true);
     const after = api.turns("anthropic").slice(turnsBefore);
     expect(after.filter((t) => t.lastUserText.includes(`Job ${id} delegated`))).toHaveLength(0);
+    expect(H.log()).toContain(`restart: w: told to continue ${id}`);
     expect(H.log()).toContain("restart: w restarted (attempt 1/3 this hour)");
   }, 300_000);
 });

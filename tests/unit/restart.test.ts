@@ -4,6 +4,7 @@ import { describe, expect, test } from "bun:test";
 import { claimRestart, DEFAULT_MAX_RESTARTS, decideRestart, restartable, restartState, RESTART_CLAIM_STALE_S } from "../../lib/fleet/restart.ts";
 import type { Row } from "../../lib/registry/types.ts";
 import { validateRegistry } from "../../lib/registry/validate.ts";
+import { continueText } from "../../lib/ops/react/agents-restart.ts";
 
 const NOW = 1_800_000_000;
 const died = (more: Partial<Row> = {}): Row => ({ name: "w1", status: "terminated", termination_mode: "auto-detected", restart: "on-failure", ...more });
@@ -82,5 +83,14 @@ describe("the registry's check of the fields", () => {
     expect(validateRegistry(reg({ restart: "on-failure", max_restarts: 0 }))).toEqual(["herdr_sessions[0] 'w1' max_restarts must be a whole number from 1 to 100 (not 0)"]);
     expect(validateRegistry(reg({ restart: "on-failure", max_restarts: 2.5 }))).toEqual(["herdr_sessions[0] 'w1' max_restarts must be a whole number from 1 to 100 (not 2.5)"]);
     expect(validateRegistry(reg({ restarts: "x" }))).toEqual(["herdr_sessions[0] 'w1' restarts must be a list of epoch seconds"]);
+  });
+});
+
+describe("what a restarted agent is told", () => {
+  test("its jobs by id, why it ended, and not to redo finished work; never the job's own text", () => {
+    expect(continueText(["1234abcd"], "its agent exited")).toBe(
+      "[mam] Your process ended (its agent exited) and mam restarted you in this conversation. Continue job 1234abcd where you stopped; do not redo work that is already done, and report as before.",
+    );
+    expect(continueText(["a1", "b2"], "x")).toContain("Continue jobs a1, b2 where you stopped");
   });
 });

@@ -5,9 +5,10 @@
 //      the registry lock, as reconcile.pass does in polling mode (a stop in progress owns its row);
 //   2. a row that died is claimed under the registry lock (lib/fleet/restart.ts claimRestart: the
 //      write is the claim, so one death is restarted once, whoever else looks) and resumed beside
-//      the hooks (ctx.aside) by the resume operation (lib/ops/session/resume.ts), which types
-//      nothing: the agent's job was delivered once, and its conversation goes on. The jobs it was
-//      working on journal `restarted` (attempt, why); their delegators hear of it (job.react);
+//      the hooks (ctx.aside) by the resume operation (lib/ops/session/resume.ts). The job's text
+//      was delivered once and is in the conversation: it is not typed again; the jobs it was
+//      working on journal `restarted` (attempt, why), their delegators hear of it (job.react), and
+//      the agent, back at its prompt, gets one notice to continue them (continueText);
 //   3. a row that died after max_restarts restarts within the hour is given up on: it stays
 //      terminated, its jobs journal `restart_gave_up` (agents.watch then ends them: error "agent
 //      exited"), and the user hears of it once (notification kind gave_up).
@@ -111,8 +112,9 @@ async function restartOne(deps: Deps, shared: Shared, ctx: HookContext, ref: Ref
     ctx.log(`restart: ${ref.name} restarted (attempt ${d.attempt}/${d.max} this hour): conversation ${r.session_id ?? "?"} resumed in pane ${r.pane}`);
     for (const w of r.warnings) ctx.log(`restart: ${ref.name}: ${w.text}`);
     why.delete(ref.name);
-    const detail = `${ref.name} restarted (attempt ${d.attempt}/${d.max} this hour) after ${reason}; its conversation ${r.session_id ?? "?"} resumed, nothing typed again`;
-    await journalJobs(deps, shared, ctx, ref.name, "restarted", detail, { session: ref.name, attempt: d.attempt, max: d.max, why: reason, session_id: r.session_id, pane: r.pane });
+    const detail = `${ref.name} restarted (attempt ${d.attempt}/${d.max} this hour) after ${reason}; its conversation ${r.session_id ?? "?"} resumed, the job not sent again`;
+    const ids = await journalJobs(deps, shared, ctx, ref.name, "restarted", detail, { session: ref.name, attempt: d.attempt, max: d.max, why: reason, session_id: r.session_id, pane: r.pane });
+    if (ids.length > 0) await tellToContinue(deps, ctx, ref.name, ids, reason);
   } catch (e) {
     const msg = (e as Error).message;
     ctx.log(`restart: ${ref.name}: attempt ${d.attempt}/${d.max} failed: ${msg}`);
@@ -122,6 +124,27 @@ async function restartOne(deps: Deps, shared: Shared, ctx: HookContext, ref: Ref
       const row = rowAt(reg, ref, "terminated");
       if (row && row.restart_claim_epoch === claimedAt) delete row.restart_claim_epoch;
     });
+  }
+}
+
+/** pure: what a restarted agent is told, its conversation loaded: go on with its jobs, not again from the start */
+export function continueText(jobs: string[], reason: string): string {
+  const which = jobs.length === 1 ? `job ${jobs[0]}` : `jobs ${jobs.join(", ")}`;
+  return `[mam] Your process ended (${reason}) and mam restarted you in this conversation. Continue ${which} where you stopped; do not redo work that is already done, and report as before.`;
+}
+
+/**
+ * a resumed agent waits at its prompt: one notice sets it going again (the job's text is in its
+ * conversation already and is not typed again); typed only at its prompt, never into a dialog
+ */
+async function tellToContinue(deps: Deps, ctx: HookContext, name: string, ids: string[], reason: string): Promise<void> {
+  try {
+    const s = await deps.runtime.findSession(name);
+    if (!s || "remote" in s) return;
+    const left = await deps.runtime.prompt(s, continueText(ids, reason));
+    ctx.log(`restart: ${name}: told to continue ${ids.join(", ")}${left ? ` (${left.text})` : ""}`);
+  } catch (e) {
+    ctx.log(`restart: ${name}: not told to continue ${ids.join(", ")}: ${(e as Error).message.split("\n")[0]}`);
   }
 }
 
