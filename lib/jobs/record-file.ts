@@ -64,6 +64,11 @@ export interface JobRecord {
    */
   to_role?: string;
   /**
+   * where the job may go when its agent reaches a usage limit (`job submit --failover`,
+   * docs/unattended.md#failover): roles, kinds or names, in order; absent: it stays
+   */
+  failover?: string[];
+  /**
    * the mark of this user's mam (lib/sys/record-key.ts): a MAC over what is typed and to whom,
    * written when mam registers (or imports) the job. A queued job without a valid one is never
    * dispatched: a cloned repository can ship `.mam/jobs/`.
@@ -271,6 +276,7 @@ export interface JobSpec {
   max_tokens?: number | null;
   priority?: Priority;
   to_role?: string;
+  failover?: string[];
 }
 
 /** register a new pending job with a fresh id (retried on collision) and token */
@@ -309,6 +315,7 @@ export async function registerJob(ws: string, spec: JobSpec, now: number = Date.
       ...(spec.max_tokens != null ? { max_tokens: spec.max_tokens } : {}),
       ...(spec.priority && spec.priority !== "normal" ? { priority: spec.priority } : {}),
       ...(spec.to_role !== undefined ? { to_role: spec.to_role } : {}),
+      ...(spec.failover?.length ? { failover: spec.failover } : {}),
     };
     const out = marked(r, key);
     writeRecord(ws, out);

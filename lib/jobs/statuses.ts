@@ -27,6 +27,9 @@ export const EVENT_NAMES = [
   "merged",
   "merge_conflict",
   "check_failed",
+  "failover",
+  "failover_waiting",
+  "resume_attempt",
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 export const TERMINAL_EVENTS: readonly EventName[] = ["completed", "error", "cancelled", "timeout", "budget_exceeded"];
@@ -48,9 +51,11 @@ export const QUEUE_EVENTS: readonly EventName[] = ["queued", "dispatched"];
 export const APPROVAL_EVENTS: readonly EventName[] = ["approved", "denied"];
 /**
  * the agent working on the job went to a usage or rate limit (data: session, resets_at, reason),
- * and came back from it (docs/unattended.md): journalled by the daemon on the transition
+ * and came back from it (docs/unattended.md): journalled by the daemon on the transition; and what
+ * mam did about it: failover (the job went from data.from to data.to), failover_waiting (no free
+ * target yet: said once), resume_attempt (mam typed the agent's "continue" after the reset)
  */
-const LIMIT_EVENTS: readonly EventName[] = ["limited", "unlimited"];
+const LIMIT_EVENTS: readonly EventName[] = ["limited", "unlimited", "failover", "failover_waiting", "resume_attempt"];
 /**
  * the daemon's restarts of a job's agent that died (docs/unattended.md#dead-agents): restarted (its
  * conversation resumed; data: session, attempt, max, why), restart_gave_up (max restarts within an

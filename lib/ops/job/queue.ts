@@ -224,6 +224,8 @@ export interface Dispatched {
   record: JobRecord;
   /** the `dispatched` event (publish it) */
   appended: Appended;
+  /** what the agent gets typed, when not the job's own text (textForAgent): a failover's (./failover.ts) */
+  text?: string;
 }
 
 export interface DispatchOptions {
@@ -289,7 +291,7 @@ export async function assignWaiting(deps: Deps, o: DispatchOptions = {}): Promis
   });
 }
 
-function kindOf(deps: Deps, name: string): string | null {
+export function kindOf(deps: Deps, name: string): string | null {
   const data = deps.registry.read();
   const row = allRows(data).find((r) => r.name === name && r.status === "running");
   return row ? (rowAgent(row) ?? null) : null;
@@ -312,7 +314,7 @@ export async function typeDispatched(deps: Deps, d: Dispatched): Promise<{ ok: b
   else if (s.waiting) why = `${d.to} waits at ${s.waiting}`;
   else {
     try {
-      const left = await deps.runtime.prompt(s, textForAgent(deps, d.record, d.to), undefined, readsCommands(s.agent) ? "command" : undefined);
+      const left = await deps.runtime.prompt(s, d.text ?? textForAgent(deps, d.record, d.to), undefined, readsCommands(s.agent) ? "command" : undefined);
       return { ok: true, log: `job ${d.job_id}: its turn came; typed into ${d.to}${left ? ` (${left.text})` : ""}` };
     } catch (e) {
       why = `could not prompt ${d.to} (${(e as Error).message})`;

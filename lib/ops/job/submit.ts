@@ -14,6 +14,7 @@ import { isAbsolute, resolve } from "node:path";
 import { brokerConfigFromEnv } from "../../jobs/broker-config.ts";
 import { isRemote } from "../../jobs/runtime.ts";
 import { readsCommands } from "../../agents/kinds/index.ts";
+import { parseFailover } from "../../jobs/failover.ts";
 import { jobHeader } from "../../jobs/header.ts";
 import { publishJournalled } from "../../jobs/publish.ts";
 import { DEFAULT_IDLE_TIMEOUT_SEC, DEFAULT_MAX_ITERATIONS, DEFAULT_TIMEOUT_SEC, type JobRecord, type JobSpec, poolSession, type Priority } from "../../jobs/store.ts";
@@ -51,6 +52,8 @@ export interface JobInput {
   /** a budget in dollars and in tokens (docs/cost.md) */
   budget_usd?: number;
   max_tokens?: number;
+  /** where the job may go when its agent reaches a usage limit: roles, kinds or names, comma-separated (none: nowhere); default MAM_FAILOVER */
+  failover?: string;
 }
 
 /** where a brief file may be: anywhere (the user's own command line), or inside these folders */
@@ -119,6 +122,7 @@ export function jobSpecOf(o: JobInput, ws: string, topicPrefix: string, scope: B
     topic_prefix_base: topicPrefix,
     ...(o.budget_usd !== undefined ? { budget_usd: o.budget_usd } : {}),
     ...(o.max_tokens !== undefined ? { max_tokens: o.max_tokens } : {}),
+    ...(o.failover !== undefined ? { failover: parseFailover(o.failover) } : {}),
   };
 }
 
@@ -265,6 +269,8 @@ function guessTarget(deps: Deps, word: string, given: "to" | "to_role"): string 
 /** submit: nothing is written unless the target (and reviewer) sessions exist and can take a prompt */
 export async function submitJob(deps: Deps, o: JobInput, opts: SubmitOptions = {}): Promise<Submitted> {
   checkJob(o);
+  // the workspace's default failover (docs/unattended.md#failover), unless the job says
+  if (o.failover === undefined && deps.env.MAM_FAILOVER !== undefined) o = { ...o, failover: deps.env.MAM_FAILOVER };
   if (o.to_role !== undefined) return submitToPool(deps, o, opts);
   const to = o.to!;
   const rt = deps.runtime;

@@ -11,9 +11,10 @@
 //               → job.rest → team.refresh → notify.queued
 //   watch       team.link → schedule.fire → notices.later (the notice about a job that stopped
 //               comes before the agent's next job) → limits.watch (an agent that just hit its
-//               limit gets no queued job) → queue.dispatch → merge.queue → jobs.waited → usage.meter
+//               limit gets no queued job) → limit.failover (a job under way before one waiting
+//               its turn) → queue.dispatch → merge.queue → jobs.waited → usage.meter
 //               → agents.restart (a dead agent's row ends, and comes back, before its job's watch
-//               looks) → agents.watch
+//               looks) → agents.watch → limit.resume
 //   connected   team.link
 import { acksResend } from "./acks-resend.ts";
 import { agentsRestart } from "./agents-restart.ts";
@@ -23,6 +24,7 @@ import { jobReact } from "./job-react.ts";
 import { jobRest } from "./job-rest.ts";
 import { jobTimeouts } from "./job-timeouts.ts";
 import { jobsWaited } from "./jobs-waited.ts";
+import { limitFailover } from "./limit-failover.ts";
 import { limitsWatch } from "./limits-watch.ts";
 import { mergeQueue } from "./merge-queue.ts";
 import { noticesLater } from "./notices-later.ts";
@@ -45,6 +47,7 @@ export const REACTIONS: readonly AnyReaction[] = [
   scheduleFire,
   noticesLater,
   limitsWatch,
+  limitFailover,
   queueDispatch,
   mergeQueue,
   jobsWaited,
