@@ -107,7 +107,7 @@ export function jitterMax(raw: string | undefined): number {
 export function resumeDueAt(limit: Limit, log: ResumeLog | undefined, jitter: number, marginS = 0): number {
   const since = Date.parse(limit.since) / 1000;
   const attempts = log?.since === limit.since ? log.attempts : 0;
-  if (attempts > 0) return log!.last_at + RESUME_BACKOFF_S[Math.min(attempts, RESUME_BACKOFF_S.length) - 1]!;
+  if (attempts > 0) return log!.last_at + RESUME_BACKOFF_S[Math.min(attempts, RESUME_BACKOFF_S.length - 1)]!;
   if (limit.resets_at !== null) return Date.parse(limit.resets_at) / 1000 + jitter + marginS;
   return since + RESUME_BACKOFF_S[0];
 }

@@ -11,8 +11,8 @@ import { RULES_DIR, RULES_SUFFIX } from "../../lib/agents/screen/embed.ts";
 import { serverEntry } from "../../lib/sys/self.ts";
 
 /** every field of an entry; the nullable ones say "none" with null, never by leaving it out */
-const ASPECTS = ["kind", "exe", "command", "herdrKind", "freshArgs", "assignsId", "resumeArgs", "resumeNote", "startDialog", "resumeLoaded", "exitText", "reads", "store", "screenRules", "hooks", "grants", "mcp", "usage", "limits"] as const;
-const NULLABLE = new Set(["command", "herdrKind", "resumeArgs", "resumeNote", "startDialog", "resumeLoaded", "exitText", "store", "screenRules", "hooks", "grants", "mcp", "usage", "limits"]);
+const ASPECTS = ["kind", "exe", "command", "herdrKind", "freshArgs", "assignsId", "resumeArgs", "resumeNote", "startDialog", "resumeLoaded", "exitText", "reads", "store", "screenRules", "hooks", "grants", "mcp", "usage", "limits", "continueAtReset"] as const;
+const NULLABLE = new Set(["command", "herdrKind", "resumeArgs", "resumeNote", "startDialog", "resumeLoaded", "exitText", "store", "screenRules", "hooks", "grants", "mcp", "usage", "limits", "continueAtReset"]);
 
 /** a grant's file, kept in memory: its path names the file, the texts are kept for the checks */
 const files = new Map<string, string>();
@@ -55,6 +55,7 @@ function problems(name: string, k: AgentKind): string[] {
   if (k.mcp !== null && (!isFn(k.mcp.args) || !isFn(k.mcp.install) || !isFn(k.mcp.uninstall))) out.push(`${name}: mcp lacks args/install/uninstall`);
   if (k.limits !== null && (k.usage === null || !isFn(k.limits.parse) || !isWords(k.limits.markers) || k.limits.markers.length === 0)) out.push(`${name}: limits lacks parse/markers, or its records (usage) are not found`);
   if (k.usage !== null && (!isFn(k.usage.files) || !isFn(k.usage.parse) || !isWords(k.usage.markers) || k.usage.markers.length === 0)) out.push(`${name}: usage lacks files/parse/markers`);
+  if (k.continueAtReset !== null && (typeof k.continueAtReset.text !== "string" || k.continueAtReset.text.trim() === "" || !(k.continueAtReset.autoContinueS >= 0))) out.push(`${name}: continueAtReset lacks its text`);
   return out;
 }
 

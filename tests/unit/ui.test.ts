@@ -297,7 +297,7 @@ describe("actions", () => {
       op: "session.stop",
       input: { name: "w1", mode: "graceful", reason: "stopped from mam ui", purge: false, remove_worktree: false, force: false, all: false },
     });
-    expect(parsed({ action: "session.resume", input: { name: "w1" } })).toEqual({ op: "session.resume", input: { name: "w1", fresh: false, start_server: false, all: false } });
+    expect(parsed({ action: "session.resume", input: { name: "w1" } })).toEqual({ op: "session.resume", input: { name: "w1", fresh: false, start_server: false, all: false, limited: false } });
     expect(parsed({ action: "job.cancel", input: { job_id: "0123abcd" } })).toEqual({ op: "job.cancel", input: { job_id: "0123abcd" } });
     expect(parsed({ action: "session.send", input: { name: "w1", text: "hello there" } })).toEqual({ op: "session.send", input: { name: "w1", text: "hello there" } });
     expect(parsed({ action: "session.prune", input: { names: ["w1"] } })).toEqual({ op: "session.prune", input: { names: ["w1"], statuses: ["stopped", "terminated"], dry_run: false } });

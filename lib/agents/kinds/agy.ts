@@ -67,4 +67,5 @@ export const agy: AgentKind = {
   // mam does not read its records yet: its usage shows as unknown (docs/cost.md)
   usage: null,
   limits: null,
+  continueAtReset: null,
 };

@@ -28,4 +28,5 @@ export const aider: AgentKind = {
   // mam does not read its records yet: its usage shows as unknown (docs/cost.md)
   usage: null,
   limits: null,
+  continueAtReset: null,
 };

@@ -308,4 +308,6 @@ export const claude: AgentKind = {
   },
   usage,
   limits,
+  // shared/reference/real-limits.md: "continue" resumes the interrupted task; 2.1.332 goes on by itself at the reset + 30–90 s
+  continueAtReset: { text: "continue", autoContinueS: 90 },
 };

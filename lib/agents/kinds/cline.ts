@@ -43,4 +43,5 @@ export const cline: AgentKind = {
   // mam does not read its records yet: its usage shows as unknown (docs/cost.md)
   usage: null,
   limits: null,
+  continueAtReset: null,
 };

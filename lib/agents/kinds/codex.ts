@@ -296,4 +296,6 @@ export const codex: AgentKind = {
   },
   usage,
   limits,
+  // shared/reference/real-limits.md: "continue" resumes the task (the earlier tool output is kept)
+  continueAtReset: { text: "continue", autoContinueS: 0 },
 };

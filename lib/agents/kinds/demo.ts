@@ -62,4 +62,5 @@ export const demo: AgentKind = {
   // budgets and costs without an account
   usage,
   limits: null,
+  continueAtReset: null,
 };

@@ -235,4 +235,5 @@ export const gemini: AgentKind = {
   // mam does not read its records yet: its usage shows as unknown (docs/cost.md)
   usage: null,
   limits: null,
+  continueAtReset: null,
 };

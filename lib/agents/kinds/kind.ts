@@ -121,12 +121,28 @@ export interface AgentKind {
    * the real CLI, and mam never says it is limited
    */
   limits: LimitsKind | null;
+  /**
+   * how the agent goes on with its work after a usage limit has reset (docs/unattended.md#resume-at-reset);
+   * null: mam does not resume it
+   */
+  continueAtReset: ResumeAtReset | null;
 }
 
 /**
  * a file a grant needs (gemini's policy file): mam keeps `text` in a file of its own named after
  * `name` (and its content, so different texts never share a file) and returns the file's path
  */
+/** what mam types after a usage limit's reset, and how long the agent may take to go on by itself */
+export interface ResumeAtReset {
+  /** the agent's own "continue" (a bare Enter sends nothing in claude or codex) */
+  text: string;
+  /**
+   * seconds after the reset the agent may go on by itself (claude 2.1.332 continues a subscription's
+   * 5-hour limit at the reset + 30–90 s): mam's resume comes after them, and finds it at work
+   */
+  autoContinueS: number;
+}
+
 export type GrantFile = (name: string, text: string) => string;
 
 /** the mam subcommands an agent may run without asking (reporting and reading, no side effects elsewhere) */

@@ -7,7 +7,7 @@
 import { type AgentKind, GRANTED_COMMANDS } from "./kind.ts";
 
 /** the parts every entry here leaves out: no resume note, no store, no screen rules, no hooks, no MCP, no usage (not verified) */
-const UNSEEN = { command: null, resumeNote: null, startDialog: null, resumeLoaded: null, store: null, screenRules: null, hooks: null, mcp: null, usage: null, limits: null } as const;
+const UNSEEN = { command: null, resumeNote: null, startDialog: null, resumeLoaded: null, store: null, screenRules: null, hooks: null, mcp: null, usage: null, limits: null, continueAtReset: null } as const;
 /** each is an agent that reads the texts mam types (none is a shell) */
 const PROSE = { reads: "prose" } as const;
 

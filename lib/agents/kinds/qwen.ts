@@ -138,4 +138,5 @@ export const qwen: AgentKind = {
   // mam does not read its records yet: its usage shows as unknown (docs/cost.md)
   usage: null,
   limits: null,
+  continueAtReset: null,
 };

@@ -27,4 +27,5 @@ export const shell: AgentKind = {
   // it calls no model itself: mam has no tokens to count (shown as unknown, never as 0)
   usage: null,
   limits: null,
+  continueAtReset: null,
 };

@@ -25,6 +25,7 @@ import { jobRest } from "./job-rest.ts";
 import { jobTimeouts } from "./job-timeouts.ts";
 import { jobsWaited } from "./jobs-waited.ts";
 import { limitFailover } from "./limit-failover.ts";
+import { limitResume } from "./limit-resume.ts";
 import { limitsWatch } from "./limits-watch.ts";
 import { mergeQueue } from "./merge-queue.ts";
 import { noticesLater } from "./notices-later.ts";
@@ -54,6 +55,7 @@ export const REACTIONS: readonly AnyReaction[] = [
   usageMeter,
   agentsRestart,
   agentsWatch,
+  limitResume,
   jobRest,
   teamRefresh,
   notifyQueued,

@@ -68,6 +68,8 @@ export interface CreateInput {
   restart?: "no" | "on-failure";
   /** with restart on-failure: restarts per hour before the daemon gives up (default 3) */
   max_restarts?: number;
+  /** what mam does when the agent reaches a usage limit (docs/unattended.md): wait (default), resume at the reset, fail its job over */
+  on_limit?: "wait" | "resume" | "failover";
 }
 
 /** what a create does and reports: the created session, then its job, the reconcile, the daemon */
@@ -214,6 +216,9 @@ export async function createSession(deps: Deps, o: CreateInput, signal: AbortSig
   if ((o.daily_budget_usd !== undefined || o.daily_max_tokens !== undefined) && kind.usage === null) {
     throw usageError(`a daily cap needs the agent's usage, and mam cannot read the records of ${kind.kind} (docs/cost.md)`, `leave out ${field("daily_budget_usd")} and ${field("daily_max_tokens")}`);
   }
+  if (o.on_limit === "resume" && kind.continueAtReset === null) {
+    throw usageError(`${field("on_limit", "resume")} types the agent's own "continue" after the reset, and mam knows none for ${kind.kind} (docs/unattended.md#resume-at-reset)`, `give ${field("on_limit", "wait")} or ${field("on_limit", "failover")}`);
+  }
   const grant = o.grant !== false;
   const grants = grant ? grantArgs(kind.kind, deps.env) : [];
   // no --tmux-server: MAM_TMUX_SERVER, else the one this workspace remembers (docs/tmux.md)
@@ -319,6 +324,7 @@ export async function createSession(deps: Deps, o: CreateInput, signal: AbortSig
       ...(o.daily_max_tokens !== undefined ? { daily_max_tokens: o.daily_max_tokens } : {}),
       // the daemon brings it back when it dies (resume keeps both)
       ...(o.restart === "on-failure" ? { restart: "on-failure" as const, ...(o.max_restarts !== undefined ? { max_restarts: o.max_restarts } : {}) } : {}),
+      ...(o.on_limit !== undefined && o.on_limit !== "wait" ? { on_limit: o.on_limit } : {}),
     };
     await deps.registry.mutate((d, tx) => {
       const dn = decide(d, name, t0, { section, server: target.server });

@@ -1,6 +1,7 @@
 // Human-readable renderings of the session use cases' results (create, stop, resume, prune): the
 // one text each operation has, on every front door. Roles, names and paths are shown with their
 // control characters escaped (visible, lib/sys/sanitize.ts).
+import type { ResumedLimited } from "./limit-resume.ts";
 import { questionLine } from "../../agents/screen/question.ts";
 import type { ResumedAll } from "./resume-all.ts";
 import { visible } from "../../sys/sanitize.ts";
@@ -61,6 +62,14 @@ export function answeredText(a: Answered): string {
   const where = a.job_id ? `; journalled on job ${a.job_id}${a.seq !== null ? ` (#${a.seq})` : ""}` : "";
   const told = a.told ? `; told ${a.session} that the answer is no` : "";
   return visible(`${a.answer} ${a.session}'s dialog (${questionLine(a.question)}): pressed ${a.key} (${a.choice.label})${where}${told}`);
+}
+
+/** what resume --limited did: whom mam typed continue into, and whom not and why */
+export function continuedText(r: ResumedLimited): string {
+  if (r.continued.length === 0 && r.left.length === 0) return "no agent is at a usage limit";
+  const lines = r.continued.map((x) => visible(`typed continue into ${x.name}${x.job_id ? ` (job ${x.job_id})` : ""}`));
+  for (const l of r.left) lines.push(visible(`nothing typed into ${l.name}: ${l.why}`));
+  return lines.join("\n");
 }
 
 /** what resume --all did: who came back, who stayed stopped and why */

@@ -176,7 +176,7 @@ export const jobSubmit = defineOp({
       max_iterations: { valueHint: "N" },
       budget_usd: { valueHint: "USD" },
       max_tokens: { valueHint: "N" },
-      failover: { valueHint: "ROLE|KIND|NAME[,…]" },
+      failover: { valueHint: "TARGETS" },
       worktree: { optionalValue: "", optionalValuePattern: /^[^-]/, valueHint: "BRANCH" },
       base: { valueHint: "REF" },
       agent: { valueHint: "KIND" },

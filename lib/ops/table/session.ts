@@ -14,10 +14,11 @@ import { usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
 import type { CreateOutcome } from "../session/create.ts";
 import type { Pruned } from "../session/prune.ts";
-import { answeredText, createdText, prunedText, resumedAllText, resumedText, stoppedAllText, stoppedText } from "../session/render.ts";
+import { answeredText, continuedText, createdText, prunedText, resumedAllText, resumedText, stoppedAllText, stoppedText } from "../session/render.ts";
 import type { ResumedAll } from "../session/resume-all.ts";
 import { checkCreate, checkStop } from "../session/rules.ts";
 import type { Resumed } from "../session/resume.ts";
+import type { ResumedLimited } from "../session/limit-resume.ts";
 import type { Sent } from "../session/send.ts";
 import { renderStatus, type StatusDoc } from "../session/status.ts";
 import type { Stopped } from "../session/stop.ts";
@@ -71,6 +72,12 @@ export const sessionCreate = defineOp({
       "no",
     ),
     max_restarts: optional(count("with {{restart}} on-failure: restarts within an hour before the daemon gives up and notifies you (default 3)", 1, 100)),
+    on_limit: optional(
+      choice(
+        ["wait", "resume", "failover"],
+        "at a usage limit: wait (default; mam does nothing), resume (type the agent's own continue once the limit has reset, a few times a day at most), or failover (its current job goes to a free agent of its role, else any)",
+      ),
+    ),
   }),
   check(i) {
     const k = kinds().agentKind(i.agent);
@@ -122,6 +129,7 @@ export const sessionCreate = defineOp({
       daily_max_tokens: { valueHint: "N" },
       restart: { valueHint: "POLICY" },
       max_restarts: { valueHint: "N" },
+      on_limit: { valueHint: "MODE" },
       worktree: { optionalValue: "", optionalValuePattern: /^[^-]/, valueHint: "BRANCH" },
       base: { valueHint: "REF" },
       grant: {
@@ -227,15 +235,22 @@ export const sessionResume = defineOp({
     role: optional(text("with {{all}}: only the sessions of this role", { max: 64, oneLine: true })),
     stagger: optional(text("with {{all}}: the pause between two starts, as a duration (default 2s; 0 for none)", { max: 20, oneLine: true })),
     max_running: optional(count("with {{all}}: never more running sessions than this (in the workspace, or the role); the rest stay stopped", 1, 10_000)),
+    limited: withDefault(flag("not a stopped session: type the agent's own continue now into every running agent at a usage limit (or {{name}}), at its prompt only, as the daemon does at the reset with create --on-limit resume"), false),
   }),
   check(i) {
+    if (i.limited) {
+      const other = (["pane", "rename", "role", "stagger", "max_running"] as const).find((k) => i[k] !== undefined) ?? (i.all ? "all" : i.fresh ? "fresh" : undefined);
+      if (other !== undefined) throw usageError(`${field("limited")} types the agents' own continue (every limited agent, or ${field("name")}): no ${field(other)}`);
+      return;
+    }
     if (!i.all) {
       if (i.role !== undefined || i.stagger !== undefined || i.max_running !== undefined) throw usageError(`${field(i.role !== undefined ? "role" : i.stagger !== undefined ? "stagger" : "max_running")} goes with ${field("all")}`);
       return oneRow(i);
     }
     if (i.name !== undefined || i.pane !== undefined || i.rename !== undefined) throw usageError(`${field("all")} resumes every stopped session: no ${field(i.name !== undefined ? "name" : i.pane !== undefined ? "pane" : "rename")}`);
   },
-  async run(deps, i, ctx): Promise<Resumed | ResumedAll> {
+  async run(deps, i, ctx): Promise<Resumed | ResumedAll | ResumedLimited> {
+    if (i.limited) return (await import("../session/limit-resume.ts")).resumeLimitedNow(deps, i.name);
     const r = await (async () => {
       if (i.all) {
         const { resumeAll } = await import("../session/resume-all.ts");
@@ -255,13 +270,14 @@ export const sessionResume = defineOp({
     }
     return r;
   },
-  text: (r: Resumed | ResumedAll) => ("resumed" in r ? resumedAllText(r) : resumedText(r)),
+  text: (r: Resumed | ResumedAll | ResumedLimited) => ("continued" in r ? continuedText(r) : "resumed" in r ? resumedAllText(r) : resumedText(r)),
   result: () =>
     z.union([
       z.looseObject({ name: str(), already: z.boolean(), pane: str(), session_id: strOrNull(), from: str() }),
       z.looseObject({ resumed: z.array(z.looseObject({ name: str(), pane: str(), from: str() })), left: z.array(z.looseObject({ name: str(), why: str() })), fresh_needed: z.array(str()), role: strOrNull() }),
+      z.looseObject({ continued: z.array(z.looseObject({ name: str(), job_id: strOrNull() })), left: z.array(z.looseObject({ name: str(), why: str() })), warnings: warnings() }),
     ]),
-  exitCode: (r: Resumed | ResumedAll) => ("resumed" in r && r.left.some((l) => !l.why.includes("the cap")) ? 1 : 0),
+  exitCode: (r: Resumed | ResumedAll | ResumedLimited) => ("continued" in r ? (r.left.length > 0 ? 1 : 0) : "resumed" in r && r.left.some((l) => !l.why.includes("the cap")) ? 1 : 0),
   cli: {
     path: "resume",
     group: "agents",
@@ -272,9 +288,10 @@ export const sessionResume = defineOp({
       "mam resume api-worker-claude --fresh",
       "mam resume --pane %7 --rename worker-2     # a row whose name mam would refuse",
       "mam resume --all --stagger 5s --max-running 8   # the stopped team, without a storm",
+      "mam resume --limited              # type continue into every agent at a usage limit, now",
     ],
   },
-  mcp: { aliases: ["resume_agent"], hide: ["all", "role", "stagger", "max_running"], description: "Bring a stopped agent session back with its own conversation (else this workspace's newest of that agent)." },
+  mcp: { aliases: ["resume_agent"], hide: ["all", "role", "stagger", "max_running", "limited"], description: "Bring a stopped agent session back with its own conversation (else this workspace's newest of that agent)." },
   ui: { fields: ["name"], fixed: { fresh: false, start_server: false } },
 });
 

@@ -1,13 +1,13 @@
-// Failover at a usage limit (docs/unattended.md#failover), through the binary: agents made with
+// What mam does at a usage limit (docs/unattended.md): failover and resume at reset, through the binary: agents made with
 // mam create on the fake herdr, the workspace's daemon (polling), fake agents that follow the job
 // header (tests/helpers/jobs-e2e.ts job-agent). The limit is put on an agent's row as the daemon's
 // detection would (tests/helpers/limit.ts); the limited agents here are passive (the test reports
 // for them), so a job can only complete on the agent it failed over to.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createAgent, type E2E, ensureDaemon as ensureShared, journalEvents, monitorLog, newWorkspace, startE2E, typed, type Ws } from "../helpers/jobs-e2e.ts";
-import { limitAgent } from "../helpers/limit.ts";
+import { limitAgent, setRowField } from "../helpers/limit.ts";
 import { waitFor } from "../helpers/sandbox.ts";
 
 let e: E2E;
@@ -99,5 +99,56 @@ describe("failover at a usage limit", () => {
     expect(eventsOf(w, id, "failover").map((x) => x.data)).toEqual([expect.objectContaining({ from: a, to: later })]);
     expect(await typed(e.herdr, paneLater)).toContain(`${a} reported no progress on it.`);
     expect(await typed(e.herdr, paneA)).toBe(before);
+  }, 120_000);
+});
+
+describe("resume at reset", () => {
+  /** the texts typed into a pane that are exactly `text` */
+  const typedExactly = async (pane: string, text: string) => (await e.herdr.inputs(pane)).filter((i) => i.kind === "text" && i.text === text).length;
+  const screen = async (pane: string) => String(((await e.herdr.call("pane.read", { pane_id: pane, source: "recent_unwrapped", lines: 200 })) as { read?: { text?: string } }).read?.text ?? "");
+
+  test("--on-limit resume types continue once after the reset, never into a dialog; resume --limited does it now", async () => {
+    const w = newWorkspace(e, { MAM_LIMIT_JITTER_S: "0" });
+    const r = w.n("r");
+    passive(w, [r]);
+    // a kind mam knows no continue for is refused before anything starts
+    const refused = await w.mam(["create", "--agent", "gemini", "--on-limit", "resume", "--herdr-session", e.server, "--no-onboard"]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--on-limit resume types the agent\'s own "continue" after the reset, and mam knows none for gemini');
+    await ensureShared(w, "polling", started);
+    const pane = await createAgent(e, w, r, "worker", { agent: "codex", extra: ["--on-limit", "resume"] });
+    const id = await submit(w, ["--to", r, "--prompt", "a long task"]);
+    // the agent has read the whole job (herdr's Enter comes a moment after the submit), then sits at a dialog when its limit resets
+    expect(await waitFor(async () => (await screen(pane)).includes("got: Run started now"), 20_000, 100)).toBe(true);
+    await e.herdr.call("pane.send_input", { pane_id: pane, text: "FAKE_BLOCK may I?", keys: ["Enter"] });
+    expect(await waitFor(async () => (await screen(pane)).includes("Do you want to proceed?"), 20_000, 100)).toBe(true);
+    await limitAgent(w.dir, r, new Date(Date.now() + 3000));
+    const log = () => monitorLog(w.dir);
+    expect(await waitFor(() => /its limit has reset, but nothing was typed: it waits at /.test(log()), 30_000, 100), log()).toBe(true);
+    expect(await typedExactly(pane, "continue")).toBe(0);
+    expect(eventsOf(w, id, "resume_attempt")).toHaveLength(0);
+    // answered: its continue comes, once
+    await e.herdr.call("pane.send_input", { pane_id: pane, text: "yes", keys: ["Enter"] });
+    expect(await waitFor(async () => (await typedExactly(pane, "continue")) > 0, 30_000, 100), log()).toBe(true);
+    expect(await waitFor(() => eventsOf(w, id, "resume_attempt").length > 0, 10_000, 100)).toBe(true);
+    await Bun.sleep(2500); // two more looks of the daemon: nothing more is typed (the next attempt is 5 min away)
+    expect(await typedExactly(pane, "continue")).toBe(1);
+    const ra = eventsOf(w, id, "resume_attempt");
+    expect(ra).toHaveLength(1);
+    expect(ra[0]!.data).toMatchObject({ session: r, attempt: 1, by: "reset" });
+    expect(ra[0]!.detail).toContain(`typed "continue" into ${r}`);
+    expect(log().match(/typed its continue/g)).toHaveLength(1);
+    const row = (Bun.YAML.parse(readFileSync(join(w.dir, ".mam", "agent-sessions.yaml"), "utf8")) as { herdr_sessions: Record<string, any>[] }).herdr_sessions.find((x) => x.name === r)!;
+    expect(row.on_limit).toBe("resume");
+    expect(row.limit_resume).toMatchObject({ attempts: 1, today: 1 });
+    // by hand, now
+    const now = await w.mam(["resume", "--limited", r]);
+    expect(now.code, now.stderr).toBe(0);
+    expect(now.stdout).toBe(`typed continue into ${r} (job ${id})\n`);
+    expect(await typedExactly(pane, "continue")).toBe(2);
+    expect(eventsOf(w, id, "resume_attempt").map((x) => x.data.by)).toEqual(["reset", "hand"]);
+    await setRowField(w.dir, r, "limit", undefined);
+    const none = await w.mam(["resume", "--limited"]);
+    expect([none.code, none.stdout]).toEqual([0, "no agent is at a usage limit\n"]);
   }, 120_000);
 });
