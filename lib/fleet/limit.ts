@@ -3,16 +3,10 @@
 // do then (`on_limit`, from `mam create --on-limit`), and the pure decisions of a resume at reset:
 // when to type the agent's "continue" (after the reset, with a jitter so ten agents do not hit the
 // provider at the same second; on an unknown reset, on a backoff), and how many a day. Pure: no I/O.
-import type { Row } from "../registry/types.ts";
+import type { LimitBlock, Row } from "../registry/types.ts";
 
 /** a row's `limit`: since when the agent is limited, when its window resets (null: unknown), why, seen where */
-export interface Limit {
-  since: string;
-  resets_at: string | null;
-  reason: string;
-  source: "records" | "screen";
-  used_percent?: number;
-}
+export type Limit = LimitBlock;
 
 const isIso = (v: unknown): v is string => typeof v === "string" && v !== "" && Number.isFinite(Date.parse(v));
 
@@ -56,6 +50,11 @@ export interface ResumeLog {
   /** the UTC day (YYYY-MM-DD) `today` counts */
   day: string;
   today: number;
+  /**
+   * the limit mam resumes the agent from, kept: the daemon lifts the row's `limit` as soon as its
+   * reset time has passed, before the jitter is over and while the agent still sits at its prompt
+   */
+  limit?: Limit;
 }
 
 export function resumeLogOf(row: Record<string, unknown>): ResumeLog | undefined {
@@ -63,7 +62,33 @@ export function resumeLogOf(row: Record<string, unknown>): ResumeLog | undefined
   if (typeof v !== "object" || v === null) return undefined;
   const o = v as Record<string, unknown>;
   if (typeof o.since !== "string" || typeof o.day !== "string" || !Number.isSafeInteger(o.attempts) || !Number.isSafeInteger(o.today) || typeof o.last_at !== "number") return undefined;
-  return { since: o.since, attempts: o.attempts as number, last_at: o.last_at, day: o.day, today: o.today as number };
+  const limit = limitOf({ limit: o.limit });
+  return { since: o.since, attempts: o.attempts as number, last_at: o.last_at, day: o.day, today: o.today as number, ...(limit ? { limit } : {}) };
+}
+
+/** the log that keeps `limit` (a new limit: no attempt at it yet) */
+export function rememberLimit(was: ResumeLog | undefined, limit: Limit, now: number): ResumeLog {
+  const same = was?.since === limit.since;
+  return { since: limit.since, attempts: same ? was.attempts : 0, last_at: same ? was.last_at : now, day: was?.day ?? utcDay(now), today: was?.today ?? 0, limit };
+}
+
+/**
+ * pure: the limit to resume the agent from: the row's own; else the one kept, when the row's was
+ * lifted at its reset time and nothing was typed for it yet (lifted before its reset time: a turn
+ * was answered, the agent is back). `keep`: the log to write first (undefined: as it is).
+ */
+export function resumeTarget(current: Limit | undefined, log: ResumeLog | undefined, now: number): { limit?: Limit; keep?: ResumeLog } {
+  if (current) {
+    const kept = log?.limit;
+    const same = kept !== undefined && kept.since === current.since && kept.resets_at === current.resets_at;
+    return { limit: current, ...(same ? {} : { keep: rememberLimit(log, current, now) }) };
+  }
+  const kept = log?.limit;
+  if (!kept) return {};
+  const attempted = log!.since === kept.since && log!.attempts > 0;
+  if (kept.resets_at !== null && now >= Date.parse(kept.resets_at) / 1000 && !attempted) return { limit: kept };
+  const { limit: _drop, ...rest } = log!;
+  return { keep: rest };
 }
 
 export const utcDay = (epochS: number): string => new Date(epochS * 1000).toISOString().slice(0, 10);
@@ -72,7 +97,7 @@ export const utcDay = (epochS: number): string => new Date(epochS * 1000).toISOS
 export function logAttempt(was: ResumeLog | undefined, limit: Limit, now: number): ResumeLog {
   const day = utcDay(now);
   const same = was?.since === limit.since;
-  return { since: limit.since, attempts: (same ? was.attempts : 0) + 1, last_at: now, day, today: (was?.day === day ? was.today : 0) + 1 };
+  return { since: limit.since, attempts: (same ? was.attempts : 0) + 1, last_at: now, day, today: (was?.day === day ? was.today : 0) + 1, ...(was?.limit ? { limit: was.limit } : {}) };
 }
 
 /** attempts left today */

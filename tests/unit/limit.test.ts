@@ -2,7 +2,7 @@
 // decisions of a resume at reset: the jitter's bounds, when "continue" is due (known reset, the
 // kind's auto-continue margin, unknown reset on the 1 m / 5 m / 15 m / 1 h backoff), the per-day cap.
 import { describe, expect, test } from "bun:test";
-import { DEFAULT_JITTER_S, jitterMax, jitterS, type Limit, limitOf, logAttempt, onLimitOf, RESUME_BACKOFF_S, resumeDueAt, resumeLogOf, resumeNow, RESUMES_PER_DAY, resumesLeftToday } from "../../lib/fleet/limit.ts";
+import { DEFAULT_JITTER_S, jitterMax, jitterS, type Limit, limitOf, logAttempt, onLimitOf, RESUME_BACKOFF_S, resumeDueAt, resumeLogOf, resumeNow, RESUMES_PER_DAY, resumesLeftToday, resumeTarget } from "../../lib/fleet/limit.ts";
 
 const T0 = Date.parse("2026-12-02T10:00:00Z") / 1000;
 const iso = (s: number) => new Date(s * 1000).toISOString();
@@ -92,5 +92,33 @@ describe("when to resume", () => {
     expect(resumeLogOf({ limit_resume: log })).toEqual(log);
     expect(resumeLogOf({ limit_resume: { ...log, attempts: "1" } })).toBeUndefined();
     expect(resumeLogOf({})).toBeUndefined();
+  });
+});
+
+describe("the limit to resume from", () => {
+  test("the row's own, kept on the row; once the daemon lifts it at its reset time, the kept one, until mam typed for it", () => {
+    const l = lim();
+    const first = resumeTarget(l, undefined, T0 + 10);
+    expect(first).toEqual({ limit: l, keep: { since: l.since, attempts: 0, last_at: T0 + 10, day: "2026-12-02", today: 0, limit: l } });
+    expect(resumeTarget(l, first.keep, T0 + 20)).toEqual({ limit: l });
+    // lifted at the reset (T0 + 3600): resumed from the kept one, due after the jitter
+    expect(resumeTarget(undefined, first.keep, T0 + 3601)).toEqual({ limit: l });
+    expect(resumeNow(l, first.keep, T0 + 3601, 40)).toMatchObject({ type: false });
+    expect(resumeNow(l, first.keep, T0 + 3640, 40)).toEqual({ type: true });
+    // typed once: nothing more, the kept limit is dropped
+    const typedOnce = logAttempt(first.keep, l, T0 + 3640);
+    expect(typedOnce.limit).toEqual(l);
+    const after = resumeTarget(undefined, typedOnce, T0 + 3700);
+    expect(after.limit).toBeUndefined();
+    expect(after.keep).toEqual({ since: l.since, attempts: 1, last_at: T0 + 3640, day: "2026-12-02", today: 1 });
+    // lifted before its reset time (a turn was answered): nothing to resume
+    expect(resumeTarget(undefined, first.keep, T0 + 100)).toEqual({ keep: { since: l.since, attempts: 0, last_at: T0 + 10, day: "2026-12-02", today: 0 } });
+    // an unknown reset is never lifted by time: only its own limit counts
+    const u = lim({ resets_at: null });
+    expect(resumeTarget(undefined, resumeTarget(u, undefined, T0).keep, T0 + 99999).limit).toBeUndefined();
+    // a new limit is kept afresh
+    const next = lim({ since: iso(T0 + 7200), resets_at: iso(T0 + 9000) });
+    expect(resumeTarget(next, typedOnce, T0 + 7201).keep).toMatchObject({ since: next.since, attempts: 0, today: 1, limit: next });
+    expect(resumeTarget(undefined, undefined, T0)).toEqual({});
   });
 });

@@ -22,12 +22,16 @@ export const limitResume = defineReaction({
   alone: { watch: "resume at reset failed" },
   state: (): ResumeState => ({ typing: new Set(), skip: new SkipOnce() }),
   async run(deps, st, { ctx }) {
-    const { continueAgent, resumableRows } = await import("../session/limit-resume.ts");
+    const { continueAgent, keepResumeLog, resumableRows } = await import("../session/limit-resume.ts");
     const now = deps.clock.epoch();
     const max = jitterMax(deps.env.MAM_LIMIT_JITTER_S);
-    for (const l of resumableRows(deps)) {
-      const name = l.row.name;
+    for (const t of resumableRows(deps, now)) {
+      const name = t.row.name;
       if (st.typing.has(name)) continue;
+      // the limit kept on the row: the daemon lifts the row's own at its reset time, before the jitter is over
+      if (t.keep) await keepResumeLog(deps, name, t.keep);
+      if (!t.limit) continue;
+      const l = { row: { ...t.row, limit_resume: t.keep ?? t.row.limit_resume }, limit: t.limit };
       let margin = 0;
       try {
         const k = rowAgent(l.row);
@@ -56,6 +60,6 @@ export const limitResume = defineReaction({
   },
   async busy(deps) {
     const { resumableRows } = await import("../session/limit-resume.ts");
-    return resumableRows(deps).length > 0;
+    return resumableRows(deps, deps.clock.epoch()).some((t) => t.limit !== undefined);
   },
 });

@@ -6,7 +6,7 @@
 // daemon's limit.resume reaction (when the time has come, lib/fleet/limit.ts) and `mam resume
 // --limited` (now, by hand).
 import { agentKind } from "../../agents/kinds/index.ts";
-import { type Limit, limitOf, logAttempt, onLimitOf, resumeLogOf } from "../../fleet/limit.ts";
+import { type Limit, limitOf, logAttempt, onLimitOf, type ResumeLog, resumeLogOf, resumeTarget } from "../../fleet/limit.ts";
 import { rowAgent } from "../../fleet/rows.ts";
 import { endsJob } from "../../jobs/event.ts";
 import { isRemote } from "../../jobs/runtime.ts";
@@ -45,8 +45,27 @@ export function limitedRows(deps: Deps, names?: readonly string[]): { row: Row; 
   return out.sort((a, b) => (a.row.name < b.row.name ? -1 : 1));
 }
 
-/** the rows whose agents the daemon resumes at the reset (`create --on-limit resume`) that are limited now */
-export const resumableRows = (deps: Deps) => limitedRows(deps).filter((l) => onLimitOf(l.row) === "resume");
+/**
+ * the rows whose agents the daemon resumes at the reset (`create --on-limit resume`), each with
+ * the limit to resume it from (its own, or the one kept after the daemon lifted it at its reset
+ * time: resumeTarget) and the log to keep first
+ */
+export function resumableRows(deps: Deps, now: number): { row: Row; limit?: Limit; keep?: ResumeLog }[] {
+  const out: { row: Row; limit?: Limit; keep?: ResumeLog }[] = [];
+  for (const row of allRows(deps.registry.read())) {
+    if (row.status !== "running" || onLimitOf(row) !== "resume") continue;
+    const t = resumeTarget(limitOf(row), resumeLogOf(row), now);
+    if (t.limit || t.keep) out.push({ row, ...t });
+  }
+  return out;
+}
+
+/** write the row's resume log (the registry's one writer) */
+export async function keepResumeLog(deps: Deps, name: string, log: ResumeLog): Promise<void> {
+  await deps.registry.mutate((d) => {
+    for (const row of allRows(d)) if (row.name === name && row.status === "running") row.limit_resume = log;
+  });
+}
 
 /** the unfinished job the agent works on (not one waiting its turn), if any */
 function currentJob(deps: Deps, name: string): JobRecord | undefined {
@@ -80,7 +99,12 @@ export async function continueAgent(deps: Deps, l: { row: Row; limit: Limit }, b
   if (!s || isRemote(s)) return { why: "its pane is not found" };
   if (s.gone) return { why: `its agent is gone (${s.gone})` };
   if (s.waiting) return { why: `it waits at ${s.waiting}` };
-  if (s.working) return { why: "it is at work (it went on by itself)" };
+  if (s.working) {
+    // it went on by itself (claude's own auto-continue): this limit needs nothing more from mam
+    const was = resumeLogOf(l.row);
+    if (by === "reset") await keepResumeLog(deps, name, { ...(was ?? { day: "", today: 0 }), since: l.limit.since, attempts: Math.max(1, was?.since === l.limit.since ? was.attempts : 0), last_at: deps.clock.epoch() });
+    return { why: "it is at work (it went on by itself)" };
+  }
   // counted before it is typed: a daemon tick that comes while it types sees the attempt
   const now = deps.clock.epoch();
   let attempt = 1;
