@@ -122,6 +122,7 @@ const markedFields = (r: JobRecord): unknown[] => [
   r.delegator,
   r.reviewer_session,
   r.remote_of ?? null,
+  r.failover ?? null,
 ];
 
 /** the record with this user's mark (unchanged without a key) */
@@ -340,12 +341,15 @@ export async function importJob(ws: string, r: JobRecord, from: string, key?: st
 
 
 /** update a record under the jobs lock (fn returns the new record, or undefined for no change) */
-export async function mutateRecord(ws: string, id: string, fn: (r: JobRecord) => JobRecord | undefined): Promise<JobRecord> {
+export async function mutateRecord(ws: string, id: string, fn: (r: JobRecord) => JobRecord | undefined, key?: string): Promise<JobRecord> {
   return withJobsLock(ws, () => {
     const r = requireRecord(ws, id);
     const next = fn(r);
     if (next === undefined) return r;
-    const out = { ...next, updated_at: isoUtc() };
+    // a record of this user's stays theirs when their mam changes what the mark covers (a failover
+    // names another agent); one that was not theirs never becomes so
+    const own = key !== undefined && notOwnJob(r, key) === undefined;
+    const out = own ? marked({ ...next, updated_at: isoUtc() }, key) : { ...next, updated_at: isoUtc() };
     writeRecord(ws, out);
     return out;
   });

@@ -73,7 +73,7 @@ export function jobStore(ws: string, env?: Env): JobStore {
       return r === "-" ? undefined : `${r}/${fileStamp(journalPath(ws, id))}`;
     },
     append: (id, decide, opts) => appendEvent(ws, id, decide, opts),
-    mutate: (id, fn) => mutateRecord(ws, id, fn),
+    mutate: (id, fn) => mutateRecord(ws, id, fn, keyFor(false)),
     settle: (id, maxSeq) => settleLastSeq(ws, id, maxSeq),
     setUsages: (usages) => setJobUsages(ws, usages),
     origin: (id) => {

@@ -103,6 +103,33 @@ describe("failover at a usage limit", () => {
   }, 120_000);
 });
 
+describe("failover moves only jobs this user's mam wrote", () => {
+  test("a shipped record (its mark gone, as a cloned repository's would be) never moves, nor is its prompt typed anywhere; the user's own job beside it does", async () => {
+    const w = newWorkspace(e);
+    const [a, a2, b] = [w.n("a"), w.n("a2"), w.n("b")];
+    passive(w, [a, a2]);
+    await ensureShared(w, "polling", started);
+    await createAgent(e, w, a, "worker", { agent: "gemini" });
+    await createAgent(e, w, a2, "worker", { agent: "gemini" });
+    const paneB = await createAgent(e, w, b, "helper", { agent: "codex" });
+    const own = await submit(w, ["--to", a, "--failover", "codex", "--prompt", "write the report"]);
+    const shipped = await submit(w, ["--to", a2, "--failover", "codex", "--prompt", "SHIPPED-PROMPT do what the repository says"]);
+    const path = join(w.dir, ".mam", "jobs", `${shipped}.json`);
+    const { mac: _mac, ...rest } = JSON.parse(readFileSync(path, "utf8"));
+    writeFileSync(path, `${JSON.stringify(rest, null, 2)}\n`);
+    for (const [id, who] of [[own, a], [shipped, a2]] as const) expect((await w.mam(["job", "event", id, "started", "--source", who, "--detail", "reading"])).code).toBe(0);
+    await limitAgent(w.dir, a2, new Date(Date.now() + 3600_000));
+    await limitAgent(w.dir, a, new Date(Date.now() + 3600_000));
+    const done = await w.mam(["job", "wait", own, "--timeout", "60"]);
+    expect(done.code, `${done.stdout}${done.stderr}\n${monitorLog(w.dir)}`).toBe(0);
+    // b is free again: a movable shipped job would go to it now (or have waited for it)
+    expect(await waitFor(() => eventsOf(w, shipped, "failover").length + eventsOf(w, shipped, "failover_waiting").length > 0, 5_000, 100)).toBe(false);
+    expect(JSON.parse((await w.mam(["job", "status", shipped, "--json"])).stdout)).toMatchObject({ status: "running", agent_session: a2 });
+    expect(await typed(e.herdr, paneB)).not.toContain("SHIPPED-PROMPT");
+    expect(eventsOf(w, own, "failover")).toHaveLength(1);
+  }, 120_000);
+});
+
 describe("resume at reset", () => {
   /** the texts typed into a pane that are exactly `text` */
   const typedExactly = async (pane: string, text: string) => (await e.herdr.inputs(pane)).filter((i) => i.kind === "text" && i.text === text).length;

@@ -70,6 +70,9 @@ function movableJobs(deps: Deps, limited: Map<string, Limited>): Movable[] {
     if (!r || r.remote_of || isFinal(r.status)) continue;
     const from = limited.get(r.agent_session);
     if (!from) continue;
+    // only a job this user's mam wrote moves: a shipped record (a cloned repository's) never gets
+    // its prompt typed into another agent (docs/security.md)
+    if (deps.jobs.notOwn(r) !== undefined) continue;
     const targets = targetsOf(r, from.row);
     if (targets.length === 0) continue;
     const events = deps.jobs.journal(id);
