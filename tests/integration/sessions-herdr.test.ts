@@ -64,7 +64,7 @@ describe.concurrent("mam create on herdr", () => {
       const r = ok(await w.create("codex", ["--role", "reviewer", "--session", "rev"]));
       expect(createdName(r)).toBe("rev");
       const row = w.row("rev");
-      expect(row).toMatchObject({ status: "running", agent: "codex", role: "reviewer", session_id_source: "pending-discovery", start_command: "codex" });
+      expect(row).toMatchObject({ status: "running", agent: "codex", role: "reviewer", session_id_source: "pending-discovery", start_command: "codex -c notice.hide_rate_limit_model_nudge=true" });
       expect(agentLines(await w.inputs(row.pane.id), "codex")).toEqual(["codex"]);
       // create's own row never invents an id; the end-of-create reconcile may discover the real one
       if (row.codex_session_id_own !== undefined) {
@@ -277,11 +277,11 @@ describe.concurrent("mam stop", () => {
       expect(w.row("cx")).toMatchObject({ status: "stopped", stop_reason: "done for today", codex_session_id_own: real, resumable: true });
       const ins = await w.inputs(doc.pane);
       expect(typed(ins)).toContain("/quit");
-      // codex resumes with `codex resume <id>`
+      // codex resumes with `codex -c notice.hide_rate_limit_model_nudge=true resume <id>` (its rate-limit nudge off)
       ok(await w.mam(["resume", "cx"]));
       const back = w.row("cx");
-      expect(back).toMatchObject({ status: "running", codex_session_id_own: real, start_command: `codex resume ${real}` });
-      expect(agentLines(await w.inputs(back.pane.id), "codex")).toEqual([`codex resume ${real}`]);
+      expect(back).toMatchObject({ status: "running", codex_session_id_own: real, start_command: `codex -c notice.hide_rate_limit_model_nudge=true resume ${real}` });
+      expect(agentLines(await w.inputs(back.pane.id), "codex")).toEqual([`codex -c notice.hide_rate_limit_model_nudge=true resume ${real}`]);
       await waitPaneText(w, back.pane.id, `resumed ${real}`);
     });
   });
