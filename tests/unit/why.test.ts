@@ -101,7 +101,7 @@ describe("needsMe: what needs a person, most urgent first", () => {
       { kind: "start_dialog", what: "ws waits at its start dialog (Do you trust the files in this folder?)", session: "ws", act: "answer it in its pane: herdr --session main, pane w1:p2" },
       { kind: "dialog", what: "wo is blocked on a dialog (Pick a model)", session: "wo", act: "answer it in its pane: tmux -L mam attach -t wo" },
       { kind: "gave_up", what: "wg kept dying: mam gave up restarting it", session: "wg", act: "see why in its pane's last output, then: mam resume wg" },
-      { kind: "job_waits", what: "job bbbb0001 waits for a free fixer: every fixer is limited with no reset known", job: "bbbb0001", since: iso(NOW_S - 30), act: "add an agent of that role (mam create --role fixer …) or wait" },
+      { kind: "job_waits", what: "job bbbb0001 waits for a free fixer: every fixer is limited with no reset known", job: "bbbb0001", since: iso(NOW_S - 30), act: "try them now: mam resume --limited (else add one: mam create --role fixer …)" },
       { kind: "over_budget", what: "wb went over its daily cap: $2.10 of $2.00 (UTC day 2027-01-15)", session: "wb", act: "it takes no job until 00:00 UTC; to go on now, send its jobs to another agent" },
       { kind: "merge_dirty", what: "the merge of job cccc0001 (mam/a → main) waits: main is checked out in /ws, which has uncommitted changes (1 file)", job: "cccc0001", since: iso(NOW_S - 10), act: "commit or stash the changes there; the queue tries again (mam merge status)" },
       { kind: "merge_dropped", what: "the merge of job cccc0002 (mam/b → main) was dropped: conflict in a.txt; gave up after 3 fix jobs: merge it by hand", job: "cccc0002", since: iso(NOW_S - 20), act: "merge mam/b by hand, or queue it again: mam merge enqueue cccc0002" },
@@ -121,7 +121,7 @@ describe("needsMe: what needs a person, most urgent first", () => {
     ];
     const some = needsMe({ sessions: [limitedUnknown("lu1"), limitedKnown("lk")], waits });
     expect(some.map((n) => [n.kind, n.job, n.session])).toEqual([["job_waits", "bbbb0001", "lu1"]]);
-    expect(some[0]!.act).toBe("send it to another agent (mam job cancel bbbb0001, then submit it again) or wait");
+    expect(some[0]!.act).toBe("try it now: mam resume --limited lu1 (else mam job cancel bbbb0001 and send it to another agent)");
     const all = needsMe({ sessions: [limitedUnknown("lu1"), limitedUnknown("lu2")], waits });
     // the one waiting longer first
     expect(all.map((n) => n.job)).toEqual(["bbbb0002", "bbbb0001"]);

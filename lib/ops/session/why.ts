@@ -152,11 +152,11 @@ function waitNeed(w: WaitingJob, sessions: NeedsInput["sessions"]): NeedItem | u
   if (w.to !== null) {
     const s = sessions.find((x) => x.name === w.to);
     if (!s || !stuckLimited(s)) return undefined;
-    return { kind: "job_waits", what: `job ${w.job_id} waits for ${s.name}, limited with no reset known`, session: s.name, job: w.job_id, since, act: `send it to another agent (mam job cancel ${w.job_id}, then submit it again) or wait` };
+    return { kind: "job_waits", what: `job ${w.job_id} waits for ${s.name}, limited with no reset known`, session: s.name, job: w.job_id, since, act: `try it now: mam resume --limited ${s.name} (else mam job cancel ${w.job_id} and send it to another agent)` };
   }
   const pool = sessions.filter((x) => x.status === "running" && x.role === w.role);
   if (pool.length === 0 || !pool.every(stuckLimited)) return undefined;
-  return { kind: "job_waits", what: `job ${w.job_id} waits for a free ${w.role}: every ${w.role} is limited with no reset known`, job: w.job_id, since, act: `add an agent of that role (mam create --role ${w.role} …) or wait` };
+  return { kind: "job_waits", what: `job ${w.job_id} waits for a free ${w.role}: every ${w.role} is limited with no reset known`, job: w.job_id, since, act: `try them now: mam resume --limited (else add one: mam create --role ${w.role} …)` };
 }
 
 function mergeNeed(m: StuckMerge): NeedItem {
