@@ -148,14 +148,14 @@ describe("the texts", () => {
   });
   test("mam status: the block on top only when something needs you; each agent's why under the table", () => {
     const s = (more: Partial<StatusLine>): StatusLine => {
-      const l = { agent: "claude", role: "worker", mux: "tmux", server: "mam", pane: "%1", job: null, drift: [], ...line(more), ...more } as Omit<StatusLine, "why">;
+      const l = { agent: "claude", role: "worker", drift: [], ...line(more), ...more } as Omit<StatusLine, "why">;
       return { ...l, why: whyNot(l, NOW) } as StatusLine;
     };
     const calm = renderStatus({ workspace: "/w", registry: "/w/r.yaml", sessions: [s({ name: "w1" }), s({ name: "w2", live: "working", job: { id: "0123abcd", status: "running" } })], needs: [] }, false);
     expect(calm).not.toContain("needs you");
     expect(calm.split("\n")[0]).toMatch(/^NAME\s+AGENT/);
     expect(calm).toContain("\nw1: at its prompt, no job\nw2: working on job 0123abcd");
-    const sessions = [s({ name: "w1" }), s({ name: "wp", live: "blocked", dialog: "permission", question: { ...question, kind: "claude", what: "command", body: [], notes: [], question: "Do you want to proceed?", choices: [] } })];
+    const sessions = [s({ name: "w1" }), s({ name: "wp", live: "blocked", dialog: "permission", question: { ...question, kind: "claude", what: "command", body: [], notes: [], question: "Do you want to proceed?", choices: [] } as unknown as StatusLine["question"] })];
     const busy = renderStatus({ workspace: "/w", registry: "/w/r.yaml", sessions, needs: needsMe({ sessions }) }, false);
     expect(busy.startsWith("needs you now:\n  wp asks: Bash command: touch x  →  mam approve wp --fingerprint 6c76e0d47014c496")).toBe(true);
     expect(busy).toContain("\nwp: blocked on a permission prompt: touch x");
