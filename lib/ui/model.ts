@@ -7,6 +7,7 @@ import type { JobRecord } from "../jobs/store.ts";
 import type { Schedule } from "../ops/job/schedule.ts";
 import { effectiveStatus } from "../jobs/store.ts";
 import type { StatusLine } from "../ops/session/status.ts";
+import type { NeedItem } from "../ops/session/why.ts";
 import type { RosterDoc } from "../ops/team.ts";
 import { type PriceTable, shippedPrices } from "../cost/prices.ts";
 import { jobUsageView, type JobUsageView, type TeamRate } from "../cost/summary.ts";
@@ -89,6 +90,8 @@ export interface UiState {
   sessions: UiSession[];
   /** what the team spends per hour (the last hour's usage of every session) */
   rate: TeamRate;
+  /** what needs a person now, most urgent first (mam status --needs-me) */
+  needs: NeedItem[];
   jobs: UiJob[];
   daemon: UiDaemon;
   /** null: this machine is in no team (the page shows no fleet) */

@@ -19,6 +19,7 @@ import { checkRequest, hostAllowed, hostRefusal, newUiToken } from "./guard.ts";
 import { jobsView, scheduleView, type UiDaemon, type UiRoster, type UiSchedule, type UiSession, type UiState } from "./model.ts";
 import { DaemonWatch, JobCache, openRoster, readTeam } from "./state.ts";
 import type { TeamRate } from "../cost/summary.ts";
+import type { NeedItem } from "../ops/session/why.ts";
 import { ledgerPath } from "../cost/ledger.ts";
 import css from "./assets/app.css" with { type: "text" };
 import htmlText from "./assets/index.html" with { type: "text" };
@@ -114,7 +115,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
   const fleetCache = fleetSrc.cache;
   const jobs = new JobCache(deps.jobs, fleetCache?.self.host, o.env);
   const daemon = new DaemonWatch(ws);
-  let team: { sessions: UiSession[]; registry: string; rate: TeamRate; problem?: string } = { sessions: [], registry: regPath, rate: { usd_per_hour: 0, tokens_per_hour: 0, minutes: 0 } };
+  let team: { sessions: UiSession[]; registry: string; rate: TeamRate; needs: NeedItem[]; problem?: string } = { sessions: [], registry: regPath, rate: { usd_per_hour: 0, tokens_per_hour: 0, minutes: 0 }, needs: [] };
   let daemonState: UiDaemon = daemon.read();
   let problems: string[] = [];
   const fixedProblems = fleetSrc.problem ? [fleetSrc.problem] : [];
@@ -133,6 +134,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
     generated_at: new Date().toISOString(),
     sessions: team.sessions,
     rate: team.rate,
+    needs: team.needs,
     jobs: jobsView(jobs.all()),
     daemon: daemonState,
     fleet: fleetCache ? fleetCache.view(team.sessions) : null,
@@ -175,7 +177,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
         const j = JSON.stringify(team);
         if (j !== teamJson) {
           teamJson = j;
-          broadcast("team", { sessions: team.sessions, registry: team.registry, rate: team.rate });
+          broadcast("team", { sessions: team.sessions, registry: team.registry, rate: team.rate, needs: team.needs });
           broadcast("problems", { problems: allProblems() });
           sendFleet(); // this workspace's row of the fleet
         }

@@ -8,6 +8,7 @@ import { monitorLogPath } from "../sys/daemon-files.ts";
 import type { JobStore } from "../jobs/store.ts";
 import type { Row } from "../registry/types.ts";
 import type { JobRef, StatusLine } from "../ops/session/status.ts";
+import type { NeedItem } from "../ops/session/why.ts";
 import type { Deps } from "../ops/deps.ts";
 import { type RosterSelf, rosterDoc } from "../ops/team.ts";
 import type { Roster } from "../team/roster.ts";
@@ -195,15 +196,17 @@ export function jobColumn(jobs: readonly UiJob[]): (row: Row) => JobRef | null {
 }
 
 /** the team: `mam status`'s use case, ordered for the page, and what it spends per hour; problems are returned, not thrown */
-export async function readTeam(deps: Deps, jobs: readonly UiJob[]): Promise<{ sessions: UiSession[]; registry: string; rate: TeamRate; problem?: string }> {
-  const { sessionStatus } = await import("../ops/session/status-run.ts");
+export async function readTeam(deps: Deps, jobs: readonly UiJob[]): Promise<{ sessions: UiSession[]; registry: string; rate: TeamRate; needs: NeedItem[]; problem?: string }> {
+  const [{ sessionStatus }, { needsMe, waitsMatter }, { readStuck }] = await Promise.all([import("../ops/session/status-run.ts"), import("../ops/session/why.ts"), import("../ops/job/stuck.ts")]);
   let rate: TeamRate = { usd_per_hour: 0, tokens_per_hour: 0, minutes: 0 };
   try {
     rate = teamRate(readLedger(deps.ws), loadPrices(deps.env), deps.clock.ms());
     const doc = await sessionStatus(deps, false, jobColumn(jobs));
-    return { sessions: teamView(doc.sessions), registry: doc.registry, rate };
+    // what needs a person, as mam status --needs-me lists it
+    const needs = needsMe({ sessions: doc.sessions, ...readStuck(deps, waitsMatter(doc.sessions)) });
+    return { sessions: teamView(doc.sessions), registry: doc.registry, rate, needs };
   } catch (e) {
-    return { sessions: [], registry: deps.registry.path, rate, problem: (e as Error).message };
+    return { sessions: [], registry: deps.registry.path, rate, needs: [], problem: (e as Error).message };
   }
 }
 

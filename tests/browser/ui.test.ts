@@ -136,6 +136,12 @@ it("the page: the team, a CLI job's events arriving live, a blocked agent on top
     const first = await page.$eval("#team tbody tr", (e) => (e as unknown as { dataset: Record<string, string> }).dataset.session);
     expect(first).toBe("alpha");
     expect(await text(page, "tr[data-session='alpha'] + tr.reason-row")).toContain("touch hello.txt");
+    // why it is not working, beside LIVE; and on top, what needs you now with its command
+    expect(await text(page, "tr[data-session='alpha'] [data-why='blocked']")).toBe("blocked on a permission prompt: touch hello.txt");
+    expect(await text(page, "tr[data-session='bravo'] [data-why='idle']")).toBe("at its prompt, no job");
+    await page.waitForSelector("#needs li[data-need='permission'][data-name='alpha']", { timeout: 10_000 });
+    expect(await text(page, "#needs li[data-need='permission'][data-name='alpha']")).toContain("→ mam approve alpha --fingerprint ");
+    expect(await page.$$eval("#needs li", (l) => l.length)).toBe(1);
     await w.keys("bravo", "work on it");
     await page.waitForSelector("tr[data-session='bravo'][data-live='working']", { timeout: 15_000 });
     await snap(page, "team-and-jobs");
@@ -148,6 +154,8 @@ it("the page: the team, a CLI job's events arriving live, a blocked agent on top
     await w.keys("alpha", "1");
     await w.keys("alpha", "all done here");
     await page.waitForFunction(screenHas("all done here"), { timeout: 10_000 });
+    // answered: nothing needs you any more
+    await page.waitForFunction(`!document.getElementById("needs")`, { timeout: 10_000 });
     await page.click("#panel-close");
 
     // the job's detail: its journal

@@ -117,7 +117,7 @@ describe("mam mcp: the server", () => {
     await withServer(async (c, w) => {
       const r = await c.call("session_status");
       expect(r.isError).toBeFalsy();
-      expect(r.structuredContent).toEqual({ workspace: w.dir, registry: join(w.dir, ".mam", "agent-sessions.yaml"), sessions: [] });
+      expect(r.structuredContent).toEqual({ workspace: w.dir, registry: join(w.dir, ".mam", "agent-sessions.yaml"), sessions: [], needs: [] });
       expect(text(r)).toContain("no agent sessions");
       expect(existsSync(join(w.dir, ".mam"))).toBe(false);
     });

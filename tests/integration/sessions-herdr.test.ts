@@ -615,18 +615,18 @@ describe.concurrent("mam status", () => {
       const j = ok(await w.mam(["status", "--json"]));
       const calls = wrapperLog(w.sb).slice(logBefore);
       const doc = JSON.parse(j.stdout);
-      expect(Object.keys(doc).sort()).toEqual(["registry", "sessions", "workspace"]);
+      expect(Object.keys(doc).sort()).toEqual(["needs", "registry", "sessions", "workspace"]);
       expect(doc.workspace).toBe(w.ws);
       expect(doc.registry).toBe(w.reg);
-      for (const s of doc.sessions) expect(Object.keys(s).sort()).toEqual(["agent", "drift", "job", "live", "mux", "name", "pane", "role", "server", "status", "usage"]);
+      for (const s of doc.sessions) expect(Object.keys(s).sort()).toEqual(["agent", "drift", "job", "live", "mux", "name", "pane", "role", "server", "status", "usage", "why"]);
       const by = Object.fromEntries(doc.sessions.map((s: Row) => [s.name, s]));
       expect(doc.sessions.map((s: Row) => s.name)).toEqual(["st-a", "st-b", "st-c", "st-garb", "st-garb2", "st-down"]);
       // no daemon has counted its usage: unknown, never 0 (docs/cost.md)
       const unmetered = { known: false, why: "not metered yet: the workspace's daemon counts usage", tokens: null, usd: null, models: {} };
-      expect(by["st-a"]).toEqual({ name: "st-a", agent: "claude", role: "worker", status: "running", live: "idle", mux: "herdr", server: SERVER, pane: w.row("st-a").pane.id, job: null, drift: [], usage: { job: null, today: unmetered, total: unmetered } });
-      expect(by["st-b"]).toMatchObject({ status: "running", live: "dead", drift: ["pane-gone"] });
-      expect(by["st-c"]).toMatchObject({ status: "stopped", live: "dead", drift: [] });
-      expect(by["st-garb"]).toMatchObject({ status: "running", live: "unreachable", server: "garb", drift: ["server-unreachable"] });
+      expect(by["st-a"]).toEqual({ name: "st-a", agent: "claude", role: "worker", status: "running", live: "idle", mux: "herdr", server: SERVER, pane: w.row("st-a").pane.id, job: null, drift: [], usage: { job: null, today: unmetered, total: unmetered }, why: { kind: "idle", text: "at its prompt, no job" } });
+      expect(by["st-b"]).toMatchObject({ status: "running", live: "dead", drift: ["pane-gone"], why: { kind: "dead" } });
+      expect(by["st-c"]).toMatchObject({ status: "stopped", live: "dead", drift: [], why: { kind: "stopped" } });
+      expect(by["st-garb"]).toMatchObject({ status: "running", live: "unreachable", server: "garb", drift: ["server-unreachable"], why: { kind: "unreachable" } });
       expect(by["st-down"]).toMatchObject({ status: "running", live: "dead", server: "down", drift: ["server-down"] });
       // one listing call per server, nothing else
       const lists = calls.filter((c) => / pane list$/.test(c)).sort();
@@ -660,7 +660,7 @@ describe.concurrent("mam status", () => {
       const r = ok(await runMam(["status"], { env: sb.env, cwd: sb.ws }));
       expect(r.stdout.trim()).toBe(`no agent sessions in ${join(sb.ws, ".mam", "agent-sessions.yaml")}`);
       const j = ok(await runMam(["status", "--json", "--workspace", sb.ws], { env: sb.env, cwd: sb.root }));
-      expect(JSON.parse(j.stdout)).toEqual({ workspace: sb.ws, registry: join(sb.ws, ".mam", "agent-sessions.yaml"), sessions: [] });
+      expect(JSON.parse(j.stdout)).toEqual({ workspace: sb.ws, registry: join(sb.ws, ".mam", "agent-sessions.yaml"), sessions: [], needs: [] });
       expect([...tree(sb.ws), ...tree(sb.home)]).toEqual(before);
     } finally {
       await sb.cleanup();

@@ -110,7 +110,8 @@ describe("renderings show others' text escaped", () => {
     const doc = {
       workspace: "/w",
       registry: "/w/.mam/agent-sessions.yaml",
-      sessions: [{ name: "w1", agent: "claude", role: "r\x1b]52;c;eA==\x07", status: "running", live: "blocked", reason: "Allow \x1b[2J?", mux: "tmux", server: "mam", pane: "%1", job: null, drift: [] }],
+      sessions: [{ name: "w1", agent: "claude", role: "r\x1b]52;c;eA==\x07", status: "running", live: "blocked", reason: "Allow \x1b[2J?", mux: "tmux", server: "mam", pane: "%1", job: null, drift: [], why: { kind: "blocked" as const, text: "blocked on a dialog (Allow \x1b[2J?)" } }],
+      needs: [{ kind: "dialog" as const, what: "w1 is blocked on a dialog (Allow \x1b[2J?)", session: "w1", act: "answer it" }],
     };
     for (const color of [false, true]) {
       const text = renderStatus(doc, color);

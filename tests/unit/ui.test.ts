@@ -70,6 +70,7 @@ const session = (name: string, live: string, extra: Partial<StatusLine> = {}): S
   pane: "%1",
   job: null,
   drift: [],
+  why: { kind: "idle", text: "at its prompt, no job" },
   ...extra,
 });
 

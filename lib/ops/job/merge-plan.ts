@@ -62,6 +62,25 @@ export const BLOCKED_RETRY_S = 10;
 
 export const isLive = (e: Pick<MergeEntry, "state">) => e.state !== "merged" && e.state !== "dropped";
 
+/** how long a dropped entry stays in "what needs you" (mam status --needs-me): a day */
+export const DROPPED_SHOWN_S = 86_400;
+
+/**
+ * the entries a person has to look at (mam status --needs-me): one in line that waits for its
+ * target's checkout to be clean (blocked), and one mam gave up on within the last day: dropped
+ * after a fix job (its fix jobs ran out, or one failed) or after its tries ran out ("merge it by
+ * hand"), unless the same job was queued again since. An entry dropped because its own job failed
+ * is that job's news, not the queue's.
+ */
+export function stuckMerges(entries: readonly MergeEntry[], now: number): { entry: MergeEntry; stuck: "dirty" | "dropped" }[] {
+  const again = (e: MergeEntry) => entries.some((x) => x !== e && x.job_id === e.job_id && x.order > e.order);
+  return entries.flatMap((e): { entry: MergeEntry; stuck: "dirty" | "dropped" }[] => {
+    if (e.state === "queued" && e.blocked) return [{ entry: e, stuck: "dirty" }];
+    const gaveUp = e.state === "dropped" && (e.fixes > 0 || e.tries >= MAX_TRIES);
+    return gaveUp && e.since > now - DROPPED_SHOWN_S && !again(e) ? [{ entry: e, stuck: "dropped" }] : [];
+  });
+}
+
 /** the targets with an entry a runner could take now */
 export function readyTargets(entries: readonly MergeEntry[], now: number): string[] {
   return [...new Set(entries.filter((e) => e.state === "merging" || (e.state === "queued" && (e.retry_at ?? 0) <= now)).map((e) => e.target))];

@@ -93,13 +93,29 @@ export function neverDispatched(events: readonly Pick<JobEvent, "event">[]): boo
   return events.some((e) => e.event === "queued") && !events.some((e) => e.event === "dispatched");
 }
 
-/** each session's usage (docs/cost.md) from the daemon's ledger, at the user's prices */
-async function usageReader(deps: Deps): Promise<(row: Row, job: JobRef | null) => SessionCost> {
-  const [{ readLedger }, { loadPrices }, { sessionCost }] = await Promise.all([import("../../cost/ledger.ts"), import("../../cost/prices.ts"), import("../../cost/summary.ts")]);
+/**
+ * each session's usage (docs/cost.md) from the daemon's ledger, at the user's prices, and whether
+ * it is over its daily cap today (what the queue and job submit check: ../job/cap.ts, the same rule)
+ */
+async function usageReader(deps: Deps): Promise<{ usage: (row: Row, job: JobRef | null) => SessionCost; cap: (row: Row) => string | undefined }> {
+  const [{ readLedger, dayOf }, { loadPrices }, { sessionCost }, { dailyCapCheck, dailyLimits, hasLimits }] = await Promise.all([
+    import("../../cost/ledger.ts"),
+    import("../../cost/prices.ts"),
+    import("../../cost/summary.ts"),
+    import("../../cost/budget.ts"),
+  ]);
   const ledger = readLedger(deps.ws);
   const prices = loadPrices(deps.env);
   const now = deps.clock.ms();
-  return (row, job) => sessionCost(ledger, row.name, rowAgent(row) ?? null, job?.id ?? null, prices, now);
+  return {
+    usage: (row, job) => sessionCost(ledger, row.name, rowAgent(row) ?? null, job?.id ?? null, prices, now),
+    cap(row) {
+      const lim = dailyLimits(row);
+      if (!hasLimits(lim)) return undefined;
+      const c = dailyCapCheck(ledger, row.name, lim, prices, now);
+      return c.over ? `${c.detail} (UTC day ${dayOf(now)})` : undefined;
+    },
+  };
 }
 
 /**
@@ -110,8 +126,8 @@ async function usageReader(deps: Deps): Promise<(row: Row, job: JobRef | null) =
  */
 export async function sessionStatus(deps: Deps, counts = true, jobOf?: (row: Row) => JobRef | null, usage = true): Promise<StatusDoc> {
   const data = deps.registry.read();
-  const [obs, wts, usageOf] = await Promise.all([observe(deps, data, [], { questions: true }), worktreeStatuses(deps, data, counts), usage ? usageReader(deps) : undefined]);
+  const [obs, wts, costs] = await Promise.all([observe(deps, data, [], { questions: true }), worktreeStatuses(deps, data, counts), usage ? usageReader(deps) : undefined]);
   const own = jobReader(deps.jobs);
   let latest: Map<string, JobRef> | undefined;
-  return statusDoc(deps.ws, deps.registry.path, obs, jobOf ?? ((row) => own(row) ?? (latest ??= latestJobs(deps.jobs, hostName(deps.env))).get(row.name) ?? null), (row) => wts.get(row), usageOf, deps.clock.epoch());
+  return statusDoc(deps.ws, deps.registry.path, obs, jobOf ?? ((row) => own(row) ?? (latest ??= latestJobs(deps.jobs, hostName(deps.env))).get(row.name) ?? null), (row) => wts.get(row), costs?.usage, deps.clock.epoch(), costs?.cap);
 }

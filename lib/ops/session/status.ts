@@ -9,6 +9,7 @@ import { rowAgent } from "../../fleet/rows.ts";
 import { restartState } from "../../fleet/restart.ts";
 import type { SessionCost } from "../../cost/summary.ts";
 import { shortCost } from "../../cost/view.ts";
+import { type NeedItem, type Why, whyNot } from "./why.ts";
 
 export interface JobRef {
   id: string;
@@ -58,12 +59,18 @@ export interface StatusLine {
    * restarting" (lib/fleet/restart.ts); absent otherwise
    */
   restart?: string;
+  /** over its daily cap (create --daily-budget-usd, --daily-max-tokens) today: what went over; absent otherwise */
+  over_budget?: string;
+  /** why it is not working, or what it works on, in a few words (./why.ts whyNot) */
+  why: Why;
 }
 
 export interface StatusDoc {
   workspace: string;
   registry: string;
   sessions: StatusLine[];
+  /** what needs a person now, most urgent first (./why.ts needsMe); absent where nobody asked (the team's presence) */
+  needs?: NeedItem[];
 }
 
 export function statusDoc(
@@ -74,6 +81,7 @@ export function statusDoc(
   worktreeOf: (row: Row) => WorktreeStatus | undefined = () => undefined,
   usageOf: (row: Row, job: JobRef | null) => SessionCost | undefined = () => undefined,
   now: number = Math.floor(Date.now() / 1000),
+  capOf: (row: Row) => string | undefined = () => undefined,
 ): StatusDoc {
   return {
     workspace: ws,
@@ -82,7 +90,8 @@ export function statusDoc(
       const job = jobOf(v.row);
       const usage = usageOf(v.row, job);
       const restart = restartState(v.row, now);
-      return {
+      const over = v.row.status === "running" ? capOf(v.row) : undefined;
+      const line: Omit<StatusLine, "why"> = {
         name: v.row.name,
         agent: rowAgent(v.row) ?? null,
         role: typeof v.row.role === "string" ? v.row.role : null,
@@ -99,7 +108,9 @@ export function statusDoc(
         ...(usage ? { usage } : {}),
         ...(v.row.status === "running" && v.row.limit ? { limit: v.row.limit } : {}),
         ...(restart ? { restart } : {}),
+        ...(over ? { over_budget: over } : {}),
       };
+      return { ...line, why: whyNot(line, now * 1000) };
     }),
   };
 }
@@ -147,8 +158,26 @@ function unreadableText(s: StatusLine): string | undefined {
 
 const LIVE_STYLE: Record<string, Parameters<typeof paint>[0]> = { working: "cyan", blocked: "yellow", idle: "green", dead: "red", unreachable: "red", unknown: "gray" };
 
+/** one thing that needs you, on one line: what, then the command that acts on it */
+export function needLine(n: NeedItem): string {
+  return visible(`${n.what}  →  ${n.act}${n.deny ? "   (add --deny for the no)" : ""}`);
+}
+
+/** mam status --needs-me: one line each, or that nothing needs you */
+export function needsText(items: readonly NeedItem[]): string {
+  return items.length === 0 ? "nothing needs you" : items.map(needLine).join("\n");
+}
+
+/** "w1: at its prompt, no job": each agent's why, one line each (a running row restarted this hour says so) */
+function whyLine(s: StatusLine): string {
+  const restarted = s.status === "running" && s.restart?.startsWith("restarting") ? ` · ${s.restart.replace(/^restarting/, "restarted")}` : "";
+  return visible(`${s.name}: ${s.why.text}${restarted}`);
+}
+
 export function renderStatus(doc: StatusDoc, color: boolean): string {
-  if (doc.sessions.length === 0) return `no agent sessions in ${doc.registry}`;
+  if (doc.sessions.length === 0 && !doc.needs?.length) return `no agent sessions in ${doc.registry}`;
+  const needs = doc.needs?.length ? `needs you now:\n${doc.needs.map((n) => `  ${needLine(n)}`).join("\n")}\n\n` : "";
+  if (doc.sessions.length === 0) return `${needs}no agent sessions in ${doc.registry}`;
   // a BRANCH column only when a session has a worktree
   const branches = doc.sessions.some((s) => s.worktree);
   // a COST column (this job / today / total) when usage was asked for
@@ -167,15 +196,16 @@ export function renderStatus(doc: StatusDoc, color: boolean): string {
     ...(costs ? [costCell(s.usage)] : []),
     s.drift.length ? s.drift.join(",") : "-",
   ].map(visible));
-  // what blocked agents wait for, one line each under the table
+  // why each agent is not working, one line each; then what blocked and limited agents wait for
+  const whys = doc.sessions.map(whyLine);
   const waits = [
     ...doc.sessions.filter((s) => s.live === "blocked" && s.reason).map(waitText),
     ...doc.sessions.flatMap((s) => limitText(s) ?? []).map(visible),
     ...doc.sessions.flatMap((s) => unreadableText(s) ?? []).map(visible),
-    ...doc.sessions.flatMap((s) => (s.restart ? [visible(`${s.name}: ${s.restart}`)] : [])),
   ];
   const text = table(["NAME", "AGENT", "ROLE", "STATUS", "LIVE", "PANE", "SERVER", ...(branches ? ["BRANCH"] : []), "JOB", ...(costs ? ["COST"] : []), "DRIFT"], rows);
-  if (!color) return waits.length ? `${text}\n\n${waits.join("\n")}` : text;
+  const below = (paintWait: (w: string) => string) => `\n\n${whys.join("\n")}${waits.length ? `\n\n${waits.map(paintWait).join("\n")}` : ""}`;
+  if (!color) return `${needs}${text}${below((w) => w)}`;
   // colour the LIVE column only; widths were computed on plain text
   const painted = text
     .split("\n")
@@ -185,5 +215,5 @@ export function renderStatus(doc: StatusDoc, color: boolean): string {
       return line.replace(new RegExp(`(?<=\\s)${live}(?=\\s)`), paint(LIVE_STYLE[live] ?? "gray", live, true));
     })
     .join("\n");
-  return waits.length ? `${painted}\n\n${waits.map((w) => paint("yellow", w, true)).join("\n")}` : painted;
+  return `${needs ? paint("yellow", needs, true) : ""}${painted}${below((w) => paint("yellow", w, true))}`;
 }

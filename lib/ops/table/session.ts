@@ -20,7 +20,8 @@ import { checkCreate, checkStop } from "../session/rules.ts";
 import type { Resumed } from "../session/resume.ts";
 import type { ResumedLimited } from "../session/limit-resume.ts";
 import type { Sent } from "../session/send.ts";
-import { renderStatus, type StatusDoc } from "../session/status.ts";
+import { needsText, renderStatus, type StatusDoc } from "../session/status.ts";
+import type { NeedItem } from "../session/why.ts";
 import type { Stopped } from "../session/stop.ts";
 import type { StoppedAll } from "../session/stop-all.ts";
 import { allRows } from "../../registry/rows.ts";
@@ -295,17 +296,36 @@ export const sessionResume = defineOp({
   ui: { fields: ["name"], fixed: { fresh: false, start_server: false } },
 });
 
+/** one thing that needs a person (lib/ops/session/why.ts NeedItem): what, the session or job, since when, the command that acts */
+const needOut = () =>
+  z.looseObject({
+    kind: z.enum(["permission", "start_dialog", "dialog", "gave_up", "job_waits", "over_budget", "merge_dirty", "merge_dropped"]),
+    what: str(),
+    session: z.optional(str()),
+    job: z.optional(str()),
+    since: z.optional(str()),
+    act: str(),
+    deny: z.optional(str()),
+  });
+
 export const sessionStatus = defineOp({
   name: "session.status",
-  summary: "every agent session of the workspace: registry status, live state, job, drift (read-only)",
+  summary: "every agent session of the workspace: registry status, live state, why it is not working, job, drift; and what needs you now (read-only)",
   readOnly: true,
-  input: () => ({ fleet: withDefault(flag("every host of the team: the agents their daemons announce, offline hosts with when they were last seen"), false) }),
-  async run(deps, i, ctx): Promise<StatusDoc | RosterDoc> {
+  input: () => ({
+    fleet: withDefault(flag("every host of the team: the agents their daemons announce, offline hosts with when they were last seen"), false),
+    needs_me: withDefault(flag("only what needs a person now (a dialog to answer, an agent that stays dead, a stuck merge …), most urgent first, each with the command that acts on it"), false),
+  }),
+  async run(deps, i, ctx): Promise<StatusDoc | RosterDoc | NeedItem[]> {
+    if (i.fleet && i.needs_me) throw usageError(`${field("fleet")} and ${field("needs_me")} do not go together`, "what needs you is per workspace: mam status --needs-me in each");
     if (i.fleet) return (await import("../team.ts")).rosterStatus(deps);
-    const { sessionStatus } = await import("../session/status-run.ts");
-    return sessionStatus(deps, ctx.form === "json");
+    const [{ sessionStatus }, { needsMe, waitsMatter }, { readStuck }] = await Promise.all([import("../session/status-run.ts"), import("../session/why.ts"), import("../job/stuck.ts")]);
+    const doc = await sessionStatus(deps, ctx.form === "json" && !i.needs_me);
+    const needs = needsMe({ sessions: doc.sessions, ...readStuck(deps, waitsMatter(doc.sessions)) });
+    return i.needs_me ? needs : { ...doc, needs };
   },
-  text: (doc: StatusDoc | RosterDoc, o) => ("team" in doc ? (require("./team.ts") as typeof import("./team.ts")).rosterText(doc) : renderStatus(doc, o.color)),
+  text: (doc: StatusDoc | RosterDoc | NeedItem[], o) =>
+    Array.isArray(doc) ? needsText(doc) : "team" in doc ? (require("./team.ts") as typeof import("./team.ts")).rosterText(doc) : renderStatus(doc, o.color),
   result: () =>
     z.union([
       z.looseObject({
@@ -328,14 +348,40 @@ export const sessionStatus = defineOp({
             limit: z.optional(z.looseObject({ since: str(), resets_at: strOrNull(), reason: str(), source: z.enum(["records", "screen"]), used_percent: z.optional(z.number()) })),
             /** created with --restart on-failure, once it died: restarting (N/MAX this hour), gave up restarting */
             restart: z.optional(str()),
+            /** over its daily cap today: what went over */
+            over_budget: z.optional(str()),
+            /** why it is not working (or what it works on), in a few words */
+            why: z.looseObject({
+              kind: z.enum(["idle", "working", "limited", "blocked", "restarting", "gave_up", "over_budget", "dead", "stopped", "ended", "unreachable", "unknown"]),
+              text: str(),
+            }),
           }),
         ),
+        needs: z.array(needOut()),
       }),
       rosterOut(),
+      z.array(needOut()),
     ]),
-  cli: { path: "status", alias: "ls", group: "agents", extra: "status-watch", examples: ["mam status", "mam ls --json", "mam status --watch 5", "mam status --fleet          # the team's hosts: NAME@HOST, live state, jobs"] },
+  cli: {
+    path: "status",
+    alias: "ls",
+    group: "agents",
+    extra: "status-watch",
+    examples: [
+      "mam status",
+      "mam ls --json",
+      "mam status --watch 5",
+      "mam status --needs-me      # only what needs you now, each with the command to act",
+      "mam status --fleet          # the team's hosts: NAME@HOST, live state, jobs",
+    ],
+  },
   // the team's hosts are team_show's (one result shape per tool)
-  mcp: { aliases: ["status"], hide: ["fleet"], description: "List every agent session of the workspace: registry status, live state (working/blocked/idle/dead), pane, current job, drift. The team's other hosts: team_show." },
+  mcp: {
+    aliases: ["status"],
+    hide: ["fleet"],
+    description:
+      "List every agent session of the workspace: registry status, live state (working/blocked/idle/dead), why it is not working (why: at its prompt, limited until T, blocked on a dialog …), pane, current job, drift; and `needs`, what needs a person now, each with the command that acts (needs_me: only that list). The team's other hosts: team_show.",
+  },
 });
 
 export const sessionPrune = defineOp({

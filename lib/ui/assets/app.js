@@ -13,7 +13,7 @@
   const LABELLED = new Set(["completed", "error", "cancelled", "timeout", "budget_exceeded", "permission_required"]);
   // shown: how many jobs the list shows (newest first); "show more" adds a page
   const PAGE = 20;
-  const S = { linked: false, ws: "", actions: false, sessions: [], rate: null, jobs: new Map(), schedules: [], daemon: null, fleet: null, filter: "all", shown: PAGE, open: null, panel: null, screen: null };
+  const S = { linked: false, ws: "", actions: false, sessions: [], needs: [], rate: null, jobs: new Map(), schedules: [], daemon: null, fleet: null, filter: "all", shown: PAGE, open: null, panel: null, screen: null };
 
   // ---- usage (docs/cost.md): the model's views, in a few characters ------------------------------
   const compact = (n) => (n < 1000 ? String(n) : n < 1e6 ? `${(n / 1e3).toFixed(n < 1e4 ? 1 : 0)}k` : `${(n / 1e6).toFixed(n < 1e7 ? 1 : 0)}M`);
@@ -31,7 +31,11 @@
     const r = S.rate;
     const rate = r && r.tokens_per_hour > 0 ? ` · ${r.usd_per_hour === null ? `${compact(r.tokens_per_hour)} tokens` : dollars(r.usd_per_hour)}/hour` : "";
     $("team-count").textContent = `${ss.length} session${ss.length === 1 ? "" : "s"}${rate}`;
-    if (!ss.length) return void ($("team").innerHTML = `${hereHead()}<p class="dim">no agent sessions yet — <span class="mono">mam create --agent claude --role worker</span></p>`);
+    // what needs you now (mam status --needs-me), on top, only when something does
+    const needs = S.needs.length
+      ? `<div id="needs" class="needs"><b>needs you now</b><ul>${S.needs.map((n) => `<li data-need="${esc(n.kind)}"${n.session ? ` data-name="${esc(n.session)}"` : ""}>${esc(n.what)} <span class="mono dim">→ ${esc(n.act)}</span></li>`).join("")}</ul></div>`
+      : "";
+    if (!ss.length) return void ($("team").innerHTML = `${hereHead()}${needs}<p class="dim">no agent sessions yet — <span class="mono">mam create --agent claude --role worker</span></p>`);
     const rows = ss.map((s) => {
       const job = s.job ? `<a href="#" data-open-job="${esc(s.job.id)}" class="mono">${esc(s.job.id)}</a> <span class="pill st-${esc(s.job.status)}">${esc(s.job.status)}</span>` : `<span class="dim">-</span>`;
       const running = s.status === "running";
@@ -51,11 +55,11 @@
             : "";
       return `<tr class="${s.tone === "blocked" ? "blocked" : ""}" data-session="${esc(s.name)}" data-live="${esc(s.live)}">
         <td><b>${esc(s.name)}</b></td><td>${esc(s.agent ?? "-")}</td><td>${esc(s.role ?? "-")}</td><td>${esc(s.status)}</td>
-        <td><span class="pill live-${esc(s.tone)}" title="${esc(s.live_source ? `from the ${s.live_source}` : "")}">${esc(s.live)}</span></td>
+        <td><span class="pill live-${esc(s.tone)}" title="${esc(s.live_source ? `from the ${s.live_source}` : "")}">${esc(s.live)}</span>${s.why ? ` <span class="why dim" data-why="${esc(s.why.kind)}">${esc(s.why.text)}</span>` : ""}</td>
         <td>${job}</td><td class="spent">${spent}</td><td class="mono">${esc(s.drift.length ? s.drift.join(", ") : "-")}</td>
         <td class="mono dim">${esc(s.mux === "tmux" ? `tmux:${s.server}` : s.server)} ${esc(s.pane ?? "")}</td><td class="acts">${acts.join(" ")}</td></tr>${reason}`;
     });
-    $("team").innerHTML = `${hereHead()}<table><thead><tr><th>NAME</th><th>AGENT</th><th>ROLE</th><th>STATUS</th><th>LIVE</th><th>JOB</th><th title="its part of the job · today (UTC) · in all">COST</th><th>DRIFT</th><th>PANE</th><th></th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
+    $("team").innerHTML = `${hereHead()}${needs}<table><thead><tr><th>NAME</th><th>AGENT</th><th>ROLE</th><th>STATUS</th><th>LIVE</th><th>JOB</th><th title="its part of the job · today (UTC) · in all">COST</th><th>DRIFT</th><th>PANE</th><th></th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
   }
 
   // an agent at a usage or rate limit (docs/unattended.md): until when, its window's use, its words
@@ -372,6 +376,7 @@
       S.ws = s.workspace;
       S.actions = s.actions;
       S.sessions = s.sessions;
+      S.needs = s.needs || [];
       S.rate = s.rate;
       S.jobs = new Map(s.jobs.map((j) => [j.id, j]));
       S.daemon = s.daemon;
@@ -403,6 +408,7 @@
     es.addEventListener("team", (m) => {
       const t = JSON.parse(m.data);
       S.sessions = t.sessions;
+      S.needs = t.needs || [];
       S.rate = t.rate;
       renderTeam();
     });
