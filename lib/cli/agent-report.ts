@@ -5,6 +5,7 @@ import { EXIT, MamError, usageError } from "../sys/errors.ts";
 import { err, out } from "../sys/io.ts";
 import { isValidName } from "../sys/names.ts";
 import { resolveWorkspace } from "../sys/paths.ts";
+import { recordKey } from "../sys/record-key.ts";
 import { HOOK_KINDS } from "../agents/kinds/index.ts";
 import { defineCommand, str, workspaceArg } from "./command.ts";
 
@@ -73,6 +74,7 @@ async function report(args: Record<string, unknown>, hook: string | undefined): 
       ...(hook ? { kind: hook, hookInput } : { state: state as (typeof STATES)[number], reason: str(a, "reason"), sessionId }),
       pane: process.env.TMUX_PANE || process.env.HERDR_PANE_ID || undefined,
       nowMs: Date.now(),
+      key: recordKey(process.env, false),
     },
     async () => (await import("../ops/wiring.ts")).realDeps(ws, process.env).registry,
   );

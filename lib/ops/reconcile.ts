@@ -1,6 +1,9 @@
 // One reconcile pass (docs/daemon.md): list the servers, classify, apply under the registry lock.
+import { keepingPolicy } from "../fleet/policy.ts";
+import { recordKey } from "../sys/record-key.ts";
 import { basename, dirname, join } from "node:path";
 import { applyActions } from "../fleet/apply.ts";
+import { allRows } from "../registry/rows.ts";
 import type { Action, Drift } from "../fleet/classify.ts";
 import { customHerdrSocket, rememberSocket } from "../mux/herdr-socket.ts";
 import { onPath } from "../mux/index.ts";
@@ -49,7 +52,9 @@ export async function reconcileOnce(deps: Deps, opts: { dry_run: boolean }): Pro
   let actions = obs.actions;
   if (!opts.dry_run && actions.length > 0) {
     const planned = actions;
-    const r = await deps.registry.mutate((d) => applyActions(d, planned, now));
+    // an id the agent reported (or mam found) keeps the mark of a policy this user's mam wrote
+    const key = recordKey(deps.env, false);
+    const r = await deps.registry.mutate((d) => keepingPolicy(allRows(d), key, deps.ws, () => applyActions(d, planned, now)));
     actions = r.result;
   }
   const servers: ReconcileReport["servers"] = {};

@@ -73,6 +73,8 @@ export interface Row {
   restart?: "no" | "on-failure";
   /** with restart on-failure: restarts per hour before the daemon gives up (default 3) */
   max_restarts?: number;
+  /** the mark of this user's mam over the row's restart and on-limit policy (lib/fleet/policy.ts) */
+  policy_mac?: string;
   [k: string]: unknown;
 }
 

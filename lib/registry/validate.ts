@@ -120,6 +120,8 @@ export function restartProblem(row: Record<string, unknown>): string | undefined
   const m = row.max_restarts;
   if (m !== undefined && (typeof m !== "number" || !Number.isSafeInteger(m) || m < 1 || m > MAX_MAX_RESTARTS)) return `max_restarts must be a whole number from 1 to ${MAX_MAX_RESTARTS} (not ${repr(m)})`;
   if (row.restarts !== undefined && (!Array.isArray(row.restarts) || row.restarts.some((t) => typeof t !== "number"))) return "restarts must be a list of epoch seconds";
+  // the mark of this user's mam over the row's policy (lib/fleet/policy.ts)
+  if (row.policy_mac !== undefined && (typeof row.policy_mac !== "string" || !/^[0-9a-f]{64}$/.test(row.policy_mac))) return `policy_mac must be 64 hex digits (not ${repr(row.policy_mac)})`;
   return undefined;
 }
 

@@ -4,11 +4,12 @@
 // nothing is typed into it again; a crash loop stops after --max-restarts with one notification; a
 // `mam stop` (soft or hard) is never restarted.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startMosquitto, type TestBroker } from "../helpers/brokers.ts";
 import { createAgent, type E2E, ensureDaemon as ensureShared, journalEvents, monitorLog, newWorkspace, startE2E, typed, waitTyped, type Ws } from "../helpers/jobs-e2e.ts";
 import { waitFor } from "../helpers/sandbox.ts";
+import { parse, stringify } from "yaml";
 
 let e: E2E;
 let mosq: TestBroker;
@@ -168,6 +169,36 @@ test("mam stop, soft or hard, is no death: never restarted", async () => {
   expect((await statusOf(w, soft)).restart).toBeUndefined();
   expect(monitorLog(w.dir)).not.toContain(`restart: ${soft}`);
   expect(monitorLog(w.dir)).not.toContain(`restart: ${hard}`);
+}, 120_000);
+
+test("a row whose restart policy this user's mam did not write (a cloned repository's) is ended, never resumed, and named once", async () => {
+  // polling: its reconcile pass ends the shipped row as any other whose agent went
+  const w = newWorkspace(e);
+  await ensureShared(w, "polling", started);
+  const [shipped, probe] = [w.n("shipped"), w.n("probe")];
+  const sp = await createAgent(e, w, shipped, "worker");
+  await createAgent(e, w, probe, "worker", { extra: ["--restart", "on-failure"] });
+  // the row as a cloned repository ships it: restart on-failure written by hand, no mark of this user's mam
+  expect((await w.mam(["daemon", "stop"])).code).toBe(0);
+  const reg = join(w.dir, ".mam", "agent-sessions.yaml");
+  const doc = parse(readFileSync(reg, "utf8")) as Record<string, { name: string; restart?: string; policy_mac?: string }[]>;
+  const rows = Object.values(doc).flatMap((v) => (Array.isArray(v) ? v : []));
+  expect(rows.find((r) => r.name === probe)!.policy_mac).toMatch(/^[0-9a-f]{64}$/);
+  rows.find((r) => r.name === shipped)!.restart = "on-failure";
+  writeFileSync(reg, stringify(doc));
+  await ensureShared(w, "polling", started);
+  await killAgent(sp);
+  await killAgent((await statusOf(w, probe)).pane!);
+  // the daemon restarts its own row; by then it has looked at the shipped one too
+  expect(await waitFor(() => monitorLog(w.dir).includes(`restart: ${probe} restarted`), 30_000, 100), monitorLog(w.dir)).toBe(true);
+  expect(await waitFor(async () => (await statusOf(w, shipped)).status === "terminated", 20_000, 100), monitorLog(w.dir)).toBe(true);
+  await Bun.sleep(2500); // more ticks: still not resumed, still named once
+  expect(await statusOf(w, shipped)).toMatchObject({ status: "terminated" });
+  const log = monitorLog(w.dir);
+  expect(log).not.toContain(`restart: ${shipped} restarted`);
+  expect(log).not.toContain(`restart: ${shipped}: restarting`);
+  expect(count(log, `restart: ${shipped} has restart on-failure, but mam will not restart it: it carries no mark of this user's mam`)).toBe(1);
+  expect(log).toContain("re-create it with mam create ... --restart on-failure");
 }, 120_000);
 
 test("create: --max-restarts needs --restart on-failure; a kind with no conversation cannot restart", async () => {

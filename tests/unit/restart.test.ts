@@ -5,6 +5,7 @@ import { claimRestart, DEFAULT_MAX_RESTARTS, decideRestart, restartable, restart
 import type { Row } from "../../lib/registry/types.ts";
 import { validateRegistry } from "../../lib/registry/validate.ts";
 import { continueText } from "../../lib/ops/react/agents-restart.ts";
+import { keepingPolicy, markPolicy, policyNotOwn, policyView } from "../../lib/fleet/policy.ts";
 
 const NOW = 1_800_000_000;
 const died = (more: Partial<Row> = {}): Row => ({ name: "w1", status: "terminated", termination_mode: "auto-detected", restart: "on-failure", ...more });
@@ -92,5 +93,56 @@ describe("what a restarted agent is told", () => {
       "[mam] Your process ended (its agent exited) and mam restarted you in this conversation. Continue job 1234abcd where you stopped; do not redo work that is already done, and report as before.",
     );
     expect(continueText(["a1", "b2"], "x")).toContain("Continue jobs a1, b2 where you stopped");
+  });
+});
+
+describe("the mark of a row's policy (lib/fleet/policy.ts): the daemon acts only on what this user's mam wrote", () => {
+  const KEY = "ab".repeat(32);
+  const WS = "/work/ws";
+  const row = (more: Partial<Row> = {}): Row => ({ name: "w1", status: "running", agent: "claude", claude_session_id_own: "c-1", restart: "on-failure", max_restarts: 2, on_limit: "failover", ...more });
+  const marked = (more: Partial<Row> = {}): Row => {
+    const r = row(more);
+    markPolicy(r, KEY, WS);
+    return r;
+  };
+  test("own: marked under the key, its policy stands", () => {
+    const r = marked();
+    expect(r.policy_mac).toMatch(/^[0-9a-f]{64}$/);
+    expect(policyNotOwn(r, KEY, WS)).toBeUndefined();
+    expect(policyView(r, KEY, WS)).toBe(r);
+    expect(restartable(policyView(r, KEY, WS), NOW)).toBe(true);
+  });
+  test("a covered field changed (the conversation, the policy, the workspace, the name): not own", () => {
+    for (const change of [{ claude_session_id_own: "c-2" }, { max_restarts: 50 }, { on_limit: "resume" }, { name: "w2" }, { agent: "codex" }] as Partial<Row>[]) {
+      expect(policyNotOwn({ ...marked(), ...change }, KEY, WS)).toContain("not this user's mam's");
+    }
+    expect(policyNotOwn(marked(), KEY, "/other")).toContain("not this user's mam's");
+    expect(policyNotOwn(marked(), "cd".repeat(32), WS)).toContain("not this user's mam's");
+  });
+  test("no key: not own; no mark (a cloned repository's row): not own, and the daemon sees restart no, on_limit wait", () => {
+    expect(policyNotOwn(marked(), undefined, WS)).toContain("record key is missing");
+    const shipped = row();
+    expect(policyNotOwn(shipped, KEY, WS)).toContain("carries no mark");
+    const v = policyView(shipped, KEY, WS);
+    expect([v.restart, v.max_restarts, v.on_limit]).toEqual([undefined, undefined, undefined]);
+    expect(restartable(v, NOW)).toBe(false);
+    expect(decideRestart(policyView(died(), KEY, WS), NOW).kind).toBe("none");
+  });
+  test("a row without a policy needs no mark", () => {
+    expect(policyNotOwn(row({ restart: undefined, max_restarts: undefined, on_limit: undefined }), KEY, WS)).toBeUndefined();
+  });
+  test("keepingPolicy re-marks a row that was own (a fresh conversation), never one that was not", () => {
+    const own = marked();
+    keepingPolicy([own], KEY, WS, () => (own.claude_session_id_own = "c-9"));
+    expect(policyNotOwn(own, KEY, WS)).toBeUndefined();
+    const shipped = row();
+    keepingPolicy([shipped], KEY, WS, () => (shipped.claude_session_id_own = "c-9"));
+    expect(shipped.policy_mac).toBeUndefined();
+    expect(policyNotOwn(shipped, KEY, WS)).toContain("carries no mark");
+  });
+  test("the registry takes a policy_mac of 64 hex digits, nothing else", () => {
+    const reg = (mac: unknown) => validateRegistry({ herdr_sessions: [{ name: "w1", status: "running", restart: "on-failure", policy_mac: mac }], tmux_sessions: [] });
+    expect(reg("ab".repeat(32))).toEqual([]);
+    expect(JSON.stringify(reg("nope"))).toContain("policy_mac must be 64 hex digits");
   });
 });

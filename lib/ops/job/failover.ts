@@ -7,7 +7,9 @@
 // job stays, `failover_waiting` is journalled once, and the next look tries again.
 import { readsCommands } from "../../agents/kinds/index.ts";
 import { limitOf, type Limit, onLimitOf } from "../../fleet/limit.ts";
+import { policyView } from "../../fleet/policy.ts";
 import { rowAgent } from "../../fleet/rows.ts";
+import { recordKey } from "../../sys/record-key.ts";
 import { endsJob } from "../../jobs/event.ts";
 import { ANY_AGENT, type Candidate, failoverPreface, heldBefore, pickFailover, reportedSoFar, waitingSaid } from "../../jobs/failover.ts";
 import { busySession } from "../../jobs/loop.ts";
@@ -90,7 +92,9 @@ function movableJobs(deps: Deps, limited: Map<string, Limited>): Movable[] {
  * `failover_waiting` once. Returns what moved, to be typed, and what to publish.
  */
 export async function failoverLimited(deps: Deps, host: string | undefined): Promise<FailoverPass> {
-  const rows = allRows(deps.registry.read());
+  // a row's on_limit failover counts only when this user's mam wrote it (lib/fleet/policy.ts)
+  const key = recordKey(deps.env, false);
+  const rows = allRows(deps.registry.read()).map((r) => policyView(r, key, deps.ws));
   const limited = limitedAgents(rows);
   const none: FailoverPass = { moved: [], waiting: [], left: 0 };
   if (limited.size === 0) return none;

@@ -12,10 +12,17 @@
 //   3. a row that died after max_restarts restarts within the hour is given up on: it stays
 //      terminated, its jobs journal `restart_gave_up` (agents.watch then ends them: error "agent
 //      exited"), and the user hears of it once (notification kind gave_up).
+// Only a row whose policy this user's mam wrote (lib/fleet/policy.ts: its `policy_mac`) is
+// restarted: a cloned repository's `.mam/agent-sessions.yaml` can ship a running row with restart
+// on-failure, and its death must not make this daemon start an agent. Such a row counts as restart
+// no (the reconcile pass ends it as any other), and the log names it once.
 // A user's `mam stop` is no death (stopped, or terminated hard); a user's `mam resume` wins a race
 // with the daemon's (the loser's resume finds the row changed and closes its pane).
 import { claimRestart, decideRestart, claimed, restartable, type RestartDecision } from "../../fleet/restart.ts";
 import { applyActions } from "../../fleet/apply.ts";
+import { policyNotOwn, policyView } from "../../fleet/policy.ts";
+import { recordKey } from "../../sys/record-key.ts";
+import { SkipOnce } from "./skip-once.ts";
 import { endsJob, DAEMON_SOURCE } from "../../jobs/event.ts";
 import type { Json } from "../../jobs/canonical.ts";
 import { busySession } from "../../jobs/loop.ts";
@@ -41,14 +48,28 @@ const rowAt = (d: RegistryData, r: Ref, status?: Row["status"]): Row | undefined
 /** per session, why it died last (the death's reason, else the last restart's failure) */
 type Why = Map<string, string>;
 
+interface RestartState {
+  why: Why;
+  /** the rows with a restart policy this user's mam did not write, named once */
+  skip: SkipOnce;
+}
+
 export const agentsRestart = defineReaction({
   name: "agents.restart",
   on: ["watch"],
   alone: { watch: "restart failed" },
-  state: (): Why => new Map(),
-  async run(deps, why, { ctx }, shared) {
+  state: (): RestartState => ({ why: new Map(), skip: new SkipOnce() }),
+  async run(deps, { why, skip }, { ctx }, shared) {
     let data = deps.registry.read();
-    const mine = SECTIONS.flatMap((section) => data[section].filter((r) => restartable(r, deps.clock.epoch())).map((row) => ({ section, row })));
+    const key = recordKey(deps.env, false);
+    for (const section of SECTIONS) {
+      for (const r of data[section]) {
+        const not = restartable(r, deps.clock.epoch()) ? policyNotOwn(r, key, deps.ws) : undefined;
+        if (not !== undefined) skip.say(ctx, `${r.name}\u0000${not}`, `restart: ${r.name} has restart on-failure, but mam will not restart it: ${not}; if you made it, re-create it with mam create ... --restart on-failure`);
+      }
+    }
+    const view = (r: Row) => policyView(r, key, deps.ws);
+    const mine = SECTIONS.flatMap((section) => data[section].filter((r) => restartable(view(r), deps.clock.epoch())).map((row) => ({ section, row })));
     if (mine.length === 0) return;
     // 1. the deaths of running rows, as the reconcile pass sees them (only these rows' servers)
     const running = mine.filter((m) => m.row.status === "running");
@@ -71,12 +92,12 @@ export const agentsRestart = defineReaction({
     const now = deps.clock.epoch();
     for (const section of SECTIONS) {
       for (const row of data[section]) {
-        if (decideRestart(row, now).kind === "none") continue;
+        if (decideRestart(view(row), now).kind === "none") continue;
         const ref = refOf(section, row);
         const at = deps.clock.epoch();
         const { result: d } = await deps.registry.mutate((reg): RestartDecision => {
           const r = rowAt(reg, ref, "terminated");
-          return r ? claimRestart(r, at) : { kind: "none", why: "changed" };
+          return r && policyNotOwn(r, key, deps.ws) === undefined ? claimRestart(r, at) : { kind: "none", why: "changed" };
         });
         const reason = why.get(ref.name) ?? (typeof row.last_visible_note === "string" ? row.last_visible_note : "its agent died");
         if (d.kind === "restart") {
@@ -96,7 +117,8 @@ export const agentsRestart = defineReaction({
     // a death not restarted yet holds the daemon's idle timeout off
     const data = deps.registry.read();
     const now = deps.clock.epoch();
-    return SECTIONS.some((s) => data[s].some((r) => decideRestart(r, now).kind !== "none" || (r.status === "terminated" && claimed(r, now))));
+    const key = recordKey(deps.env, false);
+    return SECTIONS.some((s) => data[s].some((r) => decideRestart(policyView(r, key, deps.ws), now).kind !== "none" || (r.status === "terminated" && claimed(r, now))));
   },
 });
 

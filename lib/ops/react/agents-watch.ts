@@ -10,7 +10,9 @@ import { isFinal } from "../../jobs/statuses.ts";
 import { defineReaction } from "./reaction.ts";
 import type { AgentLook, AgentState } from "./reactor.ts";
 import { allRows } from "../../registry/rows.ts";
+import { policyView } from "../../fleet/policy.ts";
 import { restartable } from "../../fleet/restart.ts";
+import { recordKey } from "../../sys/record-key.ts";
 
 export const agentsWatch = defineReaction({
   name: "agents.watch",
@@ -51,10 +53,11 @@ async function agentStates(deps: Deps, watched?: Set<string>): Promise<(session:
       const data = deps.registry.read();
       const obs = await observe(deps, data, [], { liveOnly: watched, questions: true });
       const now = deps.clock.epoch();
+      const key = recordKey(deps.env, false);
       for (const v of obs.rows) {
         if (v.row.status !== "running" && cache.has(v.row.name)) continue;
         // an agent the daemon restarts when it dies (agents.restart): its job waits for it
-        if (restartable(v.row, now) && (v.row.status !== "running" || v.live === "dead")) {
+        if (restartable(policyView(v.row, key, deps.ws), now) && (v.row.status !== "running" || v.live === "dead")) {
           cache.set(v.row.name, { state: "unknown" });
           continue;
         }

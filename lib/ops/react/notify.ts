@@ -26,7 +26,9 @@ import { askedOf, diedNotice, dialogNotice, endedNotice, gaveUpNotice, limitedNo
 import { Notifier } from "../../notify/send.ts";
 import type { Deps } from "../deps.ts";
 import { SECTIONS } from "../../registry/types.ts";
+import { policyView } from "../../fleet/policy.ts";
 import { restartPolicy } from "../../fleet/restart.ts";
+import { recordKey } from "../../sys/record-key.ts";
 import { RESTART_EVENTS } from "../../jobs/statuses.ts";
 import { hostName, isValidAddress } from "../../team/host.ts";
 import { dashboardLink } from "../../sys/ui-file.ts";
@@ -86,7 +88,8 @@ export function notifyPart(deps: Deps, self: string = hostName(deps.env)): Notif
   const restarts = (session: string): boolean => {
     try {
       const data = deps.registry.read();
-      return SECTIONS.some((section) => data[section].some((r) => r.name === session && restartPolicy(r).on));
+      const key = recordKey(deps.env, false);
+      return SECTIONS.some((section) => data[section].some((r) => r.name === session && restartPolicy(policyView(r, key, deps.ws)).on));
     } catch {
       return false;
     }

@@ -8,6 +8,7 @@ import { idField } from "../../agents/kinds/index.ts";
 import { type AgentReport, readReport, removeReport, type ReportState, writeReport } from "../../agents/reports.ts";
 import type { RegistryStore } from "../deps.ts";
 import { allRows } from "../../registry/rows.ts";
+import { keepingPolicy } from "../../fleet/policy.ts";
 
 export interface ReportRequest {
   ws: string;
@@ -22,6 +23,8 @@ export interface ReportRequest {
   sessionId?: string;
   pane?: string;
   nowMs: number;
+  /** this user's record key (lib/sys/record-key.ts): a policy it marked stays marked when the id moves */
+  key?: string;
 }
 
 export interface ReportResult {
@@ -65,9 +68,11 @@ export async function recordAgentReport(req: ReportRequest, registry: () => Prom
       if (!row || typeof row.agent !== "string") return false;
       const field = idField(row.agent);
       if (row[field] === id && row.session_id_source === "hook") return false;
-      row[field] = id;
-      row.session_id_source = "hook";
-      return true;
+      return keepingPolicy([row], req.key, req.ws, () => {
+        row[field] = id;
+        row.session_id_source = "hook";
+        return true;
+      });
     });
     if (set) result.idRecorded = id;
   }

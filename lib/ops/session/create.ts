@@ -9,6 +9,7 @@ import { type AgentKind, agentKind, agentMcpArgs, commandLine, grantArgs, idFiel
 import { serverEntry } from "../../sys/self.ts";
 import { adoptPane, decide, placeRow } from "../../fleet/adopt.ts";
 import { defaultSessionName } from "../../fleet/naming.ts";
+import { hasPolicy, markPolicy } from "../../fleet/policy.ts";
 import { shJoin } from "../../mux/exec.ts";
 import { resolveMuxTarget } from "../../mux/index.ts";
 import { defaultTmuxServer, rememberTmuxServer } from "../../mux/workspace-server.ts";
@@ -19,6 +20,7 @@ import { conflict, EXIT, MamError, usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
 import { info, type Notice, note, warning } from "../../sys/notice.ts";
 import { checkName } from "../../sys/names.ts";
+import { recordKey } from "../../sys/record-key.ts";
 import { isoUtc } from "../../sys/time.ts";
 import { addWorktree } from "../../worktrees/git.ts";
 import { ensureWorktreesDir, liveWorktreeOf, planWorktree, recordOf, type WorktreeRecord } from "../../worktrees/plan.ts";
@@ -326,6 +328,11 @@ export async function createSession(deps: Deps, o: CreateInput, signal: AbortSig
       ...(o.restart === "on-failure" ? { restart: "on-failure" as const, ...(o.max_restarts !== undefined ? { max_restarts: o.max_restarts } : {}) } : {}),
       ...(o.on_limit !== undefined && o.on_limit !== "wait" ? { on_limit: o.on_limit } : {}),
     };
+    // the daemon acts on a policy only under this user's mark (a cloned repository's rows carry none)
+    if (hasPolicy(row)) {
+      const key = recordKey(deps.env, true);
+      if (key !== undefined) markPolicy(row, key, ws);
+    }
     await deps.registry.mutate((d, tx) => {
       const dn = decide(d, name, t0, { section, server: target.server });
       if (dn.kind === "conflict") throw conflictError(name);

@@ -7,6 +7,7 @@
 // --limited` (now, by hand).
 import { agentKind } from "../../agents/kinds/index.ts";
 import { type Limit, limitOf, logAttempt, onLimitOf, type ResumeLog, resumeLogOf, resumeTarget } from "../../fleet/limit.ts";
+import { policyView } from "../../fleet/policy.ts";
 import { rowAgent } from "../../fleet/rows.ts";
 import { endsJob } from "../../jobs/event.ts";
 import { isRemote } from "../../jobs/runtime.ts";
@@ -16,6 +17,7 @@ import { allRows } from "../../registry/rows.ts";
 import type { Row } from "../../registry/types.ts";
 import { notFound } from "../../sys/errors.ts";
 import type { Notice } from "../../sys/notice.ts";
+import { recordKey } from "../../sys/record-key.ts";
 import type { Deps } from "../deps.ts";
 
 export interface Continued {
@@ -52,8 +54,10 @@ export function limitedRows(deps: Deps, names?: readonly string[]): { row: Row; 
  */
 export function resumableRows(deps: Deps, now: number): { row: Row; limit?: Limit; keep?: ResumeLog }[] {
   const out: { row: Row; limit?: Limit; keep?: ResumeLog }[] = [];
+  const key = recordKey(deps.env, false);
   for (const row of allRows(deps.registry.read())) {
-    if (row.status !== "running" || onLimitOf(row) !== "resume") continue;
+    // on_limit resume types into the agent: only when this user's mam wrote it (lib/fleet/policy.ts)
+    if (row.status !== "running" || onLimitOf(policyView(row, key, deps.ws)) !== "resume") continue;
     const t = resumeTarget(limitOf(row), resumeLogOf(row), now);
     if (t.limit || t.keep) out.push({ row, ...t });
   }

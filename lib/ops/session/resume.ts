@@ -6,7 +6,9 @@ import { agentKind, agentMcpArgs, grantArgs, idField, ownId, resumeLoadedOf } fr
 import { serverEntry } from "../../sys/self.ts";
 import { adoptPane } from "../../fleet/adopt.ts";
 import { findPane } from "../../fleet/classify.ts";
+import { keepingPolicy } from "../../fleet/policy.ts";
 import { RESTART_STATE_KEYS } from "../../fleet/restart.ts";
+import { recordKey } from "../../sys/record-key.ts";
 import { rowAgent } from "../../fleet/rows.ts";
 import { shJoin } from "../../mux/exec.ts";
 import { backendOf, serverOf } from "../../registry/rows.ts";
@@ -127,6 +129,7 @@ export async function resumeSession(deps: Deps, input: ResumeInput): Promise<Res
   const now = deps.clock.epoch();
   const sid = conv?.id ?? freshId;
   let renamed: string[] = [];
+  const key = recordKey(deps.env, false);
   try {
     await deps.registry.mutate((d) => {
       // the daemon may have seen the new pane before its label: take it back (lib/fleet/adopt.ts);
@@ -134,23 +137,26 @@ export async function resumeSession(deps: Deps, input: ResumeInput): Promise<Res
       renamed = adoptPane(d, section, server, l.pane.id, t0, was);
       const r = d[section].find((x) => x.name === was && serverOf(x, section) === server && x.status === row.status);
       if (!r) throw new MamError(`session '${o.name}' changed while it was being resumed`, EXIT.FAIL, "see: mam status");
-      if (o.name !== was) {
-        if (SECTIONS.some((s) => d[s].some((x) => x.name === o.name))) throw conflict(`the registry already has a session named '${o.name}'`, `choose another ${field("rename")}`);
-        r.renamed_from = was;
-        r.name = o.name;
-      }
-      for (const k of STOP_KEYS) delete r[k];
-      for (const k of input.restarting ? ["restart_claim_epoch"] : RESTART_STATE_KEYS) delete r[k];
-      r.status = "running";
-      r.last_visible_status = "running";
-      r.last_visible_note = conv ? `resumed ${conv.id}` : "resumed with a fresh conversation";
-      r.pane = { id: l.pane.id, ...(l.pid !== undefined ? { pid: l.pid } : {}), ...(l.cmd !== undefined ? { cmd: l.cmd } : {}), cmd_full: l.cmdFull, cwd };
-      if (l.agentName && l.agentName !== o.name) r.herdr_agent_name = l.agentName;
-      if (l.worktreeWorkspace && r.worktree) r.worktree.herdr_workspace = l.worktreeWorkspace;
-      if (sid) r[idField(agent)] = sid;
-      else delete r[idField(agent)];
-      r.start_command = shJoin(l.argv);
-      r.resumed_at = isoUtc(now);
+      // a policy this user's mam marked stays marked through the new name and conversation; never one it did not
+      keepingPolicy([r], key, deps.ws, () => {
+        if (o.name !== was) {
+          if (SECTIONS.some((s) => d[s].some((x) => x.name === o.name))) throw conflict(`the registry already has a session named '${o.name}'`, `choose another ${field("rename")}`);
+          r.renamed_from = was;
+          r.name = o.name;
+        }
+        for (const k of STOP_KEYS) delete r[k];
+        for (const k of input.restarting ? ["restart_claim_epoch"] : RESTART_STATE_KEYS) delete r[k];
+        r.status = "running";
+        r.last_visible_status = "running";
+        r.last_visible_note = conv ? `resumed ${conv.id}` : "resumed with a fresh conversation";
+        r.pane = { id: l.pane.id, ...(l.pid !== undefined ? { pid: l.pid } : {}), ...(l.cmd !== undefined ? { cmd: l.cmd } : {}), cmd_full: l.cmdFull, cwd };
+        if (l.agentName && l.agentName !== o.name) r.herdr_agent_name = l.agentName;
+        if (l.worktreeWorkspace && r.worktree) r.worktree.herdr_workspace = l.worktreeWorkspace;
+        if (sid) r[idField(agent)] = sid;
+        else delete r[idField(agent)];
+        r.start_command = shJoin(l.argv);
+        r.resumed_at = isoUtc(now);
+      });
     });
   } catch (e) {
     await l.mux.close(l.pane.id).catch(() => {});
