@@ -147,8 +147,9 @@ describe("resume at reset", () => {
     await ensureShared(w, "polling", started);
     const pane = await createAgent(e, w, r, "worker", { agent: "codex", extra: ["--on-limit", "resume"] });
     expect(rowOf(w, r).on_limit).toBe("resume");
-    // codex refuses its turns at a usage limit that resets at the next whole minute (15–75 s from now), as the real one words it
-    const reset = new Date(Math.ceil((Date.now() + 15_000) / 60_000) * 60_000);
+    // codex refuses its turns at a usage limit that resets at the next whole minute 40–100 s from now, as the real one words
+    // it (the test must put the agent at its dialog before then: its report comes once the agent's own output has settled)
+    const reset = new Date(Math.ceil((Date.now() + 40_000) / 60_000) * 60_000);
     const h = reset.getHours();
     const text = `You\u2019ve hit your usage limit. Try again at ${h % 12 === 0 ? 12 : h % 12}:${String(reset.getMinutes()).padStart(2, "0")} ${h < 12 ? "AM" : "PM"}.`;
     writeFileSync(join(w.dir, `.agent-limit.${r}`), `${text}\n`);
@@ -163,7 +164,8 @@ describe("resume at reset", () => {
     expect(await waitFor(async () => (await screen()).split("\u23bf").length - 1 >= lines, 20_000, 100), await screen()).toBe(true);
     rmSync(join(w.dir, `.agent-limit.${r}`));
     expect((await report(pane, "blocked")).code).toBe(0);
-    expect(await waitFor(() => /its limit has reset, but nothing was typed: it waits at /.test(log()), 120_000, 200), log()).toBe(true);
+    expect(await typedExactly(pane, "continue"), "the dialog came after the reset: the test was too slow for its reset time").toBe(0);
+    expect(await waitFor(() => /its limit has reset, but nothing was typed: it waits at /.test(log()), 150_000, 200), log()).toBe(true);
     // the daemon's detection lifts the row's limit once its reset time has passed: mam resumes from the one it kept
     expect(await waitFor(() => rowOf(w, r).limit === undefined, 30_000, 200), log()).toBe(true);
     expect(await typedExactly(pane, "continue")).toBe(0);
@@ -189,5 +191,5 @@ describe("resume at reset", () => {
     expect(now.stdout).toBe(`typed continue into ${r} (job ${id})\n`);
     expect(await typedExactly(pane, "continue")).toBe(2);
     expect(eventsOf(w, id, "resume_attempt").map((x) => x.data.by)).toEqual(["reset", "hand"]);
-  }, 240_000);
+  }, 300_000);
 });
