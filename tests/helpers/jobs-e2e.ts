@@ -159,3 +159,10 @@ export function openGate(ws: string, ...events: string[]): void {
 
 export const agentLog = (ws: string) => (existsSync(join(ws, ".agent.log")) ? readFileSync(join(ws, ".agent.log"), "utf8") : "");
 export const monitorLog = (ws: string) => (existsSync(join(ws, ".mam", "monitor.log")) ? readFileSync(join(ws, ".mam", "monitor.log"), "utf8") : "");
+
+/** `mam job submit ARGS` in the workspace: the new job's id (anything but a bare id on stdout throws) */
+export async function submitJob(w: Ws, args: string[]): Promise<string> {
+  const r = await w.mam(["job", "submit", ...args]);
+  if (r.code !== 0 || !/^[0-9a-f]{8}\n$/.test(r.stdout)) throw new Error(`job submit: ${r.code} ${r.stdout}${r.stderr}`);
+  return r.stdout.trim();
+}

@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createAgent, type E2E, ensureDaemon as ensureShared, journalEvents, monitorLog, newWorkspace, startE2E, typed, type Ws } from "../helpers/jobs-e2e.ts";
+import { createAgent, type E2E, ensureDaemon as ensureShared, journalEvents, monitorLog, newWorkspace, startE2E, typed, type Ws, submitJob } from "../helpers/jobs-e2e.ts";
 import { limitAgent } from "../helpers/limit.ts";
 import { waitFor } from "../helpers/sandbox.ts";
 
@@ -23,11 +23,7 @@ afterEach(async () => {
   for (const w of started.splice(0)) await w.mam(["daemon", "stop"]);
 });
 
-async function submit(w: Ws, args: string[]): Promise<string> {
-  const r = await w.mam(["job", "submit", ...args]);
-  if (r.code !== 0 || !/^[0-9a-f]{8}\n$/.test(r.stdout)) throw new Error(`job submit: ${r.code} ${r.stdout}${r.stderr}`);
-  return r.stdout.trim();
-}
+const submit = submitJob;
 
 /** the agents named run nothing of what they are typed (the test reports for them) */
 const passive = (w: Ws, names: string[]) => writeFileSync(join(w.dir, ".agent-env"), names.map((n) => `if [ "$MAM_SESSION" = '${n}' ]; then PASSIVE=1; fi\n`).join(""));

@@ -11,7 +11,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createAgent, type E2E, ensureDaemon, journalEvents, monitorLog, newWorkspace, openGate, startE2E, typed, waitTyped, type Ws } from "../helpers/jobs-e2e.ts";
+import { createAgent, type E2E, ensureDaemon, journalEvents, monitorLog, newWorkspace, openGate, startE2E, typed, waitTyped, type Ws, submitJob } from "../helpers/jobs-e2e.ts";
 import { startUiProcess } from "../helpers/browser.ts";
 import { MAM_CMD } from "../helpers/mam.ts";
 import { waitFor } from "../helpers/sandbox.ts";
@@ -34,11 +34,7 @@ afterEach(async () => {
 
 const daemon = (w: Ws) => ensureDaemon(w, "polling", started);
 
-async function submit(w: Ws, args: string[]): Promise<string> {
-  const r = await w.mam(["job", "submit", ...args]);
-  if (r.code !== 0) throw new Error(`job submit: ${r.code} ${r.stdout}${r.stderr}`);
-  return r.stdout.trim();
-}
+const submit = submitJob;
 
 const usage = (w: Ws, spec: string) => writeFileSync(join(w.dir, ".agent-usage"), `${spec}\n`);
 const status = async (w: Ws, id: string) => JSON.parse((await w.mam(["job", "status", id, "--json"])).stdout);

@@ -8,7 +8,7 @@ import { makeCerts, mosquittoPath, startMamBroker, startMosquitto, type TestBrok
 import { canonicalJson } from "../../lib/jobs/canonical.ts";
 import { signEvent } from "../../lib/jobs/event.ts";
 import { alive } from "../helpers/daemon.ts";
-import { agentLog, createAgent, type E2E, ensureDaemon as ensureShared, journalEvents, monitorLog, newWorkspace, openGate, startE2E, typed, waitTyped, type Ws } from "../helpers/jobs-e2e.ts";
+import { agentLog, createAgent, type E2E, ensureDaemon as ensureShared, journalEvents, monitorLog, newWorkspace, openGate, startE2E, typed, waitTyped, type Ws, submitJob } from "../helpers/jobs-e2e.ts";
 import { runMam } from "../helpers/mam.ts";
 import { waitFor } from "../helpers/sandbox.ts";
 
@@ -28,11 +28,7 @@ afterEach(async () => {
 
 const ensureDaemon = (w: Ws, mode: "mqtt" | "polling") => ensureShared(w, mode, started);
 
-async function submit(w: Ws, args: string[]): Promise<string> {
-  const r = await w.mam(["job", "submit", ...args]);
-  if (r.code !== 0 || !/^[0-9a-f]{8}\n$/.test(r.stdout)) throw new Error(`job submit: ${r.code} ${r.stdout}${r.stderr}`);
-  return r.stdout.trim();
-}
+const submit = submitJob;
 
 const events = (w: Ws, id: string) => journalEvents(w.dir, id).map((x) => `${x.seq}:${x.event}:${x.source}`);
 const count = (hay: string, needle: string) => hay.split(needle).length - 1;

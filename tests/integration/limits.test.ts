@@ -8,7 +8,7 @@
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createAgent, type E2E, ensureDaemon, journalEvents, monitorLog, newWorkspace, startE2E, type Ws } from "../helpers/jobs-e2e.ts";
+import { createAgent, type E2E, ensureDaemon, journalEvents, monitorLog, newWorkspace, startE2E, type Ws, submitJob } from "../helpers/jobs-e2e.ts";
 import { waitFor } from "../helpers/sandbox.ts";
 
 let e: E2E;
@@ -24,11 +24,7 @@ afterEach(async () => {
   for (const w of started.splice(0)) await w.mam(["daemon", "stop"]);
 });
 
-async function submit(w: Ws, args: string[]): Promise<string> {
-  const r = await w.mam(["job", "submit", ...args]);
-  if (r.code !== 0) throw new Error(`job submit: ${r.code} ${r.stdout}${r.stderr}`);
-  return r.stdout.trim();
-}
+const submit = submitJob;
 
 const jobJson = async (w: Ws, id: string) => JSON.parse((await w.mam(["job", "status", id, "--json"])).stdout);
 const sessionJson = async (w: Ws, name: string) => JSON.parse((await w.mam(["status", "--json"])).stdout).sessions.find((s: { name: string }) => s.name === name);

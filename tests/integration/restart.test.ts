@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startMosquitto, type TestBroker } from "../helpers/brokers.ts";
-import { createAgent, type E2E, ensureDaemon as ensureShared, journalEvents, monitorLog, newWorkspace, startE2E, typed, waitTyped, type Ws } from "../helpers/jobs-e2e.ts";
+import { createAgent, type E2E, ensureDaemon as ensureShared, journalEvents, monitorLog, newWorkspace, startE2E, typed, waitTyped, type Ws, submitJob } from "../helpers/jobs-e2e.ts";
 import { waitFor } from "../helpers/sandbox.ts";
 import { parse, stringify } from "yaml";
 
@@ -38,11 +38,7 @@ afterEach(async () => {
   for (const w of started.splice(0)) await w.mam(["daemon", "stop"]);
 });
 
-async function submit(w: Ws, args: string[]): Promise<string> {
-  const r = await w.mam(["job", "submit", ...args]);
-  if (r.code !== 0 || !/^[0-9a-f]{8}\n$/.test(r.stdout)) throw new Error(`job submit: ${r.code} ${r.stdout}${r.stderr}`);
-  return r.stdout.trim();
-}
+const submit = submitJob;
 
 const events = (w: Ws, id: string) => journalEvents(w.dir, id).map((x) => `${x.event}:${x.source}`);
 const count = (hay: string, needle: string) => hay.split(needle).length - 1;
