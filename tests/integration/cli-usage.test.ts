@@ -35,14 +35,14 @@ describe("unknown commands and flags: mam's own line, with a did-you-mean", () =
     expect(help.code).toBe(0);
     expect(help.stdout).toBe((await mam(["--help"])).stdout);
     expect((await mam(["help", "job", "submit"])).stdout).toBe((await mam(["job", "submit", "--help"])).stdout);
-    expect((await mam(["help", "merge"])).stderr).toBe("ERROR: unknown command 'merge'; see: mam --help\n");
+    expect((await mam(["help", "deploy"])).stderr).toBe("ERROR: unknown command 'deploy'; see: mam --help\n");
     expect((await mam(["-v"])).stdout).toBe((await mam(["--version"])).stdout);
     await refused(["frobnicate"], "ERROR: unknown command 'frobnicate'; see: mam --help");
     await refused(["--verison"], "ERROR: mam: unknown flag or argument '--verison'; did you mean --version? see: mam --help");
   });
 
   test("the help of a command that does not exist is an unknown command, not mam's help (issue 39 item 7)", async () => {
-    await refused(["merge", "--help"], "ERROR: unknown command 'merge'; see: mam --help");
+    await refused(["deploy", "--help"], "ERROR: unknown command 'deploy'; see: mam --help");
     await refused(["stauts", "-h"], "ERROR: unknown command 'stauts'; did you mean status? see: mam --help");
     await refused(["job", "sbumit", "--help"], "ERROR: unknown command 'job sbumit'; did you mean job submit? see: mam job --help");
     const ok = await mam(["job", "submit", "--help"]);

@@ -65,7 +65,7 @@ describe.concurrent("mam create on herdr", () => {
       expect(createdName(r)).toBe("rev");
       const row = w.row("rev");
       expect(row).toMatchObject({ status: "running", agent: "codex", role: "reviewer", session_id_source: "pending-discovery", start_command: "codex -c notice.hide_rate_limit_model_nudge=true" });
-      expect(agentLines(await w.inputs(row.pane.id), "codex")).toEqual(["codex"]);
+      expect(agentLines(await w.inputs(row.pane.id), "codex")).toEqual(["codex -c notice.hide_rate_limit_model_nudge=true"]);
       // create's own row never invents an id; the end-of-create reconcile may discover the real one
       if (row.codex_session_id_own !== undefined) {
         const files = tree(join(w.sb.home, ".codex", "sessions")).filter((f) => f.endsWith(".jsonl"));

@@ -108,7 +108,7 @@ describe.concurrent("sessions on tmux", () => {
       let doc = JSON.parse(ok(await w.mam(["status", "--json"])).stdout);
       const unmetered = { known: false, why: "not metered yet: the workspace's daemon counts usage", tokens: null, usd: null, models: {} };
       expect(doc.sessions).toEqual([
-        { name: "e2e.worker", agent: "claude", role: "worker", status: "running", live: "unknown", mux: "tmux", server: w.server, pane: row.pane.id, job: null, drift: [], usage: { job: null, today: unmetered, total: unmetered } },
+        { name: "e2e.worker", agent: "claude", role: "worker", status: "running", live: "unknown", mux: "tmux", server: w.server, pane: row.pane.id, job: null, drift: [], usage: { job: null, today: unmetered, total: unmetered }, why: { kind: "unknown", text: "state unknown" } },
       ]);
       const table = ok(await w.mam(["status"])).stdout;
       expect(table).toContain(`tmux:${w.server}`);

@@ -45,8 +45,13 @@ export function protocolOf(r: Release): number {
   return r === "0.8.0" ? 19 : 20;
 }
 
-/** the protocol the fake reports: FAKE_HERDR_PROTOCOL, else its release's */
+/**
+ * the protocol the fake reports: FAKE_HERDR_PROTOCOL, else its release's; a version before 0.8.0
+ * (played as 0.8.0 otherwise) speaks an older protocol, 18, as herdr releases before 0.8.0 did
+ */
 export function fakeProtocol(env: Record<string, string | undefined> = process.env): number {
   const v = Number(env.FAKE_HERDR_PROTOCOL);
-  return env.FAKE_HERDR_PROTOCOL && Number.isInteger(v) ? v : protocolOf(fakeRelease(env));
+  if (env.FAKE_HERDR_PROTOCOL && Number.isInteger(v)) return v;
+  const [maj = 0, min = 0] = fakeVersion(env).split(".").map(Number);
+  return maj === 0 && min < 8 ? 18 : protocolOf(fakeRelease(env));
 }
