@@ -107,7 +107,7 @@ test("codex: no grant; in a trusted folder it runs the header's commands, named 
   const r = await world.mam(["create", "--agent", "codex", "--mux", "tmux", "--tmux-server", world.server, "--session", "cx", "--no-onboard", "--json"]);
   expect(r.code, `${r.stdout}${r.stderr}`).toBe(0);
   const c = JSON.parse(r.stdout) as { pane: string; start_command: string };
-  expect(c.start_command).toBe("codex");
+  expect(c.start_command).toBe("codex -c notice.hide_rate_limit_model_nudge=true");
   await waitScreen(world, c.pane, (s) => s.includes("› ") && s.includes("? for shortcuts"), "codex's prompt", 60_000);
   const sub = await world.mam(["job", "submit", "--to", "cx", "--prompt", "say hello"]);
   expect(sub.code, sub.stderr).toBe(0);
