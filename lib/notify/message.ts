@@ -38,6 +38,9 @@ export interface Notification {
   dashboard?: string;
 }
 
+/** where and when a notification is from: the fields of Where every notification carries */
+const placeOf = (w: Where) => ({ workspace: w.workspace, host: w.host, at: w.at });
+
 export interface Where {
   workspace: string;
   host: string;
@@ -101,9 +104,7 @@ export function dialogNotice(
     key: `dialog:${o.job_id}:${q?.fingerprint ?? `#${o.seq}`}`,
     title: `mam: ${o.session} waits for you (job ${o.job_id})`,
     text: lines.join("\n"),
-    workspace: w.workspace,
-    host: w.host,
-    at: w.at,
+    ...placeOf(w),
     job_id: o.job_id,
     session: o.session,
     ...(q ? { question: q } : {}),
@@ -121,9 +122,7 @@ export function endedNotice(w: Where, o: { job_id: string; session: string; stat
     key: `ended:${o.job_id}`,
     title: `mam: job ${o.job_id} ${o.status} (${o.session})`,
     text: [oneLine(o.detail) || o.status, ...(dashboard ? [`dashboard: ${dashboard}`] : [])].join("\n"),
-    workspace: w.workspace,
-    host: w.host,
-    at: w.at,
+    ...placeOf(w),
     job_id: o.job_id,
     session: o.session,
     status: o.status,
@@ -138,9 +137,7 @@ export function queuedNotice(w: Where, o: { job_id: string; session: string; min
     key: `queued:${o.job_id}`,
     title: `mam: job ${o.job_id} has waited ${o.minutes} min in the queue (${o.session})`,
     text: `its agent has not been free for ${o.minutes} minutes; mam job list shows the queue`,
-    workspace: w.workspace,
-    host: w.host,
-    at: w.at,
+    ...placeOf(w),
     job_id: o.job_id,
     session: o.session,
   };
@@ -162,9 +159,7 @@ export function limitedNotice(w: Where, o: { session: string; since: string; res
     )
       .filter((l) => l !== "")
       .join("\n"),
-    workspace: w.workspace,
-    host: w.host,
-    at: w.at,
+    ...placeOf(w),
     session: o.session,
     ...(o.job_id ? { job_id: o.job_id } : {}),
   };
@@ -186,9 +181,7 @@ export function gaveUpNotice(w: Where, o: { session: string; max: number; why: s
     ]
       .filter((l) => l !== "")
       .join("\n"),
-    workspace: w.workspace,
-    host: w.host,
-    at: w.at,
+    ...placeOf(w),
     session: o.session,
     ...(o.job_id ? { job_id: o.job_id } : {}),
   };
@@ -202,9 +195,7 @@ export function diedNotice(w: Where, o: { session: string; job_id?: string; why:
     key: `died:${o.session}:${o.since}`,
     title: `mam: ${o.session} died${o.job_id ? ` (job ${o.job_id})` : ""}`,
     text: [oneLine(o.why), o.job_id ? `job ${o.job_id} ended in error` : "", `start it again: mam resume ${sh(o.session)}${o.fresh ? " --fresh" : ""} --workspace ${sh(w.workspace)}`].filter((l) => l !== "").join("\n"),
-    workspace: w.workspace,
-    host: w.host,
-    at: w.at,
+    ...placeOf(w),
     session: o.session,
     ...(o.job_id ? { job_id: o.job_id } : {}),
   };
@@ -220,15 +211,13 @@ export function offlineNotice(w: Where, o: { team: string; host: string; since: 
       `the daemon${o.workspaces === 1 ? "" : "s"} of its ${o.workspaces} workspace${o.workspaces === 1 ? "" : "s"} went offline at ${new Date(o.since).toISOString()}`,
       "jobs for its agents wait on the broker until it is back",
     ].join("\n"),
-    workspace: w.workspace,
-    host: w.host,
-    at: w.at,
+    ...placeOf(w),
   };
 }
 
 /** a notification to try a sink */
 export function testNotice(w: Where): Notification {
-  return { kind: "test", key: `test:${w.at}`, title: "mam: a test notification", text: `from ${w.host}, workspace ${w.workspace}`, workspace: w.workspace, host: w.host, at: w.at };
+  return { kind: "test", key: `test:${w.at}`, title: "mam: a test notification", text: `from ${w.host}, workspace ${w.workspace}`, ...placeOf(w) };
 }
 
 const NTFY_TAGS: Record<Notification["kind"], string[]> = { dialog: ["warning"], ended: ["checkered_flag"], died: ["skull"], offline: ["electric_plug"], queued: ["hourglass"], limited: ["stopwatch"], gave_up: ["skull"], test: ["bell"] };
