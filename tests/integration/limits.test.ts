@@ -95,3 +95,25 @@ test("a limited claude: status says until when, its job journals limited once, a
   ]);
   rx.stop(true);
 }, 180_000);
+
+test("an agent at its limit that reports on its job again: unlimited goes first in the job's history, once, even when the report ends the job before the daemon looks", async () => {
+  const w = newWorkspace(e);
+  await ensureDaemon(w, "polling", started);
+  const w1 = w.n("lim3");
+  await createAgent(e, w, w1, "worker");
+  writeFileSync(join(w.dir, `.agent-limit.${w1}`), `You've hit your session limit · resets ${resetIn2h().words}\n`);
+  const a = await submit(w, ["--to", w1, "--prompt", "a task"]);
+  expect(await waitFor(async () => count(w, a, "limited") === 1, 30_000, 100), monitorLog(w.dir)).toBe(true);
+  // the daemon is away: only the report can close the limit on the job
+  expect((await w.mam(["daemon", "stop"])).code).toBe(0);
+  const r = await w.mam(["job", "event", a, "completed", "--source", w1, "--detail", "done after all"]);
+  expect(r.code, r.stderr).toBe(0);
+  const evs = journalEvents(w.dir, a) as any[];
+  expect(evs.map((x) => x.event).slice(-3)).toEqual(["limited", "unlimited", "completed"]);
+  const un = evs.find((x) => x.event === "unlimited");
+  const lim = evs.find((x) => x.event === "limited");
+  expect(un).toMatchObject({ source: "mam", data: { session: w1, since: lim.data.since, why: "it reported completed on the job" } });
+  // another report on the ended job journals no second one
+  expect((await w.mam(["job", "event", a, "progress", "--source", w1, "--detail", "late"])).code).toBe(0);
+  expect(count(w, a, "unlimited")).toBe(1);
+}, 120_000);

@@ -8,7 +8,7 @@
 import type { BrokerConfig } from "../../jobs/broker-config.ts";
 import { brokerConfigFromEnv, eventsTopic } from "../../jobs/broker-config.ts";
 import { canonicalJson, type Json } from "../../jobs/canonical.ts";
-import { DAEMON_SOURCE, isDaemonQuestion, type JobEvent } from "../../jobs/event.ts";
+import { DAEMON_SOURCE, endsJob, isDaemonQuestion, type JobEvent } from "../../jobs/event.ts";
 import { usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
 import { type EventName, isFinal, type JobStatus } from "../../jobs/statuses.ts";
@@ -48,7 +48,9 @@ export async function reportEvent(deps: Deps, r: EventReport): Promise<Reported>
     const { confirmByReport } = await import("./receive.ts");
     await deps.jobs.append(r.job_id, (rec, evs) => confirmByReport(rec, evs, r.source));
   }
+  const lifted = await liftLimitByReport(deps, r);
   const a = (await deps.jobs.append(r.job_id, { event: r.event, detail: r.detail ?? "", source: r.source, data: r.data ?? {} }, { token: r.token }))!;
+  if (lifted?.record && !lifted.record.remote_of) await publishJournalled(`${lifted.record.topic_prefix}/events`, lifted.line, r.job_id, lifted.payload.seq, deps.env);
   const warnings: Notice[] = [];
   if (a.record && isFinal(a.statusBefore)) warnings.push(warning(`job ${r.job_id} had already ended (${a.statusBefore}); the event is recorded, the status stays`));
   if (a.record && !a.record.remote_of) {
@@ -62,6 +64,28 @@ export async function reportEvent(deps: Deps, r: EventReport): Promise<Reported>
     if (n) warnings.push(n);
   }
   return { job_id: r.job_id, seq: a.payload.seq, event: r.event, status: a.statusAfter, warnings };
+}
+
+/**
+ * an agent journalled `limited` on this job (lib/ops/react/limits-watch.ts) that reports on it again
+ * has a model answering it: `unlimited` is journalled first, so the job's history closes the limit
+ * before the report (which may end the job, after which the watch journals nothing on it). The
+ * daemon's watch still clears the agent's row and tells the user. A cheap look at the journal first:
+ * the lock is taken only when a limit is open.
+ */
+async function liftLimitByReport(deps: Deps, r: EventReport) {
+  if (r.event === "limited" || r.event === "unlimited" || !deps.jobs.read(r.job_id)) return undefined;
+  const open = (evs: readonly JobEvent[]) => {
+    const last = evs.findLast((e) => (e.event === "limited" || e.event === "unlimited") && e.data?.session === r.source);
+    return last?.event === "limited" ? last : undefined;
+  };
+  if (!open(deps.jobs.journal(r.job_id))) return undefined;
+  return deps.jobs.append(r.job_id, (rec, evs) => {
+    const lim = open(evs);
+    if (!rec || !lim || evs.some((e) => endsJob(e, rec))) return undefined;
+    const why = `it reported ${r.event} on the job`;
+    return { event: "unlimited", detail: `${r.source} is no longer limited: ${why}`, source: "mam", data: { session: r.source, since: lim.data?.since ?? null, why } };
+  });
 }
 
 /**
