@@ -69,6 +69,13 @@ export interface JobRecord {
    */
   failover?: string[];
   /**
+   * the jobs it runs after (`job submit --after`, docs/jobs.md#dependencies): it waits, queued,
+   * until each has completed; one that ends otherwise cancels it, unless after_any_end
+   */
+  after?: string[];
+  /** with after: it runs once each has ended, however it ended */
+  after_any_end?: true;
+  /**
    * the mark of this user's mam (lib/sys/record-key.ts): a MAC over what is typed and to whom,
    * written when mam registers (or imports) the job. A queued job without a valid one is never
    * dispatched: a cloned repository can ship `.mam/jobs/`.
@@ -123,6 +130,8 @@ const markedFields = (r: JobRecord): unknown[] => [
   r.reviewer_session,
   r.remote_of ?? null,
   r.failover ?? null,
+  // what it waits for (only when it waits for something: the marks of earlier records hold)
+  ...(r.after !== undefined ? [r.after, r.after_any_end === true] : []),
 ];
 
 /** the record with this user's mark (unchanged without a key) */
@@ -164,6 +173,7 @@ export function parseRecord(text: string, path: string, id: string): JobRecord {
   if (typeof r.prompt !== "string" && typeof r.brief_file !== "string") throw malformed(path, "neither prompt nor brief_file");
   if (r.budget_usd !== undefined && r.budget_usd !== null && !(typeof r.budget_usd === "number" && Number.isFinite(r.budget_usd) && r.budget_usd > 0)) throw malformed(path, "budget_usd is not a positive number or null");
   if (r.max_tokens !== undefined && r.max_tokens !== null && !(isInt(r.max_tokens) && (r.max_tokens as number) > 0)) throw malformed(path, "max_tokens is not a positive integer or null");
+  if (r.after !== undefined && !(Array.isArray(r.after) && r.after.length > 0 && r.after.every((x) => typeof x === "string" && isValidJobId(x)))) throw malformed(path, "after is not a list of job ids");
   if (r.usage !== undefined && (typeof r.usage !== "object" || r.usage === null || Array.isArray(r.usage))) throw malformed(path, "usage is not an object");
   return r as unknown as JobRecord;
 }
@@ -214,7 +224,7 @@ export interface JobView extends PublicRecord {
   last_event: JobEvent | null;
   /** a job waiting its turn: its place in its line (1 = next) */
   position?: number;
-  /** a job waiting its turn: why its agent (every agent of its role) takes none now, when it is at a limit */
+  /** a job waiting its turn: why its agent (every agent of its role) takes none now, when it is at a limit; or the jobs it runs after that have not ended */
   waits_for?: string;
 }
 
@@ -278,6 +288,8 @@ export interface JobSpec {
   priority?: Priority;
   to_role?: string;
   failover?: string[];
+  after?: string[];
+  after_any_end?: boolean;
 }
 
 /** register a new pending job with a fresh id (retried on collision) and token */
@@ -317,6 +329,7 @@ export async function registerJob(ws: string, spec: JobSpec, now: number = Date.
       ...(spec.priority && spec.priority !== "normal" ? { priority: spec.priority } : {}),
       ...(spec.to_role !== undefined ? { to_role: spec.to_role } : {}),
       ...(spec.failover?.length ? { failover: spec.failover } : {}),
+      ...(spec.after?.length ? { after: spec.after, ...(spec.after_any_end ? { after_any_end: true as const } : {}) } : {}),
     };
     const out = marked(r, key);
     writeRecord(ws, out);

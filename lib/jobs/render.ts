@@ -81,7 +81,7 @@ function budgetText(v: CostedJobView): string {
 
 /** a status, with a waiting job's place in its line */
 const statusWord = (v: Pick<JobView, "status" | "position" | "waits_for">) =>
-  v.status === "queued" && v.position !== undefined ? `queued (position ${v.position}${v.waits_for ? `: ${v.waits_for}` : ""})` : v.status;
+  v.status !== "queued" ? v.status : v.position !== undefined ? `queued (position ${v.position}${v.waits_for ? `: ${v.waits_for}` : ""})` : v.waits_for ? `queued (${v.waits_for})` : v.status;
 
 export function statusText(v: CostedJobView): string {
   const task = v.brief_file !== undefined ? `brief ${v.brief_file}` : oneLine(v.prompt ?? "");
@@ -101,11 +101,41 @@ export function statusText(v: CostedJobView): string {
     ["cost", usageText(v.usage)],
     ["budget", budgetText(v)],
   ];
+  if (v.after !== undefined) rows.splice(5, 0, ["after", `${v.after.join(", ")}${v.after_any_end ? " (each to end, however)" : " (each to complete)"}`]);
   const sessions = Object.entries(v.usage.by_session);
   if (v.type === "loop" || sessions.length > 1) rows.push(["by agent", sessions.length ? sessions.map(([s, u]) => `${s} ${part(u)}`).join(" · ") : "-"]);
   const rounds = Object.entries(v.usage.by_iteration).sort(([a], [b]) => Number(a) - Number(b));
   if (v.type === "loop") rows.push(["by round", rounds.length ? rounds.map(([i, u]) => `${i}: ${part(u)}`).join(" · ") : "-"]);
   return rows.map(([k, val]) => `${k.padEnd(9)}${visible(val)}`).join("\n");
+}
+
+/**
+ * the jobs as the graph of what runs after what (job list --tree): each job under each job it
+ * runs after that is listed (a job after two is drawn under both; its own followers once, under
+ * the first), the others at the top, oldest first
+ */
+export function treeText(views: readonly CostedJobView[]): string {
+  const byId = new Map(views.map((v) => [v.job_id, v]));
+  const parents = (v: CostedJobView) => (v.after ?? []).filter((id) => byId.has(id));
+  const kids = new Map<string, CostedJobView[]>();
+  for (const v of views) for (const p of parents(v)) (kids.get(p) ?? kids.set(p, []).get(p)!).push(v);
+  const line = (v: CostedJobView) => visible(`${v.job_id}  ${statusWord(v)}  ${v.agent_session}  ${v.brief_file !== undefined ? `brief ${v.brief_file}` : oneLine(v.prompt ?? "", 50)}`);
+  const out: string[] = [];
+  const drawn = new Set<string>();
+  const draw = (v: CostedJobView, lead: string, mark: string) => {
+    const again = drawn.has(v.job_id);
+    out.push(`${lead}${mark}${line(v)}${again ? "  (its followers above)" : ""}`);
+    if (again) return;
+    drawn.add(v.job_id);
+    const next = lead + (mark === "├─ " ? "│  " : mark === "└─ " ? "   " : "");
+    const ks = kids.get(v.job_id) ?? [];
+    ks.forEach((k, i) => draw(k, next, i === ks.length - 1 ? "└─ " : "├─ "));
+  };
+  const roots = [...views].filter((v) => parents(v).length === 0).sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
+  for (const r of roots) draw(r, "", "");
+  // a loop (never made by mam: records edited by hand) is drawn from its oldest job
+  for (const v of views) if (!drawn.has(v.job_id)) draw(v, "", "");
+  return out.join("\n");
 }
 
 export function listText(views: CostedJobView[]): string {

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { endsJob } from "../../jobs/event.ts";
 import { busySession } from "../../jobs/loop.ts";
 import { type Assignment, DEFAULT_AGING_S, DEFAULT_STILL_S, freeNow, DEFAULT_QUEUE_MAX, DEFAULT_QUEUE_MAX_PER_AGENT, type FreeAgent, plan, positions, type QueueCaps, queueFull, type Served, type Waiting } from "../../jobs/queue.ts";
+import { afterVerdict, type AfterVerdict, heldWords } from "../../jobs/after.ts";
 import { isRemote } from "../../jobs/runtime.ts";
 import { isFinal } from "../../jobs/statuses.ts";
 import { type Appended, effectiveStatus, type JobRecord, type JobSpec, type JobStore, type JobView } from "../../jobs/store.ts";
@@ -20,6 +21,7 @@ import { atomicWriteFile } from "../../sys/atomic.ts";
 import type { Env } from "../../sys/paths.ts";
 import { EXIT, MamError } from "../../sys/errors.ts";
 import type { Deps } from "../deps.ts";
+import { depStatuses } from "./after.ts";
 import { pastDailyCap } from "./cap.ts";
 import { allRows } from "../../registry/rows.ts";
 import { limitedWords } from "../../agents/limits.ts";
@@ -72,6 +74,11 @@ export interface QueueState {
    * mam's): never dispatched, and they hold nobody up
    */
   foreign: { job_id: string; why: string }[];
+  /**
+   * queued jobs that run after others (docs/jobs.md#dependencies) not all ended as they must: held
+   * back (they hold nobody up and have no place in a line), or to be cancelled
+   */
+  held: { w: Waiting; verdict: Exclude<AfterVerdict, { state: "ready" }> }[];
 }
 
 const epoch = (iso: string) => Math.floor(Date.parse(iso) / 1000);
@@ -125,7 +132,7 @@ function entryOf(jobs: JobStore, id: string, host: string | undefined): Entry {
 
 /** the jobs waiting their turn and the agents busy with one, from the records and journals (leaving out job `exclude`) */
 export function readQueue(jobs: JobStore, host: string | undefined, exclude?: string): QueueState {
-  const st: QueueState = { waiting: [], busy: new Set(), records: new Map(), foreign: [] };
+  const st: QueueState = { waiting: [], busy: new Set(), records: new Map(), foreign: [], held: [] };
   let seen = memo.get(jobs);
   if (!seen) memo.set(jobs, (seen = new Map()));
   const ids = jobs.ids();
@@ -148,6 +155,15 @@ export function readQueue(jobs: JobStore, host: string | undefined, exclude?: st
       st.busy.add(entry.name);
     }
   }
+  // what a job runs after is read fresh (its own files did not change when those jobs ended)
+  st.waiting = st.waiting.filter((w) => {
+    const rec = st.records.get(w.job_id)!;
+    if (rec.after === undefined) return true;
+    const verdict = afterVerdict(depStatuses(jobs, rec.after), rec.after_any_end === true);
+    if (verdict.state === "ready") return true;
+    st.held.push({ w, verdict });
+    return false;
+  });
   return st;
 }
 
@@ -262,13 +278,15 @@ function markQueued(jobs: JobStore): void {
  * Under the dispatch lock: give the waiting jobs that can go now to free agents, journal each
  * `dispatched` (a pool job's record then names its agent). Returns what went, to be typed.
  */
-export async function assignWaiting(deps: Deps, o: DispatchOptions = {}): Promise<{ gone: Dispatched[]; left: number; foreign: QueueState["foreign"] }> {
+export async function assignWaiting(deps: Deps, o: DispatchOptions = {}): Promise<{ gone: Dispatched[]; left: number; foreign: QueueState["foreign"]; ended: Ended[] }> {
   let n = 0;
   const served = o.served ?? new Map<string, number>();
   const tick = o.tick ?? (() => ++n);
   return deps.jobs.dispatchLock(async () => {
     const q = readQueue(deps.jobs, o.host);
-    if (q.waiting.length === 0) return { gone: [], left: 0, foreign: q.foreign };
+    const ended = await cancelUnmet(deps, q);
+    const stillHeld = q.held.length - ended.length;
+    if (q.waiting.length === 0) return { gone: [], left: stillHeld, foreign: q.foreign, ended };
     const names = new Set(q.waiting.flatMap((w) => (w.to !== null ? [w.to] : [])));
     const roles = new Set(q.waiting.flatMap((w) => (w.role !== null ? [w.role] : [])));
     const free = await freeAgents(deps, names, roles, q.busy);
@@ -287,8 +305,26 @@ export async function assignWaiting(deps: Deps, o: DispatchOptions = {}): Promis
       const record = rec0.to_role !== undefined ? await deps.jobs.mutate(a.job_id, (r) => ({ ...r, agent_session: a.to, agent: agentKind })) : (appended.record ?? rec0);
       out.push({ job_id: a.job_id, to: a.to, record, appended });
     }
-    return { gone: out, left: q.waiting.length - out.length, foreign: q.foreign };
+    return { gone: out, left: q.waiting.length - out.length + stillHeld, foreign: q.foreign, ended };
   });
+}
+
+/** a job cancelled because one it runs after ended otherwise (publish its event) */
+export interface Ended {
+  record: JobRecord;
+  appended: Appended;
+}
+
+/** cancel the held jobs whose dependencies say so (under the dispatch lock) */
+async function cancelUnmet(deps: Deps, q: QueueState): Promise<Ended[]> {
+  const out: Ended[] = [];
+  for (const h of q.held) {
+    if (h.verdict.state !== "cancel") continue;
+    const why = h.verdict.why;
+    const a = await deps.jobs.append(h.w.job_id, (r, evs) => (r && effectiveStatus(r, evs) === "queued" && !evs.some((e) => endsJob(e, r)) ? { event: "cancelled", detail: `${why}; it never ran`, source: "mam", data: { after: r.after ?? [] } } : undefined));
+    if (a?.record) out.push({ record: a.record, appended: a });
+  }
+  return out;
 }
 
 export function kindOf(deps: Deps, name: string): string | null {
@@ -352,6 +388,8 @@ export interface InTurn {
   go: string | null;
   /** its place in its line when it waits */
   position: number | null;
+  /** it waits for the jobs it runs after: what it waits for ("after job 1a2b3c4d (running) completes") */
+  held?: string;
   /** the `queued` event (publish it) */
   queued?: Appended;
 }
@@ -362,12 +400,13 @@ export interface InTurn {
  * first free agent of the role (by name) unless other jobs wait for that role or none is free.
  * Otherwise it is registered `queued`, with its place in the line.
  */
-export async function registerInTurn(deps: Deps, spec: JobSpec, to: { name: string; working: boolean } | { role: string }, host: string | undefined): Promise<InTurn> {
+export async function registerInTurn(deps: Deps, spec: JobSpec, to: { name: string; working: boolean } | { role: string }, host: string | undefined, held?: string): Promise<InTurn> {
   return deps.jobs.dispatchLock(async () => {
     const q = readQueue(deps.jobs, host);
     const limit = "name" in to ? limitOf(deps.registry.read(), to.name) : undefined;
     let go: string | null;
-    if ("name" in to) go = limit || mustWait(q, to.name, to.working) ? null : to.name;
+    if (held !== undefined) go = null;
+    else if ("name" in to) go = limit || mustWait(q, to.name, to.working) ? null : to.name;
     else if (q.waiting.some((w) => w.role === to.role)) go = null;
     else go = (await freeAgents(deps, new Set(), new Set([to.role]), q.busy)).sort((a, b) => (a.name < b.name ? -1 : 1))[0]?.name ?? null;
     if (go === null) refuseFull(q, "name" in to ? { to: to.name } : { role: to.role }, deps.env);
@@ -376,10 +415,17 @@ export async function registerInTurn(deps: Deps, spec: JobSpec, to: { name: stri
     if (go !== null) return { record, go, position: null };
     const atMs = Date.now();
     const me: Waiting = { job_id: record.job_id, to: "name" in to ? to.name : null, role: "role" in to ? to.role : null, priority: record.priority ?? "normal", by: record.delegator ?? "", since: atMs / 1000 };
-    const position = positions([...q.waiting, me], Date.now() / 1000, agingSeconds(deps.env)).get(record.job_id) ?? 1;
     const who = "name" in to ? to.name : `a free ${to.role}`;
+    const where: { [k: string]: string } = "name" in to ? { to: to.name } : { role: to.role };
+    if (held !== undefined) {
+      // it has no place in a line until the jobs it runs after have ended
+      const queued = await deps.jobs.append(record.job_id, { event: "queued", detail: `waits until ${held}, then its turn for ${who}`, source: "mam", data: { ...where, after: spec.after ?? [], at_ms: atMs } });
+      markQueued(deps.jobs);
+      return { record: queued?.record ?? record, go: null, position: null, held, ...(queued ? { queued } : {}) };
+    }
+    const position = positions([...q.waiting, me], Date.now() / 1000, agingSeconds(deps.env)).get(record.job_id) ?? 1;
     const why = "role" in to ? `no ${to.role} is free` : limit ? limitedWhy(to.name, limit) : to.working ? `${to.name} is at work` : q.busy.has(to.name) ? `${to.name} has an unfinished job` : `other jobs wait for ${to.name}`;
-    const queued = await deps.jobs.append(record.job_id, { event: "queued", detail: `${why}: waits its turn for ${who} (position ${position})`, source: "mam", data: { ...("name" in to ? { to: to.name } : { role: to.role }), position, at_ms: atMs } });
+    const queued = await deps.jobs.append(record.job_id, { event: "queued", detail: `${why}: waits its turn for ${who} (position ${position})`, source: "mam", data: { ...where, position, at_ms: atMs } });
     markQueued(deps.jobs);
     return { record: queued?.record ?? record, go: null, position, ...(queued ? { queued } : {}) };
   });
@@ -409,6 +455,8 @@ export function placeInLine<V extends Pick<JobView, "job_id" | "status" | "posit
     return pool.length > 0 && pool.every((r) => r.limit !== undefined) ? `every ${w.role} is limited (${pool.map((r) => limitedWhy(r.name, r.limit!)).join("; ")})` : undefined;
   };
   return views.map((v) => {
+    const h = q.held.find((x) => x.w.job_id === v.job_id);
+    if (v.status === "queued" && h?.verdict.state === "held") return { ...v, waits_for: heldWords(h.verdict.on, q.records.get(v.job_id)?.after_any_end === true) };
     if (v.status !== "queued" || !pos.has(v.job_id)) return v;
     const w = why(v.job_id);
     return { ...v, position: pos.get(v.job_id)!, ...(w ? { waits_for: w } : {}) };

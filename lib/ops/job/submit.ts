@@ -30,6 +30,8 @@ import type { Deps } from "../deps.ts";
 import { pastDailyCap } from "./cap.ts";
 import { type InTurn, registerInTurn, textForAgent } from "./queue.ts";
 import { checkJob } from "./rules.ts";
+import { checkAfter } from "./after.ts";
+import { heldWords, parseAfter } from "../../jobs/after.ts";
 import { allRows } from "../../registry/rows.ts";
 
 /** a job, as its op takes it */
@@ -54,6 +56,10 @@ export interface JobInput {
   max_tokens?: number;
   /** where the job may go when its agent reaches a usage limit: roles, kinds or names, comma-separated (none: nowhere); default MAM_FAILOVER */
   failover?: string;
+  /** the jobs it runs after (docs/jobs.md#dependencies): ids, each may be comma-separated */
+  after?: string[];
+  /** with after: run once each has ended, however (default: each must complete, else it is cancelled) */
+  after_any_end?: boolean;
 }
 
 /** where a brief file may be: anywhere (the user's own command line), or inside these folders */
@@ -123,6 +129,7 @@ export function jobSpecOf(o: JobInput, ws: string, topicPrefix: string, scope: B
     ...(o.budget_usd !== undefined ? { budget_usd: o.budget_usd } : {}),
     ...(o.max_tokens !== undefined ? { max_tokens: o.max_tokens } : {}),
     ...(o.failover !== undefined ? { failover: parseFailover(o.failover) } : {}),
+    ...(o.after?.length ? { after: parseAfter(o.after), ...(o.after_any_end ? { after_any_end: true } : {}) } : {}),
   };
 }
 
@@ -133,6 +140,8 @@ export interface Submitted {
   warnings: Notice[];
   /** its place in its line when it waits its turn (queued), else null */
   position: number | null;
+  /** it waits for the jobs it runs after: "after job 1a2b3c4d (running) completes" */
+  waits_for?: string;
 }
 
 /** the target waits at a dialog: the job header typed now would answer it */
@@ -212,12 +221,13 @@ async function waitsItsTurn(deps: Deps, t: InTurn, who: string, warnings: Notice
     const n = await publishJournalled(`${t.record.topic_prefix}/events`, t.queued.line, t.record.job_id, t.queued.payload.seq, deps.env);
     if (n) warnings.push(n);
   }
+  const waits = t.held !== undefined ? `waits until ${t.held}, then its turn for ${who}` : `waits its turn for ${who} (position ${t.position})`;
   warnings.push(
     daemonPid === null
-      ? warning(`job ${t.record.job_id} waits its turn for ${who} (position ${t.position}), but no daemon runs to give it its turn: start one with mam daemon ensure`)
-      : info(`job ${t.record.job_id} waits its turn for ${who} (position ${t.position}); mam's daemon gives it to its agent when its turn comes`),
+      ? warning(`job ${t.record.job_id} ${waits}, but no daemon runs to give it its turn: start one with mam daemon ensure`)
+      : info(`job ${t.record.job_id} ${waits}; mam's daemon gives it to its agent when its turn comes`),
   );
-  return { record: t.record, daemon_pid: daemonPid, warnings, position: t.position };
+  return { record: t.record, daemon_pid: daemonPid, warnings, position: t.position, ...(t.held !== undefined ? { waits_for: t.held } : {}) };
 }
 
 const budgeted = (spec: JobSpec) => spec.budget_usd != null || spec.max_tokens != null;
@@ -266,6 +276,13 @@ function guessTarget(deps: Deps, word: string, given: "to" | "to_role"): string 
   return across.length ? `did you mean ${across.map((n) => field(otherFlag, n)).join(" or ")}? ` : "";
 }
 
+/** what a job that runs after others waits for now (undefined: nothing, it takes its turn as any job); refused when it could never run */
+function heldBy(deps: Deps, spec: JobSpec): string | undefined {
+  if (!spec.after?.length) return undefined;
+  const v = checkAfter(deps, spec.after, spec.after_any_end === true);
+  return v.state === "held" ? heldWords(v.on, spec.after_any_end === true) : undefined;
+}
+
 /** submit: nothing is written unless the target (and reviewer) sessions exist and can take a prompt */
 export async function submitJob(deps: Deps, o: JobInput, opts: SubmitOptions = {}): Promise<Submitted> {
   checkJob(o);
@@ -294,6 +311,8 @@ export async function submitJob(deps: Deps, o: JobInput, opts: SubmitOptions = {
     agent: target.agent,
     ...(target.worktree ? { worktree: target.worktree } : {}),
   };
+  if (isRemote(target) && spec.after?.length) throw usageError(`${field("after")} holds a job back on this host, and a job for ${target.name} goes to its host's line at once; nothing was submitted`, `submit it to ${target.name} once the jobs it runs after have ended (mam job wait ID…), or to an agent of this host`);
+  const held = heldBy(deps, full);
   const warnings: Notice[] = [];
   if (isRemote(target)) {
     // refused before anything is written when its delivery would be too large once sealed
@@ -311,7 +330,7 @@ export async function submitJob(deps: Deps, o: JobInput, opts: SubmitOptions = {
     }
     return { record, daemon_pid: daemonPid, warnings, position: null };
   }
-  const t = await registerInTurn(deps, full, { name: target.name, working: target.working === true }, teamHost(deps));
+  const t = await registerInTurn(deps, full, { name: target.name, working: target.working === true }, teamHost(deps), held);
   const daemonPid = await ensureDaemonNoticed(deps, warnings, `job ${t.record.job_id} is tracked through its journal`);
   budgetWithoutDaemon(spec, t.record, daemonPid, warnings);
   if (t.go === null) {
@@ -400,7 +419,8 @@ async function submitToPool(deps: Deps, o: JobInput, opts: SubmitOptions): Promi
   refuseUnmetered(spec, [...pool.map((r) => ({ name: r.name, agent: rowAgent(r) ?? null })), ...(reviewer ? [reviewer] : [])]);
   if (reviewer) refusePastCap(deps, [reviewer.name]);
   const warnings: Notice[] = [];
-  const t = await registerInTurn(deps, { ...spec, reviewer_session: reviewer?.name ?? null, ...(reviewer ? { reviewer_agent: reviewer.agent } : {}) }, { role }, teamHost(deps));
+  const held = heldBy(deps, spec);
+  const t = await registerInTurn(deps, { ...spec, reviewer_session: reviewer?.name ?? null, ...(reviewer ? { reviewer_agent: reviewer.agent } : {}) }, { role }, teamHost(deps), held);
   const daemonPid = await ensureDaemonNoticed(deps, warnings, `job ${t.record.job_id} is tracked through its journal`);
   budgetWithoutDaemon(spec, t.record, daemonPid, warnings);
   if (t.go === null) return waitsItsTurn(deps, t, `a free ${role}`, warnings, daemonPid);

@@ -1,6 +1,7 @@
 // queue.dispatch (docs/jobs.md#the-queue): jobs waiting their turn get it as soon as their agent
 // is free (lib/ops/job/queue.ts assignWaiting, typeDispatched); a copy of another host's job is
-// typed as its delivery (./team.ts). While none waits, only a new `queued` can make one, and
+// typed as its delivery (./team.ts); a job that runs after others (docs/jobs.md#dependencies) is
+// held back until they have ended, and cancelled when one ended otherwise. While none waits, only a new `queued` can make one, and
 // whoever journals one touches the queue's marker: a change of the jobs folder then costs one
 // stat, not a read of every job. A queued job this user's mam did not write is said once.
 import { join } from "node:path";
@@ -29,8 +30,12 @@ export const queueDispatch = defineReaction({
     if (!st.waiting && m === st.marker) return;
     st.marker = m;
     const team = shared.team;
-    const { gone, left, foreign } = await assignWaiting(deps, { host: team?.host, served: st.served, tick: () => ++st.turns });
+    const { gone, left, foreign, ended } = await assignWaiting(deps, { host: team?.host, served: st.served, tick: () => ++st.turns });
     st.waiting = left > 0;
+    for (const c of ended) {
+      ctx.log(`job ${c.record.job_id}: ${c.appended.payload.detail}`);
+      await ctx.publish(`${c.record.topic_prefix}/events`, c.appended.line);
+    }
     for (const f of foreign) {
       st.skip.say(ctx, `job\u0000${f.job_id}\u0000${f.why}`, `job ${f.job_id} (${join(ctx.ws, ".mam", "jobs", `${f.job_id}.json`)}) is queued, but this user's mam did not write it: ${f.why}; it is never dispatched. If you submitted it (with an older mam), submit it again; remove the file or run mam job cancel ${f.job_id} to drop it`);
     }

@@ -4,7 +4,7 @@
 import * as z from "zod/mini";
 import { type JobEvent } from "../../jobs/event.ts";
 import { EVENT_NAMES, type EventName, JOB_STATUSES, MAM_EVENTS } from "../../jobs/statuses.ts";
-import { eventNote, listText, logText, statusText, waitLine } from "../../jobs/render.ts";
+import { eventNote, listText, logText, statusText, treeText, waitLine } from "../../jobs/render.ts";
 import type { CostedJobView } from "../../jobs/query.ts";
 import { usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
@@ -87,6 +87,8 @@ export const jobSubmit = defineOp({
     failover: optional(
       text("when its agent reaches a usage limit, hand the job to a free agent of these roles, kinds or names (comma-separated, in order; another vendor is fine), with what was reported so far; none: never (default: MAM_FAILOVER, else none)", { max: 400, oneLine: true }),
     ),
+    after: optional(list("run it after these jobs (ids, comma-separated or repeated): it waits, queued, until each has completed; one that ends otherwise cancels it (docs/jobs.md#dependencies)")),
+    after_any_end: withDefault(flag("with {{after}}: run it once each has ended, however it ended"), false),
     worktree: optional(z.string().check(z.describe("a new worker in its own git worktree <workspace>/.mam/worktrees/<to> on branch BRANCH (empty: the {{to}} name); give its {{agent}}"))),
     base: optional(text("with {{worktree}}: the commit a new branch starts from (default: the workspace's HEAD)")),
     agent: optional(text("with {{worktree}}: the new worker's agent kind", { max: 40 })),
@@ -109,6 +111,8 @@ export const jobSubmit = defineOp({
     } else if (i.agent === undefined) throw usageError(`${field("worktree")} makes a new worker: give its ${field("agent")}`);
     else if (i.to === undefined) throw usageError(`${field("worktree")} makes a new worker: give its name as ${field("to")}, not ${field("to_role")}`);
     else if (i.to.includes("@")) throw usageError(`${field("worktree")} makes a new worker on this host: ${field("to")} is its name, without @HOST`);
+    if (i.after_any_end && i.after === undefined) throw usageError(`${field("after_any_end")} goes with ${field("after")}`);
+    if (i.after !== undefined && (i.at !== undefined || i.every !== undefined)) throw usageError(`${field("after")} goes with a job submitted now, not with ${field("at")} or ${field("every")}`);
     if (i.merge) {
       if (i.at !== undefined || i.every !== undefined) throw usageError(`${field("merge")} goes with a job submitted now, not with ${field("at")} or ${field("every")}`);
       if (i.to === undefined) throw usageError(`${field("merge")} needs the worktree of a named session: give ${field("to")}, not ${field("to_role")}`);
@@ -146,11 +150,11 @@ export const jobSubmit = defineOp({
   text: (s: Submitted | Scheduled) =>
     "schedule" in s
       ? scheduledLine(s.schedule)
-      : s.position === null
+      : s.position === null && s.waits_for === undefined
         ? `job ${s.record.job_id} submitted to ${s.record.agent_session}`
-        : `job ${s.record.job_id} queued for ${s.record.to_role !== undefined ? `a free ${s.record.to_role}` : s.record.agent_session} (position ${s.position})`,
+        : `job ${s.record.job_id} queued for ${s.record.to_role !== undefined ? `a free ${s.record.to_role}` : s.record.agent_session} (${s.waits_for ?? `position ${s.position}`})`,
   json: (s: Submitted | Scheduled) =>
-    "schedule" in s ? { ...s.schedule, warnings: s.warnings } : { ...(require("../../jobs/store.ts") as typeof import("../../jobs/store.ts")).publicRecord(s.record), position: s.position },
+    "schedule" in s ? { ...s.schedule, warnings: s.warnings } : { ...(require("../../jobs/store.ts") as typeof import("../../jobs/store.ts")).publicRecord(s.record), position: s.position, ...(s.waits_for !== undefined ? { waits_for: s.waits_for } : {}) },
   // with --at / --every (the command line's): the schedule
   result: () => z.union([z.looseObject({ ...jobRecordShape(), position: z.nullable(int()) }), z.extend(scheduleOut(), { warnings: warnings() })]),
   cli: {
@@ -177,6 +181,7 @@ export const jobSubmit = defineOp({
       budget_usd: { valueHint: "USD" },
       max_tokens: { valueHint: "N" },
       failover: { valueHint: "TARGETS" },
+      after: { valueHint: "ID[,ID…]" },
       worktree: { optionalValue: "", optionalValuePattern: /^[^-]/, valueHint: "BRANCH" },
       base: { valueHint: "REF" },
       agent: { valueHint: "KIND" },
@@ -191,6 +196,7 @@ export const jobSubmit = defineOp({
       'mam job submit --to worker --type loop --reviewer reviewer --max-iterations 3 --prompt "Fix issue 12"',
       'mam job submit --to worker --type loop --reviewer reviewer --budget-usd 2 --prompt "Fix issue 12"   # stops at $2',
       'mam job submit --to claude-1 --failover worker,codex --prompt "Fix issue 12"   # moves on at a usage limit',
+      'mam job submit --to reviewer --after 1a2b3c4d,5e6f7a8b --prompt "Review both changes"   # once both have completed',
       'mam job submit --to fix-login --worktree --agent claude --prompt "Fix the login bug"   # a new worker in its own worktree',
       'mam job submit --to fix-login --worktree fix/login --base main --agent codex --type loop --reviewer rev --prompt "…"',
       'mam job submit --to fix-login --worktree --agent claude --merge --prompt "Fix the login bug"   # lands on main once done',
@@ -260,6 +266,8 @@ interface JobList {
   status: string | null;
   /** with scheduled: the schedules */
   schedules?: Schedule[];
+  /** the text draws the graph of what runs after what */
+  tree?: boolean;
 }
 
 export const jobList = defineOp({
@@ -269,16 +277,18 @@ export const jobList = defineOp({
   input: () => ({
     status: optional(choice(JOB_STATUSES, `only jobs in this status (${JOB_STATUSES.join(", ")})`)),
     scheduled: withDefault(flag("the schedules instead (job submit --at / --every): next run, period, last runs"), false),
+    tree: withDefault(flag("the jobs as a graph: each job under the jobs it runs after (job submit --after)"), false),
   }),
   check(i) {
     if (i.scheduled && i.status !== undefined) throw usageError(`${field("status")} does not go with ${field("scheduled")}`);
+    if (i.scheduled && i.tree) throw usageError(`${field("tree")} does not go with ${field("scheduled")}`);
   },
   async run(deps, i) {
     if (i.scheduled) return { workspace: deps.ws, jobs: [], status: null, schedules: (await import("../job/schedule.ts")).listSchedules(deps.ws) } as JobList;
     const [{ listJobs }, { placeInLine }, { loadPrices }] = await Promise.all([import("../../jobs/query.ts"), import("../job/queue.ts"), import("../../cost/prices.ts")]);
-    return { workspace: deps.ws, jobs: placeInLine(deps, listJobs(deps.ws, loadPrices(deps.env), i.status)), status: i.status ?? null } as JobList;
+    return { workspace: deps.ws, jobs: placeInLine(deps, listJobs(deps.ws, loadPrices(deps.env), i.status)), status: i.status ?? null, tree: i.tree } as JobList;
   },
-  text: (r: JobList) => (r.schedules ? schedulesText(r.schedules) : r.jobs.length ? listText(r.jobs) : r.status ? `no ${r.status} jobs` : "no jobs"),
+  text: (r: JobList) => (r.schedules ? schedulesText(r.schedules) : r.jobs.length ? (r.tree ? treeText(r.jobs) : listText(r.jobs)) : r.status ? `no ${r.status} jobs` : "no jobs"),
   json: (r: JobList) => (r.schedules ? { workspace: r.workspace, jobs: [], schedules: r.schedules } : { workspace: r.workspace, jobs: r.jobs }),
   // with --scheduled: no jobs, the schedules
   result: () => z.looseObject({ workspace: str(), jobs: z.array(jobViewOut()), schedules: z.optional(z.array(scheduleOut())) }),
@@ -287,7 +297,7 @@ export const jobList = defineOp({
     under: JOB,
     flags: { status: { valueHint: "S" } },
     textToStderr: (r) => (r as JobList).schedules === undefined && (r as JobList).jobs.length === 0,
-    examples: ["mam job list", "mam job list --status running --json", "mam job list --scheduled"],
+    examples: ["mam job list", "mam job list --status running --json", "mam job list --tree", "mam job list --scheduled"],
   },
   mcp: { aliases: ["list_jobs"], description: "List the jobs of the workspace, optionally only those in one status." },
 });
