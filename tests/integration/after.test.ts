@@ -85,6 +85,8 @@ test("an error in what a job runs after cancels it with the reason, never typed;
   expect(await waitFor(() => journalEvents(w.dir, A).some((x) => x.event === "started"), 20_000, 100)).toBe(true);
   const B = await submitJob(w, ["--to", b1, "--after", A, "--prompt", "after A"]);
   const C = await submitJob(w, ["--to", c1, "--after", A, "--after-any-end", "--prompt", "after A, however"]);
+  const P = await submitJob(w, ["--to-role", "worker", "--after", A, "--prompt", "a pool job after A"]);
+  expect((await w.mam(["job", "status", P])).stdout).toContain(`queued (after job ${A} (running) completes)`);
   expect((await w.mam(["job", "status", C])).stdout).toContain(`queued (after job ${A} (running) ends)`);
   const r = await w.mam(["job", "event", A, "error", "--source", a1, "--detail", "the build broke"]);
   expect(r.code, r.stderr).toBe(0);
@@ -92,6 +94,7 @@ test("an error in what a job runs after cancels it with the reason, never typed;
   const cancelled = journalEvents(w.dir, B).at(-1)!;
   expect(cancelled).toMatchObject({ event: "cancelled", source: "mam", detail: `job ${A}, which it runs after, ended error; it never ran` });
   expect(journalEvents(w.dir, B).map((x) => x.event)).toEqual(["queued", "cancelled"]);
+  expect(await waitFor(async () => (await status(w, P)).status === "cancelled", 20_000, 100)).toBe(true);
   expect(monitorLog(w.dir)).toContain(`job ${B}: job ${A}, which it runs after, ended error; it never ran`);
   // C runs anyway
   openGate(w.dir, "progress", "completed");
