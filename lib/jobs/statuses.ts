@@ -83,3 +83,7 @@ export const FINAL_STATUSES: readonly JobStatus[] = ["completed", "error", "canc
 
 export const isEventName = (s: string): s is EventName => (EVENT_NAMES as readonly string[]).includes(s);
 export const isFinal = (s: JobStatus): boolean => FINAL_STATUSES.includes(s);
+
+/** the columns of the jobs' board (mam status --jobs; lib/jobs/board.ts), in their order */
+export const BOARD_COLUMNS = ["waiting", "queued", "working", "in_review", "merging", "done", "failed"] as const;
+export type BoardColumn = (typeof BOARD_COLUMNS)[number];

@@ -66,6 +66,16 @@ test("a diamond: B and C after A, D after both; each waits saying for what, and 
   expect(lines.find((l) => l.includes(`─ ${B}`))).toContain(`queued (after job ${A} (running) completes)  ${b1}  part B`);
   expect(tree).toContain(`(its followers above)`);
 
+  // the board: B, C, D wait (after other jobs), A and the free one work
+  const board = JSON.parse((await w.mam(["status", "--jobs", "--json"])).stdout).board;
+  expect(board.waiting.map((c: { job_id: string }) => c.job_id).sort()).toEqual([B, C, D].sort());
+  expect(board.working.map((c: { job_id: string }) => c.job_id).sort()).toEqual([A, free].sort());
+  expect(board.waiting.find((c: { job_id: string }) => c.job_id === D)).toMatchObject({ who: d1, note: `after jobs ${B} (queued) and ${C} (queued) complete`, task: "join them" });
+  const boardText = (await w.mam(["status", "--jobs"])).stdout;
+  expect(boardText).toContain("WAITING (3)\n");
+  expect(boardText).toContain("WORKING (2)\n");
+  expect(boardText).toContain(`  ${D}  ${d1}  since `);
+
   // A goes on: everything flows, in order
   openGate(w.dir, "progress", "completed");
   const all = await w.mam(["job", "wait", A, B, C, D, free, "--timeout", "90"], {}, 100_000);
@@ -74,6 +84,7 @@ test("a diamond: B and C after A, D after both; each waits saying for what, and 
   expect(at(w, C, "dispatched")).toBeGreaterThanOrEqual(at(w, A, "completed"));
   expect(at(w, D, "dispatched")).toBeGreaterThanOrEqual(Math.max(at(w, B, "completed"), at(w, C, "completed")));
   expect(journalEvents(w.dir, D).map((x) => x.event)).toEqual(["queued", "dispatched", "started", "progress", "completed"]);
+  expect((await w.mam(["status", "--jobs"])).stdout).toStartWith("DONE (5)\n");
 }, 180_000);
 
 test("an error in what a job runs after cancels it with the reason, never typed; --after-any-end runs anyway", async () => {

@@ -2,6 +2,8 @@
 // definition of its input, its text and how the command line and MCP name it; the use cases live
 // in lib/ops/session/ and load only when the operation runs (so does the kinds table).
 import * as z from "zod/mini";
+import { BOARD_COLUMNS } from "../../jobs/statuses.ts";
+import type { Board } from "../job/board.ts";
 import { choice, count, flag, list, name, optional, sessionName, text, usd, withDefault } from "../input.ts";
 import type { Answered } from "../session/approve.ts";
 import { isValidJobId } from "../../sys/names.ts";
@@ -315,17 +317,20 @@ export const sessionStatus = defineOp({
   input: () => ({
     fleet: withDefault(flag("every host of the team: the agents their daemons announce, offline hosts with when they were last seen"), false),
     needs_me: withDefault(flag("only what needs a person now (a dialog to answer, an agent that stays dead, a stuck merge …), most urgent first, each with the command that acts on it"), false),
+    jobs: withDefault(flag("the jobs as a board: waiting (after other jobs), queued, working, in review, merging, done, failed; with who has each and since when"), false),
   }),
-  async run(deps, i, ctx): Promise<StatusDoc | RosterDoc | NeedItem[]> {
+  async run(deps, i, ctx): Promise<StatusDoc | RosterDoc | NeedItem[] | Board> {
     if (i.fleet && i.needs_me) throw usageError(`${field("fleet")} and ${field("needs_me")} do not go together`, "what needs you is per workspace: mam status --needs-me in each");
+    if (i.jobs && (i.fleet || i.needs_me)) throw usageError(`${field("jobs")} goes alone: the board of this workspace's jobs`);
+    if (i.jobs) return (await import("../job/board.ts")).readBoard(deps);
     if (i.fleet) return (await import("../team.ts")).rosterStatus(deps);
     const [{ sessionStatus }, { needsMe, waitsMatter }, { readStuck }] = await Promise.all([import("../session/status-run.ts"), import("../session/why.ts"), import("../job/stuck.ts")]);
     const doc = await sessionStatus(deps, ctx.form === "json" && !i.needs_me);
     const needs = needsMe({ sessions: doc.sessions, ...readStuck(deps, waitsMatter(doc.sessions)) });
     return i.needs_me ? needs : { ...doc, needs };
   },
-  text: (doc: StatusDoc | RosterDoc | NeedItem[], o) =>
-    Array.isArray(doc) ? needsText(doc) : "team" in doc ? (require("./team.ts") as typeof import("./team.ts")).rosterText(doc) : renderStatus(doc, o.color),
+  text: (doc: StatusDoc | RosterDoc | NeedItem[] | Board, o) =>
+    "board" in doc ? (require("../../jobs/board.ts") as typeof import("../../jobs/board.ts")).boardText(doc.board) : Array.isArray(doc) ? needsText(doc) : "team" in doc ? (require("./team.ts") as typeof import("./team.ts")).rosterText(doc) : renderStatus(doc, o.color),
   result: () =>
     z.union([
       z.looseObject({
@@ -361,6 +366,7 @@ export const sessionStatus = defineOp({
       }),
       rosterOut(),
       z.array(needOut()),
+      z.looseObject({ workspace: str(), board: z.record(z.enum(BOARD_COLUMNS), z.array(z.looseObject({ job_id: str(), column: z.enum(BOARD_COLUMNS), who: str(), since: str(), task: str(), note: str() }))) }),
     ]),
   cli: {
     path: "status",
@@ -372,6 +378,7 @@ export const sessionStatus = defineOp({
       "mam ls --json",
       "mam status --watch 5",
       "mam status --needs-me      # only what needs you now, each with the command to act",
+      "mam status --jobs          # the jobs as a board: waiting, queued, working, in review, merging, done, failed",
       "mam status --fleet          # the team's hosts: NAME@HOST, live state, jobs",
     ],
   },
