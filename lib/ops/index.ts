@@ -5,6 +5,7 @@ import type { AnyOp } from "./op.ts";
 import { jobCancel, jobEvent, jobList, jobLogs, jobStatus, jobSubmit, jobWait } from "./table/job.ts";
 import { sessionApprove, sessionCreate, sessionPrune, sessionResume, sessionSend, sessionStatus, sessionStop } from "./table/session.ts";
 import { mergeConfig, mergeEnqueue, mergeRun, mergeStatusOp } from "./table/merge.ts";
+import { planRun, planStatusOp } from "./table/plan.ts";
 import { notifyAdd, notifyList, notifyRemove, notifyTest } from "./table/notify.ts";
 import { teamCode, teamInit, teamJoin, teamLeave, teamShow } from "./table/team.ts";
 import { daemonEnsure, daemonStatus, daemonStop, registryCheck, registryRebuild, registryReconcile, registryRestore, worktreeList, worktreeRemove } from "./table/workspace.ts";
@@ -25,6 +26,8 @@ export const OPS: readonly AnyOp[] = [
   jobCancel,
   jobWait,
   jobEvent,
+  planRun,
+  planStatusOp,
   mergeEnqueue,
   mergeStatusOp,
   mergeConfig,

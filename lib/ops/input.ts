@@ -141,7 +141,7 @@ export function spelledShape(shape: Shape, spell: (field: string, value?: string
 
 // ---- checking an input -----------------------------------------------------------------------
 
-interface Issue {
+export interface Issue {
   code: string;
   path: PropertyKey[];
   message: string;
@@ -157,7 +157,7 @@ interface Issue {
 }
 
 /** one issue as mam says it, naming its field as {{field}} */
-function issueText(i: Issue): string {
+export function issueText(i: Issue): string {
   const f = i.path.length ? field(String(i.path[0])) : "the input";
   const got = i.input === undefined ? "" : ` (got ${typeof i.input === "string" ? `'${shown(i.input)}'` : shown(JSON.stringify(i.input))})`;
   switch (i.code) {

@@ -70,7 +70,7 @@ async function createWorker(c: Conn, w: Ws, base = "worker", extra: Record<strin
   return r.structuredContent!.name as string;
 }
 
-const TOOL_NAMES = ["session_status", "session_create", "session_stop", "session_resume", "session_prune", "session_approve", "job_submit", "job_status", "job_list", "job_logs", "job_cancel", "job_wait", "registry_reconcile", "team_show"];
+const TOOL_NAMES = ["session_status", "session_create", "session_stop", "session_resume", "session_prune", "session_approve", "job_submit", "job_status", "job_list", "job_logs", "job_cancel", "job_wait", "plan_run", "plan_status", "registry_reconcile", "team_show"];
 
 describe("mam mcp: the server", () => {
   test("lists every tool with a description and an object schema; two resources templates and the registry", async () => {
@@ -311,6 +311,32 @@ describe("mam mcp: a delegation through the tools", () => {
       const st = await c.call("session_status");
       expect((st.structuredContent!.sessions as { status: string }[]).map((x) => x.status)).toEqual(["running"]);
       await c.call("session_stop", { name, mode: "hard" });
+    });
+  }, 60_000);
+
+  test("plan_run takes a plan as text: its jobs submitted, the second after the first; a plan with a mistake is a tool error naming its line, nothing submitted; plan_status follows it", async () => {
+    await withServer(async (c, w) => {
+      const name = await createWorker(c, w, "pl");
+      const bad = await c.call("plan_run", { text: `jobs:\n  a:\n    to: ${name}\n    prompt: one\n    priority: urgent\n` });
+      expect(bad.isError).toBe(true);
+      expect(text(bad)).toContain("ERROR: plan:5: job a: priority must be one of high, normal, low (got 'urgent'); nothing was submitted");
+      const r = await c.call("plan_run", { text: `jobs:\n  a:\n    to: ${name}\n    prompt: one\n  b:\n    to: ${name}\n    after: a\n    prompt: two\n` });
+      expect(r.isError, text(r)).toBeFalsy();
+      const jobs = (r.structuredContent!.plan as { jobs: { name: string; job_id: string; after: string[] }[] }).jobs;
+      expect(jobs.map((j) => [j.name, j.after])).toEqual([
+        ["a", []],
+        ["b", ["a"]],
+      ]);
+      const st = await c.call("job_status", { job_id: jobs[1]!.job_id });
+      expect(st.structuredContent).toMatchObject({ after: [jobs[0]!.job_id] });
+      const ps = await c.call("plan_status", {});
+      expect(ps.isError, text(ps)).toBeFalsy();
+      expect((ps.structuredContent!.cards as { name: string }[]).map((x) => x.name)).toEqual(["a", "b"]);
+      // a plan file outside the workspace is refused
+      const out = await c.call("plan_run", { file: "/etc/hostname" });
+      expect(out.isError).toBe(true);
+      expect(text(out)).toContain("is not inside the workspace");
+      for (const j of jobs) await c.call("job_cancel", { job_id: j.job_id });
     });
   }, 60_000);
 

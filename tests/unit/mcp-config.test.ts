@@ -25,6 +25,7 @@ describe("serverEntry and agentMcpArgs", () => {
       "--allowedTools=mcp__mam__job_list",
       "--allowedTools=mcp__mam__job_logs",
       "--allowedTools=mcp__mam__job_wait",
+      "--allowedTools=mcp__mam__plan_status",
       "--allowedTools=mcp__mam__team_show",
       "--allowedTools=mcp__mam__job_cancel",
     ]);

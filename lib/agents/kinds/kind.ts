@@ -159,4 +159,4 @@ export const SERVER_KEY = "mam";
  * each; `--mcp-all-tools` pre-approves them all. tests/unit/mcp-config.test.ts holds this list to
  * the ops table (every read-only tool is here; nothing else but job_cancel).
  */
-export const MCP_PREAPPROVED = ["session_status", "job_status", "job_list", "job_logs", "job_wait", "team_show", "job_cancel"] as const;
+export const MCP_PREAPPROVED = ["session_status", "job_status", "job_list", "job_logs", "job_wait", "plan_status", "team_show", "job_cancel"] as const;

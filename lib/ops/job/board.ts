@@ -13,6 +13,11 @@ export interface Board {
 }
 
 export function readBoard(deps: Deps): Board {
+  return { workspace: deps.ws, board: boardOf(readCards(deps, deps.jobs.ids())) };
+}
+
+/** the cards of these jobs (a job with no record, or a broken one, has none: job status reports it) */
+export function readCards(deps: Deps, ids: readonly string[]): Card[] {
   let host: string | undefined;
   try {
     host = hostName(deps.env);
@@ -20,13 +25,13 @@ export function readBoard(deps: Deps): Board {
   const q = readQueue(deps.jobs, host);
   const held = new Map(q.held.flatMap((h) => (h.verdict.state === "held" ? [[h.w.job_id, heldWords(h.verdict.on, q.records.get(h.w.job_id)?.after_any_end === true)] as const] : [])));
   const cards: Card[] = [];
-  for (const id of deps.jobs.ids()) {
+  for (const id of ids) {
     try {
       const rec = deps.jobs.read(id);
       if (!rec) continue;
       const evs = deps.jobs.journal(id);
       cards.push(cardOf(rec, evs, effectiveStatus(rec, evs), held.get(id)));
-    } catch {} // a broken job is job status's to report
+    } catch {}
   }
-  return { workspace: deps.ws, board: boardOf(cards) };
+  return cards;
 }
