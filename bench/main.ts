@@ -21,6 +21,7 @@ import { benchSessions } from "./sessions.ts";
 import { benchStartup } from "./startup.ts";
 import { benchTeam } from "./team.ts";
 import { benchUi } from "./ui.ts";
+import { benchUnattended } from "./unattended.ts";
 import { benchUsage } from "./usage.ts";
 
 const AREAS: Record<string, (bin: string) => Promise<Row[]> | Row[]> = {
@@ -40,6 +41,7 @@ const AREAS: Record<string, (bin: string) => Promise<Row[]> | Row[]> = {
   fleet: benchFleet,
   queue: benchQueue,
   npm: benchNpm,
+  unattended: benchUnattended,
 };
 
 const argv = process.argv.slice(2);

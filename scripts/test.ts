@@ -81,7 +81,13 @@ if (import.meta.main) {
   // tests/real-agents, tests/browser and tests/slow run only by their npm scripts or when named
   const args = process.argv.slice(2);
   const ignore = ["real-agents", "browser", "slow"].filter((d) => !args.some((a) => a.includes(d))).map((d) => `--path-ignore-patterns=tests/${d}/**`);
-  const proc = Bun.spawn([process.execPath, "test", "--timeout=60000", "--retry=1", ...ignore, ...args], {
+  // test files run in MAM_TEST_PARALLEL worker processes (default 2): the integration tests mostly
+  // wait on processes, panes and brokers, each in its own sandbox, tmux server and ports
+  // (the real agents, the browser and the slow suites run one file at a time: they load the machine)
+  const heavy = ignore.length < 3;
+  const workers = /^\d+$/.test(process.env.MAM_TEST_PARALLEL ?? "") ? Number(process.env.MAM_TEST_PARALLEL) : heavy ? 1 : 2;
+  const parallel = workers > 1 ? [`--parallel=${workers}`] : [];
+  const proc = Bun.spawn([process.execPath, "test", "--timeout=60000", "--retry=1", ...parallel, ...ignore, ...args], {
     cwd: root,
     stdin: "ignore",
     stdout: "inherit",

@@ -44,8 +44,8 @@ async function limitedMidJob(agent: "claude" | "codex", name: string, refusal: R
   let hit = false;
   const a = (api = startModelApi(
     resumingWorker({
-      // after the continue it looks around first: the daemon sees its answer before the job's end
-      // (the end of a limit seen only after the job ended is not journalled on it: a race of ~0.5 s)
+      // after the continue it looks around first, as a model does (an agent's report closes the
+      // limit on its job too: lib/ops/job/event.ts)
       onResume: "echo picking up",
       onStep: (step) => {
         if (step === 1 && !hit) {
@@ -143,3 +143,59 @@ test.skipIf(!TMUX_BIN)("real claude with an API key, 429 with retry-after 3600: 
   expect((await h.ok(["status"]))).toMatch(/ck is limited \(reset unknown\)/);
   expect(events(h, job)).toEqual(["started", "limited"]);
 }, 120_000);
+
+/**
+ * a job to `from` (a real claude or codex) with --failover naming the other kind: its vendor's
+ * endpoint refuses it after the job's `started` (`refusal` on `fromApi` only); the job moves to
+ * the other agent, which completes it
+ */
+async function failsOver(from: { agent: "claude" | "codex"; name: string; api: "anthropic" | "openai" }, to: { agent: "claude" | "codex"; name: string; api: "anthropic" | "openai" }, refusal: Refusal): Promise<void> {
+  sb = makeSandbox("mam-fo-");
+  const world = sb;
+  let hit = false;
+  const a = (api = startModelApi(
+    resumingWorker({
+      onStep: (step) => {
+        // the first agent's account reaches its limit after the job's `started`; the other's answers on
+        if (step === 1 && !hit) {
+          hit = true;
+          a.refuse(refusal, from.api);
+        }
+      },
+    }),
+  ));
+  const h = (H = realAgentHost(world.root, "hf", NO_BROKER, a, { subscriber: true }));
+  for (const [agent, name, role] of [[from.agent, from.name, "worker"], [to.agent, to.name, "backup"]] as const) {
+    const r = await h.mam(["create", "--agent", agent, "--role", role, "--session", name, "--mux", "tmux", "--tmux-server", h.tmux, "--json"], { MAM_PROMPT_WAIT_S: "90" }, 120_000);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ at_prompt: true, onboarding: "sent" });
+  }
+  expect(await waitFor(() => a.turns(from.api).length >= 1 && a.turns(to.api).length >= 1, 60_000, 100)).toBe(true);
+  const toBefore = a.turns(to.api).length;
+  const job = JSON.parse(await h.ok(["job", "submit", "--to", from.name, "--failover", to.agent, "--prompt", "Do the task in two steps", "--json"])).job_id as string;
+  const waited = await h.mam(["job", "wait", job, "--timeout", "150"], {}, 170_000);
+  expect(waited.code, `${waited.stdout}${waited.stderr}\n${events(h, job)}\n${h.visible(from.name)}\n${h.visible(to.name)}\n${h.log()}`).toBe(0);
+  expect(hit).toBe(true);
+  for (const ev of ["limited", "failover", "completed"]) expect(count(h, job, ev), `${ev}: ${events(h, job)}`).toBe(1);
+  const ev = events(h, job);
+  expect(ev.indexOf("limited")).toBeLessThan(ev.indexOf("failover"));
+  expect(ev.indexOf("failover")).toBeLessThan(ev.indexOf("completed"));
+  const fo = h.journal(job).find((e) => e.event === "failover") as any;
+  expect(fo.data).toMatchObject({ from: from.name, to: to.name });
+  expect(h.journal(job).find((e) => e.event === "completed")!.source).toBe(to.name);
+  expect(JSON.parse(await h.ok(["job", "status", job, "--json"]))).toMatchObject({ status: "completed", agent_session: to.name, agent: to.agent });
+  // the other agent got the job with why it came and what the first had reported: one turn carries it
+  const got = a.turns(to.api).slice(toBefore).filter((t) => t.userTexts.some((u) => u.includes(`[mam] Job ${job} comes to you (${to.name}) from ${from.name}, which reached a usage limit`) && u.includes(`${from.name} (started): starting the job`)));
+  expect(got.length, JSON.stringify(a.turns(to.api).slice(toBefore).map((t) => t.lastUserText.slice(0, 200)))).toBeGreaterThan(0);
+  // the first agent's own limit screen was left alone: one refused main request, nothing typed after it
+  expect(a.requests.filter((r) => r.status === 429 && r.turn?.main && r.api === from.api)).toHaveLength(1);
+  expect(h.log()).toContain(`limits: ${from.name} is limited until`);
+}
+
+test.skipIf(!TMUX_BIN)("real claude at its 5-hour limit with --failover codex: the job moves to the real codex, which completes it; limited, failover, completed once each, nothing typed into claude's limit dialog", async () => {
+  await failsOver({ agent: "claude", name: "cl", api: "anthropic" }, { agent: "codex", name: "cx", api: "openai" }, { shape: "subscription", resetsAt: Math.floor(Date.now() / 60_000) * 60 + 2 * 3600, claim: "five_hour" });
+}, 240_000);
+
+test.skipIf(!TMUX_BIN)("real codex at its usage limit with --failover claude: the job moves to the real claude, which completes it; limited, failover, completed once each", async () => {
+  await failsOver({ agent: "codex", name: "cx", api: "openai" }, { agent: "claude", name: "cl", api: "anthropic" }, { shape: "codex-usage", resetsAt: Math.floor(Date.now() / 1000) + 2 * 3600 + 17 });
+}, 240_000);

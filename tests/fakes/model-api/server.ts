@@ -99,8 +99,12 @@ export interface ModelApi {
   requests: KeptRequest[];
   /** main turns only (the ones carrying the shell tool) */
   turns(api?: Api): Turn[];
-  /** from now on (the request being answered included), refuse every model request with this 429 (a limit); undefined: answer again */
-  refuse(r: Refusal | undefined): void;
+  /**
+   * from now on (the request being answered included), refuse every model request with this 429
+   * (a limit), or only those of one API (`only`: one vendor's account at its limit, another's
+   * answering); undefined: answer again
+   */
+  refuse(r: Refusal | undefined, only?: Api): void;
   stop(): Promise<void>;
 }
 
@@ -464,6 +468,8 @@ export function refusal(api: Api, r: Refusal, now = Date.now()): Response {
 export function startModelApi(script: Script, listenPort = 0): ModelApi {
   const requests: KeptRequest[] = [];
   let refusing: Refusal | undefined;
+  let refusingOnly: Api | undefined;
+  const refusedNow = (api: Api) => refusing !== undefined && (refusingOnly === undefined || refusingOnly === api);
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: listenPort,
@@ -490,8 +496,8 @@ export function startModelApi(script: Script, listenPort = 0): ModelApi {
       const turn = (api: Api, t: Turn, side: Reply, respond: (r: Reply, u: Usage) => Response): Response => {
         // at a limit every request is refused, side requests too: the provider refuses the account, not
         // a turn; a script may call refuse() to refuse the very request it is asked (a limit mid-job)
-        const reply = refusing ? undefined : t.main ? script(t) : side;
-        if (refusing || !reply) {
+        const reply = refusedNow(api) ? undefined : t.main ? script(t) : side;
+        if (refusedNow(api) || !reply) {
           Object.assign(kept, { api, turn: t, status: 429 });
           return refusal(api, refusing!);
         }
@@ -518,8 +524,9 @@ export function startModelApi(script: Script, listenPort = 0): ModelApi {
     port: listenPort,
     requests,
     turns: (api) => requests.filter((r) => r.turn?.main && (!api || r.api === api)).map((r) => r.turn!),
-    refuse: (r) => {
+    refuse: (r, only) => {
       refusing = r;
+      refusingOnly = only;
     },
     stop: async () => {
       await server.stop(true);
