@@ -2,8 +2,8 @@
 // agent at its usage limit. One workspace as tests/helpers/team.ts makes a host (its own HOME,
 // tmux server and daemon, its default poll intervals; no broker: the journals are the channel),
 // demo agents: ROUNDS workers that think for ten minutes on their job, and one `backup` that
-// answers at once. Each round: a job to the next worker with `--failover backup`; once it
-// reported `started`, the worker's row gets a limit, written under the registry lock exactly as
+// answers at once. Each round: a job to the next worker with `--failover backup`; once its
+// `started` is journalled (the bench reports it for the worker), the worker's row gets a limit, written under the registry lock exactly as
 // the daemon's detection writes it (tests/helpers/limit.ts: the demo kind has no records of limits
 // for the daemon to read). The clock starts at that write and stops at the job's `failover` (the
 // daemon's decision, journalled before it types) and at its `completed` from the backup (the
@@ -48,6 +48,9 @@ export async function benchUnattended(bin: string): Promise<Row[]> {
       const r = await h.mam(["job", "submit", "--to", w, "--failover", "backup", "--prompt", `round ${i}`]);
       const id = r.stdout.trim();
       if (r.code !== 0 || !/^[0-9a-f]{8}$/.test(id)) throw new Error(`bench unattended: job submit → ${r.code}: ${r.stdout}${r.stderr}`);
+      // the worker thinks for ten minutes before it would report: the bench reports its `started`
+      // (as an agent at work has), and the worker is stopped before it says anything
+      await h.ok(["job", "event", id, "started", "--source", w, "--detail", "on it"]);
       await until(() => jw.at(id, "started") !== undefined, 30, () => `job ${id} did not start:\n${h!.log().slice(-2000)}`);
       const t0 = performance.now();
       await limitAgent(h.ws, w, new Date(Date.now() + 3600_000));
