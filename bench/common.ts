@@ -177,3 +177,12 @@ export function registryYaml(n: number, o: { name?: string; server?: string; ws?
   }
   return `herdr_sessions:\n${rows.join("\n")}\ntmux_sessions: []\n`;
 }
+
+/** wait until `ok()` (looked at every 20 ms), at most `s` seconds; else fail with `bench <area>: <what()>` */
+export async function until(area: string, ok: () => boolean, s: number, what: () => string): Promise<void> {
+  const deadline = performance.now() + s * 1000;
+  while (!ok()) {
+    if (performance.now() > deadline) throw new Error(`bench ${area}: ${what()}`);
+    await Bun.sleep(20);
+  }
+}

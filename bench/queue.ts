@@ -21,7 +21,7 @@ import { join } from "node:path";
 import { makeSandbox, type Sandbox } from "../tests/helpers/sandbox.ts";
 import { type Host, makeHost } from "../tests/helpers/team.ts";
 import { TMUX_BIN } from "../tests/helpers/tmux.ts";
-import { load1, NO_BROKER, pct, pp, type Row, secondsFrom } from "./common.ts";
+import { load1, NO_BROKER, pct, pp, type Row, secondsFrom, until } from "./common.ts";
 import { JournalWatch } from "./journal-watch.ts";
 
 const POOL = 5;
@@ -33,14 +33,6 @@ async function submit(h: Host, prompt: string): Promise<string> {
   const id = r.stdout.trim();
   if (r.code !== 0 || !/^[0-9a-f]{8}$/.test(id)) throw new Error(`mam job submit --to-role worker → ${r.code}: ${r.stdout}${r.stderr}\n${h.log().slice(-2000)}`);
   return id;
-}
-
-async function until(ok: () => boolean, s: number, what: () => string): Promise<void> {
-  const deadline = performance.now() + s * 1000;
-  while (!ok()) {
-    if (performance.now() > deadline) throw new Error(`bench queue: ${what()}`);
-    await Bun.sleep(20);
-  }
 }
 
 /** the agent a job went to (its `dispatched` names it; a job typed by its submit, the record) */
@@ -71,7 +63,7 @@ export async function benchQueue(bin: string): Promise<Row[]> {
       const t0 = performance.now();
       const id = await submit(h, `idle pool job ${i}`);
       typed.push(performance.now() - t0);
-      await until(() => jw.at(id, "completed") !== undefined, 30, () => `job ${id} did not complete:\n${h!.log().slice(-2000)}`);
+      await until("queue", () => jw.at(id, "completed") !== undefined, 30, () => `job ${id} did not complete:\n${h!.log().slice(-2000)}`);
       started.push(jw.at(id, "started")! - t0);
     }
 
@@ -80,11 +72,11 @@ export async function benchQueue(bin: string): Promise<Row[]> {
     for (let k = 0; k < POOL; k++) await h.demo(`b${k}`, "worker", ["--think-ms", "1500"]);
     const fill: string[] = [];
     for (let k = 0; k < POOL; k++) fill.push(await submit(h, `long job ${k}`));
-    await until(() => fill.every((id) => jw.at(id, "started") !== undefined), 30, () => "the first five jobs did not start");
+    await until("queue", () => fill.every((id) => jw.at(id, "started") !== undefined), 30, () => "the first five jobs did not start");
     const waiting: string[] = [];
     for (let i = 0; i < BUSY_JOBS; i++) waiting.push(await submit(h, `queued job ${i}`));
     const all = [...fill, ...waiting];
-    await until(() => all.every((id) => jw.at(id, "completed") !== undefined), 60 + BUSY_JOBS * 5, () => `not all jobs completed:\n${h!.log().slice(-2000)}`);
+    await until("queue", () => all.every((id) => jw.at(id, "completed") !== undefined), 60 + BUSY_JOBS * 5, () => `not all jobs completed:\n${h!.log().slice(-2000)}`);
     const loadEnd = load1();
     jw.close();
     // per agent, its jobs in the order they began; a waiting job's clock starts at the end of the

@@ -15,18 +15,10 @@ import { limitAgent } from "../tests/helpers/limit.ts";
 import { makeSandbox, type Sandbox } from "../tests/helpers/sandbox.ts";
 import { type Host, makeHost } from "../tests/helpers/team.ts";
 import { TMUX_BIN } from "../tests/helpers/tmux.ts";
-import { load1, NO_BROKER, pct, pp, type Row, secondsFrom } from "./common.ts";
+import { load1, NO_BROKER, pct, pp, type Row, secondsFrom, until } from "./common.ts";
 import { JournalWatch } from "./journal-watch.ts";
 
 const ROUNDS = Math.round(secondsFrom("BENCH_UNATTENDED_ROUNDS", 20));
-
-async function until(ok: () => boolean, s: number, what: () => string): Promise<void> {
-  const deadline = performance.now() + s * 1000;
-  while (!ok()) {
-    if (performance.now() > deadline) throw new Error(`bench unattended: ${what()}`);
-    await Bun.sleep(20);
-  }
-}
 
 export async function benchUnattended(bin: string): Promise<Row[]> {
   const what = `failover at a usage limit: ${ROUNDS} demo workers (each limited mid-job) and a demo backup, one workspace, its daemon (no broker, default polls), \`job submit --failover backup\``;
@@ -51,10 +43,10 @@ export async function benchUnattended(bin: string): Promise<Row[]> {
       // the worker thinks for ten minutes before it would report: the bench reports its `started`
       // (as an agent at work has), and the worker is stopped before it says anything
       await h.ok(["job", "event", id, "started", "--source", w, "--detail", "on it"]);
-      await until(() => jw.at(id, "started") !== undefined, 30, () => `job ${id} did not start:\n${h!.log().slice(-2000)}`);
+      await until("unattended", () => jw.at(id, "started") !== undefined, 30, () => `job ${id} did not start:\n${h!.log().slice(-2000)}`);
       const t0 = performance.now();
       await limitAgent(h.ws, w, new Date(Date.now() + 3600_000));
-      await until(() => jw.at(id, "completed") !== undefined, 30, () => `job ${id} did not complete on the backup:\n${h!.log().slice(-2000)}`);
+      await until("unattended", () => jw.at(id, "completed") !== undefined, 30, () => `job ${id} did not complete on the backup:\n${h!.log().slice(-2000)}`);
       const fo = jw.at(id, "failover");
       if (fo === undefined || jw.count(id, "failover") !== 1) throw new Error(`bench unattended: job ${id} completed without one failover`);
       toFailover.push(fo - t0);

@@ -8,7 +8,7 @@
 //   <ws>/.gate/            when it exists, each of progress / completed waits for <ws>/.gate/<event>
 //   BLOCK=1 in .agent-env  while it waits at a gate, the pane reports itself blocked to herdr
 //   PASSIVE=1 in .agent-env  runs nothing (the test reports for the agent, e.g. from "another machine")
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type FakeHerdrServer, installFakeAgents, startFakeHerdr } from "./herdr.ts";
 import { MAM_BIN, MAM_SH, runMam, type RunResult } from "./mam.ts";
@@ -135,6 +135,15 @@ export async function createAgent(e: E2E, w: Ws, name: string, role: string, opt
 }
 
 export const journalOf = (ws: string, id: string) => join(ws, ".mam", "jobs", `${id}.events.ndjson`);
+
+/** how many job records the workspace holds (a refused submit writes none) */
+export function jobRecords(ws: string): number {
+  try {
+    return readdirSync(join(ws, ".mam", "jobs")).filter((f) => f.endsWith(".json")).length;
+  } catch {
+    return 0;
+  }
+}
 
 export function journalEvents(ws: string, id: string): { seq: number; event: string; detail: string; source: string }[] {
   const p = journalOf(ws, id);

@@ -4,9 +4,7 @@
 // it with the reason, and --after-any-end runs it anyway; unknown ids and a dependency that has
 // already failed are refused at submit with nothing written; job list --tree draws the graph.
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
-import { readdirSync } from "node:fs";
-import { join } from "node:path";
-import { createAgent, type E2E, ensureDaemon, journalEvents, monitorLog, newWorkspace, openGate, startE2E, submitJob, type Ws } from "../helpers/jobs-e2e.ts";
+import { createAgent, type E2E, ensureDaemon, journalEvents, monitorLog, jobRecords, newWorkspace, openGate, startE2E, submitJob, type Ws } from "../helpers/jobs-e2e.ts";
 import { waitFor } from "../helpers/sandbox.ts";
 
 let e: E2E;
@@ -24,13 +22,7 @@ afterEach(async () => {
 
 const status = async (w: Ws, id: string) => JSON.parse((await w.mam(["job", "status", id, "--json"])).stdout);
 const at = (w: Ws, id: string, event: string) => Date.parse((journalEvents(w.dir, id).find((x) => x.event === event) as { timestamp?: string } | undefined)?.timestamp ?? "NaN");
-const jobFiles = (w: Ws) => {
-  try {
-    return readdirSync(join(w.dir, ".mam", "jobs")).filter((f) => f.endsWith(".json")).length;
-  } catch {
-    return 0;
-  }
-};
+const jobFiles = (w: Ws) => jobRecords(w.dir);
 
 test("a diamond: B and C after A, D after both; each waits saying for what, and runs only once what it runs after has completed", async () => {
   const w = newWorkspace(e, {}, { gated: true });

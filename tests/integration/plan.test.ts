@@ -4,9 +4,9 @@
 // submits nothing; a target that does not exist is named with its line, nothing submitted;
 // --dry-run submits nothing; MCP plan_run takes the plan as text.
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
-import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createAgent, type E2E, ensureDaemon, journalEvents, monitorLog, newWorkspace, startE2E, type Ws } from "../helpers/jobs-e2e.ts";
+import { createAgent, type E2E, ensureDaemon, journalEvents, monitorLog, jobRecords, newWorkspace, startE2E, type Ws } from "../helpers/jobs-e2e.ts";
 
 let e: E2E;
 beforeAll(async () => {
@@ -21,13 +21,7 @@ afterEach(async () => {
   for (const w of started.splice(0)) await w.mam(["daemon", "stop"]);
 });
 
-const jobFiles = (w: Ws) => {
-  try {
-    return readdirSync(join(w.dir, ".mam", "jobs")).filter((f) => f.endsWith(".json")).length;
-  } catch {
-    return 0;
-  }
-};
+const jobFiles = (w: Ws) => jobRecords(w.dir);
 const at = (w: Ws, id: string, event: string) => Date.parse((journalEvents(w.dir, id).find((x) => x.event === event) as { timestamp?: string } | undefined)?.timestamp ?? "NaN");
 
 function planText(w: Ws): string {
