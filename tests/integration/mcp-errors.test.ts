@@ -33,7 +33,7 @@ async function connect(env = sb.env): Promise<{ client: Client; stderr: () => st
   return { client, stderr: () => err, close: () => client.close() };
 }
 
-const TOOLS = ["session_status", "session_create", "session_stop", "session_resume", "session_prune", "session_approve", "job_submit", "job_status", "job_list", "job_logs", "job_cancel", "job_wait", "registry_reconcile", "team_show"];
+const TOOLS = ["session_status", "session_create", "session_stop", "session_resume", "session_prune", "session_approve", "job_submit", "job_status", "job_list", "job_logs", "job_cancel", "job_wait", "plan_run", "plan_status", "registry_reconcile", "team_show"];
 
 /** one call that fails at run time per tool, its message, and the exit code the command would have */
 const FAILING: [string, Record<string, unknown>, RegExp, number][] = [
@@ -48,6 +48,8 @@ const FAILING: [string, Record<string, unknown>, RegExp, number][] = [
   ["job_logs", { job_id: "abcdef12" }, /^ERROR: no job abcdef12 in /, 3],
   ["job_cancel", { job_id: "abcdef12" }, /^ERROR: no job abcdef12 in /, 3],
   ["job_wait", { job_ids: ["abcdef12"], timeout_s: 1 }, /^ERROR: no job abcdef12 in /, 3],
+  ["plan_run", { text: "jobs:\n  a:\n    to: ghost\n    prompt: x\n" }, /^ERROR: plan:2: job a: no running session named 'ghost' \(see: mam status\); nothing was submitted/, 2],
+  ["plan_status", {}, /^ERROR: no plan was run in /, 3],
   ["team_show", {}, /^ERROR: this machine is in no team; /, 1],
 ];
 
