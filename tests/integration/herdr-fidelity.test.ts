@@ -171,9 +171,10 @@ describe.concurrent("audit #4: an agent that exits at start", () => {
       // what create said, when it did not fail (seen twice under heavy load: exit 0)
       expect(r.code, `${r.stdout}${r.stderr}`).toBe(1);
       expect(r.stderr).toMatch(/^ERROR: claude exited right after start in w\d+:p\d+; last output: .*Unable to connect to Anthropic services/m);
-      // about 2 s on a quiet machine; the concurrent cases of this file on a busy 2-core machine
-      // have taken up to 13 s, still far from the 30 s herdr itself would wait
-      expect(ms).toBeLessThan(20_000);
+      // about 2 s on a quiet machine (the start watch's grace is 5 s); the concurrent cases of this
+      // file beside another test file on a 2-core machine (npm test runs two at a time) took up to
+      // 20 s: what matters is that create does not sit out the 30 s herdr itself would wait
+      expect(ms).toBeLessThan(28_000);
       expect((await w.panes()).filter((p) => typeof p.label === "string" && p.label.startsWith("mam:"))).toEqual([]);
       expect(existsSync(w.reg) ? w.rows().filter((x) => x.status === "running") : []).toEqual([]);
     });
