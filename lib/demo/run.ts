@@ -22,6 +22,8 @@ export interface DemoOptions {
   timeoutMs: number;
   /** the worker asks in a permission dialog before its command, and the demo answers it with mam approve */
   dialog?: boolean;
+  /** a plan that lands its work instead (./plan.ts) */
+  plan?: boolean;
 }
 
 /**
@@ -154,6 +156,26 @@ export async function runDemo(o: DemoOptions): Promise<number> {
           }
         },
       });
+    }
+    if (o.plan) {
+      const { pid } = await deps.daemon.ensure();
+      if (!o.keep) cleanups.unshift({ what: "daemon", run: () => deps.daemon.stop() });
+      p(`  subscriber daemon pid ${pid}`);
+      const { runPlanDemo } = await import("./plan.ts");
+      ok = await runPlanDemo(deps, {
+        print: p,
+        timeoutMs: o.timeoutMs,
+        signal: stop.signal,
+        create: async (name, role, worktree, agentArgs) => {
+          const c = await createSession(deps, { agent: "demo", role, name, ...choice, start_server: true, onboard: false, mcp: false, grant: true, agent_args: agentArgs, ...(worktree ? { worktree: "" } : {}) });
+          p(`  created ${c.name} (demo, role ${c.role}${worktree ? `, in its own worktree on branch ${name}` : ""}) in pane ${c.pane}`);
+          checkpoint();
+        },
+      });
+      checkpoint();
+      p(ok ? "\nthe plan landed: three parts on main, each reviewed, checked and fast-forwarded" : "\nthe plan did not land");
+      if (o.keep) p(`\nkept everything: mam plan status --workspace ${ws}; mam merge status --workspace ${ws}; git -C ${ws} log --oneline`);
+      return ok ? 0 : 1;
     }
     for (const [name, role, extra] of [
       [WORKER, "worker", o.dialog ? ["--dialog"] : []],

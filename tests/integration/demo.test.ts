@@ -50,6 +50,27 @@ test("mam demo --dialog: the worker asks in a permission dialog, the daemon jour
   expect(r.stdout).toMatch(/demo-worker .*\$0\.\d+\/\$0\.\d+\/\$0\.\d+/);
 }, 130_000);
 
+test("mam demo --plan: three parts in three worktrees, each reviewed, the merge queue lands them on main with the check green; nothing left behind", async () => {
+  const r = await runMam(["demo", "--plan"], { env: sb.with({ TMPDIR: sb.root, TMUX_TMPDIR: sb.root, MAM_NO_SUBSCRIBER_DAEMON: "1" }), cwd: sb.ws, timeoutMs: 150_000 });
+  expect(r.code, r.stdout + r.stderr).toBe(0);
+  expect(r.stdout).toContain("$ mam plan run plan.yaml");
+  expect(r.stdout).toMatch(/plan [0-9a-f]{8}: part-a [0-9a-f]{8}, part-b [0-9a-f]{8}, part-c [0-9a-f]{8}/);
+  // each went through its review, and landed
+  for (const x of ["a", "b", "c"]) {
+    expect(r.stdout).toContain(`created demo-${x} (demo, role worker, in its own worktree on branch demo-${x})`);
+    expect(r.stdout).toMatch(new RegExp(`part-${x}: in review`));
+  }
+  expect(r.stdout).toMatch(/part-a: merged · part-b: merged · part-c: merged/);
+  // main's history: the start and one commit per part, linear (no merge commit)
+  const log = r.stdout.slice(r.stdout.indexOf("$ git log --oneline main")).split("\n").slice(1, 5);
+  expect(log.map((l) => l.replace(/^[0-9a-f]+ /, "")).sort()).toEqual(["demo agent: part-a.txt", "demo agent: part-b.txt", "demo agent: part-c.txt", "start"]);
+  expect(r.stdout).toContain("README.md  part-a.txt  part-b.txt  part-c.txt");
+  expect(r.stdout).toContain("the plan landed: three parts on main, each reviewed, checked and fast-forwarded");
+  expect(r.stdout).toContain("cleaned up:");
+  expect(readdirSync(sb.root).filter((f) => f.startsWith("mam-demo-"))).toEqual([]);
+  expect(anchoredPids(sb.root)).toEqual([]);
+}, 160_000);
+
 test("mam demo --mux herdr without herdr: says so before starting anything (issue 39 item 12)", async () => {
   const r = await runMam(["demo", "--mux", "herdr"], { env: sb.with({ TMPDIR: sb.root, PATH: `${sb.bin}:/usr/bin:/bin` }), cwd: sb.ws, timeoutMs: 30_000 });
   expect(r.code).toBe(1);

@@ -21,7 +21,7 @@ import { type Issue, issueText } from "../input.ts";
 import { allRows } from "../../registry/rows.ts";
 
 /** the fields of a plan's job: job submit's, less what makes no sense in a plan (later, worktrees) */
-export const PLAN_JOB_FIELDS = ["to", "to_role", "prompt", "brief_file", "after", "after_any_end", "priority", "type", "reviewer", "max_iterations", "from", "timeout_s", "idle_timeout_s", "expect", "budget_usd", "max_tokens", "failover"] as const;
+export const PLAN_JOB_FIELDS = ["to", "to_role", "prompt", "brief_file", "after", "after_any_end", "priority", "type", "reviewer", "max_iterations", "from", "timeout_s", "idle_timeout_s", "expect", "budget_usd", "max_tokens", "failover", "merge"] as const;
 const TOP_FIELDS = ["name", "jobs"];
 /** a plan file is small: refused past this before it is parsed */
 const MAX_BYTES = 256 << 10;
@@ -191,6 +191,10 @@ async function preflight(deps: Deps, file: string, plan: Plan): Promise<void> {
       const s = await deps.runtime.findSession(who);
       if (!s) errs.push({ line: j.line, what: `job ${j.name}: no running session named '${who}' (see: mam status)` });
     }
+    if ((j.input as { merge?: boolean }).merge) {
+      const s = i.to !== undefined && !i.to.includes("@") ? await deps.runtime.findSession(i.to) : undefined;
+      if (!s?.worktree) errs.push({ line: j.line, what: `job ${j.name}: merge needs a session of this host that works in a git worktree (to: NAME, made with --worktree)` });
+    }
     if (i.to_role !== undefined && !roles.has(i.to_role)) errs.push({ line: j.line, what: `job ${j.name}: no running session has the role '${i.to_role}' (see: mam status)` });
     for (const a of j.input.after ?? []) if (isValidJobId(a) && !plan.jobs.some((x) => x.name === a) && !deps.jobs.read(a)) errs.push({ line: j.line, what: `job ${j.name}: no job ${a} in this workspace` });
   }
@@ -212,12 +216,14 @@ export async function runPlan(deps: Deps, text: string, file: string, base: stri
   const [{ checkJob }, { submitJob }] = await Promise.all([import("./rules.ts"), import("./submit.ts")]);
   const plan = parsePlan(text, file, o.submitShape, checkJob as never);
   await preflight(deps, file, plan);
+  const merging = plan.jobs.some((j) => (j.input as { merge?: boolean }).merge) ? await import("./merge-run.ts") : undefined;
+  if (merging) merging.targetOf(deps); // a branch to merge into, before anything is submitted
   const rec: PlanRecord = { plan_id: randomBytes(4).toString("hex"), name: plan.name, file: isAbsolute(file) ? file : null, created_at: new Date().toISOString().replace(/\.\d{3}Z$/, "Z"), jobs: [] };
   if (o.dryRun) return { plan: { ...rec, jobs: plan.jobs.map((j) => ({ name: j.name, job_id: "-", after: j.input.after ?? [] })) }, dry_run: true, warnings: [] };
   const ids = new Map<string, string>();
   const warnings: PlanRun["warnings"] = [];
   for (const j of plan.jobs) {
-    const input = { ...j.input } as Record<string, unknown> & { after?: string[]; brief_file?: string };
+    const { merge, ...input } = { ...j.input } as Record<string, unknown> & { after?: string[]; brief_file?: string; merge?: boolean };
     if (input.after) input.after = input.after.map((a) => ids.get(a) ?? a);
     if (input.brief_file !== undefined && !isAbsolute(input.brief_file)) input.brief_file = resolve(base, input.brief_file);
     try {
@@ -225,6 +231,8 @@ export async function runPlan(deps: Deps, text: string, file: string, base: stri
       ids.set(j.name, s.record.job_id);
       rec.jobs.push({ name: j.name, job_id: s.record.job_id, after: j.input.after ?? [] });
       warnings.push(...s.warnings.filter((w) => w.level !== "info"));
+      // its branch goes in line for the target once it completes (docs/merge-queue.md)
+      if (merge && merging) warnings.push(...(await merging.enqueueMerge(deps, s.record.job_id)).warnings.filter((w) => w.level !== "info"));
     } catch (e) {
       const undone = await cancelSubmitted(deps, rec);
       const m = e as MamError;
