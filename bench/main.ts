@@ -11,6 +11,7 @@ import { benchDaemon } from "./daemon.ts";
 import { benchFleet } from "./fleet.ts";
 import { benchJobs } from "./jobs.ts";
 import { benchMcp } from "./mcp.ts";
+import { benchMerge } from "./merge.ts";
 import { benchNpm } from "./npm.ts";
 import { benchPaneLock } from "./pane-lock.ts";
 import { benchQueue } from "./queue.ts";
@@ -42,6 +43,7 @@ const AREAS: Record<string, (bin: string) => Promise<Row[]> | Row[]> = {
   queue: benchQueue,
   npm: benchNpm,
   unattended: benchUnattended,
+  merge: benchMerge,
 };
 
 const argv = process.argv.slice(2);
