@@ -56,6 +56,8 @@ export interface UiJob {
   delivery: DeliveryState | null;
   /** a job waiting its turn (docs/jobs.md#the-queue): its place in its line; null otherwise */
   position: number | null;
+  /** the jobs it runs after (docs/jobs.md#dependencies); [] when none */
+  after: string[];
   task: string;
   lanes: Lane[];
   /** the axis' length in ms (0 for a job without events) */
@@ -196,6 +198,7 @@ export function jobViewModel(rec: JobRecord, events: readonly JobEvent[], localH
     host: hostOf(rec.agent_session, localHost),
     delivery: latestDelivery(sorted) ?? null,
     position: null,
+    after: rec.after ?? [],
     task: rec.brief_file !== undefined ? `brief ${rec.brief_file}` : oneLine(rec.prompt ?? "", 300),
     lanes,
     span: rel.length ? rel[rel.length - 1]! : 0,

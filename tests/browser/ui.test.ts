@@ -108,6 +108,12 @@ it("the page: the team, a CLI job's events arriving live, a blocked agent on top
       await page.waitForSelector(`[data-job='${q}'][data-status='queued']`, { timeout: 10_000 });
       expect(await text(page, `[data-job='${q}'] .pill`)).toBe(`queued #${i + 1}`);
     }
+    // a job after the first one: it waits with no place in a line, and says what it runs after
+    const after = (await w.mam(["job", "submit", "--to", "bravo", "--after", id, "--prompt", "once tidied"])).stdout.trim();
+    await page.waitForSelector(`[data-job='${after}'][data-status='queued'] [data-after='${id}']`, { timeout: 10_000 });
+    expect(await text(page, `[data-job='${after}'] .pill`)).toBe("queued");
+    expect(await text(page, `[data-job='${after}'] .after`)).toBe(`after ${id}`);
+    await w.mam(["job", "cancel", after]);
     const seen: number[] = [];
     for (const [n, args] of [
       [1, ["started", "--detail", "reading the README"]],

@@ -183,7 +183,13 @@
     return `<div class="job" data-job="${esc(j.id)}" data-status="${esc(j.status)}" data-events="${j.events.length}">
       <div class="job-head" data-open-job="${esc(j.id)}"><span class="mono">${esc(j.id)}</span>${statusPill(j)}
       <span>→ <b>${esc(j.to)}</b>${jobWhere(j)}${j.from ? ` from ${esc(j.from)}` : ""}${loop}</span><span class="dim">${esc(j.created_at)} · ${j.events.length} event${j.events.length === 1 ? "" : "s"}</span><span class="dim">cost</span> ${costHtml(j.usage)}${budgetHtml(j)}
-      <span class="task">${esc(j.task)}</span></div>${timeline(j)}</div>`;
+      ${afterHtml(j)}<span class="task">${esc(j.task)}</span></div>${timeline(j)}</div>`;
+  }
+
+  // what a job runs after (job submit --after): each id opens that job
+  function afterHtml(j) {
+    if (!j.after || j.after.length === 0) return "";
+    return `<span class="dim after" data-after="${esc(j.after.join(","))}">after ${j.after.map((id) => `<span class="mono" data-open-job="${esc(id)}">${esc(id)}</span>`).join(", ")}</span>`;
   }
 
   function budgetHtml(j) {
@@ -262,7 +268,7 @@
     const cancel = S.actions && ["queued", "pending", "running"].includes(j.status) ? `<p><button type="button" class="danger" data-act="cancel" data-job="${esc(j.id)}">cancel job</button></p>` : "";
     const rows = j.events.map((e) => `<tr data-seq="${e.seq}"><td class="mono" title="${esc(e.timestamp)}">${esc(e.timestamp.slice(11, 19) || e.timestamp)}</td><td>#${e.seq}</td><td><span class="pill st-${e.event === "started" || e.event === "progress" || e.event === "permission_required" ? "running" : esc(e.event)}">${esc(e.event)}</span></td><td>${esc(e.source)}<div class="dim">${esc(e.lane)} · it ${e.iteration}</div></td><td>${esc(e.detail)}${e.data ? `<div class="mono dim">${esc(e.data)}</div>` : ""}</td></tr>`);
     $("panel-body").innerHTML = `<p>${statusPill(j)} ${esc(j.type)} job → <b>${esc(j.to)}</b>${jobWhere(j)}${j.reviewer ? `, reviewer <b>${esc(j.reviewer)}</b>` : ""}${j.from ? `, from ${esc(j.from)}` : ""}</p>
-      <p class="dim">${esc(j.task)}</p>${usageHtml(j)}${cancel}${timeline(j)}
+      <p class="dim">${esc(j.task)}</p>${j.after && j.after.length ? `<p>${afterHtml(j)}</p>` : ""}${usageHtml(j)}${cancel}${timeline(j)}
       <table class="journal"><thead><tr><th>TIME</th><th>SEQ</th><th>EVENT</th><th>SOURCE</th><th>DETAIL</th></tr></thead><tbody>${rows.join("") || `<tr><td colspan="5" class="dim">no events yet</td></tr>`}</tbody></table>`;
   }
   function openScreen(name) {
