@@ -296,6 +296,14 @@ describe("the input box", () => {
     // a numbered menu line is not the input box
     expect(inputBoxText("codex", { text: "› 1. Trust and continue\n  2. Quit\n", title: "" })).toBeUndefined();
   });
+
+  test("claude 2.1.332's dim placeholder after an API error is an empty box, not text left in it; text typed over it is found", () => {
+    const rule = "─".repeat(40);
+    const box = (line: string) => ({ text: `● API Error: Connection error.\n\n${rule}\n${line}\n${rule}\n  ⏸ manual mode on · ? for shortcuts\n`, title: "" });
+    expect(inputBoxText("claude", box("❯ Resend your message to try again"))).toBe("");
+    expect(inputBoxText("claude", box("❯ continue"))).toBe("continue");
+    expect(inputBoxText("claude", box("❯ Resend your message to try again, and then the tests"))).toBe("Resend your message to try again, and then the tests");
+  });
 });
 
 test("MAM_PROMPT_WAIT_S: default 30 s, 0 allowed, junk falls back", () => {

@@ -186,3 +186,14 @@ test("choice roles fail closed (review A6): look-alike characters are normalised
   expect(roles(read("claude", "blocked-real-permission-bash"))?.[0]).toBe("1:1:yes");
 });
 const read2 = (text: string) => questionOf("claude", { text });
+
+test("claude 2.1.332's permission dialog: its `switch to auto mode` choice is never the one-time yes nor an always; No moves to 4; the trust dialog without numbers is no question", () => {
+  const q = read("claude", "blocked-332-permission-bash")!;
+  expect(roles(q)).toEqual(["1:1:yes", "2:2:always", "3:3:other", "4:4:no"]);
+  expect(pickChoice(q, {})).toMatchObject({ n: 1, label: "Yes" });
+  expect(pickChoice(q, { deny: true })).toMatchObject({ n: 4, label: "No" });
+  // its command between the ╌ rules is the subject; the tip is a note, not the question
+  expect(q.subject).toBe("mkdir -p build && touch build/out.txt");
+  expect(q.notes).toEqual(["Tip: auto mode handles these prompts for you · shift+tab to switch"]);
+  expect(read("claude", "blocked-332-trust")).toBeUndefined();
+});

@@ -91,7 +91,9 @@ export function inputBoxText(kind: string, screen: Screen): string | undefined {
   const lines = new Regions(screen.text, screen.title ?? "").linesOf(c.region);
   for (let i = lines.length - 1; i >= 0; i--) {
     const m = c.line.exec(lines[i]!);
-    if (m) return (m[1] ?? "").trim();
+    if (!m) continue;
+    const typed = (m[1] ?? "").trim();
+    return c.placeholder?.test(typed) ? "" : typed;
   }
   return undefined;
 }

@@ -30,7 +30,9 @@
 // reason from the screen: "<heading>: <the line after it (the first matching `detail`)> — <question>",
 // else `text`, else the id. `input` says where typed text waits before it is submitted: the last
 // line of `region` that matches `line` holds it in its first group (lib/ops/session/at-prompt.ts checks
-// with it that a text mam typed was submitted, not left in the box).
+// with it that a text mam typed was submitted, not left in the box); `placeholder`, optional, is a
+// regex of what the agent itself shows in an empty box (claude 2.1.332's dim "Resend your message
+// to try again"): that is no typed text.
 
 import { type QuestionSpec, validateQuestions } from "./question.ts";
 
@@ -64,6 +66,7 @@ export interface RuleSpec {
 export interface InputSpec {
   region: string;
   line: string;
+  placeholder?: string;
 }
 
 export interface RuleFile {
@@ -115,6 +118,8 @@ export interface CompiledRule {
 export interface CompiledInput {
   region: Region;
   line: RegExp;
+  /** what the agent shows in an empty box: not typed text */
+  placeholder?: RegExp;
 }
 
 const STATES = new Set(["working", "blocked", "idle", "unknown"]);
@@ -175,13 +180,14 @@ export function validateRuleFile(kind: string, doc: unknown): RuleFile {
   }
   if (d.input !== undefined) {
     const i = d.input as Record<string, unknown>;
-    if (!i || typeof i !== "object" || Array.isArray(i) || typeof i.region !== "string" || typeof i.line !== "string" || Object.keys(i).some((k) => k !== "region" && k !== "line")) {
-      fail(`"input" must be { "region": "…", "line": "<regex with one group>" }`);
+    if (!i || typeof i !== "object" || Array.isArray(i) || typeof i.region !== "string" || typeof i.line !== "string" || (i.placeholder !== undefined && typeof i.placeholder !== "string") || Object.keys(i).some((k) => k !== "region" && k !== "line" && k !== "placeholder")) {
+      fail(`"input" must be { "region": "…", "line": "<regex with one group>", "placeholder": "<regex>" (optional) }`);
     }
     try {
       parseRegion(i.region as string);
       if (!/\((?!\?)/.test(i.line as string)) throw new Error(`"line" needs a group: the typed text`);
       regex(i.line as string, `"input.line"`);
+      if (i.placeholder !== undefined) regex(i.placeholder as string, `"input.placeholder"`);
     } catch (e) {
       fail(`"input": ${(e as Error).message}`);
     }
@@ -258,5 +264,5 @@ export function compileLimits(file: RuleFile): CompiledLimitRule[] {
 
 /** the kind's input box, compiled (undefined: the file names none) */
 export function compileInput(file: RuleFile): CompiledInput | undefined {
-  return file.input ? { region: parseRegion(file.input.region), line: regex(file.input.line, "input") } : undefined;
+  return file.input ? { region: parseRegion(file.input.region), line: regex(file.input.line, "input"), ...(file.input.placeholder !== undefined ? { placeholder: regex(file.input.placeholder, "input.placeholder") } : {}) } : undefined;
 }
