@@ -8,12 +8,10 @@
 // last `merged`), and per merge the time the queue spent on it: from the moment it could start
 // (its `merge_queued`, or the merge before it landed, whichever is later) to its `merged`; minus
 // the 1 s check, what the queue adds (rebase in a scratch worktree, fast-forward, bookkeeping).
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { makeSandbox, type Sandbox } from "../tests/helpers/sandbox.ts";
-import { type Host, makeHost } from "../tests/helpers/team.ts";
 import { TMUX_BIN } from "../tests/helpers/tmux.ts";
-import { load1, NO_BROKER, pct, type Row, secondsFrom, until } from "./common.ts";
+import { load1, pct, type Row, secondsFrom, until } from "./common.ts";
+import { onBenchHost } from "./host.ts";
 import { JournalWatch } from "./journal-watch.ts";
 
 const MERGES = Math.round(secondsFrom("BENCH_MERGES", 20));
@@ -27,21 +25,16 @@ function git(cwd: string, args: string[]): void {
 export async function benchMerge(bin: string): Promise<Row[]> {
   const what = `merge queue: ${MERGES} worktree jobs of ${MERGES} demo workers, each a file of its own, submitted at once with \`--merge\`, check \`sleep 1\`, the workspace's daemon (no broker, default polls)`;
   if (!TMUX_BIN) return [{ what, target: "-", measured: "skipped: tmux not installed", ok: null }];
-  let sb: Sandbox | undefined;
-  let h: Host | undefined;
-  try {
-    sb = makeSandbox("mam-bench-merge-");
-    h = makeHost(sb.root, "mq", NO_BROKER, { RECONCILE_POLL_INTERVAL: "15", ...GIT_ID }, [bin]);
+  return onBenchHost("merge", "mq", bin, GIT_ID, async (h) => {
     git(h.ws, ["init", "-q", "-b", "main"]);
     git(h.ws, ["commit", "-q", "--allow-empty", "-m", "start"]);
-    mkdirSync(join(h.ws, ".mam", "jobs"), { recursive: true, mode: 0o700 });
     await h.ok(["merge", "config", "--check", "sleep 1"]);
     for (let i = 0; i < MERGES; i++) await h.ok(["create", "--agent", "demo", "--role", "worker", "--session", `m${i}`, "--worktree", "--no-onboard", "--mux", "tmux", "--tmux-server", h.tmux, "--", "--role", "worker", "--think-ms", "0"]);
     const jw = new JournalWatch(join(h.ws, ".mam", "jobs"));
     const loadStart = load1();
     const ids: string[] = [];
     for (let i = 0; i < MERGES; i++) ids.push((await h.ok(["job", "submit", "--to", `m${i}`, "--merge", "--prompt", `write f${i}.txt`, "--expect", `f${i}.txt`])).trim());
-    await until("merge", () => ids.every((id) => jw.at(id, "merged") !== undefined), 60 + MERGES * 10, () => `not every branch merged:\n${h!.log().slice(-3000)}`);
+    await until("merge", () => ids.every((id) => jw.at(id, "merged") !== undefined), 60 + MERGES * 10, () => `not every branch merged:\n${h.log().slice(-3000)}`);
     const loadEnd = load1();
     jw.close();
     const landed = [...ids].sort((a, b) => jw.at(a, "merged")! - jw.at(b, "merged")!);
@@ -69,8 +62,5 @@ export async function benchMerge(bin: string): Promise<Row[]> {
         ok: null,
       },
     ];
-  } finally {
-    await h?.stop().catch((e) => console.error(`bench merge: stopping: ${(e as Error).message}`));
-    await sb?.cleanup().catch((e) => console.error(`bench merge: ${(e as Error).message}`));
-  }
+  });
 }

@@ -16,12 +16,11 @@
 //     1500 ms think).
 // Journal lines are stamped with the bench's clock when read (bench/journal-watch.ts). The
 // 1-minute load average is shown: these rows are sensitive to whatever else runs.
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { makeSandbox, type Sandbox } from "../tests/helpers/sandbox.ts";
-import { type Host, makeHost } from "../tests/helpers/team.ts";
 import { TMUX_BIN } from "../tests/helpers/tmux.ts";
-import { load1, NO_BROKER, pct, pp, type Row, secondsFrom, until } from "./common.ts";
+import { load1, pct, pp, type Row, secondsFrom, until } from "./common.ts";
+import type { Host } from "../tests/helpers/team.ts";
+import { onBenchHost } from "./host.ts";
 import { JournalWatch } from "./journal-watch.ts";
 
 const POOL = 5;
@@ -45,13 +44,7 @@ async function agentOf(h: Host, id: string): Promise<string> {
 export async function benchQueue(bin: string): Promise<Row[]> {
   const what = `pool dispatch: ${POOL} demo agents of one role, one workspace, its daemon (no broker), \`mam job submit --to-role worker\` whole processes`;
   if (!TMUX_BIN) return [{ what, target: "-", measured: "skipped: tmux not installed", ok: null }];
-  let sb: Sandbox | undefined;
-  let h: Host | undefined;
-  try {
-    sb = makeSandbox("mam-bench-queue-");
-    // the binary under measurement, the default poll intervals (the helper's are for tests)
-    h = makeHost(sb.root, "pool", NO_BROKER, { RECONCILE_POLL_INTERVAL: "15" }, [bin]);
-    mkdirSync(join(h.ws, ".mam", "jobs"), { recursive: true, mode: 0o700 });
+  return onBenchHost("queue", "pool", bin, {}, async (h) => {
     const jw = new JournalWatch(join(h.ws, ".mam", "jobs"));
     const loadStart = load1();
 
@@ -63,7 +56,7 @@ export async function benchQueue(bin: string): Promise<Row[]> {
       const t0 = performance.now();
       const id = await submit(h, `idle pool job ${i}`);
       typed.push(performance.now() - t0);
-      await until("queue", () => jw.at(id, "completed") !== undefined, 30, () => `job ${id} did not complete:\n${h!.log().slice(-2000)}`);
+      await until("queue", () => jw.at(id, "completed") !== undefined, 30, () => `job ${id} did not complete:\n${h.log().slice(-2000)}`);
       started.push(jw.at(id, "started")! - t0);
     }
 
@@ -76,7 +69,7 @@ export async function benchQueue(bin: string): Promise<Row[]> {
     const waiting: string[] = [];
     for (let i = 0; i < BUSY_JOBS; i++) waiting.push(await submit(h, `queued job ${i}`));
     const all = [...fill, ...waiting];
-    await until("queue", () => all.every((id) => jw.at(id, "completed") !== undefined), 60 + BUSY_JOBS * 5, () => `not all jobs completed:\n${h!.log().slice(-2000)}`);
+    await until("queue", () => all.every((id) => jw.at(id, "completed") !== undefined), 60 + BUSY_JOBS * 5, () => `not all jobs completed:\n${h.log().slice(-2000)}`);
     const loadEnd = load1();
     jw.close();
     // per agent, its jobs in the order they began; a waiting job's clock starts at the end of the
@@ -128,8 +121,5 @@ export async function benchQueue(bin: string): Promise<Row[]> {
         ok: null,
       },
     ];
-  } finally {
-    await h?.stop().catch((e) => console.error(`bench queue: stopping: ${(e as Error).message}`));
-    await sb?.cleanup().catch((e) => console.error(`bench queue: ${(e as Error).message}`));
-  }
+  });
 }

@@ -9,13 +9,11 @@
 // daemon's decision, journalled before it types) and at its `completed` from the backup (the
 // failover text typed, read after the demo agent's 200 ms quiet spell, the job reported done).
 // Journal lines are stamped with the bench's clock when read (bench/journal-watch.ts).
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { limitAgent } from "../tests/helpers/limit.ts";
-import { makeSandbox, type Sandbox } from "../tests/helpers/sandbox.ts";
-import { type Host, makeHost } from "../tests/helpers/team.ts";
 import { TMUX_BIN } from "../tests/helpers/tmux.ts";
-import { load1, NO_BROKER, pct, pp, type Row, secondsFrom, until } from "./common.ts";
+import { load1, pct, pp, type Row, secondsFrom, until } from "./common.ts";
+import { onBenchHost } from "./host.ts";
 import { JournalWatch } from "./journal-watch.ts";
 
 const ROUNDS = Math.round(secondsFrom("BENCH_UNATTENDED_ROUNDS", 20));
@@ -23,12 +21,7 @@ const ROUNDS = Math.round(secondsFrom("BENCH_UNATTENDED_ROUNDS", 20));
 export async function benchUnattended(bin: string): Promise<Row[]> {
   const what = `failover at a usage limit: ${ROUNDS} demo workers (each limited mid-job) and a demo backup, one workspace, its daemon (no broker, default polls), \`job submit --failover backup\``;
   if (!TMUX_BIN) return [{ what, target: "-", measured: "skipped: tmux not installed", ok: null }];
-  let sb: Sandbox | undefined;
-  let h: Host | undefined;
-  try {
-    sb = makeSandbox("mam-bench-unattended-");
-    h = makeHost(sb.root, "un", NO_BROKER, { RECONCILE_POLL_INTERVAL: "15" }, [bin]);
-    mkdirSync(join(h.ws, ".mam", "jobs"), { recursive: true, mode: 0o700 });
+  return onBenchHost("unattended", "un", bin, {}, async (h) => {
     const jw = new JournalWatch(join(h.ws, ".mam", "jobs"));
     await h.ok(["create", "--agent", "demo", "--role", "backup", "--session", "backup", "--mux", "tmux", "--tmux-server", h.tmux, "--", "--role", "worker", "--think-ms", "0"]);
     const loadStart = load1();
@@ -43,10 +36,10 @@ export async function benchUnattended(bin: string): Promise<Row[]> {
       // the worker thinks for ten minutes before it would report: the bench reports its `started`
       // (as an agent at work has), and the worker is stopped before it says anything
       await h.ok(["job", "event", id, "started", "--source", w, "--detail", "on it"]);
-      await until("unattended", () => jw.at(id, "started") !== undefined, 30, () => `job ${id} did not start:\n${h!.log().slice(-2000)}`);
+      await until("unattended", () => jw.at(id, "started") !== undefined, 30, () => `job ${id} did not start:\n${h.log().slice(-2000)}`);
       const t0 = performance.now();
       await limitAgent(h.ws, w, new Date(Date.now() + 3600_000));
-      await until("unattended", () => jw.at(id, "completed") !== undefined, 30, () => `job ${id} did not complete on the backup:\n${h!.log().slice(-2000)}`);
+      await until("unattended", () => jw.at(id, "completed") !== undefined, 30, () => `job ${id} did not complete on the backup:\n${h.log().slice(-2000)}`);
       const fo = jw.at(id, "failover");
       if (fo === undefined || jw.count(id, "failover") !== 1) throw new Error(`bench unattended: job ${id} completed without one failover`);
       toFailover.push(fo - t0);
@@ -70,8 +63,5 @@ export async function benchUnattended(bin: string): Promise<Row[]> {
         ok: toCompleted.length === ROUNDS && pct(toCompleted, 95) <= 3000,
       },
     ];
-  } finally {
-    await h?.stop().catch((e) => console.error(`bench unattended: stopping: ${(e as Error).message}`));
-    await sb?.cleanup().catch((e) => console.error(`bench unattended: ${(e as Error).message}`));
-  }
+  });
 }
