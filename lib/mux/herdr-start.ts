@@ -114,6 +114,21 @@ export function isExe(p: ForegroundProcess, exe: string): boolean {
   return [p.name, p.argv[0], p.argv[1]].some((w) => w !== undefined && basename(w) === exe);
 }
 
+/** the pane's bare shell owns its foreground now, and still does CONFIRM_MS later (or the pane is gone) */
+async function bareShellStays(ops: HerdrOps, paneId: string): Promise<boolean> {
+  const bare = async () => {
+    try {
+      const info = await look(ops, paneId);
+      return info === undefined || nonShellForeground(info).length === 0;
+    } catch {
+      return false; // a failed look decides nothing
+    }
+  };
+  if (!(await bare())) return false;
+  await Bun.sleep(CONFIRM_MS);
+  return bare();
+}
+
 /** processInfo, or undefined when the pane is gone */
 async function look(ops: HerdrOps, paneId: string): Promise<ProcessInfo | undefined> {
   try {
@@ -208,7 +223,16 @@ export async function runManagedStart(ops: HerdrOps, s: ManagedStart): Promise<M
     if (first.kind === "exited") {
       ac.abort();
       await call.catch(() => {});
-    } else await labelOnce();
+    } else {
+      stop = true;
+      wake();
+      await watch.catch(() => undefined);
+      // herdr counts an agent ready from one look at it (idle, interactive): one that exits in the
+      // same moment is gone by the time the call answers. A pane whose bare shell is back, and
+      // still is a moment later, holds no agent: the start failed (audit #4, seen under load)
+      if (await bareShellStays(ops, s.paneId)) return { kind: "exited" };
+      await labelOnce();
+    }
     return first.kind === "ok" && seen ? { ...first, agent: seen } : first;
   } finally {
     stop = true;

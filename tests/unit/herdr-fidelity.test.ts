@@ -245,3 +245,44 @@ describe("herdr versions mam supports", () => {
     expect(r("herdr 0.7.5")).toBe("0.8.0");
   });
 });
+
+describe("audit #4: an agent that herdr counted ready and that exited in the same moment", () => {
+  /** ops whose `agent start` answers ready at once; the pane's foreground as `fg()` says at each look */
+  const ops = (fg: () => { pid: number; name: string; argv: string[] }[]) => {
+    const looks: number[] = [];
+    const o = {
+      looks,
+      json: async () => ({ id: "cli:agent:start", result: { type: "agent_started", agent: { name: "dies" } } }),
+      call: async () => "",
+      processInfo: async () => (looks.push(Date.now()), { shellPid: 10, foreground: [{ pid: 10, name: "bash", argv: ["bash"] }, ...fg()] }),
+      read: async () => "",
+      visible: async () => "",
+      close: async () => {},
+      label: async () => {},
+      pane: async () => undefined,
+    };
+    return o;
+  };
+  const start = { args: ["agent", "start", "dies"], callMs: 5000, paneId: "w1:p1", label: "mam:dies", exe: "claude" };
+
+  test("the bare shell back right after the answer, and a moment later: exited, not started", async () => {
+    const { runManagedStart } = await import("../../lib/mux/herdr-start.ts");
+    const o = ops(() => []);
+    expect((await runManagedStart(o, start)).kind).toBe("exited");
+    expect(o.looks.length).toBe(2);
+  });
+
+  test("the agent in the foreground: started, after one look", async () => {
+    const { runManagedStart } = await import("../../lib/mux/herdr-start.ts");
+    const o = ops(() => [{ pid: 11, name: "claude", argv: ["claude"] }]);
+    expect((await runManagedStart(o, start)).kind).toBe("ok");
+    expect(o.looks.length).toBe(1);
+  });
+
+  test("the bare shell for one look only (the agent's process was being replaced): started", async () => {
+    const { runManagedStart } = await import("../../lib/mux/herdr-start.ts");
+    let n = 0;
+    const o = ops(() => (n++ === 0 ? [] : [{ pid: 12, name: "claude", argv: ["claude"] }]));
+    expect((await runManagedStart(o, start)).kind).toBe("ok");
+  });
+});
