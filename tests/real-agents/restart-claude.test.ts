@@ -50,6 +50,9 @@ describe.skipIf(!TMUX_BIN)("a dead claude comes back", () => {
     const sid: string = c.session_id;
     const id = (await H.ok(["job", "submit", "--to", "w", "--prompt", "Count the files"])).trim();
     expect(await waitFor(() => H.journal(id).some((e) => e.event === "started"), 90_000, 100), `${H.visible("w")}\n${H.log()}`).toBe(true);
+    // claude's request after its `started` (the one the endpoint holds) is in before the kill: the
+    // turns counted from here on are the resumed claude's only
+    expect(await waitFor(() => api.turns("anthropic").some((t) => isJobText(t) && t.toolOutputs.length === 1), 30_000, 50)).toBe(true);
     const turnsBefore = api.turns("anthropic").length;
     // claude thinks (its request is held): kill it and everything it started
     const panePid = Number(Bun.spawnSync([TMUX_BIN!, "-L", H.tmux, "list-panes", "-t", "=w:", "-F", "#{pane_pid}"], { env: H.env }).stdout.toString().trim());
