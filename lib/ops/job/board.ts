@@ -1,11 +1,10 @@
 // mam status --jobs (docs/jobs.md#the-board): every job of the workspace on the board, read from
 // the records and journals; what a job that runs after others waits for, from the queue.
-import { heldWords } from "../../jobs/after.ts";
 import { boardOf, type Card, cardOf, type Column } from "../../jobs/board.ts";
 import { effectiveStatus } from "../../jobs/store.ts";
 import { hostName } from "../../team/host.ts";
 import type { Deps } from "../deps.ts";
-import { readQueue } from "./queue.ts";
+import { heldFor, readQueue } from "./queue.ts";
 
 export interface Board {
   workspace: string;
@@ -23,7 +22,7 @@ export function readCards(deps: Deps, ids: readonly string[]): Card[] {
     host = hostName(deps.env);
   } catch {}
   const q = readQueue(deps.jobs, host);
-  const held = new Map(q.held.flatMap((h) => (h.verdict.state === "held" ? [[h.w.job_id, heldWords(h.verdict.on, q.records.get(h.w.job_id)?.after_any_end === true)] as const] : [])));
+  const held = heldFor(q);
   const cards: Card[] = [];
   for (const id of ids) {
     try {

@@ -167,6 +167,13 @@ export function readQueue(jobs: JobStore, host: string | undefined, exclude?: st
   return st;
 }
 
+/** what each job held back by the jobs it runs after waits for ("after job 1a2b3c4d (running) completes"), by job id */
+export function heldFor(q: QueueState): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const h of q.held) if (h.verdict.state === "held") out.set(h.w.job_id, heldWords(h.verdict.on, q.records.get(h.w.job_id)?.after_any_end === true));
+  return out;
+}
+
 /** is `name` free for a new job now? (no unfinished job, nobody waiting for it, not at work) */
 export function mustWait(q: QueueState, name: string, working: boolean): boolean {
   return working || q.busy.has(name) || q.waiting.some((w) => w.to === name);
@@ -454,9 +461,10 @@ export function placeInLine<V extends Pick<JobView, "job_id" | "status" | "posit
     const pool = allRows(data).filter((r) => r.status === "running" && r.role === w.role);
     return pool.length > 0 && pool.every((r) => r.limit !== undefined) ? `every ${w.role} is limited (${pool.map((r) => limitedWhy(r.name, r.limit!)).join("; ")})` : undefined;
   };
+  const held = heldFor(q);
   return views.map((v) => {
-    const h = q.held.find((x) => x.w.job_id === v.job_id);
-    if (v.status === "queued" && h?.verdict.state === "held") return { ...v, waits_for: heldWords(h.verdict.on, q.records.get(v.job_id)?.after_any_end === true) };
+    const h = held.get(v.job_id);
+    if (v.status === "queued" && h !== undefined) return { ...v, waits_for: h };
     if (v.status !== "queued" || !pos.has(v.job_id)) return v;
     const w = why(v.job_id);
     return { ...v, position: pos.get(v.job_id)!, ...(w ? { waits_for: w } : {}) };
