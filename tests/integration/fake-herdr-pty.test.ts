@@ -4,7 +4,7 @@
 // asked for it, the foreground process group from the tty, resize on split, SIGHUP on close,
 // herdr's login-shell mode, and that idle panes do not spin.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type FakeHerdrServer, herdrApiError, herdrJson, installFakeAgents, installFakeHerdr, startFakeHerdr } from "../helpers/herdr.ts";
 import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
@@ -58,19 +58,26 @@ describe("a pane is a real terminal", () => {
   });
 
   test("a slow rc file keeps a fresh pane busy (agent_pane_busy) until it is done", async () => {
-    writeFileSync(join(sb.home, ".bashrc"), "sleep 2\nPS1='rc-done> '\n");
+    // the rc file waits on a fifo the test opens when it is done asserting: busy for as long as the
+    // test needs, however slow the machine (a timed sleep raced the herdr CLI under load)
+    const gate = join(sb.home, "rc-gate");
+    if (Bun.spawnSync(["mkfifo", gate]).exitCode !== 0) throw new Error("mkfifo failed");
+    writeFileSync(join(sb.home, ".bashrc"), `cat ${gate} >/dev/null\nPS1='rc-done> '\n`);
     try {
       const pane = await newPane();
       const during = await info(pane);
-      expect(await waitFor(async () => (await info(pane)).foreground_processes?.some((p: any) => p.name === "sleep"), 2000)).toBe(true);
       expect(during.shell_pid).toBeGreaterThan(0);
+      expect(await waitFor(async () => (await info(pane)).foreground_processes?.some((p: any) => p.name === "cat"), 5000)).toBe(true);
       herdrApiError(await h.herdr(["agent", "start", "early", "--kind", "claude", "--pane", pane]), "agent_pane_busy");
+      expect(await screen(pane)).not.toContain("rc-done>");
+      writeFileSync(gate, "go\n"); // cat has the fifo open: this returns at once and cat sees its end
       expect(await waitFor(async () => (await screen(pane)).includes("rc-done>"), 5000)).toBe(true);
       const started = herdrJson(await h.herdr(["agent", "start", "late", "--kind", "claude", "--pane", pane]));
       expect(started.result.agent).toMatchObject({ name: "late", agent: "claude", interactive_ready: true });
       await h.call("pane.close", { pane_id: pane });
     } finally {
       writeFileSync(join(sb.home, ".bashrc"), "");
+      rmSync(gate, { force: true });
     }
   });
 
