@@ -1,7 +1,7 @@
 // the test runner repeats, at the end of its output, the errors of failed tests and of tests that
 // passed only on their retry (a CI log that keeps only the tail must still say why)
 import { describe, expect, test } from "bun:test";
-import { failuresAgain } from "../../scripts/test.ts";
+import { exactName, failedTests, failuresAgain } from "../../scripts/test.ts";
 
 const OUT = [
   "a.test.ts:",
@@ -40,5 +40,41 @@ describe("failuresAgain", () => {
     const again = failuresAgain(many, 3, 5);
     expect(again.match(/^\(fail\)/gm)).toHaveLength(3);
     expect(again.split("\n").filter((l) => l === "    x")).toHaveLength(12);
+  });
+});
+
+describe("a failed test runs once more alone", () => {
+  const PARALLEL = [
+    "a.test.ts:",
+    "(pass) a0 [63.61ms]",
+    "",
+    "b.test.ts:",
+    "(fail) outer (x) > slow [1008.30ms]",
+    "  ^ this test timed out after 1000ms.",
+    "",
+    "a.test.ts:",
+    "error: boom",
+    "(fail) flaky [12.00ms]",
+    "(fail) no time",
+  ].join("\n");
+
+  test("failedTests: each failed test with the file whose header came last (bun --parallel interleaves files)", () => {
+    expect(failedTests(PARALLEL)).toEqual([
+      { file: "b.test.ts", name: "outer (x) > slow" },
+      { file: "a.test.ts", name: "flaky" },
+      { file: "a.test.ts", name: "no time" },
+    ]);
+  });
+
+  test("a first attempt that timed out is shown with its timeout (bun prints it after the result line)", () => {
+    expect(failuresAgain(PARALLEL)).toContain("(fail) outer (x) > slow [1008.30ms]\n    ^ this test timed out after 1000ms.");
+  });
+
+  test("exactName: a -t pattern for that test alone, special characters escaped, ' > ' either way", () => {
+    const re = new RegExp(exactName("outer (x) > in > y [z]"));
+    expect(re.test("outer (x) in > y [z]")).toBe(true); // how bun matches -t
+    expect(re.test("outer (x) in y [z]")).toBe(true);
+    expect(re.test("outer (x) in > y [z] and more")).toBe(false);
+    expect(re.test("outer x in > y [z]")).toBe(false);
   });
 });
