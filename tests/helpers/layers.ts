@@ -70,6 +70,7 @@ export const RANKS: Record<string, number> = {
   "lib/team": 6.5,
   "lib/notify": 6.7,
   "lib/fleet": 7,
+  "lib/doctor": 7.5,
   "lib/ops": 8,
   "lib/daemon": 9,
   "lib/mcp": 9,
@@ -86,7 +87,7 @@ export const PRODUCT_MAY_NOT_IMPORT = ["tests/", "bench/", "scripts/"];
 export const CYCLE_SCOPE = ["lib/", "mam.ts", "scripts/", "bench/"];
 
 /** the use cases and what sits below them: they return data and never print */
-export const USE_CASE_FOLDERS = ["lib/ops", "lib/fleet", "lib/jobs", "lib/cost", "lib/team", "lib/notify", "lib/agents", "lib/registry", "lib/worktrees", "lib/mux", "lib/broker"];
+export const USE_CASE_FOLDERS = ["lib/ops", "lib/doctor", "lib/fleet", "lib/jobs", "lib/cost", "lib/team", "lib/notify", "lib/agents", "lib/registry", "lib/worktrees", "lib/mux", "lib/broker"];
 
 /** the printing functions of the one output module */
 export const PRINTERS = { module: "lib/sys/io.ts", names: ["out", "err", "outJson", "warn"] };

@@ -32,14 +32,15 @@ export const KINDS: Record<string, AgentKind> = { claude, codex, gemini, opencod
  * The kinds mam has run for real (npm run test:agents, tests/real-agents/package.json): the
  * version and what was checked. Every other kind is written from its docs and marked unverified:
  * `mam create` says so once (docs/sessions.md, "Agent kinds"). demo and shell are mam's own.
+ * `package`: the npm package of the CLI (what `mam doctor` tells the user to install).
  */
-export const VERIFIED: Record<string, { version: string; checked: string }> = {
-  claude: { version: "2.1.197", checked: "start dialogs, onboarding, job with no key, stop → resume, permission prompt, hooks, MCP" },
-  codex: { version: "0.171.0", checked: "start dialogs, onboarding, job with no key, approval prompt" },
-  gemini: { version: "0.61.0", checked: "trust dialog left untouched, onboarding, job with no key (policy grant; any other command still asks), permission prompt, stop → resume, stop --hard ends it" },
-  opencode: { version: "1.18.33", checked: "onboarding, job with no key, stop → resume (SQLite store)" },
-  qwen: { version: "0.24.4", checked: "provider dialog left untouched, onboarding, job with no key (grant; any other command still asks), permission prompt, stop → resume" },
-  cline: { version: "3.0.65", checked: "its one-time notice left untouched, onboarding, job with no key (auto-approve), stop → resume" },
+export const VERIFIED: Record<string, { version: string; checked: string; package?: string }> = {
+  claude: { version: "2.1.197", checked: "start dialogs, onboarding, job with no key, stop → resume, permission prompt, hooks, MCP", package: "@anthropic-ai/claude-code" },
+  codex: { version: "0.171.0", checked: "start dialogs, onboarding, job with no key, approval prompt", package: "@openai/codex" },
+  gemini: { version: "0.61.0", checked: "trust dialog left untouched, onboarding, job with no key (policy grant; any other command still asks), permission prompt, stop → resume, stop --hard ends it", package: "@google/gemini-cli" },
+  opencode: { version: "1.18.33", checked: "onboarding, job with no key, stop → resume (SQLite store)", package: "opencode-ai" },
+  qwen: { version: "0.24.4", checked: "provider dialog left untouched, onboarding, job with no key (grant; any other command still asks), permission prompt, stop → resume", package: "@qwen-code/qwen-code" },
+  cline: { version: "3.0.65", checked: "its one-time notice left untouched, onboarding, job with no key (auto-approve), stop → resume", package: "cline" },
   demo: { version: "mam", checked: "mam's own scripted agent (the demo and the integration tests)" },
   shell: { version: "mam", checked: "a plain bash" },
 };
