@@ -5,7 +5,7 @@
 # not run is refused and the installed one, if any, is kept.
 #
 #   curl -fsSL https://github.com/multi-agent-mux/mam/releases/latest/download/install.sh | bash
-#   bash install.sh [--version 0.2.0] [--dir ~/bin] [--libc glibc|musl]
+#   bash install.sh [--version 0.2.0] [--dir ~/bin] [--libc glibc|musl] [--cpu avx2|baseline]
 #
 # MAM_RELEASE_URL overrides where releases come from (a folder holding the artefacts and
 # SHA256SUMS; https://, http:// or file://). MAM_GITHUB_REPO (owner/name) picks the GitHub repo.
@@ -13,17 +13,22 @@
 # /bin/sh is linked against (a musl loader that merely exists, as on Debian with the musl
 # package, does not count). The musl build needs musl's libstdc++ and libgcc at run time
 # (Alpine: apk add libstdc++ libgcc).
+# On x64 the default build needs a CPU with AVX2 (without it the binary dies of SIGILL): the CPU's
+# flags decide (/proc/cpuinfo, or MAM_CPUINFO naming another file; sysctl on macOS), and a Linux
+# glibc system without AVX2 gets the linux-x64-baseline build. --cpu overrides.
 set -euo pipefail
 
 version="latest"
 dir="${HOME}/.local/bin"
 libc=""
+cpu=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --version) version="${2:?--version needs a value}"; shift 2 ;;
     --dir) dir="${2:?--dir needs a value}"; shift 2 ;;
     --libc) libc="${2:?--libc needs a value: glibc or musl}"; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    --cpu) cpu="${2:?--cpu needs a value: avx2 or baseline}"; shift 2 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "install.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -62,6 +67,24 @@ detect_libc() {
   esac
 }
 
+# does this x64 CPU have AVX2: avx2, baseline or "" (unknown: the default build is tried)
+detect_cpu() {
+  local f="${MAM_CPUINFO:-/proc/cpuinfo}" flags v
+  if [ "$os" = linux ]; then
+    flags="$(grep -m1 '^flags' "$f" 2>/dev/null || true)"
+    [ -n "$flags" ] || { echo ""; return; }
+    case " $flags " in *" avx2 "*) echo avx2 ;; *) echo baseline ;; esac
+  else
+    v="$(sysctl -n machdep.cpu.leaf7_features 2>/dev/null || true)"
+    case "$v" in "") echo "" ;; *AVX2*) echo avx2 ;; *) echo baseline ;; esac
+  fi
+}
+
+case "$cpu" in
+  ""|avx2|baseline) ;;
+  *) echo "install.sh: --cpu must be avx2 or baseline, not '$cpu'" >&2; exit 2 ;;
+esac
+[ "$arch" = x64 ] && [ -z "$cpu" ] && cpu="$(detect_cpu)"
 suffix="$os-$arch"
 if [ "$os" = linux ]; then
   case "$libc" in
@@ -70,9 +93,13 @@ if [ "$os" = linux ]; then
     *) echo "install.sh: --libc must be glibc or musl, not '$libc'" >&2; exit 2 ;;
   esac
   if [ "$libc" = musl ]; then
-    [ "$arch" = x64 ] || die "no musl build of mam for $arch (releases have linux-x64-musl only); on a glibc system pass --libc glibc"
-    suffix="linux-x64-musl"
+    suffix="linux-$arch-musl"
+    [ "$arch" = x64 ] && [ "$cpu" = baseline ] && die "mam's musl build for x64 needs a CPU with AVX2 and this one has none; on a glibc system pass --libc glibc (its baseline build runs on any x64 CPU)"
+  elif [ "$arch" = x64 ] && [ "$cpu" = baseline ]; then
+    suffix="linux-x64-baseline"
   fi
+elif [ "$arch" = x64 ] && [ "$cpu" = baseline ]; then
+  die "mam's macOS x64 build needs a CPU with AVX2 and this one has none"
 fi
 
 repo="${MAM_GITHUB_REPO:-multi-agent-mux/mam}"
@@ -106,7 +133,7 @@ fi
 want="$(awk -v n="$name" '$2 == n {print $1}' "$tmp/SHA256SUMS")"
 [ -n "$want" ] || die "$name is not listed in SHA256SUMS"
 
-echo "install.sh: $name (${os}${libc:+, $libc})" >&2
+echo "install.sh: $name (${os}${libc:+, $libc}${cpu:+, $cpu})" >&2
 fetch "$base/$name" "$tmp/mam" || die "cannot download $base/$name"
 if command -v sha256sum >/dev/null; then got="$(sha256sum "$tmp/mam" | awk '{print $1}')"
 else got="$(shasum -a 256 "$tmp/mam" | awk '{print $1}')"; fi
@@ -121,6 +148,7 @@ cp "$tmp/mam" "$new" && chmod 0755 "$new" || die "cannot write $new"
 if ! out="$("$new" --version 2>&1)" || [ "${out#mam }" = "$out" ]; then
   hint="download the right build by hand from $base"
   [ "$suffix" = linux-x64-musl ] && hint="the musl build needs musl's libstdc++ and libgcc (Alpine: apk add libstdc++ libgcc); on a glibc system pass --libc glibc"
+  [ "$suffix" = linux-x64 ] && hint="if this CPU has no AVX2 (a SIGILL), pass --cpu baseline"
   kept="nothing installed"
   [ -e "$dir/mam" ] && kept="kept the installed $dir/mam"
   die "$name does not run on this system ($(printf '%s' "$out" | head -n1)); $kept; $hint"

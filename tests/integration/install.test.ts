@@ -21,8 +21,11 @@ afterAll(async () => {
   server.stop(true);
   await sb.cleanup();
 });
+// the release above has the default build only: a CPU with AVX2 (whatever this machine's is)
+const avx2 = join(sb.root, "cpuinfo-avx2");
+writeFileSync(avx2, "flags\t\t: fpu sse2 avx avx2\n");
 const install = (url: string, dir: string, ...args: string[]) =>
-  run(["bash", join(ROOT, "scripts", "install.sh"), "--dir", dir, ...args], { env: sb.with({ MAM_RELEASE_URL: url }) });
+  run(["bash", join(ROOT, "scripts", "install.sh"), "--dir", dir, ...args], { env: sb.with({ MAM_RELEASE_URL: url, MAM_CPUINFO: avx2 }) });
 
 test.skipIf(process.env.MAM_BIN === undefined || process.platform !== "linux")("installs the latest from a file:// folder after checking the sum", async () => {
   const dir = join(sb.root, "bin1");
@@ -70,19 +73,21 @@ describe.skipIf(process.platform !== "linux" || process.arch !== "x64")("install
   };
   build("mam-9.8.7-linux-x64", 'echo "mam 9.8.7 (glibc-build)"');
   build("mam-9.8.7-linux-x64-musl", 'echo "mam 9.8.7 (musl-build)"');
+  build("mam-9.8.7-linux-x64-baseline", 'echo "mam 9.8.7 (baseline-build)"');
   const sums = () => {
     writeFileSync(join(rel2, "SHA256SUMS"), readdirSync(rel2).filter((f) => f.startsWith("mam-")).map((f) => `${createHash("sha256").update(readFileSync(join(rel2, f))).digest("hex")}  ${f}\n`).join(""));
   };
   sums();
-  /** a fake system: its own bin folder first on PATH with the given ldd and getconf */
-  const system = (label: string, ldd: string, getconf: string) => {
+  /** a fake system: its own bin folder first on PATH with the given ldd and getconf, and a CPU with AVX2 or without */
+  const system = (label: string, ldd: string, getconf: string, avx2 = true) => {
     const b = join(sb.root, `sys-${label}`);
     mkdirSync(b);
+    writeFileSync(join(b, "cpuinfo"), `processor\t: 0\nflags\t\t: fpu sse sse2 ssse3 sse4_1 sse4_2 popcnt${avx2 ? " avx avx2 bmi2" : " avx"}\n`);
     writeFileSync(join(b, "ldd"), `#!/bin/sh\n${ldd}\n`);
     writeFileSync(join(b, "getconf"), `#!/bin/sh\n${getconf}\n`);
     chmodSync(join(b, "ldd"), 0o755);
     chmodSync(join(b, "getconf"), 0o755);
-    return sb.with({ MAM_RELEASE_URL: `file://${rel2}`, PATH: `${b}:${sb.env.PATH}` });
+    return sb.with({ MAM_RELEASE_URL: `file://${rel2}`, PATH: `${b}:${sb.env.PATH}`, MAM_CPUINFO: join(b, "cpuinfo") });
   };
   const inst = (env: Record<string, string>, dir: string, ...args: string[]) =>
     run(["bash", join(ROOT, "scripts", "install.sh"), "--dir", dir, ...args], { env });
@@ -94,7 +99,7 @@ describe.skipIf(process.platform !== "linux" || process.arch !== "x64")("install
     const dir = join(sb.root, "g1");
     const r = await inst(system("glibc", GLIBC_LDD, 'echo "glibc 2.36"'), dir);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain("mam-9.8.7-linux-x64 (linux, glibc)");
+    expect(r.stderr).toContain("mam-9.8.7-linux-x64 (linux, glibc, avx2)");
     expect(r.stdout).toBe(`installed mam 9.8.7 (glibc-build) to ${dir}/mam\n`);
   });
 
@@ -102,7 +107,7 @@ describe.skipIf(process.platform !== "linux" || process.arch !== "x64")("install
     const dir = join(sb.root, "m1");
     const r = await inst(system("musl", MUSL_LDD, "exit 1"), dir);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain("mam-9.8.7-linux-x64-musl (linux, musl)");
+    expect(r.stderr).toContain("mam-9.8.7-linux-x64-musl (linux, musl, avx2)");
     expect(r.stdout).toBe(`installed mam 9.8.7 (musl-build) to ${dir}/mam\n`);
   });
 
@@ -120,6 +125,23 @@ describe.skipIf(process.platform !== "linux" || process.arch !== "x64")("install
     const bad = await inst(system("ov2", GLIBC_LDD, "exit 0"), dir, "--libc", "bionic");
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--libc must be glibc or musl");
+  });
+
+  test("a CPU without AVX2 gets the baseline build on glibc, a clear refusal on musl; --cpu overrides", async () => {
+    const dir = join(sb.root, "c1");
+    const r = await inst(system("noavx", GLIBC_LDD, 'echo "glibc 2.36"', false), dir);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain("mam-9.8.7-linux-x64-baseline (linux, glibc, baseline)");
+    expect(r.stdout).toBe(`installed mam 9.8.7 (baseline-build) to ${dir}/mam\n`);
+    const musl = await inst(system("noavx-musl", MUSL_LDD, "exit 1", false), join(sb.root, "c2"));
+    expect(musl.code).toBe(1);
+    expect(musl.stderr).toContain("mam's musl build for x64 needs a CPU with AVX2 and this one has none");
+    expect(existsSync(join(sb.root, "c2", "mam"))).toBe(false);
+    const forced = await inst(system("avx-forced", GLIBC_LDD, 'echo "glibc 2.36"'), join(sb.root, "c3"), "--cpu", "baseline");
+    expect(forced.stdout).toContain("(baseline-build)");
+    const bad = await inst(system("cpu-bad", GLIBC_LDD, "exit 0"), join(sb.root, "c4"), "--cpu", "sse");
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--cpu must be avx2 or baseline");
   });
 
   test("a binary that does not run is refused and the old one is kept", async () => {
