@@ -30,6 +30,8 @@ export interface Turn {
   userTexts: string[];
   /** tool results sent after lastUserText, oldest first (their text) */
   toolOutputs: string[];
+  /** Claude Code's conversation id (its x-claude-code-session-id header): which claude asks */
+  claudeSession?: string;
 }
 
 export interface Reply {
@@ -84,6 +86,8 @@ export interface KeptRequest {
   path: string;
   /** parsed JSON body (undefined when none) */
   body: any;
+  /** the request's headers, names in lower case */
+  headers: Record<string, string>;
   /** the normalised turn, for /v1/messages and /v1/responses */
   turn?: Turn;
   reply?: Reply;
@@ -102,9 +106,9 @@ export interface ModelApi {
   /**
    * from now on (the request being answered included), refuse every model request with this 429
    * (a limit), or only those of one API (`only`: one vendor's account at its limit, another's
-   * answering); undefined: answer again
+   * answering), or those `only` picks (one claude of two: its claudeSession); undefined: answer again
    */
-  refuse(r: Refusal | undefined, only?: Api): void;
+  refuse(r: Refusal | undefined, only?: Api | ((k: KeptRequest) => boolean)): void;
   stop(): Promise<void>;
 }
 
@@ -468,8 +472,9 @@ export function refusal(api: Api, r: Refusal, now = Date.now()): Response {
 export function startModelApi(script: Script, listenPort = 0): ModelApi {
   const requests: KeptRequest[] = [];
   let refusing: Refusal | undefined;
-  let refusingOnly: Api | undefined;
-  const refusedNow = (api: Api) => refusing !== undefined && (refusingOnly === undefined || refusingOnly === api);
+  let refusingOnly: Api | ((k: KeptRequest) => boolean) | undefined;
+  const refusedNow = (api: Api, k: KeptRequest) =>
+    refusing !== undefined && (refusingOnly === undefined || (typeof refusingOnly === "function" ? refusingOnly(k) : refusingOnly === api));
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: listenPort,
@@ -485,7 +490,7 @@ export function startModelApi(script: Script, listenPort = 0): ModelApi {
         }
       }
       const path = url.pathname;
-      const kept: KeptRequest = { api: "other", method: req.method, path, body };
+      const kept: KeptRequest = { api: "other", method: req.method, path, body, headers: Object.fromEntries(req.headers) };
       requests.push(kept);
       if (req.method === "HEAD" || (req.method === "GET" && path === "/")) return new Response(null, { status: 200 });
       if (path === "/v1/messages/count_tokens") {
@@ -496,8 +501,10 @@ export function startModelApi(script: Script, listenPort = 0): ModelApi {
       const turn = (api: Api, t: Turn, side: Reply, respond: (r: Reply, u: Usage) => Response): Response => {
         // at a limit every request is refused, side requests too: the provider refuses the account, not
         // a turn; a script may call refuse() to refuse the very request it is asked (a limit mid-job)
-        const reply = refusedNow(api) ? undefined : t.main ? script(t) : side;
-        if (refusedNow(api) || !reply) {
+        const session = kept.headers["x-claude-code-session-id"];
+        if (session !== undefined) t.claudeSession = session;
+        const reply = refusedNow(api, kept) ? undefined : t.main ? script(t) : side;
+        if (refusedNow(api, kept) || !reply) {
           Object.assign(kept, { api, turn: t, status: 429 });
           return refusal(api, refusing!);
         }
