@@ -9,6 +9,13 @@
 // daemon's decision, journalled before it types) and at its `completed` from the backup (the
 // failover text typed, read after the demo agent's 200 ms quiet spell, the job reported done).
 // Journal lines are stamped with the bench's clock when read (bench/journal-watch.ts).
+//
+// Then the soak, with the real CLIs (installed on first use, as npm run test:agents does):
+// tests/helpers/unattended.ts's run, longer. Two real claudes and a real codex in one pool,
+// SOAK_JOBS jobs to the role from a script with --failover, each step of each job answered
+// SOAK_STEP_MS late by the scripted endpoint (agents that work a while); a third of the way in
+// one claude goes over its 5-hour limit for the rest of the run (claude 2.1.197 then shows its
+// limit options, a dialog mam never types into), and the other is killed with -9 mid-job once.
 import { join } from "node:path";
 import { limitAgent } from "../tests/helpers/limit.ts";
 import { TMUX_BIN } from "../tests/helpers/tmux.ts";
@@ -19,6 +26,18 @@ import { JournalWatch } from "./journal-watch.ts";
 const ROUNDS = Math.round(secondsFrom("BENCH_UNATTENDED_ROUNDS", 20));
 
 export async function benchUnattended(bin: string): Promise<Row[]> {
+  return [...(await failoverRounds(bin)), ...(await soak(bin))];
+}
+
+/** the soak with the real CLIs (see the header), in a process of its own: the test helpers run the mam MAM_BIN names when they load */
+async function soak(bin: string): Promise<Row[]> {
+  const p = Bun.spawn([process.execPath, join(import.meta.dir, "unattended-soak.ts")], { env: { ...process.env, MAM_BIN: bin }, stdout: "pipe", stderr: "inherit" });
+  const out = await new Response(p.stdout).text();
+  if ((await p.exited) !== 0) return [{ what: "unattended soak (bench/unattended-soak.ts)", target: "-", measured: `failed (exit ${p.exitCode}; its error above)`, ok: false }];
+  return (JSON.parse(out.trim().split("\n").at(-1) ?? "") as { rows: Row[] }).rows;
+}
+
+async function failoverRounds(bin: string): Promise<Row[]> {
   const what = `failover at a usage limit: ${ROUNDS} demo workers (each limited mid-job) and a demo backup, one workspace, its daemon (no broker, default polls), \`job submit --failover backup\``;
   if (!TMUX_BIN) return [{ what, target: "-", measured: "skipped: tmux not installed", ok: null }];
   return onBenchHost("unattended", "un", bin, {}, async (h) => {
