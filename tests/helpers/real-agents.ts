@@ -252,8 +252,13 @@ export function seedAgentConfigs(dir: string, api: ModelApi, ws: string, t: Trus
   return { claudeConfigDir, codexHome };
 }
 
-/** the agents and the system, never a mam: the tests run mam by absolute path */
-export const agentsPath = (first?: string) => `${first ? `${first}:` : ""}${testAgentsBin()}:/usr/local/bin:/usr/bin:/bin`;
+/**
+ * the agents and the system, never a mam: the tests run mam by absolute path. MAM_TEST_AGENTS_FIRST
+ * (a bin folder) goes before the pinned CLIs: the suite against other versions of them (the newest
+ * claude: docs/real-agents.md, "Versions")
+ */
+export const agentsPath = (first?: string) =>
+  `${first ? `${first}:` : ""}${process.env.MAM_TEST_AGENTS_FIRST ? `${process.env.MAM_TEST_AGENTS_FIRST}:` : ""}${testAgentsBin()}:/usr/local/bin:/usr/bin:/bin`;
 
 /** end codex's background app-servers under codexHome (SIGTERM, then SIGKILL after a grace time) */
 export async function endCodexDaemons(codexHome: string): Promise<void> {
