@@ -334,6 +334,12 @@ export async function realAgentWorld(o: RealAgentOptions): Promise<RealAgentWorl
   };
 }
 
+/**
+ * claude's prompt box is on screen: its footer says "? for shortcuts" (2.1.197) or, with auto mode
+ * the default (2.1.332), "auto mode on (shift+tab to cycle)"
+ */
+export const claudeFooter = (s: string) => s.includes("? for shortcuts") || s.includes("auto mode on (shift+tab to cycle)");
+
 /** wait until the pane's screen satisfies `pred`; throws with the screen when it never does */
 export async function waitScreen(w: RealAgentWorld, pane: string, pred: (s: string) => boolean, what: string, timeoutMs = 30_000): Promise<string> {
   let s = "";

@@ -10,7 +10,7 @@ import { eventLine, isJobText, withDetail } from "../fakes/model-api/scripts.ts"
 import type { Turn } from "../fakes/model-api/server.ts";
 import { startSubscriber } from "../helpers/daemon.ts";
 import { MAM_CMD } from "../helpers/mam.ts";
-import { type RealAgentWorld, realAgentWorld, typeAndSubmit, waitScreen } from "../helpers/real-agents.ts";
+import { type RealAgentWorld, realAgentWorld, typeAndSubmit, waitScreen, claudeFooter } from "../helpers/real-agents.ts";
 import { waitFor } from "../helpers/sandbox.ts";
 
 let w: RealAgentWorld | undefined;
@@ -37,10 +37,11 @@ async function live(w: RealAgentWorld, name: string): Promise<Sess> {
 }
 
 async function createClaude(w: RealAgentWorld, name: string): Promise<string> {
-  const r = await w.mam(["create", "--agent", "claude", "--mux", "tmux", "--tmux-server", w.server, "--session", name, "--no-onboard"]);
+  // claude 2.1.332 runs in auto mode by default (no dialog for most commands): the mode that asks, in every version
+  const r = await w.mam(["create", "--agent", "claude", "--mux", "tmux", "--tmux-server", w.server, "--session", name, "--no-onboard", "--", "--permission-mode", "default"]);
   if (r.code !== 0) throw new Error(`create exited ${r.code}: ${r.stdout}${r.stderr}`);
   const pane = `=${name}:`;
-  await waitScreen(w, pane, (s) => s.includes("? for shortcuts"), "claude's prompt box", 60_000);
+  await waitScreen(w, pane, claudeFooter, "claude's prompt box", 60_000);
   return pane;
 }
 

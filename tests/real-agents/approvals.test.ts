@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { eventLine, isJobText, withDetail } from "../fakes/model-api/scripts.ts";
 import type { Reply, Turn } from "../fakes/model-api/server.ts";
 import { startSubscriber } from "../helpers/daemon.ts";
-import { type RealAgentWorld, realAgentWorld, waitScreen } from "../helpers/real-agents.ts";
+import { type RealAgentWorld, realAgentWorld, waitScreen, claudeFooter } from "../helpers/real-agents.ts";
 import { waitFor } from "../helpers/sandbox.ts";
 
 let w: RealAgentWorld | undefined;
@@ -55,10 +55,12 @@ async function world(kind: Kind, commands: (root: string) => string[]): Promise<
     // codex asks before a command that leaves its sandbox
     writeFileSync(join(world.codexHome, "config.toml"), `approval_policy = "on-request"\n${readFileSync(join(world.codexHome, "config.toml"), "utf8")}`);
   }
-  const c = await world.mam(["create", "--agent", kind, "--mux", "tmux", "--tmux-server", world.server, "--session", "wrk", "--no-onboard"]);
+  // claude 2.1.332 runs in auto mode by default (it asks for fewer commands): the permission mode that asks, in every version
+  const ask = kind === "claude" ? ["--", "--permission-mode", "default"] : [];
+  const c = await world.mam(["create", "--agent", kind, "--mux", "tmux", "--tmux-server", world.server, "--session", "wrk", "--no-onboard", ...ask]);
   expect(c.code, c.stdout + c.stderr).toBe(0);
   const pane = "=wrk:";
-  await waitScreen(world, pane, (s) => s.includes("? for shortcuts") && (kind === "claude" || s.includes("mock-model")), `${kind}'s prompt`, 60_000);
+  await waitScreen(world, pane, (s) => (kind === "claude" ? claudeFooter(s) : s.includes("? for shortcuts") && s.includes("mock-model")), `${kind}'s prompt`, 60_000);
   const d = startSubscriber(world.sb, join(world.sb.root, "daemon.log"), { ...world.env, MQTT_BROKER: "127.0.0.1", MQTT_PORT: "9", MAM_STATE_POLL_MS: "300" });
   const journal = (id: string): Ev[] => {
     const f = join(world.sb.ws, ".mam", "jobs", `${id}.events.ndjson`);
@@ -66,6 +68,9 @@ async function world(kind: Kind, commands: (root: string) => string[]): Promise<
   };
   return { w: world, pane, journal, stop: () => d.kill() };
 }
+
+/** the key of the question's No: 3 in claude 2.1.197 and codex, 4 in claude 2.1.332 (it adds a choice) */
+const noKey = (q: { choices: { key: string; role: string }[] }) => q.choices.find((c) => c.role === "no")!.key;
 
 /** the question of the job's n-th permission_required, once the daemon journalled it */
 async function asked(journal: (id: string) => Ev[], id: string, n: number, subject: string): Promise<{ fingerprint: string; choices: { n: number; key: string; role: string }[] }> {
@@ -87,10 +92,11 @@ for (const kind of ["claude", "codex"] as const) {
       expect(sub.code, sub.stderr).toBe(0);
       const id = sub.stdout.trim();
       const q = await asked(x.journal, id, 1, `touch ${file(x.w.sb.root)}`);
-      expect(q.choices.map((c) => [c.key, c.role])).toEqual([
+      // claude 2.1.332 adds "3. Yes, and switch to auto mode" (role other: never pressed unasked) and its No moves to 4
+      expect(q.choices.filter((c) => c.role !== "other").map((c) => [c.key, c.role])).toEqual([
         [KEYS[kind].yes, "yes"],
         [KEYS[kind].always, "always"],
-        [KEYS[kind].no, "no"],
+        [noKey(q), "no"],
       ]);
       // status shows the same question
       const st = JSON.parse((await x.w.mam(["status", "--json"])).stdout).sessions.find((s: { name: string }) => s.name === "wrk");
@@ -113,10 +119,10 @@ for (const kind of ["claude", "codex"] as const) {
     const x = await world(kind, (root) => [`touch ${file(root)}`]);
     try {
       const id = (await x.w.mam(["job", "submit", "--to", "wrk", "--prompt", "make the file"])).stdout.trim();
-      await asked(x.journal, id, 1, `touch ${file(x.w.sb.root)}`);
+      const q = await asked(x.journal, id, 1, `touch ${file(x.w.sb.root)}`);
       const no = await x.w.mam(["approve", id, "--deny"]);
       expect(no.code, no.stderr + (await x.w.screen(x.pane))).toBe(0);
-      expect(no.stdout).toContain(`pressed ${KEYS[kind].no} (`);
+      expect(no.stdout).toContain(`pressed ${noKey(q)} (`);
       expect(no.stdout).toContain("told wrk that the answer is no");
       expect(no.stderr).not.toContain("WARNING");
       const wait = await x.w.mam(["job", "wait", id, "--timeout", "90"], 120_000);

@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, linkSync, mkdirSync, readFileSync } from "nod
 import { join } from "node:path";
 import { jobWorker } from "../fakes/model-api/scripts.ts";
 import { MAM_BIN } from "../helpers/mam.ts";
-import { type RealAgentWorld, realAgentWorld, waitScreen } from "../helpers/real-agents.ts";
+import { type RealAgentWorld, realAgentWorld, waitScreen, claudeFooter } from "../helpers/real-agents.ts";
 
 let w: RealAgentWorld | undefined;
 afterEach(async () => {
@@ -23,7 +23,7 @@ async function createClaude(w: RealAgentWorld, name: string, extra: string[] = [
   const r = await w.mam(["create", "--agent", "claude", "--mux", "tmux", "--tmux-server", w.server, "--session", name, "--no-onboard", "--json", ...extra]);
   expect(r.code, `${r.stdout}${r.stderr}`).toBe(0);
   const c = JSON.parse(r.stdout) as { pane: string; start_command: string };
-  await waitScreen(w, c.pane, (s) => s.includes("? for shortcuts"), "claude's prompt box", 60_000);
+  await waitScreen(w, c.pane, claudeFooter, "claude's prompt box", 60_000);
   return c;
 }
 
@@ -67,7 +67,7 @@ for (const [label, spaced] of [
     expect(r.code, `${r.stdout}${r.stderr}`).toBe(0);
     const c = JSON.parse(r.stdout) as { pane: string; start_command: string };
     expect(c.start_command).toContain(`job event:*)`);
-    await waitScreen(world, c.pane, (s) => s.includes("? for shortcuts"), "claude's prompt box", 60_000);
+    await waitScreen(world, c.pane, claudeFooter, "claude's prompt box", 60_000);
 
     const sub = await run(["job", "submit", "--to", "wrk", "--prompt", "say hello"]);
     expect(sub.code, sub.stderr).toBe(0);

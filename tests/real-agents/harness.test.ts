@@ -5,7 +5,7 @@ import { afterEach, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { jobWorker } from "../fakes/model-api/scripts.ts";
-import { codexDaemons, type RealAgentWorld, realAgentWorld, testAgentsBin, typeAndSubmit, waitScreen } from "../helpers/real-agents.ts";
+import { codexDaemons, type RealAgentWorld, realAgentWorld, testAgentsBin, typeAndSubmit, waitScreen, claudeFooter } from "../helpers/real-agents.ts";
 
 let w: RealAgentWorld | undefined;
 afterEach(async () => {
@@ -23,7 +23,7 @@ async function startIn(w: RealAgentWorld, exe: string): Promise<string> {
 test("a real claude turn: prompt box, one message to the endpoint, the answer on screen", async () => {
   w = await realAgentWorld({ script: jobWorker({ answer: (t) => `echo of ${t.lastUserText.split("\n").pop()}` }) });
   const pane = await startIn(w, "claude");
-  await waitScreen(w, pane, (s) => s.includes("? for shortcuts"), "claude's prompt box");
+  await waitScreen(w, pane, claudeFooter, "claude's prompt box");
   await typeAndSubmit(w, pane, "harness hello");
   await waitScreen(w, pane, (s) => s.includes("echo of harness hello"), "the scripted answer");
   const turns = w.api.turns("anthropic");

@@ -8,7 +8,7 @@
 import { afterEach, expect, test } from "bun:test";
 import { resumingWorker } from "../fakes/model-api/scripts.ts";
 import { type ModelApi, type Refusal, startModelApi } from "../fakes/model-api/server.ts";
-import { type RealAgentHost, realAgentHost } from "../helpers/real-agents.ts";
+import { type RealAgentHost, realAgentHost, claudeFooter } from "../helpers/real-agents.ts";
 import { anchoredPids, makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
 import { TMUX_BIN } from "../helpers/tmux.ts";
 
@@ -86,7 +86,7 @@ async function recoverAndContinue(h: RealAgentHost, name: string, ready: (screen
   expect(api!.turns().length, h.visible(name)).toBeGreaterThan(before);
 }
 
-const claudeAtPrompt = (s: string) => /^❯\s*$/m.test(s) && s.includes("? for shortcuts") && !s.includes("What do you want to do?");
+const claudeAtPrompt = (s: string) => /^❯\s*$/m.test(s) && claudeFooter(s) && !s.includes("What do you want to do?");
 const codexAtPrompt = (s: string) => /^› /m.test(s) && !s.includes("Approaching rate limits") && !s.includes("esc to interrupt");
 
 test.skipIf(!TMUX_BIN)("real claude, a subscriber at its 5-hour limit: limited until the unified reset, the limit's options left alone; continue typed after: completed, unlimited once", async () => {

@@ -7,7 +7,7 @@ import { afterEach, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Reply, Turn } from "../fakes/model-api/server.ts";
-import { type RealAgentWorld, realAgentWorld, waitScreen } from "../helpers/real-agents.ts";
+import { type RealAgentWorld, realAgentWorld, waitScreen, claudeFooter } from "../helpers/real-agents.ts";
 import { anchoredPids, waitFor } from "../helpers/sandbox.ts";
 
 let w: RealAgentWorld | undefined;
@@ -53,7 +53,7 @@ test("claude as the lead: session_create, job_submit and job_wait through mam mc
   // the task reaches the lead as a mam job once it is up (claude connects its MCP servers in the
   // background and fixes a turn's tools when the turn starts: a prompt given on its command line
   // races the connection)
-  await waitScreen(w, lead.pane, (s) => s.includes("? for shortcuts"), "claude's prompt box", 60_000);
+  await waitScreen(w, lead.pane, claudeFooter, "claude's prompt box", 60_000);
   const isMamMcp = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(`mcp\0--workspace\0${w!.sb.ws}`);
   expect(await waitFor(() => anchoredPids(w!.sb.ws).some((p) => { try { return isMamMcp(p); } catch { return false; } }), 30_000)).toBe(true);
   await Bun.sleep(1000); // its handshake (≈ 0.4 s observed)

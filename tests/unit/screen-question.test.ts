@@ -192,8 +192,13 @@ test("claude 2.1.332's permission dialog: its `switch to auto mode` choice is ne
   expect(roles(q)).toEqual(["1:1:yes", "2:2:always", "3:3:other", "4:4:no"]);
   expect(pickChoice(q, {})).toMatchObject({ n: 1, label: "Yes" });
   expect(pickChoice(q, { deny: true })).toMatchObject({ n: 4, label: "No" });
-  // its command between the ╌ rules is the subject; the tip is a note, not the question
-  expect(q.subject).toBe("mkdir -p build && touch build/out.txt");
-  expect(q.notes).toEqual(["Tip: auto mode handles these prompts for you · shift+tab to switch"]);
+  // the real 2.1.332 screen: the tip and claude's description come first, the command is what the
+  // ╌ rules frame (rule bash-framed); the tip and the description are notes, not the subject
+  expect(q).toMatchObject({ rule: "bash-framed", subject: "touch made-by-claude.txt", body: ["touch made-by-claude.txt"] });
+  expect(q.notes).toEqual(['Tip: auto mode handles these prompts for you — choose "switch to auto mode" below', "Run a command"]);
+  // 2.1.197's dialog has no frame: the framed rule leaves it to the bash rule, as before
+  expect(read("claude", "blocked-real-permission-bash")).toMatchObject({ rule: "bash", subject: "mkdir -p build && touch build/out.txt" });
+  // and status names the command, not the tip
+  expect(detectScreen("claude", { text: screen("claude", "blocked-332-permission-bash") }).reason).toBe("Bash command: touch made-by-claude.txt — Do you want to proceed?");
   expect(read("claude", "blocked-332-trust")).toBeUndefined();
 });

@@ -11,7 +11,7 @@ import { embeddedRules } from "./embed.ts" with { type: "macro" };
 import { type CompiledInput, type CompiledLimitRule, type CompiledRule, compileInput, compileLimits, compileRules, type DialogKind, type RuleFile, type ScreenState } from "./rules.ts";
 import { plainText } from "./lines.ts";
 import { ruleReason, Regions } from "./regions.ts";
-import { type CompiledQuestion, compileQuestions, type Question, readQuestion } from "./question.ts";
+import { type CompiledQuestion, compileQuestions, type Question, questionLine, readQuestion } from "./question.ts";
 
 export interface ScreenVerdict {
   state: ScreenState;
@@ -70,7 +70,15 @@ export function detectWith(rules: readonly CompiledRule[], screen: Screen): Scre
 
 export function detectScreen(kind: string, screen: Screen): ScreenVerdict {
   const rules = rulesOf(kind);
-  return rules ? detectWith(rules, screen) : { state: "unknown" };
+  const v = rules ? detectWith(rules, screen) : { state: "unknown" as const };
+  // the line after the heading is the dialog's own remark, not what it asks (claude 2.1.332 puts a
+  // tip above its command): the reason names what the question reader reads instead
+  if (v.state === "blocked" && v.dialog === "permission" && v.reason) {
+    const q = questionOf(kind, screen);
+    const named = plainText(v.reason);
+    if (q && q.subject !== "" && q.notes.some((n) => named.startsWith(`${plainText(q.title)}: ${plainText(n)}`.slice(0, 60)))) return { ...v, reason: questionLine(q) };
+  }
+  return v;
 }
 
 const inputs = new Map<string, CompiledInput | null>();

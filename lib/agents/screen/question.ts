@@ -24,6 +24,7 @@
 //   "choice": "^(❯ )?(?<n>\\d+)\\. (?<label>.+?)( \\((?<key>[^()]+)\\))?$",   // one choice; named groups n, label, key
 //   "body": "^ {3}",                                      // optional: raw lines that are the body (others are notes)
 //   "subject": "all-but-last",                            // first | all | all-but-last | a regex with one group
+//   "framed": true,                                       // optional: the body is what the dialog frames between two dashed rules (╌╌╌; claude 2.1.332's command), the rest notes; no frame, no match
 //   "roles": { "always": "…", "no": "^no\\b", "yes": "^yes\\b" },   // on the label, in that order
 //   "keys": { "esc": "esc" }                              // optional: a shown key name → the key to press
 // }
@@ -69,6 +70,7 @@ export interface QuestionSpec {
   choice: string;
   body?: string;
   subject: string;
+  framed?: boolean;
   roles: Partial<Record<Exclude<ChoiceRole, "other">, string>>;
   keys?: Record<string, string>;
 }
@@ -81,6 +83,7 @@ export interface CompiledQuestion {
   choice: RegExp;
   body?: RegExp;
   subject: "first" | "all" | "all-but-last" | RegExp;
+  framed: boolean;
   roles: [Exclude<ChoiceRole, "other">, RegExp][];
   keys: Record<string, string>;
 }
@@ -88,7 +91,9 @@ export interface CompiledQuestion {
 const WHATS = new Set(["command", "file", "tool", "other"]);
 const ROLE_ORDER = ["always", "no", "yes"] as const;
 const PICKS = new Set(["first", "all", "all-but-last"]);
-const KEYS = new Set(["id", "what", "heading", "question", "choice", "body", "subject", "roles", "keys"]);
+const KEYS = new Set(["id", "what", "heading", "question", "choice", "body", "subject", "framed", "roles", "keys"]);
+/** a dashed rule that frames a dialog's subject (claude's ╌╌╌) */
+const DASHED = /^\s*╌{3,}\s*$/;
 /** how far above the choices the question, and above it the heading, may be */
 const REACH = 80;
 /** at most this many body lines are shown (the fingerprint covers them all) */
@@ -124,6 +129,7 @@ export function validateQuestions(v: unknown): QuestionSpec[] {
     if (x.body !== undefined && typeof x.body !== "string") throw new Error(`${at}: "body" must be a regex`);
     if (x.body !== undefined) re(x.body as string, `${at} "body"`);
     if (typeof x.subject !== "string") throw new Error(`${at}: "subject" must be first, all, all-but-last or a regex with one group`);
+    if (x.framed !== undefined && typeof x.framed !== "boolean") throw new Error(`${at}: "framed" must be true or false`);
     if (!PICKS.has(x.subject) && !/\((?!\?)/.test(re(x.subject, `${at} "subject"`).source)) throw new Error(`${at}: "subject" as a regex needs a group`);
     const roles = x.roles as Record<string, unknown>;
     if (!roles || typeof roles !== "object" || Array.isArray(roles)) throw new Error(`${at}: "roles" must be an object`);
@@ -149,6 +155,7 @@ export function compileQuestions(specs: readonly QuestionSpec[]): CompiledQuesti
     choice: re(s.choice, s.id),
     ...(s.body ? { body: re(s.body, s.id) } : {}),
     subject: PICKS.has(s.subject) ? (s.subject as "first" | "all" | "all-but-last") : re(s.subject, s.id),
+    framed: s.framed === true,
     roles: ROLE_ORDER.filter((r) => s.roles[r] !== undefined).map((r) => [r, re(s.roles[r]!, s.id)] as [Exclude<ChoiceRole, "other">, RegExp]),
     keys: Object.fromEntries(Object.entries(s.keys ?? {}).map(([k, v]) => [k.toLowerCase(), v])),
   }));
@@ -259,9 +266,21 @@ function readWith(kind: string, r: CompiledQuestion, raw: readonly string[], cle
   if (h < 0) return undefined;
   // the body: between the heading and the question, or (a heading that is the question) between it and the choices
   const [from, to] = h < q ? [h + 1, q] : [q + 1, block.first];
-  const inner = raw.slice(from, to).filter((l, i) => l.trim() !== "" && !isRuleLine(l) && clean[from + i] !== "");
-  const bodyRaw = r.body ? inner.filter((l) => r.body!.test(l)) : inner;
-  const notes = r.body ? inner.filter((l) => !r.body!.test(l)).map(cleanLine) : [];
+  const kept = (l: string, i: number) => l.trim() !== "" && !isRuleLine(l) && clean[i] !== "";
+  const inner = raw.slice(from, to).filter((l, i) => kept(l, from + i));
+  let bodyRaw = r.body ? inner.filter((l) => r.body!.test(l)) : inner;
+  let notes = r.body ? inner.filter((l) => !r.body!.test(l)).map(cleanLine) : [];
+  if (r.framed) {
+    // the body is what two dashed rules frame; a dialog without the frame is another rule's
+    const dashes = raw.slice(from, to).flatMap((l, i) => (DASHED.test(l) ? [from + i] : []));
+    if (dashes.length < 2) return undefined;
+    const [a, b] = [dashes[0]!, dashes[1]!];
+    bodyRaw = raw.slice(a + 1, b).filter((l, i) => kept(l, a + 1 + i));
+    notes = raw
+      .slice(from, to)
+      .filter((l, i) => (from + i < a || from + i > b) && kept(l, from + i))
+      .map(cleanLine);
+  }
   const body = bodyRaw.length ? dedent(bodyRaw) : [];
   const choices: Choice[] = block.choices.map((c) => {
     const shown = c.shownKey?.toLowerCase();

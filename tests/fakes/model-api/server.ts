@@ -117,11 +117,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let seq = 0;
 const nextId = (p: string) => `${p}_${Date.now().toString(36)}${(++seq).toString(36)}`;
 
+/** claude 2.1.332 sends text pasted into its box wrapped: `<pasted_content id="45b2">\n…\n</pasted_content id="45b2">` */
+const unwrapPasted = (t: string) => t.replace(/<pasted_content id="[^"]*">\n?([\s\S]*?)\n?<\/pasted_content id="[^"]*">/g, "$1");
+
 function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
+  if (typeof content === "string") return unwrapPasted(content);
   if (!Array.isArray(content)) return "";
   return content
-    .map((b: any) => (typeof b?.text === "string" && (b.type === "text" || b.type === "input_text" || b.type === "output_text") ? b.text : ""))
+    .map((b: any) => (typeof b?.text === "string" && (b.type === "text" || b.type === "input_text" || b.type === "output_text") ? unwrapPasted(b.text) : ""))
     .filter((s) => s !== "")
     .join("\n");
 }
