@@ -8,6 +8,7 @@ import { type ModelApi, type Reply, startModelApi, type Turn } from "../fakes/mo
 import { type RealAgentHost, realAgentHost } from "../helpers/real-agents.ts";
 import { anchoredPids, makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
 import { TMUX_BIN } from "../helpers/tmux.ts";
+import { processTree } from "../helpers/unattended.ts";
 
 const NO_BROKER = { MQTT_BROKER: "127.0.0.1", MQTT_PORT: "9" };
 
@@ -22,12 +23,6 @@ function worker(): (t: Turn) => Reply {
     const r = w(t);
     return isJobText(t) && t.toolOutputs.length === 1 ? { ...r, delayMs: 120_000 } : r;
   };
-}
-
-/** the pids of a process and its descendants */
-function tree(pid: number): number[] {
-  const kids = Bun.spawnSync(["ps", "-o", "pid=", "--ppid", String(pid)]).stdout.toString().split(/\s+/).filter(Boolean).map(Number);
-  return [pid, ...kids.flatMap(tree)];
 }
 
 describe.skipIf(!TMUX_BIN)("a dead claude comes back", () => {
@@ -57,7 +52,7 @@ describe.skipIf(!TMUX_BIN)("a dead claude comes back", () => {
     // claude thinks (its request is held): kill it and everything it started
     const panePid = Number(Bun.spawnSync([TMUX_BIN!, "-L", H.tmux, "list-panes", "-t", "=w:", "-F", "#{pane_pid}"], { env: H.env }).stdout.toString().trim());
     expect(panePid).toBeGreaterThan(0);
-    for (const p of tree(panePid).reverse()) {
+    for (const p of processTree(panePid).reverse()) {
       try {
         process.kill(p, "SIGKILL");
       } catch {}
