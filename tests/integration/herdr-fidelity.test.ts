@@ -134,9 +134,10 @@ describe.concurrent("audit #3: fresh panes and the user's shell startup files", 
       const r = await w.mam(["create", "--agent", "claude", "--herdr-session", SERVER, "--no-onboard", "--session", "busy-b"], { env: { ...w.env, WRAP_BUSY_AGENT_START: "1000", MAM_HERDR_SHELL_READY_S: "2" } });
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/^ERROR: the shell of the new pane w\d+:p\d+ was still busy after 2 s \(its startup files were still running\); the pane is closed/);
-      // the 2 s asked for, not the 30 s default (~6 s alone: each try is a herdr CLI call; 15.6 s
-      // was seen with the whole suite running)
-      expect(Date.now() - t0).toBeLessThan(25_000);
+      // the 2 s asked for, not the 30 s default: waiting the default alone takes 30 s, so any run
+      // under that used the 2 s (~6 s alone: each try is a herdr CLI call; 15.6 s and 25.7 s were
+      // seen with the whole suite running beside it)
+      expect(Date.now() - t0).toBeLessThan(30_000);
       expect(await w.panes()).toEqual([]);
       expect(existsSync(w.reg) ? w.rows().filter((x) => x.status === "running") : []).toEqual([]);
     });
