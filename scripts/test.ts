@@ -126,9 +126,13 @@ if (import.meta.main) {
   const parallel = workers > 1 ? [`--parallel=${workers}`] : [];
   const env = { ...process.env, MAM_BIN: bin, MAM_FAKE_HERDR: FAKE_HERDR_BIN, NO_COLOR: "1" };
 
-  /** bun test with these arguments, its stderr shown as it comes (rewritten by `shown`) and kept */
+  /**
+   * bun test with these arguments, its stderr shown as it comes (rewritten by `shown`) and kept.
+   * 120 s a test: two test files at a time on a 2-core machine took a test that needs 20 s alone
+   * past 60 s, and what a timed-out test leaves running fails the run as an error between tests
+   */
   async function bunTest(argv: string[], shown = (s: string) => s): Promise<{ code: number; text: string }> {
-    const proc = Bun.spawn([process.execPath, "test", "--timeout=60000", ...argv], { cwd: root, stdin: "ignore", stdout: "inherit", stderr: "pipe", env });
+    const proc = Bun.spawn([process.execPath, "test", "--timeout=120000", ...argv], { cwd: root, stdin: "ignore", stdout: "inherit", stderr: "pipe", env });
     let text = "";
     const dec = new TextDecoder();
     for await (const chunk of proc.stderr) {

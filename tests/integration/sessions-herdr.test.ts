@@ -197,7 +197,9 @@ describe("concurrent creates in one folder on one server", () => {
         // all in one herdr workspace: one per folder and server
         expect(new Set(panes.map((p) => p.workspace_id)).size).toBe(1);
       });
-    });
+      // the creates take the server's pane-claim lock one after the other: ten of them beside the
+      // rest of the suite on two cores took longer than the default 60 s
+    }, 180_000);
   }
 });
 
