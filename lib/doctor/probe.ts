@@ -3,7 +3,7 @@
 // for ./diagnose.ts). It changes nothing (but herdr's version cache, as any mam call on herdr) and
 // it is bounded: each process it runs (`tmux -V`, an
 // agent's `--version` when its npm package does not say) has a 5 s limit, the broker a 2 s connect.
-import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { connect } from "node:net";
 import { dirname, join } from "node:path";
 import { oursIn } from "../agents/hooks-config.ts";
@@ -15,7 +15,7 @@ import { herdrSupport } from "../mux/herdr-version.ts";
 import { readRegistry } from "../registry/load.ts";
 import { registryPath } from "../registry/paths.ts";
 import { daemonDisabled, daemonStatus } from "../sys/daemon-proc.ts";
-import { type Env, homeDir, mamDir } from "../sys/paths.ts";
+import { type Env, homeDir, mamDir, realOr } from "../sys/paths.ts";
 import { selfCommand } from "../sys/self.ts";
 import { type AgentFact, type Facts, versionIn } from "./diagnose.ts";
 
@@ -24,20 +24,12 @@ const CONNECT_MS = 2000;
 
 const which = (exe: string, env: Env) => Bun.which(exe, { PATH: env.PATH ?? "" });
 
-function real(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return p;
-  }
-}
-
 /**
  * the version of an npm-installed CLI from its package.json (the nearest one above the real file,
  * inside node_modules): no process to start (claude's `--version` takes seconds on a busy machine)
  */
 function npmVersionOf(exePath: string): string | null {
-  let dir = dirname(real(exePath));
+  let dir = dirname(realOr(exePath));
   for (let i = 0; i < 6 && dir.includes("/node_modules/"); i++, dir = dirname(dir)) {
     const p = join(dir, "package.json");
     if (!existsSync(p)) continue;
@@ -176,7 +168,7 @@ export async function probe(me: Self, ws: string | null, env: Env): Promise<Fact
     brokerFact(env),
   ]);
   return {
-    mam: { version: me.version, commit: me.commit, target: me.target, self: compiled ? real(self[0]!) : self.join(" "), compiled, onPath, onPathIsSelf: onPath !== null && compiled && real(onPath) === real(self[0]!) },
+    mam: { version: me.version, commit: me.commit, target: me.target, self: compiled ? realOr(self[0]!) : self.join(" "), compiled, onPath, onPathIsSelf: onPath !== null && compiled && realOr(onPath) === realOr(self[0]!) },
     agents,
     tmux: { path: tmuxPath, version: tmuxVersion },
     herdr,

@@ -9,19 +9,12 @@
 // works outside this workspace, in a folder of another mam workspace (the nearest folder above
 // it with a `.mam/`), is that workspace's. A pane in this workspace (its worktrees included), or
 // in a folder no workspace holds (a shell session that went to /tmp), stays.
-import { existsSync, lstatSync, realpathSync } from "node:fs";
+import { existsSync, lstatSync } from "node:fs";
+import { realOr } from "../sys/paths.ts";
 import { dirname, join } from "node:path";
 import type { MuxPane } from "./types.ts";
 
 const inside = (path: string, root: string) => path === root || path.startsWith(root.endsWith("/") ? root : `${root}/`);
-
-function real(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return p;
-  }
-}
 
 /** the nearest folder at or above `dir` that holds a `.mam` folder, else undefined */
 function workspaceAbove(dir: string): string | undefined {
@@ -35,11 +28,11 @@ function workspaceAbove(dir: string): string | undefined {
 
 /** is the pane another workspace's than `ws` (an absolute, real path) */
 export function foreignPane(p: MuxPane, ws: string): boolean {
-  if (p.owner !== undefined) return p.owner !== ws && real(p.owner) !== ws;
+  if (p.owner !== undefined) return p.owner !== ws && realOr(p.owner) !== ws;
   if (p.cwd === undefined || !p.cwd.startsWith("/")) return false;
   if (inside(p.cwd, ws)) return false;
-  const cwd = real(p.cwd);
+  const cwd = realOr(p.cwd);
   if (inside(cwd, ws)) return false;
   const other = workspaceAbove(cwd);
-  return other !== undefined && real(other) !== ws;
+  return other !== undefined && realOr(other) !== ws;
 }

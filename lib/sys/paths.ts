@@ -97,3 +97,12 @@ export function resolveWorkspace(flag: string | undefined, env: Env = process.en
 export function mamDir(workspace: string): string {
   return join(workspace, ".mam");
 }
+
+/** `p` with its symbolic links resolved; `p` itself when it cannot be (it does not exist) */
+export function realOr(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+}

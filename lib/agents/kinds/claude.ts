@@ -2,10 +2,10 @@
 // at start (--session-id) and resumes it (--resume); its conversations are JSONL files per project
 // folder; mam installs hooks for it, grants it mam's reporting commands as start arguments, and
 // gives it the MCP server per run (--mcp-config) or in the project's .mcp.json.
-import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join, resolve, sep } from "node:path";
 import { usageError } from "../../sys/errors.ts";
-import { type Env, homeDir } from "../../sys/paths.ts";
+import { type Env, homeDir, realOr } from "../../sys/paths.ts";
 import type { ServerEntry } from "../../sys/self.ts";
 import { type AgentKind, type Conversation, type ConversationStore, type Edit, GRANTED_COMMANDS, MCP_PREAPPROVED, SERVER_KEY } from "./kind.ts";
 import { contentText, countOf, jsonObject, stamp, type Tokens, type UsageFact, type UsageSource } from "../usage.ts";
@@ -252,14 +252,6 @@ function readOr(p: string): string | undefined {
     return readFileSync(p, "utf8");
   } catch {
     return undefined;
-  }
-}
-
-function realOr(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return p;
   }
 }
 

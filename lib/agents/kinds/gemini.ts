@@ -2,10 +2,10 @@
 // conversation id at start (--session-id) and resumes it (--resume); the conversations are JSONL
 // files under the Gemini home, one folder per project; mam grants its reporting commands with a
 // policy file (--policy) that allows exactly those command prefixes.
-import { readFileSync, realpathSync, statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
 import { sha256Hex } from "../../sys/digest.ts";
-import { type Env, homeDir } from "../../sys/paths.ts";
+import { type Env, homeDir, realOr } from "../../sys/paths.ts";
 import { type AgentKind, type Conversation, GRANTED_COMMANDS } from "./kind.ts";
 import { firstJsonLines, list, listedStore, mtime, readJson, str } from "./store-util.ts";
 
@@ -146,14 +146,6 @@ export function geminiTrust(cwd: string, env: Env, settings: (string | undefined
   }
   if (level === "DO_NOT_TRUST") return "untrusted";
   return level === "TRUST_FOLDER" || level === "TRUST_PARENT" ? "trusted" : "ask";
-}
-
-function realOr(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return p;
-  }
 }
 
 /** "trust this folder" while gemini's records do not trust `cwd` yet (it will ask at start), else null */
