@@ -60,7 +60,16 @@ export function checkJobFits(env: Env, spec: JobSpec, to: RemoteRef): void {
   if (size > MAX_SEALED_BYTES) throw tooLarge(size, "the job", to.name);
 }
 
-function deliveryFor(job: JobRecord, me: string, to: RemoteRef, about: PromptAbout, id: string, topic: string): Delivery {
+/**
+ * when a job's clock started: its dispatch when it waited (a job that ran after others is offered
+ * once they have ended), else its creation (lib/jobs/ingest.ts counts its timeout the same way)
+ */
+function clockStart(job: JobRecord, jobs?: JobStore): number {
+  const dispatched = jobs?.journal(job.job_id).findLast((e) => e.event === "dispatched");
+  return Math.floor(Date.parse(dispatched?.timestamp ?? job.created_at) / 1000);
+}
+
+function deliveryFor(job: JobRecord, me: string, to: RemoteRef, about: PromptAbout, id: string, topic: string, jobs?: JobStore): Delivery {
   return {
     id,
     job: shippedRecord(job, me),
@@ -69,7 +78,7 @@ function deliveryFor(job: JobRecord, me: string, to: RemoteRef, about: PromptAbo
     ...(about.detail !== undefined ? { detail: about.detail } : {}),
     ...(about.iteration !== undefined ? { iteration: about.iteration } : {}),
     from_host: me,
-    deadline: Math.floor(Date.parse(job.created_at) / 1000) + (job.timeout_sec > 0 ? job.timeout_sec : 365 * 86400),
+    deadline: clockStart(job, jobs) + (job.timeout_sec > 0 ? job.timeout_sec : 365 * 86400),
     ws_id: to.remote.ws_id,
     topic,
   };
@@ -116,7 +125,7 @@ export async function offer(env: Env, jobs: JobStore, to: RemoteRef, about: Prom
   const job = about.job;
   const id = `${job.job_id}.${randomBytes(4).toString("hex")}`;
   const topic = deliveryTopic(tp, to.remote.host, to.remote.ws_id, id);
-  const delivery = deliveryFor(job, me, to, about, id, topic);
+  const delivery = deliveryFor(job, me, to, about, id, topic, jobs);
   const sealed = seal(team, "deliver", me, delivery);
   const what = about.purpose === "job" ? "the job" : about.purpose === "review" ? "the review request" : "the feedback";
   // the receivers drop a larger message unread: refused here, before anything is journalled or sent

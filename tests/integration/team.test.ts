@@ -262,6 +262,46 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
     expect(count(B.screen("busyb"), `[mam] Job ${j2} delegated`)).toBe(1);
   }, 90_000);
 
+  test("a job for an agent on B that runs after others waits on A and is offered once they completed; one after a cancelled job never reaches B", async () => {
+    await B.demo("first", "worker", ["--think-ms", "2500"]);
+    await B.demo("then", "worker", ["--think-ms", "50"]);
+    await untilAnnounced(A, ["first@hostB", "then@hostB"]);
+    // X runs on B (2.5 s) and Y, for another agent of B, waits on A until X has completed
+    const X = await submit(A, ["--to", "first@hostB", "--prompt", "lay the ground"]);
+    const y = await A.mam(["job", "submit", "--to", "then@hostB", "--after", X, "--prompt", "build on it", "--json"]);
+    expect(y.code, y.stderr).toBe(0);
+    const yj = JSON.parse(y.stdout);
+    const Y = yj.job_id as string;
+    expect(yj).toMatchObject({ status: "queued", after: [X], position: null });
+    expect(yj.waits_for).toMatch(new RegExp(`^after job ${X} \\((pending|running)\\) completes$`));
+    expect(y.stderr).toContain(`job ${Y} waits until after job ${X}`);
+    expect(y.stderr).toContain("offers it to hostB then");
+    await Bun.sleep(800);
+    expect(stages(A.journal(Y))).toEqual(["queued mam"]);
+    expect(B.screen("then")).not.toContain(`Job ${Y}`);
+    expect(await A.ok(["job", "status", Y])).toContain(`queued (after job ${X}`);
+    const w = await A.mam(["job", "wait", X, Y, "--timeout", "60"], {}, 90_000);
+    expect(w.code, `${w.stdout}${w.stderr}\nA:\n${A.log()}\nB:\n${B.log()}`).toBe(0);
+    await waitFor(() => A.journal(Y).some((e) => e.event === "completed"), 5000);
+    const evs = A.journal(Y);
+    expect(doubled(evs)).toEqual([]);
+    expect(stages(evs)).toEqual(["queued mam", "dispatched mam", "offered mam", "received mam@hostB", "delivered mam@hostB", "started then@hostB", "progress then@hostB", "completed then@hostB"]);
+    const xDone = A.journal(X).find((e) => e.event === "completed")!;
+    expect(Date.parse(evs.find((e) => e.event === "offered")!.timestamp)).toBeGreaterThanOrEqual(Date.parse(xDone.timestamp));
+    expect(count(B.screen("then"), `[mam] Job ${Y} delegated to you (then@hostB) by`)).toBe(1);
+
+    // Z is cancelled while it runs: V, after it, is cancelled on A with the reason and never offered
+    const Z = await submit(A, ["--to", "first@hostB", "--prompt", "this one is called off"]);
+    const V = await submit(A, ["--to", "then@hostB", "--after", Z, "--prompt", "never needed"]);
+    expect((await A.mam(["job", "cancel", Z])).code).toBe(0);
+    expect(await waitFor(() => A.journal(V).some((e) => e.event === "cancelled"), 20_000, 100), A.log()).toBe(true);
+    expect(A.journal(V).at(-1)).toMatchObject({ event: "cancelled", source: "mam", detail: `job ${Z}, which it runs after, ended cancelled; it never ran` });
+    expect(stages(A.journal(V))).toEqual(["queued mam", "cancelled mam"]);
+    await Bun.sleep(1000);
+    expect(B.screen("then")).not.toContain(`Job ${V}`);
+    expect(B.log()).not.toContain(V);
+  }, 120_000);
+
   test("a pool spans the team: --to-role on A goes to a free agent of that role on C; a role nobody has is a clear error", async () => {
     await C.ok(["create", "--agent", "demo", "--role", "builder", "--session", "bld", "--mux", "tmux", "--tmux-server", C.tmux, "--", "--role", "worker", "--think-ms", "50"]);
     // A sees it announced, idle

@@ -297,7 +297,8 @@ export async function assignWaiting(deps: Deps, o: DispatchOptions = {}): Promis
     const names = new Set(q.waiting.flatMap((w) => (w.to !== null ? [w.to] : [])));
     const roles = new Set(q.waiting.flatMap((w) => (w.role !== null ? [w.role] : [])));
     const free = await freeAgents(deps, names, roles, q.busy);
-    const assigned: Assignment[] = plan(q.waiting, free, o.now ?? Date.now() / 1000, agingSeconds(deps.env), served, tick);
+    // a job for another host's agent that ran after others (never offered yet): it goes to that host now
+    const assigned: Assignment[] = [...toOffer(deps.jobs, q), ...plan(q.waiting, free, o.now ?? Date.now() / 1000, agingSeconds(deps.env), served, tick)];
     const out: Dispatched[] = [];
     for (const a of assigned) {
       const rec0 = q.records.get(a.job_id)!;
@@ -313,6 +314,19 @@ export async function assignWaiting(deps: Deps, o: DispatchOptions = {}): Promis
       out.push({ job_id: a.job_id, to: a.to, record, appended });
     }
     return { gone: out, left: q.waiting.length - out.length + stillHeld, foreign: q.foreign, ended };
+  });
+}
+
+/**
+ * the waiting jobs for an agent of another host (NAME@HOST) that this host holds back because they
+ * run after others (docs/jobs.md#dependencies) and has not offered yet: each goes now, to be
+ * offered (typeDispatched). One already offered waits in its host's line, not here.
+ */
+function toOffer(jobs: JobStore, q: QueueState): Assignment[] {
+  return q.waiting.flatMap((w) => {
+    const rec = q.records.get(w.job_id)!;
+    if (w.to === null || !w.to.includes("@") || rec.remote_of !== undefined || rec.after === undefined) return [];
+    return jobs.journal(w.job_id).some((e) => e.event === "offered") ? [] : [{ job_id: w.job_id, to: w.to }];
   });
 }
 
@@ -350,21 +364,38 @@ export function textForAgent(deps: Pick<Deps, "ws" | "env">, record: JobRecord, 
  * dialog): its header, or a shell's command line; `error` on the job when it cannot be typed
  */
 export async function typeDispatched(deps: Deps, d: Dispatched): Promise<{ ok: boolean; log: string; appended?: Appended }> {
-  const s = await deps.runtime.findSession(d.to);
-  let why: string | undefined;
-  if (!s || isRemote(s)) why = `no running session ${d.to}`;
-  else if (s.gone) why = `${d.to} has no agent any more (${s.gone})`;
-  else if (s.waiting) why = `${d.to} waits at ${s.waiting}`;
-  else {
-    try {
-      const left = await deps.runtime.prompt(s, d.text ?? textForAgent(deps, d.record, d.to), undefined, readsCommands(s.agent) ? "command" : undefined);
-      return { ok: true, log: `job ${d.job_id}: its turn came; typed into ${d.to}${left ? ` (${left.text})` : ""}` };
-    } catch (e) {
-      why = `could not prompt ${d.to} (${(e as Error).message})`;
-    }
-  }
+  const r = await handOver(deps, d);
+  if (r.ok) return { ok: true, log: `job ${d.job_id}: ${r.log}` };
+  const why = r.why;
   const a = await deps.jobs.append(d.job_id, (r, evs) => (r && !evs.some((e) => endsJob(e, r)) ? { event: "error", detail: `its turn came, but ${why}; nothing typed`, source: "mam" } : undefined));
   return { ok: false, log: `job ${d.job_id}: its turn came, but ${why}; nothing typed`, ...(a ? { appended: a } : {}) };
+}
+
+/** type the job into its agent here, or offer it to its agent's host (NAME@HOST): what was done, or why it could not be */
+async function handOver(deps: Deps, d: Dispatched): Promise<{ ok: true; log: string } | { ok: false; why: string }> {
+  let s;
+  try {
+    s = await deps.runtime.findSession(d.to);
+  } catch (e) {
+    return { ok: false, why: (e as Error).message }; // NAME@HOST: the team's hosts do not announce it, or the broker did not answer
+  }
+  if (!s) return { ok: false, why: `no running session ${d.to}` };
+  if (isRemote(s)) {
+    try {
+      const left = await deps.runtime.prompt(s, jobHeader(d.record, s.name, deps.ws), { purpose: "job", job: d.record });
+      return { ok: true, log: `what it runs after has ended; offered to ${d.to}${left ? ` (${left.text})` : ""}` };
+    } catch (e) {
+      return { ok: false, why: `could not offer it to ${d.to} (${(e as Error).message})` };
+    }
+  }
+  if (s.gone) return { ok: false, why: `${d.to} has no agent any more (${s.gone})` };
+  if (s.waiting) return { ok: false, why: `${d.to} waits at ${s.waiting}` };
+  try {
+    const left = await deps.runtime.prompt(s, d.text ?? textForAgent(deps, d.record, d.to), undefined, readsCommands(s.agent) ? "command" : undefined);
+    return { ok: true, log: `its turn came; typed into ${d.to}${left ? ` (${left.text})` : ""}` };
+  } catch (e) {
+    return { ok: false, why: `could not prompt ${d.to} (${(e as Error).message})` };
+  }
 }
 
 /**

@@ -225,7 +225,7 @@ async function waitsItsTurn(deps: Deps, t: InTurn, who: string, warnings: Notice
   warnings.push(
     daemonPid === null
       ? warning(`job ${t.record.job_id} ${waits}, but no daemon runs to give it its turn: start one with mam daemon ensure`)
-      : info(`job ${t.record.job_id} ${waits}; mam's daemon gives it to its agent when its turn comes`),
+      : info(`job ${t.record.job_id} ${waits}; mam's daemon ${who.includes("@") ? `offers it to ${who.slice(who.indexOf("@") + 1)} then` : "gives it to its agent when its turn comes"}`),
   );
   return { record: t.record, daemon_pid: daemonPid, warnings, position: t.position, ...(t.held !== undefined ? { waits_for: t.held } : {}) };
 }
@@ -311,13 +311,19 @@ export async function submitJob(deps: Deps, o: JobInput, opts: SubmitOptions = {
     agent: target.agent,
     ...(target.worktree ? { worktree: target.worktree } : {}),
   };
-  if (isRemote(target) && spec.after?.length) throw usageError(`${field("after")} holds a job back on this host, and a job for ${target.name} goes to its host's line at once; nothing was submitted`, `submit it to ${target.name} once the jobs it runs after have ended (mam job wait ID…), or to an agent of this host`);
   const held = heldBy(deps, full);
   const warnings: Notice[] = [];
   if (isRemote(target)) {
     // refused before anything is written when its delivery would be too large once sealed
     const { checkJobFits } = await import("../../team/offer.ts");
     checkJobFits(deps.env, full, target);
+    // it runs after jobs that have not ended: it waits here, and this host's daemon offers it to
+    // its host once they have (lib/ops/job/queue.ts assignWaiting); there it takes its turn
+    if (held !== undefined) {
+      const t = await registerInTurn(deps, full, { name: target.name, working: false }, teamHost(deps), held);
+      const daemonPid = await ensureDaemonNoticed(deps, warnings, `job ${t.record.job_id} is tracked through its journal`);
+      return waitsItsTurn(deps, t, target.name, warnings, daemonPid);
+    }
     // its host keeps the queue of its own agents (it may journal `queued`), and costs the job
     const record = await deps.jobs.register(full);
     const daemonPid = await ensureDaemonNoticed(deps, warnings, `job ${record.job_id} is tracked through its journal`);
