@@ -111,6 +111,15 @@ test("every relative link and anchor in README.md, CONTRIBUTING.md and docs/*.md
   expect(n).toBeGreaterThan(10);
 });
 
+test("the docs cite no SPEC section: the specification is not in the repository, a user cannot open it (issue 39 item 14)", () => {
+  const cited = DOCS.flatMap((file) =>
+    readFileSync(file, "utf8")
+      .split("\n")
+      .flatMap((line, i) => (/\bSPEC\b|§\s*\d/.test(line) ? [`${rel(file)}:${i + 1}: ${line.trim().slice(0, 120)}`] : [])),
+  );
+  expect(cited).toEqual([]);
+});
+
 test("README.md is at most 10 KB and has no section twice", () => {
   const md = readFileSync(join(ROOT, "README.md"), "utf8");
   expect(Buffer.byteLength(md)).toBeLessThanOrEqual(10 * 1024);
