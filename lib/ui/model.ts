@@ -1,11 +1,13 @@
 // The dashboard's view model (pure): what the page draws, computed from what mam keeps — the
 // status document (registry + multiplexers), the job records and journals, the daemon's state and
 // log. No I/O here; lib/ui/state.ts gathers the inputs, the page only draws what this returns.
+import { cardOf, type Column } from "../jobs/board.ts";
 import { type DeliveryState, latestDelivery } from "../jobs/delivery.ts";
 import type { JobEvent } from "../jobs/event.ts";
 import type { JobRecord } from "../jobs/store.ts";
 import type { Schedule } from "../ops/job/schedule.ts";
 import { effectiveStatus } from "../jobs/store.ts";
+import type { JobStatus } from "../jobs/statuses.ts";
 import type { StatusLine } from "../ops/session/status.ts";
 import type { NeedItem } from "../ops/session/why.ts";
 import type { RosterDoc } from "../ops/team.ts";
@@ -38,6 +40,20 @@ export interface UiEvent {
   data: string;
 }
 
+/**
+ * where a job stands on the board (docs/jobs.md#the-board): its card as `mam status --jobs` gives
+ * it (lib/jobs/board.ts cardOf), less the id and task the job carries already
+ */
+export interface UiCard {
+  column: Column;
+  /** who has it now: its agent, the reviewer, the merge queue, or the line it waits in */
+  who: string;
+  /** ISO time since when it stands there */
+  since: string;
+  /** what it waits for (a waiting job: the jobs it runs after), what it waits at, how it ended */
+  note: string;
+}
+
 export interface UiJob {
   id: string;
   status: string;
@@ -58,6 +74,8 @@ export interface UiJob {
   position: number | null;
   /** the jobs it runs after (docs/jobs.md#dependencies); [] when none */
   after: string[];
+  /** its place on the board */
+  board: UiCard;
   task: string;
   lanes: Lane[];
   /** the axis' length in ms (0 for a job without events) */
@@ -95,6 +113,8 @@ export interface UiState {
   /** what needs a person now, most urgent first (mam status --needs-me) */
   needs: NeedItem[];
   jobs: UiJob[];
+  /** the board's columns in their order (each job's board.column is one of them) */
+  board_columns: readonly Column[];
   daemon: UiDaemon;
   /** null: this machine is in no team (the page shows no fleet) */
   fleet: UiRoster | null;
@@ -150,8 +170,20 @@ function hostOf(session: string, localHost: string | undefined): string | null {
   return at >= 0 ? session.slice(at + 1) : (localHost ?? null);
 }
 
-/** one job with its timeline and its usage at these prices; `localHost`: this host's name when this machine is in a team */
-export function jobViewModel(rec: JobRecord, events: readonly JobEvent[], localHost?: string, prices: PriceTable = shippedPrices()): UiJob {
+/**
+ * a job's card on the board: `held` is what it waits for when it runs after jobs that have not
+ * ended (lib/ops/job/queue.ts heldFor), as `mam status --jobs` reads it; events in journal order
+ */
+export function boardCard(rec: JobRecord, events: readonly JobEvent[], status: JobStatus, held: string | undefined): UiCard {
+  const { column, who, since, note } = cardOf(rec, events, status, held);
+  return { column, who, since, note };
+}
+
+/**
+ * one job with its timeline, its usage at these prices and its card on the board; `localHost`:
+ * this host's name when this machine is in a team; `held`: as boardCard's
+ */
+export function jobViewModel(rec: JobRecord, events: readonly JobEvent[], localHost?: string, prices: PriceTable = shippedPrices(), held?: string): UiJob {
   const sorted = [...events].sort((a, b) => a.seq - b.seq);
   const created = Date.parse(rec.created_at);
   const times = sorted.map((e) => Date.parse(e.timestamp));
@@ -183,9 +215,10 @@ export function jobViewModel(rec: JobRecord, events: readonly JobEvent[], localH
     };
   });
   const lanes: Lane[] = rec.type === "loop" ? ["worker", "reviewer", "mam"] : ["worker", "mam"];
+  const status = effectiveStatus(rec, sorted);
   return {
     id: rec.job_id,
-    status: effectiveStatus(rec, sorted),
+    status,
     type: rec.type,
     to: rec.agent_session,
     agent: rec.agent,
@@ -199,6 +232,7 @@ export function jobViewModel(rec: JobRecord, events: readonly JobEvent[], localH
     delivery: latestDelivery(sorted) ?? null,
     position: null,
     after: rec.after ?? [],
+    board: boardCard(rec, sorted, status, held),
     task: rec.brief_file !== undefined ? `brief ${rec.brief_file}` : oneLine(rec.prompt ?? "", 300),
     lanes,
     span: rel.length ? rel[rel.length - 1]! : 0,

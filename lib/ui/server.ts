@@ -9,8 +9,9 @@
 import { type FSWatcher, statSync, watch } from "node:fs";
 import { dirname } from "node:path";
 import { isRemote, type Reached } from "../jobs/runtime.ts";
-import { queuePositions, readQueue } from "../ops/job/queue.ts";
+import { heldFor, queuePositions, readQueue } from "../ops/job/queue.ts";
 import { realDeps } from "../ops/wiring.ts";
+import { BOARD_COLUMNS } from "../jobs/statuses.ts";
 import { EXIT, MamError } from "../sys/errors.ts";
 import { type Env, mamDir } from "../sys/paths.ts";
 import { noteUi } from "../sys/ui-file.ts";
@@ -136,6 +137,7 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
     rate: team.rate,
     needs: team.needs,
     jobs: jobsView(jobs.all()),
+    board_columns: BOARD_COLUMNS,
     daemon: daemonState,
     fleet: fleetCache ? fleetCache.view(team.sessions) : null,
     schedules,
@@ -206,13 +208,17 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
 
   let regSig = "";
   let daemonJson = "";
-  /** the places in line of the jobs waiting their turn, read only while some wait */
-  const queuePlaces = (): Map<string, number> => {
-    if (!jobs.anyQueued()) return new Map();
+  /**
+   * the places in line of the jobs waiting their turn, and what those that run after others wait
+   * for (as mam status --jobs says it), read only while some wait; undefined: the queue did not read
+   */
+  const queuePlaces = (): { positions: Map<string, number>; held: Map<string, string> } | undefined => {
+    if (!jobs.anyQueued()) return { positions: new Map(), held: new Map() };
     try {
-      return queuePositions(readQueue(deps.jobs, fleetCache?.self.host), o.env);
+      const q = readQueue(deps.jobs, fleetCache?.self.host);
+      return { positions: queuePositions(q, o.env), held: heldFor(q) };
     } catch {
-      return new Map(); // a job being written: the next change places them
+      return undefined; // a job being written: the next change places them
     }
   };
   const refreshFiles = () => {
@@ -220,8 +226,10 @@ export async function startUi(o: UiOptions): Promise<UiServer> {
     const changedProblems = d.problems.join("\n") !== problems.join("\n");
     problems = d.problems;
     if (changedProblems) broadcast("problems", { problems: allProblems() });
-    // a job that moved up its line changed too (the one before it went)
-    const changed = [...new Map([...d.changed, ...jobs.place(queuePlaces())].map((j) => [j.id, j])).values()];
+    // a job that moved up its line changed too (the one before it went), and one that waited for
+    // jobs that moved on (its card says for what)
+    const places = queuePlaces();
+    const changed = [...new Map([...d.changed, ...(places ? jobs.place(places.positions, places.held) : [])].map((j) => [j.id, j])).values()];
     if (changed.length || d.removed.length) {
       broadcast("jobs", { changed, removed: d.removed });
       void refreshTeam(); // the JOB column

@@ -15,7 +15,9 @@ import type { Roster } from "../team/roster.ts";
 import { MamError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 import { isoUtc } from "../sys/time.ts";
-import { DROPPED, daemonView, rosterView, jobViewModel, teamView, type UiDaemon, type UiRoster, type UiJob, type UiSession } from "./model.ts";
+import type { JobEvent } from "../jobs/event.ts";
+import type { JobRecord } from "../jobs/store.ts";
+import { boardCard, DROPPED, daemonView, rosterView, jobViewModel, teamView, type UiDaemon, type UiRoster, type UiJob, type UiSession } from "./model.ts";
 import { loadPrices, type PriceTable, shippedPrices, userPriceFiles } from "../cost/prices.ts";
 import { teamRate, type TeamRate } from "../cost/summary.ts";
 import { readLedger } from "../cost/ledger.ts";
@@ -35,9 +37,21 @@ export interface JobsDelta {
   problems: string[];
 }
 
+/**
+ * one job as the cache keeps it; a waiting one keeps its record and journal too, since its card
+ * changes when what it runs after moves on (their files change, not its own)
+ */
+interface Seen {
+  sig: string;
+  job: UiJob;
+  queued?: { rec: JobRecord; events: JobEvent[] };
+  /** what its card says it waits for (undefined: nothing, or not told yet) */
+  held?: string;
+}
+
 /** the jobs of a workspace, re-read per job only when its files (or the user's prices) changed */
 export class JobCache {
-  private seen = new Map<string, { sig: string; job: UiJob }>();
+  private seen = new Map<string, Seen>();
   /** localHost: this host's name when this machine is in a team (each job then says its host) */
   constructor(
     private jobs: JobStore,
@@ -86,8 +100,9 @@ export class JobCache {
       try {
         const rec = this.jobs.read(id);
         if (!rec) continue;
-        const job = jobViewModel(rec, this.jobs.journal(id), this.localHost, prices);
-        this.seen.set(id, { sig: s, job });
+        const events = this.jobs.journal(id);
+        const job = jobViewModel(rec, events, this.localHost, prices);
+        this.seen.set(id, { sig: s, job, ...(job.status === "queued" ? { queued: { rec, events } } : {}) });
         d.changed.push(job);
       } catch (e) {
         d.problems.push((e as Error).message);
@@ -106,13 +121,19 @@ export class JobCache {
     return false;
   }
 
-  /** the places in line of the waiting jobs (job id → position): the jobs whose place changed */
-  place(positions: ReadonlyMap<string, number>): UiJob[] {
+  /**
+   * the places in line of the waiting jobs (job id → position) and what those that run after
+   * others wait for (job id → lib/ops/job/queue.ts heldFor's words): the jobs whose place or card changed
+   */
+  place(positions: ReadonlyMap<string, number>, held: ReadonlyMap<string, string> = new Map()): UiJob[] {
     const moved: UiJob[] = [];
     for (const v of this.seen.values()) {
       const p = v.job.status === "queued" ? (positions.get(v.job.id) ?? null) : null;
-      if (p === v.job.position) continue;
-      v.job = { ...v.job, position: p };
+      const h = v.queued ? held.get(v.job.id) : undefined;
+      const recard = v.queued !== undefined && h !== v.held;
+      if (p === v.job.position && !recard) continue;
+      v.job = { ...v.job, position: p, ...(recard ? { board: boardCard(v.queued!.rec, v.queued!.events, "queued", h) } : {}) };
+      v.held = h;
       moved.push(v.job);
     }
     return moved;

@@ -565,3 +565,92 @@ it("the workspace's schedules are on the page: who, how often, when next, its ru
     await page.close();
   });
 }, 120_000);
+
+it("the board (docs/ui.md#the-board): a diamond of jobs in its columns as mam status --jobs has them, moving live; an after id opens that job", async () => {
+  await withWorld(async (w) => {
+    // the workspace's daemon gives a job its turn once what it runs after has completed
+    const env = w.sb.with({ ...w.env, MAM_NO_SUBSCRIBER_DAEMON: undefined, RECONCILE_POLL_INTERVAL: "1" });
+    const mam = (args: string[]) => runMam(args, { env, cwd: w.sb.ws, timeoutMs: 60_000 });
+    try {
+      // demo agents; da asks in a permission dialog before its job's command, so A works until the test answers
+      for (const [name, extra] of [["da", ["--dialog"]], ["db", []], ["dc", []], ["dd", []]] as const) {
+        const r = await mam(["create", "--agent", "demo", "--role", "worker", "--session", name, "--tmux-server", w.server, "--no-onboard", "--", ...extra]);
+        expect(r.code, `${r.stdout}${r.stderr}`).toBe(0);
+      }
+      const submit = async (args: string[]) => {
+        const r = await mam(["job", "submit", ...args]);
+        expect(r.code, r.stderr).toBe(0);
+        return r.stdout.trim();
+      };
+      const A = await submit(["--to", "da", "--prompt", "part A"]);
+      const B = await submit(["--to", "db", "--after", A, "--prompt", "part B"]);
+      const C = await submit(["--to", "dc", "--after", A, "--prompt", "part C"]);
+      const D = await submit(["--to", "dd", "--after", `${B},${C}`, "--prompt", "join them"]);
+      const ui = await startUiProcess(w.sb, env);
+      uis.push(ui);
+      const page = await w.open(ui);
+      await page.setViewport({ width: 1400, height: 900 });
+      // the board is a button beside the list, reached and pressed from the keyboard
+      await page.focus("[data-view='board']");
+      await page.keyboard.press("Enter");
+      await page.waitForSelector("#board:not([hidden]) [data-column]", { timeout: 5_000 });
+      expect(await page.$eval("[data-view='board']", (e) => e.getAttribute("aria-pressed"))).toBe("true");
+      expect(await page.$("#jobs:not([hidden])")).toBeNull();
+      // A works (its agent waits in its dialog); B and C wait for A, D for both
+      await page.waitForSelector("tr[data-session='da'][data-live='blocked']", { timeout: 30_000 });
+      const inCol = (col: string, id: string) => `#board [data-column='${col}'] [data-card='${id}']`;
+      await page.waitForSelector(inCol("working", A), { timeout: 10_000 });
+      for (const id of [B, C, D]) await page.waitForSelector(inCol("waiting", id), { timeout: 10_000 });
+      // every column, in order, the empty ones too (narrow)
+      expect(await page.$$eval("#board [data-column]", (cs) => cs.map((c) => c.getAttribute("data-column")))).toEqual(["waiting", "queued", "working", "in_review", "merging", "done", "failed"]);
+      expect(await page.$$eval("#board .col.empty", (cs) => cs.map((c) => c.getAttribute("data-column")))).toEqual(["queued", "in_review", "merging", "done", "failed"]);
+      expect(await text(page, "#board [data-column='waiting'] [data-count]")).toBe("3");
+      // each card as mam status --jobs says it: who, since, and what a waiting job waits for
+      const board = JSON.parse((await mam(["status", "--jobs", "--json"])).stdout).board as Record<string, { job_id: string; who: string; since: string; note: string; task: string }[]>;
+      expect(board.waiting.map((c) => c.job_id).sort()).toEqual([B, C, D].sort());
+      expect(board.working.map((c) => c.job_id)).toEqual([A]);
+      expect(board.waiting.find((c) => c.job_id === D)!.note).toBe(`after jobs ${B} (queued) and ${C} (queued) complete`);
+      for (const c of [...board.waiting, ...board.working]) {
+        const sel = `#board [data-card='${c.job_id}']`;
+        await page.waitForFunction(`document.querySelector("${sel} [data-since]")?.dataset.since === ${JSON.stringify(c.since)}`, { timeout: 5_000 });
+        expect(await text(page, `${sel} .card-who b`)).toBe(c.who);
+        expect(await text(page, `${sel} .card-task`)).toBe(c.task);
+        if (c.note) expect(await text(page, `${sel} [data-note]`)).toBe(c.note);
+      }
+      expect(await text(page, `${inCol("waiting", D)} .card-note`)).toBe(`waits until after jobs ${B} (queued) and ${C} (queued) complete`);
+      expect(await text(page, `${inCol("waiting", D)} .after`)).toBe(`after ${B}, ${C}`);
+      expect(await text(page, `${inCol("waiting", B)} .after`)).toBe(`after ${A}`);
+      expect(await page.$eval(`${inCol("working", A)} [data-since]`, (e) => e.textContent)).toMatch(/^\d+[smhd] ago$/);
+      await snap(page, "board");
+      // an after id opens that job: from the keyboard, and with a click
+      await page.focus(`${inCol("waiting", D)} .after [data-open-job='${B}']`);
+      await page.keyboard.press("Enter");
+      await page.waitForFunction(`document.getElementById("panel-title").textContent === "job ${B}"`, { timeout: 5_000 });
+      await page.click(`${inCol("waiting", D)} .after [data-open-job='${C}']`);
+      await page.waitForFunction(`document.getElementById("panel-title").textContent === "job ${C}"`, { timeout: 5_000 });
+      await page.click("#panel-close");
+      await page.click(`${inCol("waiting", D)} .card-head [data-open-job='${D}']`);
+      await page.waitForFunction(`document.getElementById("panel-title").textContent === "job ${D}"`, { timeout: 5_000 });
+      await page.click("#panel-close");
+
+      // the user answers da's dialog: A completes, B and C take their turns, then D; the board follows
+      const ok = await mam(["approve", "da"]);
+      expect(ok.code, ok.stderr).toBe(0);
+      await page.waitForSelector(inCol("done", A), { timeout: 30_000 });
+      for (const id of [B, C, D]) await page.waitForSelector(inCol("done", id), { timeout: 60_000 });
+      expect(await page.$$("#board [data-column='waiting'] [data-card]")).toHaveLength(0);
+      expect(await text(page, "#board [data-column='done'] [data-count]")).toBe("4");
+      expect(await text(page, `${inCol("done", D)} .after`)).toBe(`after ${B}, ${C}`);
+      expect(await page.$(`${inCol("done", D)} .card-note`)).toBeNull(); // done, nothing merged: no note
+      await snap(page, "board-done");
+      // the list again: the choice is the page's, the jobs are the same
+      await page.click("[data-view='list']");
+      await page.waitForSelector(`#jobs:not([hidden]) [data-job='${D}'][data-status='completed']`, { timeout: 5_000 });
+      expect(await page.$("#board:not([hidden])")).toBeNull();
+      await page.close();
+      expect(await ui.stop()).toBe(143);
+    } finally {
+      await mam(["daemon", "stop"]);
+    }
+  });
+}, 180_000);

@@ -6,6 +6,7 @@
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import { createAgent, type E2E, ensureDaemon, journalEvents, monitorLog, jobRecords, newWorkspace, openGate, startE2E, submitJob, type Ws } from "../helpers/jobs-e2e.ts";
 import { waitFor } from "../helpers/sandbox.ts";
+import { startUiProcess } from "../helpers/browser.ts";
 
 let e: E2E;
 beforeAll(async () => {
@@ -67,6 +68,17 @@ test("a diamond: B and C after A, D after both; each waits saying for what, and 
   expect(boardText).toContain("WAITING (3)\n");
   expect(boardText).toContain("WORKING (2)\n");
   expect(boardText).toContain(`  ${D}  ${d1}  since `);
+  // the dashboard's state has each job's card as the board has it (docs/ui.md#the-board)
+  const ui = await startUiProcess(e.sb, w.env, [], w.dir);
+  try {
+    const state = (await (await fetch(`http://127.0.0.1:${ui.port}/api/state?token=${ui.token}`)).json()) as { board_columns: string[]; jobs: { id: string; board: unknown }[] };
+    expect(state.board_columns).toEqual(Object.keys(board));
+    const cards = Object.entries(board as Record<string, { job_id: string; who: string; since: string; note: string }[]>).flatMap(([column, cs]) => cs.map((c) => ({ id: c.job_id, board: { column, who: c.who, since: c.since, note: c.note } })));
+    expect(cards).toHaveLength(5);
+    expect(state.jobs.map((j) => ({ id: j.id, board: j.board })).sort((x, y) => x.id.localeCompare(y.id))).toEqual(cards.sort((x, y) => x.id.localeCompare(y.id)));
+  } finally {
+    await ui.stop("SIGKILL");
+  }
 
   // A goes on: everything flows, in order
   openGate(w.dir, "progress", "completed");

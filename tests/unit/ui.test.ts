@@ -2,7 +2,8 @@
 // (lib/ui/model.ts) and which actions it may ask for (lib/ui/actions.ts parseAction).
 import { describe, expect, test } from "bun:test";
 import { checkRequest, hostAllowed, newUiToken, originAllowed, tokenMatches } from "../../lib/ui/guard.ts";
-import { daemonView, rosterView, jobViewModel, jobsView, laneOf, spread, teamView } from "../../lib/ui/model.ts";
+import { boardCard, daemonView, rosterView, jobViewModel, jobsView, laneOf, spread, teamView } from "../../lib/ui/model.ts";
+import { cardOf } from "../../lib/jobs/board.ts";
 import { rosterDoc } from "../../lib/ops/team.ts";
 import { workspaceId } from "../../lib/team/messages.ts";
 import { parseAction, httpStatusOf } from "../../lib/ui/actions.ts";
@@ -161,6 +162,34 @@ describe("view model", () => {
   test("a job without events: pending from its record, an empty axis", () => {
     const j = jobViewModel(record(), []);
     expect(j).toMatchObject({ status: "pending", lanes: ["worker", "mam"], span: 0, events: [], marks: [] });
+  });
+  test("the board: each job carries mam status --jobs's card (column, who, since, note); a waiting one says what it waits for", () => {
+    seq = 0;
+    const held = "after jobs aaaaaaaa (running) and bbbbbbbb (queued) complete";
+    const queued = [ev("queued", "mam", "00:02", {}, "w is busy")];
+    const d = jobViewModel(record({ after: ["aaaaaaaa", "bbbbbbbb"] }), queued, undefined, undefined, held);
+    expect(d).toMatchObject({ status: "queued", after: ["aaaaaaaa", "bbbbbbbb"], board: { column: "waiting", who: "w", since: "2026-01-01T10:00:02Z", note: held } });
+    // the same words and times as the board's own card, less the id and task the job has already
+    const { job_id: _id, task: _task, ...card } = cardOf(record({ after: ["aaaaaaaa", "bbbbbbbb"] }), queued, "queued", held);
+    expect(d.board).toEqual(card);
+    expect(Object.keys(d.board).sort()).toEqual(["column", "note", "since", "who"]);
+    // nothing held: it waits its turn in its line
+    expect(jobViewModel(record(), queued).board).toEqual({ column: "queued", who: "w", since: "2026-01-01T10:00:02Z", note: "w is busy" });
+    // a pool job waits for a free one of its role
+    expect(boardCard(record({ to_role: "worker", agent_session: "role:worker" }), queued, "queued", undefined)).toMatchObject({ column: "queued", who: "a free worker" });
+    // working, then a loop's review, then done; an ended job keeps the time it ended
+    seq = 0;
+    const loopRec = record({ type: "loop", reviewer_session: "rev", max_iterations: 3 });
+    const working = [ev("started", "w", "00:03", {}, "on it")];
+    expect(jobViewModel(loopRec, working).board).toEqual({ column: "working", who: "w", since: "2026-01-01T10:00:03Z", note: "round 1 of 3" });
+    const inReview = [...working, ev("completed", "w", "00:05", {}, "done v1")];
+    expect(jobViewModel(loopRec, inReview).board).toMatchObject({ column: "in_review", who: "rev", since: "2026-01-01T10:00:05Z" });
+    seq = 0;
+    expect(jobViewModel(record(), [ev("started", "w", "00:03"), ev("completed", "w", "00:07", {}, "all done")]).board).toEqual({ column: "done", who: "w", since: "2026-01-01T10:00:07Z", note: "" });
+    seq = 0;
+    expect(jobViewModel(record(), [ev("started", "w", "00:03"), ev("error", "w", "00:08", {}, "tests fail")]).board).toEqual({ column: "failed", who: "w", since: "2026-01-01T10:00:08Z", note: "error: tests fail" });
+    // no events: pending, working since its creation
+    expect(jobViewModel(record(), []).board).toEqual({ column: "working", who: "w", since: "2026-01-01T10:00:00Z", note: "" });
   });
   test("jobs newest first", () => {
     const a = jobViewModel(record({ job_id: "aaaaaaaa", created_at: "2026-01-01T10:00:00Z" }), []);
@@ -387,6 +416,36 @@ describe("state readers (a temp workspace)", () => {
       const moved = c.place(new Map([[b.job_id, 1]]));
       expect(moved.map((j) => [j.id, j.status, j.position])).toEqual([[b.job_id, "queued", 1]]);
       expect(c.get(a.job_id)).toMatchObject({ status: "pending", position: null });
+    } finally {
+      rmSync(ws, { recursive: true, force: true });
+    }
+  });
+
+  test("JobCache.place: a job that runs after others moves on the board when they do (their files change, not its own)", async () => {
+    const { JobCache } = await import("../../lib/ui/state.ts");
+    const { appendEvent, jobStore, registerJob } = await import("../../lib/jobs/store.ts");
+    const ws = mkdtempSync(join(tmpdir(), "mam-ui-unit-"));
+    try {
+      const c = new JobCache(jobStore(ws));
+      const a = await registerJob(ws, spec);
+      const b = await registerJob(ws, { ...spec, after: [a.job_id] });
+      await appendEvent(ws, b.job_id, { event: "queued", source: "mam", detail: "waits", data: { to: "w" } });
+      c.refresh();
+      // read alone, it is a queued job; told what it waits for, it waits
+      expect(c.get(b.job_id)!.board.column).toBe("queued");
+      const w1 = `after job ${a.job_id} (pending) completes`;
+      expect(c.place(new Map(), new Map([[b.job_id, w1]])).map((j) => [j.id, j.board.column, j.board.note])).toEqual([[b.job_id, "waiting", w1]]);
+      expect(c.place(new Map(), new Map([[b.job_id, w1]]))).toEqual([]); // the same words: nothing moved
+      // a runs: b's words change though its files did not
+      await appendEvent(ws, a.job_id, { event: "started", source: "w", detail: "on it" });
+      expect(c.refresh().changed.map((j) => j.id)).toEqual([a.job_id]);
+      const w2 = `after job ${a.job_id} (running) completes`;
+      expect(c.place(new Map(), new Map([[b.job_id, w2]])).map((j) => [j.id, j.board.note])).toEqual([[b.job_id, w2]]);
+      // a completed: b waits its turn in w's line, with a place
+      await appendEvent(ws, a.job_id, { event: "completed", source: "w", detail: "done" });
+      c.refresh();
+      expect(c.place(new Map([[b.job_id, 1]]), new Map()).map((j) => [j.id, j.board.column, j.position])).toEqual([[b.job_id, "queued", 1]]);
+      expect(c.get(a.job_id)!.board).toMatchObject({ column: "done", who: "w", note: "" });
     } finally {
       rmSync(ws, { recursive: true, force: true });
     }

@@ -13,7 +13,15 @@
   const LABELLED = new Set(["completed", "error", "cancelled", "timeout", "budget_exceeded", "permission_required"]);
   // shown: how many jobs the list shows (newest first); "show more" adds a page
   const PAGE = 20;
-  const S = { linked: false, ws: "", actions: false, sessions: [], needs: [], rate: null, jobs: new Map(), schedules: [], daemon: null, fleet: null, filter: "all", shown: PAGE, open: null, panel: null, screen: null };
+  // view: the jobs as a list or as a board (its columns from the server; colShown: how many cards each column shows)
+  const S = { linked: false, ws: "", actions: false, sessions: [], needs: [], rate: null, jobs: new Map(), schedules: [], daemon: null, fleet: null, filter: "all", shown: PAGE, open: null, panel: null, screen: null, view: savedView(), columns: [], colShown: {} };
+  function savedView() {
+    try {
+      return localStorage.getItem("mam-ui-jobs-view") === "board" ? "board" : "list";
+    } catch {
+      return "list";
+    }
+  }
 
   // ---- usage (docs/cost.md): the model's views, in a few characters ------------------------------
   const compact = (n) => (n < 1000 ? String(n) : n < 1e6 ? `${(n / 1e3).toFixed(n < 1e4 ? 1 : 0)}k` : `${(n / 1e6).toFixed(n < 1e7 ? 1 : 0)}M`);
@@ -186,10 +194,10 @@
       ${afterHtml(j)}<span class="task">${esc(j.task)}</span></div>${timeline(j)}</div>`;
   }
 
-  // what a job runs after (job submit --after): each id opens that job
+  // what a job runs after (job submit --after): each id opens that job (a link: keyboard reachable)
   function afterHtml(j) {
     if (!j.after || j.after.length === 0) return "";
-    return `<span class="dim after" data-after="${esc(j.after.join(","))}">after ${j.after.map((id) => `<span class="mono" data-open-job="${esc(id)}">${esc(id)}</span>`).join(", ")}</span>`;
+    return `<span class="dim after" data-after="${esc(j.after.join(","))}">after ${j.after.map((id) => `<a href="#" class="mono" data-open-job="${esc(id)}">${esc(id)}</a>`).join(", ")}</span>`;
   }
 
   function budgetHtml(j) {
@@ -215,15 +223,69 @@
   }
 
   function renderJobs() {
+    $("jobs-count").textContent = `${S.jobs.size} job${S.jobs.size === 1 ? "" : "s"}`;
+    const board = S.view === "board";
+    for (const b of document.querySelectorAll("[data-view]")) {
+      b.classList.toggle("on", b.dataset.view === S.view);
+      b.setAttribute("aria-pressed", String(b.dataset.view === S.view));
+    }
+    $("filters").hidden = $("jobs").hidden = board;
+    $("board").hidden = !board;
+    if (board) {
+      renderBoard();
+      if (S.panel && S.panel.kind === "job") renderJobPanel();
+      return;
+    }
     renderFilters();
     const js = sortedJobs().filter((j) => S.filter === "all" || j.status === S.filter);
-    $("jobs-count").textContent = `${S.jobs.size} job${S.jobs.size === 1 ? "" : "s"}`;
     // the newest S.shown of them; the rest a page at a time (a long list made a page thousands of pixels tall)
     const more = js.length - S.shown;
     const moreHtml = more > 0 ? `<p><button type="button" data-more-jobs="1">show ${Math.min(more, PAGE)} more</button> <span class="dim">(${more} older not shown)</span></p>` : "";
     $("jobs").innerHTML = js.length ? js.slice(0, S.shown).map(jobHtml).join("") + moreHtml : `<p class="dim">${S.jobs.size ? "no job with this status" : "no jobs yet — mam job submit --to NAME --prompt …"}</p>`;
     if (S.panel && S.panel.kind === "job") renderJobPanel();
   }
+
+  // ---- the board (mam status --jobs): each job in the column the server put it in ----------------
+  // a column lists its cards newest first (by since, as mam status --jobs does), PAGE at a time;
+  // an empty column stays, narrow. Redrawn whole; the link that had the focus keeps it.
+  const COLUMN_NAME = (c) => c.replace("_", " ");
+  function cardHtml(j) {
+    const b = j.board;
+    const waits = b.column === "waiting" && b.note;
+    const note = b.note ? `<div class="card-note${waits ? " waits" : ""}" title="${esc(b.note)}">${waits ? `<span class="dim">waits until </span>` : ""}<span data-note>${esc(b.note)}</span></div>` : "";
+    const after = j.after && j.after.length ? `<div class="card-after">${afterHtml(j)}</div>` : "";
+    return `<li class="card" data-card="${esc(j.id)}" data-status="${esc(j.status)}">
+      <div class="card-head"><a href="#" class="mono" data-open-job="${esc(j.id)}" aria-label="job ${esc(j.id)}">${esc(j.id)}</a><span class="since dim" data-since="${esc(b.since)}" title="${esc(b.since)}">${esc(ago(b.since))} ago</span></div>
+      <div class="card-task" title="${esc(j.task)}">${esc(j.task)}</div>
+      <div class="card-who">→ <b>${esc(b.who)}</b></div>${note}${after}</li>`;
+  }
+  function renderBoard() {
+    const focused = document.activeElement && $("board").contains(document.activeElement) ? document.activeElement : null;
+    const keep = focused && focused.dataset.openJob ? { card: focused.closest("[data-card]")?.dataset.card, job: focused.dataset.openJob } : null;
+    const by = new Map(S.columns.map((c) => [c, []]));
+    for (const j of S.jobs.values()) if (j.board && by.has(j.board.column)) by.get(j.board.column).push(j);
+    const newest = (a, b) => (a.board.since < b.board.since ? 1 : a.board.since > b.board.since ? -1 : a.id < b.id ? -1 : 1);
+    $("board").innerHTML = S.columns
+      .map((c) => {
+        const cards = by.get(c).sort(newest);
+        const shown = S.colShown[c] || PAGE;
+        const more = cards.length - shown;
+        const moreHtml = more > 0 ? `<button type="button" data-more-col="${esc(c)}">show ${Math.min(more, PAGE)} more</button> <span class="dim">(${more} older)</span>` : "";
+        const list = cards.length ? `<ol class="cards">${cards.slice(0, shown).map(cardHtml).join("")}</ol>${moreHtml}` : "";
+        return `<section class="col${cards.length ? "" : " empty"}" data-column="${esc(c)}" aria-label="${esc(COLUMN_NAME(c))}: ${cards.length}"><h3 class="col-head">${esc(COLUMN_NAME(c))} <span class="dim" data-count>${cards.length}</span></h3>${list}</section>`;
+      })
+      .join("");
+    if (keep) {
+      const sel = keep.card ? `[data-card="${CSS.escape(keep.card)}"] [data-open-job="${CSS.escape(keep.job)}"]` : `[data-open-job="${CSS.escape(keep.job)}"]`;
+      const el = $("board").querySelector(sel);
+      if (el) el.focus();
+    }
+  }
+  // "3m ago" keeps counting between changes
+  setInterval(() => {
+    if (S.view !== "board") return;
+    for (const el of document.querySelectorAll("#board [data-since]")) el.textContent = `${ago(el.dataset.since)} ago`;
+  }, 5000);
 
   // ---- schedules (job submit --at / --every) ---------------------------------------------------
   function renderSchedules() {
@@ -310,7 +372,7 @@
   }
 
   document.addEventListener("click", (ev) => {
-    const t = ev.target.closest("[data-filter],[data-open-job],[data-screen],[data-act],[data-more-jobs],#panel-close");
+    const t = ev.target.closest("[data-filter],[data-open-job],[data-screen],[data-act],[data-more-jobs],[data-more-col],[data-view],#panel-close");
     if (!t) return;
     ev.preventDefault();
     if (t.id === "panel-close") return closePanel();
@@ -321,6 +383,17 @@
     }
     if (t.dataset.moreJobs) {
       S.shown += PAGE;
+      return renderJobs();
+    }
+    if (t.dataset.moreCol) {
+      S.colShown[t.dataset.moreCol] = (S.colShown[t.dataset.moreCol] || PAGE) + PAGE;
+      return renderBoard();
+    }
+    if (t.dataset.view) {
+      S.view = t.dataset.view === "board" ? "board" : "list";
+      try {
+        localStorage.setItem("mam-ui-jobs-view", S.view);
+      } catch {}
       return renderJobs();
     }
     if (t.dataset.openJob) return openPanel("job", t.dataset.openJob);
@@ -385,6 +458,7 @@
       S.needs = s.needs || [];
       S.rate = s.rate;
       S.jobs = new Map(s.jobs.map((j) => [j.id, j]));
+      S.columns = s.board_columns || [];
       S.daemon = s.daemon;
       S.fleet = s.fleet;
       S.schedules = s.schedules || [];
@@ -437,7 +511,7 @@
       for (const id of d.removed) S.jobs.delete(id);
       renderDaemon();
       if (S.fleet) renderFleet(); // a job of another host's agent is a link once it is here
-      if (whole) return renderJobs();
+      if (whole || S.view === "board") return renderJobs(); // the board: a card may have moved without a new status
       renderFilters();
       if (S.panel && S.panel.kind === "job") renderJobPanel();
     });
