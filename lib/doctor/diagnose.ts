@@ -26,8 +26,10 @@ export interface AgentFact {
   /** where it is on PATH; null: not found */
   path: string | null;
   version: string | null;
-  /** the version mam was verified on, else null (an unverified kind) */
+  /** the (oldest) version mam was verified on, else null (an unverified kind) */
   verified: string | null;
+  /** the newest version mam was verified on, when it differs from `verified` (the supported range) */
+  newest?: string | null;
   /** its npm package, when it installs from npm */
   pkg: string | null;
 }
@@ -83,15 +85,23 @@ function agentCheck(a: AgentFact, used: boolean): Check | undefined {
     return { id, name: a.kind, status: "info", detail: "not installed", fix: `to use it: ${install(a)}` };
   }
   if (a.verified === null) return { id, name: a.kind, status: "warn", detail: `${a.version ?? "version unknown"} at ${a.path}: mam has not run this kind for real; its screens are read from its docs`, fix: "use a verified kind for unattended work (claude, codex, gemini, opencode, qwen, cline)" };
-  if (a.version === null) return { id, name: a.kind, status: "warn", detail: `at ${a.path}, version unknown (verified: ${a.verified})`, fix: `check that \`${a.exe} --version\` runs; ${install(a)}@${a.verified} is the verified one` };
-  const c = compareVersions(a.version, a.verified);
-  if (c === 0) return { id, name: a.kind, status: "ok", detail: `${a.version} at ${a.path} (the verified version)`, fix: null };
+  if (a.version === null) return { id, name: a.kind, status: "warn", detail: `at ${a.path}, version unknown (verified: ${a.newest ? `${a.verified} to ${a.newest}` : a.verified})`, fix: `check that \`${a.exe} --version\` runs; ${install(a)}@${a.newest ?? a.verified} is ${a.newest ? "the newest" : "the"} verified one` };
+  const newest = a.newest ?? a.verified;
+  const older = compareVersions(a.version, a.verified) < 0;
+  const newer = compareVersions(a.version, newest) > 0;
+  if (newest === a.verified) {
+    if (!older && !newer) return { id, name: a.kind, status: "ok", detail: `${a.version} at ${a.path} (the verified version)`, fix: null };
+  } else if (!older && !newer) {
+    const which = a.version === a.verified ? "the oldest verified version" : a.version === newest ? "the newest verified version" : `within the verified range ${a.verified} to ${newest}`;
+    return { id, name: a.kind, status: "ok", detail: `${a.version} at ${a.path} (${which})`, fix: null };
+  }
+  const verified = newest === a.verified ? a.verified : `${a.verified} to ${newest}`;
   return {
     id,
     name: a.kind,
     status: "warn",
-    detail: `${a.version} at ${a.path}: mam was verified on ${a.verified} (this one is ${c > 0 ? "newer" : "older"}); mam still drives it, but may misread a screen that changed`,
-    fix: `${install(a)}@${a.verified} for the verified one, or report what differs`,
+    detail: `${a.version} at ${a.path}: mam was verified on ${verified} (this one is ${newer ? "newer" : "older"}); mam still drives it, but may misread a screen that changed`,
+    fix: `${install(a)}@${newest} for the ${newest === a.verified ? "verified" : "newest verified"} one, or report what differs`,
   };
 }
 

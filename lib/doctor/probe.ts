@@ -51,7 +51,7 @@ async function agentFact(kind: string, env: Env): Promise<AgentFact> {
   const k = KINDS[kind]!;
   const v = VERIFIED[kind];
   const path = which(k.exe, env);
-  const fact: AgentFact = { kind, exe: k.exe, path, version: null, verified: v?.version ?? null, pkg: v?.package ?? null };
+  const fact: AgentFact = { kind, exe: k.exe, path, version: null, verified: v?.version ?? null, newest: v?.newest ?? null, pkg: v?.package ?? null };
   if (path !== null) fact.version = npmVersionOf(path) ?? (await versionOf([path, "--version"], env));
   return fact;
 }

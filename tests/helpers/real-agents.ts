@@ -13,7 +13,7 @@
 // A team across machines (tests/helpers/team.ts) gets a real agent on one of its hosts with
 // realAgentHost: that host's own CLAUDE_CONFIG_DIR and CODEX_HOME in its folder, trusting its
 // workspace, and the agents on its PATH.
-import { mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, symlinkSync, writeFileSync, existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { installTestAgents } from "../../scripts/install-test-agents.ts";
 import { type ModelApi, type Script, startModelApi } from "../fakes/model-api/server.ts";
@@ -252,13 +252,23 @@ export function seedAgentConfigs(dir: string, api: ModelApi, ws: string, t: Trus
   return { claudeConfigDir, codexHome };
 }
 
+let newestBin: string | undefined;
 /**
- * the agents and the system, never a mam: the tests run mam by absolute path. MAM_TEST_AGENTS_FIRST
- * (a bin folder) goes before the pinned CLIs: the suite against other versions of them (the newest
- * claude: docs/real-agents.md, "Versions")
+ * the bin folders of the agent CLIs, first found first: MAM_TEST_AGENTS=newest puts the newest
+ * verified versions (tests/real-agents/newest, npm run test:agents:newest) before the pinned ones,
+ * MAM_TEST_AGENTS_FIRST any other bin folder (docs/real-agents.md, "Versions")
  */
-export const agentsPath = (first?: string) =>
-  `${first ? `${first}:` : ""}${process.env.MAM_TEST_AGENTS_FIRST ? `${process.env.MAM_TEST_AGENTS_FIRST}:` : ""}${testAgentsBin()}:/usr/local/bin:/usr/bin:/bin`;
+export function agentBins(): string[] {
+  if (process.env.MAM_TEST_AGENTS !== undefined && process.env.MAM_TEST_AGENTS !== "newest") throw new Error(`MAM_TEST_AGENTS=${process.env.MAM_TEST_AGENTS}: only 'newest' is known`);
+  if (process.env.MAM_TEST_AGENTS === "newest") newestBin ??= installTestAgents(process.env, "newest");
+  return [...(newestBin && process.env.MAM_TEST_AGENTS === "newest" ? [newestBin] : []), ...(process.env.MAM_TEST_AGENTS_FIRST ? [process.env.MAM_TEST_AGENTS_FIRST] : []), testAgentsBin()];
+}
+
+/** the path of an agent CLI the tests run (agentBins' first) */
+export const agentExe = (exe: string): string => agentBins().map((b) => join(b, exe)).find((p) => existsSync(p)) ?? join(testAgentsBin(), exe);
+
+/** the agents and the system, never a mam: the tests run mam by absolute path */
+export const agentsPath = (first?: string) => [...(first ? [first] : []), ...agentBins(), "/usr/local/bin", "/usr/bin", "/bin"].join(":");
 
 /** end codex's background app-servers under codexHome (SIGTERM, then SIGKILL after a grace time) */
 export async function endCodexDaemons(codexHome: string): Promise<void> {

@@ -47,16 +47,16 @@ describe("mam doctor", () => {
     expect(r.stdout).toEndWith("1 problem, 1 warning\n");
   });
 
-  test("claude newer than the verified version: a warning with the pin; the version read from its package, the CLI never run; mam on PATH", async () => {
-    npmInstall("@anthropic-ai/claude-code", "claude", "2.1.332");
+  test("claude newer than the verified range: a warning with the newest pin; the version read from its package, the CLI never run; mam on PATH", async () => {
+    npmInstall("@anthropic-ai/claude-code", "claude", "2.1.400");
     symlinkSync(MAM_BIN!, join(sb.bin, "mam"));
     const r = await doctor(["--json"]);
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);
     expect(doc.ok).toBe(true);
     const claude = doc.checks.find((c: any) => c.id === "agent.claude");
-    expect(claude).toMatchObject({ name: "claude", status: "warn", fix: "npm i -g @anthropic-ai/claude-code@2.1.197 for the verified one, or report what differs" });
-    expect(claude.detail).toStartWith(`2.1.332 at ${join(sb.bin, "claude")}: mam was verified on 2.1.197 (this one is newer)`);
+    expect(claude).toMatchObject({ name: "claude", status: "warn", fix: "npm i -g @anthropic-ai/claude-code@2.1.332 for the newest verified one, or report what differs" });
+    expect(claude.detail).toStartWith(`2.1.400 at ${join(sb.bin, "claude")}: mam was verified on 2.1.197 to 2.1.332 (this one is newer)`);
     expect(doc.checks.find((c: any) => c.id === "mam")).toMatchObject({ status: "ok" });
     if (Bun.which("tmux")) expect(doc.checks.find((c: any) => c.id === "tmux").detail).toMatch(/^\d+\.\d+\w* at /);
     for (const c of doc.checks) expect(Object.keys(c).sort()).toEqual(["detail", "fix", "id", "name", "status"]);
@@ -69,7 +69,7 @@ describe("mam doctor", () => {
     const r = await doctor();
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^fail  codex +not installed, and this workspace's registry has codex agents \(they cannot be resumed\)\n +fix: npm i -g @openai\/codex$/m);
-    expect(r.stdout).toMatch(/^ok    claude +2\.1\.197 at .* \(the verified version\)$/m);
+    expect(r.stdout).toMatch(/^ok    claude +2\.1\.197 at .* \(the oldest verified version\)$/m);
     expect(r.stdout).toMatch(/^ok    registry +.*agent-sessions\.yaml reads \(agents: codex\)$/m);
     expect(r.stdout).toMatch(/^info  daemon +not running \(no agent runs/m);
     expect(r.stdout).toMatch(/^info  claude hooks +not installed.*\n +fix: mam hooks install claude$/m);

@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Refusal, Reply, Turn } from "../fakes/model-api/server.ts";
 import { MAM_CMD } from "../helpers/mam.ts";
-import { type RealAgentWorld, realAgentWorld, testAgentsBin, typeAndSubmit, waitScreen } from "../helpers/real-agents.ts";
+import { type RealAgentWorld, realAgentWorld, agentExe, typeAndSubmit, waitScreen } from "../helpers/real-agents.ts";
 import { waitFor } from "../helpers/sandbox.ts";
 
 const OUT = join(import.meta.dir, "..", "fixtures", "screens");
@@ -370,7 +370,7 @@ async function runScenario(sc: Scenario): Promise<void> {
   try {
     sc.prepare?.(w);
     const env = Object.entries(w.env).map(([k, v]) => `${k}=${v}`);
-    const exe = join(testAgentsBin(), sc.kind);
+    const exe = agentExe(sc.kind);
     const cmd = sc.keepShell ? ["bash", "--noprofile", "--norc", "-c", `'${exe}'; echo "[agent exited: $?]"; exec bash --noprofile --norc`] : [exe, ...(sc.args?.(w) ?? [])];
     const r = await w.tmux(["new-session", "-d", "-P", "-F", "#{pane_id}", "-s", "cap", "-x", "200", "-y", "50", "-c", w.sb.ws, "env", ...env, ...cmd]);
     if (r.code !== 0) throw new Error(`tmux new-session failed: ${r.stderr}`);

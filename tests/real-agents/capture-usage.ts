@@ -16,7 +16,8 @@ import type { Reply, Turn } from "../fakes/model-api/server.ts";
 import { MAM_CMD } from "../helpers/mam.ts";
 import { realAgentWorld, typeAndSubmit } from "../helpers/real-agents.ts";
 
-const OUT = join(import.meta.dir, "..", "fixtures", "usage");
+// MAM_CAPTURE_OUT: write them elsewhere (to compare another version of the CLIs with the fixtures)
+const OUT = process.env.MAM_CAPTURE_OUT ?? join(import.meta.dir, "..", "fixtures", "usage");
 const FIXTURE_ROOT = "/tmp/mam-fixture";
 
 let n = 0;

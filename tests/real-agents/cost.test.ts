@@ -90,9 +90,14 @@ test("real claude and codex: each job's tokens are exactly the endpoint's answer
       expect(v.usage.tokens).toEqual(want);
       expect(v.usage.by_session[name].tokens).toEqual(want);
       if (api === "anthropic") {
-        // claude asks for claude-opus-4-8, in the shipped prices ($5 input, $25 output, $6.25 cache write, $0.50 cache read)
-        expect(Object.keys(v.usage.models)).toEqual(["claude-opus-4-8"]);
-        expect(v.usage.usd).toBeCloseTo((want.input * 5 + want.output * 25 + want.cache_write * 6.25 + want.cache_read * 0.5) / 1e6, 12);
+        // the model claude asked for, in the shipped prices: claude-opus-4-8 by 2.1.197 ($5 input, $25
+        // output, $6.25 cache write, $0.50 cache read), claude-opus-5-5 by 2.1.332 ($4, $20, $5, $0.20)
+        const asked = [...new Set(w.api.requests.filter((r) => r.turn?.main && r.usage && r.turn.lastUserText.includes(`Job ${id} delegated`)).map((r) => String(r.body?.model)))];
+        const price = ({ "claude-opus-4-8": [5, 25, 6.25, 0.5], "claude-opus-5-5": [4, 20, 5, 0.2] } as Record<string, number[]>)[asked[0]!];
+        expect(asked.length === 1 && price !== undefined, asked.join(", ")).toBe(true);
+        expect(Object.keys(v.usage.models)).toEqual(asked);
+        const [pi, po, pw, pr] = price!;
+        expect(v.usage.usd).toBeCloseTo((want.input * pi! + want.output * po! + want.cache_write * pw! + want.cache_read * pr!) / 1e6, 12);
       } else expect(v.usage).toMatchObject({ usd: null, unpriced: ["mock-model"] }); // codex's custom provider's model has no price
     }
   }

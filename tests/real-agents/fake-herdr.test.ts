@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import { jobWorker } from "../fakes/model-api/scripts.ts";
 import { type FakeHerdrServer, installFakeHerdr, startFakeHerdr } from "../helpers/herdr.ts";
-import { codexDaemons, type RealAgentWorld, realAgentWorld } from "../helpers/real-agents.ts";
+import { claudeFooter, codexDaemons, type RealAgentWorld, realAgentWorld } from "../helpers/real-agents.ts";
 import { waitFor } from "../helpers/sandbox.ts";
 
 const SERVER = "ra";
@@ -50,14 +50,14 @@ test("the real claude in a fake herdr pane: create with onboarding, a job comple
   expect(row).toMatchObject({ status: "running", agent: "claude", herdr_server: SERVER, session_id_source: "assigned" });
   const pane: string = row.pane.id;
   const info = ((await h.call("pane.get", { pane_id: pane })) as any).pane;
-  expect(info).toMatchObject({ agent: "claude", label: "mam:worker" });
+  expect(info).toMatchObject({ agent: "claude", label: "mam:worker (claude, creator)" });
   const fg = ((await h.call("pane.process_info", { pane_id: pane })) as any).process_info;
   expect(fg.foreground_process_group_id).not.toBe(fg.shell_pid);
   expect(fg.foreground_processes.some((p: any) => p.name === "claude" || (p.argv ?? []).some((a: string) => a.endsWith("/claude")))).toBe(true);
   expect(await waitFor(() => w!.api.turns("anthropic").length >= 1, 60_000, 200)).toBe(true);
   const onboarding = w.api.turns("anthropic")[0]!;
   expect(onboarding.lastUserText).toContain("worker");
-  expect(await waitFor(async () => (await read(pane)).includes("? for shortcuts"), 30_000, 200)).toBe(true);
+  expect(await waitFor(async () => claudeFooter(await read(pane)), 30_000, 200)).toBe(true);
 
   // a job: the header reaches claude as one pasted message; claude runs started and completed
   const s = await w.mam(["job", "submit", "--to", "worker", "--prompt", "say hello", "--json"]);
@@ -84,7 +84,7 @@ test("the real claude in a fake herdr pane: create with onboarding, a job comple
   expect(back).toMatchObject({ status: "running" });
   const inputs = await h.inputs(back.pane.id);
   expect(inputs.some((i) => (i.text ?? "").includes("--resume"))).toBe(true);
-  expect(await waitFor(async () => (await read(back.pane.id)).includes("? for shortcuts"), 30_000, 200)).toBe(true);
+  expect(await waitFor(async () => claudeFooter(await read(back.pane.id)), 30_000, 200)).toBe(true);
   expect(((await h.call("pane.get", { pane_id: back.pane.id })) as any).pane.agent).toBe("claude");
 }, 300_000);
 

@@ -89,7 +89,8 @@ for (const [label, spaced] of [
 test("--no-grant: the header's own command stops at claude's permission dialog", async () => {
   w = await realAgentWorld({ script: jobWorker(), env: { MAM_NO_SUBSCRIBER_DAEMON: "1" } });
   const world = w;
-  const c = await createClaude(world, "asks", ["--no-grant"]);
+  // the permission mode that asks: claude 2.1.332 starts in auto mode, where this command runs unasked
+  const c = await createClaude(world, "asks", ["--no-grant", "--", "--permission-mode", "default"]);
   expect(c.start_command).not.toContain("--allowedTools");
   const sub = await world.mam(["job", "submit", "--to", "asks", "--prompt", "say hello"]);
   expect(sub.code, sub.stderr).toBe(0);

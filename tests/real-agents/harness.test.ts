@@ -5,7 +5,7 @@ import { afterEach, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { jobWorker } from "../fakes/model-api/scripts.ts";
-import { codexDaemons, type RealAgentWorld, realAgentWorld, testAgentsBin, typeAndSubmit, waitScreen, claudeFooter } from "../helpers/real-agents.ts";
+import { codexDaemons, type RealAgentWorld, realAgentWorld, agentExe, typeAndSubmit, waitScreen, claudeFooter } from "../helpers/real-agents.ts";
 
 let w: RealAgentWorld | undefined;
 afterEach(async () => {
@@ -15,7 +15,7 @@ afterEach(async () => {
 
 async function startIn(w: RealAgentWorld, exe: string): Promise<string> {
   const env = Object.entries(w.env).map(([k, v]) => `${k}=${v}`);
-  const r = await w.tmux(["new-session", "-d", "-P", "-F", "#{pane_id}", "-s", "h", "-x", "120", "-y", "40", "-c", w.sb.ws, "env", ...env, join(testAgentsBin(), exe)]);
+  const r = await w.tmux(["new-session", "-d", "-P", "-F", "#{pane_id}", "-s", "h", "-x", "120", "-y", "40", "-c", w.sb.ws, "env", ...env, agentExe(exe)]);
   expect(r.code).toBe(0);
   return r.stdout.trim();
 }

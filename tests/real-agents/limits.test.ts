@@ -93,7 +93,7 @@ test.skipIf(!TMUX_BIN)("real claude, a subscriber at its 5-hour limit: limited u
   // a reset on a whole minute: claude 2.1.197 prints it to the minute ("resets 9:07am (UTC)")
   const reset = Math.floor(Date.now() / 60_000) * 60 + 2 * 3600;
   const { h, job, limit } = await limitedMidJob("claude", "cl", { shape: "subscription", resetsAt: reset, claim: "five_hour" }, true);
-  expect(limit).toEqual({ since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), resets_at: iso(reset), reason: expect.stringMatching(/^You've hit your session limit · resets \d{1,2}(:\d\d)?[ap]m \(UTC\)$/), source: "records" });
+  expect(limit).toEqual({ since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), resets_at: iso(reset), reason: expect.stringMatching(/^You've hit your (session|5-hour) limit · resets \d{1,2}(:\d\d)?[ap]m \(UTC\)$/), source: "records" });
   // claude asks what to do (its /rate-limit-options): a dialog, and mam says so and types nothing into it
   expect(await waitFor(() => h.visible("cl").includes("Stop and wait for limit to reset"), 20_000, 200), h.visible("cl")).toBe(true);
   expect((await sessionOf(h, "cl")).live).toBe("blocked");

@@ -39,7 +39,10 @@ function leadScript(server: string) {
 test("claude as the lead: session_create, job_submit and job_wait through mam mcp; the wait returns completed", async () => {
   let tmuxServer = "";
   const script = (t: Turn) => leadScript(tmuxServer)(t);
-  w = await realAgentWorld({ script, env: { MAM_NO_SUBSCRIBER_DAEMON: "1" } });
+  // claude 2.1.332 defers MCP tools behind its ToolSearch tool by default (a model loads them by
+  // name first; this script calls them directly): ENABLE_TOOL_SEARCH=false offers them in every
+  // request, as 2.1.197 does
+  w = await realAgentWorld({ script, env: { MAM_NO_SUBSCRIBER_DAEMON: "1", ENABLE_TOOL_SEARCH: "false" } });
   tmuxServer = w.server;
   const r = await w.mam([
     "create", "--agent", "claude", "--role", "lead", "--session", "ra-lead", "--mux", "tmux", "--tmux-server", tmuxServer,

@@ -27,6 +27,8 @@ describe("prices", () => {
     expect(shipped.user).toBeNull();
     // Claude Code 2.1.197 asks for claude-opus-4-8
     expect(priceOf(shipped, "claude-opus-4-8")).toEqual({ input: 5, output: 25, cache_write: 6.25, cache_read: 0.5 });
+    // and 2.1.332 for claude-opus-5-5
+    expect(priceOf(shipped, "claude-opus-5-5")).toEqual({ input: 4, output: 20, cache_write: 5, cache_read: 0.2 });
     expect(priceOf(shipped, "gpt-5-codex")).toEqual({ input: 1.25, output: 10, cache_write: 1.25, cache_read: 0.125 });
   });
 

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { VERIFIED } from "../../lib/agents/kinds/index.ts";
 import { type AgentFact, type Check, compareVersions, diagnose, doctorExit, doctorText, type Facts, versionIn } from "../../lib/doctor/diagnose.ts";
 
-const agent = (kind: string, o: Partial<AgentFact> = {}): AgentFact => ({ kind, exe: kind, path: `/bin/${kind}`, version: VERIFIED[kind]?.version ?? null, verified: VERIFIED[kind]?.version ?? null, pkg: VERIFIED[kind]?.package ?? null, ...o });
+const agent = (kind: string, o: Partial<AgentFact> = {}): AgentFact => ({ kind, exe: kind, path: `/bin/${kind}`, version: VERIFIED[kind]?.version ?? null, verified: VERIFIED[kind]?.version ?? null, newest: VERIFIED[kind]?.newest ?? null, pkg: VERIFIED[kind]?.package ?? null, ...o });
 
 function facts(o: Partial<Facts> = {}): Facts {
   return {
@@ -27,19 +27,24 @@ describe("diagnose", () => {
     const cs = diagnose(facts());
     expect(cs.filter((c) => c.status === "fail" || c.status === "warn")).toEqual([]);
     expect(doctorExit(cs)).toBe(0);
-    expect(byId(cs, "agent.claude")).toMatchObject({ status: "ok", detail: "2.1.197 at /bin/claude (the verified version)" });
+    expect(byId(cs, "agent.claude")).toMatchObject({ status: "ok", detail: "2.1.197 at /bin/claude (the oldest verified version)" });
     expect(byId(cs, "agent.codex")).toMatchObject({ status: "info", detail: "not installed", fix: "to use it: npm i -g @openai/codex" });
     expect(byId(cs, "agent.hermes")).toBeUndefined();
     expect(doctorText(cs)).toEndWith("\n\nall good");
   });
 
-  test("another version than the verified one: a warning with the verified pin, never a failure", () => {
-    const cs = diagnose(facts({ agents: [agent("claude", { version: "2.1.332" })] }));
-    expect(byId(cs, "agent.claude")).toMatchObject({ status: "warn", fix: "npm i -g @anthropic-ai/claude-code@2.1.197 for the verified one, or report what differs" });
-    expect(byId(cs, "agent.claude")!.detail).toContain("mam was verified on 2.1.197 (this one is newer)");
+  test("a version outside the verified range: a warning with the newest verified pin, never a failure; inside it: ok", () => {
+    const cs = diagnose(facts({ agents: [agent("claude", { version: "2.1.400" })] }));
+    expect(byId(cs, "agent.claude")).toMatchObject({ status: "warn", fix: "npm i -g @anthropic-ai/claude-code@2.1.332 for the newest verified one, or report what differs" });
+    expect(byId(cs, "agent.claude")!.detail).toContain("mam was verified on 2.1.197 to 2.1.332 (this one is newer)");
     expect(doctorExit(cs)).toBe(0);
     expect(byId(diagnose(facts({ agents: [agent("claude", { version: "2.0.1" })] })), "agent.claude")!.detail).toContain("(this one is older)");
-    expect(byId(diagnose(facts({ agents: [agent("claude", { version: null })] })), "agent.claude")).toMatchObject({ status: "warn" });
+    expect(byId(diagnose(facts({ agents: [agent("claude", { version: null })] })), "agent.claude")).toMatchObject({ status: "warn", fix: "check that `claude --version` runs; npm i -g @anthropic-ai/claude-code@2.1.332 is the newest verified one" });
+    expect(byId(diagnose(facts({ agents: [agent("claude", { version: "2.1.332" })] })), "agent.claude")).toMatchObject({ status: "ok", detail: "2.1.332 at /bin/claude (the newest verified version)" });
+    expect(byId(diagnose(facts({ agents: [agent("claude", { version: "2.1.250" })] })), "agent.claude")).toMatchObject({ status: "ok", detail: "2.1.250 at /bin/claude (within the verified range 2.1.197 to 2.1.332)" });
+    // a kind verified on one version: that one only
+    expect(byId(diagnose(facts({ agents: [agent("codex", { version: "0.172.0" })] })), "agent.codex")).toMatchObject({ status: "warn", fix: "npm i -g @openai/codex@0.171.0 for the verified one, or report what differs" });
+    expect(byId(diagnose(facts({ agents: [agent("codex")] })), "agent.codex")).toMatchObject({ status: "ok", detail: "0.171.0 at /bin/codex (the verified version)" });
   });
 
   test("what stops mam fails: no agent CLI, no multiplexer, the registry's agent gone, a broker down, an unreadable registry, herdr too old", () => {
@@ -108,12 +113,17 @@ describe("versions", () => {
     expect(compareVersions("0.171.0", "0.171.0")).toBe(0);
     expect(compareVersions("1.9", "1.10.0")).toBeLessThan(0);
   });
-  test("the verified versions and packages are the real-agent suite's pins", () => {
+  test("the verified versions and packages are the real-agent suite's pins: the oldest in its package.json, the newest in newest/", () => {
     const pins = JSON.parse(readFileSync(join(import.meta.dir, "..", "real-agents", "package.json"), "utf8")).dependencies as Record<string, string>;
+    const newest = JSON.parse(readFileSync(join(import.meta.dir, "..", "real-agents", "newest", "package.json"), "utf8")).dependencies as Record<string, string>;
     for (const [kind, v] of Object.entries(VERIFIED)) {
       if (v.version === "mam") continue;
       expect(v.package, kind).toBeString();
       expect(pins[v.package!], kind).toBe(v.version);
+      expect(newest[v.package!] as string | undefined, kind).toBe(v.newest);
+      if (v.newest !== undefined) expect(compareVersions(v.newest, v.version), kind).toBeGreaterThan(0);
     }
+    // newest/ names no package the pins do not
+    for (const p of Object.keys(newest)) expect(Object.values(VERIFIED).some((v) => v.package === p), p).toBe(true);
   });
 });

@@ -133,6 +133,28 @@ describe("the fold: whose turn, once per answer", () => {
     expect(Object.keys(l.sessions.wrk!.days)).toEqual(["2026-12-01"]);
   });
 
+  test("claude 2.1.332, whose transcript records a typed message as pasted content: each job still gets exactly the answers of its turns", () => {
+    const dir = join(FIX, "claude-2.1.332");
+    const ans: Answer[] = JSON.parse(readFileSync(join(dir, "answers.json"), "utf8"));
+    const js: FixtureJob[] = JSON.parse(readFileSync(join(dir, "jobs.json"), "utf8"));
+    const file = join(dir, readdirSync(dir).find((f) => f.endsWith(".jsonl"))!);
+    expect(readFileSync(file, "utf8")).toContain('<pasted_content id=\\"');
+    const c332: MeterContext = { ...ctx, job: (id) => { const j = js.find((x) => x.job_id === id); return j ? { agent_session: j.agent_session, reviewer_session: null, ended_ms: Date.parse(j.ended_at) + 1000 } : undefined; } };
+    const l = emptyLedger();
+    const cur: FileCursor = { session: "wrk", kind: "claude", ino: 1, offset: 0, turn: { job: null, iteration: null } };
+    for (const f of facts("claude", file)) {
+      const a = applyFact(cur, f, c332);
+      if (a.began) noteJob(l, a.began, "wrk");
+      if (a.delta) book(l, "claude", a.delta);
+    }
+    expect(js.length).toBe(3);
+    for (const j of js) expect(tokensOf(l.jobs[j.job_id]!.by_session.wrk!)).toEqual(ans.filter((a) => a.job === j.job_id).map((a) => a.usage).reduce(add, zero));
+    // the typed messages read as typed: the onboarding, then each job's header
+    const turns = facts("claude", file).filter((x) => x.kind === "turn").map((x) => (x as { text: string }).text);
+    expect(turns[0]).toStartWith("You are wrk, a claude agent");
+    expect(turns.slice(1).map((t) => t.slice(0, 18))).toEqual(js.map((j) => `[mam] Job ${j.job_id}`));
+  });
+
   test("codex: each job gets exactly what its turns added to the running total", () => {
     const l = fold("codex", "cdx", join(FIX, "codex", codexFile));
     for (const j of jobs.filter((x) => x.agent_session === "cdx")) expect(tokensOf(l.jobs[j.job_id]!.by_session.cdx!)).toEqual(expected("openai", j.job_id));

@@ -75,6 +75,14 @@ function claudeTokens(u: Record<string, unknown>): Tokens {
 }
 
 /**
+ * a message as it was typed: claude 2.1.332 records a pasted text (mam types by a bracketed paste)
+ * between `<pasted_content id="…">` and `</pasted_content id="…">` lines, after two newlines
+ */
+export function unpasted(text: string): string {
+  return text.includes("<pasted_content ") ? text.replace(/<\/?pasted_content id="[^"\n]*">\n?/g, "").trim() : text;
+}
+
+/**
  * One line of a transcript: an assistant message with its usage (a message of several content
  * blocks is written once per block, each line with the message's id and usage), or a user
  * message that begins a turn (text, not tool results; not the meta lines claude adds, not a
@@ -94,7 +102,7 @@ function claudeLine(line: string): UsageFact | undefined {
   if (line.includes('"type":"user"') && !line.includes('"tool_use_id"')) {
     const o = jsonObject(line);
     if (o?.type !== "user" || o.isMeta === true || o.isSidechain === true || !o.message || typeof o.message !== "object") return undefined;
-    const text = contentText((o.message as Record<string, unknown>).content);
+    const text = unpasted(contentText((o.message as Record<string, unknown>).content));
     return text === "" ? undefined : { kind: "turn", at: stamp(o.timestamp), text };
   }
   return undefined;

@@ -33,9 +33,11 @@ export const KINDS: Record<string, AgentKind> = { claude, codex, gemini, opencod
  * version and what was checked. Every other kind is written from its docs and marked unverified:
  * `mam create` says so once (docs/sessions.md, "Agent kinds"). demo and shell are mam's own.
  * `package`: the npm package of the CLI (what `mam doctor` tells the user to install).
+ * `version` is the oldest supported, `newest` the newest (tests/real-agents/newest/package.json,
+ * npm run test:agents:newest) when it differs: the suite runs on both.
  */
-export const VERIFIED: Record<string, { version: string; checked: string; package?: string }> = {
-  claude: { version: "2.1.197", checked: "start dialogs, onboarding, job with no key, stop → resume, permission prompt, hooks, MCP", package: "@anthropic-ai/claude-code" },
+export const VERIFIED: Record<string, { version: string; newest?: string; checked: string; package?: string }> = {
+  claude: { version: "2.1.197", newest: "2.1.332", checked: "start dialogs, onboarding, job with no key, stop → resume, permission prompt, hooks, MCP", package: "@anthropic-ai/claude-code" },
   codex: { version: "0.171.0", checked: "start dialogs, onboarding, job with no key, approval prompt", package: "@openai/codex" },
   gemini: { version: "0.61.0", checked: "trust dialog left untouched, onboarding, job with no key (policy grant; any other command still asks), permission prompt, stop → resume, stop --hard ends it", package: "@google/gemini-cli" },
   opencode: { version: "1.18.33", checked: "onboarding, job with no key, stop → resume (SQLite store)", package: "opencode-ai" },
