@@ -409,3 +409,11 @@ export function realAgentHost(root: string, name: string, brokerEnv: Record<stri
     },
   });
 }
+
+/** the end of a test file's real-agent host: its agents and daemon, the endpoint, then the sandbox once nothing of it runs */
+export async function endRealAgentHost(h: RealAgentHost | undefined, api: ModelApi | undefined, sb: Sandbox | undefined): Promise<void> {
+  await h?.stop();
+  await api?.stop();
+  if (sb) await waitFor(() => anchoredPids(sb.root).length === 0, 10_000, 100);
+  await sb?.cleanup();
+}

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { isJobText, jobWorker } from "../fakes/model-api/scripts.ts";
 import { type ModelApi, type Reply, startModelApi, type Turn } from "../fakes/model-api/server.ts";
-import { type RealAgentHost, realAgentHost } from "../helpers/real-agents.ts";
-import { anchoredPids, makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
+import { type RealAgentHost, realAgentHost, endRealAgentHost } from "../helpers/real-agents.ts";
+import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
 import { TMUX_BIN } from "../helpers/tmux.ts";
 
 const NO_BROKER = { MQTT_BROKER: "127.0.0.1", MQTT_PORT: "9" };
@@ -42,10 +42,7 @@ describe.skipIf(!TMUX_BIN)("the queue with the real claude", () => {
   }, 180_000);
 
   afterAll(async () => {
-    await H?.stop();
-    await api?.stop();
-    await waitFor(() => anchoredPids(sb.root).length === 0, 10_000, 100);
-    await sb?.cleanup();
+    await endRealAgentHost(H, api, sb);
   }, 60_000);
 
   test("a job for a busy claude waits its turn and is typed at its prompt once the first job has ended", async () => {

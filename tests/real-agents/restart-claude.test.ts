@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { isJobText, jobWorker } from "../fakes/model-api/scripts.ts";
 import { type ModelApi, type Reply, startModelApi, type Turn } from "../fakes/model-api/server.ts";
-import { type RealAgentHost, realAgentHost } from "../helpers/real-agents.ts";
-import { anchoredPids, makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
+import { type RealAgentHost, realAgentHost, endRealAgentHost } from "../helpers/real-agents.ts";
+import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
 import { TMUX_BIN } from "../helpers/tmux.ts";
 import { processTree } from "../helpers/unattended.ts";
 
@@ -33,10 +33,7 @@ describe.skipIf(!TMUX_BIN)("a dead claude comes back", () => {
   }, 60_000);
 
   afterAll(async () => {
-    await H?.stop();
-    await api?.stop();
-    await waitFor(() => anchoredPids(sb.root).length === 0, 10_000, 100);
-    await sb?.cleanup();
+    await endRealAgentHost(H, api, sb);
   }, 60_000);
 
   test("killed with -9 mid-job: the daemon resumes the same conversation, restarted once, the job not typed again, told to continue it", async () => {
