@@ -8,7 +8,8 @@ import { idField, KINDS, ownId, readsCommands } from "../agents/kinds/index.ts";
 import { isValidName } from "../sys/names.ts";
 import { isoUtc } from "../sys/time.ts";
 import { MONITOR_NOTE, rowEpoch, rowServer } from "./adopt.ts";
-import { guessRole, nameFromLabel } from "./naming.ts";
+import { nameFromLabel } from "../mux/label.ts";
+import { guessRole } from "./naming.ts";
 import { liveWorktreeOf, rowCwd } from "../worktrees/plan.ts";
 import { agentGone } from "./liveness.ts";
 import { rowAgent } from "./rows.ts";
@@ -242,12 +243,14 @@ export function classify(input: ClassifyInput): Classification {
       if (!name) continue;
       const taken = data[section].some((r) => r.name === name && r.status === "running" && rowServer(r, section) === view.server);
       if (taken) continue;
+      const kind = p.kind !== undefined && Object.hasOwn(KINDS, p.kind) ? p.kind : p.agent;
       const row: Row = {
         name,
         status: "running",
-        // the role mam started it with (tmux keeps it on the session), else a guess from the name
+        // the kind and role mam started it with (tmux keeps them on the session, herdr in the
+        // pane's label), else the agent herdr detects and a role guessed from the name
         role: p.role ?? guessRole(name),
-        ...(p.agent ? { agent: p.agent } : {}),
+        ...(kind ? { agent: kind } : {}),
         ...(view.backend === "herdr"
           ? { herdr_session: view.server, herdr_server: view.server, herdr_session_created_at: isoUtc(now), herdr_session_epoch: now }
           : { tmux_server: view.server, tmux_session_created_at: isoUtc(now), tmux_session_epoch: now }),
@@ -262,7 +265,7 @@ export function classify(input: ClassifyInput): Classification {
         last_visible_status: "running",
         last_visible_note: MONITOR_NOTE,
       };
-      if (p.agent && p.agentSessionId && !ownedIds.has(p.agentSessionId)) row[idField(p.agent)] = p.agentSessionId;
+      if (kind && p.agentSessionId && !ownedIds.has(p.agentSessionId)) row[idField(kind)] = p.agentSessionId;
       held.add(p.id);
       drifts.push({ name, kind: "unregistered-pane", detail: `${view.backend} pane ${p.id} on '${view.server}'` });
       actions.push({ type: "register", section, server: view.server, row });

@@ -24,14 +24,3 @@ export function defaultSessionName(ws: string, role: string, agent: string): str
 export function guessRole(name: string): string {
   return name.includes("-creator-") ? "creator" : "unknown";
 }
-
-export const MAM_LABEL_PREFIX = "mam:";
-
-export function labelFor(name: string): string {
-  return `${MAM_LABEL_PREFIX}${name}`;
-}
-
-/** the session name in a `mam:<name>` label */
-export function nameFromLabel(label: string | undefined): string | undefined {
-  return label?.startsWith(MAM_LABEL_PREFIX) ? label.slice(MAM_LABEL_PREFIX.length) : undefined;
-}

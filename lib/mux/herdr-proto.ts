@@ -4,6 +4,7 @@
 // number is pinned.
 import { EXIT, MamError } from "../sys/errors.ts";
 import { firstBytes, type ExecResult } from "./exec.ts";
+import { parseLabel } from "./label.ts";
 import { AgentPaneBusy, type ForegroundProcess, type LiveStatus, type MuxPane, type ProcessInfo } from "./types.ts";
 
 const AGENT_NAME_RE = /^[a-z][a-z0-9_-]{0,31}$/;
@@ -143,6 +144,10 @@ export function toMuxPane(p: unknown): MuxPane | undefined {
   set("tabId", str(p.tab_id));
   set("cwd", str(p.cwd));
   set("label", str(p.label));
+  // the kind and role mam wrote into the label (an older mam's label names only the session)
+  const facts = parseLabel(pane.label);
+  set("kind", facts?.kind);
+  set("role", facts?.role);
   set("agent", str(p.agent));
   set("agentName", str(p.name));
   if (isObj(p.agent_session)) set("agentSessionId", str(p.agent_session.value));

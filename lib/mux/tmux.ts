@@ -12,6 +12,7 @@ import { field } from "../sys/fields.ts";
 import type { Env } from "../sys/paths.ts";
 import { SECRET_ENV, withoutSecrets } from "../sys/secrets.ts";
 import { cleanEnv, execCapture, lastOutput, shJoin, type ExecResult } from "./exec.ts";
+import { parseLabel } from "./label.ts";
 import { foreignPane } from "./owner.ts";
 import { foregroundOf, hasProcfs } from "./procfs.ts";
 import type { Listing, Mux, MuxPane, PaneScreen, ProcessInfo, StartSpec } from "./types.ts";
@@ -300,8 +301,14 @@ export class TmuxMux implements Mux {
   }
 
   async label(paneId: string, label: string): Promise<void> {
-    if (!label.startsWith("mam:") || label.length === 4) throw new MamError(`tmux panes carry only mam:<name> labels (got '${label}')`, EXIT.FAIL);
-    await this.tmux(["set-option", "-t", paneId, "@mam_name", label.slice(4)]);
+    // either form of label.ts: the name goes to @mam_name, a kind and role to their own options
+    const facts = parseLabel(label);
+    if (!facts || facts.name === "") throw new MamError(`tmux panes carry only mam:<name> labels (got '${label}')`, EXIT.FAIL);
+    await this.tmux([
+      "set-option", "-t", paneId, "@mam_name", facts.name,
+      ...(facts.kind !== undefined ? ([SEP, "set-option", "-t", paneId, "@mam_agent", facts.kind] as Arg[]) : []),
+      ...(facts.role !== undefined ? ([SEP, "set-option", "-t", paneId, "@mam_role", facts.role] as Arg[]) : []),
+    ]);
   }
 
   /** the panes of a tmux session ([] when there is no such session), with the session's workspace and folder */

@@ -17,13 +17,21 @@ export interface MuxPane {
   workspaceId?: string;
   tabId?: string;
   cwd?: string;
-  /** herdr pane label ("mam:<name>"); tmux: "mam:<name>" read back from the session's @mam_name option */
+  /**
+   * herdr: the pane's label as herdr returns it (mam writes "mam:<name> (<kind>, <role>)", older
+   * mams "mam:<name>": label.ts); tmux: "mam:<name>" read back from the session's @mam_name option
+   */
   label?: string;
   /** tmux: the workspace mam started the pane's session for (its @mam_workspace option), when set; herdr keeps none (owner.ts) */
   owner?: string;
   /** detected agent kind (herdr PaneInfo.agent); tmux: the kind mam started in it (@mam_agent), when set */
   agent?: string;
-  /** tmux: the role mam started the session with (@mam_role), when set; herdr keeps none */
+  /**
+   * herdr: the kind mam started in the pane, from its label (label.ts), when it says one. Not
+   * `agent`: that one is what runs there now (an agent that exited leaves its label behind)
+   */
+  kind?: string;
+  /** the role mam started the session with, when known: tmux's @mam_role, herdr's pane label */
   role?: string;
   /** herdr agent name: set by start(); list() cannot see it (herdr's PaneInfo has no name) */
   agentName?: string;
@@ -105,8 +113,8 @@ export interface StartSpec {
   workspace?: string;
   /**
    * the session's role: tmux keeps it (@mam_role, with the kind in @mam_agent) from the moment the
-   * agent starts, so a create killed before its row is written leaves a pane the daemon registers
-   * whole (review R33)
+   * agent starts, herdr in the pane's label (`label`, written by launch), so a create killed
+   * before its row is written leaves a pane the daemon registers whole (review R33)
    */
   role?: string;
   /** how long a typed (non-herdr-kind / tmux) agent must stay in the foreground to count as started */

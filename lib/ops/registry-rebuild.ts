@@ -1,16 +1,19 @@
 // Rebuilding the registry from the panes (docs/registry.md): the way out of a registry that is
 // broken with no usable backup, or gone (moved away), while its agents still run. mam labels
-// every pane it starts `mam:<name>` (herdr: the pane label; tmux: the session option @mam_name),
-// so the multiplexers still know which panes are this workspace's sessions: a pane with such a
-// label, a valid name and its folder inside the workspace becomes a running row again.
+// every pane it starts (herdr: the pane label `mam:<name> (<kind>, <role>)`, lib/mux/label.ts;
+// tmux: the session options @mam_name, @mam_agent, @mam_role), so the multiplexers still know
+// which panes are this workspace's sessions: a pane with such a label, a valid name and its
+// folder inside the workspace becomes a running row again.
 //
 // Where it looks: tmux, the server `mam` and every private server whose socket it finds where
 // `tmux -L NAME` puts them ($TMUX_TMPDIR or /tmp, then tmux-<uid>/); herdr (when installed), the
 // default server, the caller's, the ones the broken file or its backup name, and the ones given.
-// What a row gets: from the backup's row of that name and server its role and agent (and the
-// whole row when it names the same pane: the same agent); else the agent herdr detected (tmux:
-// the kind whose command is the pane's), the role mam started the pane with (tmux keeps it,
-// @mam_role), else role `unknown` (guessRole), and reconcile fills the conversation id later.
+// What a row gets: the whole backup row of that name and server when it names the same pane (the
+// same agent); else the kind and role mam started the pane with (tmux keeps them as @mam_agent and
+// @mam_role, herdr in the pane's label `mam:<name> (<kind>, <role>)`: lib/mux/label.ts). Without
+// them (an older mam's label `mam:<name>`): the kind herdr detects, else the backup row's, else
+// the kind whose command is the pane's (tmux); the backup row's role, else `unknown` (guessRole).
+// Reconcile fills the conversation id later.
 // Sockets of tmux servers that are not running are not listed as servers looked at.
 //
 // Without `yes` it only says what it would do. With it, under the registry lock, a broken file is
@@ -19,7 +22,8 @@
 import { existsSync, lstatSync, readdirSync, readFileSync, renameSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { KINDS, idField } from "../agents/kinds/index.ts";
-import { guessRole, nameFromLabel } from "../fleet/naming.ts";
+import { guessRole } from "../fleet/naming.ts";
+import { nameFromLabel } from "../mux/label.ts";
 import { onPath } from "../mux/index.ts";
 import type { Backend, MuxPane } from "../mux/types.ts";
 import { inspectRegistry, loadRegistryFile, MAX_REGISTRY_BYTES, normalize } from "../registry/load.ts";
@@ -143,6 +147,9 @@ function kindOfCommand(cmd: string | undefined): string | undefined {
   return Object.values(KINDS).find((k) => k.exe === cmd)?.kind;
 }
 
+/** a kind a label names, when mam knows it */
+const knownKind = (k: string | undefined) => (k !== undefined && Object.hasOwn(KINDS, k) ? k : undefined);
+
 const inside = (cwd: string | undefined, ws: string) => cwd !== undefined && (cwd === ws || cwd.startsWith(`${ws}/`));
 
 /**
@@ -180,14 +187,15 @@ export function planRebuild(views: { backend: Backend; server: string; panes: Mu
       }
       const old = bak[section].filter((r) => r.name === name && serverOf(r, section) === v.server).pop();
       const same = old !== undefined && old.pane?.id === p.id;
-      const agent = p.agent ?? (typeof old?.agent === "string" ? old.agent : undefined) ?? kindOfCommand(p.cmd);
+      // the kind: the one mam started in it (herdr: its label), else herdr's detection, the backup's, the pane's command
+      const agent = knownKind(p.kind) ?? p.agent ?? (typeof old?.agent === "string" ? old.agent : undefined) ?? kindOfCommand(p.cmd);
       const pane = { id: p.id, ...(p.pid !== undefined ? { pid: p.pid } : {}), ...(p.cmd !== undefined ? { cmd: p.cmd } : {}), ...(p.cmdFull !== undefined ? { cmd_full: p.cmdFull } : {}), cwd: p.cwd };
       const row: Row = same
         ? { ...structuredClone(old), status: "running", pane: { ...(old.pane ?? {}), ...pane }, last_visible_status: "running", last_visible_note: REBUILT_NOTE }
         : {
             name,
             status: "running",
-            // the role: the one mam started the pane with (tmux @mam_role), else the backup's, else a guess
+            // the role: the one mam started the pane with (tmux @mam_role, herdr's label), else the backup's, else a guess
             role: p.role !== undefined && /^[^\n\r\t]{1,64}$/.test(p.role) ? p.role : typeof old?.role === "string" ? old.role : guessRole(name),
             ...(agent ? { agent } : {}),
             ...(v.backend === "herdr"

@@ -60,6 +60,9 @@ describe("fake herdr: workspaces and panes", () => {
     expect(s1.result.pane).toMatchObject({ pane_id: "w1:p2", focused: false, cwd: sb.ws });
     const r = ok(await h.herdr(["pane", "rename", "w1:p2", "mam:worker", "one"]));
     expect(r.result.pane.label).toBe("mam:worker one");
+    // herdr keeps a label less its leading and trailing blanks, those inside it as given
+    const padded = ok(await h.herdr(["pane", "rename", "w1:p2", "  mam:w (claude,  lead dev ) "]));
+    expect(padded.result.pane.label).toBe("mam:w (claude,  lead dev )");
     ok(await h.herdr(["pane", "close", "w1:p2"]));
     const s2 = ok(await h.herdr(["pane", "split", "w1:p1", "--direction", "down"]));
     expect(s2.result.pane.pane_id).toBe("w1:p3");

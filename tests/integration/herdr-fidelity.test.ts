@@ -121,7 +121,7 @@ describe.concurrent("audit #3: fresh panes and the user's shell startup files", 
       for (const s of starts) expect(s).toContain(`--pane ${pane} `);
       const panes = await w.panes();
       expect(panes).toHaveLength(1);
-      expect(panes[0]).toMatchObject({ pane_id: pane, label: "mam:busy-a", agent: "claude" });
+      expect(panes[0]).toMatchObject({ pane_id: pane, label: "mam:busy-a (claude, creator)", agent: "claude" });
       // the label came after the first agent start, never before it
       const log = wrapperLog(w.sb);
       expect(log.findIndex((l) => l.includes(" pane rename "))).toBeGreaterThan(log.findIndex((l) => l.includes(" agent start ")));
@@ -156,7 +156,7 @@ describe.concurrent("audit #3: a fresh pane's shell startup files (pty panes run
         const pane = w.row(`rc${secs}`).pane.id as string;
         const panes = await w.panes();
         expect(panes).toHaveLength(1);
-        expect(panes[0]).toMatchObject({ pane_id: pane, label: `mam:rc${secs}`, agent: "claude" });
+        expect(panes[0]).toMatchObject({ pane_id: pane, label: `mam:rc${secs} (claude, creator)`, agent: "claude" });
         expect(agentLines(await w.inputs(pane))).toHaveLength(1);
       });
     });
@@ -304,7 +304,7 @@ describe.concurrent("audit #8c: a server reachable only by a custom socket path"
         expect(row.herdr_server).toMatch(/^sock-[0-9a-f]{8}$/);
         expect(r.stdout).toContain(`on herdr server ${row.herdr_server}`);
         const onCustom = JSON.parse((await run([join(w.sb.root, "fakebin", "herdr"), "pane", "list"], { env, timeoutMs: 10_000 })).stdout).result.panes;
-        expect(onCustom).toEqual([expect.objectContaining({ pane_id: row.pane.id, label: "mam:cs", agent: "claude" })]);
+        expect(onCustom).toEqual([expect.objectContaining({ pane_id: row.pane.id, label: "mam:cs (claude, creator)", agent: "claude" })]);
         expect(await w.panes()).toEqual([]); // nothing on the world's named server
         // from anywhere (no HERDR_SOCKET_PATH): the server is found again by its name
         const st = JSON.parse(ok(await w.mam(["status", "--json"])).stdout);

@@ -87,7 +87,7 @@ describe.concurrent("an agent that starts in a first-run dialog", () => {
         expect(w.row("dlg")).toMatchObject({ status: "running", agent: "claude" });
         // the agent's report (a herdr CLI call) may land after the screen showed the dialog
         expect(await waitFor(async () => (await paneOf(w, pane))?.agent_status === "blocked", 10_000, 50)).toBe(true);
-        expect(await paneOf(w, pane)).toMatchObject({ label: "mam:dlg", agent: "claude", agent_status: "blocked" });
+        expect(await paneOf(w, pane)).toMatchObject({ label: "mam:dlg (claude, creator)", agent: "claude", agent_status: "blocked" });
         expect(typed(await w.inputs(pane))).toEqual(agentLines(await w.inputs(pane)));
         const agent = JSON.parse((await w.h.herdr(["agent", "get", "dlg"])).stdout).result.agent;
         expect(agent).toMatchObject({ name: "dlg", pane_id: pane });

@@ -218,7 +218,7 @@ describe("reconcile on the fake herdr", () => {
     const row = rowOf(ws, "proj-creator-claude")!;
     expect(row).toMatchObject({
       status: "running",
-      role: "creator", // guessed from -creator-
+      role: "lead", // the one it was created with, from its pane's label (an older mam's label: guessed from -creator-)
       agent: "claude",
       herdr_session: SERVER,
       herdr_server: SERVER,
@@ -233,7 +233,8 @@ describe("reconcile on the fake herdr", () => {
     expect(readRows(ws).map((x) => x.name).sort()).toEqual(["proj-creator-claude", "proj-helper-claude"]);
     expect(rowOf(ws, "proj-helper-claude")!.pane!.id).toBe(other);
 
-    // a name without -creator- gets role unknown
+    // a pane an older mam labelled (the name only) and a name without -creator-: role unknown
+    expect((await herdr.herdr(["pane", "rename", other, "mam:proj-helper-claude"])).code).toBe(0);
     writeRows(ws, { herdr_sessions: readRows(ws).filter((x) => x.name === "proj-creator-claude") });
     await reconcile();
     expect(rowOf(ws, "proj-helper-claude")).toMatchObject({ role: "unknown", last_visible_note: "auto-registered by monitor" });

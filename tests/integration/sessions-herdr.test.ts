@@ -45,7 +45,7 @@ describe.concurrent("mam create on herdr", () => {
       // the pane: labelled, in the workspace folder, running the agent
       const panes = await w.panes();
       expect(panes).toHaveLength(1);
-      expect(panes[0]).toMatchObject({ pane_id: row.pane.id, label: "mam:api-worker", cwd: w.ws, agent: "claude" });
+      expect(panes[0]).toMatchObject({ pane_id: row.pane.id, label: "mam:api-worker (claude, worker)", cwd: w.ws, agent: "claude" });
       // the agent got the assigned id and the arguments after --, typed once
       expect(agentLines(await w.inputs(row.pane.id))).toEqual([`claude --session-id ${sid} ${CLAUDE_GRANTS} --model opus`]);
       expect(existsSync(join(claudeProjectDir(w.ws, w.env), `${sid}.jsonl`))).toBe(true);
@@ -189,7 +189,7 @@ describe("concurrent creates in one folder on one server", () => {
         expect(panes).toHaveLength(n);
         for (const row of rows) {
           const p = panes.find((x) => x.pane_id === row.pane.id)!;
-          expect(p.label).toBe(`mam:${row.name}`);
+          expect(p.label).toBe(`mam:${row.name} (claude, worker)`);
           expect(p.cwd).toBe(w.ws);
           // exactly the one agent command line, typed once, the row's own
           expect(typed(await w.inputs(row.pane.id))).toEqual([`claude --session-id ${row.claude_session_id_own} ${CLAUDE_GRANTS}`]);
@@ -309,7 +309,7 @@ describe.concurrent("mam stop", () => {
       ok(await w.mam(["stop", "s1", "--soft"]));
       expect(typed(await w.inputs(before.pane.id))).not.toContain("/exit");
       const p = (await w.panes()).find((x) => x.pane_id === before.pane.id);
-      expect(p).toMatchObject({ agent: "claude", label: "mam:s1" });
+      expect(p).toMatchObject({ agent: "claude", label: "mam:s1 (claude, creator)" });
       expect(() => process.kill(before.pane.pid, 0)).not.toThrow();
       const row = w.row("s1");
       expect(row.status).toBe("archived");
@@ -493,7 +493,7 @@ describe.concurrent("mam resume", () => {
       }
       expect(agentLines(await w.inputs(row.pane.id))).toEqual([`claude --resume ${id} ${CLAUDE_GRANTS}`]);
       await waitPaneText(w, row.pane.id, `resumed ${id}`);
-      expect((await w.panes()).find((p) => p.pane_id === row.pane.id)).toMatchObject({ label: "mam:r1", agent: "claude" });
+      expect((await w.panes()).find((p) => p.pane_id === row.pane.id)).toMatchObject({ label: "mam:r1 (claude, worker)", agent: "claude" });
       // already running with a live pane: exit 0, nothing typed, nothing changed
       const text = readFileSync(w.reg, "utf8");
       const again = ok(await w.mam(["resume", "r1"]));

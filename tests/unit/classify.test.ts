@@ -71,6 +71,27 @@ describe("step 3: unregistered live agent panes of this workspace", () => {
     });
     expect(a.row.session_id_source).toBeUndefined();
   });
+  test("the kind and role mam started the pane with (tmux options, herdr's label) are the row's; an older label: the detected agent and a guess", () => {
+    const c = classify({
+      data: data(),
+      views: [
+        ok([
+          pane("w1:p2", { label: "mam:killed (claude, lead)", kind: "claude", role: "lead", agent: "claude" }),
+          pane("w1:p3", { label: "mam:typed (aider, helper)", kind: "aider", role: "helper", status: "working" }),
+          pane("w1:p4", { label: "mam:old", agent: "codex" }),
+          pane("w1:p5", { label: "mam:odd (futurekind, x)", kind: "futurekind", role: "x", agent: "claude" }),
+        ]),
+      ],
+      workspace: WS,
+      now: NOW,
+    });
+    expect(c.actions.map((a) => (a.type === "register" ? [a.row.name, a.row.agent, a.row.role] : a.type))).toEqual([
+      ["killed", "claude", "lead"],
+      ["typed", "aider", "helper"],
+      ["old", "codex", "unknown"],
+      ["odd", "claude", "x"],
+    ]);
+  });
   test("herdr agent name, or just a detected agent, also count; plain shells and other folders do not", () => {
     const c = classify({
       data: data(),

@@ -168,6 +168,9 @@ describe("herdr output and errors", () => {
     expect(
       toMuxPane({ pane_id: "w1:p2", cwd: "/w", label: "mam:x", agent: "claude", agent_status: "done", agent_session: { value: "abc", source: "herdr:claude" }, new_field: {} }),
     ).toEqual({ id: "w1:p2", cwd: "/w", label: "mam:x", agent: "claude", status: "done", agentSessionId: "abc" });
+    // the label mam writes now carries the kind and role it started the pane with (label.ts); an older mam's names only the session
+    expect(toMuxPane({ pane_id: "w1:p4", label: "mam:x (codex, lead dev)", agent_status: "unknown" })).toEqual({ id: "w1:p4", label: "mam:x (codex, lead dev)", kind: "codex", role: "lead dev", status: "unknown" });
+    expect(toMuxPane({ pane_id: "w1:p5", label: "notes (todo, later)", agent_status: "unknown" })).toEqual({ id: "w1:p5", label: "notes (todo, later)", status: "unknown" });
     expect(toMuxPane({ pane_id: "w1:p3", agent_status: "sleeping" })!.status).toBe("unknown");
     expect(toMuxPane({ name: "x" })).toBeUndefined();
     expect(parsePaneList({ type: "pane_list", panes: [{ pane_id: "w1:p1" }, { bogus: 1 }, 7] }, ["pane", "list"]).map((p) => p.id)).toEqual(["w1:p1"]);

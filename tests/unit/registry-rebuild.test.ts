@@ -7,6 +7,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { registryRebuild } from "../../lib/ops/table/workspace.ts";
 import { planRebuild, type Rebuilt, serversInText } from "../../lib/ops/registry-rebuild.ts";
+import { toMuxPane } from "../../lib/mux/herdr-proto.ts";
 import type { Backend, Listing, Mux, MuxPane } from "../../lib/mux/types.ts";
 import { emptyRegistry } from "../../lib/registry/rows.ts";
 import { runOp, testDeps } from "../helpers/ops.ts";
@@ -59,6 +60,31 @@ describe("planRebuild", () => {
       ["w1:p5", "another pane on this server is lead already"],
       ["%1", "it belongs to workspace /w/ws/sub"],
     ]);
+  });
+
+  test("herdr: the kind and role in the pane's label (issue 39 item 12) win over the backup's and a guess; an older label gives the backup's, else unknown", () => {
+    const ws = "/w/ws";
+    // as herdr lists them (toMuxPane reads the label)
+    const listed = [
+      { pane_id: "w1:p1", cwd: ws, label: "mam:lead (claude, lead dev)", agent: "claude", agent_status: "idle" },
+      // a kind herdr does not detect by itself (typed into the pane): herdr names an agent it sees, the label says which mam started
+      { pane_id: "w1:p2", cwd: ws, label: "mam:rev (qwen, reviewer)", agent: "qwen", agent_status: "idle" },
+      // an older mam's label: the backup's role, else unknown; the kind herdr detects
+      { pane_id: "w1:p3", cwd: ws, label: "mam:old", agent: "codex", agent_status: "idle" },
+      { pane_id: "w1:p4", cwd: ws, label: "mam:older", agent: "codex", agent_status: "idle" },
+      // a kind this mam does not know: herdr's detection instead
+      { pane_id: "w1:p5", cwd: ws, label: "mam:new (futurekind, tester)", agent: "claude", agent_status: "idle" },
+    ].map((p) => toMuxPane(p)!);
+    const bak = { herdr_sessions: [{ name: "old", status: "running" as const, role: "planner", agent: "codex", herdr_server: "work", pane: { id: "w9:p9" } }], tmux_sessions: [] };
+    const plan = planRebuild([{ backend: "herdr", server: "work", panes: listed }], ws, bak, 1);
+    expect(plan.rows.map((r) => [r.row.name, r.row.agent, r.row.role, r.fromBackup])).toEqual([
+      ["lead", "claude", "lead dev", false],
+      ["rev", "qwen", "reviewer", false],
+      ["old", "codex", "planner", true],
+      ["older", "codex", "unknown", false],
+      ["new", "claude", "tester", false],
+    ]);
+    expect(plan.skipped).toEqual([]);
   });
 
   test("the backup's row of that name and server gives role and agent; the whole row when it names the same pane", () => {

@@ -13,7 +13,7 @@ import { herdrAgentName } from "../../mux/herdr-proto.ts";
 import type { HeldLock } from "../../sys/lock-file.ts";
 import { claimPaneLock } from "../../sys/pane-lock.ts";
 import type { Env } from "../../sys/paths.ts";
-import { labelFor } from "../../fleet/naming.ts";
+import { labelFor } from "../../mux/label.ts";
 import type { Deps } from "../deps.ts";
 
 export const PICK_ATTEMPTS = 3;
@@ -21,7 +21,7 @@ export const PICK_ATTEMPTS = 3;
 export interface LaunchSpec {
   name: string;
   kind: AgentKind;
-  /** the session's role (tmux keeps it on the session: a killed create's pane is registered with it, registry rebuild gives it back) */
+  /** the session's role (tmux keeps it on the session, herdr in the pane's label: a killed create's pane is registered with it, registry rebuild gives it back) */
   role?: string;
   /** arguments after the kind's command (fresh or resume args, then the user's) */
   args: string[];
@@ -109,8 +109,9 @@ export async function launch(deps: Pick<Deps, "ws" | "env" | "muxFor">, s: Launc
       env,
       settleMs: settleMs(deps.env),
       // herdr: labelled once the claim is ours, never before (a pane another client wins must
-      // not carry our label)
-      label: labelFor(s.name),
+      // not carry our label); the label carries the kind and role (lib/mux/label.ts), so a create
+      // killed before its row, or a registry rebuild, gets them back
+      label: labelFor(s.name, s.kind.kind, s.role),
     };
     let started: MuxPane | undefined;
     let worktreeWorkspace: string | undefined;
@@ -122,7 +123,7 @@ export async function launch(deps: Pick<Deps, "ws" | "env" | "muxFor">, s: Launc
       if (s.made && !s.herdrWorktree.open) s.made.worktree = true;
       worktreeWorkspace = wt.workspaceId;
       try {
-        await mux.label(wt.pane.id, labelFor(s.name));
+        await mux.label(wt.pane.id, spec.label);
         started = await mux.start(wt.pane, spec);
       } catch (e) {
         // its workspace goes with its only pane; the caller removes the worktree itself

@@ -2,7 +2,7 @@
 // running one, else the last of that name); exit 3 when there is none. A row can also be chosen
 // by the pane it records (`mam stop --pane %3`): the way to reach a row whose name mam would
 // refuse (hand-edited: `../../etc`, control characters), which no name argument can spell.
-import { nameFromLabel } from "../../fleet/naming.ts";
+import { nameFromLabel } from "../../mux/label.ts";
 import { pickRow } from "../../fleet/rows.ts";
 import type { MuxPane } from "../../mux/types.ts";
 import type { RegistryData, Row, Section } from "../../registry/types.ts";

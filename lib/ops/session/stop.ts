@@ -6,7 +6,7 @@
 import { rmSync } from "node:fs";
 import { agentKind, idField, isHerdrManaged, KINDS, ownId } from "../../agents/kinds/index.ts";
 import { findPane } from "../../fleet/classify.ts";
-import { nameFromLabel } from "../../fleet/naming.ts";
+import { nameFromLabel } from "../../mux/label.ts";
 import { rowAgent } from "../../fleet/rows.ts";
 import { descendantsOf, hasProcfs, procStartTime } from "../../mux/procfs.ts";
 import type { Mux, MuxPane } from "../../mux/types.ts";

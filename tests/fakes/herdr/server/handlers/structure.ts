@@ -165,7 +165,9 @@ export const structureMethods: Record<string, MethodDef> = {
   "pane.rename": {
     run: (h, p) => {
       const pane = h.state.pane(p.pane_id);
-      const l = typeof p.label === "string" && p.label.trim() !== "" ? p.label : undefined;
+      // herdr keeps the label less its leading and trailing blanks; a blank one clears it
+      // (0.8.2 src/terminal/state.rs set_manual_label)
+      const l = typeof p.label === "string" && p.label.trim() !== "" ? p.label.trim() : undefined;
       if (l !== pane.label) {
         pane.label = l;
         pane.revision++;
