@@ -30,7 +30,8 @@ afterEach(async () => {
 }, 60_000);
 
 const iso = (epochS: number) => new Date(epochS * 1000).toISOString().replace(/\.000Z$/, "Z");
-const events = (h: RealAgentHost, id: string) => h.journal(id).map((e) => e.event);
+/** a job's events, its turn in the queue left out (it is queued first when the agent was still answering the onboarding) */
+const events = (h: RealAgentHost, id: string) => h.journal(id).map((e) => e.event).filter((e) => e !== "queued" && e !== "dispatched");
 const count = (h: RealAgentHost, id: string, ev: string) => events(h, id).filter((e) => e === ev).length;
 const sessionOf = async (h: RealAgentHost, name: string) => JSON.parse(await h.ok(["status", "--json"])).sessions.find((s: { name: string }) => s.name === name);
 
@@ -94,14 +95,18 @@ test.skipIf(!TMUX_BIN)("real claude, a subscriber at its 5-hour limit: limited u
   const reset = Math.floor(Date.now() / 60_000) * 60 + 2 * 3600;
   const { h, job, limit } = await limitedMidJob("claude", "cl", { shape: "subscription", resetsAt: reset, claim: "five_hour" }, true);
   expect(limit).toEqual({ since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), resets_at: iso(reset), reason: expect.stringMatching(/^You've hit your (session|5-hour) limit · resets \d{1,2}(:\d\d)?[ap]m \(UTC\)$/), source: "records" });
-  // claude asks what to do (its /rate-limit-options): a dialog, and mam says so and types nothing into it
-  expect(await waitFor(() => h.visible("cl").includes("Stop and wait for limit to reset"), 20_000, 200), h.visible("cl")).toBe(true);
-  expect((await sessionOf(h, "cl")).live).toBe("blocked");
+  // claude 2.1.197 asks what to do (its /rate-limit-options): a dialog, and mam says so and types
+  // nothing into it; 2.1.332 says it continues by itself at the reset (Esc cancels that)
+  const options = () => h.visible("cl").includes("Stop and wait for limit to reset");
+  const auto = () => /Continuing automatically at \d{1,2}(:\d\d)?[ap]m · Esc to cancel/.test(h.visible("cl"));
+  expect(await waitFor(() => options() || auto(), 20_000, 200), h.visible("cl")).toBe(true);
+  if (options()) expect((await sessionOf(h, "cl")).live).toBe("blocked");
+  else expect(h.visible("cl")).toMatch(/^❯\s*$/m); // nothing typed into its prompt
   expect(JSON.parse(await h.ok(["job", "status", job, "--json"])).status).not.toBe("completed");
   // one request refused (2.1.197 retries no subscription 429), the side request beside it too
   expect(api!.requests.filter((r) => r.status === 429 && r.turn?.main)).toHaveLength(1);
 
-  // the user: Esc on the options (their own hint), then `continue` once the endpoint answers again
+  // the user: Esc on the options or the automatic continue (their own hints), then `continue` once the endpoint answers again
   Bun.spawnSync([TMUX_BIN!, "-L", h.tmux, "send-keys", "-t", "=cl:", "Escape"], { env: h.env });
   await recoverAndContinue(h, "cl", claudeAtPrompt);
   const waited = await h.mam(["job", "wait", job, "--timeout", "60"], {}, 70_000);
