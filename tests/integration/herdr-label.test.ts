@@ -3,7 +3,8 @@
 // every listing, and it is the one thing of a pane herdr keeps that mam can write. So a
 // `mam registry rebuild` keeps each agent's kind and role, and a `mam create` killed with kill -9
 // after its agent started (before its row) leaves a pane the daemon registers whole, which stops
-// and resumes as any session. A label an older mam wrote (`mam:<name>`) still reads: the role
+// and resumes as any session; a Ctrl-C or SIGTERM at that moment closes the pane, as on tmux
+// (issue 39 item 2). A label an older mam wrote (`mam:<name>`) still reads: the role
 // then comes from the .bak, else `unknown`, as before.
 // The compiled binary against the fake herdr (tests/fakes/herdr) and the fake agents.
 import { describe, expect, test } from "bun:test";
@@ -60,6 +61,34 @@ describe.concurrent("herdr: the kind and role in the pane's label", () => {
       for (const n of ["lead", "rev", "old"]) ok(await w.mam(["stop", n, "--hard"]));
     });
   }, 120_000);
+
+  for (const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+    test(`${sig} to a create on herdr after its agent started, before its row: the pane is closed, no row, the daemon's pass registers nothing`, async () => {
+      // the fake claude takes 4 s to reach its prompt: herdr's agent start waits for it, mam's row waits for that
+      await withWorld({ herdrEnv: { FAKE_AGENT_START_DELAY_MS: "4000" } }, async (w) => {
+        ok(await w.create("claude", ["--role", "base", "--session", "base"]));
+        const label = "mam:intr (claude, lead)";
+        const args = ["create", "--agent", "claude", "--herdr-session", SERVER, "--role", "lead", "--session", "intr", "--no-onboard", "--workspace", w.ws];
+        const p = Bun.spawn([...MAM_CMD, ...args], { env: w.env, cwd: w.ws, stdout: "pipe", stderr: "pipe" });
+        const stderr = new Response(p.stderr).text();
+        const seen = await waitFor(async () => (await paneLabelled(w, label)) !== undefined, 20_000, 20);
+        if (!seen) {
+          p.kill("SIGKILL");
+          throw new Error(`the create never labelled its pane: ${await stderr}`);
+        }
+        const pane = (await paneLabelled(w, label))!;
+        p.kill(sig);
+        expect(await p.exited).toBe(code);
+        expect(await stderr).toContain(`ERROR: the create of 'intr' was interrupted by ${sig}: closed its agent's pane`);
+        // its pane is gone, and no row names it; the daemon's pass finds nothing to register
+        expect((await w.panes()).some((x) => x.pane_id === pane)).toBe(false);
+        expect(w.rows().filter((r) => r.name === "intr")).toEqual([]);
+        ok(await w.mam(["reconcile"]));
+        expect(w.rows().filter((r) => r.name === "intr" || r.role === "unknown")).toEqual([]);
+        ok(await w.mam(["stop", "base", "--hard"]));
+      });
+    }, 120_000);
+  }
 
   test("a create killed with kill -9 after its agent started: the daemon's pass registers the pane with its kind and role, and it stops and resumes", async () => {
     // the fake claude takes 4 s to reach its prompt: herdr's agent start waits for it, mam's row waits for that
