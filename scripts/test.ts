@@ -42,6 +42,23 @@ const HEADER = /^(\S.*\.test\.[jt]s):$/;
 const TIMED_OUT = /^\s+\^ this test timed out/;
 
 /**
+ * pure: bun's output without its recap ("2 tests failed:" and the failed tests' result lines again,
+ * after the last file's tests), which would read as more failures of the last file
+ */
+export function withoutRecap(out: string): string {
+  const lines = out.split("\n");
+  const kept: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (/^\d+ tests? failed:$/.test(lines[i]!)) {
+      while (i + 1 < lines.length && /^\((fail|todo)\) /.test(lines[i + 1]!)) i++;
+      continue;
+    }
+    kept.push(lines[i]!);
+  }
+  return kept.join("\n");
+}
+
+/**
  * pure: the errors of the failed tests and of those that passed only on a retry, repeated at the
  * end, each with its result line; bun prints them inline, far above the summary, where a CI log
  * that keeps only its tail loses them (at most `max` tests, `lines` lines of each)
@@ -49,7 +66,7 @@ const TIMED_OUT = /^\s+\^ this test timed out/;
 export function failuresAgain(out: string, max = 12, lines = 24): string {
   const shown: string[] = [];
   let block: string[] = [];
-  const all = out.split("\n");
+  const all = withoutRecap(out).split("\n");
   all.forEach((line, i) => {
     if (!RESULT.test(line)) {
       if (!TIMED_OUT.test(line)) block.push(line);
@@ -79,7 +96,7 @@ export interface FailedTest {
 export function failedTests(out: string): FailedTest[] {
   let file = "";
   const failed: FailedTest[] = [];
-  for (const line of out.split("\n")) {
+  for (const line of withoutRecap(out).split("\n")) {
     const h = HEADER.exec(line);
     if (h) file = h[1]!;
     const f = /^\(fail\) (.*?)(?: \[[\d.]+m?s\])?$/.exec(line);

@@ -74,7 +74,11 @@ describe.concurrent("a job for an agent that waits at a question", () => {
 describe.concurrent("an agent that starts in a first-run dialog", () => {
   for (const v of VERSIONS) {
     test(`herdr ${v}: registered and left at its dialog (${v === "0.8.0" ? "herdr counts it as started" : "herdr's agent start answers agent_not_ready at once"}); once answered, jobs reach it`, async () => {
-      await withWorld({ herdrVersion: v, herdrEnv: { FAKE_AGENT_START_BLOCKED: "1" } }, async (w) => {
+      // 0.8.2 counts a detected agent that nothing reported as idle once its 3 s startup grace is
+      // over, which ends a pending start as ready: on a loaded machine the fake agent's blocked
+      // report (a herdr CLI call) came later than that. A long grace leaves the report to decide.
+      const herdrEnv = { FAKE_AGENT_START_BLOCKED: "1", FAKE_HERDR_STARTUP_GRACE_MS: "60000" };
+      await withWorld({ herdrVersion: v, herdrEnv }, async (w) => {
         const t0 = Date.now();
         const r = await w.mam(["create", "--agent", "claude", "--herdr-session", SERVER, "--session", "dlg", "--json"]);
         expect(r.code, r.stderr).toBe(0);

@@ -66,6 +66,13 @@ describe("a failed test runs once more alone", () => {
     ]);
   });
 
+  test("bun's recap after the last file (its failed tests again) is not read as failures of that file", () => {
+    const out = [...PARALLEL.split("\n"), "", "c.test.ts:", "(pass) c0", "", "", "3 tests failed:", "(fail) outer (x) > slow [1008.30ms]", "(fail) flaky [12.00ms]", "(fail) no time", "", " 1 pass", " 3 fail"].join("\n");
+    expect(failedTests(out)).toEqual(failedTests(PARALLEL));
+    expect(failuresAgain(out)).toBe(failuresAgain(PARALLEL));
+    expect(failuresAgain(out)).not.toContain("tests failed:");
+  });
+
   test("a first attempt that timed out is shown with its timeout (bun prints it after the result line)", () => {
     expect(failuresAgain(PARALLEL)).toContain("(fail) outer (x) > slow [1008.30ms]\n    ^ this test timed out after 1000ms.");
   });
