@@ -26,8 +26,27 @@ export function baseEnv(): Record<string, string> {
   return env;
 }
 
+/** roots not cleaned up yet (see reapAbandoned) */
+const live = new Set<string>();
+
+/**
+ * kill what the sandboxes not cleaned up started, and remove them: a test that timed out never
+ * reaches its cleanup (bun abandons its body). tests/preload.ts runs it after each file's tests;
+ * returns the roots it found
+ */
+export async function reapAbandoned(): Promise<string[]> {
+  const roots = [...live];
+  for (const root of roots) {
+    await reap(root);
+    rmSync(root, { recursive: true, force: true });
+    live.delete(root);
+  }
+  return roots;
+}
+
 export function makeSandbox(prefix = "mam-"): Sandbox {
   const root = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  live.add(root);
   const ws = join(root, "ws");
   const home = join(root, "home");
   const bin = join(root, "bin");
@@ -63,6 +82,7 @@ export function makeSandbox(prefix = "mam-"): Sandbox {
     async cleanup() {
       const left = await reap(root);
       rmSync(root, { recursive: true, force: true });
+      live.delete(root);
       if (left.length) throw new Error(`processes left behind in ${root}: ${left.join(", ")}`);
     },
   };
