@@ -124,7 +124,17 @@ async function mcpClient(ws: string, env: Record<string, string>) {
   transport.stderr?.on("data", (d: Buffer) => (err += d.toString()));
   const client = new Client({ name: "mam-test", version: "1.0.0" });
   await client.connect(transport);
+  // what the server sent, in order: the SDK's client hands a notification to its handler a
+  // microtask after it read it, but a response at once, so a progress notification read in the
+  // same chunk as its call's response (a loaded machine) never reaches `onprogress`
+  const raw: { method?: string; params?: { message?: string }; id?: unknown }[] = [];
+  const deliver = transport.onmessage;
+  transport.onmessage = (m) => {
+    raw.push(m as never);
+    deliver?.(m);
+  };
   return {
+    raw,
     stderr: () => err,
     call: (name: string, args: Record<string, unknown>, opts?: Parameters<Client["callTool"]>[2]) => client.callTool({ name, arguments: args }, CallToolResultSchema, opts) as Promise<ToolResult>,
     close: () => client.close(),
@@ -139,15 +149,20 @@ describe("new events are known by (origin, seq) (BUG-4)", () => {
     const d = await daemonFor(w.ws, w.env);
     const c = await mcpClient(w.ws, w.env);
     try {
-      const notes: string[] = [];
-      const waiting = c.call("job_wait", { job_ids: [job.job_id], timeout_s: 30 }, { onprogress: (p) => void notes.push(p.message ?? "") });
+      const waiting = c.call("job_wait", { job_ids: [job.job_id], timeout_s: 30 }, { onprogress: () => {} });
       await Bun.sleep(1000);
       const r = await remoteWorker(w.env, job)("permission_required", "allow rm -rf build?");
       expect(r.code, r.stderr).toBe(0);
       const res = await waiting;
       expect(res.structuredContent, JSON.stringify(res) + logText(d.log)).toMatchObject({ outcome: "attention", event: { seq: 1, event: "permission_required", detail: "allow rm -rf build?" } });
       expect((res.structuredContent!.event as { origin: string }).origin).not.toBe(readJournal(w.ws, job.job_id)[0]!.origin);
-      expect(notes.some((n) => n.includes("permission_required") && n.includes("allow rm -rf build?")), notes.join("\n")).toBe(true);
+      // sent as progress before the call's response
+      const notes = c.raw.filter((m) => m.method === "notifications/progress").map((m) => m.params?.message ?? "");
+      expect(notes.join("\n")).toContain(`job ${job.job_id} permission_required: allow rm -rf build?`);
+      const at = c.raw.findIndex((m) => m.method === "notifications/progress" && m.params?.message?.includes("permission_required"));
+      const response = c.raw.findIndex((m) => m.method === undefined && m.id !== undefined);
+      expect(at).toBeGreaterThanOrEqual(0);
+      expect(at).toBeLessThan(response);
     } finally {
       await c.close();
       await d.kill();
