@@ -146,6 +146,14 @@ export async function benchTeam(bin: string): Promise<Row[]> {
     const now = await Promise.all(hosts.map(daemonPid));
     const restarted = hosts.filter((_, i) => now[i] !== pids[i]).map((h) => h.name);
 
+    // what each daemon received from the broker over its whole life (it says so as it stops)
+    const received = await Promise.all(
+      hosts.map(async (h) => {
+        await h.mam(["daemon", "stop"]);
+        const m = /MQTT Monitor: received (\d+) job event\(s\) and (\d+) other message\(s\)/.exec(h.log());
+        return m ? { events: Number(m[1]), other: Number(m[2]) } : undefined;
+      }),
+    );
     const per = (f: (i: number) => string) => hosts.map((h, i) => `${h.name.slice(-1)} ${f(i)}`).join("; ");
     const idle = pids.map((_, i) => ({ rss: idleB[i]!.rssKiB, anon: idleB[i]!.anonKiB, cpu: cpuPercent(idleA[i]!, idleB[i]!, idleS), kids: cpuPercent(idleA[i]!, idleB[i]!, idleS, true) }));
     const local = jobs.filter((j) => j.host === "hostA");
@@ -191,6 +199,16 @@ export async function benchTeam(bin: string): Promise<Row[]> {
         target: "≤ 60 MiB RSS, ≤ 1 % of one core",
         measured: per((i) => `${mib(idle[i]!.rss)} (${mib(idle[i]!.anon)}) / ${idle[i]!.cpu.toFixed(2)} % (+${idle[i]!.kids.toFixed(2)} %)`),
         ok: restarted.length === 0 && idle.every((x) => x.rss <= 60 * 1024 && x.cpu <= 1),
+      },
+      {
+        what: `same: what each host's daemon received from the broker from its start to its stop after the idle (job events / other messages: deliveries, online states), beside the jobs it held (A: all ${JOBS}; B and C: their copies)`,
+        target: "-",
+        measured: per((i) => {
+          const r = received[i];
+          const held = i === 0 ? JOBS : on(hosts[i]!.name as HostName);
+          return r ? `${r.events} / ${r.other} (${held} jobs)` : "no count in its log";
+        }),
+        ok: null,
       },
     ];
   } finally {

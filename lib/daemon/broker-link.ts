@@ -1,5 +1,7 @@
 // The daemon's one connection to the broker: connect with a persistent session (clean:false,
-// a client id stable per workspace), subscribe to <prefix>/+/events at QoS 1, and hand every
+// a client id stable per workspace), subscribe at QoS 1 to the events of the workspace's jobs
+// (<prefix>/<host>/<ws id>/+/events, and <prefix>/+/events: older jobs and reports by token, see
+// lib/jobs/broker-config.ts) and to what the hooks add (a team's), and hand every
 // message to a handler before it is acknowledged (PUBACK after the handler returns, so an event
 // the daemon had no time to journal is redelivered). No automatic reconnect: the daemon decides
 // when to retry (MAM_BROKER_RETRY_S). mqtt is imported here, lazily, never by light commands.
@@ -12,12 +14,14 @@ import type { MqttClient } from "mqtt";
 import { randomBytes, sha256Hex } from "../sys/digest.ts";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type BrokerConfig, clientId, mqttOptions, wildcardTopic } from "../jobs/broker-config.ts";
+import { type BrokerConfig, clientId, mqttOptions, wildcardTopic, workspaceEvents } from "../jobs/broker-config.ts";
 import { atomicWriteFile } from "../sys/atomic.ts";
+import { topicHost } from "../team/host.ts";
 import { type Env, stateDir } from "../sys/paths.ts";
 import type { LinkExtras } from "../ops/react/context.ts";
 
 export interface BrokerLink {
+  /** what it subscribed to at connect, for the log */
   topic: string;
   /** the broker kept our session (subscription and queued events) */
   sessionPresent: boolean;
@@ -27,6 +31,9 @@ export interface BrokerLink {
   close(timeoutMs?: number): Promise<void>;
   /** publish at QoS 1 (not retained unless asked) on this connection; false when it failed */
   publish(topic: string, payload: string, retain?: boolean): Promise<boolean>;
+  /** subscribe at QoS 1 to more topics, or drop them; false when the broker refused or did not answer */
+  subscribe(topics: string[]): Promise<boolean>;
+  unsubscribe(topics: string[]): Promise<boolean>;
 }
 
 
@@ -104,8 +111,8 @@ export async function openBrokerLink(
   extras?: LinkExtras,
   env: Env = process.env,
 ): Promise<BrokerLink> {
-  const topic = wildcardTopic(cfg);
-  const topics = [topic, ...(extras?.topics ?? [])];
+  const own = [wildcardTopic(cfg), workspaceEvents(cfg, ws, topicHost(env))];
+  const topics = [...own, ...(extras?.topics ?? [])];
   const opts = mqttOptions(cfg, { clientId: daemonClientId(cfg, ws, env), clean: false, connectTimeoutMs: timeoutMs, reconnectPeriodMs: 0 });
   if (extras?.will) opts.will = { topic: extras.will.topic, payload: Buffer.from(extras.will.payload), qos: 1, retain: true };
   if (signal.aborted) throw new Error("stopping");
@@ -165,7 +172,7 @@ export async function openBrokerLink(
     throw e;
   }
   return {
-    topic,
+    topic: own.join(" and "),
     sessionPresent,
     closed,
     close: (timeoutMs = 500) => endClient(client, timeoutMs),
@@ -174,5 +181,19 @@ export async function openBrokerLink(
         () => true,
         () => false,
       ),
+    subscribe: (more) =>
+      more.length === 0
+        ? Promise.resolve(true)
+        : client.subscribeAsync(more, { qos: 1 }).then(
+            (granted) => !granted.some((g) => g.qos === 128),
+            () => false,
+          ),
+    unsubscribe: (less) =>
+      less.length === 0
+        ? Promise.resolve(true)
+        : client.unsubscribeAsync(less).then(
+            () => true,
+            () => false,
+          ),
   };
 }

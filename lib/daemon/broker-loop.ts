@@ -20,6 +20,9 @@ export interface LinkHolder {
   publish(topic: string, payload: string, po?: { retain?: boolean }): Promise<boolean>;
   /** HookContext.settled */
   settled(): Promise<void>;
+  /** HookContext.subscribe, HookContext.unsubscribe */
+  subscribe(topics: string[]): void;
+  unsubscribe(topics: string[]): void;
 }
 
 export function linkHolder(life: Life, connectTimeoutMs: number): LinkHolder {
@@ -43,6 +46,10 @@ export function linkHolder(life: Life, connectTimeoutMs: number): LinkHolder {
       const end = Date.now() + connectTimeoutMs + 1000;
       while (h.connecting && !life.signal.aborted && Date.now() < end) await pause(10, life.signal);
     },
+    // not awaited either (the SUBACK comes behind the message being handled); without a link, the
+    // next connection subscribes to what the hooks' linkExtras name then
+    subscribe: (topics) => void h.link?.subscribe(topics).then((ok) => ok || life.log(`MQTT Monitor: could not subscribe to ${topics.join(", ")}`)),
+    unsubscribe: (topics) => void h.link?.unsubscribe(topics).then((ok) => ok || life.debug(`unsubscribe from ${topics.join(", ")} failed`)),
   };
   return h;
 }
@@ -117,11 +124,13 @@ function linkUp(p: BrokerParts, link: BrokerLink): void {
   if (connected) void p.runner.run("connected", (ctx) => connected(ctx));
 }
 
-/** one message on <prefix>/+/events: the event hook, the daemon counted busy meanwhile */
+/** one message on a subscribed topic: the event hook, the daemon counted busy meanwhile */
 async function handleMessage(p: BrokerParts, topic: string, payload: Buffer): Promise<void> {
   const a = p.activity;
   a.last = Date.now();
   a.inFlight++;
+  if (topic.endsWith("/events")) a.received.events++;
+  else a.received.other++;
   try {
     await p.runner.run("event", (ctx) => p.hooks.onEvent(topic, payload, ctx));
   } finally {

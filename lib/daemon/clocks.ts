@@ -20,9 +20,11 @@ export interface Activity {
   inFlight: number;
   /** the busy hook was asked and has not answered yet */
   busyCheck: boolean;
+  /** the messages the broker handed over: job events (topics ending in /events), and the rest (a team's) */
+  received: { events: number; other: number };
 }
 
-export const newActivity = (): Activity => ({ startMs: Date.now(), last: Date.now(), inFlight: 0, busyCheck: false });
+export const newActivity = (): Activity => ({ startMs: Date.now(), last: Date.now(), inFlight: 0, busyCheck: false, received: { events: 0, other: 0 } });
 
 /** what the clocks need of the daemon */
 interface ClockParts {

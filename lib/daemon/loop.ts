@@ -14,7 +14,7 @@
 import { type BrokerConfig, brokerConfigFromEnv, describeBroker } from "../jobs/broker-config.ts";
 import type { Env } from "../sys/paths.ts";
 import { brokerLoop, type LinkHolder, linkHolder } from "./broker-loop.ts";
-import { newActivity, startClocks } from "./clocks.ts";
+import { type Activity, newActivity, startClocks } from "./clocks.ts";
 import { hookRunner } from "./hook-runner.ts";
 import { type Life, startLife } from "./life.ts";
 import { type HeldLock, modeFile, releaseLock, takeLock } from "./lock.ts";
@@ -28,6 +28,7 @@ interface Held {
   timers: Timer[];
   holder?: LinkHolder;
   lock?: HeldLock;
+  activity?: Activity;
 }
 
 /** run the daemon until something ends it; returns the exit status (0, 130, 143) */
@@ -60,8 +61,8 @@ function serve(run: { o: DaemonOptions; t: DaemonTimings; env: Env; cfg: BrokerC
   mode.set("connecting");
   life.log(`daemon started for ${o.ws} (pid ${pid}, broker ${broker})`);
   const holder = (held.holder = linkHolder(life, t.connectTimeoutMs));
-  const runner = hookRunner(life, t.hookDeadlineMs, () => ({ ws: o.ws, mode: mode.current, log: life.log, debug: life.debug, publish: holder.publish, settled: holder.settled }));
-  const activity = newActivity();
+  const runner = hookRunner(life, t.hookDeadlineMs, () => ({ ws: o.ws, mode: mode.current, log: life.log, debug: life.debug, publish: holder.publish, settled: holder.settled, subscribe: holder.subscribe, unsubscribe: holder.unsubscribe }));
+  const activity = (held.activity = newActivity());
   held.timers.push(...startClocks({ o, t, life, runner, lock, mode, activity }));
   const parts = { cfg, ws: o.ws, env, hooks: o.hooks, t, life, runner, holder, mode, activity };
   void brokerLoop(parts).catch((e) => life.finish(1, `MQTT Monitor: ${(e as Error).message}; exiting`));
@@ -70,6 +71,9 @@ function serve(run: { o: DaemonOptions; t: DaemonTimings; env: Env; cfg: BrokerC
 /** on the way out: the clocks stop, the signals are no longer ours, the link says goodbye and closes, the lock goes */
 async function letGo(o: DaemonOptions, life: Life, held: Held): Promise<void> {
   for (const x of held.timers) clearInterval(x);
+  // what the broker handed over in this run: a daemon hears its own jobs, not every job's (issue 36)
+  const got = held.activity?.received;
+  if (got && got.events + got.other > 0) life.log(`MQTT Monitor: received ${got.events} job event(s) and ${got.other} other message(s) from the broker since ${new Date(held.activity!.startMs).toISOString().replace(/\.\d+Z$/, "Z")}`);
   life.close();
   const link = held.holder?.link;
   if (link) {

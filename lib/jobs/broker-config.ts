@@ -99,8 +99,28 @@ export function brokerConfigFromEnv(env: Env = process.env): BrokerConfig {
   };
 }
 
+// Job topics. A job's record names its topic (`topic_prefix`, then `/events` and `/acks`), and
+// everyone who publishes on a job uses the record's, so the format is the submitter's to choose:
+//   <prefix>/<host>/<ws id>/<id>   since 0.4: the workspace that submitted it (host name, 12 hex
+//                                  digits of its path's hash), so that a daemon subscribes to its
+//                                  own jobs' events, not to every job's on the broker
+//   <prefix>/<id>                  before 0.4, and what `mam job event --token` uses where no
+//                                  record of the job is (it cannot know the workspace)
+// The daemon subscribes to both wildcards below, and to the topic of each copy of another host's
+// job it holds (lib/ops/react/team.ts).
+
+/** the topic of a job's events for a reporter with no record of it (`mam job event --token`) */
 export const eventsTopic = (cfg: BrokerConfig, jobId: string) => `${cfg.topicPrefix}/${jobId}/events`;
+/** every job's events in the pre-0.4 format (and reports by token) */
 export const wildcardTopic = (cfg: BrokerConfig) => `${cfg.topicPrefix}/+/events`;
+
+/**
+ * where the workspace's new jobs' topics go: `<prefix>/<host>/<ws id>` (a record's topic_prefix
+ * adds `/<id>`); `host` is a valid name (lib/team/host.ts topicHost), so never a wildcard
+ */
+export const jobsBase = (cfg: BrokerConfig, ws: string, host: string) => `${cfg.topicPrefix}/${host}/${sha256Hex(ws).slice(0, 12)}`;
+/** the events of every job the workspace submitted since 0.4 */
+export const workspaceEvents = (cfg: BrokerConfig, ws: string, host: string) => `${jobsBase(cfg, ws, host)}/+/events`;
 
 /** a client id of at most 23 characters (strict MQTT 3.1.1 brokers): prefix-role-hash */
 export function clientId(cfg: BrokerConfig, role: string, stableKey?: string): string {

@@ -10,7 +10,7 @@ import { isoUtc } from "../sys/time.ts";
 import { joinCode, loadTeam, newSecret, parseBroker, parseJoinCode, requireTeam, saveTeam, type Team, type TeamBroker, teamPath } from "../team/config.ts";
 import { type Roster, readRoster } from "../team/roster.ts";
 import { hostName } from "../team/host.ts";
-import { onlineTopic, presenceTopic, teamPrefix, workspaceId } from "../team/messages.ts";
+import { onlineTopic, presenceTopic, protocolOf, TEAM_PROTOCOL, teamPrefix, workspaceId } from "../team/messages.ts";
 import type { Deps } from "./deps.ts";
 import type { StatusLine } from "./session/status.ts";
 
@@ -180,6 +180,7 @@ export function rosterDoc(self: RosterSelf, fleet: Roster, sessions: readonly St
   const warnings: Notice[] = [];
   if (!fleet.reachable) warnings.push(warning(`the team's broker ${self.broker} does not answer: only this workspace is shown`));
   if (fleet.dropped > 0) warnings.push(note(`${fleet.dropped} announcement(s) on the broker did not open with this team's key (another team's, or forged): ignored`));
+  warnings.push(...protocolWarnings(fleet, host));
   const mine: RosterHost = {
     host,
     workspace: self.ws,
@@ -192,6 +193,17 @@ export function rosterDoc(self: RosterSelf, fleet: Roster, sessions: readonly St
   const all = [mine, ...rosterRows(fleet).filter((w) => !(w.host === host && w.ws_id === wsId))];
   all.sort((a, b) => (a.host === b.host ? a.workspace.localeCompare(b.workspace) : a.host.localeCompare(b.host)));
   return { team: self.team.team, host, broker: self.broker, topic_prefix: self.prefix, reachable: fleet.reachable, workspaces: all, warnings };
+}
+
+/** (pure) the hosts whose mam speaks another team protocol than this one, once each */
+export function protocolWarnings(f: Roster, self: string): Notice[] {
+  const seen = new Map<string, number>();
+  for (const w of f.workspaces) if (w.host !== self && protocolOf(w) !== TEAM_PROTOCOL) seen.set(w.host, protocolOf(w));
+  return [...seen].map(([h, p]) =>
+    p < TEAM_PROTOCOL
+      ? warning(`${h} runs an older mam (team protocol ${p}; this one speaks ${TEAM_PROTOCOL}): jobs from here are not sent to it; upgrade mam on ${h}`)
+      : warning(`${h} runs a newer mam (team protocol ${p}; this one speaks ${TEAM_PROTOCOL}): upgrade mam here`),
+  );
 }
 
 function rosterRows(f: Roster): RosterHost[] {

@@ -22,6 +22,15 @@ export function hostName(env: Env, system: () => string = hostname): string {
   return nameOfHostname(system());
 }
 
+/** this host's name where a wrong MAM_HOST must not stop anything (job topics): else the hostname's */
+export function topicHost(env: Env): string {
+  try {
+    return hostName(env);
+  } catch {
+    return nameOfHostname(hostname());
+  }
+}
+
 export interface Address {
   name: string;
   /** undefined: this workspace (a bare NAME) */

@@ -34,6 +34,16 @@ export const deliveryTopic = (tp: string, host: string, wsId: string, id: string
 export const syncTopic = (tp: string) => `${tp}/sync/${randomBytes(6).toString("hex")}`;
 export const deliveriesOf = (tp: string, host: string, wsId: string) => `${tp}/deliver/${host}/${wsId}/+`;
 
+/**
+ * what this mam speaks to the team, in its presence: 2 since job topics are per workspace (an
+ * older mam, which says none, is 1: it hears only <prefix>/+/events, so the events this host
+ * publishes on its jobs would not reach it). A workspace that speaks less is not sent jobs
+ * (findRemote); `mam status --fleet` says who to upgrade
+ */
+export const TEAM_PROTOCOL = 2;
+/** the protocol a presence says, 1 when it says none */
+export const protocolOf = (p: Pick<Presence, "protocol">): number => p.protocol ?? 1;
+
 export interface PresenceAgent {
   name: string;
   agent: string | null;
@@ -51,6 +61,8 @@ export interface Presence {
   at: number;
   /** epoch ms: when the connection that announced it began (Online.since) */
   since?: number;
+  /** TEAM_PROTOCOL of the mam that announced it; none before 0.4 */
+  protocol?: number;
   agents: PresenceAgent[];
 }
 
@@ -123,7 +135,8 @@ export function checkPresence(v: unknown): Presence | undefined {
   if (!isObj(v) || typeof v.host !== "string" || !isValidName(v.host) || typeof v.workspace !== "string" || typeof v.ws_id !== "string") return undefined;
   if (typeof v.at !== "number" || !Array.isArray(v.agents)) return undefined;
   const agents = v.agents.filter((a): a is PresenceAgent => isObj(a) && typeof a.name === "string" && typeof a.status === "string" && typeof a.live === "string");
-  return { host: v.host, workspace: v.workspace, ws_id: v.ws_id, at: v.at, ...(typeof v.since === "number" ? { since: v.since } : {}), agents };
+  const protocol = typeof v.protocol === "number" && Number.isSafeInteger(v.protocol) && v.protocol >= 1 ? { protocol: v.protocol } : {};
+  return { host: v.host, workspace: v.workspace, ws_id: v.ws_id, at: v.at, ...(typeof v.since === "number" ? { since: v.since } : {}), ...protocol, agents };
 }
 
 export function checkDelivery(v: unknown): Delivery | undefined {

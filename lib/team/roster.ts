@@ -6,7 +6,7 @@ import { isFinal, type JobStatus } from "../jobs/statuses.ts";
 import { EXIT, MamError, notFound } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 import type { Team } from "./config.ts";
-import { checkOnline, checkPresence, type Online, onlineNow, onlineTopic, type Presence, presenceTopic, syncTopic, teamPrefix } from "./messages.ts";
+import { checkOnline, checkPresence, type Online, onlineNow, onlineTopic, type Presence, presenceTopic, protocolOf, syncTopic, TEAM_PROTOCOL, teamPrefix } from "./messages.ts";
 import { open } from "./seal.ts";
 
 export interface RosterWorkspace extends Presence {
@@ -87,8 +87,18 @@ export function findRemote(f: Roster, name: string, host: string): RemoteAgent {
   }
   if (hits.length > 1) throw new MamError(`'${name}' runs in ${hits.length} workspaces on ${host}: ${hits.map((w) => w.workspace).join(", ")}`, EXIT.CONFLICT, "give the sessions different names");
   const w = hits[0]!;
+  if (protocolOf(w) < TEAM_PROTOCOL) throw olderMam(`${name}@${host}`, w);
   const a = w.agents.find((x) => x.name === name)!;
   return { host, ws_id: w.ws_id, workspace: w.workspace, agent: a.agent, online: w.online };
+}
+
+/** a workspace whose mam is older than this one's team protocol: it would miss this host's events on its jobs */
+function olderMam(what: string, w: Presence): MamError {
+  return new MamError(
+    `${what} runs an older mam (team protocol ${protocolOf(w)}; this one speaks ${TEAM_PROTOCOL}): it would not hear this host's events on its jobs (a cancel, a review's verdict); nothing was sent`,
+    EXIT.FAIL,
+    `upgrade mam on ${w.host}, or submit from a host that runs the same version`,
+  );
 }
 
 /** a pool's agent on another host: NAME@HOST, and whether its presence said it was free */
@@ -100,13 +110,13 @@ export interface PoolPick {
 /**
  * A pool's agent on another host of the team (docs/jobs.md#the-queue), from what the hosts last
  * announced: the first (by host, then name) running session of `role` on an online workspace of
- * a host other than `selfHost` that was idle with no unfinished job; else, unless the job can wait
+ * a host other than `selfHost` (whose mam speaks this one's team protocol) that was idle with no unfinished job; else, unless the job can wait
  * here (`waitHere`: this workspace has sessions of the role), the first running one of the role
  * busy or not (its host queues the job). Undefined when there is none.
  */
 export function poolAgentElsewhere(f: Roster, role: string, selfHost: string, waitHere: boolean): PoolPick | undefined {
   const of = f.workspaces
-    .filter((w) => w.online && w.host !== selfHost)
+    .filter((w) => w.online && w.host !== selfHost && protocolOf(w) >= TEAM_PROTOCOL)
     .flatMap((w) => w.agents.filter((a) => a.role === role && a.status === "running").map((a) => ({ a, host: w.host })))
     .sort((x, y) => (x.host === y.host ? x.a.name.localeCompare(y.a.name) : x.host.localeCompare(y.host)));
   const free = of.find(({ a }) => a.live === "idle" && (a.job === null || isFinal(a.job.status as JobStatus)));

@@ -10,6 +10,8 @@ import { Shared } from "../../lib/ops/react/shared.ts";
 export interface ReactionRun {
   lines: string[];
   published: { topic: string; payload: string }[];
+  /** what the reaction subscribed the daemon's connection to (and did not drop) */
+  subscribed: Set<string>;
   /** feed it one event (more: the tick's topic, payload, seen …) */
   feed(on: HookEvent, more?: Partial<Tick>): Promise<Tick>;
   shared: Shared;
@@ -22,6 +24,7 @@ export function reactionRun(r: AnyReaction, deps: Deps, mode: HookContext["mode"
   const state = r.state(deps, shared);
   const lines: string[] = [];
   const published: { topic: string; payload: string }[] = [];
+  const subscribed = new Set<string>();
   const ctx: HookContext = {
     ws: deps.ws,
     mode,
@@ -31,10 +34,13 @@ export function reactionRun(r: AnyReaction, deps: Deps, mode: HookContext["mode"
     publish: async (topic, payload) => (published.push({ topic, payload }), mode === "mqtt"),
     aside: (_lane, _name, fn) => void fn(ctx),
     settled: async () => {},
+    subscribe: (topics) => topics.forEach((t) => subscribed.add(t)),
+    unsubscribe: (topics) => topics.forEach((t) => subscribed.delete(t)),
   };
   return {
     lines,
     published,
+    subscribed,
     shared,
     state,
     async feed(on, more = {}) {

@@ -151,6 +151,37 @@ describe("a job end to end", () => {
       await pub.endAsync();
     }
   }, 90_000);
+
+  test("a daemon hears its own workspace's jobs, not another's on the same broker; a report by token still reaches it", async () => {
+    // MAM_DEBUG=1: the daemons log every event they hear of a job they do not have
+    const [a, b] = [newWorkspace(e, { ...mosq.env, MAM_DEBUG: "1" }), newWorkspace(e, { ...mosq.env, MAM_DEBUG: "1" })];
+    await Promise.all([ensureDaemon(a, "mqtt"), ensureDaemon(b, "mqtt")]);
+    const [wk, lead] = [b.n("wk"), b.n("lead")];
+    await createAgent(e, b, wk, "worker");
+    await createAgent(e, b, lead, "lead");
+    const id = await submit(b, ["--to", wk, "--from", lead, "--prompt", "b's own work"]);
+    const rec = JSON.parse(await Bun.file(join(b.dir, ".mam", "jobs", `${id}.json`)).text());
+    // <prefix>/<host>/<12 hex digits of the workspace's path>/<id>
+    expect(rec.topic_prefix).toMatch(new RegExp(`^mam/jobs/[A-Za-z0-9][A-Za-z0-9._-]*/[0-9a-f]{12}/${id}$`));
+    expect((await b.mam(["job", "wait", id, "--timeout", "60"])).code).toBe(0);
+    expect(events(b, id)).toEqual([`1:started:${wk}`, `2:progress:${wk}`, `3:completed:${wk}`]);
+    // b's daemon heard them on the broker (its own publishes come back to it as echoes)
+    expect(await waitFor(() => monitorLog(b.dir).includes(`${rec.topic_prefix}/events`), 10_000, 100), monitorLog(b.dir)).toBe(true);
+    // a's daemon never did; a report by token (no record: the old topic) reaches both, and a logs it
+    const token = rec.auth_token as string;
+    const far = newWorkspace(e, mosq.env);
+    const r = await runMam(["job", "event", id, "progress", "--detail", "by token", "--source", "far", "--token", token, "--workspace", far.dir], { env: far.env });
+    expect(r.code).toBe(0);
+    expect(await waitFor(() => monitorLog(a.dir).includes(`: unknown job (on mam/jobs/${id}/events)`), 15_000, 100), monitorLog(a.dir)).toBe(true);
+    expect(monitorLog(a.dir)).not.toContain(rec.topic_prefix);
+    expect(await waitFor(() => events(b, id).length === 4, 15_000, 100)).toBe(true);
+    expect(events(b, id)[3]).toBe("1:progress:far"); // numbered by the reporter's own journal
+    // as it stops, each daemon says what the broker handed it: a, the report by token alone
+    await Promise.all([a.mam(["daemon", "stop"]), b.mam(["daemon", "stop"])]);
+    const got = (w: Ws) => Number(/MQTT Monitor: received (\d+) job event\(s\) and \d+ other message\(s\)/.exec(monitorLog(w.dir))?.[1]);
+    expect(got(a), monitorLog(a.dir)).toBe(1);
+    expect(got(b), monitorLog(b.dir)).toBeGreaterThanOrEqual(4);
+  }, 90_000);
 });
 
 test("a cancelled job: the worker is told to stop, the delegator hears it once, late reports change nothing", async () => {

@@ -329,6 +329,34 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
     expect(none.stderr).toContain("mam status --fleet");
   }, 90_000);
 
+  test("an older mam on a host (its presence names no team protocol): no job is sent to it, and the fleet view says to upgrade it", async () => {
+    const t = teamOf(A);
+    const ws = "/srv/old-mam";
+    const wsId = workspaceId(ws);
+    const at = Date.now();
+    const presence = { host: "hostE", workspace: ws, ws_id: wsId, at, since: at, agents: [{ name: "old", agent: "demo", role: "worker", status: "running", live: "idle", job: null }] };
+    const online = { online: true, at, host: "hostE", ws_id: wsId, since: at };
+    const [pt, ot] = [`mam/team/lab/presence/hostE/${wsId}`, `mam/team/lab/online/hostE/${wsId}`];
+    const c = await client();
+    try {
+      await c.publishAsync(pt, seal(t, "presence", "hostE", presence), { qos: 1, retain: true });
+      await c.publishAsync(ot, seal(t, "online", "hostE", online), { qos: 1, retain: true });
+      const r = await A.mam(["job", "submit", "--to", "old@hostE", "--prompt", "x"]);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toContain("ERROR: old@hostE runs an older mam (team protocol 1; this one speaks 2): it would not hear this host's events on its jobs (a cancel, a review's verdict); nothing was sent; upgrade mam on hostE");
+      const doc = JSON.parse(await A.ok(["status", "--fleet", "--json"]));
+      expect(doc.workspaces.map((w: { host: string }) => w.host)).toContain("hostE");
+      expect(doc.warnings).toEqual(["WARNING: hostE runs an older mam (team protocol 1; this one speaks 2): jobs from here are not sent to it; upgrade mam on hostE"]);
+      // the hosts of this mam say nothing of each other
+      expect((JSON.parse(await B.ok(["status", "--fleet", "--json"])).warnings as string[]).filter((x) => !x.includes("hostE"))).toEqual([]);
+      expect((JSON.parse(await A.ok(["job", "list", "--json"])).jobs as { agent_session: string }[]).filter((j) => j.agent_session === "old@hostE")).toEqual([]);
+    } finally {
+      await c.publishAsync(pt, "", { qos: 1, retain: true });
+      await c.publishAsync(ot, "", { qos: 1, retain: true });
+      await c.endAsync();
+    }
+  }, 60_000);
+
   test("a cancel on A reaches B's agent", async () => {
     // a slow worker: its started comes 4 s after the job
     await B.demo("slow", "worker", ["--think-ms", "4000"]);

@@ -88,6 +88,7 @@ describe("a pool across the team: poolAgentElsewhere", () => {
     ws_id: `id-${host}`,
     at: 0,
     seen: 0,
+    protocol: 2,
     online,
     agents: agents.map((a) => ({ agent: "claude", status: "running", live: "idle", job: null, ...a })),
   });

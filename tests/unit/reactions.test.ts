@@ -93,7 +93,7 @@ describe("queue.dispatch", () => {
 });
 
 describe("the feed: hook events through a table", () => {
-  const ctxOf = (lines: string[]): HookContext => ({ ws: sb.ws, mode: "polling", signal: new AbortController().signal, log: (l) => void lines.push(l), debug: () => {}, publish: async () => false, aside: () => {}, settled: async () => {} });
+  const ctxOf = (lines: string[]): HookContext => ({ ws: sb.ws, mode: "polling", signal: new AbortController().signal, log: (l) => void lines.push(l), debug: () => {}, publish: async () => false, aside: () => {}, settled: async () => {}, subscribe: () => {}, unsubscribe: () => {} });
 
   test("in the table's order; a reaction failing alone is logged once and the others go on; one without `alone` ends the run", async () => {
     const ran: string[] = [];

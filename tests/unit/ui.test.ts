@@ -244,6 +244,7 @@ describe("the fleet and where jobs run (a machine in a team)", () => {
     workspace,
     ws_id: workspaceId(workspace),
     at: seen,
+    protocol: 2,
     online,
     seen,
     agents: agents.map((a) => ({ ...a, agent: "claude", role: "worker", status: "running", job: null })),

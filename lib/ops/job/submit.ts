@@ -11,14 +11,14 @@
 // file, so that it never tells whether a file outside exists.
 import { realpathSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
-import { brokerConfigFromEnv } from "../../jobs/broker-config.ts";
+import { brokerConfigFromEnv, jobsBase } from "../../jobs/broker-config.ts";
 import { isRemote } from "../../jobs/runtime.ts";
 import { readsCommands } from "../../agents/kinds/index.ts";
 import { parseFailover } from "../../jobs/failover.ts";
 import { jobHeader } from "../../jobs/header.ts";
 import { publishJournalled } from "../../jobs/publish.ts";
 import { DEFAULT_IDLE_TIMEOUT_SEC, DEFAULT_MAX_ITERATIONS, DEFAULT_TIMEOUT_SEC, type JobRecord, type JobSpec, poolSession, type Priority } from "../../jobs/store.ts";
-import { hostName } from "../../team/host.ts";
+import { hostName, topicHost } from "../../team/host.ts";
 import { DISABLED_MESSAGE } from "../../sys/daemon-proc.ts";
 import { EXIT, MamError, notFound, usageError } from "../../sys/errors.ts";
 import { field } from "../../sys/fields.ts";
@@ -295,7 +295,7 @@ export async function submitJob(deps: Deps, o: JobInput, opts: SubmitOptions = {
   const target = await rt.findSession(to);
   // the brief's scope needs the target (its worktree); its checks come before the target's
   const scope: BriefScope = opts.confineBrief ? { within: [deps.ws, ...(target?.worktree ? [target.worktree.path] : [])] } : { anywhere: true };
-  const spec = jobSpecOf(o, deps.ws, brokerConfigFromEnv(deps.env).topicPrefix, scope);
+  const spec = jobSpecOf(o, deps.ws, jobsBase(brokerConfigFromEnv(deps.env), deps.ws, topicHost(deps.env)), scope);
   if (!target) throw notFound(`no running session named '${to}' in this workspace (${deps.ws})`, `${guessTarget(deps, to, "to")}see: mam status (mam status --fleet for the team's other hosts)`);
   if (target.gone) throw new MamError(`session '${to}' has no agent any more (${target.gone}); nothing was submitted`, EXIT.FAIL, `mam resume ${to} starts it again`);
   if (target.waiting) throw waitingError(`session '${to}'`, target.waiting);
@@ -405,7 +405,7 @@ async function poolElsewhere(deps: Deps, role: string, here: boolean): Promise<{
 /** a job for the first free agent of a role: it goes at once when one is free, else waits its turn */
 async function submitToPool(deps: Deps, o: JobInput, opts: SubmitOptions): Promise<Submitted> {
   const role = o.to_role!;
-  const spec = jobSpecOf(o, deps.ws, brokerConfigFromEnv(deps.env).topicPrefix, opts.confineBrief ? { within: [deps.ws] } : { anywhere: true });
+  const spec = jobSpecOf(o, deps.ws, jobsBase(brokerConfigFromEnv(deps.env), deps.ws, topicHost(deps.env)), opts.confineBrief ? { within: [deps.ws] } : { anywhere: true });
   const reviewer = await reviewerOf(deps, spec);
   const data = deps.registry.read();
   const here = allRows(data).some((r) => r.role === role && r.status === "running");

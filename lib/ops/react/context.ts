@@ -27,6 +27,12 @@ export interface HookContext {
   aside(lane: string, name: string, fn: (ctx: HookContext) => Promise<void>): void;
   /** resolves once no connection is being set up (what was queued meanwhile has gone out) */
   settled(): Promise<void>;
+  /**
+   * subscribe the daemon's broker connection to more topics, or drop them (not awaited; nothing
+   * in polling mode: a new connection subscribes to what LinkExtras names then)
+   */
+  subscribe(topics: string[]): void;
+  unsubscribe(topics: string[]): void;
 }
 
 /** what a team adds to the daemon's broker connection (./team.ts): its topics and a last will */

@@ -14,12 +14,17 @@
 //     (lib/ops/react/forward.ts): an agent's report made while this host was cut off still arrives.
 //     They go on the fresh connection that read the acks, not on the daemon's own: that one may
 //     stay stalled after a cut until TCP retransmits or the keepalive gives up on it;
+//   * the copies of other hosts' jobs it holds: their events (the delegator's cancel, a reviewer's
+//     verdict) are on their delegator's job topics, which it subscribes to as it takes a delivery
+//     and again on each connection while the copy is unfinished, and drops once it has ended;
 //   * on the way out it says it is offline.
 import { statSync } from "node:fs";
+import { brokerConfigFromEnv } from "../../jobs/broker-config.ts";
+import { isFinal } from "../../jobs/statuses.ts";
 import type { Deps } from "../deps.ts";
 import type { Team } from "../../team/config.ts";
 import { hostName } from "../../team/host.ts";
-import { checkOnline, deliveriesOf, deliveryTopic, type Online, onlineOrder, onlineTopic, type Presence, presenceTopic, teamPrefix, workspaceId } from "../../team/messages.ts";
+import { checkOnline, deliveriesOf, deliveryTopic, type Online, onlineOrder, onlineTopic, type Presence, presenceTopic, TEAM_PROTOCOL, teamPrefix, workspaceId } from "../../team/messages.ts";
 import { open, seal } from "../../team/seal.ts";
 import type { Appended, JobRecord } from "../../jobs/store.ts";
 import type { Outgoing } from "../../jobs/transport.ts";
@@ -91,6 +96,34 @@ export function teamPart(
   const taken = new Set<string>();
   /** what was sent again on this connection (lib/ops/react/forward.ts) */
   const forwarder = new Forwarder();
+  /**
+   * the job topic of a copy of another host's job, when the daemon's own subscriptions do not
+   * cover it (a job of an older mam is on <prefix>/<id>, which they do: lib/jobs/broker-config.ts)
+   */
+  const jobsPrefix = brokerConfigFromEnv(env).topicPrefix;
+  const copyTopic = (r: Pick<JobRecord, "job_id" | "topic_prefix">): string | undefined => (r.topic_prefix !== `${jobsPrefix}/${r.job_id}` ? `${r.topic_prefix}/events` : undefined);
+  /** the copies' topics subscribed to on this connection, by job id */
+  const copyTopics = new Map<string, string>();
+  /** the copies' topics: a taken delivery's at once, each unfinished copy's on each connection; an ended copy's dropped */
+  const followCopy = (r: Pick<JobRecord, "job_id" | "topic_prefix">, ctx: HookContext) => {
+    const t = copyTopic(r);
+    if (!t || copyTopics.get(r.job_id) === t) return;
+    copyTopics.set(r.job_id, t);
+    ctx.subscribe([t]);
+  };
+  const dropEndedCopies = (ctx: HookContext) => {
+    for (const [id, t] of copyTopics) {
+      let r: JobRecord | undefined;
+      try {
+        r = deps.jobs.read(id);
+      } catch {
+        continue;
+      }
+      if (r && !isFinal(r.status)) continue;
+      copyTopics.delete(id);
+      ctx.unsubscribe([t]);
+    }
+  };
   const emitOn = (ctx: HookContext) => async (a: Appended) => {
     if (a.record) await ctx.publish(`${a.record.topic_prefix}/events`, a.line);
   };
@@ -110,7 +143,7 @@ export function teamPart(
     const agents = doc.sessions
       .filter((s) => s.status === "running")
       .map((s) => ({ name: s.name, agent: s.agent, role: s.role, status: s.status, live: s.live, job: s.job }));
-    return { host, workspace: deps.ws, ws_id: wsId, at: Date.now(), since, agents };
+    return { host, workspace: deps.ws, ws_id: wsId, at: Date.now(), since, protocol: TEAM_PROTOCOL, agents };
   };
 
   /**
@@ -141,7 +174,16 @@ export function teamPart(
     tp,
     extras: () => {
       since = Math.max(Date.now(), since + 1);
-      return { topics: [deliveriesOf(tp, host, wsId), ...(onPresence ? [`${onlines}+/+`] : [])], will: { topic: online, payload: offline() } };
+      copyTopics.clear();
+      for (const id of deps.jobs.ids()) {
+        if (ended(id)) continue;
+        try {
+          const r = deps.jobs.read(id);
+          const t = r?.remote_of && !isFinal(r.status) ? copyTopic(r) : undefined;
+          if (t) copyTopics.set(id, t);
+        } catch {}
+      }
+      return { topics: [deliveriesOf(tp, host, wsId), ...(onPresence ? [`${onlines}+/+`] : []), ...new Set(copyTopics.values())], will: { topic: online, payload: offline() } };
     },
     owns: (topic) => topic.startsWith(deliveries) || (onPresence !== undefined && topic.startsWith(onlines)),
     async onMessage(topic, payload, ctx) {
@@ -178,6 +220,7 @@ export function teamPart(
       if (taken.size > 10_000) taken.clear();
       taken.add(t.d.id);
       jobsDirty = true;
+      followCopy(t.d.job, ctx);
       // typing takes a while (it waits out pauses): beside the hooks, one at a time per agent, so
       // that the broker's messages and the hooks do not wait for it
       ctx.aside(`deliver:${t.d.to}`, "deliver", async (c) => {
@@ -216,6 +259,7 @@ export function teamPart(
       const sig = regSig();
       const due = Date.now() - lastSent >= HEARTBEAT_MS;
       if (how === "check" && !due && !jobsDirty && sig === registrySig) return;
+      if (jobsDirty || how !== "check") dropEndedCopies(ctx);
       registrySig = sig;
       jobsDirty = false;
       const p = await presence();
