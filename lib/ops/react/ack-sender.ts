@@ -1,7 +1,9 @@
 // The daemon's side of acknowledgements (lib/jobs/acks.ts): after it journals (or recognises) a
 // job's event, it publishes that job's marks (and the seqs held beyond them), retained, at most once per period per job, and only
 // when they changed since the last publish on this connection (forgetSent() after a reconnect: a
-// broker restarted without persistence has lost its retained messages).
+// broker restarted without persistence has lost its retained messages). On the record's topic,
+// and also on <prefix>/<id>/acks once a report came by token on <prefix>/<id>/events (a reporter
+// with no record of the job reads its acks there: lib/jobs/broker-config.ts).
 import { signedAck } from "../../jobs/acks.ts";
 import type { JournalCache } from "../../jobs/journal-index.ts";
 import type { JobRecord } from "../../jobs/store.ts";
@@ -11,7 +13,10 @@ export type RetainedPublish = (topic: string, payload: string, opts: { retain: b
 
 export class AckSender {
   private due = new Map<string, ReturnType<typeof setTimeout>>();
+  /** by ack topic: what was said there */
   private sent = new Map<string, string>();
+  /** by job: the old ack topic, once a report came on the old events topic */
+  private also = new Map<string, string>();
 
   constructor(
     private ws: string,
@@ -19,8 +24,12 @@ export class AckSender {
     private periodMs = 100,
   ) {}
 
-  /** publish this job's marks within periodMs (one publish for a burst of events) */
-  note(rec: JobRecord, publish: RetainedPublish): void {
+  /**
+   * publish this job's marks within periodMs (one publish for a burst of events); `alsoOn`: an
+   * ack topic besides the record's (the old one, where a reporter by token reads them)
+   */
+  note(rec: JobRecord, publish: RetainedPublish, alsoOn?: string): void {
+    if (alsoOn !== undefined && alsoOn !== `${rec.topic_prefix}/acks`) this.also.set(rec.job_id, alsoOn);
     if (this.due.has(rec.job_id)) return;
     const t = setTimeout(() => {
       this.due.delete(rec.job_id);
@@ -38,9 +47,14 @@ export class AckSender {
     const beyond = j.index.beyond();
     if (Object.keys(acked).length === 0 && Object.keys(beyond).length === 0) return false;
     const text = JSON.stringify([acked, beyond]);
-    if (this.sent.get(rec.job_id) === text) return false;
-    const ok = await publish(`${rec.topic_prefix}/acks`, signedAck(rec.job_id, acked, rec.auth_token, isoUtc(), beyond), { retain: true });
-    if (ok) this.sent.set(rec.job_id, text);
+    const topics = [`${rec.topic_prefix}/acks`, ...(this.also.has(rec.job_id) ? [this.also.get(rec.job_id)!] : [])].filter((t) => this.sent.get(t) !== text);
+    if (topics.length === 0) return false;
+    const ack = signedAck(rec.job_id, acked, rec.auth_token, isoUtc(), beyond);
+    let ok = true;
+    for (const t of topics) {
+      if (await publish(t, ack, { retain: true })) this.sent.set(t, text);
+      else ok = false;
+    }
     return ok;
   }
 

@@ -5,6 +5,8 @@
 // others, job.react reacts to that job next (tick.job).
 import type { DropLog, RepeatLog } from "../../jobs/ingest.ts";
 import { hostName } from "../../team/host.ts";
+import { ackTopicOf } from "../../jobs/acks.ts";
+import { brokerConfigFromEnv, eventsTopic } from "../../jobs/broker-config.ts";
 import type { Deps } from "../deps.ts";
 import { defineReaction } from "./reaction.ts";
 import type { Shared } from "./shared.ts";
@@ -37,7 +39,11 @@ export const jobIngest = defineReaction({
     if (r.outcome === "appended" && r.deferred) settleSoon(deps, st, shared, ctx.ws, r.job.job_id);
     // the echo of an event this machine published is expected: only MAM_DEBUG=1 logs it
     if (r.outcome === "duplicate") (r.echo ? ctx.debug(r.log) : repeats.repeat(r.log));
-    if (r.outcome !== "dropped" && !r.job.remote_of) shared.acks(ctx).note(r.job, ctx.publish);
+    if (r.outcome !== "dropped" && !r.job.remote_of) {
+      // a report by token came on the job's old topic: its reporter reads the acks next to it
+      const old = eventsTopic(brokerConfigFromEnv(deps.env), r.job.job_id);
+      shared.acks(ctx).note(r.job, ctx.publish, tick.topic === old ? ackTopicOf(old) : undefined);
+    }
     if (r.outcome === "appended") team?.jobsChanged();
     if (r.outcome === "dropped") tick.done = true;
     else tick.job = r.job.job_id;
