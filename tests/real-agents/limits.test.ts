@@ -118,10 +118,11 @@ test.skipIf(!TMUX_BIN)("real claude, a subscriber at its 5-hour limit: limited u
 }, 120_000);
 
 test.skipIf(!TMUX_BIN)("real codex at its usage limit: limited until its rollout's reset, to the second; continue typed after: completed, unlimited once", async () => {
-  // any second: codex writes the header's reset (x-codex-primary-reset-at) into its rollout as it is
+  // any second: codex writes the header's reset (x-codex-primary-reset-at) into its rollout as it is;
+  // its message names the day too when the reset is on another one ("try again at Dec 3rd, 2026 12:56 AM.")
   const reset = Math.floor(Date.now() / 1000) + 2 * 3600 + 17;
   const { h, job, limit } = await limitedMidJob("codex", "cx", { shape: "codex-usage", resetsAt: reset });
-  expect(limit).toEqual({ since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), resets_at: iso(reset), reason: expect.stringMatching(/^You.ve hit your usage limit\. .*try again at \d{1,2}:\d\d [AP]M\.$/), source: "records", used_percent: 100 });
+  expect(limit).toEqual({ since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), resets_at: iso(reset), reason: expect.stringMatching(/^You.ve hit your usage limit\. .*try again at (?:[A-Z][a-z]{2} \d{1,2}(?:st|nd|rd|th), \d{4} )?\d{1,2}:\d\d [AP]M\.$/), source: "records", used_percent: 100 });
   expect(api!.requests.filter((r) => r.status === 429 && r.turn?.main)).toHaveLength(1);
   // codex offers another model the first time usage runs high: a dialog, left alone
   if (h.visible("cx").includes("Approaching rate limits")) {
