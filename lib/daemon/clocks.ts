@@ -46,13 +46,21 @@ export function startClocks(p: ClockParts): Timer[] {
   return jobs ? [...timers, jobs] : timers;
 }
 
+/** how long after its lock file is seen gone the daemon looks at its workspace again */
+const LOCK_GONE_RECHECK_MS = 200;
+
 /** self-termination: the workspace or the lock gone, the overall timeout, the idle timeout */
 function selfCheck(p: ClockParts): void {
   const { o, life, lock, activity: a } = p;
   if (life.signal.aborted) return;
   if (!workspaceExists(o.ws)) return life.finish(0, `workspace ${o.ws} is gone; exiting`);
   const ls = lockFileState(lock.path, lock.held, lock.fd);
-  if (ls === "gone") return life.finish(0, "monitor.lock is gone: monitor.lock no longer exists; exiting");
+  if (ls === "gone") {
+    // a workspace deleted with everything in it (rm -rf) loses its lock file before its folder:
+    // looked at again a moment later, to say which it was
+    setTimeout(() => life.finish(0, workspaceExists(o.ws) ? "monitor.lock is gone: monitor.lock no longer exists; exiting" : `workspace ${o.ws} is gone; exiting`), LOCK_GONE_RECHECK_MS);
+    return;
+  }
   if (ls === "replaced") return life.finish(0, "monitor.lock was replaced; exiting");
   const now = Date.now();
   if (o.timeoutS > 0 && now - a.startMs >= o.timeoutS * 1000) return life.finish(0, `timeout of ${o.timeoutS} s reached; exiting`);

@@ -16,6 +16,8 @@ export * from "./journal-file.ts";
 
 /** the jobs of one workspace, as use cases get them (lib/ops/wiring.ts binds the workspace) */
 export interface JobStore {
+  /** the workspace */
+  readonly ws: string;
   /** the jobs folder, .mam/jobs (for messages, and the queue's marker beside the files) */
   readonly dir: string;
   /** the record, or undefined when the job has no record here */
@@ -60,6 +62,7 @@ export function jobStore(ws: string, env?: Env): JobStore {
   // made on the first write; once there it never changes
   const keyFor = (create: boolean) => (key ??= env ? recordKey(env, create) : undefined);
   return {
+    ws,
     dir: jobsDir(ws),
     read: (id) => readRecord(ws, id),
     require: (id) => requireRecord(ws, id),

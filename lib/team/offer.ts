@@ -3,7 +3,8 @@
 // delivery's id and its retained topic), then published on one connection: the `offered` event on
 // the job's events topic, then the sealed delivery, retained on the workspace's delivery topic so
 // that a host that is offline gets it when it returns. Its daemon takes it from there
-// (lib/ops/job/receive.ts); ours clears the retained delivery once it is `received`.
+// (lib/ops/job/receive.ts); ours clears the retained delivery once it is `received`, and until
+// then publishes it again should the broker lose it (./kept-offers.ts).
 import { randomBytes } from "../sys/digest.ts";
 import { readFileSync } from "node:fs";
 import { brokerConfigFromEnv } from "../jobs/broker-config.ts";
@@ -19,6 +20,7 @@ import { findRemote, readRoster } from "./roster.ts";
 import { hostName, parseAddress } from "./host.ts";
 import { type Delivery, deliveryTopic, globalRecord, teamPrefix } from "./messages.ts";
 import { seal } from "./seal.ts";
+import { forgetOffer, keepOffer } from "./kept-offers.ts";
 
 /** a brief file travels as its text: the other host cannot read this machine's files */
 const MAX_BRIEF_BYTES = 128 * 1024;
@@ -131,12 +133,17 @@ export async function offer(env: Env, jobs: JobStore, to: RemoteRef, about: Prom
   // the receivers drop a larger message unread: refused here, before anything is journalled or sent
   if (Buffer.byteLength(sealed) > MAX_SEALED_BYTES) throw tooLarge(Buffer.byteLength(sealed), what, to.name);
   const offline = to.remote.online ? "" : ` (${to.remote.host} is offline: it gets it when it returns)`;
+  // kept until it is received: the daemon publishes it again should the broker lose it
+  keepOffer(jobs.ws, id, sealed);
   const a = await jobs.append(job.job_id, (r, evs) =>
     r && !evs.some((e) => endsJob(e, r))
       ? { event: "offered", detail: `${what} for ${to.name}${offline}`, source: "mam", data: { delivery: id, topic, host: to.remote.host, ws_id: to.remote.ws_id, purpose: about.purpose } }
       : undefined,
   );
-  if (!a) throw new MamError(`job ${job.job_id} has ended; nothing was offered to ${to.name}`, EXIT.FAIL);
+  if (!a) {
+    forgetOffer(jobs.ws, id);
+    throw new MamError(`job ${job.job_id} has ended; nothing was offered to ${to.name}`, EXIT.FAIL);
+  }
   const { publishAll } = await import("../jobs/transport.ts");
   const r = await publishAll(cfg, [
     { topic: `${job.topic_prefix}/events`, payload: a.line },

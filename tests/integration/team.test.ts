@@ -10,7 +10,7 @@
 // for an agent that does not exist (the job ends in error).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { MqttClient } from "mqtt";
 import { type Team } from "../../lib/team/config.ts";
@@ -208,6 +208,33 @@ describe.skipIf(skip)("a team across machines (three hosts, one Mosquitto)", () 
     expect(doubled(evs)).toEqual([]);
     expect(stages(evs)).toEqual(["offered mam", "received mam@hostB", "delivered mam@hostB", "started w@hostB", "progress w@hostB", "completed w@hostB"]);
     expect(count(B.screen("w"), `[mam] Job ${id} delegated`)).toBe(1);
+  }, 90_000);
+
+  test("a delivery the broker lost before B took it (restarted without persistence) is offered again as A reconnects; B types it once, and A forgets it once received", async () => {
+    await B.ok(["daemon", "stop"]);
+    const id = await submit(A, ["--to", "w@hostB", "--from", "lead", "--prompt", "lost and found"]);
+    const d = A.journal(id).find((e) => e.event === "offered")!.data.delivery as string;
+    const kept = join(A.ws, ".mam", "offers", d);
+    expect(existsSync(kept)).toBe(true);
+    expect(statSync(kept).mode & 0o777).toBe(0o600);
+    // the broker restarts without persistence while B is away: the retained delivery, and what
+    // it queued for B's session, are gone; A's daemon connects again and sends what it kept
+    await Bun.sleep(2500);
+    await broker.stop();
+    broker = await startMosquitto(join(sb.root, "broker"), { port: broker.port });
+    expect(await waitFor(() => A.log().includes(`team: offered delivery ${d} again (not received yet)`), 20_000, 200), A.log()).toBe(true);
+    await B.ok(["daemon", "ensure"]);
+    const waited = await A.mam(["job", "wait", id, "--timeout", "30"], {}, 60_000);
+    expect(waited.code, `${A.log()}\n${B.log()}`).toBe(0);
+    await waitFor(() => A.journal(id).some((e) => e.event === "completed"), 5000);
+    const evs = A.journal(id);
+    expect(doubled(evs)).toEqual([]);
+    expect(stages(evs)).toEqual(["offered mam", "received mam@hostB", "delivered mam@hostB", "started w@hostB", "progress w@hostB", "completed w@hostB"]);
+    expect(count(B.screen("w"), `[mam] Job ${id} delegated`)).toBe(1);
+    // received: the kept copy goes (at A's next poll)
+    expect(await waitFor(() => !existsSync(kept), 10_000, 200), A.log()).toBe(true);
+    // the team as it was for the tests after this one: every host announced again
+    await untilAnnounced(A, ["w@hostB", "r@hostC", "lead@hostA"]);
   }, 90_000);
 
   test("a new host's first job: its submit starts its daemon, which listens before the offer goes out; every stage lands in order", async () => {

@@ -1,6 +1,7 @@
 // team.refresh (docs/machines.md): with every poll, the team's presence looks again at the agents
-// and publishes what changed, and the events of copies their delegators miss are sent again
-// (./team.ts, ./forward.ts). Last in the poll: after the jobs and the meter have moved.
+// and publishes what changed, the events of copies their delegators miss are sent again, and so
+// are the deliveries not received yet, every minute (./team.ts, ./forward.ts,
+// lib/team/kept-offers.ts). Last in the poll: after the jobs and the meter have moved.
 import { defineReaction } from "./reaction.ts";
 
 export const teamRefresh = defineReaction({

@@ -17,6 +17,9 @@
 //   * the copies of other hosts' jobs it holds: their events (the delegator's cancel, a reviewer's
 //     verdict) are on their delegator's job topics, which it subscribes to as it takes a delivery
 //     and again on each connection while the copy is unfinished, and drops once it has ended;
+//   * the deliveries it offered that are not received yet are published again (the same sealed
+//     message) on each new connection and every minute: a broker may lose a retained message
+//     (lib/team/kept-offers.ts);
 //   * on the way out it says it is offline.
 import { statSync } from "node:fs";
 import { brokerConfigFromEnv } from "../../jobs/broker-config.ts";
@@ -102,6 +105,46 @@ export function teamPart(
    */
   const jobsPrefix = brokerConfigFromEnv(env).topicPrefix;
   const copyTopic = (r: Pick<JobRecord, "job_id" | "topic_prefix">): string | undefined => (r.topic_prefix !== `${jobsPrefix}/${r.job_id}` ? `${r.topic_prefix}/events` : undefined);
+  /** by delivery id: when this daemon last published a kept delivery again (./kept-offers.ts) */
+  const reoffered = new Map<string, number>();
+  /**
+   * the deliveries this host offered that are not received yet, published again: on a new
+   * connection (`fresh`: a restarted broker lost its retained messages) and every REOFFER_MS
+   */
+  const reoffer = async (ctx: HookContext, fresh: boolean) => {
+    if (ctx.mode !== "mqtt") return;
+    const k = await import("../../team/kept-offers.ts");
+    const now = Date.now();
+    for (const d of k.keptOffers(deps.ws)) {
+      const jobId = d.slice(0, 8);
+      let job: import("../../team/kept-offers.ts").KeptJob | undefined;
+      try {
+        const r = deps.jobs.read(jobId);
+        job = r ? { final: isFinal(r.status), notOwn: deps.jobs.notOwn(r), events: deps.jobs.journal(jobId) } : undefined;
+      } catch {
+        continue; // a record that does not read: `job status` says why
+      }
+      const v = k.keptVerdict(d, job, tp, k.keptAt(deps.ws, d), reoffered.get(d), now, fresh);
+      if (v.do === "wait") continue;
+      if (v.do === "forget") {
+        k.forgetOffer(deps.ws, d);
+        reoffered.delete(d);
+        if (v.why !== "received" && v.why !== "its job has ended") ctx.log(`team: removed the kept delivery ${d}: ${v.why}`);
+        continue;
+      }
+      const sealed = k.readKept(deps.ws, d);
+      if (sealed === undefined || !k.keptOpens(team, host, d, v.topic, sealed)) {
+        k.forgetOffer(deps.ws, d);
+        reoffered.delete(d);
+        ctx.log(`team: removed the kept delivery ${d}: not a delivery this host sealed for ${v.topic}`);
+        continue;
+      }
+      if (!(await ctx.publish(v.topic, sealed, { retain: true }))) continue;
+      // said once per delivery (a host offline for a day would otherwise add a line a minute)
+      if (!reoffered.has(d)) ctx.log(`team: offered delivery ${d} again (not received yet)`);
+      reoffered.set(d, now);
+    }
+  };
   /** the copies' topics subscribed to on this connection, by job id */
   const copyTopics = new Map<string, string>();
   /** the copies' topics: a taken delivery's at once, each unfinished copy's on each connection; an ended copy's dropped */
@@ -250,6 +293,7 @@ export function teamPart(
       forwarder.reset();
       await ctx.publish(online, onlineMsg(true), { retain: true });
       await part.tick(ctx, "force");
+      await reoffer(ctx, true);
       await part.forward(ctx);
       await resendEnds(ctx);
     },
@@ -275,6 +319,7 @@ export function teamPart(
     jobsChanged: () => void (jobsDirty = true),
     async forward(ctx) {
       if (ctx.mode !== "mqtt") return;
+      await reoffer(ctx, false);
       const { unheld } = await import("./forward.ts");
       const now = Date.now();
       const copies: JobRecord[] = [];
