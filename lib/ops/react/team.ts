@@ -140,6 +140,8 @@ export function teamPart(
         continue;
       }
       if (!(await ctx.publish(v.topic, sealed, { retain: true }))) continue;
+      // taken meanwhile: the reactor cleared the retained delivery already, so clear it again
+      if (deps.jobs.journal(jobId).some((e) => e.event === "received" && e.data?.delivery === d)) await ctx.publish(v.topic, "", { retain: true });
       // said once per delivery (a host offline for a day would otherwise add a line a minute)
       if (!reoffered.has(d)) ctx.log(`team: offered delivery ${d} again (not received yet)`);
       reoffered.set(d, now);
