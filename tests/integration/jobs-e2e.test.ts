@@ -285,7 +285,13 @@ test("audit #1 #10: the worker's agent exits and its pane stays a shell → erro
   expect(await waitFor(async () => (await screen()).includes("got: Run started now"), 20_000, 100)).toBe(true);
   // the agent dies; herdr keeps the pane as a bare shell
   const info = (await e.herdr.call("pane.process_info", { pane_id: wp })) as { process_info: { shell_pid: number; foreground_processes: { pid: number }[] } };
-  for (const p of info.process_info.foreground_processes) if (p.pid !== info.process_info.shell_pid) process.kill(p.pid, "SIGKILL");
+  // (a short-lived child of the agent, one of its `mam job event` calls, may be gone already)
+  for (const p of info.process_info.foreground_processes) {
+    if (p.pid === info.process_info.shell_pid) continue;
+    try {
+      process.kill(p.pid, "SIGKILL");
+    } catch {}
+  }
   const wait = await w.mam(["job", "wait", id, "--timeout", "30"]);
   expect({ code: wait.code, out: wait.stdout }).toEqual({ code: 1, out: `${id} error: agent exited\n` });
   expect(((await e.herdr.call("pane.list", {})) as { panes: { pane_id: string }[] }).panes.some((p) => p.pane_id === wp)).toBe(true);

@@ -110,6 +110,16 @@ describe("adoptPane: the daemon's registration of create's own pane under anothe
       expect(d.herdr_sessions.map((r) => r.name)).toEqual(["other"]);
     }
   });
+  test("a failed start (create, resume, a restart) forgets the daemon's registration of the pane it tried: no session nobody made, no death reported", async () => {
+    const { forgetTriedPane } = await import("../../lib/ops/session/launch.ts");
+    const d = data(ghost(), { name: "other", status: "running", role: "w", pane: { id: "w1:p1" }, herdr_server: "t50-srv" });
+    let writes = 0;
+    const registry = { mutate: async (fn: (x: RegistryData) => unknown) => (writes++, { result: fn(d), changed: true }) } as never;
+    await forgetTriedPane({ registry }, "herdr_sessions", "t50-srv", undefined, T0, "mine");
+    expect(writes).toBe(0); // no pane was tried: nothing to look at
+    await forgetTriedPane({ registry }, "herdr_sessions", "t50-srv", "w1:p2", T0, "mine");
+    expect(d.herdr_sessions.map((r) => r.name)).toEqual(["other"]);
+  });
   test("never: another pane, another server, before create began, a job, a create's row, a stop, the name we write", () => {
     const keep: Row[] = [
       ghost({ pane: { id: "w1:p3" } }),

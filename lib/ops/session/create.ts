@@ -31,7 +31,7 @@ import { briefPath, ensureDaemonNoticed, type JobInput, submitJob, type SubmitOp
 import { checkCreate, checkRole } from "./rules.ts";
 import { reconcileOnce } from "../reconcile.ts";
 import { type AfterStart, afterStart } from "./after-start.ts";
-import { agentEnv, launch } from "./launch.ts";
+import { agentEnv, forgetTriedPane, launch } from "./launch.ts";
 
 export const CREATED_NOTE = "created by mam create";
 
@@ -241,7 +241,7 @@ export async function createSession(deps: Deps, o: CreateInput, signal: AbortSig
   // the worktree's checks (git repository, branch, base, folder) before anything is made
   const plan = o.worktree !== undefined ? planWorktree(ws, name, o.worktree === "" ? undefined : o.worktree, o.base, deps.git) : undefined;
   // only what this create made is undone (a concurrent create of the same name made its own)
-  const made = { worktree: false };
+  const made: { worktree: boolean; pane?: string } = { worktree: false };
   const undo = () => {
     if (plan && made.worktree) undoWorktree(ws, plan, deps.git);
   };
@@ -281,6 +281,7 @@ export async function createSession(deps: Deps, o: CreateInput, signal: AbortSig
     });
   } catch (e) {
     undo();
+    await forgetTriedPane(deps, section, target.server, made.pane, t0, name);
     throw e;
   }
   // interrupted while the agent started: close it, as a failed start does (no agent without a row)

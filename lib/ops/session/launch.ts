@@ -15,6 +15,8 @@ import { claimPaneLock } from "../../sys/pane-lock.ts";
 import type { Env } from "../../sys/paths.ts";
 import { labelFor } from "../../mux/label.ts";
 import type { Deps } from "../deps.ts";
+import { adoptPane } from "../../fleet/adopt.ts";
+import type { Section } from "../../registry/types.ts";
 
 export const PICK_ATTEMPTS = 3;
 
@@ -37,8 +39,11 @@ export interface LaunchSpec {
    * `open`), and start the agent in its workspace's root pane (tmux: mam made it already)
    */
   herdrWorktree?: WorktreeSpec & { open?: boolean };
-  /** set to true once herdr made the worktree (the caller undoes only what this launch made) */
-  made?: { worktree: boolean };
+  /**
+   * what this launch made, for the caller to undo: `worktree` once herdr made the worktree; `pane`,
+   * the pane it started the agent in (or tried to: the daemon may have registered it meanwhile)
+   */
+  made?: { worktree: boolean; pane?: string };
 }
 
 export interface Launched {
@@ -115,13 +120,17 @@ export async function launch(deps: Pick<Deps, "ws" | "env" | "muxFor">, s: Launc
     };
     let started: MuxPane | undefined;
     let worktreeWorkspace: string | undefined;
-    if (s.backend === "tmux") started = await mux.start(undefined, spec);
+    if (s.backend === "tmux") {
+      started = await mux.start(undefined, spec);
+      if (s.made) s.made.pane = started.id;
+    }
     else if (s.herdrWorktree && !(s.herdrWorktree.open && (await worktreeShown(mux, s.herdrWorktree.path, listed)))) {
       // a fresh workspace of its own: no other client picks its root pane, one attempt
       if (!mux.createWorktree || !mux.openWorktree) throw new Error("this multiplexer cannot make worktrees");
       const wt = s.herdrWorktree.open ? await mux.openWorktree(s.herdrWorktree) : await mux.createWorktree(s.herdrWorktree);
       if (s.made && !s.herdrWorktree.open) s.made.worktree = true;
       worktreeWorkspace = wt.workspaceId;
+      if (s.made) s.made.pane = wt.pane.id;
       try {
         await mux.label(wt.pane.id, spec.label);
         started = await mux.start(wt.pane, spec);
@@ -135,6 +144,7 @@ export async function launch(deps: Pick<Deps, "ws" | "env" | "muxFor">, s: Launc
         const pane = await mux.claimPane(s.cwd ?? ws, (id) => s.taken.has(id), env, listed);
         listed = undefined; // a second pick lists again
         if (!pane) throw new Error("herdr claimPane returned no pane");
+        if (s.made) s.made.pane = pane.id;
         try {
           started = await mux.start(pane, spec);
         } catch (e) {
@@ -167,4 +177,16 @@ export async function launch(deps: Pick<Deps, "ws" | "env" | "muxFor">, s: Launc
     lock.close();
     throw e;
   }
+}
+
+/**
+ * after a failed start: the daemon's registrations, since `t0`, of the pane it was tried in go
+ * (adoptPane), as they would have been taken over had it started; else a session the user never
+ * made stays in the registry, and is reported dead once the pane is gone
+ */
+export async function forgetTriedPane(deps: Pick<Deps, "registry">, section: Section, server: string, pane: string | undefined, t0: number, name: string): Promise<void> {
+  if (pane === undefined) return;
+  try {
+    await deps.registry.mutate((d) => void adoptPane(d, section, server, pane, t0, name));
+  } catch {} // the failed start's own error is what the user needs to see
 }

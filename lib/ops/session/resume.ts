@@ -22,7 +22,7 @@ import { isoUtc } from "../../sys/time.ts";
 import { liveWorktreeOf, rowCwd, worktreeOf } from "../../worktrees/plan.ts";
 import { type AfterStart, afterStart } from "./after-start.ts";
 import { field } from "../../sys/fields.ts";
-import { launch } from "./launch.ts";
+import { forgetTriedPane, launch } from "./launch.ts";
 import { paneChosen, rowChosen } from "./named.ts";
 import { paneAgentGone } from "./probe.ts";
 import type { Deps } from "../deps.ts";
@@ -125,7 +125,14 @@ export async function resumeSession(deps: Deps, input: ResumeInput): Promise<Res
   // what the agent's records look like before it starts, to see when it has loaded the conversation
   const loaded = conv ? (resumeLoadedOf(agent, conv.id, cwd, deps.env) ?? undefined) : undefined;
   const t0 = deps.clock.epoch();
-  const l = await launch(deps, { name: o.name, kind, args, backend, server, startServer: o.start_server, taken, cwd, herdrWorktree, ...(typeof row.role === "string" ? { role: row.role } : {}) });
+  const made: { worktree: boolean; pane?: string } = { worktree: false };
+  let l: Awaited<ReturnType<typeof launch>>;
+  try {
+    l = await launch(deps, { name: o.name, kind, args, backend, server, startServer: o.start_server, taken, cwd, herdrWorktree, made, ...(typeof row.role === "string" ? { role: row.role } : {}) });
+  } catch (e) {
+    await forgetTriedPane(deps, section, server, made.pane, t0, was);
+    throw e;
+  }
   const now = deps.clock.epoch();
   const sid = conv?.id ?? freshId;
   let renamed: string[] = [];
