@@ -147,7 +147,9 @@ for (const kind of ["claude", "codex"] as const) {
       const id = (await x.w.mam(["job", "submit", "--to", "wrk", "--prompt", "make the files"])).stdout.trim();
       const [f1, f2] = files(x.w.sb.root);
       const q1 = await asked(x.journal, id, 1, `touch ${f1}`);
-      // the user answers in the pane; the agent asks something else
+      // the user answers in the pane (a moment after the dialog came: claude 2.1.332 drops a key
+      // that arrives just as its dialog is shown, its "early key guard"); the agent asks something else
+      await Bun.sleep(1500);
       await x.w.tmux(["send-keys", "-t", x.pane, KEYS[kind].yes]);
       const q2 = await asked(x.journal, id, 2, `touch ${f2}`);
       expect(q2.fingerprint).not.toBe(q1.fingerprint);
