@@ -6,7 +6,7 @@
 import type { DropLog, RepeatLog } from "../../jobs/ingest.ts";
 import { hostName } from "../../team/host.ts";
 import { ackTopicOf } from "../../jobs/acks.ts";
-import { brokerConfigFromEnv, eventsTopic } from "../../jobs/broker-config.ts";
+import { type BrokerConfig, brokerConfigFromEnv, eventsTopic } from "../../jobs/broker-config.ts";
 import type { Deps } from "../deps.ts";
 import { defineReaction } from "./reaction.ts";
 import type { Shared } from "./shared.ts";
@@ -16,6 +16,8 @@ interface IngestState {
   drops?: DropLog;
   /** per job, the timer that settles its record's last_seq */
   settling: Map<string, ReturnType<typeof setTimeout>>;
+  /** the broker settings (the job topics' prefix), read once */
+  cfg?: BrokerConfig;
 }
 
 export const jobIngest = defineReaction({
@@ -41,7 +43,7 @@ export const jobIngest = defineReaction({
     if (r.outcome === "duplicate") (r.echo ? ctx.debug(r.log) : repeats.repeat(r.log));
     if (r.outcome !== "dropped" && !r.job.remote_of) {
       // a report by token came on the job's old topic: its reporter reads the acks next to it
-      const old = eventsTopic(brokerConfigFromEnv(deps.env), r.job.job_id);
+      const old = eventsTopic((st.cfg ??= brokerConfigFromEnv(deps.env)), r.job.job_id);
       shared.acks(ctx).note(r.job, ctx.publish, tick.topic === old ? ackTopicOf(old) : undefined);
     }
     if (r.outcome === "appended") team?.jobsChanged();

@@ -22,7 +22,7 @@
 //     (lib/team/kept-offers.ts);
 //   * on the way out it says it is offline.
 import { statSync } from "node:fs";
-import { brokerConfigFromEnv } from "../../jobs/broker-config.ts";
+import { brokerConfigFromEnv, eventsTopic } from "../../jobs/broker-config.ts";
 import { isFinal } from "../../jobs/statuses.ts";
 import type { Deps } from "../deps.ts";
 import type { Team } from "../../team/config.ts";
@@ -103,8 +103,11 @@ export function teamPart(
    * the job topic of a copy of another host's job, when the daemon's own subscriptions do not
    * cover it (a job of an older mam is on <prefix>/<id>, which they do: lib/jobs/broker-config.ts)
    */
-  const jobsPrefix = brokerConfigFromEnv(env).topicPrefix;
-  const copyTopic = (r: Pick<JobRecord, "job_id" | "topic_prefix">): string | undefined => (r.topic_prefix !== `${jobsPrefix}/${r.job_id}` ? `${r.topic_prefix}/events` : undefined);
+  const cfg = brokerConfigFromEnv(env);
+  const copyTopic = (r: Pick<JobRecord, "job_id" | "topic_prefix">): string | undefined => {
+    const t = `${r.topic_prefix}/events`;
+    return t !== eventsTopic(cfg, r.job_id) ? t : undefined;
+  };
   /** by delivery id: when this daemon last published a kept delivery again (./kept-offers.ts) */
   const reoffered = new Map<string, number>();
   /**
@@ -115,6 +118,11 @@ export function teamPart(
     if (ctx.mode !== "mqtt") return;
     const k = await import("../../team/kept-offers.ts");
     const now = Date.now();
+    const forget = (d: string, why?: string) => {
+      k.forgetOffer(deps.ws, d);
+      reoffered.delete(d);
+      if (why) ctx.log(`team: removed the kept delivery ${d}: ${why}`);
+    };
     for (const d of k.keptOffers(deps.ws)) {
       const jobId = d.slice(0, 8);
       let job: import("../../team/kept-offers.ts").KeptJob | undefined;
@@ -127,16 +135,12 @@ export function teamPart(
       const v = k.keptVerdict(d, job, tp, k.keptAt(deps.ws, d), reoffered.get(d), now, fresh);
       if (v.do === "wait") continue;
       if (v.do === "forget") {
-        k.forgetOffer(deps.ws, d);
-        reoffered.delete(d);
-        if (v.why !== "received" && v.why !== "its job has ended") ctx.log(`team: removed the kept delivery ${d}: ${v.why}`);
+        forget(d, v.why === "received" || v.why === "its job has ended" ? undefined : v.why);
         continue;
       }
       const sealed = k.readKept(deps.ws, d);
       if (sealed === undefined || !k.keptOpens(team, host, d, v.topic, sealed)) {
-        k.forgetOffer(deps.ws, d);
-        reoffered.delete(d);
-        ctx.log(`team: removed the kept delivery ${d}: not a delivery this host sealed for ${v.topic}`);
+        forget(d, `not a delivery this host sealed for ${v.topic}`);
         continue;
       }
       if (!(await ctx.publish(v.topic, sealed, { retain: true }))) continue;
