@@ -110,7 +110,8 @@ test("an error in what a job runs after cancels it with the reason, never typed;
   expect(cancelled).toMatchObject({ event: "cancelled", source: "mam", detail: `job ${A}, which it runs after, ended error; it never ran` });
   expect(journalEvents(w.dir, B).map((x) => x.event)).toEqual(["queued", "cancelled"]);
   expect(await waitFor(async () => (await status(w, P)).status === "cancelled", 20_000, 100)).toBe(true);
-  expect(monitorLog(w.dir)).toContain(`job ${B}: job ${A}, which it runs after, ended error; it never ran`);
+  // the daemon logs a cancellation after it journalled it
+  expect(await waitFor(() => monitorLog(w.dir).includes(`job ${B}: job ${A}, which it runs after, ended error; it never ran`), 10_000, 50), monitorLog(w.dir)).toBe(true);
   // C runs anyway
   openGate(w.dir, "progress", "completed");
   expect((await w.mam(["job", "wait", C, "--timeout", "60"], {}, 70_000)).code).toBe(0);

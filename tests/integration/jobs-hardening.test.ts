@@ -15,6 +15,7 @@ import { type JobRecord, type JobSpec, readJournal, readRecord, registerJob } fr
 import { mosquittoPath, startMosquitto, type TestBroker } from "../helpers/brokers.ts";
 import { logText, startSubscriber, type Subscriber, waitForLog } from "../helpers/daemon.ts";
 import { MAM_CMD, runMam } from "../helpers/mam.ts";
+import { recordServerMessages } from "../helpers/mcp-client.ts";
 import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
 
 let sb: Sandbox;
@@ -124,15 +125,7 @@ async function mcpClient(ws: string, env: Record<string, string>) {
   transport.stderr?.on("data", (d: Buffer) => (err += d.toString()));
   const client = new Client({ name: "mam-test", version: "1.0.0" });
   await client.connect(transport);
-  // what the server sent, in order: the SDK's client hands a notification to its handler a
-  // microtask after it read it, but a response at once, so a progress notification read in the
-  // same chunk as its call's response (a loaded machine) never reaches `onprogress`
-  const raw: { method?: string; params?: { message?: string }; id?: unknown }[] = [];
-  const deliver = transport.onmessage;
-  transport.onmessage = (m) => {
-    raw.push(m as never);
-    deliver?.(m);
-  };
+  const raw = recordServerMessages(transport);
   return {
     raw,
     stderr: () => err,

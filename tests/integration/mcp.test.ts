@@ -12,6 +12,7 @@ import { type E2E, journalEvents, newWorkspace, openGate, startE2E, type Ws } fr
 import { CLAUDE_GRANTS, MAM_CMD } from "../helpers/mam.ts";
 import { MCP_PREAPPROVED as PREAPPROVED } from "../../lib/agents/kinds/kind.ts";
 import { waitFor } from "../helpers/sandbox.ts";
+import { progressSince, recordServerMessages, type ServerMessage } from "../helpers/mcp-client.ts";
 
 let e: E2E;
 beforeAll(async () => {
@@ -25,6 +26,8 @@ interface Conn {
   client: Client;
   transport: StdioClientTransport;
   stderr: () => string;
+  /** what the server sent, in order (tests/helpers/mcp-client.ts) */
+  raw: ServerMessage[];
   call(name: string, args?: Record<string, unknown>, opts?: Parameters<Client["callTool"]>[2]): Promise<Res>;
   close(): Promise<void>;
 }
@@ -44,9 +47,11 @@ async function connect(w: Ws, extra: Record<string, string> = {}): Promise<Conn>
   transport.stderr?.on("data", (d: Buffer) => (err += d.toString()));
   const client = new Client({ name: "mam-test", version: "1.0.0" });
   await client.connect(transport);
+  const raw = recordServerMessages(transport);
   return {
     client,
     transport,
+    raw,
     stderr: () => err,
     call: (name, args = {}, opts) => client.callTool({ name, arguments: args }, CallToolResultSchema, opts) as Promise<Res>,
     close: () => client.close(),
@@ -186,19 +191,21 @@ describe("mam mcp: a delegation through the tools", () => {
 
         // the agent reports started, then waits at the gates; the wait streams what arrives
         expect(await waitFor(() => journalEvents(w.dir, id).some((x) => x.event === "started"), 20_000)).toBe(true);
-        const progress: { progress: number; message?: string }[] = [];
-        const waiting = c.call("job_wait", { job_ids: [id], timeout_s: 120 }, { onprogress: (p) => void progress.push(p), timeout: 150_000 });
+        const from = c.raw.length;
+        const progress = () => progressSince(c.raw, from);
+        const waiting = c.call("job_wait", { job_ids: [id], timeout_s: 120 }, { onprogress: () => {}, timeout: 150_000 });
         // the wait streams what arrives after it began: the progress gate opens once its first
         // heartbeat shows it runs (a fixed pause lost the race on a loaded machine)
-        expect(await waitFor(() => progress.some((p) => p.message?.startsWith("job_wait: working")), 20_000, 20)).toBe(true);
+        expect(await waitFor(() => progress().some((p) => p.message.startsWith("job_wait: working")), 20_000, 20)).toBe(true);
         openGate(w.dir, "progress");
-        expect(await waitFor(() => progress.some((p) => p.message?.startsWith(`job ${id} progress`)), 20_000)).toBe(true);
+        expect(await waitFor(() => progress().some((p) => p.message.startsWith(`job ${id} progress`)), 20_000)).toBe(true);
         openGate(w.dir, "completed");
         const r = await waiting;
         expect(r.isError, text(r)).toBeFalsy();
         expect(r.structuredContent).toMatchObject({ outcome: "done", all_completed: true, jobs: [{ job_id: id, status: "completed" }] });
-        expect(progress.map((p) => p.progress)).toEqual(progress.map((_p, i) => i + 1));
-        expect(progress.filter((p) => !p.message!.startsWith("job_wait: working")).map((p) => p.message!.split(":")[0])).toEqual([`job ${id} progress`, `job ${id} completed`]);
+        const sent = progress();
+        expect(sent.map((p) => p.progress)).toEqual(sent.map((_p, i) => i + 1));
+        expect(sent.filter((p) => !p.message.startsWith("job_wait: working")).map((p) => p.message.split(":")[0])).toEqual([`job ${id} progress`, `job ${id} completed`]);
         expect(text(r)).toMatch(new RegExp(`^${id} completed`));
 
         const js = await c.call("job_status", { job_id: id });
