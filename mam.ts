@@ -26,6 +26,7 @@ const PLUMBING: Record<string, Lazy<MamCommand>> = {
   "agent-report": lazy(() => import("./lib/cli/agent-report.ts")),
   "shell-job": lazy(() => import("./lib/cli/shell-job.ts")),
   mcp: lazy(() => import("./lib/cli/mcp.ts")),
+  sandbox: lazy(() => import("./lib/cli/sandbox.ts")),
 };
 
 const META: MamCommand["meta"] = {
@@ -34,7 +35,7 @@ const META: MamCommand["meta"] = {
   // the sections of `mam --help`, in order, with the commands that are not operations; each
   // operation's command comes first in the section its entry names (cli.group, cli.under.group)
   groups: [
-    { title: "agents", commands: ["hooks"] },
+    { title: "agents", commands: ["hooks", "sandbox explain"] },
     { title: "jobs", commands: [] },
     { title: "team across machines", commands: [] },
     { title: "notifications", commands: [] },
@@ -150,6 +151,8 @@ export async function main(argv: string[], facts: RunFacts = { json: jsonAsked(a
     out(r);
     return r === "locked" ? EXIT.OK : EXIT.TIMEOUT;
   }
+  // inside an agent's sandbox the workspace is hidden: its few commands go to its supervisor
+  if (process.env.MAM_SANDBOX_SOCKET && !RUNS_INSIDE.has(argv[0] ?? "") && !wantsHelp) return fromSandbox(argv, process.env.MAM_SANDBOX_SOCKET);
   // a machine in a team uses the team's broker unless MQTT_BROKER names one (docs/machines.md)
   if (argv[0] !== "pane-lock") (await import("./lib/team/config.ts")).applyTeamBroker(process.env);
   const [{ parseCommandArgs }, { didYouMean }] = await Promise.all([import("./lib/cli/parse.ts"), import("./lib/sys/near.ts")]);
@@ -193,6 +196,20 @@ export async function main(argv: string[], facts: RunFacts = { json: jsonAsked(a
   facts.json = args.json === true;
   const code = await cmd.run({ args, rest, path });
   return typeof code === "number" ? code : EXIT.OK;
+}
+
+/** what runs inside a sandbox as itself: the relays, and the demo agent (an agent, not a report) */
+const RUNS_INSIDE = new Set(["sandbox", "demo-agent"]);
+
+/** a command run inside a sandbox (lib/sandbox/forward.ts): through the supervisor, or refused */
+async function fromSandbox(argv: string[], socket: string): Promise<number> {
+  const { forwardedCommand, forwardToSupervisor } = await import("./lib/sandbox/forward.ts");
+  const cmd = forwardedCommand(argv);
+  if (!cmd) throw new MamError(`\`mam ${visible(argv.slice(0, 2).join(" "))}\` does not run inside a sandbox: the workspace's .mam/ is hidden here`, EXIT.USAGE, "inside, mam runs: job event, job status, status, agent-report (docs/sandbox.md#reports)");
+  const r = await forwardToSupervisor(socket, argv, cmd[0] === "agent-report");
+  process.stdout.write(r.stdout);
+  process.stderr.write(r.stderr);
+  return r.code;
 }
 
 /**

@@ -31,6 +31,7 @@ import { briefPath, ensureDaemonNoticed, type JobInput, submitJob, type SubmitOp
 import { checkCreate, checkRole } from "./rules.ts";
 import { reconcileOnce } from "../reconcile.ts";
 import { type AfterStart, afterStart } from "./after-start.ts";
+import { askedSpec, checkSandbox } from "../../sandbox/spec.ts";
 import { agentEnv, forgetTriedPane, launch } from "./launch.ts";
 
 export const CREATED_NOTE = "created by mam create";
@@ -72,6 +73,12 @@ export interface CreateInput {
   max_restarts?: number;
   /** what mam does when the agent reaches a usage limit (docs/unattended.md): wait (default), resume at the reset, fail its job over */
   on_limit?: "wait" | "resume" | "failover";
+  /** bwrap: the agent runs in a sandbox (docs/sandbox.md); default MAM_SANDBOX, else none */
+  sandbox?: "none" | "bwrap";
+  /** with sandbox bwrap: none, model (default: MAM_SANDBOX_NET, else model) or all */
+  net?: "none" | "model" | "all";
+  /** with net model: endpoints HOST:PORT besides the model's */
+  allow?: string[];
 }
 
 /** what a create does and reports: the created session, then its job, the reconcile, the daemon */
@@ -226,6 +233,9 @@ export async function createSession(deps: Deps, o: CreateInput, signal: AbortSig
   // no --tmux-server: MAM_TMUX_SERVER, else the one this workspace remembers (docs/tmux.md)
   const target = resolveMuxTarget({ ...o, tmux_default: defaultTmuxServer(ws, deps.env)?.server }, deps.env);
   checkInstalled(kind, target.backend, agentEnv(ws, name, deps.env).PATH!);
+  // the sandbox: its options, the workspace, bwrap itself (docs/sandbox.md)
+  const sandboxSpec = askedSpec(o, kind.kind, deps.env);
+  const sandbox = sandboxSpec ? { spec: sandboxSpec, bwrap: checkSandbox(sandboxSpec, { ws, backend: target.backend, mcp: o.mcp }, deps.env) } : undefined;
   const section = sectionOf(target.backend);
   const t0 = deps.clock.epoch();
 
@@ -276,6 +286,7 @@ export async function createSession(deps: Deps, o: CreateInput, signal: AbortSig
       taken,
       cwd: plan?.path,
       made,
+      sandbox,
       herdrWorktree:
         plan && target.backend === "herdr" ? { cwd: ws, branch: plan.branch, base: plan.newBranch ? plan.base_commit : undefined, path: plan.path, label: name } : undefined,
     });
@@ -319,6 +330,8 @@ export async function createSession(deps: Deps, o: CreateInput, signal: AbortSig
       last_visible_note: CREATED_NOTE,
       start_command: shJoin(l.argv),
       ...(wt ? { worktree: wt } : {}),
+      // resume and restart start it in the same sandbox
+      ...(sandboxSpec ? { sandbox: sandboxSpec } : {}),
       // resume gives the agent the mam tools again
       ...(o.mcp ? { mcp_tools: o.mcp_all_tools ? "all" : true } : {}),
       // resume keeps an opt-out of the grants

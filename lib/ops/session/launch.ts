@@ -17,6 +17,8 @@ import { labelFor } from "../../mux/label.ts";
 import type { Deps } from "../deps.ts";
 import { adoptPane } from "../../fleet/adopt.ts";
 import type { Section } from "../../registry/types.ts";
+import type { SandboxSpec } from "../../sandbox/plan.ts";
+import { sandboxedArgv } from "../../sandbox/supervise.ts";
 
 export const PICK_ATTEMPTS = 3;
 
@@ -44,6 +46,8 @@ export interface LaunchSpec {
    * the pane it started the agent in (or tried to: the daemon may have registered it meanwhile)
    */
   made?: { worktree: boolean; pane?: string };
+  /** the agent runs in this sandbox, with this bwrap (lib/sandbox/; tmux only) */
+  sandbox?: { spec: SandboxSpec; bwrap: string };
 }
 
 export interface Launched {
@@ -99,7 +103,8 @@ export async function launch(deps: Pick<Deps, "ws" | "env" | "muxFor">, s: Launc
   try {
     // under the lock: the listing that shows the server runs is the one the first claim picks from
     let listed = (await mux.ensureRunning(s.startServer)) ?? undefined;
-    const argv = commandLine(s.kind, s.args);
+    const bare = commandLine(s.kind, s.args);
+    const argv = s.sandbox ? sandboxedArgv(s.sandbox.spec, { ws, name: s.name, kind: s.kind.kind, bwrap: s.sandbox.bwrap }, bare) : bare;
     const env = agentEnv(ws, s.name, deps.env, shimDir);
     const agentName = s.backend === "herdr" && s.kind.herdrKind ? herdrAgentName(s.name) : undefined;
     const spec = {

@@ -1,6 +1,7 @@
 // Resuming a session (docs/sessions.md): bring a stopped / terminated / archived session back with
 // its own conversation (else this workspace's newest of that agent), in a pane claimed as create
 // does.
+import { checkSandbox, rowSandbox } from "../../sandbox/spec.ts";
 import { existsSync } from "node:fs";
 import { agentKind, agentMcpArgs, grantArgs, idField, ownId, resumeLoadedOf } from "../../agents/kinds/index.ts";
 import { serverEntry } from "../../sys/self.ts";
@@ -124,11 +125,14 @@ export async function resumeSession(deps: Deps, input: ResumeInput): Promise<Res
   const herdrWorktree = wt && backend === "herdr" ? { cwd: deps.ws, branch: wt.branch, path: wt.path, label: o.name, open: true } : undefined;
   // what the agent's records look like before it starts, to see when it has loaded the conversation
   const loaded = conv ? (resumeLoadedOf(agent, conv.id, cwd, deps.env) ?? undefined) : undefined;
+  // the sandbox it was created in (docs/sandbox.md)
+  const spec = rowSandbox(row);
+  const sandbox = spec ? { spec, bwrap: checkSandbox(spec, { ws: deps.ws, backend }, deps.env) } : undefined;
   const t0 = deps.clock.epoch();
   const made: { worktree: boolean; pane?: string } = { worktree: false };
   let l: Awaited<ReturnType<typeof launch>>;
   try {
-    l = await launch(deps, { name: o.name, kind, args, backend, server, startServer: o.start_server, taken, cwd, herdrWorktree, made, ...(typeof row.role === "string" ? { role: row.role } : {}) });
+    l = await launch(deps, { name: o.name, kind, args, backend, server, startServer: o.start_server, taken, cwd, herdrWorktree, made, sandbox, ...(typeof row.role === "string" ? { role: row.role } : {}) });
   } catch (e) {
     await forgetTriedPane(deps, section, server, made.pane, t0, was);
     throw e;

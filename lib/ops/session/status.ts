@@ -59,6 +59,8 @@ export interface StatusLine {
    * restarting" (lib/fleet/restart.ts); absent otherwise
    */
   restart?: string;
+  /** its sandbox, "bwrap, net model" (docs/sandbox.md); absent: none */
+  sandbox?: string;
   /** over its daily cap (create --daily-budget-usd, --daily-max-tokens) today: what went over; absent otherwise */
   over_budget?: string;
   /** why it is not working, or what it works on, in a few words (./why.ts whyNot) */
@@ -109,10 +111,18 @@ export function statusDoc(
         ...(v.row.status === "running" && v.row.limit ? { limit: v.row.limit } : {}),
         ...(restart ? { restart } : {}),
         ...(over ? { over_budget: over } : {}),
+        ...sandboxField(v.row),
       };
       return { ...line, why: whyNot(line, now * 1000) };
     }),
   };
+}
+
+/** a sandboxed row's sandbox in a few words (a malformed one says so: resume refuses it) */
+function sandboxField(row: Row): Pick<StatusLine, "sandbox"> {
+  if (row.sandbox === undefined) return {};
+  const s = row.sandbox as { mode?: unknown; net?: unknown };
+  return { sandbox: s && s.mode === "bwrap" && typeof s.net === "string" ? `bwrap, net ${s.net}` : "malformed" };
 }
 
 /** a session's cost in one cell: this job / today / total (`-` for no job, `?` unknown) */
@@ -171,7 +181,8 @@ export function needsText(items: readonly NeedItem[]): string {
 /** "w1: at its prompt, no job": each agent's why, one line each (a running row restarted this hour says so) */
 function whyLine(s: StatusLine): string {
   const restarted = s.status === "running" && s.restart?.startsWith("restarting") ? ` · ${s.restart.replace(/^restarting/, "restarted")}` : "";
-  return visible(`${s.name}: ${s.why.text}${restarted}`);
+  const sandbox = s.sandbox ? ` · sandbox ${s.sandbox}` : "";
+  return visible(`${s.name}: ${s.why.text}${restarted}${sandbox}`);
 }
 
 export function renderStatus(doc: StatusDoc, color: boolean): string {

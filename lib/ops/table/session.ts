@@ -75,6 +75,9 @@ export const sessionCreate = defineOp({
       "no",
     ),
     max_restarts: optional(count("with {{restart}} on-failure: restarts within an hour before the daemon gives up and notifies you (default 3)", 1, 100)),
+    sandbox: optional(choice(["none", "bwrap"], "bwrap: the agent runs in a bubblewrap sandbox: its worktree (or the workspace) read-write, its own config read-write, the system read-only, nothing else of yours (docs/sandbox.md); none: as you (default: MAM_SANDBOX, else none)")),
+    net: optional(choice(["none", "model", "all"], "with {{sandbox}} bwrap: the network inside: model (default: MAM_SANDBOX_NET, else model) reaches only the model's endpoint and {{allow}}'s, none nothing, all everything")),
+    allow: optional(list("with {{net}} model: another endpoint HOST:PORT the agent may reach")),
     on_limit: optional(
       choice(
         ["wait", "resume", "failover"],
@@ -133,6 +136,9 @@ export const sessionCreate = defineOp({
       restart: { valueHint: "POLICY" },
       max_restarts: { valueHint: "N" },
       on_limit: { valueHint: "MODE" },
+      sandbox: { valueHint: "none|bwrap" },
+      net: { valueHint: "none|model|all" },
+      allow: { valueHint: "HOST:PORT" },
       worktree: { optionalValue: "", optionalValuePattern: /^[^-]/, valueHint: "BRANCH" },
       base: { valueHint: "REF" },
       grant: {
@@ -152,6 +158,7 @@ export const sessionCreate = defineOp({
       "mam create --agent claude --role lead --mcp --mcp-all-tools # none of them asks you first (a risk: docs/security.md)",
       "mam create --agent claude --role worker --no-grant          # claude asks before each mam command too",
       "mam create --agent claude --role worker --daily-budget-usd 20   # its jobs stop past $20 a day",
+      "mam create --agent claude --role worker --mux tmux --worktree --sandbox bwrap   # sees its worktree, reaches only its model",
     ],
   },
   // an agent does not pre-approve every tool for the agents it starts: that choice is the user's
@@ -355,6 +362,8 @@ export const sessionStatus = defineOp({
             restart: z.optional(str()),
             /** over its daily cap today: what went over */
             over_budget: z.optional(str()),
+            /** its sandbox ("bwrap, net model"; docs/sandbox.md); absent: none */
+            sandbox: z.optional(str()),
             /** why it is not working (or what it works on), in a few words */
             why: z.looseObject({
               kind: z.enum(["idle", "working", "limited", "blocked", "restarting", "gave_up", "over_budget", "dead", "stopped", "ended", "unreachable", "unknown"]),
