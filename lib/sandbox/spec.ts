@@ -55,9 +55,8 @@ export function askedSpec(i: SandboxInput, kind: string, env: Env): SandboxSpec 
 }
 
 /** the checks that look at the machine: the workspace, the multiplexer, bwrap itself */
-export function checkSandbox(spec: SandboxSpec, o: { ws: string; backend: string; mcp?: boolean }, env: Env): string {
+export function checkSandbox(spec: SandboxSpec, o: { ws: string; backend: string }, env: Env): string {
   if (o.backend !== "tmux") throw usageError(`${field("sandbox", "bwrap")} runs on tmux only for now`, `give ${field("mux", "tmux")} (docs/sandbox.md)`);
-  if (o.mcp) throw usageError(`${field("mcp")} cannot go with ${field("sandbox", "bwrap")}: mam's MCP server needs the workspace the sandbox hides`);
   const why = refusal({ home: homeDir(env), ws: o.ws });
   if (why) throw new MamError(`${field("sandbox", "bwrap")}: ${why}`, EXIT.FAIL, "run the agent in a workspace below your home folder, or without a sandbox");
   const bwrap = bwrapPath(env);

@@ -6,13 +6,13 @@
 // the model's; a write outside its worktree never reaches the machine. Stop → resume brings the
 // conversation back, still in its sandbox; a hard stop leaves nothing running.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync, existsSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
-import { eventLine, isJobText, withDetail } from "../fakes/model-api/scripts.ts";
+import { eventLine, isJobText, jobWorker, withDetail } from "../fakes/model-api/scripts.ts";
 import { type ModelApi, type Reply, startModelApi, type Turn } from "../fakes/model-api/server.ts";
 import { bwrapBin, bwrapWorks } from "../helpers/bwrap.ts";
-import { type RealAgentHost, realAgentHost, endRealAgentHost } from "../helpers/real-agents.ts";
+import { type RealAgentHost, realAgentHost, endRealAgentHost, seedClaudeConfig } from "../helpers/real-agents.ts";
 import { anchoredPids, makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
 import { TMUX_BIN } from "../helpers/tmux.ts";
 import { teamPath } from "../../lib/team/config.ts";
@@ -116,5 +116,35 @@ describe.skipIf(!TMUX_BIN)("a sandboxed claude", () => {
     // a hard stop leaves nothing of it running
     await H.ok(["stop", "w", "--hard"]);
     expect(await waitFor(() => anchoredPids(join(sb.root, "hs")).every((p) => !/sandbox exec|bwrap|claude/.test(Bun.spawnSync(["ps", "-o", "args=", "-p", String(p)]).stdout.toString())), 10_000, 100)).toBe(true);
+  }, 300_000);
+
+  test("claude's config in the home folder (~/.claude.json, no CLAUDE_CONFIG_DIR), in the workspace: a job done; the file stays claude's, the conversation comes back", async () => {
+    const api2 = startModelApi(jobWorker({ detail: "done" }));
+    const H2 = realAgentHost(sb.root, "hh", { ...NO_BROKER, MAM_BWRAP: BWRAP! }, api2);
+    try {
+      delete H2.env.CLAUDE_CONFIG_DIR;
+      seedClaudeConfig(H2.home, H2.ws);
+      mkdirSync(join(H2.home, ".claude"), { recursive: true });
+      const c = JSON.parse(await H2.ok(["create", "--agent", "claude", "--role", "worker", "--session", "v", "--mux", "tmux", "--tmux-server", H2.tmux, "--no-onboard", "--sandbox", "bwrap", "--net", "model", "--json"]));
+      expect(c).toMatchObject({ at_prompt: true });
+      const id = (await H2.ok(["job", "submit", "--to", "v", "--prompt", "Say hello"])).trim();
+      const done = await H2.mam(["job", "wait", id, "--timeout", "120"], {}, 130_000);
+      expect(done.code, `${done.stdout}${done.stderr}\n${H2.visible("v")}\n${H2.log()}`).toBe(0);
+      // claude kept its records where it keeps them outside: its conversation, its settings file
+      const projects = join(H2.home, ".claude", "projects");
+      expect(readdirSync(projects).flatMap((d) => readdirSync(join(projects, d))).some((f) => f === `${c.session_id}.jsonl`)).toBe(true);
+      // written by claude inside (a file bound on its own cannot be renamed over: claude writes it in place then)
+      const cfg = JSON.parse(readFileSync(join(H2.home, ".claude.json"), "utf8"));
+      expect(cfg.hasCompletedOnboarding).toBe(true);
+      expect(cfg.numStartups, JSON.stringify(cfg).slice(0, 400)).toBeGreaterThan(0);
+      await H2.ok(["stop", "v"]);
+      const r = JSON.parse(await H2.ok(["resume", "v", "--json"]));
+      expect(r.session_id).toBe(c.session_id);
+      expect(await waitFor(() => H2.visible("v").includes("Say hello"), 60_000, 200), H2.visible("v")).toBe(true);
+      await H2.ok(["stop", "v", "--hard"]);
+    } finally {
+      await H2.stop();
+      await api2.stop();
+    }
   }, 300_000);
 });

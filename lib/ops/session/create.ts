@@ -232,10 +232,11 @@ export async function createSession(deps: Deps, o: CreateInput, signal: AbortSig
   const grants = grant ? grantArgs(kind.kind, deps.env) : [];
   // no --tmux-server: MAM_TMUX_SERVER, else the one this workspace remembers (docs/tmux.md)
   const target = resolveMuxTarget({ ...o, tmux_default: defaultTmuxServer(ws, deps.env)?.server }, deps.env);
-  checkInstalled(kind, target.backend, agentEnv(ws, name, deps.env).PATH!);
   // the sandbox: its options, the workspace, bwrap itself (docs/sandbox.md)
   const sandboxSpec = askedSpec(o, kind.kind, deps.env);
-  const sandbox = sandboxSpec ? { spec: sandboxSpec, bwrap: checkSandbox(sandboxSpec, { ws, backend: target.backend, mcp: o.mcp }, deps.env) } : undefined;
+  if (sandboxSpec && o.mcp) throw usageError(`${field("mcp")} cannot go with ${field("sandbox", "bwrap")}: mam's MCP server needs the workspace the sandbox hides`);
+  checkInstalled(kind, target.backend, agentEnv(ws, name, deps.env).PATH!);
+  const sandbox = sandboxSpec ? { spec: sandboxSpec, bwrap: checkSandbox(sandboxSpec, { ws, backend: target.backend }, deps.env) } : undefined;
   const section = sectionOf(target.backend);
   const t0 = deps.clock.epoch();
 
