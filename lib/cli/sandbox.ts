@@ -60,7 +60,17 @@ const exec = defineCommand({
     if (!NET_MODES.includes(net)) throw usageError(`--net must be one of ${NET_MODES.join(", ")}`);
     if (!rest.length) throw usageError("give the agent's command after --");
     const { superviseExec } = await import("../sandbox/supervise.ts");
-    return superviseExec({ ws: str(args, "workspace")!, session: str(args, "session")!, kind: str(args, "kind")!, net, allow: list(args.allow), bwrap: str(args, "bwrap")!, argv: rest }, process.env);
+    const ws = str(args, "workspace")!;
+    const jobs = realDeps(ws, process.env).jobs;
+    const jobAgent = (id: string) => {
+      try {
+        const r = jobs.read(id);
+        return r ? r.agent_session : undefined;
+      } catch {
+        return undefined; // an unreadable record is no job of its
+      }
+    };
+    return superviseExec({ ws, session: str(args, "session")!, kind: str(args, "kind")!, net, allow: list(args.allow), bwrap: str(args, "bwrap")!, argv: rest, jobAgent }, process.env);
   },
 });
 

@@ -8,7 +8,8 @@
 // One request per connection: a JSON line {argv, stdin} in, a JSON line {code, stdout, stderr} out.
 import { spawn } from "node:child_process";
 import { createConnection, createServer, type Server } from "node:net";
-import { readRecord } from "../jobs/record-file.ts";
+import { isValidJobId } from "../sys/names.ts";
+import { visible } from "../sys/sanitize.ts";
 import { selfCommand } from "../sys/self.ts";
 
 /** the commands that go through, by their words */
@@ -30,7 +31,7 @@ export function forwardedCommand(argv: string[]): string[] | undefined {
  * why `argv` must not run for `session` (undefined: it may). `jobAgent` says which session a
  * job was given to (undefined: no such job here)
  */
-export function refuseForward(argv: string[], session: string, ws: string, jobAgent: (id: string) => string | undefined): string | undefined {
+export function refuseForward(argv: string[], session: string, ws: string, jobAgent: JobAgent): string | undefined {
   const cmd = forwardedCommand(argv);
   if (!cmd) return `inside a sandbox mam runs only ${FORWARDED.map((w) => `\`mam ${w.join(" ")}\``).join(", ")}`;
   const bad = argv.find((a) => REFUSED_FLAGS.some((f) => a === f || a.startsWith(`${f}=`)));
@@ -41,6 +42,7 @@ export function refuseForward(argv: string[], session: string, ws: string, jobAg
   if (cmd[0] === "job") {
     const id = argv[cmd.length];
     if (id === undefined || id.startsWith("-")) return `give the job id first: mam ${cmd.join(" ")} ID …`;
+    if (!isValidJobId(id)) return `invalid job id '${visible(id.slice(0, 40))}' (8 lowercase hex digits)`;
     const to = jobAgent(id);
     if (to === undefined) return `no job ${id} in this workspace`;
     if (to !== session) return `job ${id} is not ${session}'s: a sandboxed agent reports on its own jobs only`;
@@ -57,16 +59,11 @@ export interface Reply {
 const MAX_REQUEST = 1 << 20;
 const RUN_TIMEOUT_MS = 120_000;
 
+/** which session a job was given to (undefined: no such job in the workspace) */
+export type JobAgent = (id: string) => string | undefined;
+
 /** the supervisor's side: serve `path` for `session` of workspace `ws` until closed */
-export function serveReports(path: string, ws: string, session: string, env: NodeJS.ProcessEnv): Server {
-  const jobAgent = (id: string) => {
-    try {
-      const r = readRecord(ws, id);
-      return r ? String(r.agent_session ?? "") : undefined;
-    } catch {
-      return undefined;
-    }
-  };
+export function serveReports(path: string, ws: string, session: string, env: NodeJS.ProcessEnv, jobAgent: JobAgent): Server {
   const server = createServer((sock) => {
     let buf = "";
     let done = false;

@@ -5,6 +5,7 @@ import { spawnSync } from "node:child_process";
 import { accessSync, closeSync, constants, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { MamError, EXIT, usageError } from "../sys/errors.ts";
+import { field } from "../sys/fields.ts";
 import { homeDir, type Env } from "../sys/paths.ts";
 
 /** the kinds whose files mam knows well enough to sandbox them, and those files */
@@ -20,7 +21,7 @@ export const SANDBOX_KINDS = Object.keys(STORES);
 /** the agent's own files (read-write inside), or a refusal for a kind mam cannot sandbox */
 export function agentStores(kind: string, env: Env): string[] {
   const f = STORES[kind];
-  if (!f) throw usageError(`--sandbox is not available for ${kind} agents yet`, `it is for: ${SANDBOX_KINDS.join(", ")} (docs/sandbox.md)`);
+  if (!f) throw usageError(`${field("sandbox")} is not available for ${kind} agents yet`, `it is for: ${SANDBOX_KINDS.join(", ")} (docs/sandbox.md)`);
   return f(env, homeDir(env));
 }
 
@@ -113,7 +114,7 @@ export function bwrapPath(env: Env): string {
   const p = env.MAM_BWRAP ? onPath(env.MAM_BWRAP, env) : onPath("bwrap", env);
   if (!p) {
     if (env.MAM_BWRAP) throw new MamError(`MAM_BWRAP=${env.MAM_BWRAP} is not an executable file`, EXIT.FAIL, "set MAM_BWRAP to bwrap's path, or unset it to use the one on PATH");
-    throw new MamError("--sandbox bwrap: bwrap is not installed", EXIT.FAIL, "install bubblewrap (Debian, Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap), or set MAM_BWRAP to its path");
+    throw new MamError(`${field("sandbox", "bwrap")}: bwrap is not installed`, EXIT.FAIL, "install bubblewrap (Debian, Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap), or set MAM_BWRAP to its path");
   }
   return p;
 }
@@ -124,7 +125,7 @@ export function probeBwrap(bwrap: string, net: boolean): void {
   if (r.status === 0) return;
   const why = (r.stderr || r.error?.message || `exit ${r.status}`).trim().split("\n")[0];
   throw new MamError(
-    `--sandbox bwrap: bwrap cannot make a sandbox on this machine: ${why}`,
+    `${field("sandbox", "bwrap")}: bwrap cannot make a sandbox on this machine: ${why}`,
     EXIT.FAIL,
     "unprivileged user namespaces must be allowed (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04, an AppArmor profile for bwrap); see docs/sandbox.md",
   );

@@ -12,7 +12,7 @@ import { dirname, join } from "node:path";
 import { homeDir, type Env } from "../sys/paths.ts";
 import { selfCommand } from "../sys/self.ts";
 import { agentStores, gitConfigPaths, pathDirs, programPaths, resolvTarget } from "./inputs.ts";
-import { serveReports } from "./forward.ts";
+import { type JobAgent, serveReports } from "./forward.ts";
 import { bwrapArgs, INSIDE_DIR, type NetMode, type Plan, parseEndpoint, REPORT_SOCKET, type SandboxSpec, sandboxPlan } from "./plan.ts";
 import { listenIn, PROXY_SOCKET, relaysFor, serveOut, serveProxy } from "./relay.ts";
 
@@ -62,12 +62,14 @@ export interface ExecOptions {
   allow: string[];
   bwrap: string;
   argv: string[];
+  /** which session each job of the workspace was given to (the reports' check) */
+  jobAgent: JobAgent;
 }
 
 /** `mam sandbox exec`: the supervisor's whole life; returns the agent's exit status */
 export async function superviseExec(o: ExecOptions, env: NodeJS.ProcessEnv): Promise<number> {
   const socketDir = mkdtempSync(join(env.TMPDIR || tmpdir(), "mam-sbx-"));
-  const servers: Server[] = [serveReports(join(socketDir, REPORT_SOCKET), o.ws, o.session, env)];
+  const servers: Server[] = [serveReports(join(socketDir, REPORT_SOCKET), o.ws, o.session, env, o.jobAgent)];
   try {
     const plan = planFor({ ws: o.ws, cwd: process.cwd(), kind: o.kind, program: o.argv[0]!, net: o.net, env, socketDir });
     let inside = o.argv;

@@ -69,6 +69,7 @@ export const RANKS: Record<string, number> = {
   "lib/jobs": 6,
   "lib/team": 6.5,
   "lib/notify": 6.7,
+  "lib/sandbox": 6.8,
   "lib/fleet": 7,
   "lib/doctor": 7.5,
   "lib/ops": 8,

@@ -103,6 +103,7 @@ describe("what goes through from inside", () => {
     expect(why(["agent-report", "--hook", "claude", "--session", "w2"])).toContain("--session is not taken");
     expect(why(["job", "submit", "--to", "w2"])).toContain("inside a sandbox mam runs only");
     expect(why(["create"])).toContain("inside a sandbox mam runs only");
+    expect(why(["job", "status", "../../etc"])).toBe("invalid job id '../../etc' (8 lowercase hex digits)");
   });
 });
 
