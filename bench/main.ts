@@ -18,6 +18,7 @@ import { benchQueue } from "./queue.ts";
 import { benchReconcile } from "./reconcile.ts";
 import { benchRegistry } from "./registry.ts";
 import { benchReporters } from "./reporters.ts";
+import { benchSandbox } from "./sandbox.ts";
 import { benchSessions } from "./sessions.ts";
 import { benchStartup } from "./startup.ts";
 import { benchTeam } from "./team.ts";
@@ -44,6 +45,7 @@ const AREAS: Record<string, (bin: string) => Promise<Row[]> | Row[]> = {
   npm: benchNpm,
   unattended: benchUnattended,
   merge: benchMerge,
+  sandbox: benchSandbox,
 };
 
 const argv = process.argv.slice(2);

@@ -213,10 +213,13 @@ export class TmuxMux implements Mux {
 
   /**
    * run tmux -L <server> <args…>; TMUX is unset so a caller inside tmux never reaches its own
-   * server, and mam's secrets are left out (a server this call starts keeps its environment)
+   * server, and mam's secrets are left out (a server this call starts keeps its environment).
+   * `-u`: in a locale that is not UTF-8 (LANG unset: cron, `env -i`, a bare container) tmux would
+   * print a format's tab as `_` and a screen's non-ASCII characters as `_`, and mam could read
+   * neither a listing nor an agent's prompt
    */
   private async run(args: Arg[], stdin?: string): Promise<ExecResult> {
-    const argv = [this.bin, "-L", this.server, ...args.map((a) => (a === SEP ? ";" : tmuxArg(a)))];
+    const argv = [this.bin, "-u", "-L", this.server, ...args.map((a) => (a === SEP ? ";" : tmuxArg(a)))];
     const env = (this.envOfCalls ??= cleanEnv({ ...withoutSecrets(this.env), TMUX: undefined, TMUX_PANE: undefined }));
     try {
       return await execCapture(argv, { env, timeoutMs: this.opts.timeoutMs ?? 10_000, stdin });

@@ -29,13 +29,14 @@ interface World {
   capture(pane: string): Promise<string>;
 }
 
-async function withTmux(extraEnv: Record<string, string>, fn: (w: World) => Promise<void>): Promise<void> {
+async function withTmux(extraEnv: Record<string, string | undefined>, fn: (w: World) => Promise<void>): Promise<void> {
   const tmuxBin = needTmux();
   const sb = makeSandbox("mam-st-");
   installFakeAgents(sb.bin, ["claude"]);
   const server = tmuxServerName("mamst");
   // herdr must not be chosen by accident: the backend is given explicitly anyway
   const env = sb.with({ TMUX_TMPDIR: sb.root, ...extraEnv });
+  for (const [k, v] of Object.entries(extraEnv)) if (v === undefined) delete env[k];
   const reg = join(sb.ws, ".mam", "agent-sessions.yaml");
   const w: World = {
     sb,
@@ -310,6 +311,17 @@ describe.concurrent("sessions on tmux", () => {
       for (const r of rows) await waitCapture(w, r.pane.id, `session ${r.claude_session_id_own}`);
       const doc = JSON.parse(ok(await w.mam(["status", "--json"])).stdout);
       expect(doc.sessions.map((s: Row) => s.live)).toEqual(["unknown", "unknown", "unknown"]);
+    });
+  });
+
+  test("no locale (LANG and LC_* unset, as under cron or env -i): create, the agent's screen read, stop", async () => {
+    // tmux in the C locale prints a format's tab and a screen's non-ASCII as `_`: mam runs it with -u
+    await withTmux({ LANG: undefined, LC_ALL: undefined, LC_CTYPE: undefined, MAM_AGENT_SETTLE_S: "0.5" }, async (w) => {
+      expect(w.env.LANG).toBeUndefined();
+      ok(await w.mam(["create", "--agent", "demo", "--mux", "tmux", "--tmux-server", w.server, "--role", "worker", "--session", "nolocale", "--no-onboard"]));
+      expect(w.row("nolocale").pane.id).toMatch(/^%\d+$/);
+      expect(await waitFor(async () => JSON.parse(ok(await w.mam(["status", "--json"])).stdout).sessions[0].live === "idle", 10_000, 200)).toBe(true);
+      ok(await w.mam(["stop", "nolocale"]));
     });
   });
 });
