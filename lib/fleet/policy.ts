@@ -6,6 +6,7 @@
 // row's policy only while the mark checks. A row without one has restart "no" and on_limit "wait".
 // Pure: the key is given.
 import { ownId } from "../agents/kinds/index.ts";
+import { canonicalJson } from "../jobs/canonical.ts";
 import type { Row } from "../registry/types.ts";
 import { notOwn, recordMac } from "../sys/record-key.ts";
 
@@ -14,10 +15,15 @@ const KIND = "row-policy";
 /** the row asks mam to act by itself: restart on-failure, or on_limit resume or failover */
 export const hasPolicy = (row: Row): boolean => row.restart === "on-failure" || row.on_limit === "resume" || row.on_limit === "failover";
 
-/** what the mark covers: who, which conversation a resume loads, the policy, and where */
+/**
+ * what the mark covers: who, which conversation a resume loads, the policy, and where; and the
+ * sandbox a restart starts it in (a row that had one and lost it must not come back without)
+ */
 function policyFields(row: Row, ws: string): unknown[] {
   const agent = typeof row.agent === "string" ? row.agent : null;
-  return [row.name, agent, agent ? (ownId(row, agent) ?? null) : null, row.restart ?? null, row.max_restarts ?? null, row.on_limit ?? null, ws];
+  const fields = [row.name, agent, agent ? (ownId(row, agent) ?? null) : null, row.restart ?? null, row.max_restarts ?? null, row.on_limit ?? null, ws];
+  // appended only when there is one: the marks of rows without a sandbox stay as they were
+  return row.sandbox === undefined ? fields : [...fields, canonicalJson(row.sandbox)];
 }
 
 /** write the row's mark (a row without a policy carries none) */

@@ -6,6 +6,7 @@ import type { Row } from "../../lib/registry/types.ts";
 import { validateRegistry } from "../../lib/registry/validate.ts";
 import { continueText } from "../../lib/ops/react/agents-restart.ts";
 import { keepingPolicy, markPolicy, policyNotOwn, policyView } from "../../lib/fleet/policy.ts";
+import { recordMac } from "../../lib/sys/record-key.ts";
 
 const NOW = 1_800_000_000;
 const died = (more: Partial<Row> = {}): Row => ({ name: "w1", status: "terminated", termination_mode: "auto-detected", restart: "on-failure", ...more });
@@ -118,6 +119,16 @@ describe("the mark of a row's policy (lib/fleet/policy.ts): the daemon acts only
     }
     expect(policyNotOwn(marked(), KEY, "/other")).toContain("not this user's mam's");
     expect(policyNotOwn(marked(), "cd".repeat(32), WS)).toContain("not this user's mam's");
+  });
+  test("the sandbox a restart starts it in is covered: taken away or changed, not own; a row without one keeps its old mark", () => {
+    const sandboxed = marked({ sandbox: { mode: "bwrap", net: "model", allow: ["api.anthropic.com:443"] } });
+    expect(policyNotOwn(sandboxed, KEY, WS)).toBeUndefined();
+    const { sandbox: _gone, ...without } = sandboxed;
+    expect(policyNotOwn(without as Row, KEY, WS)).toContain("not this user's mam's");
+    expect(policyNotOwn({ ...sandboxed, sandbox: { mode: "bwrap", net: "all" } }, KEY, WS)).toContain("not this user's mam's");
+    // key order as a YAML editor may leave it: the same sandbox
+    expect(policyNotOwn({ ...sandboxed, sandbox: { allow: ["api.anthropic.com:443"], net: "model", mode: "bwrap" } }, KEY, WS)).toBeUndefined();
+    expect(marked().policy_mac).toBe(recordMac(KEY, "row-policy", ["w1", "claude", "c-1", "on-failure", 2, "failover", WS]));
   });
   test("no key: not own; no mark (a cloned repository's row): not own, and the daemon sees restart no, on_limit wait", () => {
     expect(policyNotOwn(marked(), undefined, WS)).toContain("record key is missing");
