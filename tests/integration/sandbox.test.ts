@@ -191,6 +191,15 @@ describe("mam inside a sandbox", () => {
     expect(readJournal(sb.ws, mine).some((e) => e.event === "progress" && e.detail === "from-inside")).toBe(true);
     ok(await mam(["stop", "d2", "--hard"]));
   }, 60_000);
+
+  test("an agent's hooks report its state through the supervisor, as its own session (its stdin goes along)", async () => {
+    const m = MAM_CMD.join(" ");
+    const r = await inSandbox(`echo '{"hook_event_name":"Stop"}' | ${m} agent-report --hook claude; echo "hook=$?"; ${m} agent-report --state idle --session other; echo "other=$?"`, "none", [], "hooky");
+    expect(r.stdout, r.stderr).toContain("hook=0");
+    expect(JSON.parse(readFileSync(join(sb.ws, ".mam", "agent-state", "hooky.json"), "utf8"))).toMatchObject({ session: "hooky", state: "idle" });
+    expect(r.stdout).toContain("other=2");
+    expect(existsSync(join(sb.ws, ".mam", "agent-state", "other.json"))).toBe(false);
+  }, 30_000);
 });
 
 describe("bad options and a machine that cannot: an ERROR line, nothing made", () => {

@@ -49,7 +49,8 @@ describe.skipIf(!TMUX_BIN)("a sandboxed claude", () => {
     other = createServer((c) => c.end("other-service\n"));
     await new Promise<void>((r) => other.listen(0, "127.0.0.1", r));
     otherPort = (other.address() as { port: number }).port;
-    // what the sandbox must hide (claude may run any command: that is what the sandbox is for): a key in ~/.ssh, another agent's worktree, the team file, mam's state
+    // what the sandbox must hide (claude may run any command: that is what the sandbox is for; the
+    // default permission mode, as 2.1.332's auto mode asks its server to check commands first): a key in ~/.ssh, another agent's worktree, the team file, mam's state
     mkdirSync(join(H.home, ".ssh"), { recursive: true });
     writeFileSync(join(H.home, ".ssh", "id_test"), "SSH-SECRET\n");
     mkdirSync(join(H.ws, ".mam", "worktrees", "other"), { recursive: true });
@@ -78,7 +79,7 @@ describe.skipIf(!TMUX_BIN)("a sandboxed claude", () => {
   }, 60_000);
 
   test("--worktree --sandbox bwrap --net model: a job done and reported; nothing planted outside its worktree is read; stop → resume keeps the conversation", async () => {
-    const c = JSON.parse(await H.ok(["create", "--agent", "claude", "--role", "worker", "--session", "w", "--mux", "tmux", "--tmux-server", H.tmux, "--no-onboard", "--worktree", "--sandbox", "bwrap", "--json", "--", "--allowedTools", "Bash"]));
+    const c = JSON.parse(await H.ok(["create", "--agent", "claude", "--role", "worker", "--session", "w", "--mux", "tmux", "--tmux-server", H.tmux, "--no-onboard", "--worktree", "--sandbox", "bwrap", "--json", "--", "--permission-mode", "default", "--allowedTools", "Bash"]));
     expect(c).toMatchObject({ at_prompt: true });
     const sid: string = c.session_id;
     const st = JSON.parse(await H.ok(["status", "--json"])).sessions.find((s: { name: string }) => s.name === "w");
@@ -91,6 +92,8 @@ describe.skipIf(!TMUX_BIN)("a sandboxed claude", () => {
     const done = await H.mam(["job", "wait", id, "--timeout", "120"], {}, 130_000);
     expect(done.code, `${done.stdout}${done.stderr}\n${H.visible("w")}\n${H.log()}`).toBe(0);
     expect(H.journal(id).map((e) => e.event)).toEqual(["started", "completed"]);
+    // its usage is read from its records as outside (they live in its own store, bound read-write)
+    expect(await waitFor(async () => (JSON.parse(await H.ok(["job", "status", id, "--json"])).usage.tokens?.total ?? 0) > 0, 30_000, 250)).toBe(true);
     // what the model's shell saw: the tool output of the probe is the third turn's
     const probeTurn = api.turns("anthropic").find((t) => isJobText(t) && t.toolOutputs.length === 2)!;
     const seen = probeTurn.toolOutputs[1]!;
