@@ -8,21 +8,39 @@ import { MamError, EXIT, usageError } from "../sys/errors.ts";
 import { field } from "../sys/fields.ts";
 import { homeDir, type Env } from "../sys/paths.ts";
 
-/** the kinds whose files mam knows well enough to sandbox them, and those files */
-const STORES: Record<string, (env: Env, home: string) => string[]> = {
+/** what mam knows of a kind to sandbox it: its own files, and its arguments inside */
+interface Sandboxed {
+  stores: (env: Env, home: string) => string[];
+  /** after its program's name, inside a sandbox */
+  args?: string[];
+}
+
+const KINDS: Record<string, Sandboxed> = {
   // ~/.claude.json is claude's settings and its folder trust: without it, every start is a first run
-  claude: (env, home) => (env.CLAUDE_CONFIG_DIR ? [env.CLAUDE_CONFIG_DIR] : [join(home, ".claude"), join(home, ".claude.json")]),
-  codex: (env, home) => [env.CODEX_HOME || join(home, ".codex")],
-  demo: () => [],
+  claude: { stores: (env, home) => (env.CLAUDE_CONFIG_DIR ? [env.CLAUDE_CONFIG_DIR] : [join(home, ".claude"), join(home, ".claude.json")]) },
+  // codex runs its commands in a sandbox of its own, whose seccomp filter refuses every socket
+  // connect: `mam job event` could not reach its supervisor. mam's sandbox is the boundary instead
+  codex: { stores: (env, home) => [env.CODEX_HOME || join(home, ".codex")], args: ["--sandbox", "danger-full-access"] },
+  demo: { stores: () => [] },
 };
 
-export const SANDBOX_KINDS = Object.keys(STORES);
+export const SANDBOX_KINDS = Object.keys(KINDS);
+
+function known(kind: string): Sandboxed {
+  const k = KINDS[kind];
+  if (!k) throw usageError(`${field("sandbox")} is not available for ${kind} agents yet`, `it is for: ${SANDBOX_KINDS.join(", ")} (docs/sandbox.md)`);
+  return k;
+}
 
 /** the agent's own files (read-write inside), or a refusal for a kind mam cannot sandbox */
 export function agentStores(kind: string, env: Env): string[] {
-  const f = STORES[kind];
-  if (!f) throw usageError(`${field("sandbox")} is not available for ${kind} agents yet`, `it is for: ${SANDBOX_KINDS.join(", ")} (docs/sandbox.md)`);
-  return f(env, homeDir(env));
+  return known(kind).stores(env, homeDir(env));
+}
+
+/** the agent's command line inside a sandbox: the kind's own arguments there after its program */
+export function insideArgv(kind: string, argv: string[]): string[] {
+  const extra = known(kind).args ?? [];
+  return extra.length ? [argv[0]!, ...extra, ...argv.slice(1)] : argv;
 }
 
 function executable(p: string): boolean {

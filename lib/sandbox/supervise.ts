@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { homeDir, type Env } from "../sys/paths.ts";
 import { selfCommand } from "../sys/self.ts";
-import { agentStores, gitConfigPaths, pathDirs, programPaths, resolvTarget } from "./inputs.ts";
+import { agentStores, gitConfigPaths, insideArgv, pathDirs, programPaths, resolvTarget } from "./inputs.ts";
 import { type JobAgent, serveReports } from "./forward.ts";
 import { bwrapArgs, INSIDE_DIR, type NetMode, type Plan, parseEndpoint, REPORT_SOCKET, type SandboxSpec, sandboxPlan } from "./plan.ts";
 import { listenIn, PROXY_SOCKET, relaysFor, serveOut, serveProxy } from "./relay.ts";
@@ -19,7 +19,7 @@ import { listenIn, PROXY_SOCKET, relaysFor, serveOut, serveProxy } from "./relay
 /** the words of the pane's command for an agent `argv` in sandbox `spec` */
 export function sandboxedArgv(spec: SandboxSpec, o: { ws: string; name: string; kind: string; bwrap: string }, argv: string[]): string[] {
   const allow = spec.net === "model" ? (spec.allow ?? []).flatMap((a) => ["--allow", a]) : [];
-  return [...selfCommand(), "sandbox", "exec", "--workspace", o.ws, "--session", o.name, "--kind", o.kind, "--net", spec.net, ...allow, "--bwrap", o.bwrap, "--", ...argv];
+  return [...selfCommand(), "sandbox", "exec", "--workspace", o.ws, "--session", o.name, "--kind", o.kind, "--net", spec.net, ...allow, "--bwrap", o.bwrap, "--", ...insideArgv(o.kind, argv)];
 }
 
 /** mam's own files, read inside (the reports' `mam`, the relays' inner half) */

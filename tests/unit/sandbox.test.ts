@@ -9,6 +9,7 @@ import { refuseForward } from "../../lib/sandbox/forward.ts";
 import { bwrapArgs, explainText, type PlanInput, parseEndpoint, refusal, sandboxPlan } from "../../lib/sandbox/plan.ts";
 import { connectTarget, listenIn, relaysFor, serveOut, serveProxy } from "../../lib/sandbox/relay.ts";
 import { askedSpec, modelEndpoints, rowSandbox } from "../../lib/sandbox/spec.ts";
+import { insideArgv } from "../../lib/sandbox/inputs.ts";
 
 const base: PlanInput = { home: "/home/u", ws: "/home/u/proj", cwd: "/home/u/proj", ro: [], rw: ["/home/u/.claude", "/home/u/.claude.json"], socketDir: "/tmp/mam-sbx-1", net: "none" };
 const paths = (i: PlanInput) => sandboxPlan(i).mounts.map((m) => `${m.type} ${m.path}`);
@@ -165,6 +166,10 @@ describe("the options", () => {
     expect(() => askedSpec({ sandbox: "bwrap", net: "all", allow: ["a.b:1"] }, "claude", H)).toThrow("{{allow}} goes with {{net=model}}");
     expect(() => askedSpec({ sandbox: "bwrap" }, "gemini", H)).toThrow("not available for gemini agents yet");
     expect(() => askedSpec({}, "claude", { ...H, MAM_SANDBOX: "docker" })).toThrow("MAM_SANDBOX: 'docker' is not one of none, bwrap");
+  });
+  test("codex inside: its own command sandbox off (its seccomp refuses the supervisor's socket); the others as they are", () => {
+    expect(insideArgv("codex", ["codex", "resume", "id"])).toEqual(["codex", "--sandbox", "danger-full-access", "resume", "id"]);
+    expect(insideArgv("claude", ["claude", "--session-id", "x"])).toEqual(["claude", "--session-id", "x"]);
   });
   test("a row's sandbox, checked", () => {
     expect(rowSandbox({ name: "w" })).toBeUndefined();

@@ -1,10 +1,11 @@
-// An agent in its own sandbox (docs/sandbox.md, issue 37) with the real Claude Code: a worker made
+// Agents in their own sandbox (docs/sandbox.md, issue 37) with the real Claude Code and codex: a worker made
 // with --worktree --sandbox bwrap --net model does a job against the scripted model endpoint (it
 // reaches the endpoint through mam's relay, and reports through its supervisor's socket), and the
 // model's own shell commands find nothing of what the test planted outside its worktree: the
 // user's ~/.ssh key, another worktree's file, mam's team file and state, a loopback port other than
 // the model's; a write outside its worktree never reaches the machine. Stop → resume brings the
-// conversation back, still in its sandbox; a hard stop leaves nothing running.
+// conversation back, still in its sandbox; a hard stop leaves nothing running. Then claude with its
+// config in the home folder, and codex (its provider's endpoint given with --allow), do a job each.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { createServer, type Server } from "node:net";
@@ -40,7 +41,7 @@ function worker(): (t: Turn) => Reply {
   };
 }
 
-describe.skipIf(!TMUX_BIN)("a sandboxed claude", () => {
+describe.skipIf(!TMUX_BIN)("agents in a sandbox", () => {
   beforeAll(async () => {
     if (!bwrapWorks(BWRAP)) throw new Error(`bubblewrap is needed (${BWRAP ?? "not found"}): .ci/run unpacks it into ~/.cache/mam/bwrap`);
     sb = makeSandbox("mam-sbx-");
@@ -148,6 +149,24 @@ describe.skipIf(!TMUX_BIN)("a sandboxed claude", () => {
     } finally {
       await H2.stop();
       await api2.stop();
+    }
+  }, 300_000);
+
+  test("codex in a sandbox, --net model with its provider's endpoint allowed: a job done and reported", async () => {
+    const api3 = startModelApi(jobWorker({ detail: "done" }));
+    const H3 = realAgentHost(sb.root, "hc", { ...NO_BROKER, MAM_BWRAP: BWRAP! }, api3);
+    try {
+      // codex's provider is in its config.toml, not its environment: its endpoint is given with --allow
+      const c = JSON.parse(await H3.ok(["create", "--agent", "codex", "--role", "worker", "--session", "x", "--mux", "tmux", "--tmux-server", H3.tmux, "--no-onboard", "--sandbox", "bwrap", "--allow", new URL(api3.url).host, "--json"]));
+      expect(c).toMatchObject({ at_prompt: true });
+      const id = (await H3.ok(["job", "submit", "--to", "x", "--prompt", "Say hello"])).trim();
+      const done = await H3.mam(["job", "wait", id, "--timeout", "120"], {}, 130_000);
+      expect(done.code, `${done.stdout}${done.stderr}\n${H3.visible("x")}\n${H3.log()}`).toBe(0);
+      expect(H3.journal(id).map((e) => e.event)).toEqual(["started", "completed"]);
+      await H3.ok(["stop", "x", "--hard"]);
+    } finally {
+      await H3.stop();
+      await api3.stop();
     }
   }, 300_000);
 });
