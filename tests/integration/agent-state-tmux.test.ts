@@ -172,11 +172,11 @@ test("a LIVE pass is one tmux call per server (listing and screens together); a 
     await create(w, "s2");
     await until(w, "s1", "idle");
     await until(w, "s2", "idle");
-    // a tmux first on PATH that logs each call
+    // a tmux first on PATH that logs each call's command (mam runs tmux -u -L SERVER COMMAND …)
     const log = join(w.sb.root, "tmux-calls.log");
     const dir = join(w.sb.root, "counting");
     mkdirSync(dir);
-    writeScript(dir, "tmux", `#!/bin/sh\necho "$3" >>'${log}'\nexec '${TMUX_BIN}' "$@"\n`);
+    writeScript(dir, "tmux", `#!/bin/sh\necho "$4" >>'${log}'\nexec '${TMUX_BIN}' "$@"\n`);
     const counting = { ...w.env, PATH: `${dir}:${w.env.PATH}` };
     const calls = () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean) : []);
     const st = await w.mam(["status", "--json"], counting);

@@ -20,8 +20,8 @@ const doc = async (args: string[], env = sb.env) => {
   return JSON.parse(r.stdout);
 };
 
-/** the commands that print no result: servers and loops (their output is a stream or a page), and the shims' one-word plumbing */
-const NO_RESULT = new Set(["mcp", "ui", "broker", "demo", "demo-agent", "agent-report", "shell-job", "pane-lock path", "pane-lock acquire", "pane-lock wait-seconds"]);
+/** the commands that print no result: servers and loops (their output is a stream or a page), the shims' one-word plumbing, and what a sandboxed pane runs (the agent's terminal) */
+const NO_RESULT = new Set(["mcp", "ui", "broker", "demo", "demo-agent", "agent-report", "shell-job", "sandbox exec", "sandbox inner", "pane-lock path", "pane-lock acquire", "pane-lock wait-seconds"]);
 
 test("every command that prints a result takes --json", async () => {
   const without: string[] = [];
