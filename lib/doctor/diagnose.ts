@@ -40,6 +40,8 @@ export interface Facts {
   tmux: { path: string | null; version: string | null };
   herdr: { path: string | null; support: Support | null; error: string | null };
   broker: { configured: string | null; address: string | null; reachable: boolean | null; error: string | null };
+  /** bubblewrap for --sandbox bwrap: where it is (null: none), and why it cannot make a sandbox here (null: it can, or none) */
+  sandbox: { bwrap: string | null; error: string | null };
   /** null: no workspace here (no .mam/ in the folder or above it) */
   workspace: {
     /** the registry file's path */
@@ -53,6 +55,8 @@ export interface Facts {
     daemonDisabled: boolean;
     /** rows that need the daemon (running agents) */
     running: number;
+    /** running or stopped rows that run in a sandbox (their resume needs bwrap) */
+    sandboxed: number;
     hooks: { kind: string; state: "installed" | "partial" | "not-installed" | "unreadable"; where: string }[];
   } | null;
 }
@@ -154,6 +158,14 @@ export function diagnose(f: Facts): Check[] {
   else if (b.address === null) checks.push({ id: "broker", name: "broker", status: "fail", detail: `MQTT_BROKER='${b.configured}': ${b.error ?? "not an address"}`, fix: "set MQTT_BROKER to host, host:port or mqtt://host:port (and MQTT_PORT, if set, to the same port)" });
   else if (b.reachable) checks.push({ id: "broker", name: "broker", status: "ok", detail: `${b.address} reachable`, fix: null });
   else checks.push({ id: "broker", name: "broker", status: "fail", detail: `${b.address} unreachable (${b.error ?? "no answer"})`, fix: "start the broker (mosquitto), or fix MQTT_BROKER; until then jobs fall back to their journals" });
+
+  // the sandbox (only --sandbox bwrap needs it; a workspace with sandboxed agents does)
+  const sx = f.sandbox;
+  const need = f.workspace?.sandboxed ?? 0;
+  const needs = need > 0 ? `, and this workspace has ${need} sandboxed agent${need === 1 ? "" : "s"} (they cannot be resumed)` : "";
+  if (sx.bwrap === null) checks.push({ id: "sandbox", name: "sandbox", status: need > 0 ? "fail" : "info", detail: `bwrap not installed${needs || " (only --sandbox bwrap needs it)"}`, fix: "apt install bubblewrap (or set MAM_BWRAP to its path)" });
+  else if (sx.error !== null) checks.push({ id: "sandbox", name: "sandbox", status: need > 0 ? "fail" : "warn", detail: `${sx.bwrap} cannot make a sandbox here: ${sx.error}${needs}`, fix: "allow unprivileged user namespaces (docs/troubleshooting.md, Sandboxes)" });
+  else checks.push({ id: "sandbox", name: "sandbox", status: "ok", detail: `${sx.bwrap} makes sandboxes here`, fix: null });
 
   // the workspace
   const w = f.workspace;

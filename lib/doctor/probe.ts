@@ -13,6 +13,7 @@ import { execCapture } from "../mux/exec.ts";
 import { findHerdr } from "../mux/herdr-env.ts";
 import { herdrSupport } from "../mux/herdr-version.ts";
 import { readRegistry } from "../registry/load.ts";
+import { bwrapPath, probeBwrap } from "../sandbox/inputs.ts";
 import { registryPath } from "../registry/paths.ts";
 import { daemonDisabled, daemonStatus } from "../sys/daemon-proc.ts";
 import { type Env, homeDir, mamDir, realOr } from "../sys/paths.ts";
@@ -102,6 +103,7 @@ function workspaceFact(ws: string | null, env: Env): Facts["workspace"] {
   let registryError: string | null = null;
   const kinds = new Set<string>();
   let running = 0;
+  let sandboxed = 0;
   const yaml = registryPath(ws, env);
   const hasRegistry = existsSync(yaml);
   if (hasRegistry) {
@@ -109,6 +111,7 @@ function workspaceFact(ws: string | null, env: Env): Facts["workspace"] {
       const d = readRegistry(yaml);
       for (const r of [...d.herdr_sessions, ...d.tmux_sessions]) {
         if (r.status === "running") running++;
+        if ((r.status === "running" || r.status === "stopped") && r.sandbox !== undefined) sandboxed++;
         if ((r.status === "running" || r.status === "stopped") && typeof r.agent === "string" && Object.hasOwn(KINDS, r.agent)) kinds.add(r.agent);
       }
     } catch (e) {
@@ -144,8 +147,25 @@ function workspaceFact(ws: string | null, env: Env): Facts["workspace"] {
     daemon: d ? { pid: d.pid, mode: d.mode, since: d.since } : null,
     daemonDisabled: daemonDisabled(env),
     running,
+    sandboxed,
     hooks,
   };
+}
+
+/** bubblewrap, and whether it can make a sandbox here (lib/sandbox/inputs.ts, as create checks it) */
+function sandboxFact(env: Env): Facts["sandbox"] {
+  let bwrap: string;
+  try {
+    bwrap = bwrapPath(env);
+  } catch {
+    return { bwrap: null, error: null };
+  }
+  try {
+    probeBwrap(bwrap, true);
+    return { bwrap, error: null };
+  } catch (e) {
+    return { bwrap, error: (e as Error).message.replace(/^.*?cannot make a sandbox on this machine: /, "") };
+  }
 }
 
 /** what the binary says of itself (lib/cli/version.ts) */
@@ -173,6 +193,7 @@ export async function probe(me: Self, ws: string | null, env: Env): Promise<Fact
     tmux: { path: tmuxPath, version: tmuxVersion },
     herdr,
     broker,
+    sandbox: sandboxFact(env),
     workspace: workspaceFact(ws, env),
   };
 }

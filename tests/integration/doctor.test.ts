@@ -44,6 +44,7 @@ describe("mam doctor", () => {
     expect(r.stdout).toMatch(/^info  claude +not installed\n +fix: to use it: npm i -g @anthropic-ai\/claude-code$/m);
     expect(r.stdout).toMatch(/^fail  agent CLIs +no agent CLI is installed\n +fix: install one: npm i -g @anthropic-ai\/claude-code/m);
     expect(r.stdout).toMatch(/^info  workspace +none here/m);
+    expect(r.stdout).toMatch(/^info  sandbox +bwrap not installed \(only --sandbox bwrap needs it\)\n +fix: apt install bubblewrap/m);
     expect(r.stdout).toEndWith("1 problem, 1 warning\n");
   });
 

@@ -16,13 +16,26 @@ function facts(o: Partial<Facts> = {}): Facts {
     tmux: { path: "/usr/bin/tmux", version: "3.3a" },
     herdr: { path: null, support: null, error: null },
     broker: { configured: null, address: null, reachable: null, error: null },
-    workspace: { registry: "/w/.mam/agent-sessions.yaml", hasRegistry: true, registryError: null, kinds: ["claude"], daemon: { pid: 7, mode: "polling", since: "2026-12-02T10:00:00Z" }, daemonDisabled: false, running: 1, hooks: [{ kind: "claude", state: "installed", where: "/w/.claude/settings.local.json" }] },
+    sandbox: { bwrap: "/usr/bin/bwrap", error: null },
+    workspace: { registry: "/w/.mam/agent-sessions.yaml", hasRegistry: true, registryError: null, kinds: ["claude"], daemon: { pid: 7, mode: "polling", since: "2026-12-02T10:00:00Z" }, daemonDisabled: false, running: 1, sandboxed: 0, hooks: [{ kind: "claude", state: "installed", where: "/w/.claude/settings.local.json" }] },
     ...o,
   };
 }
 const byId = (cs: Check[], id: string) => cs.find((c) => c.id === id);
 
 describe("diagnose", () => {
+  test("the sandbox: bwrap there and working is ok; missing or refused is info or a warning, a failure when the workspace has sandboxed agents", () => {
+    expect(byId(diagnose(facts()), "sandbox")).toMatchObject({ status: "ok", detail: "/usr/bin/bwrap makes sandboxes here" });
+    expect(byId(diagnose(facts({ sandbox: { bwrap: null, error: null } })), "sandbox")).toMatchObject({ status: "info", detail: "bwrap not installed (only --sandbox bwrap needs it)", fix: "apt install bubblewrap (or set MAM_BWRAP to its path)" });
+    const refused = facts({ sandbox: { bwrap: "/usr/bin/bwrap", error: "No permissions to create new namespace" } });
+    expect(byId(diagnose(refused), "sandbox")).toMatchObject({ status: "warn", detail: "/usr/bin/bwrap cannot make a sandbox here: No permissions to create new namespace" });
+    const used = { ...facts().workspace!, sandboxed: 2 };
+    const gone = diagnose(facts({ sandbox: { bwrap: null, error: null }, workspace: used }));
+    expect(byId(gone, "sandbox")).toMatchObject({ status: "fail", detail: "bwrap not installed, and this workspace has 2 sandboxed agents (they cannot be resumed)" });
+    expect(doctorExit(gone)).toBe(1);
+    expect(byId(diagnose({ ...refused, workspace: used }), "sandbox")!.status).toBe("fail");
+  });
+
   test("a ready machine: nothing fails, exit 0; an unverified kind nobody uses and has not installed is not listed", () => {
     const cs = diagnose(facts());
     expect(cs.filter((c) => c.status === "fail" || c.status === "warn")).toEqual([]);
