@@ -35,7 +35,7 @@ const META: MamCommand["meta"] = {
   // the sections of `mam --help`, in order, with the commands that are not operations; each
   // operation's command comes first in the section its entry names (cli.group, cli.under.group)
   groups: [
-    { title: "agents", commands: ["hooks", "sandbox explain"] },
+    { title: "agents", commands: ["hooks", "sandbox explain", "sandbox default"] },
     { title: "jobs", commands: [] },
     { title: "team across machines", commands: [] },
     { title: "notifications", commands: [] },

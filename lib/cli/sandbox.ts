@@ -7,7 +7,8 @@ import { realDeps } from "../ops/wiring.ts";
 import { EXIT, notFound, usageError } from "../sys/errors.ts";
 import { out, outJson } from "../sys/io.ts";
 import { resolveWorkspace } from "../sys/paths.ts";
-import { NET_MODES, type NetMode, type SandboxSpec } from "../sandbox/plan.ts";
+import { visible } from "../sys/sanitize.ts";
+import { NET_MODES, type NetMode, parseEndpoint, type SandboxSpec } from "../sandbox/plan.ts";
 import { defineCommand, jsonArg, str, workspaceArg } from "./command.ts";
 
 const list = (v: unknown): string[] => (Array.isArray(v) ? (v as string[]) : typeof v === "string" ? [v] : []);
@@ -41,6 +42,56 @@ const explain = defineCommand({
     const plan = planFor({ ws, cwd, kind: kind.kind, program: commandLine(kind, [])[0]!, net: spec.net, env: process.env, socketDir: "<the supervisor's socket folder>" });
     if (args.json) outJson({ name, sandbox: spec.mode, cwd: plan.cwd, mounts: plan.mounts, net: spec.net, allow: spec.allow ?? [] });
     else out(`${name}: sandbox bwrap, --net ${spec.net}\n${explainText(plan, spec.allow ?? [])}`);
+    return EXIT.OK;
+  },
+});
+
+const defaults = defineCommand({
+  meta: {
+    name: "default",
+    description: "the sandbox this workspace's creates get when given no --sandbox (and MAM_SANDBOX is unset): show it, set it (bwrap), or forget it (none)",
+    examples: [
+      "mam sandbox default                                   # what it is",
+      "mam sandbox default bwrap                             # --net model, the kind's model endpoint",
+      "mam sandbox default bwrap --allow 127.0.0.1:8080      # and a local model server",
+      "mam sandbox default none                              # forget it",
+    ],
+  },
+  args: {
+    mode: { type: "positional", description: "bwrap, or none to forget the default", valueHint: "bwrap|none", required: false },
+    net: { type: "string", description: "with bwrap: none, model (default) or all", valueHint: "none|model|all" },
+    allow: { type: "string", multiple: true, description: "with --net model: another endpoint HOST:PORT", valueHint: "HOST:PORT" },
+    ...workspaceArg,
+    ...jsonArg,
+  },
+  async run({ args }) {
+    const { defaultPath, readSandboxDefault, writeSandboxDefault } = await import("../sandbox/default.ts");
+    const ws = resolveWorkspace(str(args, "workspace"));
+    const mode = str(args, "mode");
+    const allow = list(args.allow);
+    if (mode === undefined) {
+      if (args.net !== undefined || allow.length) throw usageError("--net and --allow go with a mode: mam sandbox default bwrap --net …");
+      const d = readSandboxDefault(ws);
+      if (args.json) outJson({ workspace: ws, default: d ?? null });
+      else out(d ? `${ws}: --sandbox bwrap --net ${d.net ?? "model"}${(d.allow ?? []).map((a) => ` --allow ${a}`).join("")} (${defaultPath(ws)})` : `${ws}: no sandbox default (creates run without one unless given --sandbox or MAM_SANDBOX)`);
+      return EXIT.OK;
+    }
+    if (mode !== "bwrap" && mode !== "none") throw usageError(`'${visible(mode.slice(0, 40))}' is not a sandbox: give bwrap or none`);
+    if (mode === "none") {
+      if (args.net !== undefined || allow.length) throw usageError("--net and --allow go with bwrap");
+      writeSandboxDefault(ws, undefined);
+      if (args.json) outJson({ workspace: ws, default: null });
+      else out(`${ws}: no sandbox default now`);
+      return EXIT.OK;
+    }
+    const net = str(args, "net");
+    if (net !== undefined && !(NET_MODES as readonly string[]).includes(net)) throw usageError(`--net: '${visible(net.slice(0, 40))}' is not one of ${NET_MODES.join(", ")}`);
+    for (const a of allow) if (!parseEndpoint(a)) throw usageError(`--allow: '${visible(a.slice(0, 80))}' is not HOST:PORT`, "e.g. api.anthropic.com:443 or 127.0.0.1:8080");
+    if (allow.length && (net ?? "model") !== "model") throw usageError("--allow goes with --net model");
+    const d = { sandbox: "bwrap" as const, ...(net !== undefined ? { net: net as NetMode } : {}), ...(allow.length ? { allow } : {}) };
+    writeSandboxDefault(ws, d);
+    if (args.json) outJson({ workspace: ws, default: d });
+    else out(`${ws}: creates given no --sandbox run in --sandbox bwrap --net ${d.net ?? "model"}${allow.map((a) => ` --allow ${a}`).join("")}`);
     return EXIT.OK;
   },
 });
@@ -89,5 +140,5 @@ const inner = defineCommand({
 
 export default defineCommand({
   meta: { name: "sandbox", description: "what a sandboxed agent sees and reaches (mam create --sandbox bwrap; docs/sandbox.md)" },
-  subCommands: { explain, exec, inner },
+  subCommands: { explain, default: defaults, exec, inner },
 });

@@ -4,6 +4,7 @@
 import { MamError, EXIT, usageError } from "../sys/errors.ts";
 import { field } from "../sys/fields.ts";
 import { homeDir, type Env } from "../sys/paths.ts";
+import type { SandboxDefault } from "./default.ts";
 import { agentStores, bwrapPath, probeBwrap } from "./inputs.ts";
 import { NET_MODES, type NetMode, parseEndpoint, refusal, SANDBOX_MODES, type SandboxSpec } from "./plan.ts";
 
@@ -35,17 +36,22 @@ export function modelEndpoints(kind: string, env: Env): string[] {
   return [];
 }
 
-/** the spec a create's options ask for (undefined: no sandbox); usage errors change nothing */
-export function askedSpec(i: SandboxInput, kind: string, env: Env): SandboxSpec | undefined {
-  const mode = i.sandbox ?? env.MAM_SANDBOX ?? "none";
+/**
+ * the spec a create's options ask for (undefined: no sandbox); usage errors change nothing. In
+ * order: the options, MAM_SANDBOX and MAM_SANDBOX_NET, the workspace's default (`wsDefault`,
+ * ./default.ts: its net and endpoints count only when the sandbox is its)
+ */
+export function askedSpec(i: SandboxInput, kind: string, env: Env, wsDefault?: SandboxDefault): SandboxSpec | undefined {
+  const fromWorkspace = i.sandbox === undefined && env.MAM_SANDBOX === undefined && wsDefault !== undefined;
+  const mode = i.sandbox ?? env.MAM_SANDBOX ?? wsDefault?.sandbox ?? "none";
   if (!(SANDBOX_MODES as readonly string[]).includes(mode)) throw usageError(`${i.sandbox === undefined ? "MAM_SANDBOX" : field("sandbox")}: '${mode}' is not one of ${SANDBOX_MODES.join(", ")}`);
   if (mode === "none") {
     if (i.net !== undefined || (i.allow ?? []).length) throw usageError(`${field(i.net !== undefined ? "net" : "allow")} goes with ${field("sandbox", "bwrap")}`);
     return undefined;
   }
-  const net = i.net ?? env.MAM_SANDBOX_NET ?? "model";
+  const net = i.net ?? env.MAM_SANDBOX_NET ?? (fromWorkspace ? wsDefault?.net : undefined) ?? "model";
   if (!(NET_MODES as readonly string[]).includes(net)) throw usageError(`${i.net === undefined ? "MAM_SANDBOX_NET" : field("net")}: '${net}' is not one of ${NET_MODES.join(", ")}`);
-  const allow = i.allow ?? [];
+  const allow = [...(fromWorkspace && net === "model" ? (wsDefault?.allow ?? []) : []), ...(i.allow ?? [])];
   for (const a of allow) if (!parseEndpoint(a)) throw usageError(`${field("allow")}: '${a}' is not HOST:PORT`, "e.g. api.anthropic.com:443 or 127.0.0.1:8080");
   if (allow.length && net !== "model") throw usageError(`${field("allow")} goes with ${field("net", "model")}`);
   agentStores(kind, env); // a kind mam cannot sandbox is refused here

@@ -202,6 +202,30 @@ describe("mam inside a sandbox", () => {
   }, 30_000);
 });
 
+describe("the workspace's default", () => {
+  test("set, used by a create given no --sandbox, overridden by --sandbox none, forgotten; one that does not read stops a create", async () => {
+    expect(ok(await mam(["sandbox", "default"])).stdout).toContain("no sandbox default");
+    ok(await mam(["sandbox", "default", "bwrap", "--net", "none"]));
+    expect(JSON.parse(ok(await mam(["sandbox", "default", "--json"])).stdout)).toEqual({ workspace: sb.ws, default: { sandbox: "bwrap", net: "none" } });
+    ok(await mam(["create", "--agent", "demo", "--role", "worker", "--session", "dflt", "--no-onboard"]));
+    expect(registry()).toMatch(/name: dflt[\s\S]*sandbox: \{mode: bwrap, net: none\}/);
+    ok(await mam(["create", "--agent", "demo", "--role", "worker", "--session", "nodflt", "--no-onboard", "--sandbox", "none"]));
+    expect(JSON.parse(ok(await mam(["status", "--json"])).stdout).sessions.find((s: { name: string }) => s.name === "nodflt").sandbox).toBeUndefined();
+    for (const n of ["dflt", "nodflt"]) ok(await mam(["stop", n, "--hard"]));
+    const bad = await mam(["sandbox", "default", "bwrap", "--net", "none", "--allow", "a.b:1"]);
+    expect(bad).toMatchObject({ code: 2 });
+    expect(bad.stderr).toContain("ERROR: --allow goes with --net model");
+    writeFileSync(join(sb.ws, ".mam", "sandbox.json"), '{"sandbox": "bwrap", "net": "wide"}\n');
+    const before = registry();
+    const r = await mam(["create", "--agent", "demo", "--role", "worker", "--session", "broken", "--no-onboard"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`ERROR: the workspace's sandbox default ${sb.ws}/.mam/sandbox.json does not read: "net" must be one of none, model, all`);
+    expect(registry()).toBe(before);
+    ok(await mam(["sandbox", "default", "none"]));
+    expect(existsSync(join(sb.ws, ".mam", "sandbox.json"))).toBe(false);
+  }, 60_000);
+});
+
 describe("bad options and a machine that cannot: an ERROR line, nothing made", () => {
   const refused = async (args: string[], code: number, text: string, more: Record<string, string | undefined> = {}) => {
     const before = registry();

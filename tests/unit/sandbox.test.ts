@@ -10,6 +10,7 @@ import { bwrapArgs, explainText, type PlanInput, parseEndpoint, refusal, sandbox
 import { connectTarget, listenIn, relaysFor, serveOut, serveProxy } from "../../lib/sandbox/relay.ts";
 import { askedSpec, modelEndpoints, rowSandbox } from "../../lib/sandbox/spec.ts";
 import { insideArgv } from "../../lib/sandbox/inputs.ts";
+import { badDefault } from "../../lib/sandbox/default.ts";
 
 const base: PlanInput = { home: "/home/u", ws: "/home/u/proj", cwd: "/home/u/proj", ro: [], rw: ["/home/u/.claude", "/home/u/.claude.json"], socketDir: "/tmp/mam-sbx-1", net: "none" };
 const paths = (i: PlanInput) => sandboxPlan(i).mounts.map((m) => `${m.type} ${m.path}`);
@@ -158,6 +159,25 @@ describe("the options", () => {
     expect(askedSpec({ sandbox: "bwrap" }, "demo", { ...H, MAM_SANDBOX_NET: "all" })).toEqual({ mode: "bwrap", net: "all" });
     expect(modelEndpoints("codex", { OPENAI_BASE_URL: "https://llm.example/v1" })).toEqual(["llm.example:443"]);
     expect(modelEndpoints("demo", {})).toEqual([]);
+  });
+  test("the workspace's default: after the options and MAM_SANDBOX; its net and endpoints only with its sandbox", () => {
+    const H = { HOME: "/home/u" };
+    const d = { sandbox: "bwrap" as const, net: "model" as const, allow: ["127.0.0.1:8080"] };
+    expect(askedSpec({}, "claude", H, d)).toEqual({ mode: "bwrap", net: "model", allow: ["api.anthropic.com:443", "127.0.0.1:8080"] });
+    expect(askedSpec({ allow: ["a.b:1"] }, "claude", H, d)).toEqual({ mode: "bwrap", net: "model", allow: ["api.anthropic.com:443", "127.0.0.1:8080", "a.b:1"] });
+    expect(askedSpec({ sandbox: "none" }, "claude", H, d)).toBeUndefined();
+    expect(askedSpec({}, "claude", { ...H, MAM_SANDBOX: "none" }, d)).toBeUndefined();
+    expect(askedSpec({ sandbox: "bwrap" }, "claude", H, { sandbox: "bwrap", net: "all" })).toEqual({ mode: "bwrap", net: "model", allow: ["api.anthropic.com:443"] });
+    expect(askedSpec({ net: "none" }, "demo", H, d)).toEqual({ mode: "bwrap", net: "none" });
+  });
+  test("a default file mam would not write is named", () => {
+    expect(badDefault({ sandbox: "bwrap", net: "none" })).toBeUndefined();
+    expect(badDefault([])).toBe("not a JSON object");
+    expect(badDefault({ sandbox: "none" })).toBe('"sandbox" must be "bwrap"');
+    expect(badDefault({ sandbox: "bwrap", bind: "/" })).toBe("unknown key 'bind'");
+    expect(badDefault({ sandbox: "bwrap", net: "wide" })).toBe('"net" must be one of none, model, all');
+    expect(badDefault({ sandbox: "bwrap", allow: ["x"] })).toBe('"allow" must be a list of HOST:PORT');
+    expect(badDefault({ sandbox: "bwrap", net: "none", allow: ["a.b:1"] })).toBe('"allow" goes with "net": "model"');
   });
   test("mistakes are usage errors", () => {
     const H = { HOME: "/home/u" };

@@ -32,6 +32,7 @@ import { checkCreate, checkRole } from "./rules.ts";
 import { reconcileOnce } from "../reconcile.ts";
 import { type AfterStart, afterStart } from "./after-start.ts";
 import { askedSpec, checkSandbox } from "../../sandbox/spec.ts";
+import { readSandboxDefault } from "../../sandbox/default.ts";
 import { agentEnv, forgetTriedPane, launch } from "./launch.ts";
 
 export const CREATED_NOTE = "created by mam create";
@@ -233,7 +234,8 @@ export async function createSession(deps: Deps, o: CreateInput, signal: AbortSig
   // no --tmux-server: MAM_TMUX_SERVER, else the one this workspace remembers (docs/tmux.md)
   const target = resolveMuxTarget({ ...o, tmux_default: defaultTmuxServer(ws, deps.env)?.server }, deps.env);
   // the sandbox: its options, the workspace, bwrap itself (docs/sandbox.md)
-  const sandboxSpec = askedSpec(o, kind.kind, deps.env);
+  const wsDefault = o.sandbox === undefined && deps.env.MAM_SANDBOX === undefined ? readSandboxDefault(ws) : undefined;
+  const sandboxSpec = askedSpec(o, kind.kind, deps.env, wsDefault);
   if (sandboxSpec && o.mcp) throw usageError(`${field("mcp")} cannot go with ${field("sandbox", "bwrap")}: mam's MCP server needs the workspace the sandbox hides`);
   checkInstalled(kind, target.backend, agentEnv(ws, name, deps.env).PATH!);
   const sandbox = sandboxSpec ? { spec: sandboxSpec, bwrap: checkSandbox(sandboxSpec, { ws, backend: target.backend }, deps.env) } : undefined;
