@@ -8,6 +8,7 @@
 // One request per connection: a JSON line {argv, stdin} in, a JSON line {code, stdout, stderr} out.
 import { spawn } from "node:child_process";
 import { createConnection, createServer, type Server } from "node:net";
+import { constants } from "node:os";
 import { isValidJobId } from "../sys/names.ts";
 import { visible } from "../sys/sanitize.ts";
 import { selfCommand } from "../sys/self.ts";
@@ -49,6 +50,9 @@ export function refuseForward(argv: string[], session: string, ws: string, jobAg
   }
   return undefined;
 }
+
+/** a shell's exit status for a process that ended with `code` or by signal `sig` */
+export const exitStatus = (code: number | null, sig: NodeJS.Signals | null): number => code ?? 128 + (sig ? (constants.signals[sig] ?? 1) : 1);
 
 export interface Reply {
   code: number;
@@ -114,7 +118,7 @@ function runAs(argv: string[], stdin: string, ws: string, session: string, env: 
     });
     p.on("close", (code, sig) => {
       clearTimeout(t);
-      resolve({ code: code ?? 128 + (sig === "SIGTERM" ? 15 : 9), stdout, stderr });
+      resolve({ code: exitStatus(code, sig), stdout, stderr });
     });
   });
 }

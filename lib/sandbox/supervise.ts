@@ -12,7 +12,7 @@ import { dirname, join } from "node:path";
 import { homeDir, type Env } from "../sys/paths.ts";
 import { selfCommand } from "../sys/self.ts";
 import { agentStores, gitConfigPaths, insideArgv, pathDirs, programPaths, resolvTarget } from "./inputs.ts";
-import { type JobAgent, serveReports } from "./forward.ts";
+import { exitStatus, type JobAgent, serveReports } from "./forward.ts";
 import { bwrapArgs, INSIDE_DIR, type NetMode, type Plan, parseEndpoint, REPORT_SOCKET, type SandboxSpec, sandboxPlan } from "./plan.ts";
 import { listenIn, PROXY_SOCKET, relaysFor, serveOut, serveProxy } from "./relay.ts";
 
@@ -34,7 +34,6 @@ export function planFor(o: { ws: string; cwd: string; kind: string; program: str
 }
 
 const SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
-const SIGNUM: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
 
 /** run `cmd` with the terminal, passing our signals on; resolves with a shell's exit status */
 function runChild(cmd: string, args: string[], env?: NodeJS.ProcessEnv): Promise<number> {
@@ -50,7 +49,7 @@ function runChild(cmd: string, args: string[], env?: NodeJS.ProcessEnv): Promise
       process.stderr.write(`mam sandbox: cannot run ${cmd}: ${e.message}\n`);
       done(127);
     });
-    child.on("exit", (code, sig) => done(code ?? 128 + (SIGNUM[sig ?? ""] ?? 1)));
+    child.on("exit", (code, sig) => done(exitStatus(code, sig)));
   });
 }
 
