@@ -1,7 +1,9 @@
 // The daemon's side of its broker connection: connect (./broker-link.ts), or poll and retry every
 // retryMs; hand each message to the event hook (its PUBACK waits for it); and hold the link for
-// the hooks' publishes, queueing what they publish while a connection is being set up.
-import { type BrokerConfig, describeBroker } from "../jobs/broker-config.ts";
+// the hooks' publishes, queueing what they publish while a connection is being set up. A broker
+// of several nodes (MQTT_BROKER a comma-separated list): a node that does not answer, or whose
+// connection is lost, is followed at once by the next; a whole round that fails waits retryMs.
+import { type BrokerConfig, describeBroker, describeEndpoint, onEndpoint } from "../jobs/broker-config.ts";
 import type { Env } from "../sys/paths.ts";
 import type { BrokerLink } from "./broker-link.ts";
 import type { Activity } from "./clocks.ts";
@@ -73,18 +75,27 @@ export async function brokerLoop(p: BrokerParts): Promise<void> {
   const { openBrokerLink, reasonOf } = await import("./broker-link.ts");
   const { life, holder, mode, t } = p;
   const broker = describeBroker(p.cfg);
+  const nodes = p.cfg.endpoints.length;
   const onMessage = (topic: string, payload: Buffer) => handleMessage(p, topic, payload);
   let lastFailure: string | undefined;
+  /** the node to try next, and why each one tried since the last connection failed */
+  let at = 0;
+  let failures: string[] = [];
   while (!life.signal.aborted) {
+    const cfg = onEndpoint(p.cfg, at);
     let link: BrokerLink;
     try {
       holder.connecting = true;
-      link = holder.link = await openBrokerLink(p.cfg, p.ws, onMessage, t.connectTimeoutMs, life.signal, p.hooks.linkExtras?.(), p.env);
+      link = holder.link = await openBrokerLink(cfg, p.ws, onMessage, t.connectTimeoutMs, life.signal, p.hooks.linkExtras?.(), p.env);
     } catch (e) {
       holder.connecting = false;
       holder.queued.length = 0; // the events are journalled: the next connection sends them (acks)
       if (life.signal.aborted) return;
-      const why = reasonOf(e);
+      at = (at + 1) % nodes;
+      failures.push(nodes > 1 ? `${describeEndpoint(cfg)}: ${reasonOf(e)}` : reasonOf(e));
+      if (failures.length < nodes) continue; // the next node, at once
+      const why = failures.join("; ");
+      failures = [];
       if (mode.current !== "polling") {
         life.log(`MQTT Monitor: broker ${broker} unreachable (${why}); falling back to polling`);
         mode.set("polling");
@@ -95,30 +106,36 @@ export async function brokerLoop(p: BrokerParts): Promise<void> {
       await pause(t.retryMs, life.signal);
       continue;
     }
+    failures = [];
     holder.connecting = false;
     if (life.signal.aborted) {
       await link.close(200);
       holder.link = undefined;
       return;
     }
-    linkUp(p, link);
+    linkUp(p, link, nodes > 1 ? describeEndpoint(cfg) : undefined);
     lastFailure = undefined;
     const why = await Promise.race([link.closed, life.stopped.then(() => undefined)]);
     if (why === undefined || life.signal.aborted) return;
     holder.link = undefined;
-    life.log(`MQTT Monitor: lost the broker ${broker} (${why}); falling back to polling`);
+    if (nodes > 1) life.log(`MQTT Monitor: lost the broker's node ${describeEndpoint(cfg)} (${why}); falling back to polling until another node answers`);
+    else life.log(`MQTT Monitor: lost the broker ${broker} (${why}); falling back to polling`);
     mode.set("polling");
     lastFailure = why;
+    if (nodes > 1) {
+      at = (at + 1) % nodes;
+      continue;
+    }
     await pause(t.retryMs, life.signal);
   }
 }
 
 /** a connection is up: what was published meanwhile goes out, the mode is mqtt, and the hooks hear of it */
-function linkUp(p: BrokerParts, link: BrokerLink): void {
+function linkUp(p: BrokerParts, link: BrokerLink, node?: string): void {
   for (const q of p.holder.queued.splice(0)) void link.publish(q.topic, q.payload, q.retain).then((ok) => ok || p.life.debug(`publish on ${q.topic} failed`));
   const wasPolling = p.mode.current === "polling";
   p.mode.set("mqtt");
-  p.life.log(`MQTT Monitor: subscribed to ${link.topic}`);
+  p.life.log(`MQTT Monitor: subscribed to ${link.topic}${node ? ` on node ${node}` : ""}`);
   if (wasPolling) void p.runner.run("reconcile", (ctx) => p.hooks.reconcile(ctx));
   const connected = p.hooks.connected;
   if (connected) void p.runner.run("connected", (ctx) => connected(ctx));

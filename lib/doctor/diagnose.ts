@@ -156,6 +156,7 @@ export function diagnose(f: Facts): Check[] {
   const b = f.broker;
   if (b.configured === null) checks.push({ id: "broker", name: "broker", status: "info", detail: "none (MQTT_BROKER unset): jobs report through their journals and the daemon polls; a team across machines needs one", fix: "for events as they happen: run mosquitto and set MQTT_BROKER=127.0.0.1:1883" });
   else if (b.address === null) checks.push({ id: "broker", name: "broker", status: "fail", detail: `MQTT_BROKER='${b.configured}': ${b.error ?? "not an address"}`, fix: "set MQTT_BROKER to host, host:port or mqtt://host:port (and MQTT_PORT, if set, to the same port)" });
+  else if (b.reachable && b.error !== null) checks.push({ id: "broker", name: "broker", status: "warn", detail: `${b.address}: reachable, but not every node answers (${b.error})`, fix: "mam connects to a node that answers; bring the others back, or take them out of MQTT_BROKER" });
   else if (b.reachable) checks.push({ id: "broker", name: "broker", status: "ok", detail: `${b.address} reachable`, fix: null });
   else checks.push({ id: "broker", name: "broker", status: "fail", detail: `${b.address} unreachable (${b.error ?? "no answer"})`, fix: "start the broker (mosquitto), or fix MQTT_BROKER; until then jobs fall back to their journals" });
 

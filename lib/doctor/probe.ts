@@ -8,7 +8,7 @@ import { connect } from "node:net";
 import { dirname, join } from "node:path";
 import { oursIn } from "../agents/hooks-config.ts";
 import { HOOK_KINDS, KINDS, VERIFIED } from "../agents/kinds/index.ts";
-import { brokerConfigFromEnv, describeBroker } from "../jobs/broker-config.ts";
+import { brokerConfigFromEnv, describeBroker, describeEndpoint } from "../jobs/broker-config.ts";
 import { execCapture } from "../mux/exec.ts";
 import { findHerdr } from "../mux/herdr-env.ts";
 import { herdrSupport } from "../mux/herdr-version.ts";
@@ -76,8 +76,10 @@ async function brokerFact(env: Env): Promise<Facts["broker"]> {
   if (raw === "") return { configured: null, address: null, reachable: null, error: null };
   try {
     const cfg = brokerConfigFromEnv(env);
-    const e = await reachable(cfg.host, cfg.port);
-    return { configured: raw, address: describeBroker(cfg), reachable: e === null, error: e };
+    // a cluster's nodes: reachable when one answers (mam connects to the first that does); each that does not is named
+    const errs = await Promise.all(cfg.endpoints.map((ep) => reachable(ep.host, ep.port)));
+    const down = cfg.endpoints.flatMap((ep, i) => (errs[i] === null ? [] : [cfg.endpoints.length > 1 ? `${describeEndpoint(ep)}: ${errs[i]}` : errs[i]!]));
+    return { configured: raw, address: describeBroker(cfg), reachable: errs.some((e) => e === null), error: down.length ? down.join("; ") : null };
   } catch (e) {
     return { configured: raw, address: null, reachable: null, error: (e as Error).message };
   }

@@ -3,7 +3,10 @@
 // MQTT_BROKER is a host (`broker.internal`, `10.0.0.5`, `::1`), a host and port (`host:1884`,
 // `[::1]:1884`) or a URL (`mqtt://host:1884`, `mqtts://host`: TLS); anything else is refused,
 // never taken as a host name that cannot resolve (live delivery would quietly be off). A port or
-// TLS given twice (MQTT_PORT, MQTT_TLS) must agree. The password comes from MQTT_PASSWORD, else
+// TLS given twice (MQTT_PORT, MQTT_TLS) must agree. Several addresses, comma-separated, are the
+// nodes of one clustered broker (docs/machines.md#a-clustered-broker-rabbitmq): every connection
+// takes the first that answers, the daemon goes on to the next when one is lost; they share TLS,
+// credentials and client ids (one broker to mam). The password comes from MQTT_PASSWORD, else
 // from the file MQTT_PASSWORD_FILE (read when mam connects; a path can pass on to agents, the
 // password itself never does: lib/sys/secrets.ts).
 import { readFileSync } from "node:fs";
@@ -13,9 +16,17 @@ import { EXIT, MamError, usageError } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 import { readSecretFile } from "../sys/secrets.ts";
 
-export interface BrokerConfig {
+export interface BrokerEndpoint {
   host: string;
   port: number;
+}
+
+export interface BrokerConfig {
+  /** the address connections go to (endpoints[0] unless onEndpoint picked another) */
+  host: string;
+  port: number;
+  /** every address MQTT_BROKER names, in its order (one, unless it names a cluster's nodes) */
+  endpoints: BrokerEndpoint[];
   tls: boolean;
   username?: string;
   password?: string;
@@ -64,29 +75,44 @@ export function parseBrokerAddress(raw: string): { host: string; port?: number; 
 }
 
 export function brokerConfigFromEnv(env: Env = process.env): BrokerConfig {
-  const address = env.MQTT_BROKER ? parseBrokerAddress(env.MQTT_BROKER) : { host: "127.0.0.1" };
+  const raw = env.MQTT_BROKER ?? "";
+  const parts = raw === "" ? [] : raw.split(",").map((p) => p.trim());
+  if (parts.some((p) => p === "")) throw usageError(`MQTT_BROKER lists an empty address (got '${raw}')`, "separate the nodes' addresses with commas: host1:1883,host2:1883");
+  const addresses = parts.length > 0 ? parts.map(parseBrokerAddress) : [{ host: "127.0.0.1" } as ReturnType<typeof parseBrokerAddress>];
   const tlsRaw = env.MQTT_TLS ?? "";
   if (tlsRaw !== "0" && tlsRaw !== "1" && tlsRaw !== "") throw usageError(`MQTT_TLS must be 1 or 0 (got '${tlsRaw}')`);
-  if (address.tls !== undefined && tlsRaw !== "" && address.tls !== (tlsRaw === "1")) {
-    throw usageError(`MQTT_BROKER '${env.MQTT_BROKER}' and MQTT_TLS=${tlsRaw} disagree about TLS`, "unset MQTT_TLS (mqtts:// means TLS, mqtt:// means none)");
+  const schemes = new Set(addresses.map((a) => a.tls).filter((t) => t !== undefined));
+  if (schemes.size > 1) throw usageError(`MQTT_BROKER '${raw}' mixes mqtt:// and mqtts://`, "the nodes of one broker take the same scheme");
+  const said = [...schemes][0];
+  if (said !== undefined && tlsRaw !== "" && said !== (tlsRaw === "1")) {
+    throw usageError(`MQTT_BROKER '${raw}' and MQTT_TLS=${tlsRaw} disagree about TLS`, "unset MQTT_TLS (mqtts:// means TLS, mqtt:// means none)");
   }
-  const tls = address.tls ?? tlsRaw === "1";
+  const tls = said ?? tlsRaw === "1";
   const portRaw = env.MQTT_PORT;
-  let port = address.port ?? (tls ? 8883 : 1883);
+  let common = tls ? 8883 : 1883;
   if (portRaw !== undefined && portRaw !== "") {
     if (!portNumber(portRaw)) {
       throw usageError(`MQTT_PORT must be a port number (got '${portRaw}')`);
     }
-    if (address.port !== undefined && address.port !== Number(portRaw)) {
-      throw usageError(`MQTT_BROKER '${env.MQTT_BROKER}' and MQTT_PORT=${portRaw} name different ports`, "give the port in one of them");
+    const other = addresses.find((a) => a.port !== undefined && a.port !== Number(portRaw));
+    if (other) {
+      throw usageError(`MQTT_BROKER '${raw}' and MQTT_PORT=${portRaw} name different ports`, "give the port in one of them");
     }
-    port = Number(portRaw);
+    common = Number(portRaw);
+  }
+  const endpoints = addresses.map((a) => ({ host: a.host, port: a.port ?? common }));
+  const seen = new Set<string>();
+  for (const e of endpoints) {
+    const k = describeEndpoint(e);
+    if (seen.has(k)) throw usageError(`MQTT_BROKER names ${k} twice (got '${raw}')`);
+    seen.add(k);
   }
   const topicPrefix = (env.MAM_MQTT_TOPIC_PREFIX || "mam/jobs").replace(/\/+$/, "");
   if (/[#+]/.test(topicPrefix)) throw usageError(`MAM_MQTT_TOPIC_PREFIX must not contain MQTT wildcards (got '${topicPrefix}')`);
   return {
-    host: address.host,
-    port,
+    host: endpoints[0]!.host,
+    port: endpoints[0]!.port,
+    endpoints,
     tls,
     username: env.MQTT_USERNAME || undefined,
     password: env.MQTT_PASSWORD || undefined,
@@ -174,4 +200,13 @@ export function mqttOptions(cfg: BrokerConfig, o: ConnectOptions): Record<string
   return opts;
 }
 
-export const describeBroker = (cfg: BrokerConfig) => `${isIP(cfg.host) === 6 ? `[${cfg.host}]` : cfg.host}:${cfg.port}`;
+export const describeEndpoint = (e: BrokerEndpoint) => `${isIP(e.host) === 6 ? `[${e.host}]` : e.host}:${e.port}`;
+
+/** the broker as logs and errors name it: its address, or its nodes' (comma-separated) */
+export const describeBroker = (cfg: BrokerConfig) => (cfg.endpoints.length > 1 ? cfg.endpoints.map(describeEndpoint).join(",") : describeEndpoint(cfg));
+
+/** the same broker, connecting to its endpoint i (modulo their number) */
+export function onEndpoint(cfg: BrokerConfig, i: number): BrokerConfig {
+  const e = cfg.endpoints[((i % cfg.endpoints.length) + cfg.endpoints.length) % cfg.endpoints.length]!;
+  return { ...cfg, host: e.host, port: e.port };
+}

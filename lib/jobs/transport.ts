@@ -2,7 +2,7 @@
 // automatic reconnect, short connect timeout) and a per-job subscription for `job wait`.
 // mqtt is imported inside the functions: light commands never load it.
 import type { MqttClient } from "mqtt";
-import { type BrokerConfig, clientId, describeBroker, mqttOptions } from "./broker-config.ts";
+import { type BrokerConfig, clientId, describeBroker, mqttOptions, onEndpoint } from "./broker-config.ts";
 
 export const PUBLISH_CONNECT_TIMEOUT_MS = 3000;
 
@@ -14,8 +14,23 @@ function reasonOf(e: unknown): string {
   return String(o?.message ?? e).split("\n")[0]!.slice(0, 200);
 }
 
-/** connect once, without retries; rejects with the reason */
+/**
+ * connect once, without retries, to the first of the broker's addresses that answers (each within
+ * timeoutMs; a cluster's nodes in MQTT_BROKER's order); rejects with the last one's reason
+ */
 export async function connectOnce(cfg: BrokerConfig, role: string, timeoutMs: number, opts: { clean?: boolean; stableKey?: string } = {}): Promise<MqttClient> {
+  let last: unknown;
+  for (let i = 0; i < cfg.endpoints.length; i++) {
+    try {
+      return await connectTo(onEndpoint(cfg, i), role, timeoutMs, opts);
+    } catch (e) {
+      last = e;
+    }
+  }
+  throw last;
+}
+
+async function connectTo(cfg: BrokerConfig, role: string, timeoutMs: number, opts: { clean?: boolean; stableKey?: string }): Promise<MqttClient> {
   const [mqtt, { guardIncoming }] = await Promise.all([import("mqtt"), import("./packet-guard.ts")]);
   const o = mqttOptions(cfg, { clientId: clientId(cfg, role, opts.stableKey), clean: opts.clean ?? true, connectTimeoutMs: timeoutMs, reconnectPeriodMs: 0 });
   // a message above the event size limit is never held in memory (packet-guard.ts)

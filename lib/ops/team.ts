@@ -154,7 +154,7 @@ export async function rosterStatus(deps: Deps): Promise<RosterDoc> {
   const t = requireTeam(deps.env);
   const cfg = brokerConfigFromEnv(deps.env);
   const { sessionStatus } = await import("./session/status-run.ts");
-  const [fleet, here] = await Promise.all([readRoster(cfg, t, deps.env), sessionStatus(deps, false)]);
+  const [fleet, here] = await Promise.all([readRoster(cfg, t, deps.env, deps.ws), sessionStatus(deps, false)]);
   return rosterDoc({ team: t, host: hostName(deps.env), ws: deps.ws, broker: describeBroker(cfg), prefix: teamPrefix(t, deps.env) }, fleet, here.sessions);
 }
 

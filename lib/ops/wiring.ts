@@ -70,7 +70,7 @@ export function realDeps(ws: string, env: Env = process.env, o: WiringOptions = 
     daemon,
     clock: systemClock,
     get runtime() {
-      return (runtime ??= (require("./session/reach.ts") as typeof import("./session/reach.ts")).sessionReach(() => deps.registry.read(), muxFor, env, () => deps.jobs));
+      return (runtime ??= (require("./session/reach.ts") as typeof import("./session/reach.ts")).sessionReach(() => deps.registry.read(), muxFor, env, () => deps.jobs, deps.ws));
     },
   };
   return deps;

@@ -32,7 +32,19 @@ export const onlineTopic = (tp: string, host: string, wsId: string) => `${tp}/on
 export const deliveryTopic = (tp: string, host: string, wsId: string, id: string) => `${tp}/deliver/${host}/${wsId}/${id}`;
 /** a topic of one reader's own (not retained): the end of the retained messages it subscribed to */
 export const syncTopic = (tp: string) => `${tp}/sync/${randomBytes(6).toString("hex")}`;
-export const deliveriesOf = (tp: string, host: string, wsId: string) => `${tp}/deliver/${host}/${wsId}/+`;
+/** a workspace's deliveries: `#`, not `+`, for RabbitMQ, where a delivery id's '.' makes two levels (sameTopic) */
+export const deliveriesOf = (tp: string, host: string, wsId: string) => `${tp}/deliver/${host}/${wsId}/#`;
+
+/**
+ * is `got` (a topic a message came on) the topic `want`? RabbitMQ's MQTT plugin (3.x) routes on
+ * AMQP routing keys, whose separator is '.': it hands a topic back with each '.' turned into
+ * '/' (and a '+' in a subscription matches no '.'-separated part). mam puts '.' in delivery ids
+ * and allows it in host names, so a topic is compared with '.' read as '/'. `want` is always made
+ * from trusted parts of a fixed shape; no two of those differ only there.
+ */
+export const sameTopic = (got: string, want: string): boolean => got === want || got.replaceAll(".", "/") === want.replaceAll(".", "/");
+/** is `got` under `prefix` (which ends with '/'), read as sameTopic reads it? */
+export const underTopic = (got: string, prefix: string): boolean => got.startsWith(prefix) || got.replaceAll(".", "/").startsWith(prefix.replaceAll(".", "/"));
 
 /**
  * what this mam speaks to the team, in its presence: 2 since job topics are per workspace (an

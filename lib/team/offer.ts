@@ -87,12 +87,12 @@ function deliveryFor(job: JobRecord, me: string, to: RemoteRef, about: PromptAbo
 }
 
 /** the running session `name@host` as the team's hosts announce it */
-export async function findRemoteSession(env: Env, address: string): Promise<RemoteRef> {
+export async function findRemoteSession(env: Env, address: string, ws?: string): Promise<RemoteRef> {
   const team = requireTeam(env);
   const me = hostName(env);
   const a = parseAddress(address, me);
   if (a.host === undefined) throw new MamError(`${address} is on this host`, EXIT.USAGE);
-  const fleet = await readRoster(brokerConfigFromEnv(env), team, env);
+  const fleet = await readRoster(brokerConfigFromEnv(env), team, env, ws);
   const r = findRemote(fleet, a.name, a.host);
   return { name: `${a.name}@${a.host}`, agent: r.agent ?? "unknown", remote: { host: r.host, ws_id: r.ws_id, workspace: r.workspace, online: r.online } };
 }

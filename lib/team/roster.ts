@@ -1,13 +1,13 @@
 // The team's roster (users call it the fleet: `mam status --fleet`) as its brokers keep it (docs/machines.md): every workspace's last presence
-// and whether its daemon is online, read from the retained messages (never from any host
-// directly), and finding the agent `NAME@HOST` names in it.
+// and whether its daemon is online, read from the retained messages and what this workspace's
+// daemon heard (never from any host directly), and finding the agent `NAME@HOST` names in it.
 import type { BrokerConfig } from "../jobs/broker-config.ts";
 import { isFinal, type JobStatus } from "../jobs/statuses.ts";
 import { EXIT, MamError, notFound } from "../sys/errors.ts";
 import type { Env } from "../sys/paths.ts";
 import type { Team } from "./config.ts";
-import { checkOnline, checkPresence, type Online, onlineNow, onlineTopic, type Presence, presenceTopic, protocolOf, syncTopic, TEAM_PROTOCOL, teamPrefix } from "./messages.ts";
-import { open } from "./seal.ts";
+import { onlineNow, type Presence, protocolOf, syncTopic, TEAM_PROTOCOL, teamPrefix } from "./messages.ts";
+import { newer, type RosterEntry, rosterEntry } from "./roster-entry.ts";
 
 export interface RosterWorkspace extends Presence {
   online: boolean;
@@ -24,41 +24,50 @@ export interface Roster {
   dropped: number;
 }
 
-export async function readRoster(cfg: BrokerConfig, t: Team, env: Env): Promise<Roster> {
+/**
+ * a workspace not heard of for this long counts as offline, whatever its last online state says:
+ * a host that went down with its broker's node leaves no last will (docs/machines.md)
+ */
+export const SILENT_MS = 3 * 60_000;
+
+/**
+ * the roster: the broker's retained messages, and what the workspace `ws`'s daemon heard live
+ * (lib/team/heard.ts: a broker that keeps retained messages per node, or serves none to a
+ * wildcard, gives a reader nothing), the newest of each
+ */
+export async function readRoster(cfg: BrokerConfig, t: Team, env: Env, ws?: string): Promise<Roster> {
   const { readRetained } = await import("../jobs/transport.ts");
   const tp = teamPrefix(t, env);
-  const got = await readRetained(cfg, [`${tp}/presence/+/+`, `${tp}/online/+/+`], { marker: syncTopic(tp) });
+  const got = await readRetained(cfg, [`${tp}/presence/#`, `${tp}/online/#`], { marker: syncTopic(tp) });
   if (!got) return { team: t.team, reachable: false, workspaces: [], dropped: 0 };
-  const online = new Map<string, Online>();
-  const presence = new Map<string, Presence>();
+  const heard = ws === undefined ? new Map<string, string>() : (await import("./heard.ts")).readHeard(ws);
+  return rosterOf(t, tp, got, heard, Date.now());
+}
+
+/** the roster of what the broker kept and what was heard (pure) */
+export function rosterOf(t: Team, tp: string, retained: Map<string, Buffer | string>, heard: Map<string, string>, now: number): Roster {
+  const newest = new Map<string, RosterEntry>();
   let dropped = 0;
-  for (const [topic, payload] of got) {
-    const o = open(t, payload);
-    if (!o.ok) {
-      dropped++;
-      continue;
+  const take = (topic: string, payload: Buffer | string, counted: boolean) => {
+    const e = rosterEntry(t, tp, topic, payload);
+    if (!e) {
+      if (counted) dropped++;
+      return;
     }
-    const parts = topic.slice(tp.length + 1).split("/");
-    const [what, host, wsId] = parts;
-    if (!host || !wsId || o.envelope.from !== host) {
-      dropped++;
-      continue;
-    }
-    if (what === "online" && topic === onlineTopic(tp, host, wsId)) {
-      // bound to its topic: a copy from another workspace's (or an older mam's) is not counted
-      const b = checkOnline(o.body, host, wsId);
-      if (b) online.set(`${host}/${wsId}`, b);
-      else dropped++;
-    } else if (what === "presence" && topic === presenceTopic(tp, host, wsId)) {
-      const p = checkPresence(o.body);
-      if (p && p.host === host && p.ws_id === wsId) presence.set(`${host}/${wsId}`, p);
-      else dropped++;
-    }
-  }
+    const k = `${e.what} ${e.key}`;
+    const had = newest.get(k);
+    if (!had || newer(e, had)) newest.set(k, e);
+  };
+  for (const [topic, payload] of retained) take(topic, payload, true);
+  for (const [topic, payload] of heard) take(topic, payload, false);
   const workspaces: RosterWorkspace[] = [];
-  for (const [key, p] of presence) {
-    const on = online.get(key);
-    workspaces.push({ ...p, online: onlineNow(on, p), seen: Math.max(p.at, on?.at ?? 0) });
+  for (const e of newest.values()) {
+    if (e.what !== "presence") continue;
+    const p = e.presence;
+    const o = newest.get(`online ${e.key}`);
+    const on = o?.what === "online" ? o.online : undefined;
+    const seen = Math.max(p.at, on?.at ?? 0);
+    workspaces.push({ ...p, online: onlineNow(on, p) && now - seen < SILENT_MS, seen });
   }
   workspaces.sort((a, b) => (a.host === b.host ? a.workspace.localeCompare(b.workspace) : a.host.localeCompare(b.host)));
   return { team: t.team, reachable: true, workspaces, dropped };

@@ -291,7 +291,7 @@ export async function openRoster(ws: string, env: Env, everyMs: number): Promise
     if (!team) return {};
     const cfg = brokerConfigFromEnv(env);
     const self = { team, host: hostName(env), ws, broker: describeBroker(cfg), prefix: teamPrefix(team, env) };
-    return { cache: new RosterCache(self, () => readRoster(cfg, team, env), everyMs) };
+    return { cache: new RosterCache(self, () => readRoster(cfg, team, env, ws), everyMs) };
   } catch (e) {
     return { problem: `the team's fleet is not shown: ${e instanceof MamError ? e.render().replace(/^ERROR: /, "") : (e as Error).message}` };
   }

@@ -1,7 +1,8 @@
 // Broker fixtures: a real Mosquitto on a free loopback port, and the embedded `mam broker`.
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MAM_CMD } from "./mam.ts";
+import { reap } from "./sandbox.ts";
 import { freePort } from "../../lib/sys/net.ts";
 
 export interface TestBroker {
@@ -364,5 +365,144 @@ export async function startBridgedMosquittos(dir: string, o: BridgeOptions = {})
       await waitBridged(timeoutMs);
     },
     stop: stopAll,
+  };
+}
+
+// A RabbitMQ cluster (docs/machines.md#a-clustered-broker-rabbitmq): three nodes of Debian's
+// rabbitmq-server on this machine, each with its MQTT listener on a free loopback port, clustered
+// through their own epmd (on a free port, loopback only) with peer discovery from the config.
+// Durable MQTT sessions are quorum queues, so a client's session survives the loss of the node it
+// was on. The test owns every process: epmd runs in the foreground, and the nodes' pids come from
+// their pid files.
+
+const RABBIT_BIN = "/usr/lib/rabbitmq/bin";
+
+/** why a RabbitMQ cluster cannot be made here, or undefined when it can */
+export function rabbitMissing(): string | undefined {
+  if (!existsSync(join(RABBIT_BIN, "rabbitmq-server"))) return "rabbitmq-server is not installed (apt-get install rabbitmq-server; .ci/run installs it)";
+  if (!Bun.which("epmd")) return "epmd is not installed (it comes with erlang-base)";
+  return undefined;
+}
+
+export interface RabbitCluster {
+  /** each node's MQTT port, in order */
+  ports: number[];
+  /** MQTT_* variables that point mam at the nodes in this order (indexes into ports) */
+  env(order: number[]): Record<string, string>;
+  /** kill -9 node i (its MQTT port stops answering at once) */
+  kill(i: number): Promise<void>;
+  /** a node's log, for failure messages */
+  log(i: number): string;
+  stop(): Promise<void>;
+}
+
+export async function startRabbitCluster(dir: string, nodes = 3): Promise<RabbitCluster> {
+  const missing = rabbitMissing();
+  if (missing) throw new Error(missing);
+  mkdirSync(join(dir, "home"), { recursive: true });
+  const cookie = join(dir, "home", ".erlang.cookie");
+  writeFileSync(cookie, `mamtest${Math.random().toString(36).slice(2)}`, { mode: 0o400 });
+  const epmdPort = await freePort();
+  const tag = Math.random().toString(36).slice(2, 8);
+  const names = Array.from({ length: nodes }, (_, i) => `mam${tag}${i + 1}@localhost`);
+  const ports: number[] = [];
+  const common = { ...process.env, HOME: join(dir, "home"), ERL_EPMD_PORT: String(epmdPort), ERL_EPMD_ADDRESS: "127.0.0.1" } as Record<string, string>;
+  const epmd = Bun.spawn([Bun.which("epmd")!, "-port", String(epmdPort), "-address", "127.0.0.1"], { stdin: "ignore", stdout: "ignore", stderr: "ignore", cwd: dir, env: common });
+  const procs: ReturnType<typeof Bun.spawn>[] = [];
+  const nodeDir = (i: number) => join(dir, `node${i + 1}`);
+  const distPorts: number[] = [];
+  for (let i = 0; i < nodes; i++) distPorts.push(await freePort());
+  const nodeEnv = (i: number): Record<string, string> => ({
+    ...common,
+    RABBITMQ_DIST_PORT: String(distPorts[i]),
+    RABBITMQ_NODENAME: names[i]!,
+    RABBITMQ_CONFIG_FILE: join(nodeDir(i), "rabbitmq"),
+    RABBITMQ_ADVANCED_CONFIG_FILE: join(nodeDir(i), "advanced.config"),
+    RABBITMQ_ENABLED_PLUGINS_FILE: join(nodeDir(i), "enabled_plugins"),
+    RABBITMQ_MNESIA_BASE: join(nodeDir(i), "mnesia"),
+    RABBITMQ_LOG_BASE: join(nodeDir(i), "log"),
+    RABBITMQ_LOGS: join(nodeDir(i), "rabbit.log"),
+    RABBITMQ_PID_FILE: join(nodeDir(i), "pid"),
+    RABBITMQ_PLUGINS_EXPAND_DIR: join(nodeDir(i), "plugins"),
+    RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS: "-kernel inet_dist_use_interface {127,0,0,1}",
+  });
+  const pidOf = (i: number): number | undefined => {
+    try {
+      return Number(readFileSync(join(nodeDir(i), "pid"), "utf8").trim()) || undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const log = (i: number) => {
+    try {
+      return readFileSync(join(nodeDir(i), "rabbit.log"), "utf8");
+    } catch {
+      return "";
+    }
+  };
+  const stop = async () => {
+    for (let i = 0; i < nodes; i++) {
+      const pid = pidOf(i);
+      if (pid) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {}
+      }
+    }
+    for (const p of procs) p.kill("SIGKILL");
+    await Promise.all(procs.map((p) => p.exited));
+    epmd.kill("SIGKILL");
+    await epmd.exited;
+    await reap(dir); // the nodes' helpers (erl_child_setup, inet_gethost)
+  };
+  try {
+    for (let i = 0; i < nodes; i++) {
+      ports.push(await freePort());
+      mkdirSync(nodeDir(i), { recursive: true });
+      const conf = [
+        `listeners.tcp.default = 127.0.0.1:${await freePort()}`,
+        `mqtt.listeners.tcp.default = 127.0.0.1:${ports[i]}`,
+        "mqtt.allow_anonymous = false",
+        // a client's persistent session on a replicated queue: it outlives the node it was on
+        "mqtt.durable_queue_type = quorum",
+        "cluster_formation.peer_discovery_backend = classic_config",
+        ...names.map((n, k) => `cluster_formation.classic_config.nodes.${k + 1} = ${n}`),
+        "log.file.level = info",
+      ];
+      writeFileSync(join(nodeDir(i), "rabbitmq.conf"), `${conf.join("\n")}\n`);
+      writeFileSync(join(nodeDir(i), "enabled_plugins"), "[rabbitmq_mqtt].\n");
+      procs.push(Bun.spawn([join(RABBIT_BIN, "rabbitmq-server")], { stdin: "ignore", stdout: Bun.file(join(nodeDir(i), "stdout.log")), stderr: Bun.file(join(nodeDir(i), "stderr.log")), cwd: nodeDir(i), env: nodeEnv(i) }));
+    }
+    for (let i = 0; i < nodes; i++) {
+      if (!(await waitListening(ports[i]!, 120_000))) throw new Error(`RabbitMQ node ${i + 1} did not open its MQTT port:\n${log(i).slice(-3000)}`);
+    }
+    const ctl = async (args: string[]) => {
+      const p = Bun.spawn([join(RABBIT_BIN, "rabbitmqctl"), "-n", names[0]!, ...args], { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: nodeEnv(0) });
+      const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+      if (code !== 0) throw new Error(`rabbitmqctl ${args.join(" ")} → ${code}\n${out}${err}`);
+      return out;
+    };
+    await ctl(["await_online_nodes", String(nodes), "--timeout", "60"]);
+    await ctl(["add_user", "mam", "mam-test-secret"]);
+    await ctl(["set_permissions", "-p", "/", "mam", ".*", ".*", ".*"]);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return {
+    ports,
+    env: (order) => ({
+      MQTT_BROKER: order.map((i) => `127.0.0.1:${ports[i]}`).join(","),
+      MQTT_USERNAME: "mam",
+      MQTT_PASSWORD: "mam-test-secret",
+    }),
+    async kill(i) {
+      const pid = pidOf(i);
+      if (!pid) throw new Error(`no pid for RabbitMQ node ${i + 1}`);
+      process.kill(pid, "SIGKILL");
+      await procs[i]!.exited;
+    },
+    log,
+    stop,
   };
 }

@@ -396,7 +396,7 @@ async function poolElsewhere(deps: Deps, role: string, here: boolean): Promise<{
     if (!q.waiting.some((w) => w.role === role) && (await freeAgents(deps, new Set(), new Set([role]), q.busy)).length > 0) return undefined;
   }
   const { poolAgentElsewhere, readRoster } = await import("../../team/roster.ts");
-  const fleet = await readRoster(brokerConfigFromEnv(deps.env), team, deps.env);
+  const fleet = await readRoster(brokerConfigFromEnv(deps.env), team, deps.env, deps.ws);
   if (!fleet.reachable) return { free: false, unreachable: true };
   const pick = poolAgentElsewhere(fleet, role, host, here);
   return pick ? { ...pick, unreachable: false } : { free: false, unreachable: false };

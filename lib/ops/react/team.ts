@@ -20,6 +20,9 @@
 //   * the deliveries it offered that are not received yet are published again (the same sealed
 //     message) on each new connection and every minute: a broker may lose a retained message
 //     (lib/team/kept-offers.ts);
+//   * it hears every workspace's presence and online state as they are published, and keeps the
+//     newest of each for readers of the roster (lib/team/heard.ts): a broker that keeps retained
+//     messages per node, or serves none to a wildcard (RabbitMQ), would give them nothing;
 //   * on the way out it says it is offline.
 import { statSync } from "node:fs";
 import { brokerConfigFromEnv, eventsTopic } from "../../jobs/broker-config.ts";
@@ -27,15 +30,19 @@ import { isFinal } from "../../jobs/statuses.ts";
 import type { Deps } from "../deps.ts";
 import type { Team } from "../../team/config.ts";
 import { hostName } from "../../team/host.ts";
-import { checkOnline, deliveriesOf, deliveryTopic, type Online, onlineOrder, onlineTopic, type Presence, presenceTopic, TEAM_PROTOCOL, teamPrefix, workspaceId } from "../../team/messages.ts";
-import { open, seal } from "../../team/seal.ts";
+import { deliveriesOf, deliveryTopic, type Online, onlineOrder, onlineTopic, type Presence, presenceTopic, TEAM_PROTOCOL, teamPrefix, underTopic, workspaceId } from "../../team/messages.ts";
+import { rosterEntry } from "../../team/roster-entry.ts";
+import { seal } from "../../team/seal.ts";
 import type { Appended, JobRecord } from "../../jobs/store.ts";
 import type { Outgoing } from "../../jobs/transport.ts";
 import type { Dispatched } from "../job/queue.ts";
 import type { HookContext, LinkExtras } from "./context.ts";
 import { Forwarder } from "./forward.ts";
+import { HeardRoster } from "../../team/heard.ts";
 
 export const HEARTBEAT_MS = 60_000;
+/** how long after a workspace comes online this one says its presence again (one for a burst) */
+const ANNOUNCE_MS = 500;
 /** how long after its end a job's end is published again on a new connection */
 const RESEND_ENDS_MS = 86_400_000;
 
@@ -84,6 +91,9 @@ export function teamPart(
   const deliveries = `${tp}/deliver/${host}/${wsId}/`;
   /** the team's online states (retained): a host that goes offline is news (notifications) */
   const onlines = `${tp}/online/`;
+  const presences = `${tp}/presence/`;
+  /** what this daemon hears of the team's presence and online states, for readers of the roster (lib/team/heard.ts) */
+  const heard = new HeardRoster(deps.ws, team, tp);
   /** when this daemon's current connection began (extras() is asked for each one): orders its online states */
   let since = Date.now();
   const onlineMsg = (on: boolean) => seal(team, "online", host, { online: on, at: Date.now(), host, ws_id: wsId, since } satisfies Online);
@@ -218,6 +228,24 @@ export function teamPart(
     }
   };
 
+  /**
+   * this workspace's online state and presence, said again soon for workspaces that came online
+   * (once for all that come within ANNOUNCE_MS); the same online state again is no news to those
+   * that heard it (onlineOrder), so the answers end there
+   */
+  let announcing = false;
+  const announce = (ctx: HookContext) => {
+    if (announcing) return;
+    announcing = true;
+    ctx.aside("team-announce", "announce", async (c) => {
+      await new Promise((r) => setTimeout(r, ANNOUNCE_MS));
+      announcing = false;
+      if (c.mode !== "mqtt") return;
+      await c.publish(online, onlineMsg(true), { retain: true });
+      await part.tick(c, "force");
+    });
+  };
+
   const part: TeamPart = {
     host,
     tp,
@@ -232,17 +260,26 @@ export function teamPart(
           if (t) copyTopics.set(id, t);
         } catch {}
       }
-      return { topics: [deliveriesOf(tp, host, wsId), ...(onPresence ? [`${onlines}+/+`] : []), ...new Set(copyTopics.values())], will: { topic: online, payload: offline() } };
+      // `#`, not `+/+`: RabbitMQ's '+' matches no host name with a '.' in it (sameTopic)
+      return { topics: [deliveriesOf(tp, host, wsId), `${onlines}#`, `${presences}#`, ...new Set(copyTopics.values())], will: { topic: online, payload: offline() } };
     },
-    owns: (topic) => topic.startsWith(deliveries) || (onPresence !== undefined && topic.startsWith(onlines)),
+    owns: (topic) => underTopic(topic, deliveries) || underTopic(topic, onlines) || underTopic(topic, presences),
     async onMessage(topic, payload, ctx) {
-      if (topic.startsWith(onlines)) {
-        const [h, w] = topic.slice(onlines.length).split("/");
-        const o = open(team, payload.toString("utf8"));
-        // sealed by the host it names, for this topic (an empty payload: a cleared topic)
-        if (!h || !w || !o.ok || o.envelope.from !== h || o.envelope.kind !== "online") return;
-        const b = checkOnline(o.body, h, w);
-        if (!b) return; // copied from another workspace's topic, or an older mam's: ignored
+      const text = payload.toString("utf8");
+      if (underTopic(topic, presences)) {
+        heard.note(topic, text);
+        heard.flush();
+        return;
+      }
+      if (underTopic(topic, onlines)) {
+        heard.note(topic, text);
+        heard.flush();
+        // sealed by the host it names, for its own topic (an empty payload: a cleared topic); a
+        // copy from another workspace's topic, or an older mam's, is ignored
+        const e = text === "" ? undefined : rosterEntry(team, tp, topic, text);
+        if (e?.what !== "online") return;
+        const b = e.online;
+        const [h, w] = [b.host, b.ws_id];
         // freshness: one older than the newest seen (a replay) or the same again changes nothing
         const order = onlineOrder(b);
         const newest = lastOnline.get(`${h}/${w}`) ?? -1;
@@ -259,6 +296,9 @@ export function teamPart(
         }
         lastOnline.set(`${h}/${w}`, order);
         await onPresence?.(h, w, b.online, b.at, ctx.log);
+        // a workspace that came online may have missed this one's presence (a broker that serves
+        // no retained message to a wildcard: lib/team/heard.ts): say it again, once for a burst
+        if (b.online && (h !== host || w !== wsId)) announce(ctx);
         return;
       }
       const { takeDelivery, typeDelivery } = await import("../job/receive.ts");
@@ -304,6 +344,7 @@ export function teamPart(
       await resendEnds(ctx);
     },
     async tick(ctx, how) {
+      heard.flush(); // what was heard in the second before the last write
       if (ctx.mode !== "mqtt") return;
       const force = how === "force";
       const sig = regSig();

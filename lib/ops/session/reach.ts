@@ -33,7 +33,8 @@ function onePerPane<T>(pane: string, fn: () => Promise<T>): Promise<T> {
   return next;
 }
 
-export function sessionReach(read: () => RegistryData, muxFor: MuxFactory, env: Env, jobs?: () => JobStore): JobRuntime {
+/** `ws`: the workspace, whose daemon's heard roster finds sessions on other hosts (lib/team/heard.ts) */
+export function sessionReach(read: () => RegistryData, muxFor: MuxFactory, env: Env, jobs?: () => JobStore, ws?: string): JobRuntime {
   /** the running row of that name; with anyStatus, failing that any row of that name (a job's worker may end with its job) */
   const rowOf = (name: string, anyStatus = false) => {
     const data = read();
@@ -49,7 +50,7 @@ export function sessionReach(read: () => RegistryData, muxFor: MuxFactory, env: 
         const { findRemoteSession } = await import("../../team/offer.ts");
         const { hostName } = await import("../../team/host.ts");
         const here = `@${hostName(env)}`;
-        if (!name.endsWith(here)) return findRemoteSession(env, name);
+        if (!name.endsWith(here)) return findRemoteSession(env, name, ws);
         name = name.slice(0, -here.length);
       }
       const r = rowOf(name);
