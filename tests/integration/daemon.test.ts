@@ -3,7 +3,7 @@
 // status/stop, SIGINT, idle timeout, a second daemon, events and the persistent session.
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import mqtt from "mqtt";
-import { existsSync, readFileSync, readlinkSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readlinkSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJson } from "../../lib/jobs/canonical.ts";
 import { signEvent } from "../../lib/jobs/event.ts";
@@ -244,6 +244,47 @@ describe("mam reconcile --subscribe", () => {
     } finally {
       await p.kill();
       await broker?.stop();
+    }
+  }, 60_000);
+
+  test("a broker of several nodes (MQTT_BROKER a list): the first that answers; the next at once when that one is lost; polling when none answers", async () => {
+    const [dead, p1, p2] = [await freePort(), await freePort(), await freePort()];
+    const log = join(sb.root, "sub.log");
+    const env = noOptOut({ MQTT_BROKER: `127.0.0.1:${dead},127.0.0.1:${p1},127.0.0.1:${p2}`, MQTT_PORT: "", MQTT_TLS: "0", MAM_BROKER_RETRY_S: "2", RECONCILE_POLL_INTERVAL: "1" });
+    const n1 = await startMosquitto(join(sb.root, "mosq1"), { port: p1 });
+    let n2 = await startMosquitto(join(sb.root, "mosq2"), { port: p2 });
+    const p = startSubscriber(sb, log, env);
+    try {
+      expect(await waitForLog(log, new RegExp(`MQTT Monitor: subscribed to .* on node 127\\.0\\.0\\.1:${p1}$`, "m"), 10_000), logText(log)).toBe(true);
+      expect(logText(log)).not.toContain("unreachable"); // a node that does not answer is passed over without a word
+      expect(logText(log)).toContain(`broker 127.0.0.1:${dead},127.0.0.1:${p1},127.0.0.1:${p2})`);
+      await n1.stop();
+      expect(await waitForLog(log, new RegExp(`lost the broker's node 127\\.0\\.0\\.1:${p1} \\(.*\\); falling back to polling until another node answers`), 10_000)).toBe(true);
+      expect(await waitForLog(log, new RegExp(`subscribed to .* on node 127\\.0\\.0\\.1:${p2}$`, "m"), 5000)).toBe(true);
+      expect((await statusJson(env)).mode).toBe("mqtt");
+      // a short-lived publish takes the first node that answers too: a report by token from another
+      // machine (no record there) passes over the two nodes that do not answer
+      const job = await registerJob(sb.ws, {
+        agent_session: "wrk", agent: "claude", prompt: "p", delegator: null, type: "single", reviewer_session: null,
+        max_iterations: null, timeout_sec: 0, idle_timeout_sec: 0, expected_artifacts: [], topic_prefix_base: "mam/jobs",
+      });
+      const far = join(sb.root, "far");
+      mkdirSync(far);
+      const ev = await runMam(["job", "event", job.job_id, "progress", "--detail", "through the next node", "--source", "far", "--token", job.auth_token, "--workspace", far], { env, cwd: far });
+      expect(ev.code, ev.stderr).toBe(0);
+      expect(await waitFor(() => readJournal(sb.ws, job.job_id).some((e) => e.detail === "through the next node"), 5000)).toBe(true);
+      await n2.stop();
+      expect(await waitForLog(log, new RegExp(`lost the broker's node 127\\.0\\.0\\.1:${p2} `), 10_000)).toBe(true);
+      expect(await waitForLog(log, new RegExp(`broker 127\\.0\\.0\\.1:${dead},.* still unreachable \\(127\\.0\\.0\\.1:${dead}: .*; 127\\.0\\.0\\.1:${p1}: .*; 127\\.0\\.0\\.1:${p2}: .*\\); retrying every 2 s`), 10_000), logText(log)).toBe(true);
+      expect((await statusJson(env)).mode).toBe("polling");
+      n2 = await startMosquitto(join(sb.root, "mosq2b"), { port: p2 });
+      expect(await waitForLog(log, new RegExp(`subscribed to .* on node 127\\.0\\.0\\.1:${p2}$`, "m"), 10_000)).toBe(true);
+      p.proc.kill("SIGTERM");
+      expect(await p.waitExit(5000)).toBe(143);
+    } finally {
+      await p.kill();
+      await n1.stop().catch(() => {});
+      await n2.stop().catch(() => {});
     }
   }, 60_000);
 
