@@ -76,6 +76,9 @@ describe("diagnose", () => {
     const down = diagnose(facts({ broker: { configured: "127.0.0.1:9", address: "127.0.0.1:9", reachable: false, error: "ECONNREFUSED" } }));
     expect(byId(down, "broker")).toMatchObject({ status: "fail", detail: "127.0.0.1:9 unreachable (ECONNREFUSED)" });
     expect(byId(diagnose(facts({ broker: { configured: "b:1883", address: "b:1883", reachable: true, error: null } })), "broker")).toMatchObject({ status: "ok" });
+    // a cluster's nodes: one that answers is enough to work; the others are named
+    const some = diagnose(facts({ broker: { configured: "a:1,b:1", address: "a:1,b:1", reachable: true, error: "b:1: ECONNREFUSED" } }));
+    expect(byId(some, "broker")).toMatchObject({ status: "warn", detail: "a:1,b:1: reachable, but not every node answers (b:1: ECONNREFUSED)" });
 
     const bad = diagnose(facts({ workspace: { ...facts().workspace!, registryError: "malformed YAML at line 3" } }));
     expect(byId(bad, "registry")).toMatchObject({ status: "fail", detail: "malformed YAML at line 3" });
