@@ -58,6 +58,8 @@ export interface Facts {
     /** running or stopped rows that run in a sandbox (their resume needs bwrap) */
     sandboxed: number;
     hooks: { kind: string; state: "installed" | "partial" | "not-installed" | "unreadable"; where: string }[];
+    /** gaps in other hosts' events on this workspace's jobs in the last day, one sentence per host (lib/team/gaps.ts) */
+    gaps?: string[];
   } | null;
 }
 
@@ -181,6 +183,9 @@ export function diagnose(f: Facts): Check[] {
   else if (w.daemonDisabled) checks.push({ id: "daemon", name: "daemon", status: "warn", detail: "not running, and MAM_NO_SUBSCRIBER_DAEMON=1 keeps mam from starting it: nothing reacts to limits, dialogs, queued jobs or schedules", fix: "unset MAM_NO_SUBSCRIBER_DAEMON, then mam daemon ensure" });
   else if (w.running > 0) checks.push({ id: "daemon", name: "daemon", status: "warn", detail: `not running, with ${w.running} running agent${w.running === 1 ? "" : "s"}: queued jobs, schedules, limits and dead agents wait until it is back`, fix: "mam daemon ensure" });
   else checks.push({ id: "daemon", name: "daemon", status: "info", detail: "not running (no agent runs; mam starts it with the next create)", fix: null });
+  if (w.gaps?.length) {
+    checks.push({ id: "team.gaps", name: "team broker", status: "warn", detail: w.gaps.join("; "), fix: "nothing was lost, but look at the broker: a client queue limit (Mosquitto max_queued_messages, HiveMQ's 1000), a node that went down, or a network that cuts out" });
+  }
   for (const h of w.hooks) {
     const id = `hooks.${h.kind}`;
     const name = `${h.kind} hooks`;

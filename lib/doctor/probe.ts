@@ -3,6 +3,7 @@
 // for ./diagnose.ts). It changes nothing (but herdr's version cache, as any mam call on herdr) and
 // it is bounded: each process it runs (`tmux -V`, an
 // agent's `--version` when its npm package does not say) has a 5 s limit, the broker a 2 s connect.
+import { readGaps, recentGaps } from "../team/gaps.ts";
 import { existsSync, readFileSync } from "node:fs";
 import { connect } from "node:net";
 import { dirname, join } from "node:path";
@@ -141,7 +142,9 @@ function workspaceFact(ws: string | null, env: Env): Facts["workspace"] {
     }
     hooks.push({ kind, ...best });
   }
+  const gaps = recentGaps(readGaps(ws), Date.now());
   return {
+    ...(gaps.length ? { gaps } : {}),
     registry: yaml,
     hasRegistry,
     registryError,

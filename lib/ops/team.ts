@@ -155,7 +155,10 @@ export async function rosterStatus(deps: Deps): Promise<RosterDoc> {
   const cfg = brokerConfigFromEnv(deps.env);
   const { sessionStatus } = await import("./session/status-run.ts");
   const [fleet, here] = await Promise.all([readRoster(cfg, t, deps.env, deps.ws), sessionStatus(deps, false)]);
-  return rosterDoc({ team: t, host: hostName(deps.env), ws: deps.ws, broker: describeBroker(cfg), prefix: teamPrefix(t, deps.env) }, fleet, here.sessions);
+  const doc = rosterDoc({ team: t, host: hostName(deps.env), ws: deps.ws, broker: describeBroker(cfg), prefix: teamPrefix(t, deps.env) }, fleet, here.sessions);
+  const { readGaps, recentGaps } = await import("../team/gaps.ts");
+  doc.warnings.push(...recentGaps(readGaps(deps.ws), Date.now()).map((g) => note(g)));
+  return doc;
 }
 
 export interface RosterSelf {

@@ -328,6 +328,38 @@ describe("mam reconcile --subscribe", () => {
     }
   }, 60_000);
 
+  test("a gap in another host's numbering of its events is noted for status --fleet and doctor (a broker that dropped one)", async () => {
+    const broker = await startMosquitto(join(sb.root, "mosq"));
+    const log = join(sb.root, "sub.log");
+    const env = noOptOut(broker.env);
+    const job = await registerJob(sb.ws, {
+      agent_session: "w@hostB", agent: "claude", prompt: "p", delegator: null, type: "single", reviewer_session: null,
+      max_iterations: null, timeout_sec: 0, idle_timeout_sec: 0, expected_artifacts: [], topic_prefix_base: "mam/jobs",
+    });
+    const event = (seq: number) =>
+      canonicalJson(signEvent({ schema_version: 1, seq, origin: "hostBorigin0001", job_id: job.job_id, event: "progress", timestamp: "2026-10-11T00:00:00Z", detail: `e${seq}`, source: "w@hostB", data: {} }, job.auth_token));
+    const pub = await mqtt.connectAsync({ protocol: "mqtt", host: "127.0.0.1", port: broker.port, clientId: "t-gap", reconnectPeriod: 0 } as never);
+    const p = startSubscriber(sb, log, env);
+    try {
+      expect(await waitForLog(log, /MQTT Monitor: subscribed to /, 15_000)).toBe(true);
+      await pub.publishAsync(`${job.topic_prefix}/events`, event(1), { qos: 1 });
+      await pub.publishAsync(`${job.topic_prefix}/events`, event(3), { qos: 1 }); // seq 2 never came
+      expect(await waitForLog(log, new RegExp(`gap in job ${job.job_id} from origin hostBorigin0001: expected seq 2, got 3`), 5000)).toBe(true);
+      expect(await waitFor(() => existsSync(join(sb.ws, ".mam", "team-gaps.json")), 5000)).toBe(true);
+      const gaps = JSON.parse(readFileSync(join(sb.ws, ".mam", "team-gaps.json"), "utf8"));
+      expect(Object.keys(gaps)).toEqual(["hostB"]);
+      expect(gaps.hostB).toMatchObject({ count: 1, last: `gap in job ${job.job_id} from origin hostBorigin0001: expected seq 2, got 3` });
+      const d = await runMam(["doctor", "--json"], { env, cwd: sb.ws });
+      const check = (JSON.parse(d.stdout) as { checks: { id: string; status: string; detail: string }[] }).checks.find((c) => c.id === "team.gaps");
+      expect(check?.status).toBe("warn");
+      expect(check?.detail).toStartWith("events from hostB arrived with a gap in their numbering once since ");
+    } finally {
+      await p.kill();
+      await pub.endAsync();
+      await broker.stop();
+    }
+  }, 60_000);
+
   test("events are journalled, and the persistent session keeps those sent while it was down", async () => {
     const broker = await startMosquitto(join(sb.root, "mosq"));
     const log = join(sb.root, "sub.log");

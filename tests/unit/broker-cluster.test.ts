@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { brokerConfigFromEnv, describeBroker, onEndpoint } from "../../lib/jobs/broker-config.ts";
 import type { Team } from "../../lib/team/config.ts";
+import { gapsPath, noteGap, readGaps, recentGaps } from "../../lib/team/gaps.ts";
 import { HeardRoster, heardPath, readHeard } from "../../lib/team/heard.ts";
 import { deliveriesOf, onlineTopic, type Presence, presenceTopic, sameTopic, underTopic } from "../../lib/team/messages.ts";
 import { rosterEntry } from "../../lib/team/roster-entry.ts";
@@ -27,7 +28,7 @@ const refused = (env: Record<string, string>): string => {
 
 describe("MQTT_BROKER naming a cluster's nodes", () => {
   test("each node with its port or the common one; connections go to the first unless told", () => {
-    const c = brokerConfigFromEnv({ MQTT_BROKER: "n1:1883, n2 ,[::1]:1999", MQTT_PORT: "1883" });
+    const c = brokerConfigFromEnv({ MQTT_BROKER: "n1:1883, n2 ,[::1]:1999" });
     expect(c.endpoints).toEqual([
       { host: "n1", port: 1883 },
       { host: "n2", port: 1883 },
@@ -38,6 +39,10 @@ describe("MQTT_BROKER naming a cluster's nodes", () => {
     expect([onEndpoint(c, 2).host, onEndpoint(c, 2).port]).toEqual(["::1", 1999]);
     expect(onEndpoint(c, 4).host).toBe("n2"); // modulo their number
     expect(onEndpoint(c, 1).endpoints).toBe(c.endpoints);
+    expect(brokerConfigFromEnv({ MQTT_BROKER: "a,b", MQTT_PORT: "1884" }).endpoints).toEqual([
+      { host: "a", port: 1884 },
+      { host: "b", port: 1884 },
+    ]);
     expect(brokerConfigFromEnv({ MQTT_BROKER: "mqtts://a,mqtts://b:9000" }).endpoints).toEqual([
       { host: "a", port: 8883 },
       { host: "b", port: 9000 },
@@ -179,5 +184,27 @@ describe("HeardRoster: the daemon's record of what it heard", () => {
     h.note(presenceTopic(TP, "hostB", W), seal(team, "presence", "hostB", presence("hostB", 2000)));
     h.flush(true);
     expect(JSON.parse(readFileSync(heardPath(ws), "utf8"))).toHaveProperty([presenceTopic(TP, "hostB", W)]);
+  });
+});
+
+describe("gaps in another host's numbering (lib/team/gaps.ts)", () => {
+  let ws = "";
+  afterEach(() => rmSync(ws, { recursive: true, force: true }));
+  test("counted per host since the first; reported for a day; an entry goes a week after its last gap", () => {
+    ws = mkdtempSync(join(tmpdir(), "mam-gaps-"));
+    mkdirSync(join(ws, ".mam"));
+    const t0 = Date.parse("2026-12-01T00:00:00Z");
+    noteGap(ws, "hostB", "gap in job 0123abcd from origin o: expected seq 2, got 3", t0);
+    noteGap(ws, "hostB", "gap in job 0123abcd from origin o: expected seq 5, got 7", t0 + 60_000);
+    noteGap(ws, "hostC", "gap in job 89abcdef: expected seq 1, got 2", t0 - 2 * 86_400_000);
+    expect(readGaps(ws).hostB).toEqual({ count: 2, first_at: "2026-12-01T00:00:00Z", last_at: "2026-12-01T00:01:00Z", last: "gap in job 0123abcd from origin o: expected seq 5, got 7" });
+    const said = recentGaps(readGaps(ws), t0 + 120_000);
+    expect(said).toEqual([
+      "events from hostB arrived with a gap in their numbering 2 times since 2026-12-01T00:00:00Z (last at 2026-12-01T00:01:00Z: gap in job 0123abcd from origin o: expected seq 5, got 7); mam's acks had the missing ones sent again. A broker that drops messages (a client queue past its limit, a lost node) or a host cut off for a while does this",
+    ]);
+    noteGap(ws, "hostD", "x", t0 + 8 * 86_400_000);
+    expect(Object.keys(readGaps(ws))).toEqual(["hostD"]);
+    writeFileSync(gapsPath(ws), "[broken");
+    expect(readGaps(ws)).toEqual({});
   });
 });

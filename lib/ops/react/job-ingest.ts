@@ -47,6 +47,11 @@ export const jobIngest = defineReaction({
       shared.acks(ctx).note(r.job, ctx.publish, tick.topic === old ? ackTopicOf(old) : undefined);
     }
     if (r.outcome === "appended") team?.jobsChanged();
+    // a gap in another host's numbering of its events on our job: kept for status --fleet and doctor
+    if (r.outcome === "appended" && r.gap && !r.job.remote_of && r.event.source.includes("@")) {
+      const from = r.event.source.slice(r.event.source.lastIndexOf("@") + 1);
+      if (from !== here) (await import("../../team/gaps.ts")).noteGap(ctx.ws, from, r.gap);
+    }
     if (r.outcome === "dropped") tick.done = true;
     else tick.job = r.job.job_id;
   },
