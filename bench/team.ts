@@ -1,11 +1,13 @@
 // bench area `team` (issue 24, docs/machines.md): a team across machines under load. Three hosts
-// on this machine as tests/helpers/team.ts makes them (each its own MAM_HOST, HOME, workspace,
-// tmux server and daemon; one real Mosquitto), 10 demo agents each (`--think-ms 20`: they report
-// at once, so what is measured is mam, not them). From host A one process submits 300 jobs the
-// way a user's script does: `mam job submit` whole processes, one after another, no `--from` (a
-// script is no session); 120 go to B's agents, 120 to C's, 60 to A's own, in an order that gives
-// each agent its next job ≥ 20 submits later. The daemons run with the default
-// RECONCILE_POLL_INTERVAL (15 s).
+// (BENCH_TEAM_HOSTS, default 3: hostA, hostB, hostC, …) on this machine as tests/helpers/team.ts
+// makes them (each its own MAM_HOST, HOME, workspace, tmux server and daemon; one real Mosquitto),
+// 10 demo agents each (`--think-ms 20`: they report at once, so what is measured is mam, not
+// them). From host A one process submits 300 jobs (BENCH_TEAM_JOBS) the way a user's script does:
+// `mam job submit` whole processes, one after another, no `--from` (a script is no session); per
+// round the other hosts' agents get two jobs each, A's own one (3 hosts: 120 go to B's agents, 120
+// to C's, 60 to A's own), in an order that gives each agent its next job ≥ 20 submits later. The
+// daemons run with the default RECONCILE_POLL_INTERVAL (15 s). With more than 3 hosts the rows give
+// A apart and min / median / max over the others (every host's numbers go to stderr).
 //
 // How it is measured:
 //   * submit time: the bench's clock just before it spawns the job's `mam job submit`;
@@ -18,11 +20,14 @@
 //     C, a stage (received, delivered, completed) twice in A's journal, or a job header twice in
 //     a pane's whole history (tmux capture-pane -J -S -);
 //   * daemons: CPU (/proc/<pid>/stat: its own ticks, and apart those of the children it waited
-//     for, its tmux calls) and RSS (VmRSS, sampled every 500 ms) of each host's daemon from the
-//     first submit to the last `completed`; then, once 5 s passed, idle over
+//     for, its tmux calls; as % of one core and as seconds) and RSS (VmRSS, sampled every 500 ms)
+//     of each host's daemon from the first submit to the last `completed`; RSS at the first
+//     submit (agents announced, no job yet); then, once 5 s passed, idle over
 //     BENCH_TEAM_IDLE_SECONDS (default 30). The 1-minute load average of the machine is shown at
-//     the start and the end of the run: this bench is sensitive to whatever else runs.
-import { mkdirSync } from "node:fs";
+//     the start and the end of the run: this bench is sensitive to whatever else runs;
+//   * received: each daemon is stopped (`mam daemon stop`) after the idle and says in its
+//     monitor.log what the broker handed it over its life (job events / other messages).
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { mosquittoPath, startMosquitto, type TestBroker } from "../tests/helpers/brokers.ts";
 import { makeSandbox, type Sandbox } from "../tests/helpers/sandbox.ts";
@@ -34,14 +39,21 @@ import { JournalWatch } from "./journal-watch.ts";
 const AGENTS = 10;
 /** BENCH_TEAM_JOBS: fewer (or more) jobs for a quick look; the rows say how many */
 const JOBS = Math.round(secondsFrom("BENCH_TEAM_JOBS", 300));
+/** BENCH_TEAM_HOSTS: how many hosts (2 to 26: hostA, hostB, …); A submits every job */
+const HOSTS = Math.min(26, Math.max(2, Math.round(secondsFrom("BENCH_TEAM_HOSTS", 3))));
 const THINK_MS = 20;
-type HostName = "hostA" | "hostB" | "hostC";
+const NAMES = Array.from({ length: HOSTS }, (_, i) => `host${String.fromCharCode(65 + i)}`);
+const letter = (name: string) => name.slice(4);
+/** the hosts other than A, as the rows name them: "B and C", or "B…J" */
+const OTHERS = HOSTS <= 3 ? NAMES.slice(1).map(letter).join(" and ") : `B…${letter(NAMES[HOSTS - 1]!)}`;
+const ONE_OF_OTHERS = HOSTS <= 3 ? NAMES.slice(1).map(letter).join(" or ") : `one of ${OTHERS}`;
 
-/** the order of the jobs' targets: per round of 50, B's and C's agents twice, A's once */
-function targets(): { host: HostName; agent: string }[] {
-  const round: { host: HostName; agent: string }[] = [];
-  for (let k = 0; k < AGENTS; k++) round.push({ host: "hostB", agent: `w${k}` }, { host: "hostC", agent: `w${k}` }, { host: "hostA", agent: `w${k}` });
-  for (let k = 0; k < AGENTS; k++) round.push({ host: "hostB", agent: `w${k}` }, { host: "hostC", agent: `w${k}` });
+/** the order of the jobs' targets: per round, each other host's agents twice, A's once (3 hosts: rounds of 50) */
+function targets(): { host: string; agent: string }[] {
+  const [own, ...remote] = NAMES;
+  const round: { host: string; agent: string }[] = [];
+  for (let k = 0; k < AGENTS; k++) round.push(...remote.map((host) => ({ host, agent: `w${k}` })), { host: own!, agent: `w${k}` });
+  for (let k = 0; k < AGENTS; k++) round.push(...remote.map((host) => ({ host, agent: `w${k}` })));
   return Array.from({ length: JOBS }, (_, i) => round[i % round.length]!);
 }
 
@@ -64,11 +76,33 @@ async function daemonPid(h: Host): Promise<number> {
 }
 
 const mib = (kib: number) => `${(kib / 1024).toFixed(1)} MiB`;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+/** "min / median / max" of xs, each shown by f */
+const spread = (xs: number[], f: (x: number) => string) => `${f(Math.min(...xs))} / ${f(median(xs))} / ${f(Math.max(...xs))}`;
+
+/** what the daemon said as it stopped: what the broker handed it (the last such line; the log may have rotated once) */
+function receivedFromLog(h: Host): { events: number; other: number } | undefined {
+  const read = (f: string) => {
+    try {
+      return readFileSync(join(h.ws, ".mam", f), "utf8");
+    } catch {
+      return "";
+    }
+  };
+  const all = [...`${read("monitor.log.1")}\n${read("monitor.log")}`.matchAll(/MQTT Monitor: received (\d+) job event\(s\) and (\d+) other message\(s\) from the broker/g)];
+  const m = all.at(-1);
+  return m ? { events: Number(m[1]), other: Number(m[2]) } : undefined;
+}
 
 export async function benchTeam(bin: string): Promise<Row[]> {
   const plan = targets();
-  const on = (h: HostName) => plan.filter((t) => t.host === h).length;
-  const what = `team across machines: 3 hosts × ${AGENTS} demo agents (--think-ms ${THINK_MS}) on one machine, one Mosquitto, ${JOBS} jobs from A (${on("hostB")} → B, ${on("hostC")} → C, ${on("hostA")} → A's own) by \`mam job submit\` whole processes one after another`;
+  const on = (h: string) => plan.filter((t) => t.host === h).length;
+  const onOthers = NAMES.slice(1).map(on);
+  const where =
+    HOSTS <= 3
+      ? `${NAMES.slice(1).map((n) => `${on(n)} → ${letter(n)}`).join(", ")}, ${on("hostA")} → A's own`
+      : `${Math.min(...onOthers) === Math.max(...onOthers) ? onOthers[0] : `${Math.min(...onOthers)}-${Math.max(...onOthers)}`} → each of ${OTHERS} (${onOthers.reduce((a, b) => a + b, 0)} in all), ${on("hostA")} → A's own`;
+  const what = `team across machines: ${HOSTS} hosts × ${AGENTS} demo agents (--think-ms ${THINK_MS}) on one machine, one Mosquitto, ${JOBS} jobs from A (${where}) by \`mam job submit\` whole processes one after another`;
   if (!mosquittoPath() || !TMUX_BIN) return [{ what, target: "-", measured: "skipped: mosquitto or tmux not installed", ok: null }];
   const deadlineS = secondsFrom("BENCH_TEAM_DEADLINE_S", 60);
   const idleS = secondsFrom("BENCH_TEAM_IDLE_SECONDS", 30);
@@ -79,7 +113,7 @@ export async function benchTeam(bin: string): Promise<Row[]> {
     sb = makeSandbox("mam-bench-team-");
     broker = await startMosquitto(join(sb.root, "broker"));
     // the binary under measurement, the default poll interval (the helper's 1 s is for tests)
-    for (const n of ["hostA", "hostB", "hostC"]) hosts.push(makeHost(sb.root, n, broker.env, { RECONCILE_POLL_INTERVAL: "15" }, [bin]));
+    for (const n of NAMES) hosts.push(makeHost(sb.root, n, broker.env, { RECONCILE_POLL_INTERVAL: "15" }, [bin]));
     const [A] = hosts as [Host];
     await formTeam(hosts);
     await Promise.all(
@@ -87,7 +121,7 @@ export async function benchTeam(bin: string): Promise<Row[]> {
         for (let k = 0; k < AGENTS; k++) await h.demo(`w${k}`, "worker", ["--think-ms", String(THINK_MS)]);
       }),
     );
-    await untilAnnounced(A, hosts.flatMap((h) => Array.from({ length: AGENTS }, (_, k) => `w${k}@${h.name}`)), 60_000);
+    await untilAnnounced(A, hosts.flatMap((h) => Array.from({ length: AGENTS }, (_, k) => `w${k}@${h.name}`)), 60_000 + 10_000 * HOSTS);
     const pids = await Promise.all(hosts.map(daemonPid));
 
     // ---- the run -------------------------------------------------------------------------
@@ -98,7 +132,7 @@ export async function benchTeam(bin: string): Promise<Row[]> {
     const before: Usage[] = pids.map(procUsage);
     const peak = pids.map(() => 0);
     const sampler = setInterval(() => pids.forEach((p, i) => (peak[i] = Math.max(peak[i]!, procUsage(p).rssKiB))), 500);
-    const jobs: { id: string; host: HostName; t0: number; t1: number }[] = [];
+    const jobs: { id: string; host: string; t0: number; t1: number }[] = [];
     const runStart = performance.now();
     for (const t of plan) {
       const to = t.host === "hostA" ? t.agent : `${t.agent}@${t.host}`;
@@ -150,13 +184,41 @@ export async function benchTeam(bin: string): Promise<Row[]> {
     const received = await Promise.all(
       hosts.map(async (h) => {
         await h.mam(["daemon", "stop"]);
-        const m = /MQTT Monitor: received (\d+) job event\(s\) and (\d+) other message\(s\)/.exec(h.log());
-        return m ? { events: Number(m[1]), other: Number(m[2]) } : undefined;
+        let r = receivedFromLog(h);
+        for (let i = 0; !r && i < 50; i++) {
+          await Bun.sleep(100);
+          r = receivedFromLog(h);
+        }
+        return r;
       }),
     );
-    const per = (f: (i: number) => string) => hosts.map((h, i) => `${h.name.slice(-1)} ${f(i)}`).join("; ");
+    const ticksPerS = Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100;
+    const run = pids.map((_, i) => ({
+      cpu: cpuPercent(before[i]!, after[i]!, runS),
+      kids: cpuPercent(before[i]!, after[i]!, runS, true),
+      s: (after[i]!.ticks - before[i]!.ticks) / ticksPerS,
+      kidsS: (after[i]!.childTicks - before[i]!.childTicks) / ticksPerS,
+      peak: peak[i]!,
+    }));
     const idle = pids.map((_, i) => ({ rss: idleB[i]!.rssKiB, anon: idleB[i]!.anonKiB, cpu: cpuPercent(idleA[i]!, idleB[i]!, idleS), kids: cpuPercent(idleA[i]!, idleB[i]!, idleS, true) }));
+    const held = (i: number) => (i === 0 ? JOBS : on(hosts[i]!.name));
+    const runText = (i: number) => `${run[i]!.cpu.toFixed(1)} % (+${run[i]!.kids.toFixed(1)} %) = ${run[i]!.s.toFixed(1)} s (+${run[i]!.kidsS.toFixed(1)} s) / ${mib(run[i]!.peak)}`;
+    const idleText = (i: number) => `${mib(idle[i]!.rss)} (${mib(idle[i]!.anon)}) / ${idle[i]!.cpu.toFixed(2)} % (+${idle[i]!.kids.toFixed(2)} %)`;
+    const firstText = (i: number) => `${mib(before[i]!.rssKiB)} (${mib(before[i]!.anonKiB)})`;
+    const receivedText = (i: number) => {
+      const r = received[i];
+      return r ? `${r.events} / ${r.other} (${held(i)} jobs)` : "no count in its log";
+    };
+    for (const [i, h] of hosts.entries()) console.error(`bench team: ${h.name}: run ${runText(i)}; at the first submit ${firstText(i)}; idle ${idleText(i)}; received ${receivedText(i)}`);
+    /** each host's text (3 hosts or fewer), else A's and min / median / max over the others of each of `parts` */
+    const others = hosts.slice(1).map((_, i) => i + 1);
+    const per = (f: (i: number) => string, parts: [string, (i: number) => number, (x: number) => string][]) =>
+      HOSTS <= 3 ? hosts.map((h, i) => `${letter(h.name)} ${f(i)}`).join("; ") : `A ${f(0)}; ${OTHERS} (min / median / max): ${parts.map(([name, get, show]) => `${name} ${spread(others.map(get), show)}`).join("; ")}`;
+    const pctText = (x: number) => `${x.toFixed(1)} %`;
+    const mibText = (x: number) => mib(x);
+    const sText = (x: number) => `${x.toFixed(1)} s`;
     const local = jobs.filter((j) => j.host === "hostA");
+    const rcv = (i: number) => received[i] ?? { events: NaN, other: NaN };
     return [
       {
         what: `${what}: jobs/s submitted (submit process median / p99)`,
@@ -165,25 +227,25 @@ export async function benchTeam(bin: string): Promise<Row[]> {
         ok: null,
       },
       {
-        what: `same: submit → \`delivered\` in A's journal, the ${remote.length} jobs on B and C (p50 / p99)`,
+        what: `same: submit → \`delivered\` in A's journal, the ${remote.length} jobs on ${OTHERS} (p50 / p99)`,
         target: "≤ 1 s p99",
         measured: pp(delivered),
         ok: delivered.length === remote.length && pct(delivered, 99) <= 1000,
       },
       {
-        what: "same, its stages in A's journal (p50 / p99): submit → `offered`; `offered` → `received` (B or C took it); `received` → `delivered` (typed, Enter 300 ms after the text)",
+        what: `same, its stages in A's journal (p50 / p99): submit → \`offered\`; \`offered\` → \`received\` (${ONE_OF_OTHERS} took it); \`received\` → \`delivered\` (typed, Enter 300 ms after the text)`,
         target: "-",
         measured: `${pp(span(remote, "submit", "offered"))}; ${pp(span(remote, "offered", "received"))}; ${pp(span(remote, "received", "delivered"))}`,
         ok: null,
       },
       {
-        what: `same: submit → \`completed\` in A's journal (p50 / p99): the ${remote.length} jobs on B and C; the ${local.length} on A's own agents`,
+        what: `same: submit → \`completed\` in A's journal (p50 / p99): the ${remote.length} jobs on ${OTHERS}; the ${local.length} on A's own agents`,
         target: "-",
         measured: `${pp(span(remote, "submit", "completed"))}; ${pp(span(local, "submit", "completed"))}`,
         ok: null,
       },
       {
-        what: `same: lost (no \`completed\` ${deadlineS} s after the last submit) / doubled (an origin#seq twice in a journal of A, B or C, a stage twice in A's, or a job header twice in a pane)`,
+        what: `same: lost (no \`completed\` ${deadlineS} s after the last submit) / doubled (an origin#seq twice in a journal of ${HOSTS <= 3 ? `A, ${ONE_OF_OTHERS}` : `any host`}, a stage twice in A's, or a job header twice in a pane)`,
         target: "0 lost, 0 doubled",
         measured: `${lost.length} lost, ${twice.length} doubled (of ${completed.length + lost.length} jobs; ${jw.byWatch + jw.bySweep} journal lines read, ${jw.bySweep} by a sweep)`,
         ok: lost.length === 0 && twice.length === 0,
@@ -191,23 +253,25 @@ export async function benchTeam(bin: string): Promise<Row[]> {
       {
         what: `same: each host's daemon during the run (first submit to last \`completed\`): CPU (% of one core; its tmux calls apart) / peak RSS`,
         target: "-",
-        measured: `${runS.toFixed(1)} s: ${per((i) => `${cpuPercent(before[i]!, after[i]!, runS).toFixed(1)} % (+${cpuPercent(before[i]!, after[i]!, runS, true).toFixed(1)} %) / ${mib(peak[i]!)}`)}`,
+        measured: `${runS.toFixed(1)} s: ${per(runText, [["CPU", (i) => run[i]!.cpu, pctText], ["CPU time", (i) => run[i]!.s, sText], ["tmux calls", (i) => run[i]!.kidsS, sText], ["peak RSS", (i) => run[i]!.peak, mibText]])}`,
         ok: null,
       },
       {
-        what: `same: each host's daemon idle after the run (A keeps its ${JOBS} ended jobs, B and C their copies), RSS (its anonymous part) / CPU (its tmux calls apart) over ${idleS} s${restarted.length ? ` (RESTARTED: ${restarted.join(", ")})` : ""}`,
+        what: `same: each host's daemon at the first submit (its ${AGENTS} agents announced, no job yet), RSS (its anonymous part)`,
+        target: "-",
+        measured: per(firstText, [["RSS", (i) => before[i]!.rssKiB, mibText], ["anonymous", (i) => before[i]!.anonKiB, mibText]]),
+        ok: null,
+      },
+      {
+        what: `same: each host's daemon idle after the run (A keeps its ${JOBS} ended jobs, ${OTHERS} their copies), RSS (its anonymous part) / CPU (its tmux calls apart) over ${idleS} s${restarted.length ? ` (RESTARTED: ${restarted.join(", ")})` : ""}`,
         target: "≤ 60 MiB RSS, ≤ 1 % of one core",
-        measured: per((i) => `${mib(idle[i]!.rss)} (${mib(idle[i]!.anon)}) / ${idle[i]!.cpu.toFixed(2)} % (+${idle[i]!.kids.toFixed(2)} %)`),
+        measured: per(idleText, [["RSS", (i) => idle[i]!.rss, mibText], ["anonymous", (i) => idle[i]!.anon, mibText], ["CPU", (i) => idle[i]!.cpu, (x) => `${x.toFixed(2)} %`]]),
         ok: restarted.length === 0 && idle.every((x) => x.rss <= 60 * 1024 && x.cpu <= 1),
       },
       {
-        what: `same: what each host's daemon received from the broker from its start to its stop after the idle (job events / other messages: deliveries, online states), beside the jobs it held (A: all ${JOBS}; B and C: their copies)`,
+        what: `same: what each host's daemon received from the broker from its start to its stop after the idle (job events / other messages: deliveries, online states), beside the jobs it held (A: all ${JOBS}; ${OTHERS}: their copies)`,
         target: "-",
-        measured: per((i) => {
-          const r = received[i];
-          const held = i === 0 ? JOBS : on(hosts[i]!.name as HostName);
-          return r ? `${r.events} / ${r.other} (${held} jobs)` : "no count in its log";
-        }),
+        measured: per(receivedText, [["job events", (i) => rcv(i).events, String], ["other", (i) => rcv(i).other, String], ["jobs held", held, String], ["job events per job held", (i) => rcv(i).events / held(i), (x) => x.toFixed(2)]]),
         ok: null,
       },
     ];

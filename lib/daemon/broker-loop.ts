@@ -2,7 +2,8 @@
 // retryMs; hand each message to the event hook (its PUBACK waits for it); and hold the link for
 // the hooks' publishes, queueing what they publish while a connection is being set up. A broker
 // of several nodes (MQTT_BROKER a comma-separated list): a node that does not answer, or whose
-// connection is lost, is followed at once by the next; a whole round that fails waits retryMs.
+// connection is lost (after retryMs at least), is followed at once by the next; a whole round
+// that fails waits retryMs.
 import { type BrokerConfig, describeBroker, describeEndpoint, onEndpoint } from "../jobs/broker-config.ts";
 import type { Env } from "../sys/paths.ts";
 import type { BrokerLink } from "./broker-link.ts";
@@ -114,6 +115,7 @@ export async function brokerLoop(p: BrokerParts): Promise<void> {
       return;
     }
     linkUp(p, link, nodes > 1 ? describeEndpoint(cfg) : undefined);
+    const upAt = Date.now();
     lastFailure = undefined;
     const why = await Promise.race([link.closed, life.stopped.then(() => undefined)]);
     if (why === undefined || life.signal.aborted) return;
@@ -124,7 +126,9 @@ export async function brokerLoop(p: BrokerParts): Promise<void> {
     lastFailure = why;
     if (nodes > 1) {
       at = (at + 1) % nodes;
-      continue;
+      // the next node at once, unless this connection hardly lasted (a node that takes a client
+      // and drops it, or another client with our id): never a tight loop
+      if (Date.now() - upAt >= t.retryMs) continue;
     }
     await pause(t.retryMs, life.signal);
   }

@@ -62,7 +62,9 @@ describe.skipIf(!!SKIP)("a team on a three-node RabbitMQ cluster", () => {
   afterAll(async () => {
     for (const h of [A, B, C]) await h?.stop();
     await rc?.stop();
-    console.log(Bun.spawnSync(["sh", "-c", `ps -eo pid,ppid,args | grep -F '${sb.root}' | grep -v grep`]).stdout.toString());
+    // what outlived the hosts and the nodes, named (cleanup gives only the pids)
+    const left = Bun.spawnSync(["sh", "-c", `ps -eo pid,ppid,args | grep -F '${sb?.root}' | grep -v grep`]).stdout.toString();
+    if (left.trim()) console.log(`left running:\n${left}`);
     await sb?.cleanup();
   }, 60_000);
 
