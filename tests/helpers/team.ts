@@ -231,3 +231,19 @@ export function expectWhole(delegator: Host, worker: Host, id: string, session: 
   expect(ofOrigin(a, origin), story).toEqual(ofOrigin(b, origin));
   expect(occurrences(worker.screen(session), `[mam] Job ${id} delegated`), story).toBe(1);
 }
+
+/** a job's story across three hosts, for failure messages: the delegator's and the worker's journals of it, and every daemon's log */
+export function threeHostStory(A: Host, B: Host, C: Host, id?: string): string {
+  return `A's journal:\n${journalText(A, id)}\nB's journal:\n${journalText(B, id)}\nA's daemon:\n${A.log()}\nB's daemon:\n${B.log()}\nC's daemon:\n${C.log()}`;
+}
+
+/**
+ * the delegator's stages of a loop job whose reviewer passes the second review: `worker` and
+ * `reviewer` on two other hosts (`mam@<host>` delivers to each)
+ */
+export function loopStages(worker: string, reviewer: string): string[] {
+  const hostOf = (a: string) => a.slice(a.indexOf("@") + 1);
+  const to = (a: string) => [`offered mam`, `received mam@${hostOf(a)}`, `delivered mam@${hostOf(a)}`, `progress ${a}`, `completed ${a}`, "progress mam"];
+  const round = [...to(worker), ...to(reviewer)];
+  return [...round.slice(0, 3), `started ${worker}`, ...round.slice(3), ...round.slice(0, -1)];
+}

@@ -1,11 +1,11 @@
-// A broker of several nodes (docs/machines.md#a-clustered-broker-rabbitmq, issue 36): MQTT_BROKER
-// naming the nodes, topics as RabbitMQ hands them back ('.' as '/'), and the roster from the
-// broker's retained messages and what the daemon heard (lib/team/roster.ts, lib/team/heard.ts).
+// A clustered broker (docs/machines.md#a-clustered-broker-rabbitmq, issue 36): topics as RabbitMQ
+// hands them back ('.' as '/'), the roster from the broker's retained messages and what the
+// daemon heard (lib/team/roster.ts, lib/team/heard.ts), and the gaps it notes (lib/team/gaps.ts).
+// MQTT_BROKER naming the nodes: tests/unit/broker-config.test.ts.
 import { afterEach, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { brokerConfigFromEnv, describeBroker, onEndpoint } from "../../lib/jobs/broker-config.ts";
 import type { Team } from "../../lib/team/config.ts";
 import { gapsPath, noteGap, readGaps, recentGaps } from "../../lib/team/gaps.ts";
 import { HeardRoster, heardPath, readHeard } from "../../lib/team/heard.ts";
@@ -13,59 +13,6 @@ import { deliveriesOf, onlineTopic, type Presence, presenceTopic, sameTopic, und
 import { rosterEntry } from "../../lib/team/roster-entry.ts";
 import { rosterOf, SILENT_MS } from "../../lib/team/roster.ts";
 import { seal } from "../../lib/team/seal.ts";
-import { EXIT, MamError } from "../../lib/sys/errors.ts";
-
-const refused = (env: Record<string, string>): string => {
-  try {
-    brokerConfigFromEnv(env);
-  } catch (e) {
-    expect(e).toBeInstanceOf(MamError);
-    expect((e as MamError).exitCode).toBe(EXIT.USAGE);
-    return (e as MamError).render();
-  }
-  throw new Error(`accepted ${JSON.stringify(env)}`);
-};
-
-describe("MQTT_BROKER naming a cluster's nodes", () => {
-  test("each node with its port or the common one; connections go to the first unless told", () => {
-    const c = brokerConfigFromEnv({ MQTT_BROKER: "n1:1883, n2 ,[::1]:1999" });
-    expect(c.endpoints).toEqual([
-      { host: "n1", port: 1883 },
-      { host: "n2", port: 1883 },
-      { host: "::1", port: 1999 },
-    ]);
-    expect([c.host, c.port]).toEqual(["n1", 1883]);
-    expect(describeBroker(c)).toBe("n1:1883,n2:1883,[::1]:1999");
-    expect([onEndpoint(c, 2).host, onEndpoint(c, 2).port]).toEqual(["::1", 1999]);
-    expect(onEndpoint(c, 4).host).toBe("n2"); // modulo their number
-    expect(onEndpoint(c, 1).endpoints).toBe(c.endpoints);
-    expect(brokerConfigFromEnv({ MQTT_BROKER: "a,b", MQTT_PORT: "1884" }).endpoints).toEqual([
-      { host: "a", port: 1884 },
-      { host: "b", port: 1884 },
-    ]);
-    expect(brokerConfigFromEnv({ MQTT_BROKER: "mqtts://a,mqtts://b:9000" }).endpoints).toEqual([
-      { host: "a", port: 8883 },
-      { host: "b", port: 9000 },
-    ]);
-  });
-
-  test("a single address is one endpoint, as before", () => {
-    const c = brokerConfigFromEnv({ MQTT_BROKER: "h:1884" });
-    expect(c.endpoints).toEqual([{ host: "h", port: 1884 }]);
-    expect(describeBroker(c)).toBe("h:1884");
-    expect(brokerConfigFromEnv({}).endpoints).toEqual([{ host: "127.0.0.1", port: 1883 }]);
-  });
-
-  test("refused: an empty entry, mixed schemes, a port MQTT_PORT contradicts, a node named twice, a bad entry", () => {
-    expect(refused({ MQTT_BROKER: "a,,b" })).toBe("ERROR: MQTT_BROKER lists an empty address (got 'a,,b'); separate the nodes' addresses with commas: host1:1883,host2:1883");
-    expect(refused({ MQTT_BROKER: "a," })).toContain("lists an empty address");
-    expect(refused({ MQTT_BROKER: "mqtt://a,mqtts://b" })).toBe("ERROR: MQTT_BROKER 'mqtt://a,mqtts://b' mixes mqtt:// and mqtts://; the nodes of one broker take the same scheme");
-    expect(refused({ MQTT_BROKER: "mqtts://a,b", MQTT_TLS: "0" })).toContain("disagree about TLS");
-    expect(refused({ MQTT_BROKER: "a:1884,b", MQTT_PORT: "1885" })).toContain("name different ports");
-    expect(refused({ MQTT_BROKER: "a:1883,a" })).toBe("ERROR: MQTT_BROKER names a:1883 twice (got 'a:1883,a')");
-    expect(refused({ MQTT_BROKER: "a,my host" })).toStartWith("ERROR: MQTT_BROKER must be a host, host:port or mqtt://host:port (got 'my host')");
-  });
-});
 
 describe("topics as RabbitMQ hands them back", () => {
   test("'.' read as '/', nothing else", () => {

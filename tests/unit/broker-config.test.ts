@@ -1,7 +1,7 @@
 // MQTT_BROKER and friends (issue 23, newcomer trial #5): a host, host:port or an mqtt(s):// URL;
 // anything else is refused before anything is sent, never taken for a host name that cannot resolve.
 import { describe, expect, test } from "bun:test";
-import { brokerConfigFromEnv, describeBroker, parseBrokerAddress } from "../../lib/jobs/broker-config.ts";
+import { brokerConfigFromEnv, describeBroker, onEndpoint, parseBrokerAddress } from "../../lib/jobs/broker-config.ts";
 import { EXIT, MamError } from "../../lib/sys/errors.ts";
 
 const cfg = (env: Record<string, string>) => {
@@ -58,5 +58,46 @@ describe("MQTT_BROKER", () => {
   test("parseBrokerAddress leaves out what the address does not say", () => {
     expect(parseBrokerAddress("h")).toEqual({ host: "h" });
     expect(parseBrokerAddress("mqtt://h:1")).toEqual({ host: "h", port: 1, tls: false });
+  });
+});
+
+describe("MQTT_BROKER naming a cluster's nodes", () => {
+  test("each node with its port or the common one; connections go to the first unless told", () => {
+    const c = brokerConfigFromEnv({ MQTT_BROKER: "n1:1883, n2 ,[::1]:1999" });
+    expect(c.endpoints).toEqual([
+      { host: "n1", port: 1883 },
+      { host: "n2", port: 1883 },
+      { host: "::1", port: 1999 },
+    ]);
+    expect([c.host, c.port]).toEqual(["n1", 1883]);
+    expect(describeBroker(c)).toBe("n1:1883,n2:1883,[::1]:1999");
+    expect([onEndpoint(c, 2).host, onEndpoint(c, 2).port]).toEqual(["::1", 1999]);
+    expect(onEndpoint(c, 4).host).toBe("n2"); // modulo their number
+    expect(onEndpoint(c, 1).endpoints).toBe(c.endpoints);
+    expect(brokerConfigFromEnv({ MQTT_BROKER: "a,b", MQTT_PORT: "1884" }).endpoints).toEqual([
+      { host: "a", port: 1884 },
+      { host: "b", port: 1884 },
+    ]);
+    expect(brokerConfigFromEnv({ MQTT_BROKER: "mqtts://a,mqtts://b:9000" }).endpoints).toEqual([
+      { host: "a", port: 8883 },
+      { host: "b", port: 9000 },
+    ]);
+  });
+
+  test("a single address is one endpoint, as before", () => {
+    const c = brokerConfigFromEnv({ MQTT_BROKER: "h:1884" });
+    expect(c.endpoints).toEqual([{ host: "h", port: 1884 }]);
+    expect(describeBroker(c)).toBe("h:1884");
+    expect(brokerConfigFromEnv({}).endpoints).toEqual([{ host: "127.0.0.1", port: 1883 }]);
+  });
+
+  test("refused: an empty entry, mixed schemes, a port MQTT_PORT contradicts, a node named twice, a bad entry", () => {
+    expect(refused({ MQTT_BROKER: "a,,b" })).toBe("ERROR: MQTT_BROKER lists an empty address (got 'a,,b'); separate the nodes' addresses with commas: host1:1883,host2:1883");
+    expect(refused({ MQTT_BROKER: "a," })).toContain("lists an empty address");
+    expect(refused({ MQTT_BROKER: "mqtt://a,mqtts://b" })).toBe("ERROR: MQTT_BROKER 'mqtt://a,mqtts://b' mixes mqtt:// and mqtts://; the nodes of one broker take the same scheme");
+    expect(refused({ MQTT_BROKER: "mqtts://a,b", MQTT_TLS: "0" })).toContain("disagree about TLS");
+    expect(refused({ MQTT_BROKER: "a:1884,b", MQTT_PORT: "1885" })).toContain("name different ports");
+    expect(refused({ MQTT_BROKER: "a:1883,a" })).toBe("ERROR: MQTT_BROKER names a:1883 twice (got 'a:1883,a')");
+    expect(refused({ MQTT_BROKER: "a,my host" })).toStartWith("ERROR: MQTT_BROKER must be a host, host:port or mqtt://host:port (got 'my host')");
   });
 });
