@@ -506,3 +506,15 @@ export async function startRabbitCluster(dir: string, nodes = 3): Promise<Rabbit
     stop,
   };
 }
+
+/** the topics under `filter` a broker on loopback `port` hands a new subscriber as retained (non-empty) messages */
+export async function retainedTopics(port: number, filter: string, auth: { username: string; password: string } | Record<string, never> = {}): Promise<string[]> {
+  const mqtt = await import("mqtt");
+  const c = await mqtt.connectAsync({ host: "127.0.0.1", port, protocolVersion: 4, clean: true, reconnectPeriod: 0, ...auth } as never);
+  const got: string[] = [];
+  c.on("message", (t, p, pk) => pk.retain && p.length && got.push(t));
+  await c.subscribeAsync(filter, { qos: 1 });
+  await Bun.sleep(500);
+  await c.endAsync();
+  return got;
+}

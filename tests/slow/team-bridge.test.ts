@@ -12,8 +12,7 @@
 //     the bridge sends its retained delivery again.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import type { MqttClient } from "mqtt";
-import { type BridgedMosquittos, mosquittoPath, startBridgedMosquittos } from "../helpers/brokers.ts";
+import { type BridgedMosquittos, mosquittoPath, retainedTopics, startBridgedMosquittos } from "../helpers/brokers.ts";
 import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
 import { doubled, expectWhole, formTeam, hasStage, type Host, loopStages, makeHost, occurrences as count, ofOrigin, stages, threeHostStory, until as waitUntil, untilAnnounced } from "../helpers/team.ts";
 import { TMUX_BIN } from "../helpers/tmux.ts";
@@ -40,16 +39,7 @@ async function submit(h: Host, args: string[]): Promise<string> {
 }
 
 /** the deliveries still retained on a broker */
-async function retainedDeliveries(port: number): Promise<string[]> {
-  const mqtt = await import("mqtt");
-  const c: MqttClient = await mqtt.connectAsync({ host: "127.0.0.1", port, protocolVersion: 4, clean: true, reconnectPeriod: 0 } as never);
-  const left: string[] = [];
-  c.on("message", (t, p, pk) => pk.retain && p.length && left.push(t));
-  await c.subscribeAsync("mam/team/lab/deliver/#", { qos: 1 });
-  await Bun.sleep(500);
-  await c.endAsync();
-  return left;
-}
+const retainedDeliveries = (port: number) => retainedTopics(port, "mam/team/lab/deliver/#");
 
 describe.skipIf(!!SKIP)("a team across two bridged Mosquittos", () => {
   beforeAll(async () => {

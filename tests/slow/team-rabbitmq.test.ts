@@ -12,8 +12,7 @@
 //     stage arrives once and in order, and A's fleet shows B online with its agents again.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import type { MqttClient } from "mqtt";
-import { type RabbitCluster, rabbitMissing, startRabbitCluster } from "../helpers/brokers.ts";
+import { type RabbitCluster, rabbitMissing, retainedTopics, startRabbitCluster } from "../helpers/brokers.ts";
 import { makeSandbox, type Sandbox } from "../helpers/sandbox.ts";
 import { doubled, expectWhole, formTeam, hasStage, type Host, loopStages, makeHost, occurrences as count, ofOrigin, stages, threeHostStory, until as waitUntil, untilAnnounced } from "../helpers/team.ts";
 import { TMUX_BIN } from "../helpers/tmux.ts";
@@ -31,18 +30,6 @@ const story = (id?: string) => threeHostStory(A, B, C, id);
 
 const has = hasStage;
 const until = (what: string, cond: () => boolean | Promise<boolean>, timeoutMs: number, id?: string) => waitUntil(what, cond, timeoutMs, () => story(id));
-
-/** the retained presence a node hands a new subscriber to the team's wildcard */
-async function retainedPresence(port: number): Promise<string[]> {
-  const mqtt = await import("mqtt");
-  const c: MqttClient = await mqtt.connectAsync({ host: "127.0.0.1", port, protocolVersion: 4, clean: true, reconnectPeriod: 0, username: "mam", password: "mam-test-secret" } as never);
-  const got: string[] = [];
-  c.on("message", (t, p, pk) => pk.retain && p.length && got.push(t));
-  await c.subscribeAsync("mam/team/lab/presence/#", { qos: 1 });
-  await Bun.sleep(500);
-  await c.endAsync();
-  return got;
-}
 
 describe.skipIf(!!SKIP)("a team on a three-node RabbitMQ cluster", () => {
   beforeAll(async () => {
@@ -70,7 +57,7 @@ describe.skipIf(!!SKIP)("a team on a three-node RabbitMQ cluster", () => {
     await untilAnnounced(A, ["w@hostB", "r@hostC", "lead@hostA"], 30_000);
     await untilAnnounced(B, ["lead@hostA", "r@hostC"], 30_000);
     await untilAnnounced(C, ["lead@hostA", "w@hostB"], 30_000);
-    for (const port of rc.ports) expect(await retainedPresence(port)).toEqual([]);
+    for (const port of rc.ports) expect(await retainedTopics(port, "mam/team/lab/presence/#", { username: "mam", password: "mam-test-secret" })).toEqual([]);
     expect(B.log()).toContain(`on node 127.0.0.1:${rc.ports[1]}`);
   }, 120_000);
 
