@@ -26,7 +26,10 @@
 //     BENCH_TEAM_IDLE_SECONDS (default 30). The 1-minute load average of the machine is shown at
 //     the start and the end of the run: this bench is sensitive to whatever else runs;
 //   * received: each daemon is stopped (`mam daemon stop`) after the idle and says in its
-//     monitor.log what the broker handed it over its life (job events / other messages).
+//     monitor.log what the broker handed it over its life (job events / other messages); beside
+//     it, a subscriber of the bench's own to `#` (QoS 1, from before the team is formed to after
+//     the daemons stopped) counts what the broker carried, by kind of topic: presence, online
+//     state, delivery, job event, ack, a reader's end-of-retained marker (sync), other.
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { mosquittoPath, startMosquitto, type TestBroker } from "../tests/helpers/brokers.ts";
@@ -80,6 +83,37 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.le
 /** "min / median / max" of xs, each shown by f */
 const spread = (xs: number[], f: (x: number) => string) => `${f(Math.min(...xs))} / ${f(median(xs))} / ${f(Math.max(...xs))}`;
 
+/** what the broker carries, counted by a subscriber to `#`: each topic kind, and presence / online per host */
+interface Tap {
+  kinds: Map<string, number>;
+  byHost: Map<string, number>;
+  close(): Promise<void>;
+}
+
+async function tapBroker(port: number): Promise<Tap> {
+  const { default: mqtt } = await import("mqtt");
+  const client = await mqtt.connectAsync({ host: "127.0.0.1", port, clientId: `bench-team-tap-${process.pid}`, reconnectPeriod: 1000, protocolVersion: 4 } as never);
+  const kinds = new Map<string, number>();
+  const byHost = new Map<string, number>();
+  const add = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1);
+  client.on("message", (topic: string) => {
+    const m = /\/(presence|online|deliver)\/([^/]+)\//.exec(topic);
+    if (m) {
+      add(kinds, m[1]!);
+      if (m[1] !== "deliver") add(byHost, `${m[1]} ${m[2]}`);
+    } else if (topic.endsWith("/events")) add(kinds, "events");
+    else if (topic.endsWith("/acks")) add(kinds, "acks");
+    else if (/\/sync\//.test(topic)) add(kinds, "sync");
+    else {
+      add(kinds, "other");
+      const w = topic.split("/");
+      add(byHost, `other ${w.slice(0, 4).join("/")}${w.length > 5 ? "/…" : ""}${w.length > 4 ? `/${w.at(-1)}` : ""}`);
+    }
+  });
+  await client.subscribeAsync("#", { qos: 1 });
+  return { kinds, byHost, close: () => client.endAsync().then(() => undefined) };
+}
+
 /** what the daemon said as it stopped: what the broker handed it (the last such line; the log may have rotated once) */
 function receivedFromLog(h: Host): { events: number; other: number } | undefined {
   const read = (f: string) => {
@@ -108,10 +142,12 @@ export async function benchTeam(bin: string): Promise<Row[]> {
   const idleS = secondsFrom("BENCH_TEAM_IDLE_SECONDS", 30);
   let sb: Sandbox | undefined;
   let broker: TestBroker | undefined;
+  let tap: Tap | undefined;
   const hosts: Host[] = [];
   try {
     sb = makeSandbox("mam-bench-team-");
     broker = await startMosquitto(join(sb.root, "broker"));
+    tap = await tapBroker(broker.port);
     // the binary under measurement, the default poll interval (the helper's 1 s is for tests)
     for (const n of NAMES) hosts.push(makeHost(sb.root, n, broker.env, { RECONCILE_POLL_INTERVAL: "15" }, [bin]));
     const [A] = hosts as [Host];
@@ -192,6 +228,11 @@ export async function benchTeam(bin: string): Promise<Row[]> {
         return r;
       }),
     );
+    await Bun.sleep(1000);
+    await tap.close();
+    const carried = (k: string) => tap!.kinds.get(k) ?? 0;
+    const tapOf = (kind: string, i: number) => tap!.byHost.get(`${kind} ${hosts[i]!.name}`) ?? 0;
+    console.error(`bench team: the broker carried ${[...tap.kinds].map(([k, n]) => `${k} ${n}`).join(", ")}; ${[...tap.byHost].map(([k, n]) => `${k} ${n}`).join(", ")}`);
     const ticksPerS = Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100;
     const run = pids.map((_, i) => ({
       cpu: cpuPercent(before[i]!, after[i]!, runS),
@@ -274,9 +315,16 @@ export async function benchTeam(bin: string): Promise<Row[]> {
         measured: per(receivedText, [["job events", (i) => rcv(i).events, String], ["other", (i) => rcv(i).other, String], ["jobs held", held, String], ["job events per job held", (i) => rcv(i).events / held(i), (x) => x.toFixed(2)]]),
         ok: null,
       },
+      {
+        what: "same: what the broker carried over the bench (a subscriber of the bench's own to `#`, QoS 1, from before the team formed to after the daemons stopped): job events; deliveries; presence and online-state messages (each host's); acks (A's, retained, on each job's topic); the markers that end a reader's retained messages (`mam job submit`, `mam status --fleet`)",
+        target: "-",
+        measured: `${carried("events")} job events; ${carried("deliver")} deliveries; ${carried("presence")} presence, ${carried("online")} online (${per((i) => `${tapOf("presence", i)} + ${tapOf("online", i)}`, [["presence", (i) => tapOf("presence", i), String], ["online", (i) => tapOf("online", i), String]])}); ${carried("acks")} acks; ${carried("sync")} markers${carried("other") ? `; ${carried("other")} other` : ""}`,
+        ok: null,
+      },
     ];
   } finally {
     for (const h of hosts) await h.stop().catch((e) => console.error(`bench team: stopping ${h.name}: ${(e as Error).message}`));
+    await tap?.close().catch(() => undefined);
     await broker?.stop().catch(() => undefined);
     await sb?.cleanup().catch((e) => console.error(`bench team: ${(e as Error).message}`));
   }
