@@ -59,6 +59,7 @@ describe.skipIf(!!SKIP)("a team on a three-node RabbitMQ cluster", () => {
     await untilAnnounced(C, ["lead@hostA", "w@hostB"], 30_000);
     for (const port of rc.ports) expect(await retainedTopics(port, "mam/team/lab/presence/#", { username: "mam", password: "mam-test-secret" })).toEqual([]);
     expect(B.log()).toContain(`on node 127.0.0.1:${rc.ports[1]}`);
+    for (const h of [A, B, C]) expect(h.log()).toContain("team: the broker serves no retained presence to a wildcard (a cluster's node?): every presence is heard as it is published");
   }, 120_000);
 
   test("a loop job across the nodes, and the worker's node killed mid-job: B moves to another node, nothing lost or doubled, every stage once and in order", async () => {

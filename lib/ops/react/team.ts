@@ -20,9 +20,10 @@
 //   * the deliveries it offered that are not received yet are published again (the same sealed
 //     message) on each new connection and every minute: a broker may lose a retained message
 //     (lib/team/kept-offers.ts);
-//   * it hears every workspace's presence and online state as they are published, and keeps the
-//     newest of each for readers of the roster (lib/team/heard.ts): a broker that keeps retained
-//     messages per node, or serves none to a wildcard (RabbitMQ), would give them nothing;
+//   * it hears every workspace's online state as it is published, and its presence too when the
+//     broker does not hand a reader its own retained presence back (probed on each connection),
+//     and keeps the newest of each for readers of the roster (lib/team/heard.ts): a broker that
+//     keeps retained messages per node, or serves none to a wildcard (RabbitMQ), gives them nothing;
 //   * on the way out it says it is offline.
 import { statSync } from "node:fs";
 import { brokerConfigFromEnv, eventsTopic } from "../../jobs/broker-config.ts";
@@ -30,7 +31,7 @@ import { isFinal } from "../../jobs/statuses.ts";
 import type { Deps } from "../deps.ts";
 import type { Team } from "../../team/config.ts";
 import { hostName } from "../../team/host.ts";
-import { deliveriesOf, deliveryTopic, type Online, onlineOrder, onlineTopic, type Presence, presenceTopic, TEAM_PROTOCOL, teamPrefix, underTopic, workspaceId } from "../../team/messages.ts";
+import { deliveriesOf, deliveryTopic, type Online, onlineOrder, onlineTopic, type Presence, presenceTopic, sameTopic, syncTopic, TEAM_PROTOCOL, teamPrefix, underTopic, workspaceId } from "../../team/messages.ts";
 import { rosterEntry } from "../../team/roster-entry.ts";
 import { seal } from "../../team/seal.ts";
 import type { Appended, JobRecord } from "../../jobs/store.ts";
@@ -246,6 +247,31 @@ export function teamPart(
     });
   };
 
+  /**
+   * Does this broker hand a reader the retained presence (Mosquitto does; RabbitMQ keeps it per
+   * node and serves none to a wildcard)? A connection subscribes to every presence, for the heard
+   * roster; once this workspace's own presence is read back from the broker, the readers of the
+   * roster find it there and the subscription is dropped: each presence of a busy team is a
+   * message to every daemon (BENCH.md, 10 hosts). Asked again on each connection.
+   */
+  let servesRetained: boolean | undefined;
+  const probeRetained = async (c: HookContext) => {
+    const { readRetained } = await import("../../jobs/transport.ts");
+    for (const waitMs of [300, 2000]) {
+      await new Promise((r) => setTimeout(r, waitMs)); // this connection's presence stored first
+      const got = await readRetained(cfg, [`${presences}#`], { marker: syncTopic(tp) });
+      if (!got) return; // no answer: keep hearing them
+      if ([...got.keys()].some((t) => sameTopic(t, presenceTopic(tp, host, wsId)))) {
+        c.unsubscribe([`${presences}#`]);
+        if (servesRetained !== true) c.debug("team: the broker serves retained presence: the roster is read from it");
+        servesRetained = true;
+        return;
+      }
+    }
+    if (servesRetained !== false) c.log("team: the broker serves no retained presence to a wildcard (a cluster's node?): every presence is heard as it is published (.mam/team-heard.json)");
+    servesRetained = false;
+  };
+
   const part: TeamPart = {
     host,
     tp,
@@ -342,6 +368,7 @@ export function teamPart(
       await reoffer(ctx, true);
       await part.forward(ctx);
       await resendEnds(ctx);
+      ctx.aside("team-probe", "probe", probeRetained);
     },
     async tick(ctx, how) {
       heard.flush(); // what was heard in the second before the last write
