@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { atomicWriteFile } from "../sys/atomic.ts";
 import type { Team } from "./config.ts";
-import { newer, rosterEntry } from "./roster-entry.ts";
+import { newer, type RosterEntry, rosterEntry } from "./roster-entry.ts";
 
 export const heardPath = (ws: string) => join(ws, ".mam", "team-heard.json");
 
@@ -31,6 +31,8 @@ export function readHeard(ws: string): Map<string, string> {
 /** the daemon's side: note each presence and online state heard, write the file when it changed (at most once a second) */
 export class HeardRoster {
   private kept: Map<string, string>;
+  /** the kept messages opened, by topic: each is checked once */
+  private opened = new Map<string, RosterEntry | undefined>();
   private dirty = false;
   private lastWrite = 0;
 
@@ -42,20 +44,32 @@ export class HeardRoster {
     this.kept = readHeard(ws);
   }
 
-  /** a message on a presence or online topic (an empty one clears it); true when it is newer than what was kept */
-  note(topic: string, payload: string): boolean {
+  /**
+   * a message on a presence or online topic (an empty one clears it): the entry it opens to
+   * (undefined: none), kept when it is newer than what was
+   */
+  note(topic: string, payload: string): { entry?: RosterEntry; kept: boolean } {
     if (payload === "") {
+      this.opened.delete(topic);
       this.dirty = this.kept.delete(topic) || this.dirty;
-      return false;
+      return { kept: false };
     }
-    const e = rosterEntry(this.team, this.tp, topic, payload);
-    if (!e) return false;
-    const had = this.kept.get(topic);
-    const old = had === undefined ? undefined : rosterEntry(this.team, this.tp, topic, had);
-    if (old && !newer(e, old)) return false;
+    const entry = rosterEntry(this.team, this.tp, topic, payload);
+    if (!entry) return { kept: false };
+    const old = this.entryOf(topic);
+    if (old && !newer(entry, old)) return { entry, kept: false };
     this.kept.set(topic, payload);
+    this.opened.set(topic, entry);
     this.dirty = true;
-    return true;
+    return { entry, kept: true };
+  }
+
+  private entryOf(topic: string): RosterEntry | undefined {
+    if (!this.opened.has(topic)) {
+      const had = this.kept.get(topic);
+      this.opened.set(topic, had === undefined ? undefined : rosterEntry(this.team, this.tp, topic, had));
+    }
+    return this.opened.get(topic);
   }
 
   /** write what changed; `force`: whatever the last write's time (the daemon stops) */

@@ -104,12 +104,12 @@ describe("HeardRoster: the daemon's record of what it heard", () => {
     const t = presenceTopic(TP, "hostB", W);
     const a = seal(team, "presence", "hostB", presence("hostB", 2000));
     const b = seal(team, "presence", "hostB", presence("hostB", 3000));
-    expect(h.note(t, b)).toBe(true);
-    expect(h.note(t, a)).toBe(false); // older: a replay
-    expect(h.note(t, seal(other, "presence", "hostB", presence("hostB", 9000)))).toBe(false);
+    expect(h.note(t, b).kept).toBe(true);
+    expect(h.note(t, a).kept).toBe(false); // older: a replay
+    expect(h.note(t, seal(other, "presence", "hostB", presence("hostB", 9000))).kept).toBe(false);
     h.flush();
     expect(readHeard(ws).get(t)).toBe(b);
-    expect(h.note(onlineTopic(TP, "hostB", W), seal(team, "online", "hostB", online("hostB", true, 100)))).toBe(true);
+    expect(h.note(onlineTopic(TP, "hostB", W), seal(team, "online", "hostB", online("hostB", true, 100))).kept).toBe(true);
     h.flush(); // within the second: not yet
     expect(readHeard(ws).size).toBe(1);
     h.flush(true);
@@ -118,7 +118,7 @@ describe("HeardRoster: the daemon's record of what it heard", () => {
     h.flush(true);
     expect([...readHeard(ws).keys()]).toEqual([onlineTopic(TP, "hostB", W)]);
     // a new daemon starts from what the last one kept
-    expect(new HeardRoster(ws, team, TP).note(onlineTopic(TP, "hostB", W), seal(team, "online", "hostB", online("hostB", true, 100)))).toBe(false);
+    expect(new HeardRoster(ws, team, TP).note(onlineTopic(TP, "hostB", W), seal(team, "online", "hostB", online("hostB", true, 100))).kept).toBe(false);
   });
 
   test("a file that does not read is nothing heard, and is replaced by the next write", () => {

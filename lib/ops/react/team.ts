@@ -32,7 +32,6 @@ import type { Deps } from "../deps.ts";
 import type { Team } from "../../team/config.ts";
 import { hostName } from "../../team/host.ts";
 import { deliveriesOf, deliveryTopic, type Online, onlineOrder, onlineTopic, type Presence, presenceTopic, sameTopic, syncTopic, TEAM_PROTOCOL, teamPrefix, underTopic, workspaceId } from "../../team/messages.ts";
-import { rosterEntry } from "../../team/roster-entry.ts";
 import { seal } from "../../team/seal.ts";
 import type { Appended, JobRecord } from "../../jobs/store.ts";
 import type { Outgoing } from "../../jobs/transport.ts";
@@ -291,18 +290,11 @@ export function teamPart(
     },
     owns: (topic) => underTopic(topic, deliveries) || underTopic(topic, onlines) || underTopic(topic, presences),
     async onMessage(topic, payload, ctx) {
-      const text = payload.toString("utf8");
-      if (underTopic(topic, presences)) {
-        heard.note(topic, text);
-        heard.flush();
-        return;
-      }
-      if (underTopic(topic, onlines)) {
-        heard.note(topic, text);
-        heard.flush();
+      if (underTopic(topic, presences) || underTopic(topic, onlines)) {
         // sealed by the host it names, for its own topic (an empty payload: a cleared topic); a
         // copy from another workspace's topic, or an older mam's, is ignored
-        const e = text === "" ? undefined : rosterEntry(team, tp, topic, text);
+        const e = heard.note(topic, payload.toString("utf8")).entry;
+        heard.flush();
         if (e?.what !== "online") return;
         const b = e.online;
         const [h, w] = [b.host, b.ws_id];
