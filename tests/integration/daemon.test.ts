@@ -21,6 +21,12 @@ afterEach(async () => {
   await sb.cleanup();
 });
 
+/** a single job of a claude session registered in the sandbox's workspace (its events come from outside) */
+const singleJob = (agent_session: string) =>
+  registerJob(sb.ws, {
+    agent_session, agent: "claude", prompt: "p", delegator: null, type: "single", reviewer_session: null,
+    max_iterations: null, timeout_sec: 0, idle_timeout_sec: 0, expected_artifacts: [], topic_prefix_base: "mam/jobs",
+  });
 const noOptOut = (extra: Record<string, string> = {}) => sb.with({ MAM_NO_SUBSCRIBER_DAEMON: undefined, ...extra });
 const daemon = (sub: string, env: Record<string, string> = sb.env, ...more: string[]) =>
   runMam(["daemon", sub, "--workspace", sb.ws, ...more], { env, cwd: sb.ws });
@@ -264,10 +270,7 @@ describe("mam reconcile --subscribe", () => {
       expect((await statusJson(env)).mode).toBe("mqtt");
       // a short-lived publish takes the first node that answers too: a report by token from another
       // machine (no record there) passes over the two nodes that do not answer
-      const job = await registerJob(sb.ws, {
-        agent_session: "wrk", agent: "claude", prompt: "p", delegator: null, type: "single", reviewer_session: null,
-        max_iterations: null, timeout_sec: 0, idle_timeout_sec: 0, expected_artifacts: [], topic_prefix_base: "mam/jobs",
-      });
+      const job = await singleJob("wrk");
       const far = join(sb.root, "far");
       mkdirSync(far);
       const ev = await runMam(["job", "event", job.job_id, "progress", "--detail", "through the next node", "--source", "far", "--token", job.auth_token, "--workspace", far], { env, cwd: far });
@@ -332,10 +335,7 @@ describe("mam reconcile --subscribe", () => {
     const broker = await startMosquitto(join(sb.root, "mosq"));
     const log = join(sb.root, "sub.log");
     const env = noOptOut(broker.env);
-    const job = await registerJob(sb.ws, {
-      agent_session: "w@hostB", agent: "claude", prompt: "p", delegator: null, type: "single", reviewer_session: null,
-      max_iterations: null, timeout_sec: 0, idle_timeout_sec: 0, expected_artifacts: [], topic_prefix_base: "mam/jobs",
-    });
+    const job = await singleJob("w@hostB");
     const event = (seq: number) =>
       canonicalJson(signEvent({ schema_version: 1, seq, origin: "hostBorigin0001", job_id: job.job_id, event: "progress", timestamp: "2026-10-11T00:00:00Z", detail: `e${seq}`, source: "w@hostB", data: {} }, job.auth_token));
     const pub = await mqtt.connectAsync({ protocol: "mqtt", host: "127.0.0.1", port: broker.port, clientId: "t-gap", reconnectPeriod: 0 } as never);
@@ -364,10 +364,7 @@ describe("mam reconcile --subscribe", () => {
     const broker = await startMosquitto(join(sb.root, "mosq"));
     const log = join(sb.root, "sub.log");
     const env = noOptOut(broker.env);
-    const job = await registerJob(sb.ws, {
-      agent_session: "wrk", agent: "claude", prompt: "p", delegator: null, type: "single", reviewer_session: null,
-      max_iterations: null, timeout_sec: 0, idle_timeout_sec: 0, expected_artifacts: [], topic_prefix_base: "mam/jobs",
-    });
+    const job = await singleJob("wrk");
     // signed as a worker on another machine would (it writes no journal here)
     const event = (seq: number, name: "started" | "progress") =>
       canonicalJson(signEvent({ schema_version: 1, seq, job_id: job.job_id, event: name, timestamp: "2026-10-11T00:00:00Z", detail: `e${seq}`, source: "remote", data: {} }, job.auth_token));
