@@ -467,11 +467,16 @@ export async function startRabbitCluster(dir: string, nodes = 3): Promise<Rabbit
         "mqtt.durable_queue_type = quorum",
         "cluster_formation.peer_discovery_backend = classic_config",
         ...names.map((n, k) => `cluster_formation.classic_config.nodes.${k + 1} = ${n}`),
+        // a node that finds none of the others up would form a cluster of its own: look for a minute
+        "cluster_formation.discovery_retry_limit = 60",
+        "cluster_formation.discovery_retry_interval = 1000",
         "log.file.level = info",
       ];
       writeFileSync(join(nodeDir(i), "rabbitmq.conf"), `${conf.join("\n")}\n`);
       writeFileSync(join(nodeDir(i), "enabled_plugins"), "[rabbitmq_mqtt].\n");
       procs.push(Bun.spawn([join(RABBIT_BIN, "rabbitmq-server")], { stdin: "ignore", stdout: Bun.file(join(nodeDir(i), "stdout.log")), stderr: Bun.file(join(nodeDir(i), "stderr.log")), cwd: nodeDir(i), env: nodeEnv(i) }));
+      // the first node up before the others start: they join it, never a cluster of their own
+      if (i === 0 && !(await waitListening(ports[0]!, 120_000))) throw new Error(`RabbitMQ node 1 did not open its MQTT port:\n${log(0).slice(-3000)}`);
     }
     for (let i = 0; i < nodes; i++) {
       if (!(await waitListening(ports[i]!, 120_000))) throw new Error(`RabbitMQ node ${i + 1} did not open its MQTT port:\n${log(i).slice(-3000)}`);
