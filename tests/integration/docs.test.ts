@@ -126,3 +126,20 @@ test("README.md is at most 10 KB and has no section twice", () => {
   const heads = headings(md).map((h) => h.toLowerCase());
   expect(heads.filter((h, i) => heads.indexOf(h) !== i)).toEqual([]);
 });
+
+test("CHANGELOG.md: a released version has its dated section and compare link, newest first", () => {
+  const md = readFileSync(join(ROOT, "CHANGELOG.md"), "utf8");
+  const { version } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
+  const sections = [...md.matchAll(/^## \[([^\]]+)\](?: - (\d{4}-\d{2}-\d{2}))?$/gm)].map((m) => ({ name: m[1]!, date: m[2] }));
+  expect(sections[0]?.name).toBe("Unreleased");
+  const released = sections.slice(1);
+  expect(released.every((s) => s.date !== undefined)).toBe(true);
+  // newest first: versions and dates both descend
+  const key = (v: string) => v.split(".").map((n) => n.padStart(4, "0")).join(".");
+  expect(released.map((s) => key(s.name))).toEqual(released.map((s) => key(s.name)).sort().reverse());
+  expect(released.map((s) => s.date)).toEqual(released.map((s) => s.date).sort().reverse());
+  // a version without a pre-release tag is one this file dates
+  if (!version.includes("-")) expect(released[0]?.name).toBe(version);
+  for (const s of sections) expect(md).toContain(`\n[${s.name}]: https://github.com/multi-agent-mux/mam/`);
+  expect(md).toContain(`[Unreleased]: https://github.com/multi-agent-mux/mam/compare/v${released[0]?.name}...HEAD`);
+});

@@ -6,7 +6,7 @@
 // message, and an uninstall that leaves no file behind. Other targets' packages are not built
 // here (cross-compiling downloads Bun's runtimes); which one fits is tests/unit/npm-pick.test.ts.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, openSync, readFileSync, readdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { makeNpmPackages, npmPack } from "../../scripts/npm.ts";
@@ -61,6 +61,19 @@ t("npm i -g from the tarballs: mam on PATH is the native binary itself, --versio
   expect(v.stdout).toBe((await run([MAM_BIN!, "--version"], { env: sb.env })).stdout);
   expect(v.stdout).toStartWith(`mam ${pkg.version} (`);
 }, 150_000);
+
+// Debian's musl package puts a musl loader beside glibc (.ci/run installs it): the mistake other
+// tools shipped was to take that for a musl system (peers-2026-12b.md section 4)
+const muslLoader = ["/lib/ld-musl-x86_64.so.1", "/lib/ld-musl-aarch64.so.1"].find((f) => existsSync(f));
+(fits && muslLoader ? test : test.skip)("a glibc machine with a musl loader installed gets the glibc build", async () => {
+  const pickJs = join(prefix, "lib", "node_modules", "multi-agent-mux", "lib", "pick.js");
+  const r = await run(["node", "-e", `const p = require(${JSON.stringify(pickJs)}); const m = p.detect(); console.log(p.describe(m), p.candidates(m).list.join(" "))`], { env: sb.env });
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.stdout).toMatch(/^linux-x64 \(glibc(, AVX2|, no AVX2)?\) linux-x64/);
+  expect(r.stdout).not.toContain("musl");
+  // and the postinstall put the glibc build in place (the same file as linux-x64's)
+  expect(statSync(realpathSync(mam)).ino).toBe(statSync(join(prefix, "lib", "node_modules", "@multi-agent-mux", "linux-x64", "bin", "mam")).ino);
+}, 60_000);
 
 t("the installed mam runs the demo", async () => {
   const r = await run([mam, "demo"], { env: sb.with({ TMPDIR: sb.root, TMUX_TMPDIR: sb.root, MAM_NO_SUBSCRIBER_DAEMON: "1" }), cwd: sb.ws, timeoutMs: 120_000 });
