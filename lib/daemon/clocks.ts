@@ -115,15 +115,21 @@ function watchJobs(p: ClockParts): Timer | undefined {
     }, 50);
   };
   const dir = join(mamDir(p.o.ws), "jobs");
+  const files = p.o.hooks.jobFiles;
   let watcher: FSWatcher | undefined;
   const arm = () => {
     if (watcher || !existsSync(dir)) return;
     try {
-      watcher = watchFs(dir, { persistent: false }, () => onChange(true));
+      watcher = watchFs(dir, { persistent: false }, (_event, name) => {
+        files?.({ watching: true, name: typeof name === "string" ? name : undefined });
+        onChange(true);
+      });
       watcher.on("error", () => {
         watcher?.close();
         watcher = undefined;
+        files?.({ watching: false });
       });
+      files?.({ watching: true });
       onChange(true);
     } catch {
       watcher = undefined;

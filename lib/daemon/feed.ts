@@ -37,6 +37,10 @@ export function reactionHooks(deps: Deps, table: readonly AnyReaction[] = REACTI
     reconcile: (ctx) => feed("reconcile", ctx),
     onEvent: (topic, payload, ctx) => feed("event", ctx, { topic, payload }),
     jobsChanged: (ctx, seen) => feed("jobsChanged", ctx, { seen }),
+    jobFiles: ({ watching, name }) => {
+      shared.journals.watched(watching);
+      if (watching) shared.journals.fileChanged(name);
+    },
     poll: (ctx) => feed("poll", ctx),
     watch: (ctx) => feed("watch", ctx),
     connected: shared.team ? (ctx) => feed("connected", ctx) : undefined,

@@ -19,6 +19,11 @@ export interface DaemonHooks {
    * folder's watch saw a change; false: the slow tick that stands in for a watch gone deaf
    */
   jobsChanged?(ctx: HookContext, seen: boolean): Promise<void>;
+  /**
+   * at once, outside the rounds: the folder's watch named a file that changed (undefined: it named
+   * none), or it was armed (`watching` true) or lost (false)
+   */
+  jobFiles?(change: { watching: boolean; name?: string }): void;
   /** every RECONCILE_POLL_INTERVAL seconds, in both modes (ctx.mode says which) */
   poll(ctx: HookContext): Promise<void>;
   /** every MAM_STATE_POLL_MS (default 1000), in both modes: watch the agents jobs wait on */

@@ -3,7 +3,7 @@
 // Readers take no lock and create nothing; every read-modify-write runs under the flock on
 // .mam/jobs/.lock. The journal beside it is lib/jobs/journal-file.ts; use cases, reactions, the
 // dashboard and the CLI reach both through the JobStore (lib/jobs/store.ts), never these functions.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { randomBytes } from "../sys/digest.ts";
 import { join } from "node:path";
 import { errCode, EXIT, MamError, notFound } from "../sys/errors.ts";
@@ -199,19 +199,48 @@ export function requireRecord(ws: string, id: string): JobRecord {
 }
 
 
-/** ids of the jobs with a record here, sorted */
-export function listJobIds(ws: string): string[] {
+/**
+ * How long the jobs folder must have been unchanged before a listing of it is kept: a change made
+ * after the listing then gives the folder a modification time the listing did not see, even on a
+ * file system that keeps it to the second or two, or with a clock that moves in coarse steps.
+ */
+export const SETTLED_LISTING_NS = 3_000_000_000n;
+
+/** the last listing of a settled jobs folder, per folder: its inode, mtime, ctime and ids */
+const listings = new Map<string, { stamp: string; ids: readonly string[] }>();
+
+/**
+ * ids of the jobs with a record here, sorted. A long-lived reader (the subscriber daemon lists the
+ * folder in most of its rounds) gets the last listing again, for one stat, while the folder is the
+ * one it listed, unchanged (every record is written by a rename into it, every job removed from
+ * it) and was already settled then (SETTLED_LISTING_NS).
+ */
+export function listJobIds(ws: string, now: number = Date.now()): string[] {
+  const dir = jobsDir(ws);
+  let stamp: string | undefined;
+  let settled = false;
+  try {
+    const st = statSync(dir, { bigint: true });
+    stamp = `${st.ino}:${st.mtimeNs}:${st.ctimeNs}`;
+    settled = BigInt(Math.floor(now)) * 1_000_000n - (st.mtimeNs > st.ctimeNs ? st.mtimeNs : st.ctimeNs) > SETTLED_LISTING_NS;
+  } catch {}
+  const kept = listings.get(dir);
+  if (kept && kept.stamp === stamp) return [...kept.ids];
   let names: string[];
   try {
-    names = readdirSync(jobsDir(ws));
+    names = readdirSync(dir);
   } catch (e) {
+    listings.delete(dir);
     if (errCode(e) === "ENOENT" || errCode(e) === "ENOTDIR") return [];
-    throw new MamError(`cannot list ${jobsDir(ws)} (${(e as Error).message})`, EXIT.FAIL);
+    throw new MamError(`cannot list ${dir} (${(e as Error).message})`, EXIT.FAIL);
   }
-  return names
+  const ids = names
     .map((n) => /^([0-9a-f]{8})\.json$/.exec(n)?.[1])
     .filter((x): x is string => x !== undefined)
     .sort();
+  if (settled && stamp !== undefined) listings.set(dir, { stamp, ids });
+  else listings.delete(dir);
+  return ids;
 }
 
 /** status from the journal (the truth); the record's own status only when nothing is journalled */

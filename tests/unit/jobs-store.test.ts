@@ -9,7 +9,7 @@ import { signEvent, type JobEvent } from "../../lib/jobs/event.ts";
 import { ingestEvent, scanJobs } from "../../lib/jobs/ingest.ts";
 import { applyLoop, loopNext } from "../../lib/jobs/loop.ts";
 import type { JobRuntime, SessionRef } from "../../lib/jobs/runtime.ts";
-import { appendEvent, type JobSpec, journalPath, readJournal, readRecord, recordPath, registerJob } from "../../lib/jobs/store.ts";
+import { appendEvent, type JobSpec, journalPath, listJobIds, readJournal, readRecord, recordPath, registerJob } from "../../lib/jobs/store.ts";
 import { jobSubmit } from "../../lib/ops/table/job.ts";
 import type { Submitted } from "../../lib/ops/job/submit.ts";
 import { runOp, testDeps } from "../helpers/ops.ts";
@@ -104,6 +104,36 @@ describe("records and journal", () => {
     expect((e as MamError).message).toContain("is not valid JSON");
     expect(readFileSync(recordPath(ws, r.job_id), "utf8")).toBe("{ not json");
     expect(existsSync(journalPath(ws, r.job_id))).toBe(false);
+  });
+});
+
+describe("listJobIds", () => {
+  test("a settled folder's listing is kept for one stat; any job added or removed since is listed", async () => {
+    const ws = tempWs();
+    const a = await registerJob(ws, spec());
+    const later = Date.now() + 10_000; // as if the folder had been unchanged for 10 s
+    expect(listJobIds(ws, later)).toEqual([a.job_id]);
+    // kept: a file that is not a record changes nothing, a record's name must come from a listing
+    const b = await registerJob(ws, spec());
+    expect(listJobIds(ws, later)).toEqual([a.job_id, b.job_id].sort());
+    rmSync(recordPath(ws, a.job_id));
+    expect(listJobIds(ws, later + 10_000)).toEqual([b.job_id]);
+    expect(listJobIds(ws, later + 10_000)).toEqual([b.job_id]);
+    // what it returns is the caller's own
+    const got = listJobIds(ws, later + 10_000);
+    got.push("ffffffff");
+    expect(listJobIds(ws, later + 10_000)).toEqual([b.job_id]);
+    rmSync(join(ws, ".mam", "jobs"), { recursive: true });
+    expect(listJobIds(ws, later + 10_000)).toEqual([]);
+  });
+
+  test("a folder changed in the last seconds is listed again at every call", async () => {
+    const ws = tempWs();
+    const a = await registerJob(ws, spec());
+    expect(listJobIds(ws)).toEqual([a.job_id]);
+    // a record put in place without going through mam's writers, as another process's rename
+    writeFileSync(join(ws, ".mam", "jobs", "0000000a.json"), "{}");
+    expect(listJobIds(ws)).toEqual(["0000000a", a.job_id]);
   });
 });
 
