@@ -2,6 +2,7 @@
 // job is no drift (its pane's command is the job's, by design), and a job cancelled while it
 // waited its turn never was its agent's job (the JOB column keeps the one it runs).
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
 import { readJournal } from "../../lib/jobs/store.ts";
 import { runMam } from "../helpers/mam.ts";
 import { makeSandbox, type Sandbox, waitFor } from "../helpers/sandbox.ts";
@@ -25,7 +26,9 @@ const row = async (name: string) => (JSON.parse((await mam(["status", "--json"])
 describe.skipIf(!TMUX_BIN)("status of a shell at work", () => {
   test("no pane-changed while it runs its job; a job cancelled in its queue is not its job", async () => {
     expect((await mam(["create", "--agent", "shell", "--session", "sh", "--tmux-server", server])).code).toBe(0);
-    const running = (await mam(["job", "submit", "--to", "sh", "--prompt", "sleep 4"])).stdout.trim();
+    // the job runs until the test lets it end (a fixed sleep ran out on a loaded machine before the checks did)
+    const go = `${sb.root}/go`;
+    const running = (await mam(["job", "submit", "--to", "sh", "--prompt", `until [ -e ${go} ]; do sleep 0.2; done`])).stdout.trim();
     expect(await waitFor(() => readJournal(sb.ws, running).some((e) => e.event === "started"), 10_000)).toBe(true);
     const queued = (await mam(["job", "submit", "--to", "sh", "--prompt", "echo later"])).stdout.trim();
     expect(readJournal(sb.ws, queued).map((e) => e.event)).toEqual(["queued"]);
@@ -34,6 +37,7 @@ describe.skipIf(!TMUX_BIN)("status of a shell at work", () => {
     expect((await mam(["reconcile", "--dry-run"])).stdout).not.toContain("pane-changed");
     expect((await mam(["job", "cancel", queued])).code).toBe(0);
     expect((await row("sh")).job).toEqual({ id: running, status: "running" });
+    writeFileSync(go, "");
     expect((await mam(["job", "wait", running, "--timeout", "20"])).code).toBe(0);
     expect((await row("sh")).job).toEqual({ id: running, status: "completed" });
   }, 60_000);
