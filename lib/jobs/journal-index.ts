@@ -133,10 +133,9 @@ export class JournalCache {
 
   constructor(private now: () => number = () => performance.now()) {}
 
-  /** the jobs folder is watched (a change to a journal will be named by fileChanged), or no longer */
+  /** the jobs folder is watched (a change to a journal will be named by fileChanged), or no longer (each quiet() looks) */
   watched(on: boolean): void {
     this.trustMs = on ? WATCHED_TRUST_MS : 0;
-    if (!on) this.fileChanged(undefined);
   }
 
   /** a file of the jobs folder changed (undefined: some file, not named): its job is looked at again */

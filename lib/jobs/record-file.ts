@@ -204,7 +204,7 @@ export function requireRecord(ws: string, id: string): JobRecord {
  * after the listing then gives the folder a modification time the listing did not see, even on a
  * file system that keeps it to the second or two, or with a clock that moves in coarse steps.
  */
-export const SETTLED_LISTING_NS = 3_000_000_000n;
+const SETTLED_LISTING_NS = 3_000_000_000n;
 
 /** the last listing of a settled jobs folder, per folder: its inode, mtime, ctime and ids */
 const listings = new Map<string, { stamp: string; ids: readonly string[] }>();
@@ -222,7 +222,8 @@ export function listJobIds(ws: string, now: number = Date.now()): string[] {
   try {
     const st = statSync(dir, { bigint: true });
     stamp = `${st.ino}:${st.mtimeNs}:${st.ctimeNs}`;
-    settled = BigInt(Math.floor(now)) * 1_000_000n - (st.mtimeNs > st.ctimeNs ? st.mtimeNs : st.ctimeNs) > SETTLED_LISTING_NS;
+    // a folder's ctime moves whenever its mtime does (and when only its mode does)
+    settled = BigInt(Math.floor(now)) * 1_000_000n - st.ctimeNs > SETTLED_LISTING_NS;
   } catch {}
   const kept = listings.get(dir);
   if (kept && kept.stamp === stamp) return [...kept.ids];

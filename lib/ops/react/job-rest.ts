@@ -15,21 +15,19 @@ export const jobRest = defineReaction({
     const { reactedToAll } = await import("./reactor.ts");
     const { journals } = shared;
     const rc = await shared.reactor(ctx);
-    let let_go = 0;
+    const before = journals.ids().length;
     for (const id of journals.ids()) {
       try {
         const r = deps.jobs.read(id);
         if (r && isFinal(r.status) && reactedToAll(rc, id, journals.peek(ctx.ws, id)?.events ?? [])) journals.rest(id);
         else if (!r || isFinal(r.status)) journals.forget(id);
-        else continue;
-        let_go++;
       } catch {
         journals.forget(id);
       }
     }
     // the first poll of a daemon in a workspace that keeps many ended jobs lets their indexes go at
     // once: collected now, the idle daemon's memory is that much smaller (bench area `daemon`)
-    if (let_go >= GC_AFTER) Bun.gc(true);
+    if (before - journals.ids().length >= GC_AFTER) Bun.gc(true);
     try {
       journals.keepResting(new Set(deps.jobs.ids()));
     } catch {} // the folder cannot be listed: the rounds over every job fail too, and say so
