@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "puppeteer-core";
+import { readJournal } from "../../lib/jobs/store.ts";
 import { CLAUDE_LOOKALIKE } from "../helpers/agent-screens.ts";
 import { CHROMIUM, launchBrowser, rawGet, type RunningUi, snap, startUiProcess } from "../helpers/browser.ts";
 import { ROOT, run, runMam } from "../helpers/mam.ts";
@@ -598,6 +599,9 @@ it("the board (docs/ui.md#the-board): a diamond of jobs in its columns as mam st
       expect(await page.$("#jobs:not([hidden])")).toBeNull();
       // A works (its agent waits in its dialog); B and C wait for A, D for both
       await page.waitForSelector("tr[data-session='da'][data-live='blocked']", { timeout: 30_000 });
+      // the page reads the dialog off the screen; the daemon journals it as A's permission_required
+      // in its next watch round: the cards are compared below once A's last event is that one
+      expect(await waitFor(() => readJournal(w.sb.ws, A).at(-1)?.event === "permission_required", 10_000)).toBe(true);
       const inCol = (col: string, id: string) => `#board [data-column='${col}'] [data-card='${id}']`;
       await page.waitForSelector(inCol("working", A), { timeout: 10_000 });
       for (const id of [B, C, D]) await page.waitForSelector(inCol("waiting", id), { timeout: 10_000 });
